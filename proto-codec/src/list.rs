@@ -59,6 +59,18 @@ impl<'a, T> List<'a, T> {
         self.len() == 0
     }
 
+    /// A list over wire bytes kept from an earlier decode ([`List::wire_bytes`] and
+    /// [`List::len`]), so a caller can keep the frame and iterate later without checking the
+    /// bytes again. Bytes that were never checked cannot cause a panic: iteration just ends
+    /// at the first item that does not decode.
+    pub fn from_wire_parts(len: usize, bytes: &'a [u8]) -> Self {
+        List::Wire(WireList {
+            len,
+            bytes,
+            item: PhantomData,
+        })
+    }
+
     /// The wire bytes of the items (after the count), for a decoded list.
     pub fn wire_bytes(&self) -> Option<&'a [u8]> {
         match self {

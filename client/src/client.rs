@@ -1,0 +1,792 @@
+//! [`Client`]: a cheap, cloneable handle; every ZooKeeper operation as an async method.
+//!
+//! Each call validates its input, encodes its request in the caller's task (so the driver
+//! task only copies bytes), hands it to the driver with a one-shot reply slot, and decodes the
+//! reply in the caller's task. Replies borrow from the frame they arrived in: `get_data`
+//! returns a `Bytes` slice of it, and [`Children`] iterates names in place.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::{mpsc, oneshot};
+use zkr_codec::{
+    encode_header_only, encode_request, Acl, AddWatchMode, AddWatchRequest, CreateMode,
+    CreateRequest, CreateResponse, CreateTtlRequest, Create2Response, Decode, DeleteRequest,
+    Encode, ErrorCode, GetAclResponse, GetAllChildrenNumberResponse,
+    GetDataResponse, GetEphemeralsResponse, List, MultiList, MultiOp, MultiRequest,
+    MultiResponse, OpCode, PathRecord, PathWatchRequest, SetAclRequest, SetDataRequest, Stat,
+    StatResponse, WatcherType, WatchesRequest, WhoAmIResponse,
+};
+
+use crate::acl::AclEntry;
+use crate::builder::ClientBuilder;
+use crate::children::Children;
+use crate::driver::{Command, Shared, WatchSink};
+use crate::error::{Error, Result};
+use crate::multi::{Op, OpResult};
+use crate::path::{validate_path, Chroot};
+use crate::session::{ConnectionState, Reply, Request, WatchKind, WatchOp};
+use crate::state_changes::StateChanges;
+use crate::watch::{OneshotWatch, PersistentWatch};
+
+/// A handle to a ZooKeeper session. Clone it freely: all clones share one session and one
+/// connection. The session is closed when [`Client::close`] is called or the last handle is
+/// dropped.
+///
+/// ```no_run
+/// # async fn demo() -> zkr_client::Result<()> {
+/// use zkr_client::{Client, CreateMode};
+/// let client = Client::connect("127.0.0.1:2181").await?;
+/// client.create("/demo", b"hello", CreateMode::Persistent).await?;
+/// let (data, stat) = client.get_data("/demo").await?;
+/// assert_eq!(&data[..], b"hello");
+/// client.delete("/demo", Some(stat.version)).await?;
+/// client.close().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) commands: mpsc::UnboundedSender<Command>,
+    pub(crate) chroot: Chroot,
+    pub(crate) max_frame_len: usize,
+    pub(crate) next_watcher: AtomicU64,
+    pub(crate) shared: Arc<Mutex<Shared>>,
+}
+
+/// How to create a node: mode, ACL, TTL, and whether to return its Stat.
+#[derive(Debug, Clone, Copy)]
+pub struct CreateOptions<'a> {
+    /// The mode.
+    pub mode: CreateMode,
+    /// The ACL (default: open to all).
+    pub acl: &'a [Acl<'a>],
+    /// Time to live, for the TTL modes (needs `zookeeper.extendedTypesEnabled=true` on the
+    /// server).
+    pub ttl: Option<Duration>,
+    /// Whether to return the new node's Stat (the create2 form).
+    pub with_stat: bool,
+}
+
+impl CreateOptions<'static> {
+    /// Options with the open ACL, no TTL, no Stat.
+    pub fn new(mode: CreateMode) -> CreateOptions<'static> {
+        CreateOptions {
+            mode,
+            acl: Acl::OPEN_ACL_UNSAFE,
+            ttl: None,
+            with_stat: false,
+        }
+    }
+}
+
+impl<'a> CreateOptions<'a> {
+    /// With this ACL.
+    pub fn acl<'b>(self, acl: &'b [Acl<'b>]) -> CreateOptions<'b>
+    where
+        'a: 'b,
+    {
+        CreateOptions {
+            mode: self.mode,
+            acl,
+            ttl: self.ttl,
+            with_stat: self.with_stat,
+        }
+    }
+
+    /// With a TTL (TTL modes only).
+    pub fn ttl(mut self, ttl: Duration) -> CreateOptions<'a> {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Returning the Stat.
+    pub fn with_stat(mut self) -> CreateOptions<'a> {
+        self.with_stat = true;
+        self
+    }
+}
+
+impl Client {
+    pub(crate) fn from_inner(inner: Inner) -> Client {
+        Client {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Connects with default settings (10 s session timeout) and waits for the session.
+    pub async fn connect(connect_string: &str) -> Result<Client> {
+        ClientBuilder::new(connect_string).connect().await
+    }
+
+    /// A builder for more settings.
+    pub fn builder(connect_string: &str) -> ClientBuilder {
+        ClientBuilder::new(connect_string)
+    }
+
+    // ----- State -----
+
+    fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.inner.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current connection state.
+    pub fn state(&self) -> ConnectionState {
+        self.shared().current.state
+    }
+
+    /// The current session id (0 when there is none).
+    pub fn session_id(&self) -> i64 {
+        self.shared().current.session_id
+    }
+
+    /// The session timeout the server granted.
+    pub fn session_timeout(&self) -> Duration {
+        self.shared().negotiated_timeout
+    }
+
+    /// The chroot of the connect string.
+    pub fn chroot(&self) -> &Chroot {
+        &self.inner.chroot
+    }
+
+    /// Every state transition from now on, in order (none is ever dropped).
+    pub fn state_changes(&self) -> StateChanges {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut shared = self.shared();
+        let current = shared.current;
+        shared.subscribers.push(tx);
+        StateChanges::new(current, rx)
+    }
+
+    // ----- Plumbing -----
+
+    fn check_path(&self, path: &str, sequential: bool) -> Result<()> {
+        validate_path(path, sequential)
+    }
+
+    /// Encodes a request frame (xid 0), refusing one over the packet limit.
+    fn frame<R: Encode + ?Sized>(&self, op: OpCode, record: &R, size_hint: usize) -> Result<BytesMut> {
+        let mut frame = BytesMut::with_capacity(size_hint + 32);
+        encode_request(&mut frame, 0, op, record);
+        let len = frame.len() - 4;
+        if len > self.inner.max_frame_len {
+            return Err(Error::invalid(format!(
+                "request of {len} bytes exceeds the packet limit of {} bytes (jute.maxbuffer)",
+                self.inner.max_frame_len
+            )));
+        }
+        Ok(frame)
+    }
+
+    fn server_path(&self, path: &str) -> String {
+        self.inner.chroot.to_server(path).into_owned()
+    }
+
+    fn client_path(&self, server_path: &str) -> String {
+        self.inner.chroot.to_client(server_path).to_string()
+    }
+
+    fn send(&self, command: Command) -> Result<()> {
+        self.inner
+            .commands
+            .send(command)
+            .map_err(|_| Error::closed())
+    }
+
+    async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Request {
+            request: Request {
+                frame,
+                op,
+                token: tx,
+                watch: None,
+            },
+            sink: None,
+        })?;
+        rx.await.map_err(|_| Error::closed())?
+    }
+
+    /// Sends a request that leaves a one-shot watch if it succeeds.
+    async fn call_watched(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        path: &str,
+    ) -> (Result<Reply>, OneshotWatch) {
+        let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
+        let (watch_tx, watch_rx) = oneshot::channel();
+        let (tx, rx) = oneshot::channel::<Result<Reply>>();
+        let sent = self.send(Command::Request {
+            request: Request {
+                frame,
+                op,
+                token: tx,
+                watch: Some(WatchOp::Register {
+                    kind,
+                    path: self.server_path(path),
+                    watcher: id,
+                }),
+            },
+            sink: Some((id, WatchSink::Once(watch_tx))),
+        });
+        let result = match sent {
+            Ok(()) => rx.await.unwrap_or_else(|_| Err(Error::closed())),
+            Err(e) => Err(e),
+        };
+        (result, OneshotWatch::new(watch_rx))
+    }
+
+    fn path_watch(&self, op: OpCode, path: &str, watch: bool) -> Result<BytesMut> {
+        self.check_path(path, false)?;
+        self.inner.chroot.with_server_path(path, |p| {
+            self.frame(op, &PathWatchRequest { path: p, watch }, p.len())
+        })
+    }
+
+    fn path_only(&self, op: OpCode, path: &str) -> Result<BytesMut> {
+        self.check_path(path, false)?;
+        self.inner
+            .chroot
+            .with_server_path(path, |p| self.frame(op, &PathRecord { path: p }, p.len()))
+    }
+
+    // ----- Operations -----
+
+    /// Creates a node with the open ACL; returns its path (with the sequence suffix for
+    /// sequential modes).
+    pub async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<String> {
+        self.create_with(path, data, &CreateOptions::new(mode))
+            .await
+            .map(|(path, _)| path)
+    }
+
+    /// Creates a node with options; returns its path and, if asked or if the mode always
+    /// returns it (container, TTL), its Stat.
+    pub async fn create_with(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions<'_>,
+    ) -> Result<(String, Option<Stat>)> {
+        let mode = options.mode;
+        self.check_path(path, mode.is_sequential())?;
+        let ttl_ms = match (mode.is_ttl(), options.ttl) {
+            (true, Some(ttl)) if !ttl.is_zero() => Some(ttl.as_millis().min(i64::MAX as u128) as i64),
+            (true, _) => return Err(Error::invalid(format!("{mode} needs a positive TTL"))),
+            (false, Some(_)) => {
+                return Err(Error::invalid(format!("a TTL needs a TTL mode, not {mode}")))
+            }
+            (false, None) => None,
+        };
+        let op = if ttl_ms.is_some() {
+            OpCode::CreateTtl
+        } else if mode.is_container() {
+            OpCode::CreateContainer
+        } else if options.with_stat {
+            OpCode::Create2
+        } else {
+            OpCode::Create
+        };
+        let frame = self.inner.chroot.with_server_path(path, |p| {
+            let hint = p.len() + data.len() + 64;
+            match ttl_ms {
+                Some(ttl_ms) => self.frame(
+                    op,
+                    &CreateTtlRequest {
+                        path: p,
+                        data: Some(data),
+                        acl: List::Slice(options.acl),
+                        mode,
+                        ttl_ms,
+                    },
+                    hint,
+                ),
+                None => self.frame(
+                    op,
+                    &CreateRequest {
+                        path: p,
+                        data: Some(data),
+                        acl: List::Slice(options.acl),
+                        mode,
+                    },
+                    hint,
+                ),
+            }
+        })?;
+        let reply = self.call(op, frame).await.map_err(|e| e.with_path(path))?;
+        if op == OpCode::Create {
+            let created = CreateResponse::decode_prefix(&reply.body)?;
+            Ok((self.client_path(created.path), None))
+        } else {
+            let created = Create2Response::decode_prefix(&reply.body)?;
+            Ok((self.client_path(created.path), Some(created.stat)))
+        }
+    }
+
+    /// Deletes a node if it has `version` (`None`: any version).
+    pub async fn delete(&self, path: &str, version: Option<i32>) -> Result<()> {
+        self.check_path(path, false)?;
+        if path == "/" {
+            return Err(Error::invalid("the root node cannot be deleted"));
+        }
+        let frame = self.inner.chroot.with_server_path(path, |p| {
+            self.frame(
+                OpCode::Delete,
+                &DeleteRequest {
+                    path: p,
+                    version: version.unwrap_or(-1),
+                },
+                p.len(),
+            )
+        })?;
+        self.call(OpCode::Delete, frame)
+            .await
+            .map(drop)
+            .map_err(|e| e.with_path(path))
+    }
+
+    /// The node's Stat, or `None` if it does not exist.
+    pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
+        let frame = self.path_watch(OpCode::Exists, path, false)?;
+        stat_or_none(self.call(OpCode::Exists, frame).await).map_err(|e| e.with_path(path))
+    }
+
+    /// Like [`Client::exists`], leaving a watch that fires when the node is created, changed
+    /// or deleted.
+    pub async fn exists_and_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch)> {
+        let frame = self.path_watch(OpCode::Exists, path, true)?;
+        let (result, watch) = self
+            .call_watched(OpCode::Exists, frame, WatchKind::Exist, path)
+            .await;
+        let stat = stat_or_none(result).map_err(|e| e.with_path(path))?;
+        Ok((stat, watch))
+    }
+
+    /// The node's data (a slice of the reply frame: no copy) and Stat.
+    pub async fn get_data(&self, path: &str) -> Result<(Bytes, Stat)> {
+        let frame = self.path_watch(OpCode::GetData, path, false)?;
+        let reply = self
+            .call(OpCode::GetData, frame)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        data_and_stat(reply.body)
+    }
+
+    /// Like [`Client::get_data`], leaving a watch that fires when the data changes or the
+    /// node is deleted.
+    pub async fn get_data_and_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch)> {
+        let frame = self.path_watch(OpCode::GetData, path, true)?;
+        let (result, watch) = self
+            .call_watched(OpCode::GetData, frame, WatchKind::Data, path)
+            .await;
+        let (data, stat) = data_and_stat(result.map_err(|e| e.with_path(path))?.body)?;
+        Ok((data, stat, watch))
+    }
+
+    /// Sets the node's data if it has `version` (`None`: any); returns the new Stat.
+    pub async fn set_data(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
+        self.check_path(path, false)?;
+        let frame = self.inner.chroot.with_server_path(path, |p| {
+            self.frame(
+                OpCode::SetData,
+                &SetDataRequest {
+                    path: p,
+                    data: Some(data),
+                    version: version.unwrap_or(-1),
+                },
+                p.len() + data.len(),
+            )
+        })?;
+        let reply = self
+            .call(OpCode::SetData, frame)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        Ok(StatResponse::decode_prefix(&reply.body)?.stat)
+    }
+
+    /// The node's ACL and Stat.
+    pub async fn get_acl(&self, path: &str) -> Result<(Vec<AclEntry>, Stat)> {
+        let frame = self.path_only(OpCode::GetAcl, path)?;
+        let reply = self
+            .call(OpCode::GetAcl, frame)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        let decoded = GetAclResponse::decode_prefix(&reply.body)?;
+        Ok((decoded.acl.iter().map(AclEntry::from).collect(), decoded.stat))
+    }
+
+    /// Sets the node's ACL if its ACL version is `version` (`None`: any).
+    pub async fn set_acl(&self, path: &str, acl: &[AclEntry], version: Option<i32>) -> Result<Stat> {
+        self.check_path(path, false)?;
+        if acl.is_empty() {
+            return Err(Error::invalid("an ACL needs at least one entry"));
+        }
+        let acl: Vec<Acl<'_>> = acl.iter().map(AclEntry::as_acl).collect();
+        let frame = self.inner.chroot.with_server_path(path, |p| {
+            self.frame(
+                OpCode::SetAcl,
+                &SetAclRequest {
+                    path: p,
+                    acl: List::Slice(&acl),
+                    version: version.unwrap_or(-1),
+                },
+                p.len() + 64 * acl.len(),
+            )
+        })?;
+        let reply = self
+            .call(OpCode::SetAcl, frame)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        Ok(StatResponse::decode_prefix(&reply.body)?.stat)
+    }
+
+    /// The node's children (names, borrowed from the reply).
+    pub async fn get_children(&self, path: &str) -> Result<Children> {
+        let frame = self.path_watch(OpCode::GetChildren, path, false)?;
+        let reply = self
+            .call(OpCode::GetChildren, frame)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        Children::from_get_children(reply.body)
+    }
+
+    /// The node's children and its Stat ([`Children::stat`]).
+    pub async fn get_children2(&self, path: &str) -> Result<Children> {
+        let frame = self.path_watch(OpCode::GetChildren2, path, false)?;
+        let reply = self
+            .call(OpCode::GetChildren2, frame)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        Children::from_get_children2(reply.body)
+    }
+
+    /// Like [`Client::get_children2`], leaving a watch that fires when a child is added or
+    /// removed, or the node is deleted.
+    pub async fn get_children_and_watch(&self, path: &str) -> Result<(Children, OneshotWatch)> {
+        let frame = self.path_watch(OpCode::GetChildren2, path, true)?;
+        let (result, watch) = self
+            .call_watched(OpCode::GetChildren2, frame, WatchKind::Child, path)
+            .await;
+        let children = Children::from_get_children2(result.map_err(|e| e.with_path(path))?.body)?;
+        Ok((children, watch))
+    }
+
+    /// Makes the server this client is connected to catch up with the leader, so a read
+    /// after it sees every write committed before it.
+    pub async fn sync(&self, path: &str) -> Result<()> {
+        let frame = self.path_only(OpCode::Sync, path)?;
+        self.call(OpCode::Sync, frame)
+            .await
+            .map(drop)
+            .map_err(|e| e.with_path(path))
+    }
+
+    /// Descendants of a node (not counting it).
+    pub async fn get_all_children_number(&self, path: &str) -> Result<i32> {
+        let frame = self.path_only(OpCode::GetAllChildrenNumber, path)?;
+        let reply = self
+            .call(OpCode::GetAllChildrenNumber, frame)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        Ok(GetAllChildrenNumberResponse::decode_prefix(&reply.body)?.total_number)
+    }
+
+    /// Paths of this session's ephemeral nodes under a path prefix (`/` for all).
+    pub async fn get_ephemerals(&self, prefix: &str) -> Result<Vec<String>> {
+        self.check_path(prefix, true)?;
+        let frame = self.inner.chroot.with_server_path(prefix, |p| {
+            self.frame(OpCode::GetEphemerals, &PathRecord { path: p }, p.len())
+        })?;
+        let reply = self.call(OpCode::GetEphemerals, frame).await?;
+        let decoded = GetEphemeralsResponse::decode_prefix(&reply.body)?;
+        Ok(decoded
+            .ephemerals
+            .iter()
+            .map(|p| self.client_path(p))
+            .collect())
+    }
+
+    /// The identities this session is authenticated as: `(scheme, user)` pairs.
+    pub async fn who_am_i(&self) -> Result<Vec<(String, String)>> {
+        let mut frame = BytesMut::with_capacity(12);
+        encode_header_only(&mut frame, 0, OpCode::WhoAmI);
+        let reply = self.call(OpCode::WhoAmI, frame).await?;
+        let decoded = WhoAmIResponse::decode_prefix(&reply.body)?;
+        Ok(decoded
+            .client_info
+            .iter()
+            .map(|c| (c.auth_scheme.to_string(), c.user.to_string()))
+            .collect())
+    }
+
+    /// Adds an identity to the session (also re-sent after every reconnect).
+    pub async fn add_auth(&self, scheme: &str, credentials: &[u8]) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::AddAuth {
+            scheme: scheme.to_string(),
+            auth: credentials.to_vec(),
+            reply: tx,
+        })?;
+        rx.await.map_err(|_| Error::closed())?.map(drop)
+    }
+
+    /// A persistent watch on a node (or, with [`AddWatchMode::PersistentRecursive`], on its
+    /// whole subtree): every event until the returned stream is dropped.
+    pub async fn add_watch(&self, path: &str, mode: AddWatchMode) -> Result<PersistentWatch> {
+        self.check_path(path, false)?;
+        let frame = self.inner.chroot.with_server_path(path, |p| {
+            self.frame(OpCode::AddWatch, &AddWatchRequest { path: p, mode }, p.len())
+        })?;
+        let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (tx, rx) = oneshot::channel();
+        let kind = match mode {
+            AddWatchMode::Persistent => WatchKind::Persistent,
+            AddWatchMode::PersistentRecursive => WatchKind::PersistentRecursive,
+        };
+        self.send(Command::Request {
+            request: Request {
+                frame,
+                op: OpCode::AddWatch,
+                token: tx,
+                watch: Some(WatchOp::Register {
+                    kind,
+                    path: self.server_path(path),
+                    watcher: id,
+                }),
+            },
+            sink: Some((id, WatchSink::Stream(events_tx))),
+        })?;
+        rx.await
+            .map_err(|_| Error::closed())?
+            .map_err(|e| e.with_path(path))?;
+        Ok(PersistentWatch::new(
+            id,
+            events_rx,
+            self.inner.commands.downgrade(),
+        ))
+    }
+
+    /// Removes this session's watches of a kind on a node, on the server and here (waiting
+    /// watchers get a `*WatchRemoved` event).
+    pub async fn remove_watches(&self, path: &str, watcher_type: WatcherType) -> Result<()> {
+        self.check_path(path, false)?;
+        let frame = self.inner.chroot.with_server_path(path, |p| {
+            self.frame(
+                OpCode::RemoveWatches,
+                &WatchesRequest {
+                    path: p,
+                    watcher_type,
+                },
+                p.len(),
+            )
+        })?;
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Request {
+            request: Request {
+                frame,
+                op: OpCode::RemoveWatches,
+                token: tx,
+                watch: Some(WatchOp::Remove {
+                    path: self.server_path(path),
+                    watcher_type,
+                }),
+            },
+            sink: None,
+        })?;
+        rx.await
+            .map_err(|_| Error::closed())?
+            .map(drop)
+            .map_err(|e| e.with_path(path))
+    }
+
+    /// Runs write operations (create, delete, setData, check) as one transaction: all or
+    /// nothing. On failure the error names the first operation that failed.
+    pub async fn multi(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
+        if let Some(read) = ops.iter().find(|op| matches!(op, Op::GetData { .. } | Op::GetChildren { .. })) {
+            return Err(Error::invalid(format!(
+                "multi takes writes only; use multi_read for reads ({})",
+                read.path()
+            )));
+        }
+        self.run_multi(OpCode::Multi, ops).await
+    }
+
+    /// Runs reads (getData, getChildren) in one round trip. Each result is independent: a
+    /// read that fails is an [`OpResult::Error`].
+    pub async fn multi_read(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
+        if let Some(write) = ops.iter().find(|op| !matches!(op, Op::GetData { .. } | Op::GetChildren { .. })) {
+            return Err(Error::invalid(format!(
+                "multi_read takes reads only; use multi for writes ({})",
+                write.path()
+            )));
+        }
+        self.run_multi(OpCode::MultiRead, ops).await
+    }
+
+    async fn run_multi(&self, op: OpCode, ops: &[Op]) -> Result<Vec<OpResult>> {
+        for o in ops {
+            let sequential = matches!(o, Op::Create { mode, .. } if mode.is_sequential());
+            self.check_path(o.path(), sequential)?;
+            if let Op::Create { mode, .. } = o {
+                if mode.is_ttl() {
+                    return Err(Error::invalid("TTL creates are not supported in multi here"));
+                }
+            }
+        }
+        let server_paths: Vec<String> = ops.iter().map(|o| self.server_path(o.path())).collect();
+        let mut acl_stores: Vec<Vec<Acl<'_>>> = ops.iter().map(|_| Vec::new()).collect();
+        let mut wire_ops = Vec::with_capacity(ops.len());
+        let mut hint = 0;
+        for ((o, path), store) in ops.iter().zip(&server_paths).zip(acl_stores.iter_mut()) {
+            hint += path.len() + 32;
+            wire_ops.push(match o {
+                Op::Create {
+                    data,
+                    mode,
+                    acl,
+                    stat,
+                    ..
+                } => {
+                    hint += data.len();
+                    let acl = Op::acl_list(acl, store);
+                    let request = CreateRequest {
+                        path,
+                        data: Some(data),
+                        acl: List::Slice(acl),
+                        mode: *mode,
+                    };
+                    if mode.is_container() {
+                        MultiOp::CreateContainer(request)
+                    } else if *stat {
+                        MultiOp::Create2(request)
+                    } else {
+                        MultiOp::Create(request)
+                    }
+                }
+                Op::Delete { version, .. } => MultiOp::Delete(DeleteRequest {
+                    path,
+                    version: version.unwrap_or(-1),
+                }),
+                Op::SetData { data, version, .. } => {
+                    hint += data.len();
+                    MultiOp::SetData(SetDataRequest {
+                        path,
+                        data: Some(data),
+                        version: version.unwrap_or(-1),
+                    })
+                }
+                Op::Check { version, .. } => MultiOp::Check(DeleteRequest {
+                    path,
+                    version: version.unwrap_or(-1),
+                }),
+                Op::GetData { .. } => MultiOp::GetData(PathWatchRequest { path, watch: false }),
+                Op::GetChildren { .. } => {
+                    MultiOp::GetChildren(PathWatchRequest { path, watch: false })
+                }
+            });
+        }
+        let frame = self.frame(
+            op,
+            &MultiRequest {
+                ops: MultiList::Slice(&wire_ops),
+            },
+            hint,
+        )?;
+        let reply = self.call(op, frame).await?;
+        let decoded = MultiResponse::decode_prefix(&reply.body)?;
+        let mut results = Vec::with_capacity(decoded.results.len());
+        let mut failure: Option<(usize, ErrorCode)> = None;
+        for (i, r) in decoded.results.iter().enumerate() {
+            results.push(match r {
+                zkr_codec::OpResult::Create(path) => OpResult::Create {
+                    path: self.client_path(path),
+                    stat: None,
+                },
+                zkr_codec::OpResult::Create2 { response, .. } => OpResult::Create {
+                    path: self.client_path(response.path),
+                    stat: Some(response.stat),
+                },
+                zkr_codec::OpResult::Delete => OpResult::Delete,
+                zkr_codec::OpResult::SetData(stat) => OpResult::SetData(stat),
+                zkr_codec::OpResult::Check => OpResult::Check,
+                zkr_codec::OpResult::GetData { data, stat } => OpResult::GetData {
+                    data: data.map_or_else(Bytes::new, |d| reply.body.slice_ref(d)),
+                    stat,
+                },
+                zkr_codec::OpResult::GetChildren(children) => {
+                    OpResult::GetChildren(children.iter().map(str::to_string).collect())
+                }
+                zkr_codec::OpResult::Error(code) => {
+                    // In a failed transaction: Ok for ops before the failure, the error, then
+                    // RuntimeInconsistency for the ones rolled back.
+                    if failure.is_none() && !code.is_ok() && code != ErrorCode::RuntimeInconsistency {
+                        failure = Some((i, code));
+                    }
+                    OpResult::Error(code)
+                }
+            });
+        }
+        if op == OpCode::Multi {
+            if let Some((i, code)) = failure {
+                return Err(Error::server(code)
+                    .with_detail(format!("operation {} of {} failed", i + 1, ops.len()))
+                    .with_path(ops[i].path()));
+            }
+        }
+        Ok(results)
+    }
+
+    /// Closes the session (its ephemeral nodes are deleted now) and waits for the server to
+    /// confirm. Every clone of this handle is closed too.
+    pub async fn close(&self) -> Result<()> {
+        let (tx, rx) = oneshot::channel::<Result<Reply>>();
+        if self.send(Command::Close(Some(tx))).is_err() {
+            return Ok(()); // Already gone.
+        }
+        match rx.await {
+            Ok(result) => result.map(drop),
+            Err(_) => Ok(()),
+        }
+    }
+
+    pub(crate) fn close_in_background(&self) {
+        let _ = self.send(Command::Close(None));
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let current = self.shared().current;
+        f.debug_struct("Client")
+            .field("state", &current.state)
+            .field("session_id", &format_args!("{:#x}", current.session_id))
+            .field("chroot", &self.inner.chroot.as_str())
+            .finish()
+    }
+}
+
+fn stat_or_none(result: Result<Reply>) -> Result<Option<Stat>> {
+    match result {
+        Ok(reply) => Ok(Some(StatResponse::decode_prefix(&reply.body)?.stat)),
+        Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn data_and_stat(body: Bytes) -> Result<(Bytes, Stat)> {
+    let decoded = GetDataResponse::decode_prefix(&body)?;
+    let data = match decoded.data {
+        Some(d) if !d.is_empty() => body.slice_ref(d),
+        _ => Bytes::new(),
+    };
+    Ok((data, decoded.stat))
+}

@@ -1,0 +1,353 @@
+//! The tokio task that owns the TCP connection and drives the session core.
+//!
+//! It does only I/O and sleeping: every decision is the core's. Client handles talk to it over
+//! an unbounded channel; commands that arrive together are handled together, so their frames
+//! leave in one write (pipelining without extra syscalls).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::Error;
+use crate::path::Chroot;
+use crate::session::{Event, Reply, Request, Session, StateChange, WatcherId};
+use crate::watch::WatchedEvent;
+
+/// Where a request's answer goes.
+pub(crate) type ReplyTx = oneshot::Sender<Result<Reply, Error>>;
+
+/// Where a watcher's events go.
+pub(crate) enum WatchSink {
+    /// A one-shot watch: the first event ends it.
+    Once(oneshot::Sender<WatchedEvent>),
+    /// A persistent watch: every event, until the receiver is dropped.
+    Stream(mpsc::UnboundedSender<WatchedEvent>),
+}
+
+/// What client handles ask of the driver.
+pub(crate) enum Command {
+    /// Send a request; `sink` receives the events of the watch it may leave.
+    Request {
+        request: Request<ReplyTx>,
+        sink: Option<(WatcherId, WatchSink)>,
+    },
+    /// Add an identity to the session.
+    AddAuth {
+        scheme: String,
+        auth: Vec<u8>,
+        reply: ReplyTx,
+    },
+    /// A watch receiver was dropped.
+    ForgetWatcher(WatcherId),
+    /// Close the session.
+    Close(Option<ReplyTx>),
+}
+
+/// State shared between the driver and the handles: the current state and the subscribers.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) current: StateChange,
+    pub(crate) negotiated_timeout: Duration,
+    pub(crate) subscribers: Vec<mpsc::UnboundedSender<StateChange>>,
+}
+
+type ConnectFuture = Pin<Box<dyn Future<Output = io::Result<TcpStream>> + Send>>;
+
+pub(crate) struct Driver {
+    session: Session<ReplyTx>,
+    hosts: Vec<(String, u16)>,
+    chroot: Chroot,
+    commands: mpsc::UnboundedReceiver<Command>,
+    shared: Arc<Mutex<Shared>>,
+    stream: Option<TcpStream>,
+    connecting: Option<ConnectFuture>,
+    probe_tx: mpsc::UnboundedSender<usize>,
+    probe_rx: mpsc::UnboundedReceiver<usize>,
+    read_buf: BytesMut,
+    sinks: HashMap<WatcherId, WatchSink>,
+    handles_gone: bool,
+}
+
+/// Smallest free space kept in the read buffer before a read.
+const READ_RESERVE: usize = 64 * 1024;
+
+impl Driver {
+    pub(crate) fn new(
+        session: Session<ReplyTx>,
+        hosts: Vec<(String, u16)>,
+        chroot: Chroot,
+        commands: mpsc::UnboundedReceiver<Command>,
+        shared: Arc<Mutex<Shared>>,
+    ) -> Driver {
+        let (probe_tx, probe_rx) = mpsc::unbounded_channel();
+        Driver {
+            session,
+            hosts,
+            chroot,
+            commands,
+            shared,
+            stream: None,
+            connecting: None,
+            probe_tx,
+            probe_rx,
+            read_buf: BytesMut::with_capacity(READ_RESERVE),
+            sinks: HashMap::new(),
+            handles_gone: false,
+        }
+    }
+
+    /// Runs until the session is closed (explicitly, or when every handle is gone).
+    pub(crate) async fn run(mut self) {
+        loop {
+            if self.process_events() {
+                return;
+            }
+            if let Err(_e) = self.flush() {
+                self.session.handle_disconnected(Instant::now());
+                continue;
+            }
+            let deadline = self.session.poll_timeout();
+            let want_write = !self.session.transmit().is_empty();
+            tokio::select! {
+                command = self.commands.recv(), if !self.handles_gone => {
+                    match command {
+                        Some(command) => {
+                            let now = Instant::now();
+                            self.command(command, now);
+                            // Take everything already queued: one write for all of it.
+                            while let Ok(command) = self.commands.try_recv() {
+                                self.command(command, now);
+                            }
+                        }
+                        None => {
+                            // Every handle is gone: close the session so its ephemeral
+                            // nodes go now rather than at expiry.
+                            self.handles_gone = true;
+                            self.session.close(None, Instant::now());
+                        }
+                    }
+                }
+                readable = readable(&self.stream) => {
+                    let now = Instant::now();
+                    match readable.and_then(|()| self.read()) {
+                        Ok(true) => self.session.handle_read(&mut self.read_buf, now),
+                        Ok(false) => {}
+                        Err(_) => self.session.handle_disconnected(now),
+                    }
+                }
+                writable = writable(&self.stream), if want_write => {
+                    if writable.is_err() {
+                        self.session.handle_disconnected(Instant::now());
+                    }
+                }
+                connected = connecting(&mut self.connecting) => {
+                    self.connecting = None;
+                    let now = Instant::now();
+                    match connected {
+                        Ok(stream) => {
+                            let _ = stream.set_nodelay(true);
+                            self.stream = Some(stream);
+                            self.read_buf.clear();
+                            self.session.handle_connected(now);
+                        }
+                        Err(_) => self.session.handle_connect_failed(now),
+                    }
+                }
+                Some(host) = self.probe_rx.recv() => {
+                    self.session.handle_read_write_found(host, Instant::now());
+                }
+                () = sleep_until(deadline) => {
+                    self.session.handle_timeout(Instant::now());
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, command: Command, now: Instant) {
+        match command {
+            Command::Request { request, sink } => {
+                if let Some((id, sink)) = sink {
+                    self.sinks.insert(id, sink);
+                }
+                self.session.submit(request, now);
+            }
+            Command::AddAuth {
+                scheme,
+                auth,
+                reply,
+            } => self.session.add_auth(scheme, auth, Some(reply), now),
+            Command::ForgetWatcher(id) => {
+                self.sinks.remove(&id);
+                self.session.forget_watcher(id, now);
+            }
+            Command::Close(reply) => self.session.close(reply, now),
+        }
+    }
+
+    /// Reads what the socket has. `Ok(true)` when bytes arrived.
+    fn read(&mut self) -> io::Result<bool> {
+        let Some(stream) = &self.stream else {
+            return Ok(false);
+        };
+        let mut got = false;
+        loop {
+            // Room for at least the frame being read, and never less than READ_RESERVE.
+            let need = pending_frame_len(&self.read_buf).max(READ_RESERVE);
+            if self.read_buf.capacity() - self.read_buf.len() < need / 2 {
+                self.read_buf.reserve(need);
+            }
+            match stream.try_read_buf(&mut self.read_buf) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(_) => got = true,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(got),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes what the core has to send, as far as the socket takes it without blocking.
+    fn flush(&mut self) -> io::Result<()> {
+        let Some(stream) = &self.stream else {
+            return Ok(());
+        };
+        while !self.session.transmit().is_empty() {
+            match stream.try_write(self.session.transmit()) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.session.advance_transmit(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Acts on everything the core said. Returns true when the session is closed.
+    fn process_events(&mut self) -> bool {
+        while let Some(event) = self.session.poll_event() {
+            match event {
+                Event::Connect { host, timeout } => {
+                    let (name, port) = self.hosts[host].clone();
+                    self.connecting = Some(Box::pin(async move {
+                        let attempt = TcpStream::connect((name.as_str(), port));
+                        match tokio::time::timeout(timeout, attempt).await {
+                            Ok(result) => result,
+                            Err(_) => Err(io::ErrorKind::TimedOut.into()),
+                        }
+                    }));
+                }
+                Event::Disconnect => {
+                    self.stream = None;
+                    self.connecting = None;
+                    self.read_buf.clear();
+                }
+                Event::ProbeReadWrite { host } => {
+                    let (name, port) = self.hosts[host].clone();
+                    let found = self.probe_tx.clone();
+                    tokio::spawn(async move {
+                        if is_read_write(&name, port).await {
+                            let _ = found.send(host);
+                        }
+                    });
+                }
+                Event::Reply { token, result } => {
+                    // The caller may have stopped waiting (dropped its future): fine.
+                    let _ = token.send(result);
+                }
+                Event::Watch { watcher, event } => {
+                    let event = WatchedEvent {
+                        event_type: event.event_type,
+                        state: event.state,
+                        path: self.chroot.to_client(&event.path).to_string(),
+                    };
+                    let delivered = match self.sinks.get(&watcher) {
+                        Some(WatchSink::Stream(tx)) => tx.send(event).is_ok(),
+                        Some(WatchSink::Once(_)) => {
+                            if let Some(WatchSink::Once(tx)) = self.sinks.remove(&watcher) {
+                                let _ = tx.send(event);
+                            }
+                            true
+                        }
+                        None => true,
+                    };
+                    if !delivered {
+                        self.sinks.remove(&watcher);
+                        self.session.forget_watcher(watcher, Instant::now());
+                    }
+                }
+                Event::WatcherUnused(watcher) => {
+                    self.sinks.remove(&watcher);
+                }
+                Event::State(change) => {
+                    let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                    shared.current = change;
+                    shared.negotiated_timeout = self.session.negotiated_timeout();
+                    shared.subscribers.retain(|tx| tx.send(change).is_ok());
+                }
+                Event::Closed => {
+                    self.stream = None;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The length of the frame at the front of `buf` (prefix included), or 0 if unknown yet.
+fn pending_frame_len(buf: &[u8]) -> usize {
+    match buf.get(..4) {
+        Some(p) => (i32::from_be_bytes([p[0], p[1], p[2], p[3]]).max(0) as usize) + 4,
+        None => 0,
+    }
+}
+
+async fn readable(stream: &Option<TcpStream>) -> io::Result<()> {
+    match stream {
+        Some(s) => s.readable().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn writable(stream: &Option<TcpStream>) -> io::Result<()> {
+    match stream {
+        Some(s) => s.writable().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn connecting(attempt: &mut Option<ConnectFuture>) -> io::Result<TcpStream> {
+    match attempt {
+        Some(f) => f.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Asks a server with the `isro` four-letter word whether it serves writes.
+async fn is_read_write(host: &str, port: u16) -> bool {
+    let probe = async {
+        let mut stream = TcpStream::connect((host, port)).await?;
+        stream.write_all(b"isro").await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        io::Result::Ok(answer.starts_with(b"rw"))
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(2), probe).await,
+        Ok(Ok(true))
+    )
+}

@@ -1,0 +1,47 @@
+//! An async Apache ZooKeeper client.
+//!
+//! - [`Client`]: a cheap, cloneable handle with every ZooKeeper 3.5-3.9 operation.
+//! - [`session`]: the sans-I/O session core (xid matching, pipelining, pings, timeouts,
+//!   reconnects, session expiry, watch re-registration), driven by a thin tokio task.
+//! - Connection states as Curator names them ([`ConnectionState`]), with a subscription that
+//!   never misses a transition ([`Client::state_changes`]).
+//!
+//! ```no_run
+//! # async fn demo() -> zkr_client::Result<()> {
+//! use zkr_client::{Client, CreateMode};
+//! let client = Client::connect("127.0.0.1:2181/app").await?;
+//! let path = client.create("/jobs/job-", b"{}", CreateMode::PersistentSequential).await?;
+//! let (_data, _stat, watch) = client.get_data_and_watch(&path).await?;
+//! client.set_data(&path, b"done", None).await?;
+//! let event = watch.await;
+//! assert_eq!(event.path, path);
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod acl;
+mod builder;
+mod children;
+mod client;
+mod connect_string;
+mod driver;
+mod error;
+mod multi;
+mod path;
+pub mod session;
+mod state_changes;
+mod watch;
+
+pub use acl::AclEntry;
+pub use builder::ClientBuilder;
+pub use children::Children;
+pub use client::{Client, CreateOptions};
+pub use connect_string::{ConnectString, DEFAULT_PORT};
+pub use error::{Error, ErrorCode, Result};
+pub use multi::{Op, OpResult};
+pub use path::{validate_path, Chroot};
+pub use session::{ConnectionState, StateChange};
+pub use state_changes::StateChanges;
+pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
+pub use zkr_codec::{Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType};

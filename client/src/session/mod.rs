@@ -1,0 +1,1023 @@
+//! The session core: a deterministic state machine with no sockets and no clock.
+//!
+//! It is driven by `handle_*` calls (bytes received, connection opened or lost, time passed)
+//! and by `submit`; it answers through [`Session::poll_event`] (replies, watch events, state
+//! changes, and instructions to open or close a connection), [`Session::transmit`] (the bytes
+//! to write) and [`Session::poll_timeout`] (when to call [`Session::handle_timeout`]). Time is
+//! always passed in, so tests run on virtual time and a fuzzer can feed it anything.
+//!
+//! Requests arrive already encoded (the caller's task encodes them, with xid 0); the core
+//! writes the xid in when it sends them, and keeps a queue of what is in flight: ZooKeeper
+//! answers in order, so each reply must match the oldest pending xid, or the connection is
+//! dropped.
+
+mod hosts;
+mod reply_check;
+mod state;
+mod watches;
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use zkr_codec::{
+    check_frame, decode_connect_response, encode_connect_request, encode_header_only,
+    encode_request, parse_reply, put_str_vec, xid, ConnectRequest, Decode, Encode,
+    ErrorCode, EventType, KeeperState, OpCode, WatcherEvent, WatcherType, WatchesRequest,
+    AuthPacket, REQUEST_XID_OFFSET,
+};
+
+use crate::error::Error;
+pub use hosts::{HostPicker, Rng};
+pub use reply_check::check_reply;
+pub use state::{ConnectionState, StateChange};
+pub use watches::{WatchBatch, WatchKind, WatchRegistry, WatcherId};
+
+/// Settings of the session core.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Number of hosts in the connect string (the driver knows their addresses).
+    pub host_count: usize,
+    /// The session timeout asked of the server.
+    pub session_timeout: Duration,
+    /// Whether a read-only server is acceptable.
+    pub can_be_read_only: bool,
+    /// Largest frame accepted from the server.
+    pub max_frame_len: usize,
+    /// Identities to add to every connection (scheme, credentials).
+    pub auth: Vec<(String, Vec<u8>)>,
+    /// Seed of the host shuffle and jitter.
+    pub seed: u64,
+    /// Path bytes per SetWatches request (the Java client uses 128 KiB).
+    pub set_watches_batch_bytes: usize,
+    /// First back-off after a whole round of hosts failed.
+    pub backoff_base: Duration,
+    /// Longest back-off.
+    pub backoff_max: Duration,
+}
+
+impl SessionConfig {
+    /// Defaults for `host_count` hosts and a session timeout.
+    pub fn new(host_count: usize, session_timeout: Duration) -> SessionConfig {
+        SessionConfig {
+            host_count,
+            session_timeout,
+            can_be_read_only: false,
+            max_frame_len: zkr_codec::DEFAULT_MAX_FRAME_LEN,
+            auth: Vec::new(),
+            seed: 1,
+            set_watches_batch_bytes: 128 * 1024,
+            backoff_base: Duration::from_millis(50),
+            backoff_max: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What to do after a request succeeds, regarding watches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchOp {
+    /// Register a watch (getData/exists/getChildren with a watch, addWatch).
+    Register {
+        /// Which kind.
+        kind: WatchKind,
+        /// The server path.
+        path: String,
+        /// Who to tell.
+        watcher: WatcherId,
+    },
+    /// A `removeWatches` request: on success, drop the local registrations too.
+    Remove {
+        /// The server path.
+        path: String,
+        /// Which kind.
+        watcher_type: WatcherType,
+    },
+}
+
+/// A request handed to the core: its frame (encoded with xid 0), opcode, and who to answer.
+#[derive(Debug)]
+pub struct Request<T> {
+    /// The whole frame, length prefix included; the xid is filled in when sent.
+    pub frame: BytesMut,
+    /// The operation (decides how the reply body is checked).
+    pub op: OpCode,
+    /// Given back with the reply.
+    pub token: T,
+    /// Watch bookkeeping once the reply arrives.
+    pub watch: Option<WatchOp>,
+}
+
+/// A successful reply: the zxid and the body (everything after the reply header), a slice of
+/// the frame that arrived.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The zxid in the reply header.
+    pub zxid: i64,
+    /// The reply body, already checked to decode as the request's reply record.
+    pub body: Bytes,
+}
+
+/// A watch event for one watcher, with the server path (the driver removes any chroot).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchEvent {
+    /// What happened.
+    pub event_type: EventType,
+    /// The connection state.
+    pub state: KeeperState,
+    /// The server path (empty for session events).
+    pub path: String,
+}
+
+/// What the core tells its driver.
+#[derive(Debug)]
+pub enum Event<T> {
+    /// Open a TCP connection to host number `host`, within `timeout`; then call
+    /// [`Session::handle_connected`] or [`Session::handle_connect_failed`].
+    Connect {
+        /// Index into the connect string's hosts.
+        host: usize,
+        /// How long the attempt may take.
+        timeout: Duration,
+    },
+    /// Close the current connection (and forget any unread bytes).
+    Disconnect,
+    /// Ask host `host` whether it is a read-write server (`isro`), then call
+    /// [`Session::handle_read_write_found`] if it is.
+    ProbeReadWrite {
+        /// Index into the connect string's hosts.
+        host: usize,
+    },
+    /// A request finished.
+    Reply {
+        /// The request's token.
+        token: T,
+        /// The reply, or why there is none.
+        result: Result<Reply, Error>,
+    },
+    /// A watcher fired.
+    Watch {
+        /// Which watcher.
+        watcher: WatcherId,
+        /// The event.
+        event: WatchEvent,
+    },
+    /// A watcher handed in with a request will never fire (the request failed, so no watch
+    /// was set): the driver can forget it.
+    WatcherUnused(WatcherId),
+    /// The connection state changed.
+    State(StateChange),
+    /// The session is closed: nothing more will happen.
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conn {
+    /// No connection; the next attempt starts at `retry_at`.
+    Idle { retry_at: Instant },
+    /// The driver is opening a TCP connection.
+    Connecting { host: usize, deadline: Instant },
+    /// Connected; waiting for the ConnectResponse.
+    Handshaking { host: usize, deadline: Instant },
+    /// The session is established on this connection.
+    Open { host: usize, read_only: bool },
+    /// Closed for good.
+    Closed,
+}
+
+struct Pending<T> {
+    xid: i32,
+    op: OpCode,
+    token: Option<T>,
+    watch: Option<WatchOp>,
+}
+
+/// The session state machine. `T` is the caller's reply token (a oneshot sender in the tokio
+/// driver, anything in tests).
+pub struct Session<T> {
+    cfg: SessionConfig,
+    rng: Rng,
+    hosts: HostPicker,
+    conn: Conn,
+    state: ConnectionState,
+    // The session.
+    session_id: i64,
+    passwd: Vec<u8>,
+    negotiated: Duration,
+    last_zxid: i64,
+    ever_connected: bool,
+    // The connection's timers.
+    last_recv: Instant,
+    last_send: Instant,
+    read_timeout: Duration,
+    ping_interval: Duration,
+    disconnected_since: Option<Instant>,
+    rw_probe: Option<(Instant, Duration)>,
+    // Requests.
+    out: BytesMut,
+    next_xid: i32,
+    pending: VecDeque<Pending<T>>,
+    waiting: VecDeque<Request<T>>,
+    pending_auth: VecDeque<Option<T>>,
+    /// Tokens of `add_auth` calls made while disconnected, by index into `cfg.auth`.
+    pending_auth_later: Vec<(usize, T)>,
+    /// Auth replies received on this connection (the index of the next one in `cfg.auth`).
+    auth_replies: usize,
+    closing: Option<(Option<T>, Instant)>,
+    extra_close_tokens: Vec<T>,
+    // Watches and output.
+    watches: WatchRegistry,
+    triggered: Vec<WatcherId>,
+    events: VecDeque<Event<T>>,
+}
+
+impl<T> Session<T> {
+    /// A session that starts by connecting to the first (shuffled) host.
+    pub fn new(cfg: SessionConfig, now: Instant) -> Session<T> {
+        let mut rng = Rng::new(cfg.seed);
+        let hosts = HostPicker::new(cfg.host_count, &mut rng, cfg.backoff_base, cfg.backoff_max);
+        let negotiated = cfg.session_timeout;
+        let mut session = Session {
+            cfg,
+            rng,
+            hosts,
+            conn: Conn::Idle { retry_at: now },
+            state: ConnectionState::Connecting,
+            session_id: 0,
+            passwd: vec![0; 16],
+            negotiated,
+            last_zxid: 0,
+            ever_connected: false,
+            last_recv: now,
+            last_send: now,
+            read_timeout: negotiated,
+            ping_interval: negotiated,
+            disconnected_since: None,
+            rw_probe: None,
+            out: BytesMut::with_capacity(16 * 1024),
+            next_xid: 1,
+            pending: VecDeque::new(),
+            waiting: VecDeque::new(),
+            pending_auth: VecDeque::new(),
+            pending_auth_later: Vec::new(),
+            auth_replies: 0,
+            closing: None,
+            extra_close_tokens: Vec::new(),
+            watches: WatchRegistry::default(),
+            triggered: Vec::new(),
+            events: VecDeque::new(),
+        };
+        session.start_connect(now);
+        session
+    }
+
+    // ----- Queries -----
+
+    /// The current connection state.
+    pub fn state(&self) -> ConnectionState {
+        self.state
+    }
+
+    /// The session id (0 before the first session).
+    pub fn session_id(&self) -> i64 {
+        self.session_id
+    }
+
+    /// The session password (to resume the session from another client).
+    pub fn session_password(&self) -> &[u8] {
+        &self.passwd
+    }
+
+    /// The session timeout the server granted (the requested one before that).
+    pub fn negotiated_timeout(&self) -> Duration {
+        self.negotiated
+    }
+
+    /// The last zxid seen in a reply.
+    pub fn last_zxid(&self) -> i64 {
+        self.last_zxid
+    }
+
+    /// Requests sent and not answered yet.
+    pub fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The watch registry (read-only; for tests and diagnostics).
+    pub fn watches(&self) -> &WatchRegistry {
+        &self.watches
+    }
+
+    /// The host of the current connection, if any.
+    pub fn current_host(&self) -> Option<usize> {
+        match self.conn {
+            Conn::Connecting { host, .. } | Conn::Handshaking { host, .. } | Conn::Open { host, .. } => {
+                Some(host)
+            }
+            _ => None,
+        }
+    }
+
+    // ----- Output -----
+
+    /// The next thing the driver must act on.
+    pub fn poll_event(&mut self) -> Option<Event<T>> {
+        self.events.pop_front()
+    }
+
+    /// Bytes waiting to be written to the connection.
+    pub fn transmit(&self) -> &[u8] {
+        &self.out
+    }
+
+    /// `n` bytes of [`Session::transmit`] were written.
+    pub fn advance_transmit(&mut self, n: usize) {
+        let _ = self.out.split_to(n.min(self.out.len()));
+        if self.out.is_empty() {
+            // Reuse the allocation from its start.
+            self.out.clear();
+        }
+    }
+
+    /// When [`Session::handle_timeout`] must be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        let mut at = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
+        match self.conn {
+            Conn::Idle { retry_at } => at(retry_at),
+            Conn::Connecting { deadline, .. } | Conn::Handshaking { deadline, .. } => at(deadline),
+            Conn::Open { .. } => {
+                at(self.last_recv + self.read_timeout);
+                at(self.last_send + self.ping_interval);
+                if let Some((probe_at, _)) = self.rw_probe {
+                    at(probe_at);
+                }
+            }
+            Conn::Closed => return None,
+        }
+        if let Some(since) = self.disconnected_since {
+            at(since + self.negotiated);
+        }
+        if let Some((_, deadline)) = &self.closing {
+            at(*deadline);
+        }
+        next
+    }
+
+    // ----- Input from the application -----
+
+    /// Queues a request: sent now if a session is open, else when one is.
+    pub fn submit(&mut self, request: Request<T>, now: Instant) {
+        if self.conn == Conn::Closed || self.closing.is_some() {
+            self.fail(Some(request.token), request.watch, Error::closed());
+            return;
+        }
+        if matches!(self.conn, Conn::Open { .. }) && self.waiting.is_empty() {
+            self.send(request, now);
+        } else {
+            self.waiting.push_back(request);
+        }
+    }
+
+    /// Adds an identity to the session: sent now if connected, and again after every
+    /// reconnect. `token` (if any) is answered when the server confirms.
+    pub fn add_auth(&mut self, scheme: String, auth: Vec<u8>, token: Option<T>, now: Instant) {
+        if self.conn == Conn::Closed || self.closing.is_some() {
+            if let Some(token) = token {
+                self.events.push_back(Event::Reply {
+                    token,
+                    result: Err(Error::closed()),
+                });
+            }
+            return;
+        }
+        if matches!(self.conn, Conn::Open { .. }) {
+            self.write_auth(&scheme, &auth, now);
+            self.pending_auth.push_back(token);
+        } else if let Some(token) = token {
+            // Confirmed with the other auth packets once connected.
+            self.pending_auth_later.push((self.cfg.auth.len(), token));
+        }
+        self.cfg.auth.push((scheme, auth));
+    }
+
+    /// Closes the session: sends closeSession if connected and finishes when it is answered
+    /// (or after a read timeout). `token` is answered with an empty reply then.
+    pub fn close(&mut self, token: Option<T>, now: Instant) {
+        if self.conn == Conn::Closed {
+            if let Some(token) = token {
+                self.events.push_back(Event::Reply {
+                    token,
+                    result: Ok(Reply {
+                        zxid: self.last_zxid,
+                        body: Bytes::new(),
+                    }),
+                });
+            }
+            return;
+        }
+        if self.closing.is_some() {
+            // Already closing: answer this one when the first finishes.
+            if let Some(token) = token {
+                self.extra_close_tokens.push(token);
+            }
+            return;
+        }
+        self.fail_waiting(|| Error::closed());
+        if matches!(self.conn, Conn::Open { .. }) {
+            let xid = self.take_xid();
+            encode_header_only(&mut self.out, xid, OpCode::CloseSession);
+            self.last_send = now;
+            self.pending.push_back(Pending {
+                xid,
+                op: OpCode::CloseSession,
+                token: None,
+                watch: None,
+            });
+            self.closing = Some((token, now + self.read_timeout));
+        } else {
+            self.closing = Some((token, now));
+            self.finish_close();
+        }
+    }
+
+    /// The driver dropped a watcher's receiver: forget it, and remove the server's watch when
+    /// no other watcher needs it.
+    pub fn forget_watcher(&mut self, watcher: WatcherId, now: Instant) {
+        let Some((path, kind)) = self.watches.forget(watcher) else {
+            return;
+        };
+        if !matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive) {
+            // A one-shot watch ends by itself.
+            return;
+        }
+        if !matches!(self.conn, Conn::Open { .. }) || self.watches.has_any(&path) {
+            // Not re-registered after reconnecting; or still needed by another kind.
+            return;
+        }
+        // ZooKeeper 3.8 only knows Children/Data/Any: Any removes the persistent watch.
+        let mut frame = BytesMut::new();
+        encode_request(
+            &mut frame,
+            0,
+            OpCode::RemoveWatches,
+            &WatchesRequest {
+                path: &path,
+                watcher_type: WatcherType::Any,
+            },
+        );
+        self.send_frame(&frame, OpCode::RemoveWatches, None, None, now);
+    }
+
+    // ----- Input from the connection -----
+
+    /// The TCP connection the core asked for is open: start the handshake.
+    pub fn handle_connected(&mut self, now: Instant) {
+        let Conn::Connecting { host, deadline } = self.conn else {
+            return;
+        };
+        self.out.clear();
+        let request = ConnectRequest {
+            protocol_version: 0,
+            last_zxid_seen: self.last_zxid,
+            timeout_ms: self.cfg.session_timeout.as_millis().min(i32::MAX as u128) as i32,
+            session_id: self.session_id,
+            passwd: &self.passwd,
+        };
+        encode_connect_request(&mut self.out, &request, self.cfg.can_be_read_only);
+        self.last_send = now;
+        self.last_recv = now;
+        self.conn = Conn::Handshaking { host, deadline };
+    }
+
+    /// The TCP connection the core asked for could not be opened.
+    pub fn handle_connect_failed(&mut self, now: Instant) {
+        if matches!(self.conn, Conn::Connecting { .. }) {
+            self.connection_lost(now);
+        }
+    }
+
+    /// The connection was closed by the peer or failed.
+    pub fn handle_disconnected(&mut self, now: Instant) {
+        if matches!(
+            self.conn,
+            Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
+        ) {
+            self.connection_lost(now);
+        }
+    }
+
+    /// Bytes arrived: consumes every whole frame at the front of `buf` (leaving a partial one)
+    /// and slices replies out of it without copying.
+    pub fn handle_read(&mut self, buf: &mut BytesMut, now: Instant) {
+        loop {
+            if !matches!(self.conn, Conn::Handshaking { .. } | Conn::Open { .. }) {
+                buf.clear();
+                return;
+            }
+            let len = match check_frame(buf, self.cfg.max_frame_len) {
+                Ok(Some(len)) => len,
+                Ok(None) => return,
+                Err(e) => {
+                    self.protocol_error(now, Error::from(e));
+                    buf.clear();
+                    return;
+                }
+            };
+            let mut frame = buf.split_to(4 + len).freeze();
+            let _ = frame.split_to(4);
+            self.last_recv = now;
+            if let Err(e) = self.handle_frame(frame, now) {
+                self.protocol_error(now, e);
+                buf.clear();
+                return;
+            }
+        }
+    }
+
+    /// Time passed: retries, connect timeouts, read timeouts, pings, session expiry.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some((_, deadline)) = &self.closing {
+            if now >= *deadline {
+                self.finish_close();
+                return;
+            }
+        }
+        match self.conn {
+            Conn::Idle { retry_at } if now >= retry_at => self.start_connect(now),
+            Conn::Connecting { deadline, .. } | Conn::Handshaking { deadline, .. }
+                if now >= deadline =>
+            {
+                self.connection_lost(now)
+            }
+            Conn::Open { host, .. } => {
+                if now >= self.last_recv + self.read_timeout {
+                    self.connection_lost(now);
+                } else {
+                    if now >= self.last_send + self.ping_interval {
+                        encode_header_only(&mut self.out, xid::PING, OpCode::Ping);
+                        self.last_send = now;
+                    }
+                    if let Some((probe_at, interval)) = self.rw_probe {
+                        if now >= probe_at {
+                            let next = (interval * 2).min(Duration::from_secs(60));
+                            self.rw_probe = Some((now + next, next));
+                            if self.hosts.host_count() > 1 {
+                                let mut probe = self.rng.below(self.hosts.host_count() as u64) as usize;
+                                if probe == host {
+                                    probe = (probe + 1) % self.hosts.host_count();
+                                }
+                                self.events.push_back(Event::ProbeReadWrite { host: probe });
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(since) = self.disconnected_since {
+            if now >= since + self.negotiated && self.session_id != 0 {
+                // Curator's rule: suspended for longer than the session timeout means the
+                // session is as good as gone, whether or not the server said so yet.
+                self.lose_session();
+            }
+        }
+    }
+
+    /// While read-only, a read-write server was found at `host`: move there.
+    pub fn handle_read_write_found(&mut self, host: usize, now: Instant) {
+        if let Conn::Open { read_only: true, .. } = self.conn {
+            self.connection_lost(now);
+            self.hosts.jump_to(host);
+            self.conn = Conn::Idle { retry_at: now };
+            self.start_connect(now);
+        }
+    }
+
+    // ----- Internals -----
+
+    fn take_xid(&mut self) -> i32 {
+        let xid = self.next_xid;
+        self.next_xid = if xid == i32::MAX { 1 } else { xid + 1 };
+        xid
+    }
+
+    fn send(&mut self, request: Request<T>, now: Instant) {
+        self.send_frame(&request.frame, request.op, Some(request.token), request.watch, now);
+    }
+
+    /// Appends a frame encoded with xid 0, writing the next xid into it.
+    fn send_frame(
+        &mut self,
+        frame: &[u8],
+        op: OpCode,
+        token: Option<T>,
+        watch: Option<WatchOp>,
+        now: Instant,
+    ) {
+        let xid = self.take_xid();
+        let start = self.out.len();
+        self.out.extend_from_slice(frame);
+        if let Some(slot) = self
+            .out
+            .get_mut(start + REQUEST_XID_OFFSET..start + REQUEST_XID_OFFSET + 4)
+        {
+            slot.copy_from_slice(&xid.to_be_bytes());
+        }
+        self.last_send = now;
+        self.pending.push_back(Pending {
+            xid,
+            op,
+            token,
+            watch,
+        });
+    }
+
+    fn write_auth(&mut self, scheme: &str, auth: &[u8], now: Instant) {
+        encode_request(
+            &mut self.out,
+            xid::AUTH,
+            OpCode::Auth,
+            &AuthPacket {
+                auth_type: 0,
+                scheme,
+                auth,
+            },
+        );
+        self.last_send = now;
+    }
+
+    fn start_connect(&mut self, now: Instant) {
+        let host = self.hosts.current();
+        // The Java client's rule: a host gets its share of the session timeout.
+        let timeout = (self.negotiated / self.hosts.host_count() as u32).max(Duration::from_millis(100));
+        self.conn = Conn::Connecting {
+            host,
+            deadline: now + timeout,
+        };
+        self.events.push_back(Event::Connect { host, timeout });
+    }
+
+    fn protocol_error(&mut self, now: Instant, error: Error) {
+        // The request that was being answered (if any) gets the real reason; the rest get
+        // ConnectionLoss from `connection_lost`.
+        if let Some(front) = self.pending.pop_front() {
+            self.fail(front.token, front.watch, error);
+        }
+        self.connection_lost(now);
+    }
+
+    /// The connection is gone (or must go): fail what was in flight, tell the driver, and
+    /// plan the next attempt.
+    fn connection_lost(&mut self, now: Instant) {
+        let was_open = matches!(self.conn, Conn::Open { .. });
+        if matches!(
+            self.conn,
+            Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
+        ) {
+            self.events.push_back(Event::Disconnect);
+        }
+        self.out.clear();
+        // In flight: may or may not have been applied. Never re-sent.
+        while let Some(p) = self.pending.pop_front() {
+            self.fail(p.token, p.watch, Error::connection_loss());
+        }
+        for token in self.pending_auth.drain(..).flatten() {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Err(Error::connection_loss()),
+            });
+        }
+        self.rw_probe = None;
+        if self.closing.is_some() {
+            self.finish_close();
+            return;
+        }
+        if was_open {
+            self.disconnected_since = Some(now);
+            self.set_state(ConnectionState::Suspended);
+        }
+        let (_, delay) = self.hosts.advance(&mut self.rng);
+        self.conn = Conn::Idle {
+            retry_at: now + delay,
+        };
+        if delay.is_zero() {
+            self.start_connect(now);
+        }
+    }
+
+    /// The session is gone: everything tied to it fails, and the next connection starts a
+    /// new one.
+    fn lose_session(&mut self) {
+        self.session_id = 0;
+        self.passwd = vec![0; 16];
+        self.disconnected_since = None;
+        self.fail_waiting(Error::session_expired);
+        let expired = WatchEvent {
+            event_type: EventType::None,
+            state: KeeperState::Expired,
+            path: String::new(),
+        };
+        for watcher in self.watches.drain() {
+            self.events.push_back(Event::Watch {
+                watcher,
+                event: expired.clone(),
+            });
+        }
+        self.set_state(ConnectionState::Lost);
+    }
+
+    fn fail_waiting(&mut self, error: impl Fn() -> Error) {
+        while let Some(request) = self.waiting.pop_front() {
+            self.fail(Some(request.token), request.watch, error());
+        }
+    }
+
+    /// Answers a request that will get no reply, and releases its watcher.
+    fn fail(&mut self, token: Option<T>, watch: Option<WatchOp>, error: Error) {
+        if let Some(WatchOp::Register { watcher, .. }) = watch {
+            self.events.push_back(Event::WatcherUnused(watcher));
+        }
+        if let Some(token) = token {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Err(error),
+            });
+        }
+    }
+
+    fn finish_close(&mut self) {
+        if self.conn == Conn::Closed {
+            return;
+        }
+        if matches!(
+            self.conn,
+            Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
+        ) {
+            self.events.push_back(Event::Disconnect);
+        }
+        self.conn = Conn::Closed;
+        self.out.clear();
+        while let Some(p) = self.pending.pop_front() {
+            self.fail(p.token, p.watch, Error::closed());
+        }
+        self.fail_waiting(Error::closed);
+        for token in self.pending_auth.drain(..).flatten() {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Err(Error::closed()),
+            });
+        }
+        let closed = WatchEvent {
+            event_type: EventType::None,
+            state: KeeperState::Closed,
+            path: String::new(),
+        };
+        for watcher in self.watches.drain() {
+            self.events.push_back(Event::Watch {
+                watcher,
+                event: closed.clone(),
+            });
+        }
+        self.session_id = 0;
+        self.disconnected_since = None;
+        self.set_state(ConnectionState::Closed);
+        let done = Reply {
+            zxid: self.last_zxid,
+            body: Bytes::new(),
+        };
+        if let Some((Some(token), _)) = self.closing.take() {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Ok(done.clone()),
+            });
+        }
+        for token in self.extra_close_tokens.drain(..) {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Ok(done.clone()),
+            });
+        }
+        self.events.push_back(Event::Closed);
+    }
+
+    fn set_state(&mut self, state: ConnectionState) {
+        if self.state != state {
+            self.state = state;
+            self.events.push_back(Event::State(StateChange {
+                state,
+                session_id: self.session_id,
+            }));
+        }
+    }
+
+    fn handle_frame(&mut self, frame: Bytes, now: Instant) -> Result<(), Error> {
+        if let Conn::Handshaking { host, .. } = self.conn {
+            return self.handle_connect_response(&frame, host, now);
+        }
+        let (header, body) = parse_reply(&frame)?;
+        let body = frame.slice_ref(body);
+        match header.xid {
+            xid::NOTIFICATION => {
+                let event = WatcherEvent::decode_prefix(&body)?;
+                let path = event.path.unwrap_or_default();
+                self.triggered.clear();
+                self.watches.trigger(event.event_type, path, &mut self.triggered);
+                for &watcher in &self.triggered {
+                    self.events.push_back(Event::Watch {
+                        watcher,
+                        event: WatchEvent {
+                            event_type: event.event_type,
+                            state: event.state,
+                            path: path.to_string(),
+                        },
+                    });
+                }
+                Ok(())
+            }
+            xid::PING => Ok(()),
+            xid::SET_WATCHES => Ok(()),
+            xid::AUTH => {
+                let token = self.pending_auth.pop_front().flatten();
+                let index = self.auth_replies;
+                self.auth_replies += 1;
+                if header.err.is_ok() {
+                    if let Some(token) = token {
+                        self.events.push_back(Event::Reply {
+                            token,
+                            result: Ok(Reply {
+                                zxid: header.zxid,
+                                body,
+                            }),
+                        });
+                    }
+                    Ok(())
+                } else {
+                    // The server closes the connection after a failed auth. Forget the
+                    // identity so the next connection does not fail the same way forever.
+                    if index < self.cfg.auth.len() {
+                        self.cfg.auth.remove(index);
+                        self.auth_replies -= 1;
+                    }
+                    if let Some(token) = token {
+                        self.events.push_back(Event::Reply {
+                            token,
+                            result: Err(Error::server(header.err)),
+                        });
+                    }
+                    Ok(())
+                }
+            }
+            reply_xid => {
+                let Some(front) = self.pending.front() else {
+                    return Err(Error::protocol(format_args!(
+                        "reply with xid {reply_xid} but no request is pending"
+                    )));
+                };
+                if front.xid != reply_xid {
+                    return Err(Error::protocol(format_args!(
+                        "reply with xid {reply_xid} while xid {} was the oldest pending",
+                        front.xid
+                    )));
+                }
+                if header.zxid > 0 {
+                    self.last_zxid = header.zxid;
+                }
+                let result = if header.err.is_ok() {
+                    check_reply(front.op, &body)?;
+                    Ok(Reply {
+                        zxid: header.zxid,
+                        body,
+                    })
+                } else {
+                    Err(Error::server(header.err))
+                };
+                let p = self.pending.pop_front().expect("front exists");
+                self.after_reply(p.watch, header.err);
+                if p.op == OpCode::CloseSession && self.closing.is_some() {
+                    self.finish_close();
+                    return Ok(());
+                }
+                if let Some(token) = p.token {
+                    self.events.push_back(Event::Reply { token, result });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn after_reply(&mut self, watch: Option<WatchOp>, err: ErrorCode) {
+        match watch {
+            None => {}
+            Some(WatchOp::Register {
+                kind,
+                path,
+                watcher,
+            }) => {
+                let kind = match (kind, err) {
+                    (WatchKind::Exist, ErrorCode::Ok) => Some(WatchKind::Data),
+                    (WatchKind::Exist, ErrorCode::NoNode) => Some(WatchKind::Exist),
+                    (kind, ErrorCode::Ok) => Some(kind),
+                    _ => None,
+                };
+                match kind {
+                    Some(kind) => self.watches.add(kind, &path, watcher),
+                    None => self.events.push_back(Event::WatcherUnused(watcher)),
+                }
+            }
+            Some(WatchOp::Remove { path, watcher_type }) => {
+                if err.is_ok() {
+                    for (watcher, event_type) in self.watches.remove(&path, watcher_type) {
+                        self.events.push_back(Event::Watch {
+                            watcher,
+                            event: WatchEvent {
+                                event_type,
+                                state: KeeperState::SyncConnected,
+                                path: path.clone(),
+                            },
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn handle_connect_response(&mut self, frame: &[u8], host: usize, now: Instant) -> Result<(), Error> {
+        let (response, read_only) = decode_connect_response(frame)?;
+        if response.timeout_ms <= 0 {
+            // The server says the session expired.
+            self.lose_session();
+            self.connection_lost(now);
+            return Ok(());
+        }
+        self.session_id = response.session_id;
+        self.passwd = response.passwd.to_vec();
+        self.negotiated = Duration::from_millis(response.timeout_ms as u64);
+        // The Java client's timers: give up reading after 2/3 of the timeout; ping after half
+        // of that without sending (and at least every 10 s).
+        self.read_timeout = self.negotiated * 2 / 3;
+        self.ping_interval = (self.read_timeout / 2).min(Duration::from_secs(10));
+        self.conn = Conn::Open { host, read_only };
+        self.disconnected_since = None;
+        self.hosts.connected();
+        self.rw_probe = read_only.then(|| (now + Duration::from_millis(100), Duration::from_millis(100)));
+
+        // In the Java client's order: identities, then watches, then the queued requests.
+        self.auth_replies = 0;
+        let auth = std::mem::take(&mut self.cfg.auth);
+        for (i, (scheme, credentials)) in auth.iter().enumerate() {
+            self.write_auth(scheme, credentials, now);
+            let token = self
+                .pending_auth_later
+                .iter()
+                .position(|(index, _)| *index == i)
+                .map(|at| self.pending_auth_later.remove(at).1);
+            self.pending_auth.push_back(token);
+        }
+        self.cfg.auth = auth;
+        self.reregister_watches(now);
+        while let Some(request) = self.waiting.pop_front() {
+            self.send(request, now);
+        }
+
+        let state = if read_only {
+            ConnectionState::ReadOnly
+        } else if !self.ever_connected {
+            ConnectionState::Connected
+        } else {
+            ConnectionState::Reconnected
+        };
+        self.ever_connected = true;
+        self.set_state(state);
+        Ok(())
+    }
+
+    fn reregister_watches(&mut self, now: Instant) {
+        if self.watches.is_empty() {
+            return;
+        }
+        let zxid = self.last_zxid;
+        for batch in self.watches.batches(self.cfg.set_watches_batch_bytes) {
+            let op = if batch.needs_v2() {
+                OpCode::SetWatches2
+            } else {
+                OpCode::SetWatches
+            };
+            zkr_codec::write_frame(&mut self.out, |buf| {
+                zkr_codec::RequestHeader {
+                    xid: xid::SET_WATCHES,
+                    op,
+                }
+                .encode(buf);
+                buf.extend_from_slice(&zxid.to_be_bytes());
+                put_str_vec(buf, batch.data.iter().copied());
+                put_str_vec(buf, batch.exist.iter().copied());
+                put_str_vec(buf, batch.child.iter().copied());
+                if op == OpCode::SetWatches2 {
+                    put_str_vec(buf, batch.persistent.iter().copied());
+                    put_str_vec(buf, batch.recursive.iter().copied());
+                }
+            });
+        }
+        self.last_send = now;
+    }
+}

@@ -1,0 +1,363 @@
+//! An ensemble of ZooKeeper servers.
+
+use std::fs;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::config::{self, PeerPorts};
+use crate::error::{Error, Result};
+use crate::four_letter::Mode;
+use crate::instance::Instance;
+use crate::locate::Installation;
+use crate::options::ServerOptions;
+use crate::ports::free_ports;
+use crate::server::PORT_ATTEMPTS;
+use crate::tempdir::TempDir;
+
+/// How long one `srvr` probe of a member may take in [`TestingCluster::leader`].
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A real ZooKeeper ensemble (`QuorumPeerMain` processes) on `127.0.0.1`,
+/// like Curator's `TestingCluster`.
+///
+/// Members are numbered from 0 in this API; member `i` has ZooKeeper
+/// `myid` `i + 1`. Each has its own client, quorum and election port and its
+/// own folder (config, log, `dataDir` with `myid`) under one temporary
+/// folder, deleted on drop together with every JVM. Every method takes
+/// `&self`.
+///
+/// Methods taking a member index panic if it is `>= len()`, like slice
+/// indexing.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use zkr_testkit::TestingCluster;
+///
+/// let cluster = TestingCluster::start(3)?;
+/// let connect = cluster.connect_string(); // "127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3"
+/// let leader = cluster.wait_for_leader(Duration::from_secs(30))?;
+/// cluster.kill(leader)?;                  // a new leader gets elected
+/// let new_leader = cluster.wait_for_leader(Duration::from_secs(30))?;
+/// assert_ne!(leader, new_leader);
+/// cluster.restart(leader)?;               // rejoins as a follower
+/// # drop(connect);
+/// # Ok::<(), zkr_testkit::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct TestingCluster {
+    // Dropped before `dir`: JVMs die before their folders are deleted.
+    members: Vec<Instance>,
+    install: Installation,
+    options: ServerOptions,
+    dir: TempDir,
+}
+
+impl TestingCluster {
+    /// Starts an ensemble of `n` members (3 is the usual choice) with
+    /// [`ServerOptions::default`] and waits until every member serves.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] if `n == 0`; otherwise as for
+    /// [`TestingServer::start`](crate::TestingServer::start).
+    pub fn start(n: usize) -> Result<Self> {
+        Self::start_with(n, ServerOptions::default())
+    }
+
+    /// Starts an ensemble of `n` members with the given options (applied to
+    /// every member) and waits until every member serves, within the
+    /// options' startup timeout.
+    ///
+    /// With `n == 1` ZooKeeper runs the single member in standalone mode.
+    ///
+    /// # Errors
+    ///
+    /// As for [`start`](Self::start).
+    pub fn start_with(n: usize, options: ServerOptions) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::InvalidArgument {
+                message: "an ensemble needs at least one member".into(),
+            });
+        }
+        let install = Installation::resolve(options.classpath.as_deref(), options.java.as_deref())?;
+        let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
+        let mut attempt = 1;
+        loop {
+            let members = create_members(n, &options, dir.path())?;
+            match start_all(&members, &install, &options) {
+                Ok(()) => {
+                    return Ok(TestingCluster {
+                        members,
+                        install,
+                        options,
+                        dir,
+                    })
+                }
+                Err(e) => {
+                    let conflict = members.iter().any(Instance::port_conflict);
+                    // Kill every member before deciding anything else.
+                    drop(members);
+                    if !conflict || attempt >= PORT_ATTEMPTS {
+                        return Err(e);
+                    }
+                    // Someone took one of the ports: the whole ensemble's
+                    // configuration has to change. Wipe the members'
+                    // folders and try again with new ports.
+                    for entry in fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+                        let _ = fs::remove_dir_all(entry.path());
+                    }
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    fn member(&self, i: usize) -> &Instance {
+        assert!(
+            i < self.members.len(),
+            "ensemble member {i} does not exist: the ensemble has {} members (0..{})",
+            self.members.len(),
+            self.members.len()
+        );
+        &self.members[i]
+    }
+
+    /// The number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Always `false`: an ensemble has at least one member.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// All members' client addresses, comma separated:
+    /// `"127.0.0.1:P1,127.0.0.1:P2,..."`.
+    pub fn connect_string(&self) -> String {
+        self.members
+            .iter()
+            .map(|m| m.address().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Member `i`'s connect string, `"127.0.0.1:PORT"` (to pin a client to
+    /// one member).
+    pub fn member_connect_string(&self, i: usize) -> String {
+        self.member(i).address().to_string()
+    }
+
+    /// Member `i`'s client port.
+    pub fn member_port(&self, i: usize) -> u16 {
+        self.member(i).port()
+    }
+
+    /// Member `i`'s client address.
+    pub fn member_address(&self, i: usize) -> SocketAddr {
+        self.member(i).address()
+    }
+
+    /// Member `i`'s log file.
+    pub fn member_log_path(&self, i: usize) -> PathBuf {
+        self.member(i).log_path()
+    }
+
+    /// Member `i`'s folder (config, log, `dataDir`).
+    pub fn member_dir(&self, i: usize) -> &Path {
+        self.member(i).dir()
+    }
+
+    /// Member `i`'s JVM pid, `None` when stopped.
+    pub fn member_pid(&self, i: usize) -> Option<u32> {
+        self.member(i).pid()
+    }
+
+    /// The mode member `i` reports to `srvr`; `None` when stopped, paused,
+    /// not serving (no quorum) or not answering within a second.
+    pub fn member_mode(&self, i: usize) -> Option<Mode> {
+        self.member(i).mode(PROBE_TIMEOUT)
+    }
+
+    /// The temporary folder holding every member's folder.
+    pub fn temp_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The options every member was started with.
+    pub fn options(&self) -> &ServerOptions {
+        &self.options
+    }
+
+    /// Whether member `i`'s JVM is alive (a paused member is).
+    pub fn is_running(&self, i: usize) -> bool {
+        self.member(i).is_running()
+    }
+
+    /// Whether member `i` is paused by [`pause`](Self::pause).
+    pub fn is_paused(&self, i: usize) -> bool {
+        self.member(i).is_paused()
+    }
+
+    /// Kills member `i` abruptly (SIGKILL). No-op if stopped.
+    ///
+    /// # Errors
+    ///
+    /// If signalling or waiting fails.
+    pub fn kill(&self, i: usize) -> Result<()> {
+        self.member(i).kill()
+    }
+
+    /// Stops member `i` gracefully (SIGTERM, SIGKILL after 10 s). No-op if
+    /// stopped.
+    ///
+    /// # Errors
+    ///
+    /// If signalling or waiting fails.
+    pub fn stop(&self, i: usize) -> Result<()> {
+        self.member(i).stop()
+    }
+
+    /// Starts a stopped member without waiting for it to serve (no-op if it
+    /// runs). Use this to bring back several members of an ensemble that
+    /// lost its quorum, then [`wait_serving`](Self::wait_serving) on each:
+    /// [`restart`](Self::restart) would wait for a quorum that cannot form
+    /// until the others are back.
+    ///
+    /// # Errors
+    ///
+    /// If the JVM cannot be spawned.
+    pub fn start_member(&self, i: usize) -> Result<()> {
+        self.member(i).spawn(&self.install, &self.options)
+    }
+
+    /// Stops member `i` if running, starts it again (same ports, same data)
+    /// and waits until it serves, i.e. has rejoined a quorum.
+    ///
+    /// # Errors
+    ///
+    /// As for [`TestingServer::restart`](crate::TestingServer::restart).
+    pub fn restart(&self, i: usize) -> Result<()> {
+        let member = self.member(i);
+        member.stop()?;
+        let mut attempt = 1;
+        loop {
+            member.spawn(&self.install, &self.options)?;
+            match member.wait_serving(self.options.startup_timeout) {
+                Ok(_) => return Ok(()),
+                Err(_) if attempt < PORT_ATTEMPTS && member.port_conflict() => {
+                    attempt += 1;
+                    thread::sleep(Duration::from_millis(500));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Freezes member `i` with SIGSTOP (a silent partition: peers and
+    /// clients time out instead of getting errors).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotRunning`] if stopped.
+    pub fn pause(&self, i: usize) -> Result<()> {
+        self.member(i).pause()
+    }
+
+    /// Thaws member `i` (SIGCONT).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotRunning`] if stopped.
+    pub fn resume(&self, i: usize) -> Result<()> {
+        self.member(i).resume()
+    }
+
+    /// Waits until member `i` serves (reports leader, follower, observer or
+    /// standalone), at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`TestingServer::wait_serving`](crate::TestingServer::wait_serving).
+    pub fn wait_serving(&self, i: usize, timeout: Duration) -> Result<()> {
+        self.member(i).wait_serving(timeout).map(drop)
+    }
+
+    /// The member currently reporting `Mode: leader` to `srvr`, if any.
+    /// Stopped and paused members are not asked.
+    pub fn leader(&self) -> Option<usize> {
+        (0..self.members.len()).find(|&i| self.member_mode(i) == Some(Mode::Leader))
+    }
+
+    /// Polls [`leader`](Self::leader) until a member leads, at most
+    /// `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoLeader`] listing each member's state.
+    pub fn wait_for_leader(&self, timeout: Duration) -> Result<usize> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(leader) = self.leader() {
+                return Ok(leader);
+            }
+            if Instant::now() >= deadline {
+                let members = self.members.iter().map(|m| m.describe() + "\n").collect();
+                return Err(Error::NoLeader { timeout, members });
+            }
+            thread::sleep(
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(50)),
+            );
+        }
+    }
+}
+
+/// Spawns every member, then waits for all of them with one shared deadline
+/// (members need each other to serve, so they must all be started first).
+fn start_all(members: &[Instance], install: &Installation, options: &ServerOptions) -> Result<()> {
+    for member in members {
+        member.spawn(install, options)?;
+    }
+    let deadline = Instant::now() + options.startup_timeout;
+    for member in members {
+        member.wait_serving(deadline.saturating_duration_since(Instant::now()))?;
+    }
+    Ok(())
+}
+
+/// Picks ports and writes every member's folder under `root`.
+fn create_members(n: usize, options: &ServerOptions, root: &Path) -> Result<Vec<Instance>> {
+    let ports = free_ports(3 * n).map_err(|e| Error::io("finding free ports", e))?;
+    let peers: Vec<PeerPorts> = ports
+        .chunks(3)
+        .map(|p| PeerPorts {
+            client: p[0],
+            quorum: p[1],
+            election: p[2],
+        })
+        .collect();
+    peers
+        .iter()
+        .enumerate()
+        .map(|(i, peer)| {
+            let myid = i + 1;
+            let dir = root.join(format!("member-{myid}"));
+            let cfg = config::zoo_cfg(options, &dir.join(config::DATA_DIR), peer.client, &peers);
+            Instance::create(
+                format!(
+                    "ensemble member {i} (myid {myid}, 127.0.0.1:{})",
+                    peer.client
+                ),
+                dir,
+                peer.client,
+                config::QUORUM_MAIN,
+                &cfg,
+                Some(myid),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,66 @@
+//! Real Apache ZooKeeper servers for tests, examples and demos, like Apache
+//! Curator's `TestingServer` and `TestingCluster`.
+//!
+//! Nothing is mocked: [`TestingServer`] and [`TestingCluster`] run the real
+//! ZooKeeper server (3.8 from Debian's `zookeeper` package by default) in JVM
+//! child processes on `127.0.0.1`, each in its own temporary folder, on free
+//! ports. Dropping them kills the JVMs and deletes the folders, also when a
+//! test panics; a watchdog kills the JVMs if the test process itself is
+//! killed (see [orphans](crate::TestingServer#orphans)).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use zkr_testkit::{four_letter_word, TestingServer};
+//!
+//! let server = TestingServer::start()?;
+//! let stat = four_letter_word(server.address(), "srvr", Duration::from_secs(2))?;
+//! assert!(stat.contains("Mode: standalone"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Installing ZooKeeper
+//!
+//! Run `scripts/install-zookeeper.sh` (it does `apt-get install zookeeper`
+//! and makes sure java exists), or point `ZKR_ZOOKEEPER_CLASSPATH` at a
+//! complete classpath, e.g. `/opt/zookeeper/lib/*` from an upstream tarball.
+//! `ZKR_JAVA` selects the java binary. See [`Installation`].
+//!
+//! # Platform
+//!
+//! Unix only: processes are paused, resumed and stopped with signals sent by
+//! `sh`'s `kill` builtin.
+
+#![warn(missing_docs)]
+
+mod cluster;
+mod config;
+mod error;
+mod four_letter;
+mod instance;
+mod locate;
+mod options;
+mod ports;
+mod process;
+mod server;
+mod tempdir;
+
+pub use cluster::TestingCluster;
+pub use error::{Error, Result};
+pub use four_letter::{four_letter_word, server_mode, Mode};
+pub use locate::{Installation, CLASSPATH_ENV, DEBIAN_SERVER_JAR, JAVA_ENV};
+pub use options::ServerOptions;
+pub use ports::free_port;
+pub use server::TestingServer;
+pub use tempdir::TempDir;
+
+#[cfg(test)]
+mod tests {
+    /// Servers can be shared between threads (e.g. in an `Arc`).
+    #[test]
+    fn handles_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<crate::TestingServer>();
+        send_sync::<crate::TestingCluster>();
+        send_sync::<crate::Error>();
+    }
+}

@@ -1,0 +1,229 @@
+//! User-facing knobs for the servers this crate starts.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How to configure and start a [`TestingServer`](crate::TestingServer) or
+/// every member of a [`TestingCluster`](crate::TestingCluster).
+///
+/// Builder style; [`Default`] gives fast test settings:
+///
+/// | setting | default |
+/// |---|---|
+/// | `tickTime` | 200 ms, so session timeouts range from 400 ms to 4 s and expiry tests run fast |
+/// | session timeouts | ZooKeeper's defaults: 2 × tick to 20 × tick |
+/// | extended types (TTL and container nodes' TTL variant) | on |
+/// | read-only mode | off |
+/// | startup timeout | 60 s |
+///
+/// ```
+/// use std::time::Duration;
+/// use zkr_testkit::ServerOptions;
+///
+/// let options = ServerOptions::new()
+///     .tick_time_ms(100)
+///     .max_session_timeout_ms(10_000)
+///     .config("snapCount", "1000")
+///     .system_property("zookeeper.commitLogCount", "50")
+///     .startup_timeout(Duration::from_secs(30));
+/// assert_eq!(options.session_timeout_range(), (Duration::from_millis(200), Duration::from_secs(10)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerOptions {
+    pub(crate) tick_time_ms: u32,
+    pub(crate) min_session_timeout_ms: Option<u32>,
+    pub(crate) max_session_timeout_ms: Option<u32>,
+    pub(crate) init_limit: Option<u32>,
+    pub(crate) sync_limit: Option<u32>,
+    pub(crate) extended_types: bool,
+    pub(crate) read_only_mode: bool,
+    pub(crate) config_lines: Vec<String>,
+    pub(crate) system_properties: Vec<(String, String)>,
+    pub(crate) jvm_args: Vec<String>,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) classpath: Option<OsString>,
+    pub(crate) java: Option<PathBuf>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            tick_time_ms: 200,
+            min_session_timeout_ms: None,
+            max_session_timeout_ms: None,
+            init_limit: None,
+            sync_limit: None,
+            extended_types: true,
+            read_only_mode: false,
+            config_lines: Vec::new(),
+            system_properties: Vec::new(),
+            jvm_args: Vec::new(),
+            startup_timeout: Duration::from_secs(60),
+            classpath: None,
+            java: None,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// The defaults (same as [`Default::default`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// ZooKeeper's `tickTime` in milliseconds (default 200). It is the unit
+    /// of every ZooKeeper timeout; 0 is treated as 1.
+    pub fn tick_time_ms(mut self, ms: u32) -> Self {
+        self.tick_time_ms = ms.max(1);
+        self
+    }
+
+    /// `minSessionTimeout` in milliseconds (ZooKeeper's default: 2 × tick).
+    /// Clients asking for less get this.
+    pub fn min_session_timeout_ms(mut self, ms: u32) -> Self {
+        self.min_session_timeout_ms = Some(ms);
+        self
+    }
+
+    /// `maxSessionTimeout` in milliseconds (ZooKeeper's default: 20 × tick).
+    /// Clients asking for more get this.
+    pub fn max_session_timeout_ms(mut self, ms: u32) -> Self {
+        self.max_session_timeout_ms = Some(ms);
+        self
+    }
+
+    /// Ensemble `initLimit`, in ticks: how long a follower may take to
+    /// connect and sync to a leader. Default: 10 s worth of ticks (at least
+    /// 10), generous because JVMs start slowly on a busy machine.
+    pub fn init_limit(mut self, ticks: u32) -> Self {
+        self.init_limit = Some(ticks.max(1));
+        self
+    }
+
+    /// Ensemble `syncLimit`, in ticks: how far a follower may lag (and how
+    /// long a silent, e.g. paused, peer goes unnoticed). Default: 2 s worth of
+    /// ticks (at least 5).
+    pub fn sync_limit(mut self, ticks: u32) -> Self {
+        self.sync_limit = Some(ticks.max(1));
+        self
+    }
+
+    /// Enables extended node types (TTL nodes) with the JVM system property
+    /// `zookeeper.extendedTypesEnabled=true`. Default: on.
+    pub fn extended_types(mut self, enabled: bool) -> Self {
+        self.extended_types = enabled;
+        self
+    }
+
+    /// Lets a member that lost its quorum keep serving read-only sessions
+    /// (`-Dreadonlymode.enabled=true`). Default: off.
+    pub fn read_only_mode(mut self, enabled: bool) -> Self {
+        self.read_only_mode = enabled;
+        self
+    }
+
+    /// Appends `key=value` to `zoo.cfg`. Extra lines come after the generated
+    /// ones, and ZooKeeper keeps the last value of a key, so this can override
+    /// anything this crate writes.
+    pub fn config(self, key: &str, value: impl std::fmt::Display) -> Self {
+        self.config_line(format!("{key}={value}"))
+    }
+
+    /// Appends a raw line to `zoo.cfg` (see [`config`](Self::config)).
+    pub fn config_line(mut self, line: impl Into<String>) -> Self {
+        self.config_lines.push(line.into());
+        self
+    }
+
+    /// Passes `-Dkey=value` to the server JVM, after the crate's own
+    /// properties (so it overrides them).
+    pub fn system_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.system_properties.push((key.into(), value.into()));
+        self
+    }
+
+    /// Passes a raw argument to the JVM (e.g. `-Xmx512m`), after the crate's
+    /// defaults (`-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+    /// -Xshare:auto -XX:-UsePerfData`).
+    pub fn jvm_arg(mut self, arg: impl Into<String>) -> Self {
+        self.jvm_args.push(arg.into());
+        self
+    }
+
+    /// How long `start`/`restart` wait for a server to serve (default 60 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// Uses this java classpath for the server instead of
+    /// `ZKR_ZOOKEEPER_CLASSPATH` or the Debian layout (see
+    /// [`Installation::resolve`](crate::Installation::resolve)).
+    pub fn classpath(mut self, classpath: impl Into<OsString>) -> Self {
+        self.classpath = Some(classpath.into());
+        self
+    }
+
+    /// Uses this `java` binary instead of `ZKR_JAVA`, `$JAVA_HOME/bin/java`
+    /// or `java` on the `PATH`.
+    pub fn java(mut self, java: impl Into<PathBuf>) -> Self {
+        self.java = Some(java.into());
+        self
+    }
+
+    /// The tick as a [`Duration`].
+    pub fn tick_time(&self) -> Duration {
+        Duration::from_millis(self.tick_time_ms.into())
+    }
+
+    /// The (min, max) session timeouts the server will negotiate, taking
+    /// ZooKeeper's defaults (2 and 20 ticks) into account.
+    pub fn session_timeout_range(&self) -> (Duration, Duration) {
+        let tick = u64::from(self.tick_time_ms);
+        let min = self.min_session_timeout_ms.map_or(2 * tick, u64::from);
+        let max = self.max_session_timeout_ms.map_or(20 * tick, u64::from);
+        (Duration::from_millis(min), Duration::from_millis(max))
+    }
+
+    /// Effective `initLimit` in ticks.
+    pub(crate) fn effective_init_limit(&self) -> u32 {
+        self.init_limit
+            .unwrap_or_else(|| 10_000u32.div_ceil(self.tick_time_ms).max(10))
+    }
+
+    /// Effective `syncLimit` in ticks.
+    pub(crate) fn effective_sync_limit(&self) -> u32 {
+        self.sync_limit
+            .unwrap_or_else(|| 2_000u32.div_ceil(self.tick_time_ms).max(5))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_fast() {
+        let o = ServerOptions::default();
+        assert_eq!(o.tick_time(), Duration::from_millis(200));
+        assert_eq!(
+            o.session_timeout_range(),
+            (Duration::from_millis(400), Duration::from_millis(4000))
+        );
+        assert!(o.extended_types);
+        assert!(!o.read_only_mode);
+        assert_eq!(o.startup_timeout, Duration::from_secs(60));
+        assert_eq!(o.effective_init_limit(), 50);
+        assert_eq!(o.effective_sync_limit(), 10);
+    }
+
+    #[test]
+    fn limits_follow_the_tick() {
+        let o = ServerOptions::new().tick_time_ms(2000);
+        assert_eq!(o.effective_init_limit(), 10);
+        assert_eq!(o.effective_sync_limit(), 5);
+        let o = o.init_limit(3).sync_limit(2);
+        assert_eq!((o.effective_init_limit(), o.effective_sync_limit()), (3, 2));
+    }
+}

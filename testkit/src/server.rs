@@ -1,0 +1,243 @@
+//! A single standalone ZooKeeper server.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::Duration;
+
+use crate::config;
+use crate::error::{Error, Result};
+use crate::four_letter::Mode;
+use crate::instance::Instance;
+use crate::locate::Installation;
+use crate::options::ServerOptions;
+use crate::ports::free_port;
+use crate::tempdir::TempDir;
+
+/// How many times a start is retried when the server reports its port was
+/// taken by someone else between our probe and its bind.
+pub(crate) const PORT_ATTEMPTS: usize = 3;
+
+/// A real standalone ZooKeeper server (`ZooKeeperServerMain`) on
+/// `127.0.0.1`, in a fresh temporary folder, like Curator's `TestingServer`.
+///
+/// [`start`](Self::start) returns once the server serves; dropping the value
+/// kills the JVM and deletes the folder (also when a test panics). Every
+/// method takes `&self`, so a server can be shared between threads.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use zkr_testkit::TestingServer;
+///
+/// let server = TestingServer::start()?;
+/// let connect = server.connect_string(); // "127.0.0.1:PORT": give it to a client
+///
+/// server.pause()?;   // SIGSTOP: clients see a silent black hole
+/// server.resume()?;
+/// server.restart()?; // same port, same data: sessions survive
+/// server.stop()?;    // clients see connection refused
+/// # drop(connect);
+/// # Ok::<(), zkr_testkit::Error>(())
+/// ```
+///
+/// # Orphans
+///
+/// If the test process is killed (SIGKILL, CI timeout), `Drop` cannot run.
+/// Each JVM therefore has a tiny `sh` watchdog reading a pipe from the test
+/// process; when that process dies the pipe closes and the watchdog kills the
+/// JVM at once, so no server outlives its test run.
+#[derive(Debug)]
+pub struct TestingServer {
+    // Field order matters: the instance (and its JVM) is dropped before the
+    // folder it lives in.
+    instance: Instance,
+    install: Installation,
+    options: ServerOptions,
+    dir: TempDir,
+}
+
+impl TestingServer {
+    /// Starts a server with [`ServerOptions::default`] and waits until it
+    /// serves.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ServerNotFound`]/[`Error::JavaNotFound`] when ZooKeeper or
+    /// java is not installed; [`Error::ServerExited`] or
+    /// [`Error::NotServing`] (with the end of the server log) when it does
+    /// not come up.
+    pub fn start() -> Result<Self> {
+        Self::start_with(ServerOptions::default())
+    }
+
+    /// Starts a server with the given options and waits until it serves.
+    ///
+    /// # Errors
+    ///
+    /// As for [`start`](Self::start).
+    pub fn start_with(options: ServerOptions) -> Result<Self> {
+        let install = Installation::resolve(options.classpath.as_deref(), options.java.as_deref())?;
+        let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
+        let mut attempt = 1;
+        loop {
+            let port = free_port().map_err(|e| Error::io("finding a free port", e))?;
+            let cfg = config::zoo_cfg(&options, &dir.path().join(config::DATA_DIR), port, &[]);
+            let instance = Instance::create(
+                format!("ZooKeeper server 127.0.0.1:{port}"),
+                dir.path().to_path_buf(),
+                port,
+                config::STANDALONE_MAIN,
+                &cfg,
+                None,
+            )?;
+            instance.spawn(&install, &options)?;
+            match instance.wait_serving(options.startup_timeout) {
+                Ok(_) => {
+                    return Ok(TestingServer {
+                        instance,
+                        install,
+                        options,
+                        dir,
+                    })
+                }
+                // Someone took the port: try another one.
+                Err(_) if attempt < PORT_ATTEMPTS && instance.port_conflict() => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// `"127.0.0.1:PORT"`, the connect string for clients.
+    pub fn connect_string(&self) -> String {
+        format!("127.0.0.1:{}", self.port())
+    }
+
+    /// The client port. It stays the same across [`restart`](Self::restart).
+    pub fn port(&self) -> u16 {
+        self.instance.port()
+    }
+
+    /// The client address, `127.0.0.1:PORT`.
+    pub fn address(&self) -> SocketAddr {
+        self.instance.address()
+    }
+
+    /// The options the server was started with.
+    pub fn options(&self) -> &ServerOptions {
+        &self.options
+    }
+
+    /// The server's temporary folder (config, log, data), deleted on drop.
+    pub fn temp_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The ZooKeeper `dataDir` (snapshots and transaction logs).
+    pub fn data_dir(&self) -> PathBuf {
+        self.instance.data_dir()
+    }
+
+    /// The server log (ZooKeeper's log output plus anything the JVM printed).
+    /// Kept across restarts; deleted on drop with the folder.
+    pub fn log_path(&self) -> PathBuf {
+        self.instance.log_path()
+    }
+
+    /// The JVM's pid, `None` when stopped.
+    pub fn pid(&self) -> Option<u32> {
+        self.instance.pid()
+    }
+
+    /// Whether the JVM is alive (a paused server is).
+    pub fn is_running(&self) -> bool {
+        self.instance.is_running()
+    }
+
+    /// Whether the server is paused by [`pause`](Self::pause).
+    pub fn is_paused(&self) -> bool {
+        self.instance.is_paused()
+    }
+
+    /// The mode `srvr` reports ([`Mode::Standalone`] when serving), `None`
+    /// when stopped, paused or not answering within a second.
+    pub fn mode(&self) -> Option<Mode> {
+        self.instance.mode(Duration::from_secs(1))
+    }
+
+    /// Waits until the server serves (`srvr` reports a mode), at most
+    /// `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotRunning`] if stopped, [`Error::ServerExited`] if the JVM
+    /// died, [`Error::NotServing`] on timeout (a paused server never serves).
+    pub fn wait_serving(&self, timeout: Duration) -> Result<()> {
+        self.instance.wait_serving(timeout).map(drop)
+    }
+
+    /// Stops the server gracefully (SIGTERM, then SIGKILL after 10 s) and
+    /// waits for the JVM to exit. Clients then get "connection refused".
+    /// No-op if already stopped. Data is kept for [`restart`](Self::restart).
+    ///
+    /// # Errors
+    ///
+    /// If signalling or waiting fails.
+    pub fn stop(&self) -> Result<()> {
+        self.instance.stop()
+    }
+
+    /// Kills the server abruptly (SIGKILL), like a crash. No-op if stopped.
+    ///
+    /// # Errors
+    ///
+    /// If signalling or waiting fails.
+    pub fn kill(&self) -> Result<()> {
+        self.instance.kill()
+    }
+
+    /// Stops the server if it is running, then starts it again on the same
+    /// port with the same data, and waits until it serves. Sessions survive
+    /// if the restart is shorter than their timeout.
+    ///
+    /// # Errors
+    ///
+    /// As for [`start`](Self::start). If another process took the port
+    /// meanwhile, this retries a few times, then fails.
+    pub fn restart(&self) -> Result<()> {
+        self.instance.stop()?;
+        let mut attempt = 1;
+        loop {
+            self.instance.spawn(&self.install, &self.options)?;
+            match self.instance.wait_serving(self.options.startup_timeout) {
+                Ok(_) => return Ok(()),
+                Err(_) if attempt < PORT_ATTEMPTS && self.instance.port_conflict() => {
+                    // The port cannot change: wait for it to be released.
+                    attempt += 1;
+                    thread::sleep(Duration::from_millis(500));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Freezes the JVM with SIGSTOP. Its sockets stay open, so clients
+    /// connect and send, but get no answer: a silent network partition.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotRunning`] if stopped.
+    pub fn pause(&self) -> Result<()> {
+        self.instance.pause()
+    }
+
+    /// Thaws a paused JVM (SIGCONT).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotRunning`] if stopped.
+    pub fn resume(&self) -> Result<()> {
+        self.instance.resume()
+    }
+}
