@@ -69,7 +69,11 @@ impl ClientBuilder {
     }
 
     /// An identity added to the session on every connection (e.g. `digest`, `user:password`).
-    pub fn auth(mut self, scheme: impl Into<String>, credentials: impl Into<Vec<u8>>) -> ClientBuilder {
+    pub fn auth(
+        mut self,
+        scheme: impl Into<String>,
+        credentials: impl Into<Vec<u8>>,
+    ) -> ClientBuilder {
         self.auth.push((scheme.into(), credentials.into()));
         self
     }

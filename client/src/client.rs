@@ -12,12 +12,12 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, oneshot};
 use zkr_codec::{
-    encode_header_only, encode_request, Acl, AddWatchMode, AddWatchRequest, CreateMode,
-    CreateRequest, CreateResponse, CreateTtlRequest, Create2Response, Decode, DeleteRequest,
-    Encode, ErrorCode, GetAclResponse, GetAllChildrenNumberResponse,
-    GetDataResponse, GetEphemeralsResponse, List, MultiList, MultiOp, MultiRequest,
-    MultiResponse, OpCode, PathRecord, PathWatchRequest, SetAclRequest, SetDataRequest, Stat,
-    StatResponse, WatcherType, WatchesRequest, WhoAmIResponse,
+    encode_header_only, encode_request, Acl, AddWatchMode, AddWatchRequest, Create2Response,
+    CreateMode, CreateRequest, CreateResponse, CreateTtlRequest, Decode, DeleteRequest, Encode,
+    ErrorCode, GetAclResponse, GetAllChildrenNumberResponse, GetDataResponse,
+    GetEphemeralsResponse, List, MultiList, MultiOp, MultiRequest, MultiResponse, OpCode,
+    PathRecord, PathWatchRequest, SetAclRequest, SetDataRequest, Stat, StatResponse, WatcherType,
+    WatchesRequest, WhoAmIResponse,
 };
 
 use crate::acl::AclEntry;
@@ -171,7 +171,12 @@ impl Client {
     }
 
     /// Encodes a request frame (xid 0), refusing one over the packet limit.
-    fn frame<R: Encode + ?Sized>(&self, op: OpCode, record: &R, size_hint: usize) -> Result<BytesMut> {
+    fn frame<R: Encode + ?Sized>(
+        &self,
+        op: OpCode,
+        record: &R,
+        size_hint: usize,
+    ) -> Result<BytesMut> {
         let mut frame = BytesMut::with_capacity(size_hint + 32);
         encode_request(&mut frame, 0, op, record);
         let len = frame.len() - 4;
@@ -279,10 +284,14 @@ impl Client {
         let mode = options.mode;
         self.check_path(path, mode.is_sequential())?;
         let ttl_ms = match (mode.is_ttl(), options.ttl) {
-            (true, Some(ttl)) if !ttl.is_zero() => Some(ttl.as_millis().min(i64::MAX as u128) as i64),
+            (true, Some(ttl)) if !ttl.is_zero() => {
+                Some(ttl.as_millis().min(i64::MAX as u128) as i64)
+            }
             (true, _) => return Err(Error::invalid(format!("{mode} needs a positive TTL"))),
             (false, Some(_)) => {
-                return Err(Error::invalid(format!("a TTL needs a TTL mode, not {mode}")))
+                return Err(Error::invalid(format!(
+                    "a TTL needs a TTL mode, not {mode}"
+                )))
             }
             (false, None) => None,
         };
@@ -420,11 +429,19 @@ impl Client {
             .await
             .map_err(|e| e.with_path(path))?;
         let decoded = GetAclResponse::decode_prefix(&reply.body)?;
-        Ok((decoded.acl.iter().map(AclEntry::from).collect(), decoded.stat))
+        Ok((
+            decoded.acl.iter().map(AclEntry::from).collect(),
+            decoded.stat,
+        ))
     }
 
     /// Sets the node's ACL if its ACL version is `version` (`None`: any).
-    pub async fn set_acl(&self, path: &str, acl: &[AclEntry], version: Option<i32>) -> Result<Stat> {
+    pub async fn set_acl(
+        &self,
+        path: &str,
+        acl: &[AclEntry],
+        version: Option<i32>,
+    ) -> Result<Stat> {
         self.check_path(path, false)?;
         if acl.is_empty() {
             return Err(Error::invalid("an ACL needs at least one entry"));
@@ -543,7 +560,11 @@ impl Client {
     pub async fn add_watch(&self, path: &str, mode: AddWatchMode) -> Result<PersistentWatch> {
         self.check_path(path, false)?;
         let frame = self.inner.chroot.with_server_path(path, |p| {
-            self.frame(OpCode::AddWatch, &AddWatchRequest { path: p, mode }, p.len())
+            self.frame(
+                OpCode::AddWatch,
+                &AddWatchRequest { path: p, mode },
+                p.len(),
+            )
         })?;
         let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
         let (events_tx, events_rx) = mpsc::unbounded_channel();
@@ -611,7 +632,10 @@ impl Client {
     /// Runs write operations (create, delete, setData, check) as one transaction: all or
     /// nothing. On failure the error names the first operation that failed.
     pub async fn multi(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
-        if let Some(read) = ops.iter().find(|op| matches!(op, Op::GetData { .. } | Op::GetChildren { .. })) {
+        if let Some(read) = ops
+            .iter()
+            .find(|op| matches!(op, Op::GetData { .. } | Op::GetChildren { .. }))
+        {
             return Err(Error::invalid(format!(
                 "multi takes writes only; use multi_read for reads ({})",
                 read.path()
@@ -623,7 +647,10 @@ impl Client {
     /// Runs reads (getData, getChildren) in one round trip. Each result is independent: a
     /// read that fails is an [`OpResult::Error`].
     pub async fn multi_read(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
-        if let Some(write) = ops.iter().find(|op| !matches!(op, Op::GetData { .. } | Op::GetChildren { .. })) {
+        if let Some(write) = ops
+            .iter()
+            .find(|op| !matches!(op, Op::GetData { .. } | Op::GetChildren { .. }))
+        {
             return Err(Error::invalid(format!(
                 "multi_read takes reads only; use multi for writes ({})",
                 write.path()
@@ -638,7 +665,9 @@ impl Client {
             self.check_path(o.path(), sequential)?;
             if let Op::Create { mode, .. } = o {
                 if mode.is_ttl() {
-                    return Err(Error::invalid("TTL creates are not supported in multi here"));
+                    return Err(Error::invalid(
+                        "TTL creates are not supported in multi here",
+                    ));
                 }
             }
         }
@@ -728,7 +757,8 @@ impl Client {
                 zkr_codec::OpResult::Error(code) => {
                     // In a failed transaction: Ok for ops before the failure, the error, then
                     // RuntimeInconsistency for the ones rolled back.
-                    if failure.is_none() && !code.is_ok() && code != ErrorCode::RuntimeInconsistency {
+                    if failure.is_none() && !code.is_ok() && code != ErrorCode::RuntimeInconsistency
+                    {
                         failure = Some((i, code));
                     }
                     OpResult::Error(code)

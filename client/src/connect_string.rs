@@ -26,13 +26,20 @@ impl ConnectString {
     /// ```
     pub fn parse(s: &str) -> Result<ConnectString> {
         let (host_part, chroot) = match s.find('/') {
-            Some(i) => (&s[..i], Chroot::new(&s[i..]).map_err(|e| {
-                Error::invalid(format!("bad chroot in connect string {s:?}: {e}"))
-            })?),
+            Some(i) => (
+                &s[..i],
+                Chroot::new(&s[i..]).map_err(|e| {
+                    Error::invalid(format!("bad chroot in connect string {s:?}: {e}"))
+                })?,
+            ),
             None => (s, Chroot::none()),
         };
         let mut hosts = Vec::new();
-        for item in host_part.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+        for item in host_part
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+        {
             hosts.push(parse_host(item).map_err(|why| {
                 Error::invalid(format!("bad host {item:?} in connect string {s:?}: {why}"))
             })?);
@@ -50,7 +57,10 @@ fn parse_host(item: &str) -> std::result::Result<(String, u16), String> {
         let host = &rest[..end];
         match &rest[end + 1..] {
             "" => (host, None),
-            p => (host, Some(p.strip_prefix(':').ok_or("expected ':' after ']'")?)),
+            p => (
+                host,
+                Some(p.strip_prefix(':').ok_or("expected ':' after ']'")?),
+            ),
         }
     } else {
         match item.rsplit_once(':') {
@@ -85,7 +95,16 @@ mod tests {
 
     #[test]
     fn refuses_nonsense() {
-        for bad in ["", "/app", "h:notaport", "h:70000", "::1:2181", "[::1", "h/app/", "h/a//b"] {
+        for bad in [
+            "",
+            "/app",
+            "h:notaport",
+            "h:70000",
+            "::1:2181",
+            "[::1",
+            "h/app/",
+            "h/a//b",
+        ] {
             let err = ConnectString::parse(bad).unwrap_err();
             assert!(err.is_invalid_input(), "{bad}: {err}");
         }

@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-pub use zkr_codec::ErrorCode;
 use zkr_codec::DecodeError;
+pub use zkr_codec::ErrorCode;
 
 /// Why an operation failed.
 ///

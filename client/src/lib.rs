@@ -44,4 +44,6 @@ pub use path::{validate_path, Chroot};
 pub use session::{ConnectionState, StateChange};
 pub use state_changes::StateChanges;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
-pub use zkr_codec::{Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType};
+pub use zkr_codec::{
+    Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType,
+};

@@ -14,7 +14,11 @@ pub struct Rng(u64);
 impl Rng {
     /// A generator from a seed (0 is replaced: xorshift needs a non-zero state).
     pub fn new(seed: u64) -> Rng {
-        Rng(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+        Rng(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
     }
 
     /// The next value.

@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use zkr_codec::{
     check_frame, decode_connect_response, encode_connect_request, encode_header_only,
-    encode_request, parse_reply, put_str_vec, xid, ConnectRequest, Decode, Encode,
+    encode_request, parse_reply, put_str_vec, xid, AuthPacket, ConnectRequest, Decode, Encode,
     ErrorCode, EventType, KeeperState, OpCode, WatcherEvent, WatcherType, WatchesRequest,
-    AuthPacket, REQUEST_XID_OFFSET,
+    REQUEST_XID_OFFSET,
 };
 
 use crate::error::Error;
@@ -310,9 +310,9 @@ impl<T> Session<T> {
     /// The host of the current connection, if any.
     pub fn current_host(&self) -> Option<usize> {
         match self.conn {
-            Conn::Connecting { host, .. } | Conn::Handshaking { host, .. } | Conn::Open { host, .. } => {
-                Some(host)
-            }
+            Conn::Connecting { host, .. }
+            | Conn::Handshaking { host, .. }
+            | Conn::Open { host, .. } => Some(host),
             _ => None,
         }
     }
@@ -562,7 +562,8 @@ impl<T> Session<T> {
                             let next = (interval * 2).min(Duration::from_secs(60));
                             self.rw_probe = Some((now + next, next));
                             if self.hosts.host_count() > 1 {
-                                let mut probe = self.rng.below(self.hosts.host_count() as u64) as usize;
+                                let mut probe =
+                                    self.rng.below(self.hosts.host_count() as u64) as usize;
                                 if probe == host {
                                     probe = (probe + 1) % self.hosts.host_count();
                                 }
@@ -585,7 +586,10 @@ impl<T> Session<T> {
 
     /// While read-only, a read-write server was found at `host`: move there.
     pub fn handle_read_write_found(&mut self, host: usize, now: Instant) {
-        if let Conn::Open { read_only: true, .. } = self.conn {
+        if let Conn::Open {
+            read_only: true, ..
+        } = self.conn
+        {
             self.connection_lost(now);
             self.hosts.jump_to(host);
             self.conn = Conn::Idle { retry_at: now };
@@ -602,7 +606,13 @@ impl<T> Session<T> {
     }
 
     fn send(&mut self, request: Request<T>, now: Instant) {
-        self.send_frame(&request.frame, request.op, Some(request.token), request.watch, now);
+        self.send_frame(
+            &request.frame,
+            request.op,
+            Some(request.token),
+            request.watch,
+            now,
+        );
     }
 
     /// Appends a frame encoded with xid 0, writing the next xid into it.
@@ -649,7 +659,8 @@ impl<T> Session<T> {
     fn start_connect(&mut self, now: Instant) {
         let host = self.hosts.current();
         // The Java client's rule: a host gets its share of the session timeout.
-        let timeout = (self.negotiated / self.hosts.host_count() as u32).max(Duration::from_millis(100));
+        let timeout =
+            (self.negotiated / self.hosts.host_count() as u32).max(Duration::from_millis(100));
         self.conn = Conn::Connecting {
             host,
             deadline: now + timeout,
@@ -821,7 +832,8 @@ impl<T> Session<T> {
                 let event = WatcherEvent::decode_prefix(&body)?;
                 let path = event.path.unwrap_or_default();
                 self.triggered.clear();
-                self.watches.trigger(event.event_type, path, &mut self.triggered);
+                self.watches
+                    .trigger(event.event_type, path, &mut self.triggered);
                 for &watcher in &self.triggered {
                     self.events.push_back(Event::Watch {
                         watcher,
@@ -941,7 +953,12 @@ impl<T> Session<T> {
         }
     }
 
-    fn handle_connect_response(&mut self, frame: &[u8], host: usize, now: Instant) -> Result<(), Error> {
+    fn handle_connect_response(
+        &mut self,
+        frame: &[u8],
+        host: usize,
+        now: Instant,
+    ) -> Result<(), Error> {
         let (response, read_only) = decode_connect_response(frame)?;
         if response.timeout_ms <= 0 {
             // The server says the session expired.
@@ -959,7 +976,8 @@ impl<T> Session<T> {
         self.conn = Conn::Open { host, read_only };
         self.disconnected_since = None;
         self.hosts.connected();
-        self.rw_probe = read_only.then(|| (now + Duration::from_millis(100), Duration::from_millis(100)));
+        self.rw_probe =
+            read_only.then(|| (now + Duration::from_millis(100), Duration::from_millis(100)));
 
         // In the Java client's order: identities, then watches, then the queued requests.
         self.auth_replies = 0;

@@ -166,9 +166,15 @@ impl WatchRegistry {
 
     /// Whether any watch of any kind remains on `path`.
     pub fn has_any(&self, path: &str) -> bool {
-        [&self.data, &self.exist, &self.child, &self.persistent, &self.recursive]
-            .iter()
-            .any(|t| t.0.contains_key(path))
+        [
+            &self.data,
+            &self.exist,
+            &self.child,
+            &self.persistent,
+            &self.recursive,
+        ]
+        .iter()
+        .any(|t| t.0.contains_key(path))
     }
 
     /// Removes the watches a successful `removeWatches(path, kind)` removed on the server;
@@ -217,9 +223,15 @@ impl WatchRegistry {
 
     /// Whether nothing is registered.
     pub fn is_empty(&self) -> bool {
-        [&self.data, &self.exist, &self.child, &self.persistent, &self.recursive]
-            .iter()
-            .all(|t| t.0.is_empty())
+        [
+            &self.data,
+            &self.exist,
+            &self.child,
+            &self.persistent,
+            &self.recursive,
+        ]
+        .iter()
+        .all(|t| t.0.is_empty())
     }
 
     /// Splits every registered path into SetWatches batches whose path bytes stay near
@@ -228,7 +240,13 @@ impl WatchRegistry {
         let mut batches = Vec::new();
         let mut batch = WatchBatch::default();
         let mut size = 0;
-        let tables = [&self.data, &self.exist, &self.child, &self.persistent, &self.recursive];
+        let tables = [
+            &self.data,
+            &self.exist,
+            &self.child,
+            &self.persistent,
+            &self.recursive,
+        ];
         for (which, table) in tables.into_iter().enumerate() {
             for path in table.0.keys() {
                 let cost = path.len() + 4;
@@ -309,10 +327,18 @@ mod tests {
         }
         r.add(WatchKind::Persistent, "/p", 5000);
         let batches = r.batches(1024);
-        let total: usize = batches.iter().map(|b| b.data.len() + b.persistent.len()).sum();
+        let total: usize = batches
+            .iter()
+            .map(|b| b.data.len() + b.persistent.len())
+            .sum();
         assert_eq!(total, 1001);
         for b in &batches {
-            let bytes: usize = b.data.iter().chain(&b.persistent).map(|p| p.len() + 4).sum();
+            let bytes: usize = b
+                .data
+                .iter()
+                .chain(&b.persistent)
+                .map(|p| p.len() + 4)
+                .sum();
             assert!(bytes <= 1024, "{bytes}");
         }
         assert_eq!(batches.iter().filter(|b| b.needs_v2()).count(), 1);
