@@ -1,0 +1,19 @@
+//! `zkr`: an Apache ZooKeeper client for Rust with Curator-compatible recipes.
+//!
+//! This crate re-exports the workspace's parts:
+//! - [`codec`]: the Jute wire codec (no I/O),
+//! - [`client`]: the async client (also re-exported at the top level),
+//! - [`testkit`]: real ZooKeeper servers and ensembles for tests and demos.
+//!
+//! ```no_run
+//! # async fn demo() -> zkr::Result<()> {
+//! let client = zkr::Client::connect("127.0.0.1:2181").await?;
+//! client.create("/hello", b"world", zkr::CreateMode::Ephemeral).await?;
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+pub use zkr_client as client;
+pub use zkr_client::*;
+pub use zkr_codec as codec;
+pub use zkr_testkit as testkit;
