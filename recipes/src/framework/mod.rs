@@ -1,0 +1,20 @@
+//! The framework layer under every recipe: retries, paths and parents, protected creates,
+//! guaranteed deletes, and the connection-state policy.
+
+mod connection;
+mod delete;
+mod paths;
+mod policy;
+mod protected;
+mod retry;
+mod uuid;
+
+pub use connection::wait_connected;
+pub use delete::{delete_until_gone, guaranteed_delete, guaranteed_delete_protected};
+#[allow(unused_imports)]
+pub(crate) use paths::join_all;
+pub use paths::{create_parents, join, node_name, parent};
+pub use policy::ConnectionStatePolicy;
+pub use protected::{create_protected, find_protected, ProtectedName, PROTECTED_PREFIX};
+pub use retry::RetryPolicy;
+pub use uuid::Uuid;

@@ -1,0 +1,102 @@
+//! Path helpers: joining, the node name of a path, and creating missing parents.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use zkr_client::{Client, CreateMode, ErrorCode, Result};
+
+/// `parent` + `/` + `child` (no double slash under the root).
+pub fn join(parent: &str, child: &str) -> String {
+    if parent == "/" {
+        format!("/{child}")
+    } else {
+        format!("{parent}/{child}")
+    }
+}
+
+/// The last segment of a path (`/a/b` → `b`).
+pub fn node_name(path: &str) -> &str {
+    path.rsplit_once('/').map_or(path, |(_, name)| name)
+}
+
+/// The parent of a path (`/a/b` → `/a`, `/a` → `/`).
+pub fn parent(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+/// Creates `path` and its missing ancestors, as containers (`container = true`, Curator's
+/// `creatingParentContainersIfNeeded`: the server removes them once empty) or persistent
+/// nodes. Existing nodes are left alone. All creates go out at once: one round trip.
+pub async fn create_parents(client: &Client, path: &str, container: bool) -> Result<()> {
+    let mode = if container {
+        CreateMode::Container
+    } else {
+        CreateMode::Persistent
+    };
+    let prefixes: Vec<&str> = path
+        .match_indices('/')
+        .skip(1)
+        .map(|(i, _)| &path[..i])
+        .chain((path != "/").then_some(path))
+        .collect();
+    let creates: Vec<Pin<Box<dyn Future<Output = Result<String>> + Send + '_>>> = prefixes
+        .iter()
+        .map(|p| {
+            Box::pin(client.create(p, b"", mode)) as Pin<Box<dyn Future<Output = _> + Send + '_>>
+        })
+        .collect();
+    for result in join_all(creates).await {
+        match result {
+            Ok(_) => {}
+            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Polls every future until all are done; their requests go out together (pipelined).
+pub(crate) async fn join_all<T>(
+    mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>,
+) -> Vec<T> {
+    let mut results: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx: &mut Context<'_>| {
+        let mut pending = false;
+        for (f, slot) in futures.iter_mut().zip(results.iter_mut()) {
+            if slot.is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => *slot = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    results
+        .into_iter()
+        .map(|r| r.expect("every future finished"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_parts() {
+        assert_eq!(join("/", "a"), "/a");
+        assert_eq!(join("/a", "b"), "/a/b");
+        assert_eq!(node_name("/a/b"), "b");
+        assert_eq!(parent("/a/b"), "/a");
+        assert_eq!(parent("/a"), "/");
+    }
+}

@@ -1,0 +1,101 @@
+//! Protected creates (Curator's `withProtection`): a node named `_c_<uuid>-<name>`, so that
+//! after a connection loss during the create we can find out whether it happened.
+
+use zkr_client::{Client, CreateMode, CreateOptions, ErrorCode, Result, Stat};
+
+use super::connection::wait_connected;
+use super::delete::guaranteed_delete;
+use super::paths::{create_parents, join, parent};
+use super::uuid::Uuid;
+
+/// The protected-name prefix.
+pub const PROTECTED_PREFIX: &str = "_c_";
+
+/// A protected name for one create: `_c_<uuid>-`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtectedName {
+    prefix: String,
+}
+
+impl ProtectedName {
+    /// A fresh random one.
+    pub fn new() -> ProtectedName {
+        ProtectedName {
+            prefix: format!("{PROTECTED_PREFIX}{}-", Uuid::new_v4()),
+        }
+    }
+
+    /// `_c_<uuid>-`.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The path to create: `<parent>/_c_<uuid>-<name>`.
+    pub fn path(&self, parent: &str, name: &str) -> String {
+        join(parent, &format!("{}{name}", self.prefix))
+    }
+}
+
+impl Default for ProtectedName {
+    fn default() -> Self {
+        ProtectedName::new()
+    }
+}
+
+/// Creates `<parent>/_c_<uuid>-<name>` (with missing parents as containers) and returns its
+/// path and Stat. After a connection loss it waits for the connection, then looks for a child
+/// of `parent` with our prefix before creating again; an ephemeral found there that belongs
+/// to an earlier session is deleted, not adopted (it is about to vanish).
+pub async fn create_protected(
+    client: &Client,
+    parent_path: &str,
+    name: &str,
+    data: &[u8],
+    mode: CreateMode,
+    protected: &ProtectedName,
+) -> Result<(String, Stat)> {
+    let path = protected.path(parent_path, name);
+    let options = CreateOptions::new(mode).with_stat();
+    loop {
+        match client.create_with(&path, data, &options).await {
+            Ok((created, stat)) => return Ok((created, stat.unwrap_or_default())),
+            Err(e) if e.code() == ErrorCode::NoNode => {
+                create_parents(client, parent(&path), true).await?;
+            }
+            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+                wait_connected(client).await?;
+                if let Some(found) = find_protected(client, parent_path, protected, mode).await? {
+                    return Ok(found);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Looks for our protected node under `parent`; returns it if it is ours to keep.
+pub async fn find_protected(
+    client: &Client,
+    parent: &str,
+    protected: &ProtectedName,
+    mode: CreateMode,
+) -> Result<Option<(String, Stat)>> {
+    let children = match client.get_children(parent).await {
+        Ok(c) => c,
+        Err(e) if e.code() == ErrorCode::NoNode => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Some(name) = children.iter().find(|n| n.starts_with(protected.prefix())) else {
+        return Ok(None);
+    };
+    let path = join(parent, name);
+    let Some(stat) = client.exists(&path).await? else {
+        return Ok(None);
+    };
+    if mode.is_ephemeral() && stat.ephemeral_owner != client.session_id() {
+        // Created by a session that is gone: it will vanish at that session's expiry.
+        guaranteed_delete(client, path);
+        return Ok(None);
+    }
+    Ok(Some((path, stat)))
+}

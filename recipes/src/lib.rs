@@ -1,0 +1,15 @@
+//! Apache Curator's recipes on `zkr-client`, sharing znodes with Curator: a Rust process and
+//! a Java process can contend for the same lock or take part in the same election.
+//!
+//! - [`sequence`]: Curator's ordering of contender nodes, allocation-free.
+//! - [`framework`]: retries, protected creates, guaranteed deletes, connection-state policy.
+//! - Locks: [`InterProcessMutex`].
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod framework;
+pub mod lock;
+pub mod sequence;
+
+pub use framework::{ConnectionStatePolicy, RetryPolicy};
+pub use lock::{revoke, InterProcessMutex, LockGuard};

@@ -1,0 +1,111 @@
+//! [`LockGuard`]: proof of holding a lock node; releasing it deletes the node for sure.
+
+use zkr_client::{Client, ErrorCode, Result};
+
+use crate::framework::{delete_until_gone, guaranteed_delete, ConnectionStatePolicy};
+
+/// The data a revoker writes into a holder's node (Curator's `Revoker`).
+pub const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
+
+/// Held while the lock is held. [`LockGuard::release`] deletes the node (retrying through
+/// connection loss); dropping the guard deletes it in the background.
+///
+/// Whether the lock is still held depends on the connection: see [`LockGuard::is_held`] and
+/// [`LockGuard::lost`].
+#[derive(Debug)]
+pub struct LockGuard {
+    client: Client,
+    path: Option<String>,
+    session_id: i64,
+    policy: ConnectionStatePolicy,
+}
+
+impl LockGuard {
+    pub(crate) fn new(
+        client: &Client,
+        path: String,
+        session_id: i64,
+        policy: ConnectionStatePolicy,
+    ) -> LockGuard {
+        LockGuard {
+            client: client.clone(),
+            path: Some(path),
+            session_id,
+            policy,
+        }
+    }
+
+    /// The path of the lock node.
+    pub fn path(&self) -> &str {
+        self.path.as_deref().unwrap_or_default()
+    }
+
+    /// The session that owns the node.
+    pub fn session_id(&self) -> i64 {
+        self.session_id
+    }
+
+    /// Whether the lock can still be counted on: same session, and (under the standard
+    /// policy) connected.
+    pub fn is_held(&self) -> bool {
+        self.client.session_id() == self.session_id
+            && !self.policy.is_error_state(self.client.state())
+    }
+
+    /// Resolves when the lock can no longer be counted on (under the standard policy: as soon
+    /// as the connection is suspended; under session-only: when the session is lost). Work
+    /// done under the lock should stop then.
+    pub async fn lost(&self) {
+        let mut changes = self.client.state_changes();
+        if !self.is_held() {
+            return;
+        }
+        while let Some(change) = changes.next().await {
+            if self.policy.is_error_state(change.state) || change.session_id != self.session_id {
+                return;
+            }
+        }
+    }
+
+    /// Resolves when another process asks the holder to release (writes
+    /// [`REVOKE_MESSAGE`] into the node: [`crate::revoke`]). Errors if the node is gone.
+    pub async fn revocation_requested(&self) -> Result<()> {
+        loop {
+            let (data, _, watch) = self.client.get_data_and_watch(self.path()).await?;
+            if data.as_ref() == REVOKE_MESSAGE {
+                return Ok(());
+            }
+            let event = watch.await;
+            if event.is_session_event() {
+                return Err(zkr_client::Error::session_expired().with_path(self.path()));
+            }
+        }
+    }
+
+    /// Releases the lock: deletes the node, retrying through connection loss until it is gone
+    /// (a release never leaves the node behind while reporting success).
+    pub async fn release(mut self) -> Result<()> {
+        match self.path.take() {
+            Some(path) => delete_until_gone(&self.client, &path).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        if let Some(path) = self.path.take() {
+            guaranteed_delete(&self.client, path);
+        }
+    }
+}
+
+/// Asks the holder of the lock node at `node_path` to release it (Curator's
+/// `Revoker.attemptRevoke`). The holder learns it from [`LockGuard::revocation_requested`].
+pub async fn revoke(client: &Client, node_path: &str) -> Result<()> {
+    match client.set_data(node_path, REVOKE_MESSAGE, None).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,207 @@
+//! The one place that knows Curator's ordering rules for sequential contender nodes.
+//!
+//! A contender's node is `_c_<uuid>-<lockname><10 digits>`. Contenders are ordered by their
+//! *sort key*: the text after the LAST occurrence of the lock name (a child without the lock
+//! name sorts by its whole name), compared as strings; the 10-digit zero padding makes that
+//! numeric. Every child of the lock directory is a contender.
+//!
+//! Everything here works on names borrowed from a getChildren reply and allocates nothing:
+//! finding our rank and our predecessor is one pass, not a sort.
+
+/// The sort key of `name` for `lock_name` (Curator's `standardFixForSorting`).
+///
+/// ```
+/// use zkr_recipes::sequence::sort_key;
+/// assert_eq!(sort_key("_c_0f5c-lock-0000000007", "lock-"), "0000000007");
+/// assert_eq!(sort_key("foreign", "lock-"), "foreign");
+/// ```
+pub fn sort_key<'a>(name: &'a str, lock_name: &str) -> &'a str {
+    match name.rfind(lock_name) {
+        Some(i) => &name[i + lock_name.len()..],
+        None => name,
+    }
+}
+
+/// Curator's read/write lock key: fixed for `__READ__`, then for `__WRIT__`, so readers and
+/// writers in one directory share one order.
+pub fn read_write_sort_key(name: &str) -> &str {
+    sort_key(
+        sort_key(name, crate::lock::READ_LOCK_NAME),
+        crate::lock::WRITE_LOCK_NAME,
+    )
+}
+
+/// The 10-digit sequence number at the end of a sequential node's name.
+///
+/// ```
+/// use zkr_recipes::sequence::sequence_number;
+/// assert_eq!(sequence_number("_c_x-latch-0000000042"), Some(42));
+/// assert_eq!(sequence_number("latch-42"), None);
+/// ```
+pub fn sequence_number(name: &str) -> Option<u32> {
+    let digits = name.get(name.len().checked_sub(10)?..)?;
+    if digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Where a contender stands among the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rank<'a> {
+    /// How many contenders sort before it (0: it is first).
+    pub index: usize,
+    /// The contender just before it: the one to watch while waiting.
+    pub predecessor: Option<&'a str>,
+    /// The first contender overall.
+    pub first: &'a str,
+    /// Number of contenders.
+    pub count: usize,
+}
+
+/// Finds `ours` among `children` in one pass: its index in key order, its predecessor, and
+/// the first contender. `None` when `ours` is not among them (its node is gone).
+///
+/// ```
+/// use zkr_recipes::sequence::{rank, sort_key};
+/// let children = ["_c_a-lock-0000000003", "_c_b-lock-0000000001", "_c_c-lock-0000000002"];
+/// let r = rank(children, "_c_c-lock-0000000002", |n| sort_key(n, "lock-")).unwrap();
+/// assert_eq!(r.index, 1);
+/// assert_eq!(r.predecessor, Some("_c_b-lock-0000000001"));
+/// assert_eq!(r.first, "_c_b-lock-0000000001");
+/// ```
+pub fn rank<'a, I, K>(children: I, ours: &str, key: K) -> Option<Rank<'a>>
+where
+    I: IntoIterator<Item = &'a str>,
+    K: Fn(&str) -> &str,
+{
+    let our_key = key(ours);
+    let mut found = false;
+    let mut index = 0;
+    let mut count = 0;
+    let mut predecessor: Option<(&'a str, &'a str)> = None;
+    let mut first: Option<(&'a str, &'a str)> = None;
+    for child in children {
+        count += 1;
+        let k = key(child);
+        if first.is_none_or(|(fk, _)| k < fk) {
+            first = Some((k, child));
+        }
+        if child == ours {
+            found = true;
+            continue;
+        }
+        if k < our_key {
+            index += 1;
+            if predecessor.is_none_or(|(pk, _)| k > pk) {
+                predecessor = Some((k, child));
+            }
+        }
+    }
+    found.then(|| Rank {
+        index,
+        predecessor: predecessor.map(|(_, n)| n),
+        // `first` is set whenever `ours` was found (it is among the children).
+        first: first.map(|(_, n)| n).unwrap_or_default(),
+        count,
+    })
+}
+
+/// For a reader: the first (lowest) contender before `ours` that `blocks` (a writer), if any;
+/// `Err(())` when `ours` is not among the children. One pass, no allocation.
+pub fn first_blocker_before<'a, I, K, B>(
+    children: I,
+    ours: &str,
+    key: K,
+    blocks: B,
+) -> Result<Option<&'a str>, ()>
+where
+    I: IntoIterator<Item = &'a str>,
+    K: Fn(&str) -> &str,
+    B: Fn(&str) -> bool,
+{
+    let our_key = key(ours);
+    let mut found = false;
+    let mut blocker: Option<(&'a str, &'a str)> = None;
+    for child in children {
+        if child == ours {
+            found = true;
+            continue;
+        }
+        let k = key(child);
+        if k < our_key && blocks(child) && blocker.is_none_or(|(bk, _)| k < bk) {
+            blocker = Some((k, child));
+        }
+    }
+    if found {
+        Ok(blocker.map(|(_, n)| n))
+    } else {
+        Err(())
+    }
+}
+
+/// Gives a closure the higher-ranked type the functions here take (`for<'x> Fn(&'x str) ->
+/// &'x str`), which closure inference does not find on its own.
+pub fn key_fn<F: for<'x> Fn(&'x str) -> &'x str>(f: F) -> F {
+    f
+}
+
+/// The children in key order (allocates the vector; for listings, not for the hot path).
+pub fn sorted<'a, I, K>(children: I, key: K) -> Vec<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+    K: Fn(&str) -> &str,
+{
+    let mut v: Vec<&str> = children.into_iter().collect();
+    v.sort_by(|a, b| key(a).cmp(key(b)));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_uses_the_last_occurrence() {
+        assert_eq!(sort_key("_c_lock--lock-0000000001", "lock-"), "0000000001");
+        assert_eq!(sort_key("lock-", "lock-"), "");
+        assert_eq!(read_write_sort_key("_c_x-__READ__0000000004"), "0000000004");
+        assert_eq!(read_write_sort_key("_c_x-__WRIT__0000000003"), "0000000003");
+    }
+
+    #[test]
+    fn rank_matches_a_full_sort() {
+        let names: Vec<String> = [7, 3, 9, 1, 5]
+            .iter()
+            .map(|i| format!("_c_{i}-lock-{i:010}"))
+            .collect();
+        let key = key_fn(|n| sort_key(n, "lock-"));
+        let sorted = sorted(names.iter().map(String::as_str), key);
+        for (i, ours) in sorted.iter().enumerate() {
+            let r = rank(names.iter().map(String::as_str), ours, key).unwrap();
+            assert_eq!(r.index, i);
+            assert_eq!(r.predecessor, i.checked_sub(1).map(|p| sorted[p]));
+            assert_eq!(r.first, sorted[0]);
+            assert_eq!(r.count, 5);
+        }
+        assert!(rank(names.iter().map(String::as_str), "absent", key).is_none());
+    }
+
+    #[test]
+    fn readers_wait_for_the_first_writer_before_them() {
+        let children = [
+            "_c_a-__READ__0000000001",
+            "_c_b-__WRIT__0000000002",
+            "_c_c-__READ__0000000003",
+            "_c_d-__WRIT__0000000004",
+            "_c_e-__READ__0000000005",
+        ];
+        let writer = |n: &str| n.contains(crate::lock::WRITE_LOCK_NAME);
+        let b = first_blocker_before(children, children[4], read_write_sort_key, writer);
+        assert_eq!(b, Ok(Some(children[1])));
+        let b = first_blocker_before(children, children[0], read_write_sort_key, writer);
+        assert_eq!(b, Ok(None));
+        assert!(first_blocker_before(children, "x", read_write_sort_key, writer).is_err());
+    }
+}

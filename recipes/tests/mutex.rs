@@ -1,0 +1,141 @@
+//! InterProcessMutex against a real server: exclusion, fairness, timeouts, cancel safety.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use zkr_client::{Client, CreateMode};
+use zkr_recipes::InterProcessMutex;
+use zkr_testkit::TestingServer;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(DEADLINE, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_sessions_never_overlap() {
+    let zk = TestingServer::start().unwrap();
+    let counter = Arc::new(AtomicUsize::new(0));
+    let inside = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..20 {
+        let connect = zk.connect_string();
+        let counter = counter.clone();
+        let inside = inside.clone();
+        tasks.push(tokio::spawn(async move {
+            let client = Client::connect(&connect).await.unwrap();
+            let mutex = InterProcessMutex::new(&client, "/locks/counter");
+            for _ in 0..5 {
+                let guard = mutex.acquire().await.unwrap();
+                assert_eq!(
+                    inside.fetch_add(1, Ordering::SeqCst),
+                    0,
+                    "two holders at once"
+                );
+                // A read-modify-write that loses updates without the lock.
+                let value = counter.load(Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                counter.store(value + 1, Ordering::SeqCst);
+                inside.fetch_sub(1, Ordering::SeqCst);
+                guard.release().await.unwrap();
+            }
+            client.close().await.unwrap();
+        }));
+    }
+    for t in tasks {
+        within("lock task", t).await.unwrap();
+    }
+    assert_eq!(counter.load(Ordering::SeqCst), 100, "an update was lost");
+    let checker = Client::connect(&zk.connect_string()).await.unwrap();
+    let left = checker
+        .get_children("/locks/counter")
+        .await
+        .map(|c| c.len())
+        .unwrap_or(0);
+    assert_eq!(left, 0, "lock nodes left behind");
+}
+
+#[tokio::test]
+async fn timeout_and_dropped_acquire_leave_no_node() {
+    let zk = TestingServer::start().unwrap();
+    let a = Client::connect(&zk.connect_string()).await.unwrap();
+    let b = Client::connect(&zk.connect_string()).await.unwrap();
+    let held = InterProcessMutex::new(&a, "/locks/x")
+        .acquire()
+        .await
+        .unwrap();
+    assert!(held.path().starts_with("/locks/x/_c_"), "{}", held.path());
+    assert!(held.path().contains("-lock-"), "{}", held.path());
+
+    let waiting = InterProcessMutex::new(&b, "/locks/x");
+    let got = waiting
+        .try_acquire(Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(got.is_none());
+    // A dropped acquire future: its node must go too.
+    let dropped = tokio::time::timeout(Duration::from_millis(300), waiting.acquire()).await;
+    assert!(dropped.is_err());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let children = a.get_children("/locks/x").await.unwrap();
+        if children.len() == 1 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "orphans: {:?}",
+            children.to_vec()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Hand-off: b waits, a releases, b gets it.
+    let next = tokio::spawn({
+        let waiting = waiting.clone();
+        async move { waiting.acquire().await.unwrap() }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    held.release().await.unwrap();
+    let guard = within("hand-off", next).await.unwrap();
+    assert!(guard.is_held());
+    assert_eq!(
+        waiting.participant_nodes().await.unwrap(),
+        vec![guard.path().to_string()]
+    );
+}
+
+#[tokio::test]
+async fn lock_directory_deleted_and_recreated() {
+    let zk = TestingServer::start().unwrap();
+    let a = Client::connect(&zk.connect_string()).await.unwrap();
+    let b = Client::connect(&zk.connect_string()).await.unwrap();
+    let guard = InterProcessMutex::new(&a, "/locks/d")
+        .acquire()
+        .await
+        .unwrap();
+    let waiter = tokio::spawn({
+        let b = b.clone();
+        async move {
+            InterProcessMutex::new(&b, "/locks/d")
+                .acquire()
+                .await
+                .unwrap()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Someone deletes everything: the holder's node and the waiter's, then the directory.
+    for child in a.get_children("/locks/d").await.unwrap().to_vec() {
+        a.delete(&format!("/locks/d/{child}"), None).await.unwrap();
+    }
+    a.delete("/locks/d", None).await.unwrap();
+    a.create("/locks/d", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let got = within("waiter after recreate", waiter).await.unwrap();
+    assert!(got.path().starts_with("/locks/d/_c_"));
+    drop(guard);
+}
