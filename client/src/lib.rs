@@ -34,6 +34,7 @@ mod state_changes;
 mod watch;
 
 pub use acl::AclEntry;
+pub use bytes::Bytes;
 pub use builder::ClientBuilder;
 pub use children::Children;
 pub use client::{Client, CreateOptions};

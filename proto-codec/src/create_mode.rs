@@ -35,7 +35,10 @@ impl CreateMode {
 
     /// Whether the node ends with the session.
     pub fn is_ephemeral(self) -> bool {
-        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+        matches!(
+            self,
+            CreateMode::Ephemeral | CreateMode::EphemeralSequential
+        )
     }
 
     /// Whether the mode needs a TTL (and the `createTTL` opcode).

@@ -39,6 +39,8 @@ mod error;
 mod error_code;
 mod event;
 mod frame;
+#[doc(hidden)]
+pub mod fuzzing;
 mod header;
 pub mod jute;
 mod list;

@@ -3,13 +3,16 @@
 //!
 //! - [`sequence`]: Curator's ordering of contender nodes, allocation-free.
 //! - [`framework`]: retries, protected creates, guaranteed deletes, connection-state policy.
+//! - Leader election: [`LeaderLatch`].
 //! - Locks: [`InterProcessMutex`].
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod framework;
+pub mod leader;
 pub mod lock;
 pub mod sequence;
 
 pub use framework::{ConnectionStatePolicy, RetryPolicy};
+pub use leader::{CloseMode, LeaderLatch, Participant};
 pub use lock::{revoke, InterProcessMutex, LockGuard};

@@ -245,9 +245,7 @@ impl<'a> MultiItem<'a> for MultiOp<'a> {
 
     fn encode_body(&self, buf: &mut BytesMut) {
         match self {
-            MultiOp::Create(c) | MultiOp::Create2(c) | MultiOp::CreateContainer(c) => {
-                c.encode(buf)
-            }
+            MultiOp::Create(c) | MultiOp::Create2(c) | MultiOp::CreateContainer(c) => c.encode(buf),
             MultiOp::CreateTtl(c) => c.encode(buf),
             MultiOp::Delete(d) | MultiOp::Check(d) => d.encode(buf),
             MultiOp::SetData(s) => s.encode(buf),

@@ -11,7 +11,6 @@ mod uuid;
 
 pub use connection::wait_connected;
 pub use delete::{delete_until_gone, guaranteed_delete, guaranteed_delete_protected};
-#[allow(unused_imports)]
 pub(crate) use paths::join_all;
 pub use paths::{create_parents, join, node_name, parent};
 pub use policy::ConnectionStatePolicy;

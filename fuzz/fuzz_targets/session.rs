@@ -1,0 +1,10 @@
+//! Fuzz target `session`: see `zkr_client::session::fuzzing::session`.
+//!
+//! The input is a script of actions against the sans-I/O session core on virtual time (submit,
+//! server bytes raw or well-formed, time, connect, disconnect, close, ...); invariants are
+//! checked after every step.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| zkr_client::session::fuzzing::session(data));

@@ -1,0 +1,498 @@
+//! [`LeaderLatch`]: Curator's leader latch, on the same znodes.
+//!
+//! Each participant has an ephemeral-sequential node `<path>/_c_<uuid>-latch-<seq>` holding
+//! its id (UTF-8). The participant whose node sorts first leads; every other one watches the
+//! node just before its own (getData with a watch), so a departure wakes exactly one waiter.
+//!
+//! Beyond Curator: before acting as leader, the latch checks that its node belongs to the
+//! current session (CURATOR-696: after a lost session the old node may still sort first until
+//! the server expires it; leading with it would give two leaders), and the leader watches its
+//! own node, so it notices when the node is deleted under it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use zkr_client::{Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result};
+
+use crate::framework::{
+    create_parents, delete_until_gone, find_protected, guaranteed_delete,
+    guaranteed_delete_protected, join, join_all, node_name, wait_connected, ConnectionStatePolicy,
+    ProtectedName,
+};
+use crate::sequence::{key_fn, rank, sort_key, sorted};
+
+/// The lock name of latch nodes.
+pub const LATCH_NAME: &str = "latch-";
+
+/// How [`LeaderLatch::close`] treats leadership listeners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CloseMode {
+    /// Listeners are not told (Curator's `SILENT`).
+    #[default]
+    Silent,
+    /// Listeners are told leadership ended (Curator's `NOTIFY_LEADER`).
+    NotifyLeader,
+}
+
+/// A participant of an election, as its node says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Participant {
+    /// The id stored in its node.
+    pub id: String,
+    /// Whether it leads (its node sorts first).
+    pub is_leader: bool,
+    /// Its node's path.
+    pub path: String,
+}
+
+/// Leadership transitions of one latch, in order; none is ever dropped.
+#[derive(Debug)]
+pub struct LeadershipChanges {
+    rx: mpsc::UnboundedReceiver<bool>,
+}
+
+impl LeadershipChanges {
+    /// The next transition: `true` when leadership was gained, `false` when lost. `None`
+    /// once the latch is gone.
+    pub async fn next(&mut self) -> Option<bool> {
+        self.rx.recv().await
+    }
+}
+
+#[derive(Debug, Default)]
+struct NodeState {
+    /// Our node, when it exists.
+    path: Option<String>,
+    /// The protected prefix of a create whose outcome is unknown.
+    in_doubt: Option<String>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    client: Client,
+    path: String,
+    id: String,
+    policy: ConnectionStatePolicy,
+    leader: watch::Sender<bool>,
+    listeners: Mutex<Vec<mpsc::UnboundedSender<bool>>>,
+    node: Mutex<NodeState>,
+}
+
+impl Shared {
+    fn set_leader(&self, is_leader: bool, notify: bool) {
+        let changed = self.leader.send_if_modified(|current| {
+            let changed = *current != is_leader;
+            *current = is_leader;
+            changed
+        });
+        if changed && notify {
+            let mut listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
+            listeners.retain(|tx| tx.send(is_leader).is_ok());
+        }
+    }
+
+    fn node(&self) -> std::sync::MutexGuard<'_, NodeState> {
+        self.node.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Cleans up after the task: our node, or a create in doubt, in the background.
+    fn cleanup_in_background(&self) {
+        let mut node = self.node();
+        if let Some(path) = node.path.take() {
+            guaranteed_delete(&self.client, path);
+        }
+        if let Some(prefix) = node.in_doubt.take() {
+            guaranteed_delete_protected(&self.client, self.path.clone(), prefix);
+        }
+    }
+}
+
+/// A participant in a leader election at a path, compatible with Curator's `LeaderLatch`.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use zkr_recipes::LeaderLatch;
+/// let latch = LeaderLatch::start(&client, "/election/reports", "host-a");
+/// latch.await_leadership().await;
+/// // ... lead; watch `latch.has_leadership()` or `latch.subscribe()` ...
+/// latch.close(Default::default()).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct LeaderLatch {
+    shared: Arc<Shared>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl LeaderLatch {
+    /// Joins the election at `path` with `id` (stored in the node; Curator's default is "")
+    /// under the standard connection-state policy.
+    pub fn start(client: &Client, path: &str, id: &str) -> LeaderLatch {
+        LeaderLatch::start_with_policy(client, path, id, ConnectionStatePolicy::Standard)
+    }
+
+    /// Joins the election with a connection-state policy: under the standard one leadership
+    /// ends as soon as the connection is suspended; under session-only, when the session is
+    /// lost.
+    pub fn start_with_policy(
+        client: &Client,
+        path: &str,
+        id: &str,
+        policy: ConnectionStatePolicy,
+    ) -> LeaderLatch {
+        let (leader, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            client: client.clone(),
+            path: path.to_string(),
+            id: id.to_string(),
+            policy,
+            leader,
+            listeners: Mutex::new(Vec::new()),
+            node: Mutex::new(NodeState::default()),
+        });
+        let task = tokio::spawn(run(shared.clone()));
+        LeaderLatch {
+            shared,
+            task: Some(task),
+        }
+    }
+
+    /// The latch path.
+    pub fn path(&self) -> &str {
+        &self.shared.path
+    }
+
+    /// This participant's id.
+    pub fn id(&self) -> &str {
+        &self.shared.id
+    }
+
+    /// Whether this participant leads now.
+    pub fn has_leadership(&self) -> bool {
+        *self.shared.leader.borrow()
+    }
+
+    /// Waits until this participant leads.
+    pub async fn await_leadership(&self) {
+        let mut rx = self.shared.leader.subscribe();
+        let _ = rx.wait_for(|leads| *leads).await;
+    }
+
+    /// Waits at most `timeout` for leadership; whether it leads.
+    pub async fn await_leadership_timeout(&self, timeout: Duration) -> bool {
+        tokio::time::timeout(timeout, self.await_leadership())
+            .await
+            .is_ok()
+    }
+
+    /// Every leadership transition from now on.
+    pub fn subscribe(&self) -> LeadershipChanges {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.shared
+            .listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(tx);
+        LeadershipChanges { rx }
+    }
+
+    /// A receiver of the current leadership value (coalesces quick changes; use
+    /// [`LeaderLatch::subscribe`] to see every one).
+    pub fn leadership(&self) -> watch::Receiver<bool> {
+        self.shared.leader.subscribe()
+    }
+
+    /// This participant's node, when it has one.
+    pub fn our_path(&self) -> Option<String> {
+        self.shared.node().path.clone()
+    }
+
+    /// Every participant in election order, the leader first.
+    pub async fn participants(&self) -> Result<Vec<Participant>> {
+        participants(&self.shared.client, &self.shared.path).await
+    }
+
+    /// The current leader, if any participant is there.
+    pub async fn leader(&self) -> Result<Option<Participant>> {
+        Ok(self.participants().await?.into_iter().next())
+    }
+
+    /// Leaves the election: stops the latch's task and deletes its node (retrying through
+    /// connection loss). With [`CloseMode::NotifyLeader`], listeners hear leadership end.
+    pub async fn close(mut self, mode: CloseMode) -> Result<()> {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+        self.shared
+            .set_leader(false, mode == CloseMode::NotifyLeader);
+        let (path, in_doubt) = {
+            let mut node = self.shared.node();
+            (node.path.take(), node.in_doubt.take())
+        };
+        if let Some(prefix) = in_doubt {
+            guaranteed_delete_protected(&self.shared.client, self.shared.path.clone(), prefix);
+        }
+        match path {
+            Some(path) => delete_until_gone(&self.shared.client, &path).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for LeaderLatch {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            self.shared.set_leader(false, false);
+            self.shared.cleanup_in_background();
+        }
+    }
+}
+
+/// Every participant of the election at `path`, leader first (ids read from the nodes).
+pub async fn participants(client: &Client, path: &str) -> Result<Vec<Participant>> {
+    let children = match client.get_children(path).await {
+        Ok(c) => c,
+        Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let names = sorted(children.iter(), key_fn(|n| sort_key(n, LATCH_NAME)));
+    let paths: Vec<String> = names.iter().map(|n| join(path, n)).collect();
+    type Read<'a> = std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = Result<(zkr_client::Bytes, zkr_client::Stat)>>
+                + Send
+                + 'a,
+        >,
+    >;
+    let reads: Vec<Read<'_>> = paths
+        .iter()
+        .map(|p| Box::pin(client.get_data(p)) as Read<'_>)
+        .collect();
+    let mut out = Vec::with_capacity(paths.len());
+    for (p, read) in paths.iter().zip(join_all(reads).await) {
+        match read {
+            Ok((data, _)) => out.push(Participant {
+                id: String::from_utf8_lossy(&data).into_owned(),
+                is_leader: out.is_empty(),
+                path: p.clone(),
+            }),
+            Err(e) if e.code() == ErrorCode::NoNode => {} // left meanwhile
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Why the latch's task stopped waiting.
+enum Wake {
+    /// A watch fired or a node is gone: look again.
+    Look,
+    /// The connection state changed.
+    State(ConnectionState),
+    /// The client is closed.
+    Closed,
+}
+
+async fn wait_watch_or_state(
+    watch: zkr_client::OneshotWatch,
+    changes: &mut zkr_client::StateChanges,
+) -> Wake {
+    tokio::select! {
+        _ = watch => Wake::Look,
+        change = changes.next() => match change {
+            Some(c) => Wake::State(c.state),
+            None => Wake::Closed,
+        },
+    }
+}
+
+/// The latch's task: keeps a node, works out who leads, reacts to watches and the connection.
+async fn run(shared: Arc<Shared>) {
+    let client = shared.client.clone();
+    let mut changes = client.state_changes();
+    let mut owner = 0i64;
+    loop {
+        // Our node, created (with its listing, pipelined) if we have none.
+        let mut listed = None;
+        if shared.node().path.is_none() {
+            match create_node(&shared, &mut changes).await {
+                Some((path, session, children)) => {
+                    shared.node().path = Some(path);
+                    owner = session;
+                    listed = children;
+                }
+                None => return, // closed
+            }
+        }
+        let ours = shared.node().path.clone().expect("our node");
+        let children = match listed {
+            Some(c) => c,
+            None => match client.get_children(&shared.path).await {
+                Ok(c) => c,
+                Err(e) if e.code() == ErrorCode::NoNode => {
+                    // The latch directory is gone, and our node with it.
+                    shared.node().path = None;
+                    shared.set_leader(false, true);
+                    continue;
+                }
+                Err(e) if e.is_closed() => return,
+                Err(_) => {
+                    if wait_connected(&client).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            },
+        };
+        let position = rank(
+            children.iter(),
+            node_name(&ours),
+            key_fn(|n| sort_key(n, LATCH_NAME)),
+        )
+        .map(|r| r.predecessor.map(str::to_string));
+        let wake = match position {
+            None => {
+                // Our node is gone (session lost, or deleted by someone): make a new one.
+                shared.node().path = None;
+                shared.set_leader(false, true);
+                continue;
+            }
+            Some(None) => {
+                if owner != client.session_id() {
+                    // First, but from a session that is gone: not ours to lead with.
+                    shared.node().path = None;
+                    guaranteed_delete(&client, ours);
+                    shared.set_leader(false, true);
+                    continue;
+                }
+                // Lead, and watch our own node so a deletion under us is noticed.
+                match client.exists_and_watch(&ours).await {
+                    Ok((Some(_), watch)) => {
+                        if !shared.policy.is_error_state(client.state()) {
+                            shared.set_leader(true, true);
+                        }
+                        wait_watch_or_state(watch, &mut changes).await
+                    }
+                    Ok((None, _)) => Wake::Look,
+                    Err(e) if e.is_closed() => return,
+                    Err(_) => Wake::State(client.state()),
+                }
+            }
+            Some(Some(predecessor)) => {
+                shared.set_leader(false, true);
+                // getData rather than exists: no watch is left behind if it is gone.
+                match client
+                    .get_data_and_watch(&join(&shared.path, &predecessor))
+                    .await
+                {
+                    Ok((_, _, watch)) => wait_watch_or_state(watch, &mut changes).await,
+                    Err(e) if e.code() == ErrorCode::NoNode => Wake::Look,
+                    Err(e) if e.is_closed() => return,
+                    Err(_) => Wake::State(client.state()),
+                }
+            }
+        };
+        match wake {
+            Wake::Look => {}
+            Wake::Closed => {
+                shared.set_leader(false, true);
+                return;
+            }
+            Wake::State(state) => {
+                if !handle_state(&shared, state, &mut changes).await {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Reacts to a connection-state change; waits for the connection to return. False when the
+/// client is closed.
+async fn handle_state(
+    shared: &Shared,
+    mut state: ConnectionState,
+    changes: &mut zkr_client::StateChanges,
+) -> bool {
+    loop {
+        if shared.policy.is_error_state(state) {
+            shared.set_leader(false, true);
+        }
+        match state {
+            ConnectionState::Closed => return false,
+            ConnectionState::Lost => {
+                // The session is gone: so is our node, or it will be at the server's expiry.
+                if let Some(old) = shared.node().path.take() {
+                    guaranteed_delete(&shared.client, old);
+                }
+            }
+            s if s.is_connected() => return true,
+            _ => {}
+        }
+        match changes.next().await {
+            Some(change) => state = change.state,
+            None => return false,
+        }
+    }
+}
+
+/// Creates our node (pipelined with a listing). Returns its path, owner session and the
+/// listing; `None` when the client is closed.
+async fn create_node(
+    shared: &Shared,
+    changes: &mut zkr_client::StateChanges,
+) -> Option<(String, i64, Option<zkr_client::Children>)> {
+    let client = &shared.client;
+    let options = CreateOptions::new(CreateMode::EphemeralSequential).with_stat();
+    loop {
+        let protected = ProtectedName::new();
+        let path = protected.path(&shared.path, LATCH_NAME);
+        shared.node().in_doubt = Some(protected.prefix().to_string());
+        let (created, listed) = tokio::join!(
+            client.create_with(&path, shared.id.as_bytes(), &options),
+            client.get_children(&shared.path)
+        );
+        let result = match created {
+            Ok((path, stat)) => Some((path, stat.map_or(0, |s| s.ephemeral_owner), listed.ok())),
+            Err(e) if e.code() == ErrorCode::NoNode => {
+                shared.node().in_doubt = None;
+                if let Err(e) = create_parents(client, &shared.path, true).await {
+                    if e.is_closed() {
+                        return None;
+                    }
+                }
+                continue;
+            }
+            Err(e) if e.is_closed() => return None,
+            Err(_) => {
+                // Connection loss (or the session): find out whether the create happened.
+                while !client.state().is_connected() {
+                    match changes.next().await {
+                        Some(c) if c.state == ConnectionState::Closed => return None,
+                        Some(c) if shared.policy.is_error_state(c.state) => {
+                            shared.set_leader(false, true)
+                        }
+                        Some(_) => {}
+                        None => return None,
+                    }
+                }
+                let mode = CreateMode::EphemeralSequential;
+                match find_protected(client, &shared.path, &protected, mode).await {
+                    Ok(Some((path, stat))) => Some((path, stat.ephemeral_owner, None)),
+                    Ok(None) => {
+                        shared.node().in_doubt = None;
+                        continue;
+                    }
+                    Err(e) if e.is_closed() => return None,
+                    Err(_) => continue,
+                }
+            }
+        };
+        shared.node().in_doubt = None;
+        return result;
+    }
+}

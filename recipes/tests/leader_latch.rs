@@ -1,0 +1,123 @@
+//! LeaderLatch against a real server: the seed scenario, and the failure cases of the facts
+//! sheet that concern leadership.
+
+use std::time::Duration;
+
+use zkr_client::{Client, CreateMode};
+use zkr_recipes::{CloseMode, LeaderLatch};
+use zkr_testkit::TestingServer;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// Waits until exactly one of `latches` leads (every one of them having settled on the same
+/// leader), and returns its index.
+async fn sole_leader(latches: &[LeaderLatch]) -> usize {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let leaders: Vec<usize> = (0..latches.len())
+            .filter(|&i| latches[i].has_leadership())
+            .collect();
+        if let [only] = leaders[..] {
+            // Every participant must agree on who leads.
+            let mut agreed = true;
+            for l in latches {
+                let leader = l.leader().await.unwrap().expect("a leader");
+                agreed &= leader.id == latches[only].id();
+            }
+            if agreed {
+                return only;
+            }
+        }
+        assert!(leaders.len() <= 1, "two leaders at once: {leaders:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no single leader within {DEADLINE:?}"
+        );
+        // Not settled yet: look again shortly (bounded by the deadline above).
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_latches_one_leader_then_another() {
+    let zk = TestingServer::start().unwrap();
+    let mut clients = Vec::new();
+    let mut latches = Vec::new();
+    for i in 0..10 {
+        let client = Client::connect(&zk.connect_string()).await.unwrap();
+        latches.push(LeaderLatch::start(&client, "/election", &format!("p{i}")));
+        clients.push(client);
+    }
+    let first = sole_leader(&latches).await;
+    let participants = latches[0].participants().await.unwrap();
+    assert_eq!(participants.len(), 10);
+    assert!(participants[0].is_leader && participants.iter().skip(1).all(|p| !p.is_leader));
+    for p in &participants {
+        assert!(
+            p.path.starts_with("/election/_c_") && p.path.contains("-latch-"),
+            "{}",
+            p.path
+        );
+    }
+
+    // The leader leaves: exactly one other takes over.
+    let leaving = latches.remove(first);
+    let mut gone = leaving.subscribe();
+    leaving.close(CloseMode::NotifyLeader).await.unwrap();
+    assert_eq!(
+        tokio::time::timeout(DEADLINE, gone.next()).await.unwrap(),
+        Some(false)
+    );
+    let second = sole_leader(&latches).await;
+    assert_ne!(latches[second].id(), format!("p{first}"));
+    assert_eq!(latches[0].participants().await.unwrap().len(), 9);
+
+    // Everyone leaves: no node stays behind.
+    for latch in latches {
+        latch.close(CloseMode::Silent).await.unwrap();
+    }
+    let left = clients[0].get_children("/election").await.unwrap();
+    assert!(left.is_empty(), "nodes left: {:?}", left.to_vec());
+}
+
+#[tokio::test]
+async fn leader_notices_its_node_deleted_and_rejoins() {
+    let zk = TestingServer::start().unwrap();
+    let a = Client::connect(&zk.connect_string()).await.unwrap();
+    let b = Client::connect(&zk.connect_string()).await.unwrap();
+    let la = LeaderLatch::start(&a, "/e2", "a");
+    assert!(la.await_leadership_timeout(DEADLINE).await);
+    let lb = LeaderLatch::start(&b, "/e2", "b");
+    let mut a_changes = la.subscribe();
+    // Someone deletes the leader's node: a must step down, b must lead.
+    let node = la.our_path().unwrap();
+    b.delete(&node, None).await.unwrap();
+    assert_eq!(
+        tokio::time::timeout(DEADLINE, a_changes.next())
+            .await
+            .unwrap(),
+        Some(false)
+    );
+    assert!(lb.await_leadership_timeout(DEADLINE).await);
+    // a is back in line behind b, with a new node.
+    let parts = lb.participants().await.unwrap();
+    assert_eq!(
+        parts.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        ["b", "a"]
+    );
+}
+
+#[tokio::test]
+async fn dropped_latch_leaves_no_node() {
+    let zk = TestingServer::start().unwrap();
+    let a = Client::connect(&zk.connect_string()).await.unwrap();
+    a.create("/e3", b"", CreateMode::Persistent).await.unwrap();
+    let latch = LeaderLatch::start(&a, "/e3", "x");
+    assert!(latch.await_leadership_timeout(DEADLINE).await);
+    drop(latch);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !a.get_children("/e3").await.unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "node left behind");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
