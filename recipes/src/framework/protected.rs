@@ -6,33 +6,46 @@ use zkr_client::{Client, CreateMode, CreateOptions, ErrorCode, Result, Stat};
 use super::connection::wait_connected;
 use super::delete::guaranteed_delete;
 use super::paths::{create_parents, join, parent};
+
 use super::uuid::Uuid;
 
 /// The protected-name prefix.
 pub const PROTECTED_PREFIX: &str = "_c_";
 
-/// A protected name for one create: `_c_<uuid>-`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Length of `_c_<uuid>-`.
+const PREFIX_LEN: usize = 3 + 36 + 1;
+
+/// A protected name for one create: `_c_<uuid>-`. Kept on the stack: one is made per lock
+/// acquire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProtectedName {
-    prefix: String,
+    prefix: [u8; PREFIX_LEN],
 }
 
 impl ProtectedName {
     /// A fresh random one.
     pub fn new() -> ProtectedName {
-        ProtectedName {
-            prefix: format!("{PROTECTED_PREFIX}{}-", Uuid::new_v4()),
-        }
+        let mut prefix = [b'-'; PREFIX_LEN];
+        prefix[..3].copy_from_slice(PROTECTED_PREFIX.as_bytes());
+        prefix[3..39].copy_from_slice(&Uuid::new_v4().to_ascii());
+        ProtectedName { prefix }
     }
 
     /// `_c_<uuid>-`.
     pub fn prefix(&self) -> &str {
-        &self.prefix
+        // Built from ASCII only.
+        std::str::from_utf8(&self.prefix).unwrap_or_default()
     }
 
-    /// The path to create: `<parent>/_c_<uuid>-<name>`.
+    /// The path to create: `<parent>/_c_<uuid>-<name>`, in one allocation.
     pub fn path(&self, parent: &str, name: &str) -> String {
-        join(parent, &format!("{}{name}", self.prefix))
+        let parent = if parent == "/" { "" } else { parent };
+        let mut path = String::with_capacity(parent.len() + 1 + PREFIX_LEN + name.len());
+        path.push_str(parent);
+        path.push('/');
+        path.push_str(self.prefix());
+        path.push_str(name);
+        path
     }
 }
 

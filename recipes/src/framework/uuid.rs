@@ -38,15 +38,30 @@ impl Uuid {
     }
 }
 
-impl fmt::Display for Uuid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Uuid {
+    /// The canonical text (`8-4-4-4-12` lowercase hex digits) in a stack buffer: protected
+    /// names are made on every lock acquire, so this allocates nothing.
+    pub fn to_ascii(&self) -> [u8; 36] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [b'-'; 36];
+        let mut at = 0;
         for (i, b) in self.0.iter().enumerate() {
             if matches!(i, 4 | 6 | 8 | 10) {
-                f.write_str("-")?;
+                at += 1; // the dash already there
             }
-            write!(f, "{b:02x}")?;
+            out[at] = HEX[(b >> 4) as usize];
+            out[at + 1] = HEX[(b & 0xf) as usize];
+            at += 2;
         }
-        Ok(())
+        out
+    }
+}
+
+impl fmt::Display for Uuid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.to_ascii();
+        // Hex digits and dashes: always ASCII.
+        f.write_str(std::str::from_utf8(&text).unwrap_or_default())
     }
 }
 
