@@ -34,8 +34,8 @@ mod state_changes;
 mod watch;
 
 pub use acl::AclEntry;
-pub use bytes::Bytes;
 pub use builder::ClientBuilder;
+pub use bytes::Bytes;
 pub use children::Children;
 pub use client::{Client, CreateOptions};
 pub use connect_string::{ConnectString, DEFAULT_PORT};

@@ -42,6 +42,9 @@ impl Rng {
 pub struct HostPicker {
     order: Vec<usize>,
     cursor: usize,
+    /// Where the current round started: the last host that worked (or the first). Coming
+    /// back to it means every host failed once.
+    round_start: usize,
     failed_rounds: u32,
     base: Duration,
     max: Duration,
@@ -59,6 +62,7 @@ impl HostPicker {
         HostPicker {
             order,
             cursor: 0,
+            round_start: 0,
             failed_rounds: 0,
             base,
             max,
@@ -71,12 +75,12 @@ impl HostPicker {
     }
 
     /// Moves to the next host after a failure or a lost connection; returns it and how long
-    /// to wait before trying it (zero unless a whole round has failed).
+    /// to wait before trying it: zero, unless this comes back to where the round started
+    /// (every host failed since the last one that worked).
     pub fn advance(&mut self, rng: &mut Rng) -> (usize, Duration) {
-        self.cursor += 1;
+        self.cursor = (self.cursor + 1) % self.order.len();
         let mut delay = Duration::ZERO;
-        if self.cursor == self.order.len() {
-            self.cursor = 0;
+        if self.cursor == self.round_start {
             self.failed_rounds = self.failed_rounds.saturating_add(1);
             let exp = self
                 .base
@@ -99,6 +103,7 @@ impl HostPicker {
     /// A connection succeeded: the next failure starts a fresh round.
     pub fn connected(&mut self) {
         self.failed_rounds = 0;
+        self.round_start = self.cursor;
     }
 
     /// Number of hosts.

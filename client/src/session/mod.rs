@@ -11,6 +11,8 @@
 //! answers in order, so each reply must match the oldest pending xid, or the connection is
 //! dropped.
 
+#[doc(hidden)]
+pub mod fuzzing;
 mod hosts;
 mod reply_check;
 mod state;
@@ -205,6 +207,10 @@ pub struct Session<T> {
     negotiated: Duration,
     last_zxid: i64,
     ever_connected: bool,
+    /// Whether a read-write server ever accepted this client. Until one has, the session
+    /// (if any) was made by a read-only server, is local to it, and is not presented to
+    /// another server (the Java client's `seenRwServerBefore` rule).
+    seen_read_write: bool,
     // The connection's timers.
     last_recv: Instant,
     last_send: Instant,
@@ -223,6 +229,10 @@ pub struct Session<T> {
     /// Auth replies received on this connection (the index of the next one in `cfg.auth`).
     auth_replies: usize,
     closing: Option<(Option<T>, Instant)>,
+    /// The xid of the closeSession that `close()` sent.
+    close_xid: Option<i32>,
+    /// Why the connection is being dropped, for the errors of the requests in flight.
+    loss_reason: Option<String>,
     extra_close_tokens: Vec<T>,
     // Watches and output.
     watches: WatchRegistry,
@@ -247,6 +257,7 @@ impl<T> Session<T> {
             negotiated,
             last_zxid: 0,
             ever_connected: false,
+            seen_read_write: false,
             last_recv: now,
             last_send: now,
             read_timeout: negotiated,
@@ -261,6 +272,8 @@ impl<T> Session<T> {
             pending_auth_later: Vec::new(),
             auth_replies: 0,
             closing: None,
+            close_xid: None,
+            loss_reason: None,
             extra_close_tokens: Vec::new(),
             watches: WatchRegistry::default(),
             triggered: Vec::new(),
@@ -354,8 +367,8 @@ impl<T> Session<T> {
             }
             Conn::Closed => return None,
         }
-        if let Some(since) = self.disconnected_since {
-            at(since + self.negotiated);
+        if let Some(deadline) = self.expiry_deadline() {
+            at(deadline);
         }
         if let Some((_, deadline)) = &self.closing {
             at(*deadline);
@@ -422,9 +435,10 @@ impl<T> Session<T> {
             }
             return;
         }
-        self.fail_waiting(|| Error::closed());
+        self.fail_waiting(Error::closed);
         if matches!(self.conn, Conn::Open { .. }) {
             let xid = self.take_xid();
+            self.close_xid = Some(xid);
             encode_header_only(&mut self.out, xid, OpCode::CloseSession);
             self.last_send = now;
             self.pending.push_back(Pending {
@@ -476,12 +490,19 @@ impl<T> Session<T> {
             return;
         };
         self.out.clear();
+        // A session made by a read-only server is local to it: another server would refuse
+        // or expire it, so ask for a new one until a read-write server has been seen.
+        let (session_id, passwd): (i64, &[u8]) = if self.seen_read_write {
+            (self.session_id, &self.passwd)
+        } else {
+            (0, &[0; 16])
+        };
         let request = ConnectRequest {
             protocol_version: 0,
             last_zxid_seen: self.last_zxid,
             timeout_ms: self.cfg.session_timeout.as_millis().min(i32::MAX as u128) as i32,
-            session_id: self.session_id,
-            passwd: &self.passwd,
+            session_id,
+            passwd,
         };
         encode_connect_request(&mut self.out, &request, self.cfg.can_be_read_only);
         self.last_send = now;
@@ -575,11 +596,18 @@ impl<T> Session<T> {
             }
             _ => {}
         }
-        if let Some(since) = self.disconnected_since {
-            if now >= since + self.negotiated && self.session_id != 0 {
+        if let Some(deadline) = self.expiry_deadline() {
+            if now >= deadline {
                 // Curator's rule: suspended for longer than the session timeout means the
                 // session is as good as gone, whether or not the server said so yet.
                 self.lose_session();
+                // A handshake under way sent a ConnectRequest for the old session. Were the
+                // server to answer it (e.g. a server that was frozen and has not expired the
+                // session yet), the client would be back in the session it just reported
+                // Lost. Drop that attempt: the next handshake asks for a new session.
+                if matches!(self.conn, Conn::Handshaking { .. }) {
+                    self.connection_lost(now);
+                }
             }
         }
     }
@@ -590,14 +618,25 @@ impl<T> Session<T> {
             read_only: true, ..
         } = self.conn
         {
-            self.connection_lost(now);
-            self.hosts.jump_to(host);
-            self.conn = Conn::Idle { retry_at: now };
-            self.start_connect(now);
+            // Only the read-write host: no attempt at the next host in line first.
+            if self.tear_down(now) {
+                self.hosts.jump_to(host);
+                self.schedule_connect(now, Duration::ZERO);
+            }
         }
     }
 
     // ----- Internals -----
+
+    /// When the client itself declares the session lost: disconnected for longer than the
+    /// session timeout (only while there is a session to lose; `poll_timeout` and
+    /// `handle_timeout` must agree, or the driver would spin on a deadline in the past).
+    fn expiry_deadline(&self) -> Option<Instant> {
+        match self.disconnected_since {
+            Some(since) if self.session_id != 0 => Some(since + self.negotiated),
+            _ => None,
+        }
+    }
 
     fn take_xid(&mut self) -> i32 {
         let xid = self.next_xid;
@@ -668,18 +707,26 @@ impl<T> Session<T> {
         self.events.push_back(Event::Connect { host, timeout });
     }
 
+    /// The server sent bytes that make no sense: drop the connection. Requests in flight
+    /// get ConnectionLoss (their outcome is unknown); only a request whose own reply was
+    /// malformed gets the decoding error, where it is answered (`handle_frame`).
     fn protocol_error(&mut self, now: Instant, error: Error) {
-        // The request that was being answered (if any) gets the real reason; the rest get
-        // ConnectionLoss from `connection_lost`.
-        if let Some(front) = self.pending.pop_front() {
-            self.fail(front.token, front.watch, error);
-        }
+        self.loss_reason = Some(format!("the server sent a malformed frame ({error})"));
         self.connection_lost(now);
     }
 
     /// The connection is gone (or must go): fail what was in flight, tell the driver, and
     /// plan the next attempt.
     fn connection_lost(&mut self, now: Instant) {
+        if self.tear_down(now) {
+            let (_, delay) = self.hosts.advance(&mut self.rng);
+            self.schedule_connect(now, delay);
+        }
+    }
+
+    /// Tears the connection down: fails what was in flight and tells the driver. Returns
+    /// false when that finished a close (nothing more may happen then).
+    fn tear_down(&mut self, now: Instant) -> bool {
         let was_open = matches!(self.conn, Conn::Open { .. });
         if matches!(
             self.conn,
@@ -689,25 +736,35 @@ impl<T> Session<T> {
         }
         self.out.clear();
         // In flight: may or may not have been applied. Never re-sent.
+        let reason = self.loss_reason.take();
+        let loss = || match &reason {
+            Some(why) => Error::connection_loss().with_detail(why.clone()),
+            None => Error::connection_loss(),
+        };
         while let Some(p) = self.pending.pop_front() {
-            self.fail(p.token, p.watch, Error::connection_loss());
+            self.fail(p.token, p.watch, loss());
         }
         for token in self.pending_auth.drain(..).flatten() {
             self.events.push_back(Event::Reply {
                 token,
-                result: Err(Error::connection_loss()),
+                result: Err(loss()),
             });
         }
         self.rw_probe = None;
         if self.closing.is_some() {
             self.finish_close();
-            return;
+            return false;
         }
         if was_open {
             self.disconnected_since = Some(now);
             self.set_state(ConnectionState::Suspended);
         }
-        let (_, delay) = self.hosts.advance(&mut self.rng);
+        self.conn = Conn::Idle { retry_at: now };
+        true
+    }
+
+    /// The next attempt, after `delay`.
+    fn schedule_connect(&mut self, now: Instant, delay: Duration) {
         self.conn = Conn::Idle {
             retry_at: now + delay,
         };
@@ -772,7 +829,8 @@ impl<T> Session<T> {
             self.fail(p.token, p.watch, Error::closed());
         }
         self.fail_waiting(Error::closed);
-        for token in self.pending_auth.drain(..).flatten() {
+        let later = self.pending_auth_later.drain(..).map(|(_, token)| token);
+        for token in self.pending_auth.drain(..).flatten().chain(later) {
             self.events.push_back(Event::Reply {
                 token,
                 result: Err(Error::closed()),
@@ -895,7 +953,12 @@ impl<T> Session<T> {
                     self.last_zxid = header.zxid;
                 }
                 let result = if header.err.is_ok() {
-                    check_reply(front.op, &body)?;
+                    if let Err(e) = check_reply(front.op, &body) {
+                        // This request's own reply is malformed: it gets the reason.
+                        let p = self.pending.pop_front().expect("front exists");
+                        self.fail(p.token, p.watch, Error::from(e.clone()));
+                        return Err(Error::from(e));
+                    }
                     Ok(Reply {
                         zxid: header.zxid,
                         body,
@@ -905,7 +968,7 @@ impl<T> Session<T> {
                 };
                 let p = self.pending.pop_front().expect("front exists");
                 self.after_reply(p.watch, header.err);
-                if p.op == OpCode::CloseSession && self.closing.is_some() {
+                if self.close_xid == Some(reply_xid) {
                     self.finish_close();
                     return Ok(());
                 }
@@ -936,20 +999,19 @@ impl<T> Session<T> {
                     None => self.events.push_back(Event::WatcherUnused(watcher)),
                 }
             }
-            Some(WatchOp::Remove { path, watcher_type }) => {
-                if err.is_ok() {
-                    for (watcher, event_type) in self.watches.remove(&path, watcher_type) {
-                        self.events.push_back(Event::Watch {
-                            watcher,
-                            event: WatchEvent {
-                                event_type,
-                                state: KeeperState::SyncConnected,
-                                path: path.clone(),
-                            },
-                        });
-                    }
+            Some(WatchOp::Remove { path, watcher_type }) if err.is_ok() => {
+                for (watcher, event_type) in self.watches.remove(&path, watcher_type) {
+                    self.events.push_back(Event::Watch {
+                        watcher,
+                        event: WatchEvent {
+                            event_type,
+                            state: KeeperState::SyncConnected,
+                            path: path.clone(),
+                        },
+                    });
                 }
             }
+            Some(WatchOp::Remove { .. }) => {}
         }
     }
 
@@ -974,6 +1036,7 @@ impl<T> Session<T> {
         self.read_timeout = self.negotiated * 2 / 3;
         self.ping_interval = (self.read_timeout / 2).min(Duration::from_secs(10));
         self.conn = Conn::Open { host, read_only };
+        self.seen_read_write |= !read_only;
         self.disconnected_since = None;
         self.hosts.connected();
         self.rw_probe =
