@@ -23,7 +23,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let alice = Client::connect(&connect).await?;
     let bob = Client::connect(&connect).await?;
-    println!("alice has session {:#x}, bob has session {:#x}", alice.session_id(), bob.session_id());
+    println!(
+        "alice has session {:#x}, bob has session {:#x}",
+        alice.session_id(),
+        bob.session_id()
+    );
 
     if alice.exists("/demo").await?.is_none() {
         alice.create("/demo", b"", CreateMode::Persistent).await?;
@@ -34,12 +38,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("alice joined as {member}");
 
     let (members, watch) = bob.get_children_and_watch("/demo").await?;
-    println!("bob sees members {:?} and watches for changes", members.to_vec());
+    println!(
+        "bob sees members {:?} and watches for changes",
+        members.to_vec()
+    );
 
     alice.close().await?;
     println!("alice closed her session");
     let event = tokio::time::timeout(Duration::from_secs(10), watch).await?;
-    println!("bob's watch fired: {:?} on {}", event.event_type, event.path);
+    println!(
+        "bob's watch fired: {:?} on {}",
+        event.event_type, event.path
+    );
     let members = bob.get_children("/demo").await?;
     println!("bob now sees members {:?}", members.to_vec());
     bob.delete("/demo", None).await?;

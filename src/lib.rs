@@ -3,6 +3,7 @@
 //! This crate re-exports the workspace's parts:
 //! - [`codec`]: the Jute wire codec (no I/O),
 //! - [`client`]: the async client (also re-exported at the top level),
+//! - [`recipes`]: Curator-compatible recipes (leader latch, locks, semaphores, ...),
 //! - [`testkit`]: real ZooKeeper servers and ensembles for tests and demos.
 //!
 //! ```no_run
@@ -16,4 +17,5 @@
 pub use zkr_client as client;
 pub use zkr_client::*;
 pub use zkr_codec as codec;
+pub use zkr_recipes as recipes;
 pub use zkr_testkit as testkit;

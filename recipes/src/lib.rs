@@ -4,7 +4,11 @@
 //! - [`sequence`]: Curator's ordering of contender nodes, allocation-free.
 //! - [`framework`]: retries, protected creates, guaranteed deletes, connection-state policy.
 //! - Leader election: [`LeaderLatch`].
+//! - More leader election: [`LeaderSelector`] (leads while a task runs), [`LeaderElection`]
+//!   (ZooKeeper's own election recipe, as a state machine), [`MasterElection`] (one node).
 //! - Locks: [`InterProcessMutex`].
+//! - More locks: [`InterProcessReadWriteLock`], [`InterProcessSemaphoreV2`] and its
+//!   [`Lease`]s, [`InterProcessSemaphoreMutex`], [`InterProcessMultiLock`].
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -14,5 +18,13 @@ pub mod lock;
 pub mod sequence;
 
 pub use framework::{ConnectionStatePolicy, RetryPolicy};
+pub use leader::{
+    CancelReason, ElectionEvent, ElectionState, LeaderContext, LeaderElection, LeaderSelector,
+    MasterElection,
+};
 pub use leader::{CloseMode, LeaderLatch, Participant};
 pub use lock::{revoke, InterProcessMutex, LockGuard};
+pub use lock::{
+    InterProcessMultiLock, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
+    InterProcessSemaphoreV2, Lease,
+};

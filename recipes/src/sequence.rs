@@ -124,14 +124,15 @@ where
     })
 }
 
-/// For a reader: the first (lowest) contender before `ours` that `blocks` (a writer), if any;
-/// `Err(())` when `ours` is not among the children. One pass, no allocation.
+/// For a reader: `Some(blocker)` where `blocker` is the first (lowest) contender before `ours`
+/// that `blocks` (a writer), if any; `None` when `ours` is not among the children (its node is
+/// gone). One pass, no allocation.
 pub fn first_blocker_before<'a, I, K, B>(
     children: I,
     ours: &str,
     key: K,
     blocks: B,
-) -> Result<Option<&'a str>, ()>
+) -> Option<Option<&'a str>>
 where
     I: IntoIterator<Item = &'a str>,
     K: Fn(&str) -> &str,
@@ -150,11 +151,7 @@ where
             blocker = Some((k, child));
         }
     }
-    if found {
-        Ok(blocker.map(|(_, n)| n))
-    } else {
-        Err(())
-    }
+    found.then(|| blocker.map(|(_, n)| n))
 }
 
 /// Gives a closure the higher-ranked type the functions here take (`for<'x> Fn(&'x str) ->
@@ -239,9 +236,9 @@ mod tests {
         ];
         let writer = |n: &str| n.contains(crate::lock::WRITE_LOCK_NAME);
         let b = first_blocker_before(children, children[4], read_write_sort_key, writer);
-        assert_eq!(b, Ok(Some(children[1])));
+        assert_eq!(b, Some(Some(children[1])));
         let b = first_blocker_before(children, children[0], read_write_sort_key, writer);
-        assert_eq!(b, Ok(None));
-        assert!(first_blocker_before(children, "x", read_write_sort_key, writer).is_err());
+        assert_eq!(b, Some(None));
+        assert!(first_blocker_before(children, "x", read_write_sort_key, writer).is_none());
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use zkr_client::Result;
 
 /// How often, and how long apart, an operation is tried again after a retryable error
-/// (connection loss, operation timeout, session moved: [`Error::is_retryable`]).
+/// (connection loss, operation timeout, session moved: [`zkr_client::Error::is_retryable`]).
 ///
 /// ```
 /// use std::time::Duration;

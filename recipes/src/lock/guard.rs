@@ -35,6 +35,11 @@ impl LockGuard {
         }
     }
 
+    /// The client the node was created with.
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
     /// The path of the lock node.
     pub fn path(&self) -> &str {
         self.path.as_deref().unwrap_or_default()
@@ -84,11 +89,17 @@ impl LockGuard {
 
     /// Releases the lock: deletes the node, retrying through connection loss until it is gone
     /// (a release never leaves the node behind while reporting success).
+    ///
+    /// Cancel-safe: if the returned future is dropped before the node is gone, the guard's
+    /// `Drop` deletes it in the background.
     pub async fn release(mut self) -> Result<()> {
-        match self.path.take() {
-            Some(path) => delete_until_gone(&self.client, &path).await,
+        let result = match self.path.as_deref() {
+            Some(path) => delete_until_gone(&self.client, path).await,
             None => Ok(()),
-        }
+        };
+        // Deleted, or failed for good (client closed): nothing left for `Drop`.
+        self.path = None;
+        result
     }
 }
 

@@ -86,24 +86,25 @@ fn decide(spec: &LockSpec, rule: Rule, children: &Children, ours: &str) -> Decis
         Rule::Read { holds_write } => {
             let writer = |n: &str| n.contains(WRITE_LOCK_NAME);
             match first_blocker_before(children.iter(), ours, key, writer) {
-                Err(()) => Decision::Gone,
-                Ok(_) if holds_write => Decision::Held,
-                Ok(None) => Decision::Held,
-                Ok(Some(w)) => Decision::WaitFor(w.to_string()),
+                None => Decision::Gone,
+                Some(_) if holds_write => Decision::Held,
+                Some(None) => Decision::Held,
+                Some(Some(w)) => Decision::WaitFor(w.to_string()),
             }
         }
     }
 }
 
-/// Deletes what an abandoned attempt left behind, whatever the way out.
-struct Cleanup<'a> {
-    client: &'a Client,
-    dir: &'a str,
-    protected: &'a ProtectedName,
+/// Deletes what an abandoned attempt left behind, whatever the way out. Also used by the
+/// semaphore for its lease node.
+pub(crate) struct Cleanup<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) dir: &'a str,
+    pub(crate) protected: &'a ProtectedName,
     /// Our node, once known.
-    node: Option<String>,
+    pub(crate) node: Option<String>,
     /// A create was sent and its outcome is unknown.
-    in_doubt: bool,
+    pub(crate) in_doubt: bool,
 }
 
 impl Drop for Cleanup<'_> {
@@ -129,9 +130,33 @@ pub(crate) async fn acquire(
     data: &[u8],
     deadline: Option<Instant>,
 ) -> Result<Option<Acquired>> {
+    acquire_with_sequence(client, spec, rule, data, deadline, None).await
+}
+
+/// [`acquire`], with the node's sequence chosen by the caller when `sequence` is given: the
+/// node `_c_<uuid>-<lock name><sequence>` is then created ephemeral, not sequential, so that
+/// it sorts where the caller wants (the read lock taken while holding the write lock sorts
+/// with the write node: CURATOR-621).
+pub(crate) async fn acquire_with_sequence(
+    client: &Client,
+    spec: &LockSpec,
+    rule: Rule,
+    data: &[u8],
+    deadline: Option<Instant>,
+    sequence: Option<&str>,
+) -> Result<Option<Acquired>> {
     let protected = ProtectedName::new();
-    let create_path = protected.path(&spec.dir, spec.lock_name);
-    let options = CreateOptions::new(CreateMode::EphemeralSequential).with_stat();
+    let (create_path, mode) = match sequence {
+        None => (
+            protected.path(&spec.dir, spec.lock_name),
+            CreateMode::EphemeralSequential,
+        ),
+        Some(seq) => (
+            protected.path(&spec.dir, &format!("{}{seq}", spec.lock_name)),
+            CreateMode::Ephemeral,
+        ),
+    };
+    let options = CreateOptions::new(mode).with_stat();
     let mut cleanup = Cleanup {
         client,
         dir: &spec.dir,
@@ -158,7 +183,6 @@ pub(crate) async fn acquire(
             }
             Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
                 wait_connected(client).await?;
-                let mode = CreateMode::EphemeralSequential;
                 match find_protected(client, &spec.dir, &protected, mode).await? {
                     Some((path, stat)) => (path, stat.ephemeral_owner, None),
                     None => continue 'attempt,

@@ -2,10 +2,21 @@
 
 mod guard;
 pub(crate) mod internals;
+mod multi_lock;
 mod mutex;
+mod read_write;
+mod semaphore;
+mod semaphore_mutex;
 
 pub use guard::{revoke, LockGuard, REVOKE_MESSAGE};
+pub use multi_lock::{InterProcessMultiLock, Lockable, MultiLockGuard};
 pub use mutex::InterProcessMutex;
+pub use read_write::{InterProcessReadWriteLock, ReadLock, WriteLock, WriteLockGuard};
+pub use semaphore::{
+    decode_count, encode_count, InterProcessSemaphoreV2, Lease, LEASE_NAME, SEMAPHORE_LEASE_PARENT,
+    SEMAPHORE_LOCK_PARENT,
+};
+pub use semaphore_mutex::InterProcessSemaphoreMutex;
 
 /// The lock name of Curator's mutex nodes.
 pub const LOCK_NAME: &str = "lock-";

@@ -1,0 +1,115 @@
+//! ZooKeeper's own election recipe as a state machine (`LeaderElection`): three hosts offer
+//! themselves one after the other; each one's events are printed as they happen. The first
+//! is ELECTED, the others are READY (each watching the offer just before its own). Then the
+//! leader stops, and only the next in line goes through DETERMINE to ELECTED.
+//!
+//! Starts a local ZooKeeper with the test kit, or uses `ZK_SERVER` (a connect string).
+//! Run: `cargo run --example election`.
+
+use std::time::{Duration, Instant};
+
+use zkr::testkit::TestingServer;
+use zkr::Client;
+use zkr_recipes::leader::ElectionEvents;
+use zkr_recipes::{ElectionEvent, LeaderElection};
+
+const ROOT: &str = "/example/election";
+const WAIT: Duration = Duration::from_secs(10);
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Error> {
+    let (_server, connect) = match std::env::var("ZK_SERVER") {
+        Ok(s) => (None, s),
+        Err(_) => {
+            let server = TestingServer::start()?;
+            let connect = server.connect_string();
+            println!("started ZooKeeper at {connect}");
+            (Some(server), connect)
+        }
+    };
+    let start = Instant::now();
+
+    let mut hosts = Vec::new();
+    for name in ["alpha.example.com", "beta.example.com", "gamma.example.com"] {
+        let client = Client::connect(&connect).await?;
+        let election = LeaderElection::new(&client, ROOT, name);
+        let mut events = election.subscribe();
+        election.start();
+        // Print this host's events until it has settled (ELECTED or READY).
+        print_until(start, name, &mut events, |e| {
+            matches!(
+                e,
+                ElectionEvent::ElectedComplete | ElectionEvent::ReadyComplete
+            )
+        })
+        .await?;
+        println!(
+            "{:>5} ms  {name}: offer {}",
+            start.elapsed().as_millis(),
+            election.node_path().unwrap_or_default()
+        );
+        hosts.push((client, election, events));
+    }
+    let (_, observer, _) = &hosts[2];
+    println!(
+        "{:>5} ms  the leader, as gamma reads it: {}",
+        start.elapsed().as_millis(),
+        observer.leader_host_name().await?.unwrap_or_default()
+    );
+
+    // The leader stops: its offer is deleted. beta (watching it) runs the election again.
+    let (alpha_client, alpha, mut alpha_events) = hosts.remove(0);
+    alpha.stop().await?;
+    print_until(start, "alpha.example.com", &mut alpha_events, |e| {
+        e == ElectionEvent::StopComplete
+    })
+    .await?;
+    let (_, _, beta_events) = &mut hosts[0];
+    print_until(start, "beta.example.com", beta_events, |e| {
+        e == ElectionEvent::ElectedComplete
+    })
+    .await?;
+    let (_, gamma, gamma_events) = &mut hosts[1];
+    println!(
+        "{:>5} ms  gamma.example.com is still {:?} (it watches beta, which is still there; {} new events)",
+        start.elapsed().as_millis(),
+        gamma.state(),
+        std::iter::from_fn(|| gamma_events.try_next()).count()
+    );
+    println!(
+        "{:>5} ms  the leader now: {}",
+        start.elapsed().as_millis(),
+        gamma.leader_host_name().await?.unwrap_or_default()
+    );
+
+    for (client, election, _) in hosts {
+        election.stop().await?;
+        client.close().await?;
+    }
+    alpha_client.close().await?;
+    Ok(())
+}
+
+/// Prints `host`'s events until one matches `last`.
+async fn print_until(
+    start: Instant,
+    host: &str,
+    events: &mut ElectionEvents,
+    last: impl Fn(ElectionEvent) -> bool,
+) -> Result<(), Error> {
+    loop {
+        let event = tokio::time::timeout(WAIT, events.next())
+            .await?
+            .ok_or("election gone")?;
+        println!(
+            "{:>5} ms  {host}: {event:?} (state {:?})",
+            start.elapsed().as_millis(),
+            event.state()
+        );
+        if last(event) {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,507 @@
+//! [`MasterElection`]: the single-node master election.
+//!
+//! Every contender tries to create one ephemeral node (`/master` by default) holding its id;
+//! the one that succeeds is master until its node goes (resignation, close, session loss).
+//! The others watch the node and try again when it is deleted. Not fair (whoever creates
+//! first after a deletion wins) and every deletion wakes every contender, but simple and
+//! readable by anything that can read a node.
+//!
+//! The hard part is a create whose reply is lost (connection loss): it may have happened.
+//! After reconnecting, the contender reads the node: it won if the node's data is its id AND
+//! the node's `ephemeralOwner` is its current session. A node with our id but an old session
+//! is not ours to lead with; it is left to vanish at that session's expiry (deleting it
+//! could delete a newer master's node of the same path: ZooKeeper's delete checks a version,
+//! not an owner).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use zkr_client::{
+    Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventType, OneshotWatch, Result,
+    Stat, StateChange, StateChanges,
+};
+
+use crate::framework::{create_parents, parent, wait_connected, ConnectionStatePolicy};
+
+/// The default path of the master node.
+pub const DEFAULT_MASTER_PATH: &str = "/master";
+
+/// Who a master node belongs to, as far as one contender can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// There is no node.
+    Absent,
+    /// Ours: our id, owned by our current session.
+    Ours,
+    /// Someone else's, or ours from a session that is gone.
+    Theirs,
+}
+
+/// Decides whether a master node (its data and Stat, `None` if absent) is ours: its data is
+/// `id` and its owner is `session` (the current session; 0 when there is none).
+pub(crate) fn claim(node: Option<(&[u8], &Stat)>, id: &[u8], session: i64) -> Claim {
+    match node {
+        None => Claim::Absent,
+        Some((data, stat)) if session != 0 && stat.ephemeral_owner == session && data == id => {
+            Claim::Ours
+        }
+        Some(_) => Claim::Theirs,
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    client: Client,
+    path: String,
+    id: String,
+    policy: ConnectionStatePolicy,
+    master: watch::Sender<bool>,
+    /// A session under which we may own the node (won, or a create in doubt): cleanup looks.
+    maybe_owner: Mutex<Option<i64>>,
+}
+
+impl Shared {
+    fn set_master(&self, is_master: bool) {
+        self.master.send_if_modified(|current| {
+            let changed = *current != is_master;
+            *current = is_master;
+            changed
+        });
+    }
+
+    fn maybe_owner(&self) -> std::sync::MutexGuard<'_, Option<i64>> {
+        self.maybe_owner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A contender for mastership through a single ephemeral node.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use zkr_recipes::MasterElection;
+/// let contender = MasterElection::start(&client, "worker-7");
+/// contender.await_master().await;
+/// // ... act as master while `contender.is_master()` ...
+/// contender.close().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct MasterElection {
+    shared: Arc<Shared>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl MasterElection {
+    /// Contends for [`DEFAULT_MASTER_PATH`] with `id` (stored in the node; make it unique
+    /// among contenders), under the standard policy.
+    pub fn start(client: &Client, id: &str) -> MasterElection {
+        MasterElection::start_at(client, DEFAULT_MASTER_PATH, id)
+    }
+
+    /// Contends for the node at `path`.
+    pub fn start_at(client: &Client, path: &str, id: &str) -> MasterElection {
+        MasterElection::start_with_policy(client, path, id, ConnectionStatePolicy::Standard)
+    }
+
+    /// Contends with a connection-state policy: under the standard one mastership is lost as
+    /// soon as the connection is suspended (and regained on reconnecting to the same session
+    /// if the node is still ours); under session-only, when the session is lost.
+    pub fn start_with_policy(
+        client: &Client,
+        path: &str,
+        id: &str,
+        policy: ConnectionStatePolicy,
+    ) -> MasterElection {
+        let (master, _) = watch::channel(false);
+        let election = MasterElection {
+            shared: Arc::new(Shared {
+                client: client.clone(),
+                path: path.to_string(),
+                id: id.to_string(),
+                policy,
+                master,
+                maybe_owner: Mutex::new(None),
+            }),
+            task: Mutex::new(None),
+        };
+        election.rejoin();
+        election
+    }
+
+    fn task(&self) -> std::sync::MutexGuard<'_, Option<JoinHandle<()>>> {
+        self.task.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The master node's path.
+    pub fn path(&self) -> &str {
+        &self.shared.path
+    }
+
+    /// This contender's id.
+    pub fn id(&self) -> &str {
+        &self.shared.id
+    }
+
+    /// Whether this contender is master now: it created the node, the node is owned by the
+    /// current session, and (under the standard policy) the connection is up.
+    pub fn is_master(&self) -> bool {
+        *self.shared.master.borrow()
+            && self
+                .shared
+                .maybe_owner()
+                .is_some_and(|s| s == self.shared.client.session_id())
+            && !self
+                .shared
+                .policy
+                .is_error_state(self.shared.client.state())
+    }
+
+    /// Waits until this contender is master.
+    pub async fn await_master(&self) {
+        let mut rx = self.shared.master.subscribe();
+        let _ = rx.wait_for(|m| *m).await;
+    }
+
+    /// Waits at most `timeout` to be master; whether it is.
+    pub async fn await_master_timeout(&self, timeout: Duration) -> bool {
+        tokio::time::timeout(timeout, self.await_master())
+            .await
+            .is_ok()
+    }
+
+    /// A receiver of the mastership value.
+    pub fn mastership(&self) -> watch::Receiver<bool> {
+        self.shared.master.subscribe()
+    }
+
+    /// The current master's id (the node's data), if there is a master.
+    pub async fn master_id(&self) -> Result<Option<String>> {
+        match self.shared.client.get_data(&self.shared.path).await {
+            Ok((data, _)) => Ok(Some(String::from_utf8_lossy(&data).into_owned())),
+            Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Steps down and leaves the contest: stops contending, and deletes the node if it is
+    /// ours (retrying through connection loss). [`MasterElection::rejoin`] contends again.
+    /// If this future is dropped, the node is still deleted, in the background.
+    pub async fn resign(&self) -> Result<()> {
+        let task = self.task().take();
+        if let Some(task) = task {
+            task.abort();
+            let _ = task.await;
+        }
+        self.shared.set_master(false);
+        let session = self.shared.maybe_owner().take();
+        match session {
+            Some(session) => {
+                let mut pending = PendingCleanup {
+                    shared: &self.shared,
+                    session: Some(session),
+                };
+                let result = delete_if_ours(&self.shared, session).await;
+                pending.session = None;
+                result
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Contends again after [`MasterElection::resign`]. False if already contending. Needs a
+    /// tokio runtime.
+    pub fn rejoin(&self) -> bool {
+        let mut task = self.task();
+        if task.as_ref().is_some_and(|t| !t.is_finished()) {
+            return false;
+        }
+        *task = Some(tokio::spawn(run(self.shared.clone())));
+        true
+    }
+
+    /// Leaves the contest for good: [`MasterElection::resign`], consuming the contender.
+    pub async fn close(self) -> Result<()> {
+        self.resign().await
+    }
+}
+
+impl Drop for MasterElection {
+    /// Leaves the contest; the node, if ours, is deleted in the background.
+    fn drop(&mut self) {
+        if let Some(task) = self.task().take() {
+            task.abort();
+        }
+        self.shared.set_master(false);
+        if let Some(session) = self.shared.maybe_owner().take() {
+            delete_if_ours_in_background(&self.shared, session);
+        }
+    }
+}
+
+/// Deletes the node in the background if dropped before disarmed.
+struct PendingCleanup<'a> {
+    shared: &'a Arc<Shared>,
+    session: Option<i64>,
+}
+
+impl Drop for PendingCleanup<'_> {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.take() {
+            delete_if_ours_in_background(self.shared, session);
+        }
+    }
+}
+
+fn delete_if_ours_in_background(shared: &Arc<Shared>, session: i64) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let shared = shared.clone();
+        runtime.spawn(async move {
+            let _ = delete_if_ours(&shared, session).await;
+        });
+    }
+}
+
+/// Deletes the master node if it is ours under `session` and that session is still the
+/// current one; retries through connection loss. A node of a lost session goes with it.
+async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
+    let client = &shared.client;
+    loop {
+        if client.session_id() != session && client.state().is_connected() {
+            return Ok(()); // That session is gone, and its node with it.
+        }
+        let (data, stat) = match client.get_data(&shared.path).await {
+            Ok(found) => found,
+            Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
+            Err(e) if e.code() == ErrorCode::SessionExpired => return Ok(()),
+            Err(e) if e.is_retryable() => {
+                wait_connected(client).await?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if claim(Some((&data, &stat)), shared.id.as_bytes(), session) != Claim::Ours {
+            return Ok(());
+        }
+        // Sent while `session` is current: it goes out under that session or fails, so the
+        // node it deletes is still ours (the version guards against a changed node).
+        if client.session_id() != session {
+            continue;
+        }
+        match client.delete(&shared.path, Some(stat.version)).await {
+            Ok(()) => return Ok(()),
+            Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
+            Err(e) if e.code() == ErrorCode::SessionExpired => return Ok(()),
+            Err(e) if e.code() == ErrorCode::BadVersion => {}
+            Err(e) if e.is_retryable() => {
+                wait_connected(client).await?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Applies queued connection-state changes until connected (mastership is dropped on the
+/// way as the policy says). False when the client is closed.
+async fn recover(shared: &Shared, changes: &mut StateChanges) -> bool {
+    loop {
+        let change = match changes.try_next() {
+            Some(change) => change,
+            None => {
+                if shared.client.state().is_connected() {
+                    return true;
+                }
+                match changes.next().await {
+                    Some(change) => change,
+                    None => return false,
+                }
+            }
+        };
+        if !on_change(shared, change) {
+            return false;
+        }
+    }
+}
+
+/// One connection-state change. False when the client is closed.
+fn on_change(shared: &Shared, change: StateChange) -> bool {
+    if shared.policy.is_error_state(change.state) {
+        shared.set_master(false);
+    }
+    match change.state {
+        ConnectionState::Closed => false,
+        ConnectionState::Lost => {
+            // Our node is gone with the session (or goes at its expiry).
+            let mut owner = shared.maybe_owner();
+            if owner.is_some_and(|s| s != shared.client.session_id()) {
+                *owner = None;
+            }
+            true
+        }
+        _ => true,
+    }
+}
+
+/// Why a wait ended.
+enum Wake {
+    /// The node changed (deleted, data changed).
+    Node(EventType),
+    /// The connection had trouble and is back: look again.
+    Reset,
+    /// The client is closed.
+    Closed,
+}
+
+async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
+    let mut watch = Some(watch);
+    loop {
+        let woke = {
+            let node_event = async {
+                match watch.as_mut() {
+                    Some(w) => w.await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = node_event => Ok(event),
+                change = changes.next() => Err(change),
+            }
+        };
+        match woke {
+            Ok(event) if event.is_session_event() => watch = None,
+            Ok(event) => return Wake::Node(event.event_type),
+            Err(None) => return Wake::Closed,
+            Err(Some(change)) if shared.policy.is_error_state(change.state) => {
+                if !on_change(shared, change) || !recover(shared, changes).await {
+                    return Wake::Closed;
+                }
+                return Wake::Reset;
+            }
+            Err(Some(change)) if change.state == ConnectionState::Closed => return Wake::Closed,
+            Err(Some(_)) => {}
+        }
+    }
+}
+
+/// The contender's task: create, or watch and wait; as master, watch our own node.
+async fn run(shared: Arc<Shared>) {
+    let client = shared.client.clone();
+    let mut changes = client.state_changes();
+    let options = CreateOptions::new(CreateMode::Ephemeral).with_stat();
+    let mut failures = 0u32;
+    loop {
+        if !recover(&shared, &mut changes).await {
+            return;
+        }
+        let session = client.session_id();
+        *shared.maybe_owner() = Some(session);
+        let created = client
+            .create_with(&shared.path, shared.id.as_bytes(), &options)
+            .await;
+        match created {
+            // Won, or in doubt: either way the node is read below, and `claim` decides.
+            Ok(_) => failures = 0,
+            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {}
+            Err(e) if e.code() == ErrorCode::NodeExists => *shared.maybe_owner() = None,
+            Err(e) if e.code() == ErrorCode::NoNode => {
+                *shared.maybe_owner() = None;
+                match create_parents(&client, parent(&shared.path), true).await {
+                    Err(e) if e.is_closed() => return,
+                    _ => continue,
+                }
+            }
+            Err(e) if e.is_closed() => return,
+            Err(_) => {
+                // E.g. no permission: try again, slowly.
+                *shared.maybe_owner() = None;
+                failures = failures.saturating_add(1);
+                tokio::time::sleep(Duration::from_millis(100u64 << failures.min(6))).await;
+                continue;
+            }
+        }
+        // Watch the node: as master, to notice losing it; otherwise, to try again when it
+        // goes. Reading it also settles a create in doubt.
+        loop {
+            if !recover(&shared, &mut changes).await {
+                return;
+            }
+            let (node, watch) = match client.get_data_and_watch(&shared.path).await {
+                Ok((data, stat, watch)) => (Some((data, stat)), Some(watch)),
+                Err(e) if e.code() == ErrorCode::NoNode => (None, None),
+                Err(e) if e.is_closed() => return,
+                Err(e) => {
+                    if !e.is_retryable() && e.code() != ErrorCode::SessionExpired {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                    continue; // `recover` waits for the connection.
+                }
+            };
+            let session = client.session_id();
+            let claim = claim(
+                node.as_ref().map(|(d, s)| (&d[..], s)),
+                shared.id.as_bytes(),
+                session,
+            );
+            match claim {
+                Claim::Absent => {
+                    shared.set_master(false);
+                    *shared.maybe_owner() = None;
+                    break; // Try to create it.
+                }
+                Claim::Ours => {
+                    *shared.maybe_owner() = Some(session);
+                    if !shared.policy.is_error_state(client.state()) {
+                        shared.set_master(true);
+                    }
+                }
+                Claim::Theirs => {
+                    shared.set_master(false);
+                    *shared.maybe_owner() = None;
+                }
+            }
+            let Some(watch) = watch else { break };
+            match wait_on(&shared, watch, &mut changes).await {
+                Wake::Node(EventType::NodeDeleted) => {
+                    shared.set_master(false);
+                    *shared.maybe_owner() = None;
+                    break;
+                }
+                Wake::Node(_) | Wake::Reset => {} // Read it again.
+                Wake::Closed => {
+                    shared.set_master(false);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(owner: i64) -> Stat {
+        Stat {
+            ephemeral_owner: owner,
+            ..Stat::default()
+        }
+    }
+
+    #[test]
+    fn we_won_only_with_our_id_and_our_session() {
+        let id = b"worker-1".as_slice();
+        assert_eq!(claim(None, id, 7), Claim::Absent);
+        assert_eq!(claim(Some((id, &stat(7))), id, 7), Claim::Ours);
+        // Our id, another session: an old session of ours (about to expire) or another
+        // process with the same id. Not ours.
+        assert_eq!(claim(Some((id, &stat(8))), id, 7), Claim::Theirs);
+        // Our session, another id: another contender sharing our session.
+        assert_eq!(claim(Some((b"worker-2", &stat(7))), id, 7), Claim::Theirs);
+        // A persistent node with our id: nobody's session; not ours.
+        assert_eq!(claim(Some((id, &stat(0))), id, 7), Claim::Theirs);
+        // No session now (disconnected, lost): nothing is ours.
+        assert_eq!(claim(Some((id, &stat(0))), id, 0), Claim::Theirs);
+        assert_eq!(claim(Some((id, &stat(7))), id, 0), Claim::Theirs);
+    }
+}

@@ -1,0 +1,456 @@
+//! [`InterProcessSemaphoreV2`]: Curator's counting semaphore, on the same znodes, and its
+//! [`Lease`]s.
+
+use std::time::{Duration, Instant};
+
+use zkr_client::{Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Result, WatchedEvent};
+
+use super::guard::LockGuard;
+use super::internals::Cleanup;
+use super::mutex::InterProcessMutex;
+use crate::framework::{
+    create_parents, create_protected, join, node_name, parent, wait_connected,
+    ConnectionStatePolicy, ProtectedName,
+};
+use crate::sequence::{key_fn, sort_key, sorted};
+
+/// The child of the semaphore's path that holds its mutex.
+pub const SEMAPHORE_LOCK_PARENT: &str = "locks";
+/// The child of the semaphore's path that holds the leases.
+pub const SEMAPHORE_LEASE_PARENT: &str = "leases";
+/// The name of lease nodes (after the protected prefix).
+pub const LEASE_NAME: &str = "lease-";
+
+/// Where the maximum number of leases comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum MaxLeases {
+    Fixed(u32),
+    /// A SharedCount node: a 4-byte big-endian int, created with `seed` if absent.
+    Shared {
+        path: String,
+        seed: i32,
+    },
+}
+
+/// A counting semaphore across processes, compatible with Curator's
+/// `InterProcessSemaphoreV2` on the same path: at most `max_leases` leases are out at once,
+/// among all the processes that use it.
+///
+/// Layout (Curator's): an [`InterProcessMutex`] at `<path>/locks`, and one node per lease,
+/// `<path>/leases/_c_<uuid>-lease-<seq>` (ephemeral sequential, protected).
+///
+/// Taking a lease (Curator's `internalAcquire1Lease`): take the mutex, create the lease node,
+/// then list the leases (with a watch) until there are at most `max_leases` of them, and
+/// release the mutex. Holding the mutex while waiting makes the semaphore fair: the next
+/// taker waits on the mutex, first come, first served.
+///
+/// The maximum is fixed ([`InterProcessSemaphoreV2::new`]) or read from a SharedCount node
+/// ([`InterProcessSemaphoreV2::with_shared_count`]) and followed when it changes: raising the
+/// count lets waiters in. Lowering it takes no lease back; new takers wait until enough
+/// leases are returned.
+///
+/// Leases are *not* tied to the process in any other way: a lease is returned by
+/// [`Lease::release`], by dropping it, or when its session ends.
+///
+/// Every way out of an acquire (error, timeout, a dropped future) deletes the lease and mutex
+/// nodes it made.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use std::time::Duration;
+/// use zkr_recipes::InterProcessSemaphoreV2;
+/// let semaphore = InterProcessSemaphoreV2::new(&client, "/semaphores/db", 3);
+/// let lease = semaphore.acquire_one().await?;
+/// // ... at most 3 processes are here at once ...
+/// lease.release().await?;
+///
+/// if let Some(leases) = semaphore.try_acquire(2, Duration::from_secs(1)).await? {
+///     // ... two of the three leases ...
+///     InterProcessSemaphoreV2::return_all(leases).await?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct InterProcessSemaphoreV2 {
+    client: Client,
+    path: String,
+    leases_path: String,
+    lock: InterProcessMutex,
+    max: MaxLeases,
+    data: Vec<u8>,
+    policy: ConnectionStatePolicy,
+}
+
+enum Attempt {
+    Got(Lease),
+    TimedOut,
+    /// Our lease node vanished (session lost, directory deleted): try again.
+    Gone,
+}
+
+impl InterProcessSemaphoreV2 {
+    /// A semaphore at `path` with a fixed maximum of `max_leases` leases.
+    pub fn new(client: &Client, path: &str, max_leases: u32) -> InterProcessSemaphoreV2 {
+        InterProcessSemaphoreV2::build(client, path, MaxLeases::Fixed(max_leases))
+    }
+
+    /// A semaphore at `path` whose maximum is the SharedCount at `count_path` (Curator's
+    /// `SharedCount` format: a 4-byte big-endian int; a negative count counts as 0), read
+    /// again whenever a waiter looks and followed with a watch while waiting. If the node
+    /// does not exist, it is created with `seed` (and missing parents as containers), as
+    /// Curator's `SharedCount.start()` does.
+    pub fn with_shared_count(
+        client: &Client,
+        path: &str,
+        count_path: &str,
+        seed: i32,
+    ) -> InterProcessSemaphoreV2 {
+        let max = MaxLeases::Shared {
+            path: count_path.to_string(),
+            seed,
+        };
+        InterProcessSemaphoreV2::build(client, path, max)
+    }
+
+    fn build(client: &Client, path: &str, max: MaxLeases) -> InterProcessSemaphoreV2 {
+        InterProcessSemaphoreV2 {
+            client: client.clone(),
+            path: path.to_string(),
+            leases_path: join(path, SEMAPHORE_LEASE_PARENT),
+            lock: InterProcessMutex::new(client, &join(path, SEMAPHORE_LOCK_PARENT)),
+            max,
+            data: Vec::new(),
+            policy: ConnectionStatePolicy::Standard,
+        }
+    }
+
+    /// Data stored in each lease node (Curator's `setNodeData`).
+    pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> InterProcessSemaphoreV2 {
+        self.data = data.into();
+        self
+    }
+
+    /// The connection-state policy the leases follow ([`Lease::is_held`], [`Lease::lost`];
+    /// default: standard).
+    pub fn with_policy(mut self, policy: ConnectionStatePolicy) -> InterProcessSemaphoreV2 {
+        self.policy = policy;
+        self
+    }
+
+    /// The semaphore's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The current maximum number of leases (reads the SharedCount node if there is one,
+    /// creating it with its seed if absent).
+    pub async fn max_leases(&self) -> Result<u32> {
+        self.read_max(false).await.map(|(max, _)| max)
+    }
+
+    /// Waits for one lease.
+    pub async fn acquire_one(&self) -> Result<Lease> {
+        let mut leases = self.acquire(1).await?;
+        Ok(leases.pop().expect("one lease"))
+    }
+
+    /// Waits for one lease at most `timeout`; `None` if none was free in time.
+    pub async fn try_acquire_one(&self, timeout: Duration) -> Result<Option<Lease>> {
+        let leases = self.try_acquire(1, timeout).await?;
+        Ok(leases.and_then(|mut l| l.pop()))
+    }
+
+    /// Waits for `n` leases (taken one after the other). If taking one fails, those already
+    /// taken are returned before the error is. `n` must not be 0.
+    pub async fn acquire(&self, n: u32) -> Result<Vec<Lease>> {
+        let leases = self.acquire_until(n, None).await?;
+        Ok(leases.expect("no deadline, so never timed out"))
+    }
+
+    /// Waits for `n` leases, all within `timeout`; `None` if they could not all be taken in
+    /// time. Then the leases taken, and a lease node still waiting, are deleted before this
+    /// returns; a mutex node whose wait timed out is deleted in the background (it may outlive
+    /// the call briefly). `n` must not be 0. A zero timeout tries once.
+    pub async fn try_acquire(&self, n: u32, timeout: Duration) -> Result<Option<Vec<Lease>>> {
+        self.acquire_until(n, Some(Instant::now() + timeout)).await
+    }
+
+    /// Returns every lease in `leases` (Curator's `returnAll`); the first error, if any, after
+    /// trying them all.
+    pub async fn return_all(leases: impl IntoIterator<Item = Lease>) -> Result<()> {
+        let mut result = Ok(());
+        for lease in leases {
+            let released = lease.release().await;
+            if result.is_ok() {
+                result = released;
+            }
+        }
+        result
+    }
+
+    /// The lease nodes' paths, oldest first.
+    pub async fn participant_nodes(&self) -> Result<Vec<String>> {
+        let children = match self.client.get_children(&self.leases_path).await {
+            Ok(c) => c,
+            Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        Ok(sorted(children.iter(), key_fn(|n| sort_key(n, LEASE_NAME)))
+            .into_iter()
+            .map(|n| join(&self.leases_path, n))
+            .collect())
+    }
+
+    pub(crate) async fn acquire_until(
+        &self,
+        n: u32,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<Lease>>> {
+        if n == 0 {
+            return Err(Error::invalid(
+                "a semaphore acquire needs at least one lease",
+            ));
+        }
+        // Dropped (with every lease in it) on any way out but success.
+        let mut leases = Vec::with_capacity(n as usize);
+        while leases.len() < n as usize {
+            match self.acquire_one_until(deadline).await? {
+                Some(lease) => leases.push(lease),
+                None => {
+                    InterProcessSemaphoreV2::return_all(leases).await?;
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(leases))
+    }
+
+    async fn acquire_one_until(&self, deadline: Option<Instant>) -> Result<Option<Lease>> {
+        loop {
+            let mutex = match deadline {
+                None => self.lock.acquire().await?,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    match self.lock.try_acquire(left).await? {
+                        Some(guard) => guard,
+                        None => return Ok(None),
+                    }
+                }
+            };
+            let attempt = self.lease_under_mutex(deadline).await;
+            // Cancel-safe: a dropped release leaves the node to the guard's `Drop`.
+            let released = mutex.release().await;
+            match attempt? {
+                Attempt::Got(lease) => {
+                    released?;
+                    return Ok(Some(lease));
+                }
+                Attempt::TimedOut => {
+                    released?;
+                    return Ok(None);
+                }
+                Attempt::Gone => released?,
+            }
+        }
+    }
+
+    /// Creates our lease node and waits until it fits under the maximum; the caller holds
+    /// the mutex.
+    async fn lease_under_mutex(&self, deadline: Option<Instant>) -> Result<Attempt> {
+        let client = &self.client;
+        let protected = ProtectedName::new();
+        let lease = {
+            // Until the create's outcome is known, a dropped future or an error deletes
+            // whatever carries our prefix.
+            let mut cleanup = Cleanup {
+                client,
+                dir: &self.leases_path,
+                protected: &protected,
+                node: None,
+                in_doubt: true,
+            };
+            let (path, stat) = create_protected(
+                client,
+                &self.leases_path,
+                LEASE_NAME,
+                &self.data,
+                CreateMode::EphemeralSequential,
+                &protected,
+            )
+            .await?;
+            cleanup.in_doubt = false;
+            // From here on the lease deletes its node when dropped.
+            Lease {
+                guard: LockGuard::new(client, path, stat.ephemeral_owner, self.policy),
+            }
+        };
+        if lease.session_id() != client.session_id() {
+            // Created by a session that is gone since: not a lease we hold.
+            return Ok(Attempt::Gone);
+        }
+        let ours = lease.node_name();
+        loop {
+            let (listed, max) = tokio::join!(
+                client.get_children_and_watch(&self.leases_path),
+                self.read_max(true)
+            );
+            let ((children, children_changed), (max, max_changed)) = match (listed, max) {
+                (Ok(listed), Ok(max)) => (listed, max),
+                (Err(e), _) if e.code() == ErrorCode::NoNode => return Ok(Attempt::Gone),
+                (Err(e), _) | (_, Err(e))
+                    if e.is_retryable() || e.code() == ErrorCode::SessionExpired =>
+                {
+                    wait_connected(client).await?;
+                    continue;
+                }
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+            };
+            if !children.contains(ours) {
+                return Ok(Attempt::Gone);
+            }
+            if children.len() <= max as usize {
+                return Ok(Attempt::Got(lease));
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                lease.release().await?;
+                return Ok(Attempt::TimedOut);
+            }
+            // Wait for a lease to go, the maximum to change, or the deadline.
+            tokio::select! {
+                _ = children_changed => {}
+                _ = changed(max_changed) => {}
+                _ = until(deadline) => {}
+            }
+        }
+    }
+
+    /// The current maximum, and (if `watch` and it comes from a node) a watch on that node.
+    async fn read_max(&self, watch: bool) -> Result<(u32, Option<OneshotWatch>)> {
+        let (path, seed) = match &self.max {
+            MaxLeases::Fixed(max) => return Ok((*max, None)),
+            MaxLeases::Shared { path, seed } => (path, *seed),
+        };
+        loop {
+            let read = if watch {
+                self.client
+                    .get_data_and_watch(path)
+                    .await
+                    .map(|(data, _, w)| (data, Some(w)))
+            } else {
+                self.client
+                    .get_data(path)
+                    .await
+                    .map(|(data, _)| (data, None))
+            };
+            match read {
+                Ok((data, w)) => {
+                    let count = decode_count(&data).ok_or_else(|| {
+                        Error::invalid(format!(
+                            "{path}: a shared count is 4 bytes, found {}",
+                            data.len()
+                        ))
+                    })?;
+                    return Ok((count.max(0) as u32, w));
+                }
+                Err(e) if e.code() == ErrorCode::NoNode => {
+                    create_parents(&self.client, parent(path), true).await?;
+                    let seeded = self
+                        .client
+                        .create(path, &encode_count(seed), CreateMode::Persistent)
+                        .await;
+                    match seeded {
+                        Ok(_) => {}
+                        Err(e) if e.code() == ErrorCode::NodeExists => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+async fn changed(watch: Option<OneshotWatch>) -> WatchedEvent {
+    match watch {
+        Some(w) => w.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A SharedCount value as Curator stores it: 4 bytes, big-endian.
+///
+/// ```
+/// use zkr_recipes::lock::{decode_count, encode_count};
+/// assert_eq!(encode_count(3), [0, 0, 0, 3]);
+/// assert_eq!(decode_count(&encode_count(-7)), Some(-7));
+/// ```
+pub fn encode_count(count: i32) -> [u8; 4] {
+    count.to_be_bytes()
+}
+
+/// Reads a SharedCount value: the first 4 bytes, big-endian (as Curator's `ByteBuffer`
+/// does); `None` if there are fewer than 4.
+pub fn decode_count(data: &[u8]) -> Option<i32> {
+    let bytes: [u8; 4] = data.get(..4)?.try_into().ok()?;
+    Some(i32::from_be_bytes(bytes))
+}
+
+/// One lease of an [`InterProcessSemaphoreV2`] (Curator's `Lease`): its node under
+/// `<path>/leases`. [`Lease::release`] deletes the node (retrying through connection loss);
+/// dropping the lease deletes it in the background.
+#[derive(Debug)]
+pub struct Lease {
+    guard: LockGuard,
+}
+
+impl Lease {
+    /// The lease node's path.
+    pub fn path(&self) -> &str {
+        self.guard.path()
+    }
+
+    /// The lease node's name (Curator's `getNodeName`).
+    pub fn node_name(&self) -> &str {
+        node_name(self.guard.path())
+    }
+
+    /// The data stored in the lease node (Curator's `getData`).
+    pub async fn data(&self) -> Result<Bytes> {
+        let (data, _) = self.guard.client().get_data(self.path()).await?;
+        Ok(data)
+    }
+
+    /// The session that owns the node.
+    pub fn session_id(&self) -> i64 {
+        self.guard.session_id()
+    }
+
+    /// Whether the lease can still be counted on (see [`LockGuard::is_held`]).
+    pub fn is_held(&self) -> bool {
+        self.guard.is_held()
+    }
+
+    /// Resolves when the lease can no longer be counted on (see [`LockGuard::lost`]).
+    pub async fn lost(&self) {
+        self.guard.lost().await
+    }
+
+    /// Returns the lease: deletes its node, retrying through connection loss until it is
+    /// gone. Cancel-safe, like [`LockGuard::release`].
+    pub async fn release(self) -> Result<()> {
+        self.guard.release().await
+    }
+
+    /// The lease as a plain [`LockGuard`] on its node (for [`crate::InterProcessMultiLock`]
+    /// and other code that handles guards).
+    pub fn into_guard(self) -> LockGuard {
+        self.guard
+    }
+}

@@ -1,0 +1,255 @@
+//! LeaderElection (ZooKeeper's own election recipe as a state machine) against a real
+//! server: the event order, hand-over, the leader's node deleted, restart, session loss.
+
+use std::time::{Duration, Instant};
+
+use zkr_client::{Client, ClientBuilder, ConnectionState};
+use zkr_recipes::{ConnectionStatePolicy, ElectionEvent, ElectionState, LeaderElection};
+use zkr_testkit::{ServerOptions, TestingServer};
+
+use ElectionEvent::*;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// Collects events until (and including) `last`, failing after the deadline.
+async fn events_until(
+    events: &mut zkr_recipes::leader::ElectionEvents,
+    last: ElectionEvent,
+) -> Vec<ElectionEvent> {
+    let mut seen = Vec::new();
+    let collect = async {
+        while let Some(event) = events.next().await {
+            seen.push(event);
+            if event == last {
+                return;
+            }
+        }
+    };
+    if tokio::time::timeout(DEADLINE, collect).await.is_err() {
+        panic!("no {last:?} within {DEADLINE:?}; saw {seen:?}");
+    }
+    seen
+}
+
+const ELECTED: [ElectionEvent; 4] = [
+    DetermineStart,
+    DetermineComplete,
+    ElectedStart,
+    ElectedComplete,
+];
+const READY: [ElectionEvent; 4] = [DetermineStart, DetermineComplete, ReadyStart, ReadyComplete];
+
+fn offer_then(rest: [ElectionEvent; 4]) -> Vec<ElectionEvent> {
+    [OfferStart, OfferComplete]
+        .into_iter()
+        .chain(rest)
+        .collect()
+}
+
+fn start_then(rest: [ElectionEvent; 4]) -> Vec<ElectionEvent> {
+    std::iter::once(Start).chain(offer_then(rest)).collect()
+}
+
+async fn children(client: &Client, path: &str) -> Vec<String> {
+    client
+        .get_children(path)
+        .await
+        .map(|c| c.to_vec())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn three_participants_first_offered_first_elected() {
+    let zk = TestingServer::start().unwrap();
+    let mut clients = Vec::new();
+    let mut elections = Vec::new();
+    let mut events = Vec::new();
+    for i in 1..=3 {
+        let client = Client::connect(&zk.connect_string()).await.unwrap();
+        let election = LeaderElection::new(&client, "/election-sm", &format!("host-{i}"));
+        assert_eq!(election.state(), ElectionState::Stop);
+        let mut sub = election.subscribe();
+        assert!(election.start());
+        assert!(!election.start(), "started twice");
+        // Each one settles before the next offers: the order of offers is 1, 2, 3.
+        let expected = if i == 1 {
+            start_then(ELECTED)
+        } else {
+            start_then(READY)
+        };
+        let last = *expected.last().unwrap();
+        assert_eq!(events_until(&mut sub, last).await, expected, "host-{i}");
+        events.push(sub);
+        elections.push(election);
+        clients.push(client);
+    }
+    assert!(elections[0].is_leader());
+    assert_eq!(elections[0].state(), ElectionState::Elected);
+    assert!(!elections[1].is_leader() && !elections[2].is_leader());
+    assert_eq!(elections[1].state(), ElectionState::Ready);
+    assert_eq!(
+        elections[2].leader_host_name().await.unwrap().as_deref(),
+        Some("host-1")
+    );
+    let offers = elections[1].offers().await.unwrap();
+    assert_eq!(
+        offers
+            .iter()
+            .map(|o| o.host_name.as_str())
+            .collect::<Vec<_>>(),
+        ["host-1", "host-2", "host-3"]
+    );
+    for (offer, election) in offers.iter().zip(&elections) {
+        assert_eq!(Some(&offer.path), election.node_path().as_ref());
+        assert!(offer.path.starts_with("/election-sm/n_"), "{}", offer.path);
+    }
+    assert!(offers.windows(2).all(|w| w[0].sequence < w[1].sequence));
+
+    // The leader leaves: the next in line is elected; the third keeps watching the second.
+    let first = elections.remove(0);
+    let mut first_events = events.remove(0);
+    first.stop().await.unwrap();
+    assert_eq!(first.state(), ElectionState::Stop);
+    assert_eq!(
+        events_until(&mut first_events, StopComplete).await,
+        [StopStart, StopComplete]
+    );
+    assert_eq!(
+        events_until(&mut events[0], ElectedComplete).await,
+        ELECTED.to_vec()
+    );
+    assert!(elections[0].is_leader());
+    assert_eq!(
+        elections[1].leader_host_name().await.unwrap().as_deref(),
+        Some("host-2")
+    );
+    assert_eq!(elections[1].state(), ElectionState::Ready);
+    assert_eq!(events[1].try_next(), None, "the third one was disturbed");
+
+    // Started again: it offers anew, behind the others.
+    let mut again = first.subscribe();
+    assert!(first.start());
+    assert_eq!(
+        events_until(&mut again, ReadyComplete).await,
+        start_then(READY)
+    );
+    let leader = first.leader_offer().await.unwrap().unwrap();
+    assert_eq!(leader.host_name, "host-2");
+    assert_eq!(&leader.data[..], b"host-2");
+
+    for election in elections.iter().chain([&first]) {
+        election.stop().await.unwrap();
+    }
+    assert!(children(&clients[0], "/election-sm").await.is_empty());
+}
+
+#[tokio::test]
+async fn leader_whose_node_is_deleted_fails_and_offers_again() {
+    let zk = TestingServer::start().unwrap();
+    let ca = Client::connect(&zk.connect_string()).await.unwrap();
+    let cb = Client::connect(&zk.connect_string()).await.unwrap();
+    let a = LeaderElection::new(&ca, "/election-del", "a");
+    let mut a_events = a.subscribe();
+    a.start();
+    events_until(&mut a_events, ElectedComplete).await;
+    let b = LeaderElection::new(&cb, "/election-del", "b");
+    let mut b_events = b.subscribe();
+    b.start();
+    events_until(&mut b_events, ReadyComplete).await;
+
+    let old = a.node_path().unwrap();
+    cb.delete(&old, None).await.unwrap();
+    let mut expected = vec![Failed];
+    expected.extend(offer_then(READY));
+    assert_eq!(events_until(&mut a_events, ReadyComplete).await, expected);
+    assert_eq!(
+        events_until(&mut b_events, ElectedComplete).await,
+        ELECTED.to_vec()
+    );
+    assert_ne!(a.node_path().unwrap(), old);
+    assert!(b.is_leader() && !a.is_leader());
+
+    // Dropped: the node goes in the background.
+    drop(a);
+    let deadline = Instant::now() + DEADLINE;
+    while children(&cb, "/election-del").await.len() != 1 {
+        assert!(Instant::now() < deadline, "a's node left behind");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    b.stop().await.unwrap();
+    assert!(children(&cb, "/election-del").await.is_empty());
+}
+
+/// Freezes the (only) server for longer than the session timeout: the client reports its
+/// session lost; the election goes FAILED, then offers again with the new session.
+async fn session_loss(policy: ConnectionStatePolicy) {
+    let zk = TestingServer::start_with(ServerOptions::new().tick_time_ms(200)).unwrap();
+    let client = ClientBuilder::new(zk.connect_string())
+        .session_timeout(Duration::from_secs(1))
+        .connect()
+        .await
+        .unwrap();
+    let old_session = client.session_id();
+    let election = LeaderElection::with_policy(&client, "/election-exp", "a", policy);
+    let mut events = election.subscribe();
+    election.start();
+    events_until(&mut events, ElectedComplete).await;
+    let old_node = election.node_path().unwrap();
+
+    let mut states = client.state_changes();
+    zk.pause().unwrap();
+    let suspended = async {
+        while let Some(change) = states.next().await {
+            if change.state == ConnectionState::Suspended {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(DEADLINE, suspended).await.unwrap();
+    match policy {
+        // Leadership is not counted on from the moment the connection is suspended.
+        ConnectionStatePolicy::Standard => assert!(!election.is_leader()),
+        // Session-only: still ELECTED while the session may be alive.
+        ConnectionStatePolicy::SessionOnly => {
+            assert!(election.is_leader());
+            assert_eq!(election.state(), ElectionState::Elected);
+        }
+    }
+    let lost = async {
+        while let Some(change) = states.next().await {
+            if change.state == ConnectionState::Lost {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(DEADLINE, lost).await.unwrap();
+    assert!(!election.is_leader());
+    zk.resume().unwrap();
+
+    // FAILED, a new offer, and (once the old session's node is gone) ELECTED again.
+    let seen = events_until(&mut events, OfferComplete).await;
+    assert_eq!(seen, [Failed, OfferStart, OfferComplete], "{policy:?}");
+    let deadline = Instant::now() + DEADLINE;
+    while !election.is_leader() {
+        assert!(Instant::now() < deadline, "not elected again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_ne!(client.session_id(), old_session);
+    let node = election.node_path().unwrap();
+    assert_ne!(node, old_node);
+    let stat = client.exists(&node).await.unwrap().unwrap();
+    assert_eq!(stat.ephemeral_owner, client.session_id());
+    assert!(client.exists(&old_node).await.unwrap().is_none());
+    election.stop().await.unwrap();
+    assert!(children(&client, "/election-exp").await.is_empty());
+}
+
+#[tokio::test]
+async fn session_loss_fails_then_offers_again_standard() {
+    session_loss(ConnectionStatePolicy::Standard).await;
+}
+
+#[tokio::test]
+async fn session_loss_fails_then_offers_again_session_only() {
+    session_loss(ConnectionStatePolicy::SessionOnly).await;
+}

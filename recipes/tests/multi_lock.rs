@@ -1,0 +1,197 @@
+//! InterProcessMultiLock against a real server: all or nothing, reverse-order release, a mix
+//! of lock kinds.
+
+use std::time::Duration;
+
+use zkr_client::{AddWatchMode, Client, ErrorCode, EventType};
+use zkr_recipes::lock::Lockable;
+use zkr_recipes::{
+    InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
+};
+use zkr_testkit::TestingServer;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(DEADLINE, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
+}
+
+/// Polls `check` until it holds, failing after [`DEADLINE`].
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {DEADLINE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn connect(zk: &TestingServer) -> Client {
+    Client::connect(&zk.connect_string()).await.unwrap()
+}
+
+/// Names of the children of `path` (none if it does not exist).
+async fn children(client: &Client, path: &str) -> Vec<String> {
+    match client.get_children(path).await {
+        Ok(c) => c.to_vec(),
+        Err(e) if e.code() == ErrorCode::NoNode => Vec::new(),
+        Err(e) => panic!("{path}: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn all_or_nothing() {
+    let zk = TestingServer::start().unwrap();
+    let (x, y) = (connect(&zk).await, connect(&zk).await);
+    let paths = ["/multi/a", "/multi/b", "/multi/c"];
+    // Another session holds the last one.
+    let held = InterProcessMutex::new(&x, "/multi/c")
+        .acquire()
+        .await
+        .unwrap();
+
+    let multi = InterProcessMultiLock::from_paths(&y, paths);
+    assert_eq!(multi.locks().len(), 3);
+    let got = multi.try_acquire(Duration::from_millis(400)).await.unwrap();
+    assert!(got.is_none(), "acquired though /multi/c is held");
+    // a and b were taken, then released before try_acquire returned.
+    assert!(children(&x, "/multi/a").await.is_empty());
+    assert!(children(&x, "/multi/b").await.is_empty());
+    // Our timed-out node under c goes in the background; only the holder's stays.
+    let holder = vec![zkr_recipes::framework::node_name(held.path()).to_string()];
+    eventually("timed-out node under c deleted", || async {
+        children(&x, "/multi/c").await == holder
+    })
+    .await;
+
+    // Once c is free, all three are taken.
+    let waiting = tokio::spawn({
+        let multi = multi.clone();
+        async move { multi.acquire().await.unwrap() }
+    });
+    eventually("multi-lock waits on c", || async {
+        children(&x, "/multi/c").await.len() == 2
+    })
+    .await;
+    held.release().await.unwrap();
+    let guard = within("multi-lock after c was released", waiting)
+        .await
+        .unwrap();
+    assert!(guard.is_held());
+    let held_paths: Vec<&str> = guard
+        .guards()
+        .iter()
+        .map(|g| zkr_recipes::framework::parent(g.path()))
+        .collect();
+    assert_eq!(held_paths, paths);
+    // Another session's single lock is excluded.
+    let other = InterProcessMutex::new(&x, "/multi/b");
+    assert!(other
+        .try_acquire(Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_none());
+    guard.release().await.unwrap();
+    assert!(children(&x, "/multi/a").await.is_empty());
+    assert!(children(&x, "/multi/c").await.is_empty());
+    // The other session's timed-out node under b goes in the background.
+    eventually("b empty", || async {
+        children(&x, "/multi/b").await.is_empty()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn released_in_reverse_order() {
+    let zk = TestingServer::start().unwrap();
+    let (x, y) = (connect(&zk).await, connect(&zk).await);
+    let paths = ["/rev/a", "/rev/b", "/rev/c"];
+    let multi = InterProcessMultiLock::from_paths(&y, paths);
+    let guard = multi.acquire().await.unwrap();
+
+    // Another session sees the deletes in the order the server applied them.
+    let mut events = x
+        .add_watch("/rev", AddWatchMode::PersistentRecursive)
+        .await
+        .unwrap();
+    guard.release().await.unwrap();
+    let mut deleted = Vec::new();
+    while deleted.len() < 3 {
+        let event = within("delete events", events.next())
+            .await
+            .expect("watch ended");
+        if event.event_type == EventType::NodeDeleted {
+            deleted.push(zkr_recipes::framework::parent(&event.path).to_string());
+        }
+    }
+    assert_eq!(deleted, ["/rev/c", "/rev/b", "/rev/a"]);
+
+    // Dropping the guard starts the deletes in reverse order too (in the background).
+    let guard = multi.acquire().await.unwrap();
+    drop(guard);
+    eventually("dropped guard's nodes deleted", || async {
+        let mut empty = true;
+        for p in paths {
+            empty &= children(&x, p).await.is_empty();
+        }
+        empty
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn mixed_lock_kinds() {
+    let zk = TestingServer::start().unwrap();
+    let (x, y) = (connect(&zk).await, connect(&zk).await);
+    let rw = InterProcessReadWriteLock::new(&y, "/mix/rw");
+    let multi = InterProcessMultiLock::new([
+        Lockable::from(InterProcessSemaphoreMutex::new(&y, "/mix/sem")),
+        InterProcessMutex::new(&y, "/mix/mutex").into(),
+        rw.write_lock().into(),
+    ]);
+    assert_eq!(multi.locks()[2].path(), "/mix/rw");
+
+    // A reader on the read/write lock keeps the multi-lock's writer out.
+    let reader = InterProcessReadWriteLock::new(&x, "/mix/rw")
+        .read_lock()
+        .acquire()
+        .await
+        .unwrap();
+    let got = multi.try_acquire(Duration::from_millis(400)).await.unwrap();
+    assert!(got.is_none());
+    assert!(
+        children(&x, "/mix/sem/leases").await.is_empty(),
+        "lease kept"
+    );
+    assert!(children(&x, "/mix/mutex").await.is_empty(), "mutex kept");
+    reader.release().await.unwrap();
+
+    let guard = within("mixed multi-lock", multi.acquire()).await.unwrap();
+    let kinds: Vec<bool> = guard
+        .guards()
+        .iter()
+        .map(|g| g.path().contains("-lease-"))
+        .collect();
+    assert_eq!(kinds, [true, false, false]);
+    assert!(guard.guards()[2].path().contains("-__WRIT__"));
+    // Each lock is taken: the semaphore mutex is out of leases for others.
+    let sem = InterProcessSemaphoreMutex::new(&x, "/mix/sem");
+    assert!(sem
+        .try_acquire(Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_none());
+    guard.release().await.unwrap();
+    let lease = within("semaphore mutex after release", sem.acquire())
+        .await
+        .unwrap();
+    lease.release().await.unwrap();
+}
