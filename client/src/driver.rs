@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
@@ -67,13 +68,20 @@ pub(crate) struct Driver {
     chroot: Chroot,
     commands: mpsc::UnboundedReceiver<Command>,
     shared: Arc<Mutex<Shared>>,
-    stream: Option<TcpStream>,
+    stream: Option<OwnedWriteHalf>,
+    reader: Option<OwnedReadHalf>,
     connecting: Option<ConnectFuture>,
     probe_tx: mpsc::UnboundedSender<usize>,
     probe_rx: mpsc::UnboundedReceiver<usize>,
     read_buf: BytesMut,
     sinks: HashMap<WatcherId, WatchSink>,
     handles_gone: bool,
+    /// One timer for the whole life of the driver, armed at `armed` (if any). It is moved
+    /// earlier when the core's deadline is earlier, and left alone when the deadline moved
+    /// later (as it does after every send and receive): it then fires early, which is
+    /// harmless, and is re-armed at the real deadline.
+    timer: Pin<Box<tokio::time::Sleep>>,
+    armed: Option<Instant>,
 }
 
 /// Smallest free space kept in the read buffer before a read.
@@ -95,12 +103,15 @@ impl Driver {
             commands,
             shared,
             stream: None,
+            reader: None,
             connecting: None,
             probe_tx,
             probe_rx,
             read_buf: BytesMut::with_capacity(READ_RESERVE),
             sinks: HashMap::new(),
             handles_gone: false,
+            timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
+            armed: None,
         }
     }
 
@@ -114,7 +125,12 @@ impl Driver {
                 self.session.handle_disconnected(Instant::now());
                 continue;
             }
-            let deadline = self.session.poll_timeout();
+            if let Some(deadline) = self.session.poll_timeout() {
+                if self.armed.is_none_or(|armed| deadline < armed) {
+                    self.timer.as_mut().reset(deadline.into());
+                    self.armed = Some(deadline);
+                }
+            }
             let want_write = !self.session.transmit().is_empty();
             tokio::select! {
                 command = self.commands.recv(), if !self.handles_gone => {
@@ -135,11 +151,11 @@ impl Driver {
                         }
                     }
                 }
-                readable = readable(&self.stream) => {
+                read = read_some(&mut self.reader, &mut self.read_buf) => {
                     let now = Instant::now();
-                    match readable.and_then(|()| self.read()) {
-                        Ok(true) => self.session.handle_read(&mut self.read_buf, now),
-                        Ok(false) => {}
+                    match read {
+                        Ok(0) => self.session.handle_disconnected(now),
+                        Ok(_) => self.session.handle_read(&mut self.read_buf, now),
                         Err(_) => self.session.handle_disconnected(now),
                     }
                 }
@@ -154,7 +170,9 @@ impl Driver {
                     match connected {
                         Ok(stream) => {
                             let _ = stream.set_nodelay(true);
-                            self.stream = Some(stream);
+                            let (reader, writer) = stream.into_split();
+                            self.stream = Some(writer);
+                            self.reader = Some(reader);
                             self.read_buf.clear();
                             self.session.handle_connected(now);
                         }
@@ -164,7 +182,8 @@ impl Driver {
                 Some(host) = self.probe_rx.recv() => {
                     self.session.handle_read_write_found(host, Instant::now());
                 }
-                () = sleep_until(deadline) => {
+                () = &mut self.timer, if self.armed.is_some() => {
+                    self.armed = None;
                     self.session.handle_timeout(Instant::now());
                 }
             }
@@ -189,27 +208,6 @@ impl Driver {
                 self.session.forget_watcher(id, now);
             }
             Command::Close(reply) => self.session.close(reply, now),
-        }
-    }
-
-    /// Reads what the socket has. `Ok(true)` when bytes arrived.
-    fn read(&mut self) -> io::Result<bool> {
-        let Some(stream) = &self.stream else {
-            return Ok(false);
-        };
-        let mut got = false;
-        loop {
-            // Room for at least the frame being read, and never less than READ_RESERVE.
-            let need = pending_frame_len(&self.read_buf).max(READ_RESERVE);
-            if self.read_buf.capacity() - self.read_buf.len() < need / 2 {
-                self.read_buf.reserve(need);
-            }
-            match stream.try_read_buf(&mut self.read_buf) {
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(_) => got = true,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(got),
-                Err(e) => return Err(e),
-            }
         }
     }
 
@@ -245,6 +243,7 @@ impl Driver {
                 }
                 Event::Disconnect => {
                     self.stream = None;
+                    self.reader = None;
                     self.connecting = None;
                     self.read_buf.clear();
                 }
@@ -293,6 +292,7 @@ impl Driver {
                 }
                 Event::Closed => {
                     self.stream = None;
+                    self.reader = None;
                     return true;
                 }
             }
@@ -309,14 +309,26 @@ fn pending_frame_len(buf: &[u8]) -> usize {
     }
 }
 
-async fn readable(stream: &Option<TcpStream>) -> io::Result<()> {
-    match stream {
-        Some(s) => s.readable().await,
+/// One read (tokio's `poll_read`: a short read clears the readiness, so there is no
+/// extra `recv` that returns EAGAIN). Cancel-safe.
+async fn read_some(reader: &mut Option<OwnedReadHalf>, buf: &mut BytesMut) -> io::Result<usize> {
+    match reader {
+        Some(r) => {
+            // Wait for readiness before making room: by then the replies sliced out of the
+            // buffer have usually been dropped, so `reserve` reclaims the buffer in place
+            // rather than allocating a new one.
+            r.readable().await?;
+            let need = pending_frame_len(buf).max(READ_RESERVE);
+            if buf.capacity() - buf.len() < need / 2 {
+                buf.reserve(need);
+            }
+            r.read_buf(buf).await
+        }
         None => std::future::pending().await,
     }
 }
 
-async fn writable(stream: &Option<TcpStream>) -> io::Result<()> {
+async fn writable(stream: &Option<OwnedWriteHalf>) -> io::Result<()> {
     match stream {
         Some(s) => s.writable().await,
         None => std::future::pending().await,
@@ -326,13 +338,6 @@ async fn writable(stream: &Option<TcpStream>) -> io::Result<()> {
 async fn connecting(attempt: &mut Option<ConnectFuture>) -> io::Result<TcpStream> {
     match attempt {
         Some(f) => f.await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(t) => tokio::time::sleep_until(t.into()).await,
         None => std::future::pending().await,
     }
 }
