@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Installs what zkr-testkit needs to run real ZooKeeper servers: Debian's
-# `zookeeper` package (server jar at /usr/share/java/zookeeper.jar plus its
-# dependency jars) and a java runtime.
+# Installs what the tests need to run real ZooKeeper servers and real Apache Curator peers:
+# - Debian's `zookeeper` package (server jar at /usr/share/java/zookeeper.jar plus its
+#   dependency jars) and a java runtime, for zkr-testkit;
+# - Debian's `libcurator-recipes-java` (Curator 5.4.0 jars under /usr/share/java) and a JDK
+#   with javac, for tests/curator_interop.rs (it compiles tests/java/CuratorPeer.java).
 #
-# Idempotent: does nothing when the jar is there (or ZKR_ZOOKEEPER_CLASSPATH
-# points elsewhere) and java exists. Prints one line saying what it did.
+# Idempotent: installs only what is missing (the server jar unless ZKR_ZOOKEEPER_CLASSPATH is
+# set, java unless found, the Curator jar unless ZKR_CURATOR_CLASSPATH is set, javac unless
+# found). Prints one line saying what it did.
 set -euo pipefail
 
 JAR=/usr/share/java/zookeeper.jar
+CURATOR_JAR=/usr/share/java/curator-recipes.jar
 
 # Run as root directly, else through sudo when available.
 as_root() {
@@ -29,20 +33,36 @@ have_java() {
     fi
 }
 
+have_javac() {
+    if [ -n "${ZKR_JAVAC:-}" ]; then
+        [ -x "$ZKR_JAVAC" ] || command -v "$ZKR_JAVAC" >/dev/null 2>&1
+    elif [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/javac" ]; then
+        true
+    else
+        command -v javac >/dev/null 2>&1
+    fi
+}
+
 packages=()
 if [ -z "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && [ ! -f "$JAR" ]; then
     packages+=(zookeeper)
 fi
-if ! have_java; then
+if [ -z "${ZKR_CURATOR_CLASSPATH:-}" ] && [ ! -f "$CURATOR_JAR" ]; then
+    packages+=(libcurator-recipes-java)
+fi
+if ! have_javac; then
+    # A JDK brings java too.
+    packages+=(default-jdk-headless)
+elif ! have_java; then
     packages+=(default-jre-headless)
 fi
 
 if [ "${#packages[@]}" -eq 0 ]; then
-    if [ -n "${ZKR_ZOOKEEPER_CLASSPATH:-}" ]; then
-        echo "install-zookeeper.sh: nothing to do (ZKR_ZOOKEEPER_CLASSPATH is set, java found)"
-    else
-        echo "install-zookeeper.sh: nothing to do ($JAR and java found)"
-    fi
+    server="$JAR"
+    [ -n "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && server="ZKR_ZOOKEEPER_CLASSPATH"
+    curator="$CURATOR_JAR"
+    [ -n "${ZKR_CURATOR_CLASSPATH:-}" ] && curator="ZKR_CURATOR_CLASSPATH"
+    echo "install-zookeeper.sh: nothing to do ($server, $curator, java and javac found)"
     exit 0
 fi
 

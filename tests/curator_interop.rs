@@ -1,0 +1,1260 @@
+//! Interop with the real Apache Curator: a Java peer (`tests/java/CuratorPeer.java`, compiled
+//! here with javac against Debian's Curator 5.4.0 jars) runs Curator's own recipes on the same
+//! ZooKeeper server and the same paths as our Rust recipes. Each side must exclude, wait for,
+//! order and name the other's nodes exactly as Curator does.
+//!
+//! Needs a JDK (javac) and Curator's jars; `scripts/install-zookeeper.sh` installs both. These
+//! tests never skip: without Java or Curator they fail and say so. `ZKR_CURATOR_CLASSPATH`
+//! (a complete classpath for Curator) and `ZKR_JAVAC` override the Debian layout.
+//!
+//! Every wait has a deadline (children are awaited with watches, peer lines with timeouts). "The
+//! other side is still waiting" is shown by its contender node being there, behind the holder's,
+//! and by the waiter staying silent (a Java peer) or unfinished (a Rust task) meanwhile.
+
+use std::collections::hash_map::DefaultHasher;
+use std::ffi::OsString;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::{timeout, timeout_at, Instant};
+use zkr_client::{Client, CreateMode, ErrorCode};
+use zkr_recipes::framework::{join, node_name, parent};
+use zkr_recipes::lock::{decode_count, encode_count};
+use zkr_recipes::sequence::{key_fn, rank, read_write_sort_key, sort_key, sorted};
+use zkr_recipes::{
+    revoke, CloseMode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
+    LeaderLatch, LeaderSelector,
+};
+use zkr_testkit::{Installation, TestingServer};
+
+/// For anything that should happen.
+const DEADLINE: Duration = Duration::from_secs(30);
+/// For a JVM to start and connect (the machine may be busy).
+const START: Duration = Duration::from_secs(90);
+/// How long a waiting peer must stay silent.
+const QUIET: Duration = Duration::from_millis(1500);
+/// Curator's lock names.
+const LOCK: &str = "lock-";
+const LATCH: &str = "latch-";
+const LEASE: &str = "lease-";
+
+const INSTALL_HINT: &str = "run scripts/install-zookeeper.sh (it installs Debian's \
+     libcurator-recipes-java and a JDK with javac), or set ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
+
+// ----- Java and Curator -----
+
+/// The Debian jars the peer needs (each `/usr/share/java/<name>.jar`, or `<name>-<version>.jar`).
+const REQUIRED_JARS: &[&str] = &[
+    "curator-recipes",
+    "curator-framework",
+    "curator-client",
+    "zookeeper",
+    "zookeeper-jute",
+    "guava",
+    "slf4j-api",
+];
+/// Added when present: guava's split-out class, and a logger so Curator's warnings reach stderr.
+const OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
+const JAR_DIR: &str = "/usr/share/java";
+
+struct Java {
+    java: PathBuf,
+    /// The compiled peer, then Curator.
+    classpath: OsString,
+}
+
+/// Java, Curator and the compiled peer, set up once per test binary; panics (never skips)
+/// when something is missing.
+fn java() -> &'static Java {
+    static JAVA: OnceLock<Result<Java, String>> = OnceLock::new();
+    match JAVA.get_or_init(setup_java) {
+        Ok(java) => java,
+        Err(e) => panic!("Curator interop tests need Java and Curator: {e}\n{INSTALL_HINT}"),
+    }
+}
+
+fn setup_java() -> Result<Java, String> {
+    let curator = curator_classpath()?;
+    let javac = find_tool("ZKR_JAVAC", "javac")?;
+    // The java of the same JDK, else the one the test kit runs ZooKeeper with.
+    let sibling = fs::canonicalize(&javac)
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("java")))
+        .filter(|p| p.is_file());
+    let java = match sibling {
+        Some(java) => java,
+        None => Installation::detect()
+            .map_err(|e| format!("no java: {e}"))?
+            .java()
+            .to_path_buf(),
+    };
+    let classes = compile_peer(&javac, &curator)?;
+    let mut entries = vec![classes];
+    entries.extend(std::env::split_paths(&curator));
+    let classpath = std::env::join_paths(entries).map_err(|e| e.to_string())?;
+    Ok(Java { java, classpath })
+}
+
+/// `ZKR_CURATOR_CLASSPATH`, else the Debian jars.
+fn curator_classpath() -> Result<OsString, String> {
+    if let Some(cp) = std::env::var_os("ZKR_CURATOR_CLASSPATH").filter(|v| !v.is_empty()) {
+        return Ok(cp);
+    }
+    let mut jars = Vec::new();
+    let mut missing = Vec::new();
+    for name in REQUIRED_JARS {
+        match find_jar(name) {
+            Some(jar) => jars.push(jar),
+            None => missing.push(format!("{JAR_DIR}/{name}.jar")),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(format!("missing {}", missing.join(", ")));
+    }
+    jars.extend(OPTIONAL_JARS.iter().filter_map(|name| find_jar(name)));
+    std::env::join_paths(jars).map_err(|e| e.to_string())
+}
+
+fn find_jar(name: &str) -> Option<PathBuf> {
+    let plain = Path::new(JAR_DIR).join(format!("{name}.jar"));
+    if plain.is_file() {
+        return Some(plain);
+    }
+    // A versioned jar without the unversioned link: `<name>-<digit>...jar`.
+    let prefix = format!("{name}-");
+    let mut found: Vec<PathBuf> = fs::read_dir(JAR_DIR)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.ends_with(".jar")
+                    && n.strip_prefix(&prefix)
+                        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            })
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// `$VAR`, else `$JAVA_HOME/bin/<name>`, else `<name>` on the `PATH`.
+fn find_tool(var: &str, name: &str) -> Result<PathBuf, String> {
+    if let Some(tool) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(tool));
+    }
+    let mut candidates = Vec::new();
+    if let Some(home) = std::env::var_os("JAVA_HOME") {
+        candidates.push(Path::new(&home).join("bin").join(name));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|d| d.join(name)));
+    }
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("no {name} (set {var}, JAVA_HOME, or put it on the PATH)"))
+}
+
+/// Compiles the peer into a folder of the tests' temporary directory named after the
+/// source and classpath, so it is compiled once, not on every run (javac is slow). The
+/// folder appears atomically (compiled elsewhere, then renamed), so concurrent runs never
+/// see half-written classes.
+fn compile_peer(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/CuratorPeer.java");
+    let text = fs::read(&source).map_err(|e| format!("reading {}: {e}", source.display()))?;
+    let mut hasher = DefaultHasher::new();
+    text.hash(&mut hasher);
+    curator.hash(&mut hasher);
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let name = format!("curator-peer-{:016x}", hasher.finish());
+    let dir = base.join(&name);
+    if dir.join("CuratorPeer.class").is_file() {
+        return Ok(dir);
+    }
+    let scratch = base.join(format!("{name}.{}", std::process::id()));
+    let _ = fs::remove_dir_all(&scratch);
+    fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+    let out = Command::new(javac)
+        .args(["-encoding", "UTF-8", "-nowarn", "-d"])
+        .arg(&scratch)
+        .arg("-cp")
+        .arg(curator)
+        .arg(&source)
+        .output()
+        .map_err(|e| format!("running {}: {e}", javac.display()))?;
+    if !out.status.success() {
+        let _ = fs::remove_dir_all(&scratch);
+        return Err(format!(
+            "javac {} failed ({}):\n{}{}",
+            source.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    if fs::rename(&scratch, &dir).is_err() {
+        // Another run got there first.
+        let _ = fs::remove_dir_all(&scratch);
+        if !dir.join("CuratorPeer.class").is_file() {
+            return Err(format!("could not move the classes to {}", dir.display()));
+        }
+    }
+    Ok(dir)
+}
+
+// ----- The peer -----
+
+/// Lines the peer prints on its own, whatever command is under way.
+const EVENTS: &[&str] = &["LEADER", "NOT_LEADER", "REVOCATION_REQUESTED"];
+
+/// A running Java peer. Killed on drop.
+struct Peer {
+    name: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::UnboundedReceiver<String>,
+    /// Event lines read while waiting for something else, not consumed yet.
+    events: Vec<String>,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Peer {
+    /// Starts `java CuratorPeer <args>` and waits for its session.
+    async fn start(name: &str, args: &[&str]) -> Peer {
+        let java = java();
+        let mut child = Command::new(&java.java)
+            .args([
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Xmx128m",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.logFile=System.err",
+                "-cp",
+            ])
+            .arg(&java.classpath)
+            .arg("CuratorPeer")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}\n{INSTALL_HINT}", java.java.display()));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, lines) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let err_lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = err_lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+                let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
+                if sink.len() >= 200 {
+                    sink.remove(0);
+                }
+                sink.push(line);
+            }
+        });
+        let mut peer = Peer {
+            name: name.to_string(),
+            child,
+            stdin,
+            lines,
+            events: Vec::new(),
+            stderr: err_lines,
+        };
+        peer.expect_within("CONNECTED", START).await;
+        peer
+    }
+
+    fn fail(&self, message: &str) -> ! {
+        let stderr = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        panic!(
+            "{}: {message}\n--- stderr of {} (last lines) ---\n{}",
+            self.name,
+            self.name,
+            stderr.join("\n")
+        );
+    }
+
+    fn send(&mut self, command: &str) {
+        if let Err(e) = writeln!(self.stdin, "{command}").and_then(|_| self.stdin.flush()) {
+            self.fail(&format!("sending {command:?}: {e}"));
+        }
+    }
+
+    /// Waits for the line `KEYWORD` or `KEYWORD <rest>`; returns the rest. Event lines met
+    /// on the way are kept for later; any other line fails the test.
+    async fn expect_within(&mut self, keyword: &str, within: Duration) -> String {
+        if let Some(i) = self.events.iter().position(|e| e == keyword) {
+            self.events.remove(i);
+            return String::new();
+        }
+        let deadline = Instant::now() + within;
+        loop {
+            let line = match timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(line)) => line,
+                Ok(None) => self.fail(&format!("exited while we waited for {keyword}")),
+                Err(_) => self.fail(&format!("no {keyword} within {within:?}")),
+            };
+            let (head, rest) = line.split_once(' ').unwrap_or((&line, ""));
+            if head == keyword {
+                return rest.to_string();
+            }
+            if EVENTS.contains(&line.as_str()) {
+                self.events.push(line);
+                continue;
+            }
+            self.fail(&format!("expected {keyword}, got {line:?}"));
+        }
+    }
+
+    async fn expect(&mut self, keyword: &str) -> String {
+        self.expect_within(keyword, DEADLINE).await
+    }
+
+    /// Sends `command`, waits for its answer `KEYWORD <rest>`, returns the rest.
+    async fn ask(&mut self, command: &str, keyword: &str) -> String {
+        self.send(command);
+        self.expect(keyword).await
+    }
+
+    /// A comma-separated answer as a list.
+    async fn ask_list(&mut self, command: &str, keyword: &str) -> Vec<String> {
+        let answer = self.ask(command, keyword).await;
+        if answer.is_empty() {
+            Vec::new()
+        } else {
+            answer.split(',').map(str::to_string).collect()
+        }
+    }
+
+    /// Asserts the peer prints nothing for [`QUIET`] (it is blocked in Curator, waiting).
+    async fn assert_silent(&mut self, what: &str) {
+        match timeout(QUIET, self.lines.recv()).await {
+            Err(_) => {}
+            Ok(Some(line)) => self.fail(&format!("{what}: printed {line:?}")),
+            Ok(None) => self.fail(&format!("{what}: exited")),
+        }
+    }
+
+    /// Closes the peer's session (its ephemeral nodes go at once) and waits for it to exit.
+    async fn exit(mut self) {
+        self.ask("exit", "BYE").await;
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) if status.success() => return,
+                Ok(Some(status)) => self.fail(&format!("exited with {status}")),
+                Ok(None) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                Ok(None) => self.fail("did not exit after `exit`"),
+                Err(e) => self.fail(&format!("waiting for the process: {e}")),
+            }
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ----- Helpers -----
+
+async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    timeout(DEADLINE, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
+}
+
+async fn connect(zk: &TestingServer) -> Client {
+    within("connect", Client::connect(&zk.connect_string()))
+        .await
+        .expect("connect")
+}
+
+/// Waits (with watches, not polling) until the children of `dir` satisfy `done`; returns them.
+async fn children_until(
+    client: &Client,
+    dir: &str,
+    what: &str,
+    done: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let (names, watch) = match client.get_children_and_watch(dir).await {
+            Ok((children, watch)) => (children.to_vec(), watch),
+            Err(e) if e.code() == ErrorCode::NoNode => match client.exists_and_watch(dir).await {
+                Ok((None, watch)) => (Vec::new(), watch),
+                Ok((Some(_), _)) => continue, // created meanwhile: list it
+                Err(e) => panic!("{what}: exists {dir}: {e}"),
+            },
+            Err(e) => panic!("{what}: getChildren {dir}: {e}"),
+        };
+        if done(&names) {
+            return names;
+        }
+        if timeout_at(deadline, watch).await.is_err() {
+            panic!("{what}: not within {DEADLINE:?}; children of {dir}: {names:?}");
+        }
+    }
+}
+
+/// The one name in `names` that is not in `known`.
+fn new_name(names: &[String], known: &[&str]) -> String {
+    let fresh: Vec<&String> = names
+        .iter()
+        .filter(|n| !known.contains(&n.as_str()))
+        .collect();
+    assert_eq!(
+        fresh.len(),
+        1,
+        "one new node among {names:?} (known {known:?})"
+    );
+    fresh[0].clone()
+}
+
+/// Checks Curator's protected sequential name `_c_<uuid>-<lock name><10 digits>` with a
+/// lowercase version-4 UUID (what Java's `UUID.randomUUID().toString()` gives); returns the
+/// sequence number.
+fn assert_protected(name: &str, lock_name: &str) -> u32 {
+    let rest = name
+        .strip_prefix("_c_")
+        .unwrap_or_else(|| panic!("{name}: no _c_ prefix"));
+    assert!(rest.len() > 37, "{name}: too short");
+    let (uuid, rest) = rest.split_at(36);
+    for (i, c) in uuid.chars().enumerate() {
+        let ok = match i {
+            8 | 13 | 18 | 23 => c == '-',
+            14 => c == '4',
+            19 => matches!(c, '8' | '9' | 'a' | 'b'),
+            _ => c.is_ascii_digit() || matches!(c, 'a'..='f'),
+        };
+        assert!(ok, "{name}: not a lowercase version-4 uuid: {uuid}");
+    }
+    let digits = rest
+        .strip_prefix('-')
+        .and_then(|r| r.strip_prefix(lock_name))
+        .unwrap_or_else(|| panic!("{name}: no -{lock_name} after the uuid"));
+    assert!(
+        digits.len() == 10 && digits.bytes().all(|b| b.is_ascii_digit()),
+        "{name}: not 10 sequence digits: {digits}"
+    );
+    digits.parse().expect("digits")
+}
+
+fn names_of(paths: &[String]) -> Vec<String> {
+    paths.iter().map(|p| node_name(p).to_string()).collect()
+}
+
+// ----- Mutex -----
+
+/// Rust holds, Curator waits (its node is there, behind ours, and it stays blocked); Rust
+/// releases, Curator gets it; Curator holds, Rust cannot; Curator releases, Rust gets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutex_excludes_both_ways() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    let path = "/interop/mutex";
+    let mutex = InterProcessMutex::new(&client, path);
+    let guard = within("rust acquire", mutex.acquire()).await.unwrap();
+    let ours = node_name(guard.path()).to_string();
+    assert_protected(&ours, LOCK);
+
+    let mut peer = Peer::start("java-mutex", &["mutex", &zk.connect_string(), path]).await;
+    let names = children_until(&client, path, "curator's lock node", |c| c.len() == 2).await;
+    let theirs = new_name(&names, &[&ours]);
+    assert!(
+        assert_protected(&theirs, LOCK) > assert_protected(&ours, LOCK),
+        "{theirs} sorts after {ours}"
+    );
+    assert_eq!(
+        mutex.participant_nodes().await.unwrap(),
+        [join(path, &ours), join(path, &theirs)],
+        "rust's view: rust holds, curator waits"
+    );
+    peer.assert_silent("curator acquired the mutex rust holds")
+        .await;
+
+    guard.release().await.unwrap();
+    assert_eq!(peer.expect("ACQUIRED").await, join(path, &theirs));
+
+    let started = Instant::now();
+    let attempt = mutex.try_acquire(Duration::from_millis(300)).await.unwrap();
+    assert!(attempt.is_none(), "rust acquired the mutex curator holds");
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "gave up early"
+    );
+    // Our timed-out node is deleted; curator's view is just itself.
+    children_until(&client, path, "rust's timed-out node gone", |c| {
+        c.len() == 1
+    })
+    .await;
+    assert_eq!(
+        peer.ask("participants", "PARTICIPANTS").await,
+        join(path, &theirs)
+    );
+
+    let waiter = {
+        let mutex = mutex.clone();
+        tokio::spawn(async move { mutex.acquire().await })
+    };
+    let names = children_until(&client, path, "rust's waiting node", |c| c.len() == 2).await;
+    let rust_waiting = new_name(&names, &[&theirs]);
+    assert_eq!(
+        peer.ask_list("participants", "PARTICIPANTS").await,
+        [join(path, &theirs), join(path, &rust_waiting)],
+        "curator's view: curator holds, rust waits"
+    );
+    assert!(!waiter.is_finished(), "rust acquired while curator holds");
+    assert_eq!(peer.ask("release", "RELEASED").await, "");
+    let guard = within("rust acquire after curator", waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(guard.path(), join(path, &rust_waiting));
+    guard.release().await.unwrap();
+    peer.exit().await;
+    children_until(&client, path, "no node left", |c| c.is_empty()).await;
+}
+
+/// Four contenders, alternating languages, in one directory: both sides list them in the
+/// same order, with the same name format, and the lock is handed down in exactly that order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mixed_queue_is_served_in_curators_order() {
+    let zk = TestingServer::start().unwrap();
+    let cs = zk.connect_string();
+    let path = "/interop/queue";
+    let client = connect(&zk).await;
+    let mutex = InterProcessMutex::new(&client, path);
+
+    // rust-a holds, java-1 waits, rust-b waits, java-2 waits.
+    let a = within("rust-a", mutex.acquire()).await.unwrap();
+    let a_name = node_name(a.path()).to_string();
+    let mut j1 = Peer::start("java-1", &["mutex", &cs, path]).await;
+    let names = children_until(&client, path, "java-1's node", |c| c.len() == 2).await;
+    let j1_name = new_name(&names, &[&a_name]);
+    let client_b = connect(&zk).await;
+    let b = {
+        let mutex = InterProcessMutex::new(&client_b, path);
+        tokio::spawn(async move { mutex.acquire().await })
+    };
+    let names = children_until(&client, path, "rust-b's node", |c| c.len() == 3).await;
+    let b_name = new_name(&names, &[&a_name, &j1_name]);
+    let mut j2 = Peer::start("java-2", &["mutex", &cs, path]).await;
+    let names = children_until(&client, path, "java-2's node", |c| c.len() == 4).await;
+    let j2_name = new_name(&names, &[&a_name, &j1_name, &b_name]);
+
+    let arrival = [
+        a_name.clone(),
+        j1_name.clone(),
+        b_name.clone(),
+        j2_name.clone(),
+    ];
+    let seqs: Vec<u32> = arrival.iter().map(|n| assert_protected(n, LOCK)).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "sequences {seqs:?}");
+    let rust_order = names_of(&mutex.participant_nodes().await.unwrap());
+    let mut query = Peer::start("java-query", &["client", &cs]).await;
+    let curator_order = query
+        .ask_list(&format!("sorted {path} {LOCK}"), "SORTED")
+        .await;
+    assert_eq!(
+        rust_order, curator_order,
+        "rust and curator order the queue alike"
+    );
+    assert_eq!(rust_order, arrival, "first come, first served");
+
+    // The lock goes down the queue, across languages, in that order.
+    j1.assert_silent("java-1 acquired while rust-a holds").await;
+    assert!(!b.is_finished(), "rust-b acquired while rust-a holds");
+    a.release().await.unwrap();
+    assert_eq!(j1.expect("ACQUIRED").await, join(path, &j1_name));
+    j2.assert_silent("java-2 acquired while java-1 holds").await;
+    assert!(!b.is_finished(), "rust-b acquired while java-1 holds");
+    j1.ask("release", "RELEASED").await;
+    let b = within("rust-b after java-1", b).await.unwrap().unwrap();
+    assert_eq!(b.path(), join(path, &b_name));
+    j2.assert_silent("java-2 acquired while rust-b holds").await;
+    b.release().await.unwrap();
+    assert_eq!(j2.expect("ACQUIRED").await, join(path, &j2_name));
+    j2.ask("release", "RELEASED").await;
+    for peer in [j1, j2, query] {
+        peer.exit().await;
+    }
+}
+
+/// Odd directory contents (foreign nodes, unprotected names, the lock name twice, short
+/// sequences, ties, other lock names): our sort keys order them exactly as Curator's drivers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sort_order_agrees_with_curator_on_odd_names() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    let dir = "/interop/odd";
+    let names = [
+        "_c_6f1e2b7a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-lock-0000000005",
+        "lock-0000000003",
+        "_c_x-lock-lock-0000000001",
+        "foreign",
+        "0000000004",
+        "-lock-0000000004", // ties with "0000000004" under lock-
+        "_c_x-lock-000000002",
+        "_c_x-lock-",
+        "zzz-lock-0000000000",
+        "Lock-0000000001",
+        "lock-00000000010",
+        "_c_y-latch-0000000002",
+        "_c_z-latch-0000000007",
+        "latch-latch-0000000003",
+        "_c_r-__READ__0000000006",
+        "_c_w-__WRIT__0000000008",
+        "_c_q-__READ__0000000002",
+        "_c_rw-__READ__x__WRIT__0000000009",
+        "_c_wr-__WRIT__y__READ__0000000001",
+        "_c_s-lease-0000000011",
+    ];
+    client
+        .create("/interop", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    client
+        .create(dir, b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    for name in names {
+        client
+            .create(&join(dir, name), b"", CreateMode::Persistent)
+            .await
+            .unwrap();
+    }
+    let children = client.get_children(dir).await.unwrap();
+    let mut peer = Peer::start("java-sorter", &["client", &zk.connect_string()]).await;
+    for lock_name in [LOCK, LATCH, LEASE, "rw"] {
+        let key = key_fn(|n| match lock_name {
+            "rw" => read_write_sort_key(n),
+            _ => sort_key(n, lock_name),
+        });
+        let ours = sorted(children.iter(), key);
+        let curator = peer
+            .ask_list(&format!("sorted {dir} {lock_name}"), "SORTED")
+            .await;
+        assert_eq!(ours, curator, "order under {lock_name}");
+        // Where each contender stands (what it waits on) matches Curator's index, except
+        // among equal keys, which Curator orders by listing position and we never wait on.
+        for (index, name) in curator.iter().enumerate() {
+            let r = rank(children.iter(), name, key).expect("listed");
+            let equal_before = curator[..index]
+                .iter()
+                .filter(|n| key(n) == key(name))
+                .count();
+            assert_eq!(
+                r.index + equal_before,
+                index,
+                "rank of {name} under {lock_name}"
+            );
+        }
+    }
+    peer.exit().await;
+}
+
+/// Names outside ASCII. Curator compares keys as Java strings (UTF-16 code units), we compare
+/// UTF-8 bytes: the two orders differ only for characters above U+FFFF (surrogate pairs in
+/// Java). ZooKeeper refuses those in paths (and the rest of U+D800..=U+F8FF), so no lock
+/// directory can hold a name on which the orders differ; every name it accepts sorts alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sort_order_agrees_with_curator_outside_ascii() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    let dir = "/interop-utf";
+    client
+        .create(dir, b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    for refused in ["\u{1f600}", "\u{10000}-lock-0000000001", "\u{e000}"] {
+        let err = client
+            .create(&join(dir, refused), b"", CreateMode::Persistent)
+            .await
+            .expect_err("the server refuses the name");
+        assert_eq!(err.code(), ErrorCode::BadArguments, "{refused:?}: {err}");
+    }
+    let names = [
+        "\u{ff21}",
+        "\u{f900}",
+        "\u{7ff}",
+        "\u{e9}",
+        "a",
+        "\u{fc}-lock-0000000012",
+        "_c_\u{3b1}-lock-0000000003",
+        "x-lock-\u{ff10}",
+        "x-lock-\u{a0}",
+    ];
+    for name in names {
+        client
+            .create(&join(dir, name), name.as_bytes(), CreateMode::Persistent)
+            .await
+            .unwrap();
+    }
+    let children = client.get_children(dir).await.unwrap();
+    let mut peer = Peer::start("java-sorter", &["client", &zk.connect_string()]).await;
+    let ours = sorted(children.iter(), key_fn(|n| sort_key(n, LOCK)));
+    let curator = peer
+        .ask_list(&format!("sorted {dir} {LOCK}"), "SORTED")
+        .await;
+    assert_eq!(ours, curator);
+    peer.exit().await;
+}
+
+/// Revocation requests cross languages: Curator's `Revoker` reaches a Rust holder, our
+/// `revoke` reaches a Curator holder (its `RevocationListener` fires).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revocation_requests_cross_languages() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    let path = "/interop/revocable";
+    let mutex = InterProcessMutex::new(&client, path);
+    let guard = within("rust acquire", mutex.acquire()).await.unwrap();
+    let mut peer = Peer::start("java-revocable", &["mutex", &zk.connect_string(), path]).await;
+    children_until(&client, path, "curator's lock node", |c| c.len() == 2).await;
+    // The peer waiting for the lock is blocked in Curator: another one sends the request.
+    let mut revoker = Peer::start("java-revoker", &["client", &zk.connect_string()]).await;
+
+    {
+        let requested = guard.revocation_requested();
+        tokio::pin!(requested);
+        // Nothing asked yet (this also sets the watch).
+        assert!(timeout(Duration::from_millis(200), &mut requested)
+            .await
+            .is_err());
+        revoker
+            .ask(&format!("revoke {}", guard.path()), "REVOKE_SENT")
+            .await;
+        within("rust sees curator's revocation request", requested)
+            .await
+            .unwrap();
+    }
+    guard.release().await.unwrap();
+
+    let java_node = peer.expect("ACQUIRED").await;
+    revoke(&client, &java_node).await.unwrap();
+    peer.expect("REVOCATION_REQUESTED").await;
+    peer.ask("release", "RELEASED").await;
+    peer.exit().await;
+    revoker.exit().await;
+}
+
+// ----- Leader latch -----
+
+/// A Curator latch leads; a Rust one and a second Curator one join: exactly one leads, and
+/// both languages list the same participants in the same order. The leader leaves, the next
+/// one (Rust) leads; the Rust leader leaves, Curator leads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leader_latch_elects_one_across_languages() {
+    let zk = TestingServer::start().unwrap();
+    let cs = zk.connect_string();
+    let client = connect(&zk).await;
+    let path = "/interop/latch";
+
+    let mut j1 = Peer::start("java-1", &["latch", &cs, path, "java-1"]).await;
+    j1.expect("LEADER").await;
+    let j1_path = j1.ask("path", "OUR_PATH").await;
+    assert_protected(node_name(&j1_path), LATCH);
+
+    let rust = LeaderLatch::start(&client, path, "rust-1");
+    let names = children_until(&client, path, "rust's latch node", |c| c.len() == 2).await;
+    let rust_name = new_name(&names, &[node_name(&j1_path)]);
+    assert_protected(&rust_name, LATCH);
+    let mut j2 = Peer::start("java-2", &["latch", &cs, path, "java-2"]).await;
+    children_until(&client, path, "java-2's latch node", |c| c.len() == 3).await;
+    assert_eq!(
+        rust.our_path().as_deref(),
+        Some(join(path, &rust_name).as_str())
+    );
+
+    let expected = ["java-1", "rust-1", "java-2"];
+    let ours = rust.participants().await.unwrap();
+    let ids: Vec<&str> = ours.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, expected, "rust's participants");
+    let leaders: Vec<bool> = ours.iter().map(|p| p.is_leader).collect();
+    assert_eq!(leaders, [true, false, false]);
+    assert_eq!(j1.ask_list("participants", "PARTICIPANTS").await, expected);
+    assert_eq!(j2.ask_list("participants", "PARTICIPANTS").await, expected);
+    assert_eq!(j2.ask("leader", "LEADER_ID").await, "java-1");
+    // Exactly one leads.
+    assert_eq!(j1.ask("has", "HAS_LEADERSHIP").await, "true");
+    assert_eq!(j2.ask("has", "HAS_LEADERSHIP").await, "false");
+    assert!(!rust.has_leadership(), "rust leads beside curator");
+
+    // The Curator leader leaves: Rust, next in line, leads; java-2 still does not.
+    let mut changes = rust.subscribe();
+    j1.ask("close", "CLOSED").await;
+    assert_eq!(within("rust leads", changes.next()).await, Some(true));
+    assert!(rust.has_leadership());
+    assert_eq!(j2.ask("has", "HAS_LEADERSHIP").await, "false");
+    assert_eq!(
+        j2.ask_list("participants", "PARTICIPANTS").await,
+        ["rust-1", "java-2"]
+    );
+    assert_eq!(j2.ask("leader", "LEADER_ID").await, "rust-1");
+    // java-1 comes back, at the end of the line.
+    j1.ask("start", "STARTED").await;
+    children_until(&client, path, "java-1's new node", |c| c.len() == 3).await;
+    let ids: Vec<String> = rust
+        .participants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(ids, ["rust-1", "java-2", "java-1"]);
+    assert_eq!(j1.ask_list("participants", "PARTICIPANTS").await, ids);
+
+    // The Rust leader leaves: java-2 leads (and only java-2).
+    rust.close(CloseMode::Silent).await.unwrap();
+    j2.expect("LEADER").await;
+    assert_eq!(j1.ask("has", "HAS_LEADERSHIP").await, "false");
+    assert_eq!(
+        j1.ask_list("participants", "PARTICIPANTS").await,
+        ["java-2", "java-1"]
+    );
+    for peer in [j1, j2] {
+        peer.exit().await;
+    }
+    children_until(&client, path, "no latch node left", |c| c.is_empty()).await;
+}
+
+/// LeaderSelectors of both languages take turns: a Rust term, then the Curator participant
+/// waiting in line, then Rust again after requeueing; both list the same participants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leader_selectors_take_turns_across_languages() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    let path = "/interop/selector";
+    let (terms_tx, mut terms) = mpsc::unbounded_channel();
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let selector = {
+        let stop = stop.clone();
+        LeaderSelector::start(&client, path, "rust-sel", move |ctx| {
+            let (terms_tx, stop) = (terms_tx.clone(), stop.clone());
+            async move {
+                let _ = terms_tx.send(ctx.node_path().to_string());
+                stop.notified().await;
+            }
+        })
+    };
+    let rust_node = within("rust's first term", terms.recv()).await.unwrap();
+    assert_protected(node_name(&rust_node), LOCK);
+
+    let mut peer = Peer::start(
+        "java-selector",
+        &["selector", &zk.connect_string(), path, "java-sel"],
+    )
+    .await;
+    let names = children_until(&client, path, "curator's node", |c| c.len() == 2).await;
+    let java_node = new_name(&names, &[node_name(&rust_node)]);
+    assert_protected(&java_node, LOCK);
+    let (data, _) = client.get_data(&join(path, &java_node)).await.unwrap();
+    assert_eq!(data.as_ref(), b"java-sel", "curator's node holds its id");
+    let expected = ["rust-sel", "java-sel"];
+    assert_eq!(
+        peer.ask_list("participants", "PARTICIPANTS").await,
+        expected
+    );
+    let ours: Vec<String> = selector
+        .participants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(ours, expected);
+    assert_eq!(peer.ask("has", "HAS_LEADERSHIP").await, "false");
+    assert!(selector.has_leadership());
+
+    // The Rust term ends: Curator's participant leads.
+    stop.notify_one();
+    peer.expect("LEADER").await;
+    assert_eq!(peer.ask("leader", "LEADER_ID").await, "java-sel");
+    assert!(selector.requeue(), "rust gets back in line");
+    children_until(&client, path, "rust back in line", |c| c.len() == 2).await;
+    assert_eq!(
+        peer.ask_list("participants", "PARTICIPANTS").await,
+        ["java-sel", "rust-sel"]
+    );
+    let ours: Vec<String> = selector
+        .participants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(ours, ["java-sel", "rust-sel"]);
+    assert!(!selector.has_leadership(), "rust leads beside curator");
+
+    // The Curator term ends: Rust leads again.
+    peer.ask("relinquish", "RELINQUISHING").await;
+    peer.expect("NOT_LEADER").await;
+    let second = within("rust's second term", terms.recv()).await.unwrap();
+    assert_ne!(second, rust_node, "a new node for a new term");
+    assert_eq!(peer.ask("leader", "LEADER_ID").await, "rust-sel");
+    stop.notify_one();
+    selector.close().await.unwrap();
+    peer.exit().await;
+    children_until(&client, path, "no node left", |c| c.is_empty()).await;
+}
+
+// ----- Read/write lock -----
+
+/// Readers of both languages share; a Rust writer waits for a Curator reader; a Curator
+/// writer waits for a Rust writer; Rust's downgrade keeps the waiting Curator writer out; a
+/// Rust reader waits for a Curator writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_write_lock_across_languages() {
+    let zk = TestingServer::start().unwrap();
+    let cs = zk.connect_string();
+    let client = connect(&zk).await;
+    let path = "/interop/rw";
+    let lock = InterProcessReadWriteLock::new(&client, path);
+    let short = Duration::from_millis(300);
+
+    // A Curator reader and a Rust reader hold it together.
+    let mut reader = Peer::start("java-reader", &["read", &cs, path]).await;
+    let java_read = reader.expect("ACQUIRED").await;
+    assert_protected(node_name(&java_read), "__READ__");
+    let rust_read = within("rust read beside curator's", lock.read_lock().acquire())
+        .await
+        .unwrap();
+    assert_protected(node_name(rust_read.path()), "__READ__");
+
+    // A Rust writer waits for both, then for the Curator reader alone.
+    let writer = {
+        let lock = InterProcessReadWriteLock::new(&connect(&zk).await, path);
+        tokio::spawn(async move { lock.write_lock().acquire().await })
+    };
+    let names = children_until(&client, path, "rust writer's node", |c| c.len() == 3).await;
+    let writer_name = new_name(
+        &names,
+        &[node_name(&java_read), node_name(rust_read.path())],
+    );
+    rust_read.release().await.unwrap();
+    let settled = [node_name(&java_read).to_string(), writer_name.clone()];
+    let is_settled = |c: &[String]| c.len() == 2 && settled.iter().all(|n| c.contains(n));
+    children_until(&client, path, "rust reader gone", is_settled).await;
+    let probe = lock.write_lock().try_acquire(short).await.unwrap();
+    assert!(
+        probe.is_none(),
+        "a rust writer got in beside curator's reader"
+    );
+    children_until(&client, path, "the probe's node gone", is_settled).await;
+    assert!(
+        !writer.is_finished(),
+        "the rust writer got in beside curator's reader"
+    );
+    reader.ask("release", "RELEASED").await;
+    let write = within("rust writer after curator's reader", writer)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(write.path(), join(path, &writer_name));
+    assert_protected(&writer_name, "__WRIT__");
+
+    // A Curator writer waits for the Rust writer.
+    let mut java_writer = Peer::start("java-writer", &["write", &cs, path]).await;
+    let names = children_until(&client, path, "curator writer's node", |c| c.len() == 2).await;
+    let java_write = new_name(&names, &[&writer_name]);
+    assert_protected(&java_write, "__WRIT__");
+    java_writer
+        .assert_silent("curator's writer got in beside rust's")
+        .await;
+    assert!(lock.read_lock().try_acquire(short).await.unwrap().is_none());
+    children_until(&client, path, "the probe's node gone", |c| c.len() == 2).await;
+
+    // Rust downgrades: its read node takes the write node's place, ahead of the waiting
+    // Curator writer, by Curator's own ordering.
+    let read = within("downgrade", write.downgrade()).await.unwrap();
+    let read_name = node_name(read.path()).to_string();
+    assert_eq!(
+        read_write_sort_key(&read_name),
+        read_write_sort_key(&writer_name),
+        "the downgraded read node carries the write node's sequence"
+    );
+    let downgraded = [read_name.clone(), java_write.clone()];
+    children_until(&client, path, "write node gone", |c| {
+        c.len() == 2 && downgraded.iter().all(|n| c.contains(n))
+    })
+    .await;
+    let mut query = Peer::start("java-query", &["client", &cs]).await;
+    let curator_order = query.ask_list(&format!("sorted {path} rw"), "SORTED").await;
+    assert_eq!(
+        curator_order, downgraded,
+        "curator's order after the downgrade"
+    );
+    assert_eq!(
+        names_of(&lock.participant_nodes().await.unwrap()),
+        curator_order
+    );
+    java_writer
+        .assert_silent("curator's writer got in beside rust's downgraded reader")
+        .await;
+    read.release().await.unwrap();
+    assert_eq!(
+        java_writer.expect("ACQUIRED").await,
+        join(path, &java_write)
+    );
+
+    // A Rust reader waits for the Curator writer.
+    assert!(lock.read_lock().try_acquire(short).await.unwrap().is_none());
+    children_until(&client, path, "the probe's node gone", |c| c.len() == 1).await;
+    let rust_reader = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.read_lock().acquire().await })
+    };
+    children_until(&client, path, "rust reader's node", |c| c.len() == 2).await;
+    assert_eq!(
+        query.ask_list(&format!("sorted {path} rw"), "SORTED").await[0],
+        java_write,
+        "curator's writer first"
+    );
+    assert!(
+        !rust_reader.is_finished(),
+        "rust read beside curator's writer"
+    );
+    java_writer.ask("release", "RELEASED").await;
+    let read = within("rust reader after curator's writer", rust_reader)
+        .await
+        .unwrap()
+        .unwrap();
+    read.release().await.unwrap();
+    for peer in [reader, java_writer, query] {
+        peer.exit().await;
+    }
+    children_until(&client, path, "no node left", |c| c.is_empty()).await;
+}
+
+// ----- Semaphore -----
+
+/// Two leases, shared by a Curator semaphore and a Rust one: a third taker waits, whichever
+/// its language, and gets in when either side returns one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_leases_are_shared_across_languages() {
+    let zk = TestingServer::start().unwrap();
+    let cs = zk.connect_string();
+    let client = connect(&zk).await;
+    let path = "/interop/semaphore";
+    let leases = join(path, "leases");
+    let semaphore = InterProcessSemaphoreV2::new(&client, path, 2);
+    let short = Duration::from_millis(300);
+
+    let mut peer = Peer::start("java-semaphore", &["semaphore", &cs, path, "2"]).await;
+    let java_lease = peer.ask("acquire", "LEASE").await;
+    assert_protected(node_name(&java_lease), LEASE);
+    let rust_lease = within("rust lease", semaphore.acquire_one()).await.unwrap();
+    assert_protected(rust_lease.node_name(), LEASE);
+    assert_eq!(node_name(parent(rust_lease.path())), "leases");
+
+    // Both leases are out: Curator's next taker waits (holding the semaphore's mutex, its
+    // lease node counted third) ...
+    peer.send("acquire");
+    let names = children_until(&client, &leases, "curator's waiting lease", |c| {
+        c.len() == 3
+    })
+    .await;
+    let waiting = new_name(&names, &[node_name(&java_lease), rust_lease.node_name()]);
+    let locks = children_until(&client, &join(path, "locks"), "curator's mutex node", |c| {
+        c.len() == 1
+    })
+    .await;
+    assert_protected(&locks[0], LOCK);
+    peer.assert_silent("curator took a third lease of two")
+        .await;
+    // ... and so does Rust's (behind Curator on the mutex).
+    assert!(semaphore.try_acquire_one(short).await.unwrap().is_none());
+
+    // Rust returns its lease: Curator's waiter gets it.
+    rust_lease.release().await.unwrap();
+    assert_eq!(peer.expect("LEASE").await, join(&leases, &waiting));
+    assert!(semaphore.try_acquire_one(short).await.unwrap().is_none());
+    // Curator returns one: Rust gets it.
+    peer.ask("release", "RELEASED").await;
+    let lease = within("rust lease after curator's", semaphore.acquire_one())
+        .await
+        .unwrap();
+    let mut all = names_of(&semaphore.participant_nodes().await.unwrap());
+    let mut curator_view = peer.ask_list("participants", "PARTICIPANTS").await;
+    all.sort();
+    curator_view.sort();
+    assert_eq!(all, curator_view);
+    assert_eq!(all.len(), 2);
+    lease.release().await.unwrap();
+    peer.ask("release", "RELEASED").await;
+    peer.exit().await;
+    children_until(&client, &leases, "no lease left", |c| c.is_empty()).await;
+}
+
+/// Curator threads and Rust tasks hammer a two-lease semaphore; every holder puts an
+/// ephemeral marker up while it holds and counts the markers: never more than two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_never_exceeds_its_leases_under_contention() {
+    const MAX: u32 = 2;
+    const ROUNDS: usize = 12;
+    let zk = TestingServer::start().unwrap();
+    let cs = zk.connect_string();
+    let client = connect(&zk).await;
+    let path = "/interop/busy";
+    let markers = "/interop/markers";
+    client
+        .create("/interop", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    client
+        .create(markers, b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+
+    let mut peer = Peer::start("java-stress", &["semaphore", &cs, path, &MAX.to_string()]).await;
+    peer.send(&format!("stress 2 {ROUNDS} {markers} {MAX}"));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for t in 0..2u64 {
+        let client = connect(&zk).await;
+        tasks.push(tokio::spawn(async move {
+            let semaphore = InterProcessSemaphoreV2::new(&client, path, MAX);
+            let mut most = 0;
+            for round in 0..ROUNDS as u64 {
+                let lease = semaphore.acquire_one().await.unwrap();
+                let marker = client
+                    .create(
+                        &join(markers, "rust-"),
+                        b"",
+                        CreateMode::EphemeralSequential,
+                    )
+                    .await
+                    .unwrap();
+                let holders = client.get_children(markers).await.unwrap().to_vec();
+                assert!(
+                    holders.len() <= MAX as usize,
+                    "more holders than {MAX} leases: markers {holders:?}"
+                );
+                most = most.max(holders.len());
+                // Hold a moment, so holders overlap.
+                tokio::time::sleep(Duration::from_millis(1 + (t * 7 + round * 3) % 5)).await;
+                client.delete(&marker, None).await.unwrap();
+                lease.release().await.unwrap();
+            }
+            client.close().await.unwrap();
+            most
+        }));
+    }
+    let mut most = 0;
+    for task in tasks {
+        most = most.max(
+            timeout(START, task)
+                .await
+                .expect("rust holders done")
+                .unwrap(),
+        );
+    }
+    let done = peer.expect_within("STRESS_DONE", START).await;
+    let curator_most: usize = done.parse().unwrap_or_else(|_| {
+        peer.fail(&format!(
+            "curator's holders saw more markers than leases: {done}"
+        ))
+    });
+    assert!(curator_most <= MAX as usize);
+    let elapsed = started.elapsed();
+    eprintln!(
+        "semaphore contention: {} rounds each side, most holders seen: rust {most}, curator \
+         {curator_most}, {elapsed:?}",
+        2 * ROUNDS
+    );
+    peer.exit().await;
+    children_until(&client, &join(path, "leases"), "no lease left", |c| {
+        c.is_empty()
+    })
+    .await;
+}
+
+/// A semaphore whose maximum is a SharedCount: Curator reads the count Rust seeded and
+/// writes, Rust reads the count Curator writes (4 bytes, big-endian), and both follow changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_count_semaphore_follows_either_side() {
+    let zk = TestingServer::start().unwrap();
+    let cs = zk.connect_string();
+    let client = connect(&zk).await;
+    let path = "/interop/counted";
+    let count = "/interop/count";
+    let leases = join(path, "leases");
+    let semaphore = InterProcessSemaphoreV2::with_shared_count(&client, path, count, 1);
+    assert_eq!(semaphore.max_leases().await.unwrap(), 1);
+    let (data, _) = client.get_data(count).await.unwrap();
+    assert_eq!(
+        data.as_ref(),
+        [0, 0, 0, 1],
+        "rust seeds the count as curator stores it"
+    );
+
+    // Curator's seed is ignored: the count exists.
+    let mut peer = Peer::start("java-counted", &["counted", &cs, path, count, "5"]).await;
+    assert_eq!(peer.ask("count", "COUNT").await, "1");
+    let java_lease = peer.ask("acquire", "LEASE").await;
+
+    // One lease of one is out: Rust waits, until Curator raises the count.
+    let waiter = {
+        let semaphore = semaphore.clone();
+        tokio::spawn(async move { semaphore.acquire_one().await })
+    };
+    let names = children_until(&client, &leases, "rust's waiting lease", |c| c.len() == 2).await;
+    let rust_waiting = new_name(&names, &[node_name(&java_lease)]);
+    assert!(!waiter.is_finished(), "rust took a second lease of one");
+    peer.ask("setcount 2", "COUNT_SET").await;
+    let (data, _) = client.get_data(count).await.unwrap();
+    assert_eq!(
+        decode_count(&data),
+        Some(2),
+        "curator's count as rust reads it"
+    );
+    let lease = within("rust lease after curator raised the count", waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(lease.node_name(), rust_waiting);
+
+    // Rust raises the count to 3: Curator follows, takes the third lease, not a fourth.
+    client
+        .set_data(count, &encode_count(3), None)
+        .await
+        .unwrap();
+    let deadline = Instant::now() + DEADLINE;
+    while peer.ask("count", "COUNT").await != "3" {
+        assert!(Instant::now() < deadline, "curator never saw rust's count");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    peer.ask("acquire", "LEASE").await;
+    assert_eq!(peer.ask("try 300", "TIMEOUT").await, "");
+    assert!(semaphore
+        .try_acquire_one(Duration::from_millis(300))
+        .await
+        .unwrap()
+        .is_none());
+
+    lease.release().await.unwrap();
+    peer.ask("release", "RELEASED").await;
+    peer.ask("release", "RELEASED").await;
+    peer.exit().await;
+    children_until(&client, &leases, "no lease left", |c| c.is_empty()).await;
+}
