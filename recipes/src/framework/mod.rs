@@ -8,6 +8,7 @@ mod policy;
 mod protected;
 mod retry;
 mod uuid;
+mod wait;
 
 pub use connection::wait_connected;
 pub use delete::{delete_until_gone, guaranteed_delete, guaranteed_delete_protected};
@@ -17,3 +18,4 @@ pub use policy::ConnectionStatePolicy;
 pub use protected::{create_protected, find_protected, ProtectedName, PROTECTED_PREFIX};
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;
+pub use wait::{watch_or_state, Woke};

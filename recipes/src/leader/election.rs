@@ -42,7 +42,7 @@ use zkr_client::{
 
 use crate::framework::{
     create_parents, delete_until_gone, guaranteed_delete, join, join_all, node_name,
-    wait_connected, ConnectionStatePolicy,
+    wait_connected, watch_or_state, ConnectionStatePolicy, Woke,
 };
 use crate::sequence::sequence_number;
 
@@ -539,33 +539,16 @@ enum Wake {
 
 /// Waits for the watch or a connection-state change that matters.
 async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
-    let mut watch = Some(watch);
-    loop {
-        let woke = {
-            let node_event = async {
-                match watch.as_mut() {
-                    Some(w) => w.await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                event = node_event => Ok(event),
-                change = changes.next() => Err(change),
+    let matters = |state| shared.policy.is_error_state(state);
+    match watch_or_state(watch, changes, matters).await {
+        Woke::Node(event) => Wake::Node(event.event_type),
+        Woke::Closed => Wake::Closed,
+        Woke::State(change) => {
+            if !on_change(shared, change) || !recover(shared, changes).await {
+                Wake::Closed
+            } else {
+                Wake::Reset
             }
-        };
-        match woke {
-            // A session event: the state changes say what happened; wait for them.
-            Ok(event) if event.is_session_event() => watch = None,
-            Ok(event) => return Wake::Node(event.event_type),
-            Err(None) => return Wake::Closed,
-            Err(Some(change)) if shared.policy.is_error_state(change.state) => {
-                if !on_change(shared, change) || !recover(shared, changes).await {
-                    return Wake::Closed;
-                }
-                return Wake::Reset;
-            }
-            Err(Some(change)) if change.state == ConnectionState::Closed => return Wake::Closed,
-            Err(Some(_)) => {}
         }
     }
 }

@@ -14,12 +14,15 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use zkr_client::{Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result};
+use zkr_client::{
+    Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, OneshotWatch, Result,
+    StateChanges,
+};
 
 use crate::framework::{
     create_parents, delete_until_gone, find_protected, guaranteed_delete,
-    guaranteed_delete_protected, join, join_all, node_name, wait_connected, ConnectionStatePolicy,
-    ProtectedName,
+    guaranteed_delete_protected, join, join_all, node_name, wait_connected, watch_or_state,
+    ConnectionStatePolicy, ProtectedName, Woke,
 };
 use crate::sequence::{key_fn, rank, sort_key, sorted};
 
@@ -297,16 +300,12 @@ enum Wake {
     Closed,
 }
 
-async fn wait_watch_or_state(
-    watch: zkr_client::OneshotWatch,
-    changes: &mut zkr_client::StateChanges,
-) -> Wake {
-    tokio::select! {
-        _ = watch => Wake::Look,
-        change = changes.next() => match change {
-            Some(c) => Wake::State(c.state),
-            None => Wake::Closed,
-        },
+/// Waits for the watch or any connection-state change.
+async fn wait_watch_or_state(watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
+    match watch_or_state(watch, changes, |_| true).await {
+        Woke::Node(_) => Wake::Look,
+        Woke::State(change) => Wake::State(change.state),
+        Woke::Closed => Wake::Closed,
     }
 }
 

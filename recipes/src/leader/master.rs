@@ -23,7 +23,9 @@ use zkr_client::{
     Stat, StateChange, StateChanges,
 };
 
-use crate::framework::{create_parents, parent, wait_connected, ConnectionStatePolicy};
+use crate::framework::{
+    create_parents, parent, wait_connected, watch_or_state, ConnectionStatePolicy, Woke,
+};
 
 /// The default path of the master node.
 pub const DEFAULT_MASTER_PATH: &str = "/master";
@@ -354,32 +356,16 @@ enum Wake {
 }
 
 async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
-    let mut watch = Some(watch);
-    loop {
-        let woke = {
-            let node_event = async {
-                match watch.as_mut() {
-                    Some(w) => w.await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                event = node_event => Ok(event),
-                change = changes.next() => Err(change),
+    let matters = |state| shared.policy.is_error_state(state);
+    match watch_or_state(watch, changes, matters).await {
+        Woke::Node(event) => Wake::Node(event.event_type),
+        Woke::Closed => Wake::Closed,
+        Woke::State(change) => {
+            if !on_change(shared, change) || !recover(shared, changes).await {
+                Wake::Closed
+            } else {
+                Wake::Reset
             }
-        };
-        match woke {
-            Ok(event) if event.is_session_event() => watch = None,
-            Ok(event) => return Wake::Node(event.event_type),
-            Err(None) => return Wake::Closed,
-            Err(Some(change)) if shared.policy.is_error_state(change.state) => {
-                if !on_change(shared, change) || !recover(shared, changes).await {
-                    return Wake::Closed;
-                }
-                return Wake::Reset;
-            }
-            Err(Some(change)) if change.state == ConnectionState::Closed => return Wake::Closed,
-            Err(Some(_)) => {}
         }
     }
 }
