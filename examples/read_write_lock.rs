@@ -21,15 +21,10 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Error> {
-    let (_server, connect) = match std::env::var("ZK_SERVER") {
-        Ok(s) => (None, s),
-        Err(_) => {
-            let server = TestingServer::start()?;
-            let connect = server.connect_string();
-            println!("started ZooKeeper at {connect}");
-            (Some(server), connect)
-        }
-    };
+    let (server, connect) = TestingServer::from_env_or_start("ZK_SERVER")?;
+    if server.is_some() {
+        println!("started ZooKeeper at {connect}");
+    }
 
     let setup = Client::connect(&connect).await?;
     for path in ["/example", DATA] {

@@ -70,6 +70,26 @@ impl TestingServer {
         Self::start_with(ServerOptions::default())
     }
 
+    /// The server for an example or a demo: the connect string in the environment variable
+    /// `var` when it is set (no server is started), else a fresh server (returned, so it
+    /// lives as long as the caller keeps it) and its connect string.
+    ///
+    /// ```no_run
+    /// let (_server, connect) = zkr_testkit::TestingServer::from_env_or_start("ZK_SERVER")?;
+    /// println!("using ZooKeeper at {connect}");
+    /// # Ok::<(), zkr_testkit::Error>(())
+    /// ```
+    pub fn from_env_or_start(var: &str) -> Result<(Option<Self>, String)> {
+        match std::env::var(var) {
+            Ok(connect) if !connect.is_empty() => Ok((None, connect)),
+            _ => {
+                let server = Self::start()?;
+                let connect = server.connect_string();
+                Ok((Some(server), connect))
+            }
+        }
+    }
+
     /// Starts a server with the given options and waits until it serves.
     ///
     /// # Errors

@@ -1,8 +1,8 @@
-//! The main job's demo: starts a local ZooKeeper with the test kit (or uses `ZK_SERVER`),
+//! A tour of the client: starts a local ZooKeeper with the test kit (or uses `ZK_SERVER`),
 //! then shows a session at work: nodes, a watch firing, an ephemeral node vanishing with its
 //! session.
 //!
-//! Run: `scripts/demo.sh` (installs ZooKeeper if missing), or `cargo run --example demo`.
+//! Run: `cargo run --example client_tour`.
 
 use std::time::Duration;
 
@@ -11,15 +11,10 @@ use zkr::{Client, CreateMode};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, connect) = match std::env::var("ZK_SERVER") {
-        Ok(s) => (None, s),
-        Err(_) => {
-            let server = TestingServer::start()?;
-            let connect = server.connect_string();
-            println!("started ZooKeeper at {connect}");
-            (Some(server), connect)
-        }
-    };
+    let (server, connect) = TestingServer::from_env_or_start("ZK_SERVER")?;
+    if server.is_some() {
+        println!("started ZooKeeper at {connect}");
+    }
 
     let alice = Client::connect(&connect).await?;
     let bob = Client::connect(&connect).await?;
