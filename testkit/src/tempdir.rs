@@ -34,7 +34,9 @@ impl TempDir {
     /// When the directory cannot be created.
     pub fn new() -> io::Result<Self> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        static SWEEP: std::sync::Once = std::sync::Once::new();
         let base = std::env::temp_dir();
+        SWEEP.call_once(|| sweep_dead(&base));
         loop {
             let nanos = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -63,6 +65,28 @@ impl TempDir {
     }
 }
 
+/// Removes the directories of test processes that are gone. A process killed outright
+/// (SIGKILL, a CI timeout) never runs `Drop`; its servers are stopped by their watchdogs, but
+/// their folders stay. The pid in the name tells whose a folder is; a live pid (even a reused
+/// one) keeps its folders, so nothing in use is ever removed.
+fn sweep_dead(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("zkr-testkit-")) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         // Best effort: a failure here must not turn into a panic during
@@ -74,6 +98,26 @@ impl Drop for TempDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folders_of_dead_processes_are_swept_and_live_ones_kept() {
+        let base = TempDir::new().unwrap();
+        // Linux pids stay below 2^22: this one never runs.
+        let dead = base.path().join("zkr-testkit-999999999-1-0");
+        let live = base
+            .path()
+            .join(format!("zkr-testkit-{}-1-0", std::process::id()));
+        let other = base.path().join("unrelated-999999999");
+        for d in [&dead, &live, &other] {
+            fs::create_dir(d).unwrap();
+        }
+        sweep_dead(base.path());
+        assert!(!dead.exists(), "a dead process's folder stayed");
+        assert!(
+            live.exists() && other.exists(),
+            "a folder in use was removed"
+        );
+    }
 
     #[test]
     fn directories_are_distinct_and_removed() {
