@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::{Client, CreateMode};
+use zkr_client::{Client, CreateMode, ErrorCode};
 use zkr_recipes::InterProcessMutex;
 use zkr_testkit::TestingServer;
 
@@ -128,14 +128,53 @@ async fn lock_directory_deleted_and_recreated() {
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     // Someone deletes everything: the holder's node and the waiter's, then the directory.
-    for child in a.get_children("/locks/d").await.unwrap().to_vec() {
-        a.delete(&format!("/locks/d/{child}"), None).await.unwrap();
+    // The waiter reacts meanwhile (it may make a new node, or the directory again), so keep
+    // at it until the directory is gone once; then recreate it.
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let children = match a.get_children("/locks/d").await {
+            Ok(c) => c.to_vec(),
+            Err(e) if e.code() == ErrorCode::NoNode => break,
+            Err(e) => panic!("{e}"),
+        };
+        for child in children {
+            match a.delete(&format!("/locks/d/{child}"), None).await {
+                Ok(()) => {}
+                Err(e) if e.code() == ErrorCode::NoNode => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        match a.delete("/locks/d", None).await {
+            Ok(()) => break,
+            Err(e) if matches!(e.code(), ErrorCode::NotEmpty | ErrorCode::NoNode) => {}
+            Err(e) => panic!("{e}"),
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "could not delete /locks/d"
+        );
     }
-    a.delete("/locks/d", None).await.unwrap();
-    a.create("/locks/d", b"", CreateMode::Persistent)
-        .await
-        .unwrap();
+    match a.create("/locks/d", b"", CreateMode::Persistent).await {
+        Ok(_) => {}
+        Err(e) if e.code() == ErrorCode::NodeExists => {} // the waiter made it again first
+        Err(e) => panic!("{e}"),
+    }
     let got = within("waiter after recreate", waiter).await.unwrap();
     assert!(got.path().starts_with("/locks/d/_c_"));
     drop(guard);
+}
+
+#[tokio::test]
+async fn a_bad_lock_path_is_refused_naming_it() {
+    let zk = TestingServer::start().unwrap();
+    let client = Client::connect(&zk.connect_string()).await.unwrap();
+    let err = InterProcessMutex::new(&client, "bad/path")
+        .acquire()
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid_input(), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "BadArguments: path must start with '/': bad/path"
+    );
 }

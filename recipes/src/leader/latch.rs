@@ -15,8 +15,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use zkr_client::{
-    Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, OneshotWatch, Result,
-    StateChanges,
+    validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
+    OneshotWatch, Result, StateChanges,
 };
 
 use crate::framework::{
@@ -81,9 +81,18 @@ struct Shared {
     leader: watch::Sender<bool>,
     listeners: Mutex<Vec<mpsc::UnboundedSender<bool>>>,
     node: Mutex<NodeState>,
+    /// Why the latch stopped, if an error no retry can fix ended it (a bad path, no
+    /// permission to create under it).
+    failure: watch::Sender<Option<Error>>,
 }
 
 impl Shared {
+    /// Ends the latch for good with `error`.
+    fn fail(&self, error: Error) {
+        self.set_leader(false, true);
+        self.failure.send_replace(Some(error));
+    }
+
     fn set_leader(&self, is_leader: bool, notify: bool) {
         let changed = self.leader.send_if_modified(|current| {
             let changed = *current != is_leader;
@@ -118,7 +127,7 @@ impl Shared {
 /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
 /// use zkr_recipes::LeaderLatch;
 /// let latch = LeaderLatch::start(&client, "/election/reports", "host-a");
-/// latch.await_leadership().await;
+/// latch.await_leadership().await?;
 /// // ... lead; watch `latch.has_leadership()` or `latch.subscribe()` ...
 /// latch.close(Default::default()).await?;
 /// # Ok(()) }
@@ -146,6 +155,7 @@ impl LeaderLatch {
         policy: ConnectionStatePolicy,
     ) -> LeaderLatch {
         let (leader, _) = watch::channel(false);
+        let (failure, _) = watch::channel(None);
         let shared = Arc::new(Shared {
             client: client.clone(),
             path: path.to_string(),
@@ -154,7 +164,13 @@ impl LeaderLatch {
             leader,
             listeners: Mutex::new(Vec::new()),
             node: Mutex::new(NodeState::default()),
+            failure,
         });
+        // A bad path can never work: say so rather than retry.
+        if let Err(e) = validate_path(path, false) {
+            shared.failure.send_replace(Some(e));
+            return LeaderLatch { shared, task: None };
+        }
         let task = tokio::spawn(run(shared.clone()));
         LeaderLatch {
             shared,
@@ -177,17 +193,33 @@ impl LeaderLatch {
         *self.shared.leader.borrow()
     }
 
-    /// Waits until this participant leads.
-    pub async fn await_leadership(&self) {
-        let mut rx = self.shared.leader.subscribe();
-        let _ = rx.wait_for(|leads| *leads).await;
+    /// Waits until this participant leads. Fails if the latch stopped for good (see
+    /// [`LeaderLatch::failure`]).
+    pub async fn await_leadership(&self) -> Result<()> {
+        let mut leads = self.shared.leader.subscribe();
+        let mut failure = self.shared.failure.subscribe();
+        tokio::select! {
+            _ = leads.wait_for(|leads| *leads) => Ok(()),
+            failed = failure.wait_for(Option::is_some) => Err(match failed {
+                Ok(error) => error.clone().unwrap_or_else(Error::closed),
+                Err(_) => Error::closed(),
+            }),
+        }
+    }
+
+    /// The error that stopped the latch for good, if one did: an invalid path, or an error
+    /// no retry can fix (e.g. `NoAuth` creating under the path). Connection trouble never
+    /// stops a latch.
+    pub fn failure(&self) -> Option<Error> {
+        self.shared.failure.borrow().clone()
     }
 
     /// Waits at most `timeout` for leadership; whether it leads.
     pub async fn await_leadership_timeout(&self, timeout: Duration) -> bool {
-        tokio::time::timeout(timeout, self.await_leadership())
-            .await
-            .is_ok()
+        matches!(
+            tokio::time::timeout(timeout, self.await_leadership()).await,
+            Ok(Ok(()))
+        )
     }
 
     /// Every leadership transition from now on.
@@ -459,14 +491,24 @@ async fn create_node(
             Ok((path, stat)) => Some((path, stat.map_or(0, |s| s.ephemeral_owner), listed.ok())),
             Err(e) if e.code() == ErrorCode::NoNode => {
                 shared.node().in_doubt = None;
-                if let Err(e) = create_parents(client, &shared.path, true).await {
-                    if e.is_closed() {
+                match create_parents(client, &shared.path, true).await {
+                    Ok(()) => {}
+                    Err(e) if e.is_closed() => return None,
+                    Err(e) if e.is_retryable() => {}
+                    Err(e) => {
+                        shared.fail(e);
                         return None;
                     }
                 }
                 continue;
             }
             Err(e) if e.is_closed() => return None,
+            Err(e) if !e.is_retryable() && e.code() != ErrorCode::SessionExpired => {
+                // No retry fixes this (no permission, a bad path): stop, and say why.
+                shared.node().in_doubt = None;
+                shared.fail(e);
+                return None;
+            }
             Err(_) => {
                 // Connection loss (or the session): find out whether the create happened.
                 while !client.state().is_connected() {
@@ -487,7 +529,11 @@ async fn create_node(
                         continue;
                     }
                     Err(e) if e.is_closed() => return None,
-                    Err(_) => continue,
+                    Err(e) if e.is_retryable() => continue,
+                    Err(e) => {
+                        shared.fail(e);
+                        return None;
+                    }
                 }
             }
         };

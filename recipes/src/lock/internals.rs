@@ -145,6 +145,8 @@ pub(crate) async fn acquire_with_sequence(
     deadline: Option<Instant>,
     sequence: Option<&str>,
 ) -> Result<Option<Acquired>> {
+    // Checked here so the error names the lock's path, not an internal node's.
+    zkr_client::validate_path(&spec.dir, false)?;
     let protected = ProtectedName::new();
     let (create_path, mode) = match sequence {
         None => (

@@ -1,0 +1,167 @@
+//! What a parsed command line means: typed commands and connection settings.
+
+use std::time::Duration;
+
+use super::spec::CommandSpec;
+
+/// Settings for the connection, shared by every command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Globals {
+    /// The connect string.
+    pub server: String,
+    /// Whether the server was chosen (`--server` or `ZK_SERVER`), for `demo`.
+    pub server_given: bool,
+    /// The session timeout to ask for.
+    pub session_timeout: Duration,
+    /// How long to wait for the first session (`None`: the session timeout).
+    pub connect_timeout: Option<Duration>,
+    /// `(scheme, credentials)` identities.
+    pub auth: Vec<(String, String)>,
+}
+
+/// What `bench` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchKind {
+    /// getData on a node of `--size` bytes.
+    Get,
+    /// setData of `--size` bytes.
+    Set,
+    /// Persistent creates of `--size` bytes (deleted afterwards).
+    Create,
+    /// InterProcessMutex cycles and hand-offs.
+    Lock,
+    /// LeaderLatch hand-offs.
+    Latch,
+}
+
+/// `bench` settings (defaults depend on the kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchOptions {
+    /// What to measure.
+    pub kind: BenchKind,
+    /// Client sessions.
+    pub clients: usize,
+    /// Requests in flight per client.
+    pub in_flight: usize,
+    /// Operations to measure.
+    pub ops: usize,
+    /// Data size in bytes.
+    pub size: usize,
+    /// Hand-offs to measure (lock, latch).
+    pub rounds: usize,
+}
+
+/// How to create a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateArgs {
+    /// The path (the prefix, when sequential).
+    pub path: String,
+    /// The data.
+    pub data: Vec<u8>,
+    /// Ephemeral: held until interrupted.
+    pub ephemeral: bool,
+    /// Sequential.
+    pub sequential: bool,
+    /// A container.
+    pub container: bool,
+    /// Time to live.
+    pub ttl: Option<Duration>,
+    /// Create missing parents.
+    pub parents: bool,
+}
+
+/// A parsed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `ls PATH`
+    Ls {
+        /// The node.
+        path: String,
+    },
+    /// `get PATH`
+    Get {
+        /// The node.
+        path: String,
+    },
+    /// `stat PATH`
+    Stat {
+        /// The node.
+        path: String,
+    },
+    /// `set PATH DATA [--version V]`
+    Set {
+        /// The node.
+        path: String,
+        /// The new data.
+        data: Vec<u8>,
+        /// The expected data version.
+        version: Option<i32>,
+    },
+    /// `create PATH [DATA] [...]`
+    Create(CreateArgs),
+    /// `delete PATH [--recursive] [--version V]`
+    Delete {
+        /// The node.
+        path: String,
+        /// With its subtree.
+        recursive: bool,
+        /// The expected data version.
+        version: Option<i32>,
+    },
+    /// `tree PATH`
+    Tree {
+        /// The root of the subtree.
+        path: String,
+    },
+    /// `watch PATH [--recursive] [--count N]`
+    Watch {
+        /// The node.
+        path: String,
+        /// The whole subtree.
+        recursive: bool,
+        /// Stop after this many events.
+        count: Option<u64>,
+    },
+    /// `lock PATH [--timeout MS] -- CMD...`
+    Lock {
+        /// The lock directory.
+        path: String,
+        /// How long to wait for the lock.
+        timeout: Option<Duration>,
+        /// SIGTERM-to-SIGKILL grace period.
+        grace: Duration,
+        /// The command to run.
+        command: Vec<String>,
+    },
+    /// `elect PATH [--id ID] [--once] -- CMD...`
+    Elect {
+        /// The latch directory.
+        path: String,
+        /// Participant id (`None`: `<hostname>-<pid>`).
+        id: Option<String>,
+        /// Exit after one complete run.
+        once: bool,
+        /// SIGTERM-to-SIGKILL grace period.
+        grace: Duration,
+        /// The command to run.
+        command: Vec<String>,
+    },
+    /// `bench KIND [...]`
+    Bench(BenchOptions),
+    /// `demo [--participants N]`
+    Demo {
+        /// How many participants.
+        participants: usize,
+    },
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Print help: general (`None`) or for one command.
+    Help(Option<&'static CommandSpec>),
+    /// Print the version.
+    Version,
+    /// Run a command.
+    Run(Globals, Command),
+}

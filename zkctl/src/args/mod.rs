@@ -1,0 +1,542 @@
+//! The command line, parsed by hand (std only: a small dependency tree is a feature).
+//!
+//! Grammar: `zkctl [GLOBAL FLAGS] COMMAND [ARGS] [FLAGS] [-- CMD ARGS...]`.
+//!
+//! Parsing happens in two steps, so each stays simple:
+//! 1. [`scan`] splits the tokens into the command name, its positional arguments, its flags
+//!    (`--name VALUE`, `--name=VALUE` or `--name`), the global flags, and the trailing command
+//!    of `lock`/`elect`. Only the tables in [`spec`] decide what a token is.
+//! 2. [`parse`] turns that into a typed [`Command`] ([`command`]), checking numbers and
+//!    combinations.
+//!
+//! Flags may come before or after the command (global ones too). Once the command is known its
+//! own flags win over global ones of the same name: `zkctl --version` prints the version, but
+//! `zkctl set /a x --version 3` is a conditional set.
+
+mod command;
+mod spec;
+
+use std::time::Duration;
+
+pub use command::{Action, BenchKind, BenchOptions, Command, CreateArgs, Globals};
+pub use spec::{command_help, general_help};
+use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
+
+/// The default connect string when neither `--server` nor `ZK_SERVER` is given.
+pub const DEFAULT_SERVER: &str = "127.0.0.1:2181";
+
+/// A command-line mistake: printed as one line with a hint to `--help`; exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
+    Err(UsageError(msg.into()))
+}
+
+/// The tokens, sorted by role (step 1).
+#[derive(Debug, Default)]
+struct Scanned {
+    command: Option<&'static CommandSpec>,
+    positionals: Vec<String>,
+    /// Command and global flags in order: `(name, value)`.
+    flags: Vec<(&'static str, Option<String>)>,
+    /// The command to run (`lock`, `elect`).
+    trailing: Vec<String>,
+    help: bool,
+    version: bool,
+}
+
+/// Step 1: sorts tokens into command, positionals, flags and the trailing command.
+fn scan(args: &[String]) -> Result<Scanned, UsageError> {
+    let mut s = Scanned::default();
+    let mut i = 0;
+    let mut only_positionals = false; // after a bare `--`
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        let is_flag = !only_positionals && arg.starts_with('-') && arg.len() > 1;
+        if arg == "--" && !only_positionals {
+            match s.command {
+                // `lock PATH -- CMD...`: everything after `--` is the command.
+                Some(c) if c.takes_command => {
+                    s.trailing = args[i..].to_vec();
+                    return Ok(s);
+                }
+                // Elsewhere `--` ends the flags (`set /a -- --data`).
+                _ => only_positionals = true,
+            }
+            continue;
+        }
+        if is_flag && arg.starts_with("--") {
+            let (name, inline) = match arg[2..].split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (&arg[2..], None),
+            };
+            // The command's own flags win once it is known (`set --version V`).
+            let spec = s
+                .command
+                .and_then(|c| c.flags.iter().find(|f| f.name == name))
+                .or_else(|| GLOBAL_FLAGS.iter().find(|f| f.name == name));
+            let Some(spec) = spec else {
+                return usage(match s.command {
+                    Some(c) => format!("unknown flag --{name} for '{}'", c.name),
+                    None => format!("unknown flag --{name}"),
+                });
+            };
+            match (spec.value, inline) {
+                (None, Some(_)) => return usage(format!("--{name} takes no value")),
+                (None, None) if name == "help" => s.help = true,
+                (None, None) if name == "version" => s.version = true,
+                (None, None) => s.flags.push((spec.name, None)),
+                (Some(_), Some(v)) => s.flags.push((spec.name, Some(v))),
+                (Some(meta), None) => match args.get(i) {
+                    Some(v) => {
+                        i += 1;
+                        s.flags.push((spec.name, Some(v.clone())));
+                    }
+                    None => return usage(format!("--{name} needs a value ({meta})")),
+                },
+            }
+            continue;
+        }
+        if is_flag {
+            match arg.as_str() {
+                "-h" => s.help = true,
+                "-V" => s.version = true,
+                // A negative number is data (`set /n -1`), not a flag.
+                a if a[1..].starts_with(|c: char| c.is_ascii_digit()) => {
+                    s.positionals.push(a.to_string())
+                }
+                a => {
+                    return usage(format!(
+                        "unknown flag {a} (flags are --long; put data starting with '-' after --)"
+                    ))
+                }
+            }
+            continue;
+        }
+        match s.command {
+            None => match command_spec(arg) {
+                Some(c) => s.command = Some(c),
+                None => return usage(format!("unknown command '{arg}'")),
+            },
+            // `lock PATH CMD...`: the first word after PATH starts the command, and
+            // everything from there on belongs to it (like `env` or `nice`).
+            Some(c) if c.takes_command && s.positionals.len() == c.max_args => {
+                s.trailing = args[i - 1..].to_vec();
+                return Ok(s);
+            }
+            Some(_) => s.positionals.push(arg.clone()),
+        }
+    }
+    Ok(s)
+}
+
+/// The flags of one invocation, with typed accessors.
+struct Flags(Vec<(&'static str, Option<String>)>);
+
+impl Flags {
+    fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|(n, _)| *n == name)
+    }
+
+    /// The last value given (a repeated flag overrides).
+    fn value(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0
+            .iter()
+            .filter(move |(n, _)| *n == name)
+            .filter_map(|(_, v)| v.as_deref())
+    }
+
+    fn number<T: std::str::FromStr>(
+        &self,
+        name: &str,
+        what: &str,
+    ) -> Result<Option<T>, UsageError> {
+        match self.value(name) {
+            None => Ok(None),
+            Some(v) => match v.parse() {
+                Ok(n) => Ok(Some(n)),
+                Err(_) => usage(format!("--{name} needs {what}, not '{v}'")),
+            },
+        }
+    }
+
+    fn millis(&self, name: &str) -> Result<Option<Duration>, UsageError> {
+        Ok(self
+            .number::<u64>(name, "a number of milliseconds")?
+            .map(Duration::from_millis))
+    }
+
+    fn positive(&self, name: &str) -> Result<Option<usize>, UsageError> {
+        match self.number::<usize>(name, "a positive number")? {
+            Some(0) => usage(format!("--{name} must be at least 1")),
+            n => Ok(n),
+        }
+    }
+}
+
+/// Step 2: the typed command line. `env_server` is `$ZK_SERVER`.
+pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, UsageError> {
+    let s = scan(args)?;
+    if s.help {
+        return Ok(Action::Help(s.command.filter(|c| c.name != "help")));
+    }
+    if s.version {
+        return Ok(Action::Version);
+    }
+    let Some(spec) = s.command else {
+        return usage("no command given");
+    };
+    if spec.name == "help" {
+        return match s.positionals.first() {
+            None => Ok(Action::Help(None)),
+            Some(name) => match command_spec(name) {
+                Some(c) => Ok(Action::Help(Some(c))),
+                None => usage(format!("unknown command '{name}'")),
+            },
+        };
+    }
+    let n = s.positionals.len();
+    if n < spec.min_args {
+        let missing = if spec.takes_command || n == 0 {
+            "PATH"
+        } else {
+            spec.synopsis.split(' ').nth(n).unwrap_or("an argument")
+        };
+        return usage(format!("'{}' needs {missing}", spec.name));
+    }
+    if n > spec.max_args {
+        return usage(format!(
+            "'{}' takes {} argument{} ({}), got {n}",
+            spec.name,
+            spec.max_args,
+            if spec.max_args == 1 { "" } else { "s" },
+            spec.synopsis
+        ));
+    }
+    if spec.takes_command && s.trailing.is_empty() {
+        return usage(format!(
+            "'{}' needs a command to run: zkctl {} {} -- CMD [ARGS...]",
+            spec.name, spec.name, s.positionals[0]
+        ));
+    }
+    let flags = Flags(s.flags);
+    let globals = globals(&flags, env_server)?;
+    let mut pos = s.positionals.into_iter();
+    let mut path = || pos.next().unwrap_or_default();
+    let command = match spec.name {
+        "ls" => Command::Ls { path: path() },
+        "get" => Command::Get { path: path() },
+        "stat" => Command::Stat { path: path() },
+        "tree" => Command::Tree { path: path() },
+        "set" => Command::Set {
+            path: path(),
+            data: path().into_bytes(),
+            version: flags.number("version", "a version number")?,
+        },
+        "create" => create(&flags, path(), path().into_bytes())?,
+        "delete" => Command::Delete {
+            path: path(),
+            recursive: flags.has("recursive"),
+            version: flags.number("version", "a version number")?,
+        },
+        "watch" => Command::Watch {
+            path: path(),
+            recursive: flags.has("recursive"),
+            count: flags.number("count", "a number of events")?,
+        },
+        "lock" => Command::Lock {
+            path: path(),
+            timeout: flags.millis("timeout")?,
+            grace: grace(&flags)?,
+            command: s.trailing,
+        },
+        "elect" => Command::Elect {
+            path: path(),
+            id: flags.value("id").map(str::to_string),
+            once: flags.has("once"),
+            grace: grace(&flags)?,
+            command: s.trailing,
+        },
+        "bench" => Command::Bench(bench(&flags, &path())?),
+        "demo" => match flags.positive("participants")?.unwrap_or(10) {
+            // The story needs a leader and someone to take over.
+            n if n < 2 => return usage("--participants must be at least 2"),
+            participants => Command::Demo { participants },
+        },
+        other => unreachable!("command '{other}' has a spec but no parser"),
+    };
+    Ok(Action::Run(globals, command))
+}
+
+fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageError> {
+    let env_server = env_server.filter(|s| !s.is_empty());
+    let server_given = flags.has("server") || env_server.is_some();
+    let server = flags
+        .value("server")
+        .map(str::to_string)
+        .or(env_server)
+        .unwrap_or_else(|| DEFAULT_SERVER.to_string());
+    let session_timeout = flags
+        .millis("session-timeout")?
+        .unwrap_or(Duration::from_secs(10));
+    if session_timeout.is_zero() {
+        return usage("--session-timeout must be positive");
+    }
+    let connect_timeout = flags.millis("connect-timeout")?;
+    let auth = flags
+        .all("auth")
+        .map(|a| match a.split_once(':') {
+            Some((scheme, creds)) if !scheme.is_empty() => {
+                Ok((scheme.to_string(), creds.to_string()))
+            }
+            _ => usage(format!(
+                "--auth needs SCHEME:CREDENTIALS (e.g. digest:user:password), not '{a}'"
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Globals {
+        server,
+        server_given,
+        session_timeout,
+        connect_timeout,
+        auth,
+    })
+}
+
+fn grace(flags: &Flags) -> Result<Duration, UsageError> {
+    Ok(flags.millis("grace")?.unwrap_or(Duration::from_secs(2)))
+}
+
+fn create(flags: &Flags, path: String, data: Vec<u8>) -> Result<Command, UsageError> {
+    let args = CreateArgs {
+        path,
+        data,
+        ephemeral: flags.has("ephemeral"),
+        sequential: flags.has("sequential"),
+        container: flags.has("container"),
+        ttl: flags.millis("ttl")?,
+        parents: flags.has("parents"),
+    };
+    // ZooKeeper has no ephemeral container, no sequential container and no ephemeral TTL.
+    let kinds = [args.ephemeral, args.container, args.ttl.is_some()];
+    if kinds.iter().filter(|k| **k).count() > 1 {
+        return usage("--ephemeral, --container and --ttl exclude each other");
+    }
+    if args.container && args.sequential {
+        return usage("a container cannot be --sequential");
+    }
+    if args.ttl == Some(Duration::ZERO) {
+        return usage("--ttl must be positive");
+    }
+    Ok(Command::Create(args))
+}
+
+fn bench(flags: &Flags, kind: &str) -> Result<BenchOptions, UsageError> {
+    let kind = match kind {
+        "get" => BenchKind::Get,
+        "set" => BenchKind::Set,
+        "create" => BenchKind::Create,
+        "lock" => BenchKind::Lock,
+        "latch" => BenchKind::Latch,
+        other => {
+            return usage(format!(
+                "unknown benchmark '{other}' (get, set, create, lock or latch)"
+            ))
+        }
+    };
+    let recipe = matches!(kind, BenchKind::Lock | BenchKind::Latch);
+    let size = flags.number("size", "a number of bytes")?.unwrap_or(100);
+    Ok(BenchOptions {
+        kind,
+        clients: flags
+            .positive("clients")?
+            .unwrap_or(if recipe { 1 } else { 4 }),
+        in_flight: flags
+            .positive("in-flight")?
+            .unwrap_or(if recipe { 1 } else { 32 }),
+        ops: flags
+            .positive("ops")?
+            .unwrap_or(if recipe { 1000 } else { 20_000 }),
+        size,
+        rounds: flags.positive("rounds")?.unwrap_or(100),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(line: &str) -> Result<Action, UsageError> {
+        let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        parse(&args, None)
+    }
+
+    fn command(line: &str) -> (Globals, Command) {
+        match run(line) {
+            Ok(Action::Run(g, c)) => (g, c),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    fn error(line: &str) -> String {
+        match run(line) {
+            Err(e) => e.0,
+            other => panic!("{line}: expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn globals_before_and_after_the_command() {
+        let (g, c) = command("--server h:1/app --session-timeout 3000 ls /a --auth digest:u:p");
+        assert_eq!(g.server, "h:1/app");
+        assert!(g.server_given);
+        assert_eq!(g.session_timeout, Duration::from_millis(3000));
+        assert_eq!(g.auth, vec![("digest".into(), "u:p".into())]);
+        assert_eq!(c, Command::Ls { path: "/a".into() });
+        let (g, _) = command("ls /a --server=x:2");
+        assert_eq!(g.server, "x:2");
+    }
+
+    #[test]
+    fn server_defaults_to_the_environment_then_localhost() {
+        let args = vec!["ls".to_string(), "/".to_string()];
+        match parse(&args, Some("env:1".into())).unwrap() {
+            Action::Run(g, _) => assert_eq!((g.server.as_str(), g.server_given), ("env:1", true)),
+            other => panic!("{other:?}"),
+        }
+        let (g, _) = command("ls /");
+        assert_eq!((g.server.as_str(), g.server_given), (DEFAULT_SERVER, false));
+    }
+
+    #[test]
+    fn version_means_the_data_version_after_set() {
+        assert_eq!(run("--version").unwrap(), Action::Version);
+        let (_, c) = command("set /a hello --version 3");
+        assert_eq!(
+            c,
+            Command::Set {
+                path: "/a".into(),
+                data: b"hello".to_vec(),
+                version: Some(3)
+            }
+        );
+        let (_, c) = command("set /n -1");
+        assert!(matches!(c, Command::Set { data, .. } if data == b"-1"));
+    }
+
+    #[test]
+    fn help_forms() {
+        assert_eq!(run("--help").unwrap(), Action::Help(None));
+        assert_eq!(run("-h").unwrap(), Action::Help(None));
+        assert_eq!(run("help").unwrap(), Action::Help(None));
+        let lock = command_spec("lock");
+        assert_eq!(run("lock --help").unwrap(), Action::Help(lock));
+        assert_eq!(run("help lock").unwrap(), Action::Help(lock));
+        assert!(general_help().contains("elect PATH"));
+        assert!(command_help(lock.unwrap()).contains("--timeout MS"));
+    }
+
+    #[test]
+    fn lock_command_after_dashes_or_path() {
+        let (_, c) = command("lock /l --timeout 500 -- sh -c true --grace 1");
+        assert_eq!(
+            c,
+            Command::Lock {
+                path: "/l".into(),
+                timeout: Some(Duration::from_millis(500)),
+                grace: Duration::from_secs(2),
+                command: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "true".into(),
+                    "--grace".into(),
+                    "1".into()
+                ],
+            }
+        );
+        let (_, c) = command("elect /e --once sleep 1 --id x");
+        assert_eq!(
+            c,
+            Command::Elect {
+                path: "/e".into(),
+                id: None,
+                once: true,
+                grace: Duration::from_secs(2),
+                command: vec!["sleep".into(), "1".into(), "--id".into(), "x".into()],
+            }
+        );
+        assert!(error("lock /l").contains("needs a command to run"));
+    }
+
+    #[test]
+    fn create_modes() {
+        let (_, c) = command("create /a/b- data --sequential --ephemeral --parents");
+        let Command::Create(a) = c else { panic!() };
+        assert!(a.sequential && a.ephemeral && a.parents && !a.container);
+        assert_eq!(a.data, b"data");
+        assert!(error("create /a --ephemeral --ttl 5").contains("exclude"));
+        assert!(error("create /a --container --sequential").contains("container"));
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert_eq!(error("ls / --bogus"), "unknown flag --bogus for 'ls'");
+        assert_eq!(error("--bogus ls /"), "unknown flag --bogus");
+        assert_eq!(error("frobnicate"), "unknown command 'frobnicate'");
+        assert_eq!(error(""), "no command given");
+        assert_eq!(error("ls"), "'ls' needs PATH");
+        assert_eq!(error("set /a"), "'set' needs DATA");
+        assert!(error("ls /a /b").starts_with("'ls' takes 1 argument"));
+        assert!(error("lock /l --timeout soon -- true").contains("milliseconds"));
+        assert!(error("ls / --server").contains("needs a value"));
+        assert!(error("ls / -x").contains("unknown flag -x"));
+        assert!(error("bench frob").contains("unknown benchmark"));
+        assert!(error("bench get --clients 0").contains("at least 1"));
+        assert!(error("demo --participants 1").contains("at least 2"));
+        assert!(error("ls / --auth nocolon").contains("SCHEME:CREDENTIALS"));
+        assert!(error("ls / --recursive=yes").contains("unknown flag"));
+        assert!(error("delete / --recursive=yes").contains("takes no value"));
+    }
+
+    #[test]
+    fn bench_defaults_depend_on_the_kind() {
+        let (_, c) = command("bench get");
+        assert!(matches!(
+            c,
+            Command::Bench(BenchOptions {
+                clients: 4,
+                in_flight: 32,
+                ops: 20_000,
+                size: 100,
+                ..
+            })
+        ));
+        let (_, c) = command("bench lock --ops 10");
+        assert!(matches!(
+            c,
+            Command::Bench(BenchOptions {
+                kind: BenchKind::Lock,
+                clients: 1,
+                in_flight: 1,
+                ops: 10,
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,357 @@
+//! The command-line vocabulary: every command and flag, with the text `--help` prints. The
+//! parser ([`super::parse`]) decides what a token is from these tables only.
+
+/// One flag a command (or every command) accepts.
+#[derive(Debug)]
+pub struct FlagSpec {
+    /// Its name, without the leading `--`.
+    pub name: &'static str,
+    /// The placeholder of its value (`MS`, `N`, ...), or `None` for a switch.
+    pub value: Option<&'static str>,
+    /// One line for `--help`.
+    pub help: &'static str,
+}
+
+const fn switch(name: &'static str, help: &'static str) -> FlagSpec {
+    FlagSpec {
+        name,
+        value: None,
+        help,
+    }
+}
+
+const fn valued(name: &'static str, value: &'static str, help: &'static str) -> FlagSpec {
+    FlagSpec {
+        name,
+        value: Some(value),
+        help,
+    }
+}
+
+/// One command: its name, synopsis, flags, and how many positional arguments it takes.
+#[derive(Debug)]
+pub struct CommandSpec {
+    /// The command's name.
+    pub name: &'static str,
+    /// The synopsis after the name (`PATH [DATA]`).
+    pub synopsis: &'static str,
+    /// One line for the command list.
+    pub about: &'static str,
+    /// A few lines of detail for `zkctl COMMAND --help`.
+    pub details: &'static str,
+    /// Its flags.
+    pub flags: &'static [FlagSpec],
+    /// Positional arguments required.
+    pub min_args: usize,
+    /// Positional arguments allowed (for `lock`/`elect`: before the command to run).
+    pub max_args: usize,
+    /// Whether it runs a command given after its arguments (`lock`, `elect`).
+    pub takes_command: bool,
+}
+
+/// Flags every command accepts.
+pub const GLOBAL_FLAGS: &[FlagSpec] = &[
+    valued(
+        "server",
+        "HOSTS",
+        "connect string, host:port,...[/chroot] (default: $ZK_SERVER, else 127.0.0.1:2181)",
+    ),
+    valued(
+        "session-timeout",
+        "MS",
+        "session timeout to ask for (default 10000; the server bounds it)",
+    ),
+    valued(
+        "connect-timeout",
+        "MS",
+        "how long to wait for the first connection (default: the session timeout)",
+    ),
+    valued(
+        "auth",
+        "SCHEME:CREDENTIALS",
+        "add an identity to the session, e.g. digest:user:password (repeatable)",
+    ),
+    switch("help", "print help (also: zkctl COMMAND --help)"),
+    switch("version", "print the version"),
+];
+
+const GRACE: FlagSpec = valued(
+    "grace",
+    "MS",
+    "after SIGTERM, how long CMD may take to exit before SIGKILL (default 2000)",
+);
+
+/// Every command, in the order `--help` lists them.
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "ls",
+        synopsis: "PATH",
+        about: "list the children of a node, sorted",
+        details: "Prints one child name per line.",
+        flags: &[],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "get",
+        synopsis: "PATH",
+        about: "print a node's data (raw bytes)",
+        details: "Writes the data exactly as stored, so binary data can be piped.",
+        flags: &[],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "stat",
+        synopsis: "PATH",
+        about: "print a node's Stat",
+        details: "Prints one `name = value` line per field, named as zkCli.sh names them.",
+        flags: &[],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "set",
+        synopsis: "PATH DATA",
+        about: "set a node's data",
+        details: "With --version, only if the node's data version is V (else BadVersion).",
+        flags: &[valued("version", "V", "only if the data version is V")],
+        min_args: 2,
+        max_args: 2,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "create",
+        synopsis: "PATH [DATA]",
+        about: "create a node and print its path",
+        details: "An ephemeral node lives as long as its session: with --ephemeral, zkctl\n\
+                  prints the path and keeps the session (and the node) until interrupted.\n\
+                  TTL nodes need zookeeper.extendedTypesEnabled=true on the server.",
+        flags: &[
+            switch(
+                "ephemeral",
+                "delete the node when zkctl exits (holds it until interrupted)",
+            ),
+            switch(
+                "sequential",
+                "append a 10-digit sequence number to the name",
+            ),
+            switch(
+                "container",
+                "a container: the server deletes it once its last child is gone",
+            ),
+            valued(
+                "ttl",
+                "MS",
+                "persistent with a time to live (deleted when unmodified and childless)",
+            ),
+            switch("parents", "create missing parents (persistent, empty)"),
+        ],
+        min_args: 1,
+        max_args: 2,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "delete",
+        synopsis: "PATH",
+        about: "delete a node (--recursive: with its subtree)",
+        details: "With --version, only if the node's data version is V (the top node only\n\
+                  with --recursive).",
+        flags: &[
+            switch("recursive", "delete the children first, deepest first"),
+            valued("version", "V", "only if the data version is V"),
+        ],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "tree",
+        synopsis: "PATH",
+        about: "print the subtree under a node",
+        details: "Children are sorted by name.",
+        flags: &[],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "watch",
+        synopsis: "PATH",
+        about: "print one line per event on a node until interrupted",
+        details: "Uses a persistent watch (addWatch), re-registered across reconnects, so no\n\
+                  event is missed. Lines: `EventType path`. A line on stderr says when the\n\
+                  watch is in place.",
+        flags: &[
+            switch(
+                "recursive",
+                "watch the whole subtree (persistent recursive watch)",
+            ),
+            valued("count", "N", "exit after N events"),
+        ],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "lock",
+        synopsis: "PATH [--] CMD [ARGS...]",
+        about: "run CMD holding a Curator-compatible mutex (InterProcessMutex)",
+        details: "Exits with CMD's exit code (128+N if a signal N ended it). If the lock is\n\
+                  lost while CMD runs (connection suspended or session lost), CMD is stopped\n\
+                  (SIGTERM to its process group, SIGKILL after --grace) and zkctl exits 4.\n\
+                  SIGINT/SIGTERM/SIGHUP to zkctl stop CMD the same way, then release the lock.\n\
+                  If zkctl itself is killed, a watchdog kills CMD's process group at once.\n\
+                  CMD runs in its own process group, with ZKCTL_LOCK_NODE set.\n\
+                  Exit codes: CMD's, 3 on --timeout, 4 when the lock was lost, 127 when CMD\n\
+                  cannot be started, 128+N after signal N to zkctl.",
+        flags: &[
+            valued(
+                "timeout",
+                "MS",
+                "give up (exit 3) if the lock is not acquired within MS",
+            ),
+            GRACE,
+        ],
+        min_args: 1,
+        max_args: 1,
+        takes_command: true,
+    },
+    CommandSpec {
+        name: "elect",
+        synopsis: "PATH [--] CMD [ARGS...]",
+        about: "run CMD only while leading a Curator-compatible LeaderLatch",
+        details: "When leadership is lost, CMD is stopped (SIGTERM to its process group,\n\
+                  SIGKILL after --grace) and zkctl stays in the election. When CMD exits on\n\
+                  its own, zkctl leaves the election and rejoins at the back (leadership\n\
+                  passes on), unless --once: then it exits with CMD's exit code.\n\
+                  SIGINT/SIGTERM/SIGHUP to zkctl stop CMD, then leave the election.\n\
+                  CMD runs in its own process group, with ZKCTL_ELECTION_ID and\n\
+                  ZKCTL_ELECTION_NODE set. Keep --grace below a third of the session timeout,\n\
+                  so CMD is gone before the session can expire and another leader starts.",
+        flags: &[
+            valued(
+                "id",
+                "ID",
+                "participant id stored in the node (default: <hostname>-<pid>)",
+            ),
+            switch("once", "exit after CMD has run once (to its end) as leader"),
+            GRACE,
+        ],
+        min_args: 1,
+        max_args: 1,
+        takes_command: true,
+    },
+    CommandSpec {
+        name: "bench",
+        synopsis: "get|set|create|lock|latch",
+        about: "throughput and latency, as `name value unit` lines",
+        details: "get/set/create: N clients (sessions), each with D requests in flight.\n\
+                  lock: uncontended acquire+release cycles (clients x in-flight independent\n\
+                  locks), then the hand-off latency between two holders.\n\
+                  latch: the leadership hand-off latency (leader closes, next one is told).\n\
+                  Nodes live under /zkctl-bench-<pid> and are deleted afterwards.\n\
+                  Defaults: --clients 4 --in-flight 32 --ops 20000 --size 100 for get/set/create;\n\
+                  --clients 1 --in-flight 1 --ops 1000 --rounds 100 for lock and latch.",
+        flags: &[
+            valued("clients", "N", "client sessions"),
+            valued("in-flight", "D", "requests in flight per client"),
+            valued("ops", "N", "operations (cycles for lock) to measure"),
+            valued("size", "BYTES", "data size for get/set/create"),
+            valued("rounds", "N", "hand-offs to measure (lock, latch)"),
+        ],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "demo",
+        synopsis: "",
+        about: "the leader-latch story with 10 participants",
+        details: "Starts a ZooKeeper server with the test kit (needs ZooKeeper installed, see\n\
+                  scripts/install-zookeeper.sh), or uses --server / $ZK_SERVER when given.",
+        flags: &[valued(
+            "participants",
+            "N",
+            "how many participants (default 10)",
+        )],
+        min_args: 0,
+        max_args: 0,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "help",
+        synopsis: "[COMMAND]",
+        about: "print help",
+        details: "",
+        flags: &[],
+        min_args: 0,
+        max_args: 1,
+        takes_command: false,
+    },
+];
+
+/// The spec of a command, by name.
+pub fn command_spec(name: &str) -> Option<&'static CommandSpec> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+impl PartialEq for CommandSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+impl Eq for CommandSpec {}
+
+/// The text of `zkctl --help`.
+pub fn general_help() -> String {
+    let mut out = String::new();
+    out.push_str(concat!(
+        "zkctl ",
+        env!("CARGO_PKG_VERSION"),
+        ": a ZooKeeper command-line tool\n\n"
+    ));
+    out.push_str("Usage: zkctl [GLOBAL FLAGS] COMMAND [ARGS] [FLAGS]\n\nCommands:\n");
+    for c in COMMANDS {
+        let head = format!("{} {}", c.name, c.synopsis);
+        out.push_str(&format!("  {head:<33} {}\n", c.about));
+    }
+    out.push_str("\nGlobal flags (before or after the command):\n");
+    push_flags(&mut out, GLOBAL_FLAGS);
+    out.push_str(
+        "\nExit codes: 0 ok, 1 ZooKeeper or I/O error, 2 usage error; lock/elect: see\n\
+         zkctl lock --help. Run `zkctl COMMAND --help` for a command's flags.\n",
+    );
+    out
+}
+
+/// The text of `zkctl COMMAND --help`.
+pub fn command_help(c: &CommandSpec) -> String {
+    let mut about = c.about.to_string();
+    if let Some(first) = about.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    let mut out = format!("Usage: zkctl {} {}\n\n{about}.\n", c.name, c.synopsis);
+    if !c.details.is_empty() {
+        out.push_str(&format!("\n{}\n", c.details));
+    }
+    if !c.flags.is_empty() {
+        out.push_str("\nFlags:\n");
+        push_flags(&mut out, c.flags);
+    }
+    out.push_str("\nGlobal flags: --server HOSTS, --session-timeout MS, --connect-timeout MS,\n--auth SCHEME:CREDENTIALS (see zkctl --help).\n");
+    out
+}
+
+fn push_flags(out: &mut String, flags: &[FlagSpec]) {
+    for f in flags {
+        let head = match f.value {
+            Some(v) => format!("--{} {v}", f.name),
+            None => format!("--{}", f.name),
+        };
+        out.push_str(&format!("  {head:<26} {}\n", f.help));
+    }
+}

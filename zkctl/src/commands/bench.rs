@@ -1,0 +1,399 @@
+//! `bench get|set|create|lock|latch`: throughput and latency, printed as `name value unit`
+//! lines so scripts can pick figures with `awk`.
+//!
+//! - get/set/create: `--clients` sessions, each with `--in-flight` requests outstanding (one
+//!   task per slot, each sending its next request when the last one is answered), `--ops`
+//!   requests in all after a short unmeasured warm-up. `create` also measures deleting what
+//!   it created.
+//! - lock: uncontended acquire+release cycles (`clients x in-flight` lockers, each on its own
+//!   lock), then `--rounds` hand-offs between two sessions: the time from the holder's
+//!   release to the waiter's acquire returning.
+//! - latch: `--rounds` leadership hand-offs: the time from the leader's `close` to the next
+//!   participant being told it leads.
+//!
+//! Everything lives under `/zkctl-bench-<pid>` and is deleted afterwards, also on Ctrl-C.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use zkr_client::{Client, CreateMode, Result};
+use zkr_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LockGuard};
+
+use crate::args::{BenchKind, BenchOptions, Globals};
+use crate::commands::data::delete_tree;
+use crate::commands::{builder, close, connect};
+use crate::failure::Outcome;
+use crate::output::{figure, say};
+use crate::pipeline;
+use crate::signals::Shutdown;
+
+/// How long any single wait of a benchmark may take before it is reported as stuck.
+const STUCK: Duration = Duration::from_secs(30);
+
+/// How long a hand-off round lets the waiter settle (its watch set) before the release.
+const SETTLE: Duration = Duration::from_millis(5);
+
+/// Runs one benchmark and cleans up its nodes.
+pub async fn run(g: &Globals, o: BenchOptions) -> Outcome {
+    let mut shutdown = Shutdown::install()?;
+    let admin = connect(g).await?;
+    let base = format!("/zkctl-bench-{}", std::process::id());
+    // A leftover of an earlier process with the same pid would only be in the way.
+    delete_tree(&admin, &base, None).await.ok();
+    admin.create(&base, b"", CreateMode::Persistent).await?;
+    let result = tokio::select! {
+        r = bench(g, &admin, &base, o) => r,
+        signal = shutdown.recv() => {
+            eprintln!("zkctl: {}: cleaning up {base}", signal.name);
+            Ok(signal.exit_code())
+        }
+    };
+    if let Err(e) = tokio::time::timeout(STUCK, delete_tree(&admin, &base, None))
+        .await
+        .unwrap_or_else(|_| Err(zkr_client::Error::timeout("cleanup took too long")))
+    {
+        eprintln!("zkctl: could not delete {base}: {e}");
+    }
+    close(&admin).await;
+    result
+}
+
+async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outcome {
+    let clients: Vec<Client> = pipeline::all((0..o.clients).map(|_| builder(g).connect()))
+        .await
+        .into_iter()
+        .collect::<Result<_>>()?;
+    let figures = match o.kind {
+        BenchKind::Get => get(admin, &clients, base, o).await?,
+        BenchKind::Set => set(admin, &clients, base, o).await?,
+        BenchKind::Create => create(admin, &clients, base, o).await?,
+        BenchKind::Lock => lock(g, &clients, base, o).await?,
+        BenchKind::Latch => latch(g, &clients, base, o).await?,
+    };
+    for c in &clients {
+        close(c).await;
+    }
+    for line in figures {
+        say(line)?;
+    }
+    Ok(0)
+}
+
+/// The figures of one run.
+type Figures = Vec<String>;
+
+/// Latencies in nanoseconds, sorted, with nearest-rank percentiles in microseconds.
+struct Latencies(Vec<u64>);
+
+impl Latencies {
+    fn new(mut all: Vec<u64>) -> Latencies {
+        all.sort_unstable();
+        Latencies(all)
+    }
+
+    fn percentile_us(&self, q: f64) -> u64 {
+        if self.0.is_empty() {
+            return 0;
+        }
+        let rank = ((q * self.0.len() as f64).ceil() as usize).clamp(1, self.0.len());
+        self.0[rank - 1] / 1000
+    }
+
+    /// `p50`, `p99` (and with `full`, `p90`, `p999`, `max`) lines named `<prefix>p50_us`.
+    fn figures(&self, prefix: &str, full: bool, out: &mut Figures) {
+        let mut quantiles = vec![("p50", 0.5), ("p99", 0.99)];
+        if full {
+            quantiles.insert(1, ("p90", 0.9));
+            quantiles.extend([("p999", 0.999), ("max", 1.0)]);
+        }
+        for (name, q) in quantiles {
+            out.push(figure(
+                &format!("{prefix}{name}_us"),
+                self.percentile_us(q),
+                "us",
+            ));
+        }
+    }
+}
+
+/// Runs `ops` operations from `clients.len() x in_flight` tasks, each sending its next
+/// request when the last one is answered. `op(client, task, ticket)` is one timed operation
+/// of task `task` (`0..clients x in_flight`); tickets are `0..ops`, each used once.
+/// Returns the latencies, the wall time and what the operations returned.
+async fn closed_loop<T, F, Fut>(
+    clients: &[Client],
+    in_flight: usize,
+    ops: usize,
+    op: F,
+) -> Result<(Vec<u64>, Duration, Vec<T>)>
+where
+    T: Send + 'static,
+    F: Fn(Client, usize, usize) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<T>> + Send,
+{
+    let remaining = Arc::new(AtomicUsize::new(ops));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for (c, client) in clients.iter().enumerate() {
+        for s in 0..in_flight {
+            let (client, remaining, op) = (client.clone(), remaining.clone(), op.clone());
+            let task = c * in_flight + s;
+            tasks.push(tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut outputs = Vec::new();
+                // One ticket per operation, so exactly `ops` run in all.
+                while let Ok(left) =
+                    remaining
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                {
+                    let t = Instant::now();
+                    outputs.push(op(client.clone(), task, left - 1).await?);
+                    latencies.push(t.elapsed().as_nanos() as u64);
+                }
+                Ok::<_, zkr_client::Error>((latencies, outputs))
+            }));
+        }
+    }
+    let mut latencies = Vec::with_capacity(ops);
+    let mut outputs = Vec::with_capacity(ops);
+    for task in tasks {
+        let (l, o) = task
+            .await
+            .map_err(|e| zkr_client::Error::invalid(format!("benchmark task failed: {e}")))??;
+        latencies.extend(l);
+        outputs.extend(o);
+    }
+    Ok((latencies, started.elapsed(), outputs))
+}
+
+/// Figures for a throughput run.
+fn throughput(prefix: &str, latencies: Vec<u64>, elapsed: Duration, out: &mut Figures) {
+    let n = latencies.len();
+    out.push(figure(&format!("{prefix}ops"), n, "ops"));
+    out.push(figure(
+        &format!("{prefix}elapsed_ms"),
+        elapsed.as_millis(),
+        "ms",
+    ));
+    let rate = n as f64 / elapsed.as_secs_f64().max(1e-9);
+    out.push(figure(
+        &format!("{prefix}ops_per_sec"),
+        rate.round() as u64,
+        "ops/s",
+    ));
+    Latencies::new(latencies).figures(prefix, true, out);
+}
+
+fn setup_figures(o: &BenchOptions) -> Figures {
+    vec![
+        figure("clients", o.clients, "sessions"),
+        figure("in_flight", o.in_flight, "requests/session"),
+        figure("size", o.size, "bytes"),
+    ]
+}
+
+/// Warm-up operations (unmeasured): enough to open connections' buffers and the server's JIT.
+fn warmup(o: &BenchOptions) -> usize {
+    (o.ops / 10).clamp(o.clients * o.in_flight, 5_000)
+}
+
+async fn get(admin: &Client, clients: &[Client], base: &str, o: BenchOptions) -> Result<Figures> {
+    let path: Arc<str> = format!("{base}/data").into();
+    admin
+        .create(&path, &vec![b'x'; o.size], CreateMode::Persistent)
+        .await?;
+    let op = move |client: Client, _, _| {
+        let path = path.clone();
+        async move { client.get_data(&path).await.map(drop) }
+    };
+    closed_loop(clients, o.in_flight, warmup(&o), op.clone()).await?;
+    let (latencies, elapsed, _) = closed_loop(clients, o.in_flight, o.ops, op).await?;
+    let mut out = setup_figures(&o);
+    throughput("", latencies, elapsed, &mut out);
+    Ok(out)
+}
+
+async fn set(admin: &Client, clients: &[Client], base: &str, o: BenchOptions) -> Result<Figures> {
+    // As many nodes as clients, written in turn: no single node is the only one written.
+    let paths: Arc<Vec<String>> =
+        Arc::new((0..o.clients).map(|c| format!("{base}/set-{c}")).collect());
+    for p in paths.iter() {
+        admin.create(p, b"", CreateMode::Persistent).await?;
+    }
+    let data: Arc<Vec<u8>> = Arc::new(vec![b'x'; o.size]);
+    let op = move |client: Client, _, ticket: usize| {
+        let (paths, data) = (paths.clone(), data.clone());
+        async move {
+            client
+                .set_data(&paths[ticket % paths.len()], &data, None)
+                .await
+                .map(drop)
+        }
+    };
+    closed_loop(clients, o.in_flight, warmup(&o), op.clone()).await?;
+    let (latencies, elapsed, _) = closed_loop(clients, o.in_flight, o.ops, op).await?;
+    let mut out = setup_figures(&o);
+    throughput("", latencies, elapsed, &mut out);
+    Ok(out)
+}
+
+async fn create(
+    admin: &Client,
+    clients: &[Client],
+    base: &str,
+    o: BenchOptions,
+) -> Result<Figures> {
+    let dir = format!("{base}/create");
+    admin.create(&dir, b"", CreateMode::Persistent).await?;
+    let data: Arc<Vec<u8>> = Arc::new(vec![b'x'; o.size]);
+    let prefix: Arc<str> = format!("{dir}/n-").into();
+    let op = move |client: Client, _, _| {
+        let (prefix, data) = (prefix.clone(), data.clone());
+        async move {
+            client
+                .create(&prefix, &data, CreateMode::PersistentSequential)
+                .await
+        }
+    };
+    closed_loop(clients, o.in_flight, warmup(&o), op.clone()).await?;
+    let (latencies, elapsed, created) = closed_loop(clients, o.in_flight, o.ops, op).await?;
+    let mut out = setup_figures(&o);
+    throughput("", latencies, elapsed, &mut out);
+    // Delete what was measured, with the same concurrency, and report that too (the warm-up's
+    // nodes go with the final cleanup).
+    let created: Arc<Vec<String>> = Arc::new(created);
+    let delete = move |client: Client, _, ticket: usize| {
+        let created = created.clone();
+        async move { client.delete(&created[ticket], None).await }
+    };
+    let (latencies, elapsed, _) = closed_loop(clients, o.in_flight, o.ops, delete).await?;
+    throughput("delete_", latencies, elapsed, &mut out);
+    Ok(out)
+}
+
+/// Waits for `what`, at most [`STUCK`].
+async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> Result<T> {
+    tokio::time::timeout(STUCK, f)
+        .await
+        .map_err(|_| zkr_client::Error::timeout(format!("stuck waiting for {what}")))
+}
+
+/// Polls `count` until it reaches `n` (how a hand-off round knows the waiter is in line).
+async fn until_count<F, Fut>(what: &str, n: usize, count: F) -> Result<()>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<usize>>,
+{
+    bounded(what, async {
+        loop {
+            if count().await? >= n {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await?
+}
+
+/// A second session for hand-offs when `--clients` is 1.
+async fn two_clients(g: &Globals, clients: &[Client]) -> Result<(Client, Client)> {
+    let second = match clients.get(1) {
+        Some(c) => c.clone(),
+        None => builder(g).connect().await?,
+    };
+    Ok((clients[0].clone(), second))
+}
+
+async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> Result<Figures> {
+    let mut out = vec![
+        figure("clients", o.clients, "sessions"),
+        figure("in_flight", o.in_flight, "lockers/session"),
+    ];
+    // Uncontended: every locker has its own lock, so each cycle is acquire (create + list,
+    // pipelined) and release (delete).
+    let lockers = o.clients * o.in_flight;
+    let base_arc: Arc<str> = base.into();
+    let cycle = move |client: Client, task: usize, _| {
+        let path = format!("{base_arc}/lock-{task}");
+        async move {
+            let guard = InterProcessMutex::new(&client, &path).acquire().await?;
+            guard.release().await
+        }
+    };
+    closed_loop(clients, o.in_flight, lockers.max(o.ops / 10), cycle.clone()).await?;
+    let (latencies, elapsed, _) = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
+    out.push(figure("cycles", latencies.len(), "cycles"));
+    let rate = latencies.len() as f64 / elapsed.as_secs_f64().max(1e-9);
+    out.push(figure("cycles_per_sec", rate.round() as u64, "cycles/s"));
+    Latencies::new(latencies).figures("cycle_", false, &mut out);
+
+    // Hand-off: A holds, B waits in line; time from A's release to B's acquire returning.
+    let (a, b) = two_clients(g, clients).await?;
+    let path = format!("{base}/handoff");
+    let mut holder_mutex = InterProcessMutex::new(&a, &path);
+    let mut waiter_mutex = InterProcessMutex::new(&b, &path);
+    let mut holder: LockGuard = bounded("the first lock", holder_mutex.acquire()).await??;
+    let mut handoffs = Vec::with_capacity(o.rounds);
+    for _ in 0..o.rounds {
+        let waiter = waiter_mutex.clone();
+        let waiting = tokio::spawn(async move {
+            let guard = waiter.acquire().await;
+            (guard, Instant::now())
+        });
+        until_count("the waiter to queue", 2, || async {
+            Ok(holder_mutex.participant_nodes().await?.len())
+        })
+        .await?;
+        tokio::time::sleep(SETTLE).await;
+        let released = Instant::now();
+        holder.release().await?;
+        let (guard, acquired) = bounded("the hand-off", waiting)
+            .await?
+            .map_err(|e| zkr_client::Error::invalid(format!("waiter task failed: {e}")))?;
+        holder = guard?;
+        handoffs.push(acquired.duration_since(released).as_nanos() as u64);
+        std::mem::swap(&mut holder_mutex, &mut waiter_mutex);
+    }
+    holder.release().await?;
+    out.push(figure("handoffs", handoffs.len(), "handoffs"));
+    Latencies::new(handoffs).figures("handoff_", false, &mut out);
+    Ok(out)
+}
+
+async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> Result<Figures> {
+    // Leader on one session, next in line on the other; the next one becomes the leader of
+    // the following round, and a new participant joins behind it on the first session.
+    let (a, b) = two_clients(g, clients).await?;
+    let path = format!("{base}/latch");
+    let mut sessions = [a, b];
+    let mut leader = LeaderLatch::start(&sessions[0], &path, "bench-0");
+    bounded("the first leadership", leader.await_leadership()).await??;
+    let mut handoffs = Vec::with_capacity(o.rounds);
+    for round in 1..=o.rounds {
+        sessions.swap(0, 1);
+        let next = LeaderLatch::start(&sessions[0], &path, &format!("bench-{round}"));
+        until_count("the next participant to join", 2, || async {
+            Ok(next.participants().await?.len())
+        })
+        .await?;
+        tokio::time::sleep(SETTLE).await;
+        let told = tokio::spawn(async move {
+            let led = next.await_leadership().await;
+            let at = Instant::now();
+            led.map(|()| (next, at))
+        });
+        let closed = Instant::now();
+        leader.close(CloseMode::Silent).await?;
+        let (next, at) = bounded("the hand-off", told)
+            .await?
+            .map_err(|e| zkr_client::Error::invalid(format!("latch task failed: {e}")))??;
+        handoffs.push(at.duration_since(closed).as_nanos() as u64);
+        leader = next;
+    }
+    leader.close(CloseMode::Silent).await?;
+    let mut out = vec![figure("handoffs", handoffs.len(), "handoffs")];
+    Latencies::new(handoffs).figures("handoff_", false, &mut out);
+    Ok(out)
+}

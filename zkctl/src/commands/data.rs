@@ -1,0 +1,193 @@
+//! The data commands: `ls`, `get`, `stat`, `set`, `create`, `delete`, `tree`.
+
+use std::io::Write;
+
+use zkr_client::{Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result};
+use zkr_recipes::framework::{create_parents, join, parent};
+
+use crate::args::{Command, CreateArgs};
+use crate::failure::{Failure, Outcome};
+use crate::output;
+use crate::pipeline;
+use crate::signals::Shutdown;
+
+/// Runs one data command on a connected client.
+pub async fn run(client: &Client, command: Command) -> Outcome {
+    let mut out = std::io::stdout().lock();
+    match command {
+        Command::Ls { path } => {
+            let children = client.get_children(&path).await?;
+            let mut names: Vec<&str> = children.iter().collect();
+            names.sort_unstable();
+            for name in names {
+                writeln!(out, "{name}")?;
+            }
+        }
+        Command::Get { path } => {
+            let (data, _) = client.get_data(&path).await?;
+            out.write_all(&data)?;
+        }
+        Command::Stat { path } => {
+            let (_, stat) = client.get_data(&path).await?;
+            out.write_all(output::stat(&stat).as_bytes())?;
+        }
+        Command::Set {
+            path,
+            data,
+            version,
+        } => {
+            client.set_data(&path, &data, version).await?;
+        }
+        Command::Create(args) => {
+            drop(out); // `create --ephemeral` prints, then waits: flush per line.
+            return create(client, args).await;
+        }
+        Command::Delete {
+            path,
+            recursive,
+            version,
+        } => {
+            if recursive {
+                if path == "/" {
+                    return Err(Failure::Usage(
+                        "refusing to delete / recursively (it holds /zookeeper)".into(),
+                    ));
+                }
+                delete_tree(client, &path, version).await?;
+            } else {
+                client.delete(&path, version).await?;
+            }
+        }
+        Command::Tree { path } => {
+            // Check the root first, so a missing node is an error, not an empty tree.
+            client.get_children(&path).await?;
+            writeln!(out, "{path}")?;
+            tree(client, &path, &mut Vec::new(), &mut out).await?;
+        }
+        other => unreachable!("not a data command: {other:?}"),
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+/// The create mode for the flags (the parser has refused impossible combinations).
+fn mode(a: &CreateArgs) -> CreateMode {
+    match (a.ephemeral, a.container, a.ttl.is_some(), a.sequential) {
+        (true, _, _, true) => CreateMode::EphemeralSequential,
+        (true, _, _, false) => CreateMode::Ephemeral,
+        (_, true, _, _) => CreateMode::Container,
+        (_, _, true, true) => CreateMode::PersistentSequentialWithTtl,
+        (_, _, true, false) => CreateMode::PersistentWithTtl,
+        (_, _, _, true) => CreateMode::PersistentSequential,
+        _ => CreateMode::Persistent,
+    }
+}
+
+async fn create(client: &Client, a: CreateArgs) -> Outcome {
+    // Listen before the node exists, so a signal cannot slip between create and wait.
+    let mut shutdown = if a.ephemeral {
+        Some(Shutdown::install()?)
+    } else {
+        None
+    };
+    let mut options = CreateOptions::new(mode(&a));
+    if let Some(ttl) = a.ttl {
+        options = options.ttl(ttl);
+    }
+    if a.parents {
+        // The parent of a sequential prefix `/a/b/job-` is `/a/b`, as for any path.
+        let p = parent(&a.path);
+        if p != "/" && a.path.starts_with('/') {
+            create_parents(client, p, false).await?;
+        }
+    }
+    let (path, _) = client.create_with(&a.path, &a.data, &options).await?;
+    output::say(&path)?;
+    let Some(shutdown) = shutdown.as_mut() else {
+        return Ok(0);
+    };
+    // An ephemeral node lives as long as this session: hold it until asked to stop.
+    eprintln!("zkctl: holding ephemeral {path} until interrupted");
+    let mut changes = client.state_changes();
+    loop {
+        tokio::select! {
+            signal = shutdown.recv() => return Ok(signal.exit_code()),
+            change = changes.next() => match change.map(|c| c.state) {
+                Some(ConnectionState::Lost) | Some(ConnectionState::Closed) | None => {
+                    return Err(Failure::msg(format!("session lost: {path} is gone")));
+                }
+                Some(_) => {}
+            },
+        }
+    }
+}
+
+/// Walks the subtree under `path`, printing one line per node.
+async fn tree(
+    client: &Client,
+    path: &str,
+    open: &mut Vec<bool>,
+    out: &mut impl Write,
+) -> std::result::Result<(), Failure> {
+    let children = match client.get_children(path).await {
+        Ok(c) => c,
+        Err(e) if e.code() == ErrorCode::NoNode => return Ok(()), // deleted meanwhile
+        Err(e) => return Err(e.into()),
+    };
+    let mut names: Vec<String> = children.to_vec();
+    names.sort_unstable();
+    for (i, name) in names.iter().enumerate() {
+        let last = i + 1 == names.len();
+        writeln!(out, "{}{name}", output::tree_prefix(open, last))?;
+        open.push(!last);
+        Box::pin(tree(client, &join(path, name), open, out)).await?;
+        open.pop();
+    }
+    Ok(())
+}
+
+/// Deletes `path` and everything under it: lists level by level, then deletes deepest first,
+/// each level pipelined. `version` applies to `path` itself. Nodes that vanish meanwhile are
+/// fine; a child created meanwhile (NotEmpty) makes it start over, a few times.
+pub async fn delete_tree(client: &Client, path: &str, version: Option<i32>) -> Result<()> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut levels: Vec<Vec<String>> = vec![vec![path.to_string()]];
+        loop {
+            let last = levels.last().expect("at least the root");
+            let listed = pipeline::all_chunked(last, |p| client.get_children(p)).await;
+            let mut next = Vec::new();
+            for (p, children) in last.iter().zip(listed) {
+                match children {
+                    Ok(c) => next.extend(c.iter().map(|n| join(p, n))),
+                    // Only the root's absence is an error: descendants may vanish meanwhile.
+                    Err(e) if e.code() == ErrorCode::NoNode && levels.len() > 1 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            levels.push(next);
+        }
+        let mut raced = false;
+        for (depth, level) in levels.iter().enumerate().rev() {
+            let v = if depth == 0 { version } else { None };
+            for result in pipeline::all_chunked(level, |p| client.delete(p, v)).await {
+                match result {
+                    Ok(()) => {}
+                    Err(e) if e.code() == ErrorCode::NoNode => {}
+                    Err(e) if e.code() == ErrorCode::NotEmpty && attempt < 5 => raced = true,
+                    Err(e) => return Err(e),
+                }
+            }
+            if raced {
+                break;
+            }
+        }
+        if !raced {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `elect PATH [--id ID] [--once] -- CMD...`: run a command only while leading a
+//! Curator-compatible `LeaderLatch`.
+//!
+//! The rule, as for `lock`: CMD never runs without the leadership. It starts when the latch
+//! says we lead, is stopped as soon as the latch says we do not (under Curator's standard
+//! policy: as soon as the connection is suspended, before the session can expire and another
+//! participant take over), is stopped before leaving on SIGINT/SIGTERM/SIGHUP, and is killed
+//! by a watchdog if zkctl dies (see [`crate::child`]).
+//!
+//! Leadership is followed through `LeaderLatch::subscribe`, which delivers every transition in
+//! order. This command runs on a current-thread runtime, so subscribing right after
+//! `LeaderLatch::start` happens before the latch's task first runs: no transition is missed.
+
+use std::io;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use zkr_client::Client;
+use zkr_recipes::leader::LeadershipChanges;
+use zkr_recipes::{CloseMode, LeaderLatch};
+
+use crate::args::Globals;
+use crate::child::{exit_code, Supervised};
+use crate::commands::{close, connect};
+use crate::failure::{Failure, Outcome};
+use crate::identity;
+use crate::signals::{Shutdown, Terminate};
+
+/// After CMD exits on its own (without `--once`), how long zkctl waits before rejoining the
+/// election, so a command that fails at once does not spin.
+const REJOIN_DELAY: Duration = Duration::from_secs(1);
+
+/// Takes part in the election until interrupted (or, with `once`, until CMD has run once).
+pub async fn run(
+    g: &Globals,
+    path: &str,
+    id: Option<String>,
+    once: bool,
+    grace: Duration,
+    argv: &[String],
+) -> Outcome {
+    // Check the path here: the recipes would report it with their node name appended (and
+    // the latch retries a refused create forever).
+    zkr_client::validate_path(path, false)?;
+    let mut shutdown = Shutdown::install()?;
+    let client = tokio::select! {
+        client = connect(g) => client?,
+        signal = shutdown.recv() => return Ok(signal.exit_code()),
+    };
+    let id = id.unwrap_or_else(identity::default_id);
+    let mut election = Election {
+        client: &client,
+        path,
+        id: &id,
+        grace,
+        argv,
+        shutdown: &mut shutdown,
+    };
+    let result = election.run(once).await;
+    // Closing the session deletes our node now if anything above left it behind.
+    close(&client).await;
+    result
+}
+
+struct Election<'a> {
+    client: &'a Client,
+    path: &'a str,
+    id: &'a str,
+    grace: Duration,
+    argv: &'a [String],
+    shutdown: &'a mut Shutdown,
+}
+
+/// How a stretch of leadership ended.
+enum End {
+    Exited(io::Result<ExitStatus>),
+    Lost,
+    Signal(Terminate),
+}
+
+impl Election<'_> {
+    /// One latch per membership: CMD exiting on its own ends a membership (leadership passes
+    /// on), losing leadership does not (the latch stays in line).
+    async fn run(&mut self, once: bool) -> Outcome {
+        loop {
+            let latch = LeaderLatch::start(self.client, self.path, self.id);
+            let mut changes = latch.subscribe();
+            eprintln!("zkctl: joined the election at {} as {}", self.path, self.id);
+            match self.membership(&latch, &mut changes).await {
+                Ok(status) => {
+                    let code = exit_code(status);
+                    self.leave(latch).await;
+                    if once {
+                        return Ok(code);
+                    }
+                    eprintln!("zkctl: the command exited with {code}; rejoining the election");
+                    tokio::select! {
+                        _ = tokio::time::sleep(REJOIN_DELAY) => {}
+                        signal = self.shutdown.recv() => return Ok(signal.exit_code()),
+                    }
+                }
+                Err(Stop::Signal(signal)) => {
+                    eprintln!(
+                        "zkctl: {}: leaving the election at {}",
+                        signal.name, self.path
+                    );
+                    self.leave(latch).await;
+                    return Ok(signal.exit_code());
+                }
+                Err(Stop::Failed(e)) => {
+                    self.leave(latch).await;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Waits for leadership and runs CMD while leading, as often as leadership comes back,
+    /// until CMD exits on its own (its status) or zkctl must stop.
+    async fn membership(
+        &mut self,
+        latch: &LeaderLatch,
+        changes: &mut LeadershipChanges,
+    ) -> Result<ExitStatus, Stop> {
+        let mut leading = false;
+        loop {
+            while !leading {
+                tokio::select! {
+                    change = changes.next() => match change {
+                        Some(now) => leading = now,
+                        None => return Err(Stop::Failed(Failure::msg(format!(
+                            "the election at {} ended (the session was closed)", self.path
+                        )))),
+                    },
+                    signal = self.shutdown.recv() => return Err(Stop::Signal(signal)),
+                }
+            }
+            if !latch.has_leadership() {
+                // Lost again already: that transition is queued; do not start.
+                leading = false;
+                continue;
+            }
+            let node = latch.our_path().unwrap_or_default();
+            eprintln!(
+                "zkctl: leading {} as {} ({node}); starting the command",
+                self.path, self.id
+            );
+            let env = [
+                ("ZKCTL_ELECTION_ID", self.id),
+                ("ZKCTL_ELECTION_NODE", &node),
+            ];
+            let mut child = Supervised::spawn(self.argv, &env).map_err(Stop::Failed)?;
+            let end = tokio::select! {
+                status = child.wait() => End::Exited(status),
+                _ = lost(changes) => End::Lost,
+                signal = self.shutdown.recv() => End::Signal(signal),
+            };
+            match end {
+                End::Exited(status) => return status.map_err(|e| Stop::Failed(e.into())),
+                End::Lost => {
+                    eprintln!(
+                        "zkctl: lost the leadership of {}; stopping pid {} and staying in line",
+                        self.path,
+                        child.pid()
+                    );
+                    self.stop(&mut child).await?;
+                    leading = false;
+                }
+                End::Signal(signal) => {
+                    eprintln!("zkctl: {}: stopping pid {}", signal.name, child.pid());
+                    self.stop(&mut child).await?;
+                    return Err(Stop::Signal(signal));
+                }
+            }
+        }
+    }
+
+    async fn stop(&mut self, child: &mut Supervised) -> Result<ExitStatus, Stop> {
+        child
+            .stop(self.grace, Some(self.shutdown))
+            .await
+            .map_err(|e| Stop::Failed(e.into()))
+    }
+
+    /// Leaves the election: the node is deleted now, so the next participant leads at once.
+    /// Bounded by the session timeout (an unreachable server expires the node anyway).
+    async fn leave(&self, latch: LeaderLatch) {
+        let closing = latch.close(CloseMode::Silent);
+        match tokio::time::timeout(self.client.session_timeout(), closing).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("zkctl: leaving {}: {e}", self.path),
+            Err(_) => eprintln!(
+                "zkctl: could not confirm leaving {}; the node goes when the session ends",
+                self.path
+            ),
+        }
+    }
+}
+
+/// Why a membership stopped early.
+enum Stop {
+    Signal(Terminate),
+    Failed(Failure),
+}
+
+/// Resolves when leadership is lost (or the latch is gone).
+async fn lost(changes: &mut LeadershipChanges) {
+    while let Some(true) = changes.next().await {}
+}

@@ -1,0 +1,145 @@
+//! `lock PATH [--timeout MS] -- CMD...`: run a command while holding a Curator-compatible
+//! `InterProcessMutex`.
+//!
+//! The one rule: CMD never runs without the lock. So CMD starts only after the acquire
+//! succeeded, is stopped as soon as the lock may be lost (the guard's `lost()`, which under
+//! Curator's standard policy fires when the connection is suspended, before the session can
+//! expire), is stopped before the lock is released on SIGINT/SIGTERM/SIGHUP, and is killed by
+//! a watchdog if zkctl itself dies (see [`crate::child`]).
+
+use std::io;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use zkr_client::Client;
+use zkr_recipes::{InterProcessMutex, LockGuard};
+
+use crate::args::Globals;
+use crate::child::{exit_code, Supervised};
+use crate::commands::{close, connect};
+use crate::failure::{Failure, Outcome, EXIT_LOCK_LOST, EXIT_LOCK_TIMEOUT};
+use crate::identity;
+use crate::signals::{Shutdown, Terminate};
+
+/// Acquires the lock, runs `argv`, releases; the exit code is the command's.
+pub async fn run(
+    g: &Globals,
+    path: &str,
+    timeout: Option<Duration>,
+    grace: Duration,
+    argv: &[String],
+) -> Outcome {
+    // Check the path here: the recipes would report it with their node name appended (and
+    // the latch retries a refused create forever).
+    zkr_client::validate_path(path, false)?;
+    // Listen first: from here on a termination request is handled, never fatal.
+    let mut shutdown = Shutdown::install()?;
+    let client = tokio::select! {
+        client = connect(g) => client?,
+        signal = shutdown.recv() => return Ok(signal.exit_code()),
+    };
+    let result = hold(&client, path, timeout, grace, argv, &mut shutdown).await;
+    // Closing the session deletes our lock node now if anything above left it behind.
+    close(&client).await;
+    result
+}
+
+/// How the command's run ended.
+enum End {
+    Exited(io::Result<ExitStatus>),
+    Lost,
+    Signal(Terminate),
+}
+
+async fn hold(
+    client: &Client,
+    path: &str,
+    timeout: Option<Duration>,
+    grace: Duration,
+    argv: &[String],
+    shutdown: &mut Shutdown,
+) -> Outcome {
+    // The node's data names the holder, for whoever lists the lock.
+    let mutex = InterProcessMutex::new(client, path).with_data(identity::default_id());
+    let acquire = async {
+        match timeout {
+            Some(t) => mutex.try_acquire(t).await,
+            None => mutex.acquire().await.map(Some),
+        }
+    };
+    // Dropping the acquire on a signal is safe: the recipe deletes its node.
+    let guard = tokio::select! {
+        got = acquire => got?,
+        signal = shutdown.recv() => return Ok(signal.exit_code()),
+    };
+    let Some(guard) = guard else {
+        let ms = timeout.unwrap_or_default().as_millis();
+        return Err(Failure::Message(
+            format!("timed out after {ms} ms waiting for the lock at {path}"),
+            EXIT_LOCK_TIMEOUT,
+        ));
+    };
+    if !guard.is_held() {
+        // Lost between the acquire and now (the connection dropped): do not start at all.
+        drop(guard);
+        return Err(Failure::Message(
+            format!("lost the lock at {path} before the command started"),
+            EXIT_LOCK_LOST,
+        ));
+    }
+    let mut child = match Supervised::spawn(argv, &[("ZKCTL_LOCK_NODE", guard.path())]) {
+        Ok(child) => child,
+        Err(e) => {
+            release(client, guard).await;
+            return Err(e);
+        }
+    };
+    let end = tokio::select! {
+        status = child.wait() => End::Exited(status),
+        _ = guard.lost() => End::Lost,
+        signal = shutdown.recv() => End::Signal(signal),
+    };
+    match end {
+        End::Exited(status) => {
+            let status = status?;
+            release(client, guard).await;
+            Ok(exit_code(status))
+        }
+        End::Lost => {
+            eprintln!(
+                "zkctl: lost the lock at {path} (connection suspended or session lost); stopping pid {}",
+                child.pid()
+            );
+            child.stop(grace, Some(shutdown)).await?;
+            // The node goes with the session (closed next) or is deleted on reconnect.
+            drop(guard);
+            Err(Failure::Message(
+                format!("lost the lock at {path}; the command was stopped"),
+                EXIT_LOCK_LOST,
+            ))
+        }
+        End::Signal(signal) => {
+            eprintln!(
+                "zkctl: {}: stopping pid {}, then releasing {path}",
+                signal.name,
+                child.pid()
+            );
+            child.stop(grace, Some(shutdown)).await?;
+            release(client, guard).await;
+            Ok(signal.exit_code())
+        }
+    }
+}
+
+/// Releases the lock, waiting at most a session timeout for the server: if it cannot be
+/// reached, the node goes when the session expires anyway.
+async fn release(client: &Client, guard: LockGuard) {
+    let node = guard.path().to_string();
+    match tokio::time::timeout(client.session_timeout(), guard.release()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => eprintln!("zkctl: releasing {node}: {e} (it goes with the session)"),
+        Err(_) => eprintln!(
+            "zkctl: could not confirm the release of {node}; it goes when the session ends"
+        ),
+    }
+}

@@ -1,0 +1,75 @@
+//! The commands, one concept per file, and the connection they share.
+
+pub mod bench;
+pub mod data;
+pub mod demo;
+pub mod elect;
+pub mod lock;
+pub mod watch;
+
+use std::time::Duration;
+
+use zkr_client::{Client, ClientBuilder};
+
+use crate::args::{Command, Globals};
+use crate::failure::{Failure, Outcome};
+
+/// How long zkctl waits for the server to confirm a session close before exiting anyway (the
+/// session then ends at its timeout).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A client for the global settings, connected (or the client's error: it names the hosts
+/// when none is reachable).
+pub async fn connect(g: &Globals) -> Result<Client, Failure> {
+    Ok(builder(g).connect().await?)
+}
+
+/// A builder for the global settings (for commands that open several sessions).
+pub fn builder(g: &Globals) -> ClientBuilder {
+    let mut b = ClientBuilder::new(&g.server).session_timeout(g.session_timeout);
+    if let Some(t) = g.connect_timeout {
+        b = b.connect_timeout(t);
+    }
+    for (scheme, credentials) in &g.auth {
+        b = b.auth(scheme.as_str(), credentials.as_bytes());
+    }
+    b
+}
+
+/// Closes a session so its ephemeral nodes go now, not at the session timeout; bounded, so
+/// an unreachable server does not hold zkctl.
+pub async fn close(client: &Client) {
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, client.close()).await;
+}
+
+/// Runs a parsed command; `Ok` holds the exit code.
+pub async fn run(g: Globals, command: Command) -> Outcome {
+    match command {
+        Command::Lock {
+            path,
+            timeout,
+            grace,
+            command,
+        } => lock::run(&g, &path, timeout, grace, &command).await,
+        Command::Elect {
+            path,
+            id,
+            once,
+            grace,
+            command,
+        } => elect::run(&g, &path, id, once, grace, &command).await,
+        Command::Bench(options) => bench::run(&g, options).await,
+        Command::Demo { participants } => demo::run(&g, participants).await,
+        Command::Watch {
+            path,
+            recursive,
+            count,
+        } => watch::run(&g, &path, recursive, count).await,
+        data_command => {
+            let client = connect(&g).await?;
+            let result = data::run(&client, data_command).await;
+            close(&client).await;
+            result
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! `zkctl`: a ZooKeeper command-line tool on `zkr-client` and `zkr-recipes`.
+//!
+//! Data commands (`ls`, `get`, `stat`, `set`, `create`, `delete`, `tree`, `watch`), a
+//! command run under a Curator-compatible lock (`lock`) or only while leading an election
+//! (`elect`), benchmarks (`bench`) and the leader-latch story (`demo`). See `zkctl --help`
+//! and `zkctl/README.md`.
+//!
+//! Failures are one line on stderr and an exit code (2: usage, 1: ZooKeeper or I/O); never a
+//! panic message with a backtrace.
+#![forbid(unsafe_code)]
+
+mod args;
+mod child;
+mod commands;
+mod failure;
+mod identity;
+mod output;
+mod pipeline;
+mod signals;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use args::{Action, Command};
+use failure::Failure;
+
+fn main() -> ExitCode {
+    // A bug should still end in one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("zkctl: internal error: {msg}{at}");
+    }));
+
+    let argv: Vec<String> = match std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string())
+        .collect::<Result<_, _>>()
+    {
+        Ok(argv) => argv,
+        Err(bad) => {
+            return Failure::Usage(format!("argument is not valid UTF-8: {bad:?}")).report()
+        }
+    };
+    let action = match args::parse(&argv, std::env::var("ZK_SERVER").ok()) {
+        Ok(action) => action,
+        Err(e) => return Failure::from(e).report(),
+    };
+    let (globals, command) = match action {
+        Action::Help(spec) => {
+            let text = match spec {
+                Some(c) => args::command_help(c),
+                None => args::general_help(),
+            };
+            let _ = std::io::stdout().write_all(text.as_bytes());
+            return ExitCode::SUCCESS;
+        }
+        Action::Version => {
+            println!("zkctl {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Action::Run(globals, command) => (globals, command),
+    };
+    let runtime = match runtime_for(&command) {
+        Ok(rt) => rt,
+        Err(e) => return Failure::msg(format!("cannot start the async runtime: {e}")).report(),
+    };
+    let outcome = runtime.block_on(commands::run(globals, command));
+    // Do not wait for background tasks (a client reconnecting to a dead server).
+    runtime.shutdown_background();
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => failure.report(),
+    }
+}
+
+/// A current-thread runtime, except for the commands that drive many sessions at once.
+///
+/// `elect` relies on it: subscribing to a latch right after starting it happens before the
+/// latch's task first runs, so no leadership transition is missed.
+fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
+    match command {
+        Command::Bench(_) | Command::Demo { .. } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+        _ => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+    }
+}

@@ -1,0 +1,647 @@
+//! End-to-end tests: the built `zkctl` binary against a real ZooKeeper server from the test kit.
+//!
+//! Every wait polls a condition under a deadline; nothing sleeps and hopes. All tests share
+//! one server (started once; the test kit's watchdog stops it when this process exits) and
+//! each works under its own path.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use zkr_testkit::{ServerOptions, TestingServer};
+
+/// The session timeout the election and lock tests ask for: short, so a killed holder's
+/// session expires quickly (the server allows 400 ms to 4 s with the test kit's 200 ms tick).
+const SESSION_MS: u64 = 2000;
+
+fn server() -> &'static TestingServer {
+    static SERVER: OnceLock<TestingServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let options = ServerOptions::new().max_session_timeout_ms(4000);
+        TestingServer::start_with(options).expect("ZooKeeper (scripts/install-zookeeper.sh)")
+    })
+}
+
+/// `zkctl --server <test server> ARGS...`, not started yet.
+fn zkctl(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
+    c.arg("--server")
+        .arg(server().connect_string())
+        .args(args)
+        .env_remove("ZK_SERVER")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Waits for a child under a deadline (killing it and failing if it is late), collecting its
+/// output on threads so a full pipe cannot block it.
+fn finish(mut child: Child, within: Duration) -> Output {
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let deadline = Instant::now() + within;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "zkctl did not finish within {within:?}; stderr: {}",
+                String::from_utf8_lossy(&stderr.join().unwrap())
+            );
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+/// Runs `zkctl ARGS` to completion (10 s at most).
+fn run(args: &[&str]) -> Output {
+    finish(
+        zkctl(args).spawn().expect("spawn zkctl"),
+        Duration::from_secs(10),
+    )
+}
+
+/// Runs and expects success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "zkctl {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Polls `cond` every 10 ms until it holds, or fails after `within`.
+fn wait_until(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A scratch folder for files the commands write, deleted when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("zkctl-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    Scratch(dir)
+}
+
+fn lines(path: &PathBuf) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn signal(pid: u32, sig: &str) {
+    let status = Command::new("kill")
+        .args(["-s", sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -s {sig} {pid}");
+}
+
+/// Whether a process runs: it exists and is not a zombie (an orphaned command that was
+/// killed stays a zombie until init reaps it).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name: `pid (comm) S ...`.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+fn exit_code(status: ExitStatus) -> i32 {
+    status.code().expect("exited normally")
+}
+
+#[test]
+fn data_commands() {
+    assert_eq!(ok(&["create", "/data", "hello"]), "/data\n");
+    assert_eq!(ok(&["get", "/data"]), "hello");
+    assert_eq!(
+        ok(&["create", "/data/a/b/job-", "x", "--parents", "--sequential"]),
+        "/data/a/b/job-0000000000\n"
+    );
+    ok(&["create", "/data/c"]);
+    assert_eq!(ok(&["ls", "/data"]), "a\nc\n");
+    assert_eq!(
+        ok(&["tree", "/data"]),
+        "/data\n├── a\n│   └── b\n│       └── job-0000000000\n└── c\n"
+    );
+
+    // Conditional set: version 0 matches once.
+    ok(&["set", "/data", "world", "--version", "0"]);
+    let stale = run(&["set", "/data", "again", "--version", "0"]);
+    assert_eq!(exit_code(stale.status), 1);
+    assert_eq!(stderr(&stale), "zkctl: BadVersion: /data\n");
+    assert_eq!(ok(&["get", "/data"]), "world");
+    let stat = ok(&["stat", "/data"]);
+    assert!(stat.contains("dataVersion = 1\n"), "{stat}");
+    assert!(stat.contains("dataLength = 5\n"), "{stat}");
+    assert!(stat.contains("numChildren = 2\n"), "{stat}");
+    assert!(stat.contains("ephemeralOwner = 0x0\n"), "{stat}");
+
+    // Other modes.
+    // (The server hides the TTL and container markers from clients' Stats: 0x0 for both.)
+    assert_eq!(
+        ok(&["create", "/data/ttl", "--ttl", "60000"]),
+        "/data/ttl\n"
+    );
+    assert_eq!(ok(&["create", "/data/box", "--container"]), "/data/box\n");
+
+    // Delete: plain (refused while children exist), then recursive.
+    ok(&["delete", "/data/c"]);
+    let not_empty = run(&["delete", "/data"]);
+    assert_eq!(stderr(&not_empty), "zkctl: NotEmpty: /data\n");
+    ok(&["delete", "/data", "--recursive"]);
+    let gone = run(&["get", "/data"]);
+    assert_eq!(exit_code(gone.status), 1);
+    assert_eq!(stderr(&gone), "zkctl: NoNode: /data\n");
+}
+
+#[test]
+fn ephemeral_create_holds_the_node_until_interrupted() {
+    let mut child = zkctl(&["create", "/held", "x", "--ephemeral"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap(); // printed once the node exists
+    assert_eq!(line, "/held\n");
+    let stat = ok(&["stat", "/held"]);
+    assert!(!stat.contains("ephemeralOwner = 0x0\n"), "{stat}");
+    signal(pid, "TERM");
+    let done = finish(child, Duration::from_secs(10));
+    assert_eq!(exit_code(done.status), 143);
+    // The session was closed on the way out: the node is gone at once.
+    assert_eq!(stderr(&run(&["get", "/held"])), "zkctl: NoNode: /held\n");
+}
+
+#[test]
+fn watch_prints_one_line_per_event() {
+    ok(&["create", "/watched", "0"]);
+    let mut child = zkctl(&["watch", "/watched", "--recursive", "--count", "4"])
+        .spawn()
+        .unwrap();
+    // Wait for the line that says the watch is in place, then make the changes.
+    let (tx, rx) = mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("watch started");
+    assert!(first.contains("watching /watched"), "{first}");
+    ok(&["create", "/watched/kid", "1"]);
+    ok(&["set", "/watched/kid", "2"]);
+    ok(&["delete", "/watched/kid"]);
+    ok(&["set", "/watched", "3"]);
+    let done = finish(child, Duration::from_secs(10));
+    assert!(done.status.success());
+    assert_eq!(
+        String::from_utf8(done.stdout).unwrap(),
+        "NodeCreated /watched/kid\nNodeDataChanged /watched/kid\nNodeDeleted /watched/kid\nNodeDataChanged /watched\n"
+    );
+    ok(&["delete", "/watched"]);
+}
+
+#[test]
+fn lock_runs_commands_one_at_a_time() {
+    let dir = scratch("lock");
+    let log = dir.join("log");
+    let script = format!(
+        "echo start $$ >> {0}; sleep 0.2; echo end $$ >> {0}",
+        log.display()
+    );
+    let started = Instant::now();
+    let children: Vec<Child> = (0..5)
+        .map(|_| {
+            zkctl(&["lock", "/locks/mutex", "--", "sh", "-c", &script])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = finish(child, Duration::from_secs(30));
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    // Every start is followed by the end of the same shell: no overlap.
+    let log = lines(&log);
+    assert_eq!(log.len(), 10, "{log:?}");
+    for pair in log.chunks(2) {
+        let start = pair[0].strip_prefix("start ").expect("a start line");
+        assert_eq!(pair[1], format!("end {start}"), "overlap in {log:?}");
+    }
+    eprintln!("5 lock holders in turn: {:?}", started.elapsed());
+    // Nothing is left in the lock directory.
+    assert_eq!(ok(&["ls", "/locks/mutex"]), "");
+}
+
+#[test]
+fn lock_exit_codes() {
+    assert_eq!(
+        exit_code(run(&["lock", "/locks/codes", "--", "sh", "-c", "exit 7"]).status),
+        7
+    );
+    let missing = run(&["lock", "/locks/codes", "--", "/no/such/program"]);
+    assert_eq!(exit_code(missing.status), 127);
+    assert!(stderr(&missing).contains("cannot run '/no/such/program'"));
+    assert_eq!(ok(&["ls", "/locks/codes"]), "");
+}
+
+#[test]
+fn sigterm_stops_the_command_and_releases_the_lock() {
+    let dir = scratch("sigterm");
+    let pid_file = dir.join("pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pid_file.display());
+    let holder = zkctl(&["lock", "/locks/term", "--", "sh", "-c", &script])
+        .spawn()
+        .unwrap();
+    wait_until("the command to start", Duration::from_secs(10), || {
+        lines(&pid_file).len() == 1
+    });
+    let cmd_pid: u32 = lines(&pid_file)[0].parse().unwrap();
+    assert_eq!(ok(&["ls", "/locks/term"]).lines().count(), 1);
+
+    // A waiter interrupted while in line leaves it at once: its node is deleted.
+    let waiter = zkctl(&["lock", "/locks/term", "--", "true"])
+        .spawn()
+        .unwrap();
+    wait_until("the waiter in line", Duration::from_secs(10), || {
+        ok(&["ls", "/locks/term"]).lines().count() == 2
+    });
+    signal(waiter.id(), "INT");
+    let out = finish(waiter, Duration::from_secs(10));
+    assert_eq!(exit_code(out.status), 130, "{}", stderr(&out));
+    assert_eq!(ok(&["ls", "/locks/term"]).lines().count(), 1);
+
+    // A second holder cannot get it in time: exit 3.
+    let late = run(&["lock", "/locks/term", "--timeout", "300", "--", "true"]);
+    assert_eq!(exit_code(late.status), 3, "{}", stderr(&late));
+    assert!(
+        stderr(&late).contains("timed out after 300 ms"),
+        "{}",
+        stderr(&late)
+    );
+
+    let zkctl_pid = holder.id();
+    signal(zkctl_pid, "TERM");
+    let out = finish(holder, Duration::from_secs(10));
+    assert_eq!(exit_code(out.status), 143, "{}", stderr(&out));
+    // Right after zkctl exits: the command is gone and so is the lock node.
+    assert!(!alive(cmd_pid), "the command still runs");
+    assert_eq!(ok(&["ls", "/locks/term"]), "");
+}
+
+#[test]
+fn elect_fails_over_when_the_leader_is_killed() {
+    let dir = scratch("elect");
+    let log = dir.join("log");
+    let script = format!(
+        "echo \"$ZKCTL_ELECTION_ID $$\" >> {}; exec sleep 60",
+        log.display()
+    );
+    let session = SESSION_MS.to_string();
+    let mut children: Vec<(String, Option<Child>)> = (0..3)
+        .map(|i| {
+            let id = format!("node-{i}");
+            let child = zkctl(&[
+                "--session-timeout",
+                &session,
+                "elect",
+                "/election",
+                "--id",
+                &id,
+                "--grace",
+                "500",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .spawn()
+            .unwrap();
+            (id, Some(child))
+        })
+        .collect();
+    wait_until("a leader", Duration::from_secs(15), || {
+        !lines(&log).is_empty()
+    });
+    let first = lines(&log)[0].clone();
+    let (leader_id, leader_cmd) = first.split_once(' ').unwrap();
+    let leader_cmd: u32 = leader_cmd.parse().unwrap();
+    // Everyone is in line before the leader dies.
+    wait_until("three participants", Duration::from_secs(10), || {
+        ok(&["ls", "/election"]).lines().count() == 3
+    });
+
+    // SIGKILL the leader's zkctl: its watchdog kills the command at once, and the session
+    // (with its node) expires after the session timeout; then the next one leads.
+    let killed_at = Instant::now();
+    let slot = children.iter_mut().find(|(id, _)| id == leader_id).unwrap();
+    let mut leader = slot.1.take().unwrap();
+    leader.kill().unwrap();
+    leader.wait().unwrap();
+    wait_until("the old command to die", Duration::from_secs(2), || {
+        !alive(leader_cmd)
+    });
+    wait_until(
+        "a new leader",
+        Duration::from_millis(SESSION_MS + 8000),
+        || lines(&log).len() >= 2,
+    );
+    let took = killed_at.elapsed();
+    let log_now = lines(&log);
+    let next_id = log_now[1].split_once(' ').unwrap().0.to_string();
+    assert_ne!(next_id, leader_id);
+    let next_cmd: u32 = log_now[1].split_once(' ').unwrap().1.parse().unwrap();
+    assert_eq!(log_now.len(), 2, "one leader at a time: {log_now:?}");
+    eprintln!("failover after SIGKILL of the leader: {took:?} (session timeout {SESSION_MS} ms)");
+    assert!(
+        took >= Duration::from_millis(SESSION_MS / 2),
+        "took over before the session could expire: {took:?}"
+    );
+
+    // SIGTERM the rest, the one in line first (else it could lead, briefly, once the leader
+    // leaves), then the leader: it stops its command and leaves at once.
+    children.sort_by_key(|(id, _)| *id == next_id);
+    for (_, child) in children {
+        if let Some(c) = child {
+            signal(c.id(), "TERM");
+            let out = finish(c, Duration::from_secs(10));
+            assert_eq!(exit_code(out.status), 143, "{}", stderr(&out));
+        }
+    }
+    // The killed leader's node may outlive it until its session expires; the others are gone.
+    wait_until(
+        "an empty election",
+        Duration::from_millis(SESSION_MS + 5000),
+        || ok(&["ls", "/election"]).is_empty(),
+    );
+    assert!(!alive(next_cmd), "the new leader's command still runs");
+    assert_eq!(lines(&log).len(), 2, "no one else ran the command");
+}
+
+#[test]
+fn elect_once_exits_with_the_commands_code() {
+    let out = run(&[
+        "elect",
+        "/election-once",
+        "--once",
+        "--",
+        "sh",
+        "-c",
+        "exit 5",
+    ]);
+    assert_eq!(exit_code(out.status), 5, "{}", stderr(&out));
+    assert_eq!(ok(&["ls", "/election-once"]), "");
+}
+
+#[test]
+fn errors_are_one_line_with_an_exit_code() {
+    let missing = run(&["get", "/no/such/node"]);
+    assert_eq!(exit_code(missing.status), 1);
+    assert_eq!(stderr(&missing), "zkctl: NoNode: /no/such/node\n");
+
+    let bad = run(&["ls", "relative/path"]);
+    assert_eq!(exit_code(bad.status), 1);
+    assert_eq!(
+        stderr(&bad),
+        "zkctl: BadArguments: path must start with '/': relative/path\n"
+    );
+
+    for command in ["lock", "elect"] {
+        let bad = run(&[command, "relative", "--", "true"]);
+        assert_eq!(exit_code(bad.status), 1);
+        assert_eq!(
+            stderr(&bad),
+            "zkctl: BadArguments: path must start with '/': relative\n"
+        );
+    }
+
+    let unknown = run(&["ls", "/", "--frobnicate"]);
+    assert_eq!(exit_code(unknown.status), 2);
+    assert_eq!(
+        stderr(&unknown),
+        "zkctl: unknown flag --frobnicate for 'ls' (see zkctl --help)\n"
+    );
+    assert_eq!(exit_code(run(&["frobnicate"]).status), 2);
+    assert_eq!(exit_code(run(&["lock", "/l"]).status), 2);
+
+    // No server: the client's message names the hosts.
+    let port = zkr_testkit::free_port().unwrap().to_string();
+    let out = finish(
+        Command::new(env!("CARGO_BIN_EXE_zkctl"))
+            .args([
+                "--server",
+                &format!("127.0.0.1:{port}"),
+                "--connect-timeout",
+                "500",
+            ])
+            .args(["ls", "/"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(10),
+    );
+    assert_eq!(exit_code(out.status), 1);
+    let msg = stderr(&out);
+    assert_eq!(msg.lines().count(), 1, "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "no ZooKeeper server reachable at 127.0.0.1:{port}"
+        )),
+        "{msg}"
+    );
+
+    let help = run(&["--help"]);
+    assert!(help.status.success());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: zkctl"));
+    assert_eq!(
+        ok(&["--version"]),
+        format!("zkctl {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// Parses `name value unit` lines.
+fn figures(out: &str) -> Vec<(String, f64, String)> {
+    out.lines()
+        .map(|l| {
+            let parts: Vec<&str> = l.split(' ').collect();
+            assert_eq!(parts.len(), 3, "not `name value unit`: {l}");
+            (
+                parts[0].to_string(),
+                parts[1].parse().expect(l),
+                parts[2].to_string(),
+            )
+        })
+        .collect()
+}
+
+fn has(figures: &[(String, f64, String)], name: &str, unit: &str) {
+    assert!(
+        figures
+            .iter()
+            .any(|(n, v, u)| n == name && u == unit && *v >= 0.0),
+        "no {name} in {figures:?}"
+    );
+}
+
+#[test]
+fn bench_prints_figures_and_cleans_up() {
+    let get = figures(&ok(&[
+        "bench",
+        "get",
+        "--clients",
+        "2",
+        "--in-flight",
+        "4",
+        "--ops",
+        "400",
+    ]));
+    has(&get, "ops_per_sec", "ops/s");
+    has(&get, "p50_us", "us");
+    has(&get, "p99_us", "us");
+    let create = figures(&ok(&[
+        "bench",
+        "create",
+        "--clients",
+        "2",
+        "--in-flight",
+        "2",
+        "--ops",
+        "200",
+    ]));
+    has(&create, "delete_ops_per_sec", "ops/s");
+    let lock = figures(&ok(&["bench", "lock", "--ops", "20", "--rounds", "5"]));
+    has(&lock, "cycles_per_sec", "cycles/s");
+    has(&lock, "handoff_p50_us", "us");
+    has(&lock, "handoff_p99_us", "us");
+    let latch = figures(&ok(&["bench", "latch", "--rounds", "5"]));
+    has(&latch, "handoff_p50_us", "us");
+    has(&latch, "handoff_p99_us", "us");
+    let root = ok(&["ls", "/"]);
+    assert!(!root.contains("zkctl-bench"), "left behind: {root}");
+}
+
+#[test]
+fn demo_tells_the_story() {
+    let out = ok(&["demo"]);
+    assert!(out.contains("10 participants joined"), "{out}");
+    assert!(out.contains("  leader: alice\n"), "{out}");
+    assert!(
+        out.contains("alice leaves (closes its latch): bob is told it leads"),
+        "{out}"
+    );
+    assert!(out.contains("carol leads"), "{out}");
+    assert!(out.contains("is deleted"), "{out}");
+}
+
+#[test]
+fn a_lost_lock_stops_the_command() {
+    // Its own server, since it is paused: the client hears nothing, suspends the connection,
+    // and under Curator's standard policy the lock counts as lost from then on.
+    let own = TestingServer::start_with(ServerOptions::new()).expect("ZooKeeper");
+    let dir = scratch("lost");
+    let pid_file = dir.join("pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pid_file.display());
+    let session = SESSION_MS.to_string();
+    let holder = Command::new(env!("CARGO_BIN_EXE_zkctl"))
+        .args([
+            "--server",
+            &own.connect_string(),
+            "--session-timeout",
+            &session,
+        ])
+        .args([
+            "lock",
+            "/locks/lost",
+            "--grace",
+            "500",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the command to start", Duration::from_secs(10), || {
+        lines(&pid_file).len() == 1
+    });
+    let cmd_pid: u32 = lines(&pid_file)[0].parse().unwrap();
+    let paused = Instant::now();
+    own.pause().unwrap();
+    // Stopped before the session could have expired on the server (nobody else could have
+    // taken the lock yet).
+    wait_until(
+        "the command to be stopped",
+        Duration::from_millis(SESSION_MS),
+        || !alive(cmd_pid),
+    );
+    let took = paused.elapsed();
+    let out = finish(holder, Duration::from_secs(10));
+    own.resume().unwrap();
+    assert_eq!(exit_code(out.status), 4, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("lost the lock at /locks/lost"),
+        "{}",
+        stderr(&out)
+    );
+    eprintln!("lock lost: command stopped {took:?} after the server froze");
+}
