@@ -92,6 +92,14 @@ impl Args {
             multi_thread: false,
             only: None,
         };
+        // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without
+        // it: then a short smoke run (it still checks every phase works), not a benchmark.
+        if !std::env::args().any(|a| a == "--bench") {
+            args.ops = 2_000;
+            args.seq_ops = 200;
+            args.warmup = 500;
+            args.rounds = 1;
+        }
         let mut it = std::env::args().skip(1);
         while let Some(arg) = it.next() {
             let mut value =
