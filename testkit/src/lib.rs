@@ -41,6 +41,7 @@ mod locate;
 mod options;
 mod ports;
 mod process;
+mod proxy;
 mod server;
 mod tempdir;
 
@@ -50,6 +51,7 @@ pub use four_letter::{four_letter_word, server_mode, Mode};
 pub use locate::{Installation, CLASSPATH_ENV, DEBIAN_SERVER_JAR, JAVA_ENV};
 pub use options::ServerOptions;
 pub use ports::free_port;
+pub use proxy::FaultyProxy;
 pub use server::TestingServer;
 pub use tempdir::TempDir;
 
