@@ -178,3 +178,34 @@ async fn a_bad_lock_path_is_refused_naming_it() {
         "BadArguments: path must start with '/': bad/path"
     );
 }
+
+#[tokio::test]
+async fn namespaced_clients_share_locks_under_their_namespace() {
+    let zk = TestingServer::start().unwrap();
+    let connect = zk.connect_string();
+    let a = zkr_recipes::framework::connect_with_namespace(&connect, "/apps/billing", |b| b)
+        .await
+        .unwrap();
+    let guard = InterProcessMutex::new(&a, "/lock").acquire().await.unwrap();
+    assert!(guard.path().starts_with("/lock/_c_"), "{}", guard.path());
+    // Seen from the root, the node is under the namespace.
+    let root = Client::connect(&connect).await.unwrap();
+    let children = root.get_children("/apps/billing/lock").await.unwrap();
+    assert_eq!(children.len(), 1);
+    // A second namespaced client (the node exists now) contends for the same lock.
+    let b = zkr_recipes::framework::connect_with_namespace(&connect, "/apps/billing", |b| b)
+        .await
+        .unwrap();
+    let other = InterProcessMutex::new(&b, "/lock");
+    assert!(other
+        .try_acquire(Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_none());
+    guard.release().await.unwrap();
+    assert!(other.try_acquire(DEADLINE).await.unwrap().is_some());
+    let err = zkr_recipes::framework::connect_with_namespace(&format!("{connect}/x"), "/y", |b| b)
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid_input(), "{err}");
+}

@@ -1,8 +1,9 @@
 //! The framework layer under every recipe: retries, paths and parents, protected creates,
-//! guaranteed deletes, and the connection-state policy.
+//! guaranteed deletes, namespaces, and the connection-state policy.
 
 mod connection;
 mod delete;
+mod namespace;
 mod paths;
 mod policy;
 mod protected;
@@ -12,6 +13,7 @@ mod wait;
 
 pub use connection::wait_connected;
 pub use delete::{delete_until_gone, guaranteed_delete, guaranteed_delete_protected};
+pub use namespace::connect_with_namespace;
 pub(crate) use paths::join_all;
 pub use paths::{create_parents, join, node_name, parent};
 pub use policy::ConnectionStatePolicy;
