@@ -1,0 +1,200 @@
+//! The connection's and the session's lifecycle: starting an attempt, tearing a connection
+//! down, losing the session, closing.
+
+use super::*;
+
+impl<T> Session<T> {
+    /// When the client itself declares the session lost: disconnected for longer than the
+    /// session timeout (only while there is a session to lose; `poll_timeout` and
+    /// `handle_timeout` must agree, or the driver would spin on a deadline in the past).
+    pub(super) fn expiry_deadline(&self) -> Option<Instant> {
+        match self.disconnected_since {
+            Some(since) if self.session_id != 0 => Some(since + self.negotiated),
+            _ => None,
+        }
+    }
+
+    pub(super) fn start_connect(&mut self, now: Instant) {
+        let host = self.hosts.current();
+        // The Java client's rule: a host gets its share of the session timeout.
+        let timeout =
+            (self.negotiated / self.hosts.host_count() as u32).max(Duration::from_millis(100));
+        self.conn = Conn::Connecting {
+            host,
+            deadline: now + timeout,
+        };
+        self.events.push_back(Event::Connect { host, timeout });
+    }
+
+    /// The server sent bytes that make no sense: drop the connection. Requests in flight
+    /// get ConnectionLoss (their outcome is unknown); only a request whose own reply was
+    /// malformed gets the decoding error, where it is answered (`handle_frame`).
+    pub(super) fn protocol_error(&mut self, now: Instant, error: Error) {
+        self.loss_reason = Some(format!("the server sent a malformed frame ({error})"));
+        self.connection_lost(now);
+    }
+
+    /// The connection is gone (or must go): fail what was in flight, tell the driver, and
+    /// plan the next attempt.
+    pub(super) fn connection_lost(&mut self, now: Instant) {
+        if self.tear_down(now) {
+            let (_, delay) = self.hosts.advance(&mut self.rng);
+            self.schedule_connect(now, delay);
+        }
+    }
+
+    /// Tears the connection down: fails what was in flight and tells the driver. Returns
+    /// false when that finished a close (nothing more may happen then).
+    pub(super) fn tear_down(&mut self, now: Instant) -> bool {
+        let was_open = matches!(self.conn, Conn::Open { .. });
+        if matches!(
+            self.conn,
+            Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
+        ) {
+            self.events.push_back(Event::Disconnect);
+        }
+        self.out.clear();
+        // In flight: may or may not have been applied. Never re-sent.
+        let reason = self.loss_reason.take();
+        let loss = || match &reason {
+            Some(why) => Error::connection_loss().with_detail(why.clone()),
+            None => Error::connection_loss(),
+        };
+        while let Some(p) = self.pending.pop_front() {
+            self.fail(p.token, p.watch, loss());
+        }
+        for token in self.pending_auth.drain(..).flatten() {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Err(loss()),
+            });
+        }
+        self.rw_probe = None;
+        if self.closing.is_some() {
+            self.finish_close();
+            return false;
+        }
+        if was_open {
+            self.disconnected_since = Some(now);
+            self.set_state(ConnectionState::Suspended);
+        }
+        self.conn = Conn::Idle { retry_at: now };
+        true
+    }
+
+    /// The next attempt, after `delay`.
+    pub(super) fn schedule_connect(&mut self, now: Instant, delay: Duration) {
+        self.conn = Conn::Idle {
+            retry_at: now + delay,
+        };
+        if delay.is_zero() {
+            self.start_connect(now);
+        }
+    }
+
+    /// The session is gone: everything tied to it fails, and the next connection starts a
+    /// new one.
+    pub(super) fn lose_session(&mut self) {
+        self.session_id = 0;
+        self.passwd = vec![0; 16];
+        self.disconnected_since = None;
+        self.fail_waiting(Error::session_expired);
+        let expired = WatchEvent {
+            event_type: EventType::None,
+            state: KeeperState::Expired,
+            path: String::new(),
+        };
+        for watcher in self.watches.drain() {
+            self.events.push_back(Event::Watch {
+                watcher,
+                event: expired.clone(),
+            });
+        }
+        self.set_state(ConnectionState::Lost);
+    }
+
+    pub(super) fn fail_waiting(&mut self, error: impl Fn() -> Error) {
+        while let Some(request) = self.waiting.pop_front() {
+            self.fail(Some(request.token), request.watch, error());
+        }
+    }
+
+    /// Answers a request that will get no reply, and releases its watcher.
+    pub(super) fn fail(&mut self, token: Option<T>, watch: Option<WatchOp>, error: Error) {
+        if let Some(WatchOp::Register { watcher, .. }) = watch {
+            self.events.push_back(Event::WatcherUnused(watcher));
+        }
+        if let Some(token) = token {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Err(error),
+            });
+        }
+    }
+
+    pub(super) fn finish_close(&mut self) {
+        if self.conn == Conn::Closed {
+            return;
+        }
+        if matches!(
+            self.conn,
+            Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
+        ) {
+            self.events.push_back(Event::Disconnect);
+        }
+        self.conn = Conn::Closed;
+        self.out.clear();
+        while let Some(p) = self.pending.pop_front() {
+            self.fail(p.token, p.watch, Error::closed());
+        }
+        self.fail_waiting(Error::closed);
+        let later = self.pending_auth_later.drain(..).map(|(_, token)| token);
+        for token in self.pending_auth.drain(..).flatten().chain(later) {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Err(Error::closed()),
+            });
+        }
+        let closed = WatchEvent {
+            event_type: EventType::None,
+            state: KeeperState::Closed,
+            path: String::new(),
+        };
+        for watcher in self.watches.drain() {
+            self.events.push_back(Event::Watch {
+                watcher,
+                event: closed.clone(),
+            });
+        }
+        self.session_id = 0;
+        self.disconnected_since = None;
+        self.set_state(ConnectionState::Closed);
+        let done = Reply {
+            zxid: self.last_zxid,
+            body: Bytes::new(),
+        };
+        if let Some((Some(token), _)) = self.closing.take() {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Ok(done.clone()),
+            });
+        }
+        for token in self.extra_close_tokens.drain(..) {
+            self.events.push_back(Event::Reply {
+                token,
+                result: Ok(done.clone()),
+            });
+        }
+        self.events.push_back(Event::Closed);
+    }
+
+    pub(super) fn set_state(&mut self, state: ConnectionState) {
+        if self.state != state {
+            self.state = state;
+            self.events.push_back(Event::State(StateChange {
+                state,
+                session_id: self.session_id,
+            }));
+        }
+    }
+}

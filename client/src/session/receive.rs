@@ -1,0 +1,199 @@
+//! Taking frames off the wire: the handshake answer, replies matched to requests,
+//! notifications, and the watch bookkeeping a reply implies.
+
+use super::*;
+
+impl<T> Session<T> {
+    pub(super) fn handle_frame(&mut self, frame: Bytes, now: Instant) -> Result<(), Error> {
+        if let Conn::Handshaking { host, .. } = self.conn {
+            return self.handle_connect_response(&frame, host, now);
+        }
+        let (header, body) = parse_reply(&frame)?;
+        let body = frame.slice_ref(body);
+        match header.xid {
+            xid::NOTIFICATION => {
+                let event = WatcherEvent::decode_prefix(&body)?;
+                let path = event.path.unwrap_or_default();
+                self.triggered.clear();
+                self.watches
+                    .trigger(event.event_type, path, &mut self.triggered);
+                for &watcher in &self.triggered {
+                    self.events.push_back(Event::Watch {
+                        watcher,
+                        event: WatchEvent {
+                            event_type: event.event_type,
+                            state: event.state,
+                            path: path.to_string(),
+                        },
+                    });
+                }
+                Ok(())
+            }
+            xid::PING => Ok(()),
+            xid::SET_WATCHES => Ok(()),
+            xid::AUTH => {
+                let token = self.pending_auth.pop_front().flatten();
+                let index = self.auth_replies;
+                self.auth_replies += 1;
+                if header.err.is_ok() {
+                    if let Some(token) = token {
+                        self.events.push_back(Event::Reply {
+                            token,
+                            result: Ok(Reply {
+                                zxid: header.zxid,
+                                body,
+                            }),
+                        });
+                    }
+                    Ok(())
+                } else {
+                    // The server closes the connection after a failed auth. Forget the
+                    // identity so the next connection does not fail the same way forever.
+                    if index < self.cfg.auth.len() {
+                        self.cfg.auth.remove(index);
+                        self.auth_replies -= 1;
+                    }
+                    if let Some(token) = token {
+                        self.events.push_back(Event::Reply {
+                            token,
+                            result: Err(Error::server(header.err)),
+                        });
+                    }
+                    Ok(())
+                }
+            }
+            reply_xid => {
+                let Some(front) = self.pending.front() else {
+                    return Err(Error::protocol(format_args!(
+                        "reply with xid {reply_xid} but no request is pending"
+                    )));
+                };
+                if front.xid != reply_xid {
+                    return Err(Error::protocol(format_args!(
+                        "reply with xid {reply_xid} while xid {} was the oldest pending",
+                        front.xid
+                    )));
+                }
+                if header.zxid > 0 {
+                    self.last_zxid = header.zxid;
+                }
+                let result = if header.err.is_ok() {
+                    if let Err(e) = check_reply(front.op, &body) {
+                        // This request's own reply is malformed: it gets the reason.
+                        let p = self.pending.pop_front().expect("front exists");
+                        self.fail(p.token, p.watch, Error::from(e.clone()));
+                        return Err(Error::from(e));
+                    }
+                    Ok(Reply {
+                        zxid: header.zxid,
+                        body,
+                    })
+                } else {
+                    Err(Error::server(header.err))
+                };
+                let p = self.pending.pop_front().expect("front exists");
+                self.after_reply(p.watch, header.err);
+                if self.close_xid == Some(reply_xid) {
+                    self.finish_close();
+                    return Ok(());
+                }
+                if let Some(token) = p.token {
+                    self.events.push_back(Event::Reply { token, result });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn after_reply(&mut self, watch: Option<WatchOp>, err: ErrorCode) {
+        match watch {
+            None => {}
+            Some(WatchOp::Register {
+                kind,
+                path,
+                watcher,
+            }) => {
+                let kind = match (kind, err) {
+                    (WatchKind::Exist, ErrorCode::Ok) => Some(WatchKind::Data),
+                    (WatchKind::Exist, ErrorCode::NoNode) => Some(WatchKind::Exist),
+                    (kind, ErrorCode::Ok) => Some(kind),
+                    _ => None,
+                };
+                match kind {
+                    Some(kind) => self.watches.add(kind, &path, watcher),
+                    None => self.events.push_back(Event::WatcherUnused(watcher)),
+                }
+            }
+            Some(WatchOp::Remove { path, watcher_type }) if err.is_ok() => {
+                for (watcher, event_type) in self.watches.remove(&path, watcher_type) {
+                    self.events.push_back(Event::Watch {
+                        watcher,
+                        event: WatchEvent {
+                            event_type,
+                            state: KeeperState::SyncConnected,
+                            path: path.clone(),
+                        },
+                    });
+                }
+            }
+            Some(WatchOp::Remove { .. }) => {}
+        }
+    }
+
+    pub(super) fn handle_connect_response(
+        &mut self,
+        frame: &[u8],
+        host: usize,
+        now: Instant,
+    ) -> Result<(), Error> {
+        let (response, read_only) = decode_connect_response(frame)?;
+        if response.timeout_ms <= 0 {
+            // The server says the session expired.
+            self.lose_session();
+            self.connection_lost(now);
+            return Ok(());
+        }
+        self.session_id = response.session_id;
+        self.passwd = response.passwd.to_vec();
+        self.negotiated = Duration::from_millis(response.timeout_ms as u64);
+        // The Java client's timers: give up reading after 2/3 of the timeout; ping after half
+        // of that without sending (and at least every 10 s).
+        self.read_timeout = self.negotiated * 2 / 3;
+        self.ping_interval = (self.read_timeout / 2).min(Duration::from_secs(10));
+        self.conn = Conn::Open { host, read_only };
+        self.seen_read_write |= !read_only;
+        self.disconnected_since = None;
+        self.hosts.connected();
+        self.rw_probe =
+            read_only.then(|| (now + Duration::from_millis(100), Duration::from_millis(100)));
+
+        // In the Java client's order: identities, then watches, then the queued requests.
+        self.auth_replies = 0;
+        let auth = std::mem::take(&mut self.cfg.auth);
+        for (i, (scheme, credentials)) in auth.iter().enumerate() {
+            self.write_auth(scheme, credentials, now);
+            let token = self
+                .pending_auth_later
+                .iter()
+                .position(|(index, _)| *index == i)
+                .map(|at| self.pending_auth_later.remove(at).1);
+            self.pending_auth.push_back(token);
+        }
+        self.cfg.auth = auth;
+        self.reregister_watches(now);
+        while let Some(request) = self.waiting.pop_front() {
+            self.send(request, now);
+        }
+
+        let state = if read_only {
+            ConnectionState::ReadOnly
+        } else if !self.ever_connected {
+            ConnectionState::Connected
+        } else {
+            ConnectionState::Reconnected
+        };
+        self.ever_connected = true;
+        self.set_state(state);
+        Ok(())
+    }
+}

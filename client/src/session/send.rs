@@ -1,0 +1,92 @@
+//! Putting frames on the wire: xids, requests, identities, watch re-registration.
+
+use super::*;
+
+impl<T> Session<T> {
+    pub(super) fn take_xid(&mut self) -> i32 {
+        let xid = self.next_xid;
+        self.next_xid = if xid == i32::MAX { 1 } else { xid + 1 };
+        xid
+    }
+
+    pub(super) fn send(&mut self, request: Request<T>, now: Instant) {
+        self.send_frame(
+            &request.frame,
+            request.op,
+            Some(request.token),
+            request.watch,
+            now,
+        );
+    }
+
+    /// Appends a frame encoded with xid 0, writing the next xid into it.
+    pub(super) fn send_frame(
+        &mut self,
+        frame: &[u8],
+        op: OpCode,
+        token: Option<T>,
+        watch: Option<WatchOp>,
+        now: Instant,
+    ) {
+        let xid = self.take_xid();
+        let start = self.out.len();
+        self.out.extend_from_slice(frame);
+        if let Some(slot) = self
+            .out
+            .get_mut(start + REQUEST_XID_OFFSET..start + REQUEST_XID_OFFSET + 4)
+        {
+            slot.copy_from_slice(&xid.to_be_bytes());
+        }
+        self.last_send = now;
+        self.pending.push_back(Pending {
+            xid,
+            op,
+            token,
+            watch,
+        });
+    }
+
+    pub(super) fn write_auth(&mut self, scheme: &str, auth: &[u8], now: Instant) {
+        encode_request(
+            &mut self.out,
+            xid::AUTH,
+            OpCode::Auth,
+            &AuthPacket {
+                auth_type: 0,
+                scheme,
+                auth,
+            },
+        );
+        self.last_send = now;
+    }
+
+    pub(super) fn reregister_watches(&mut self, now: Instant) {
+        if self.watches.is_empty() {
+            return;
+        }
+        let zxid = self.last_zxid;
+        for batch in self.watches.batches(self.cfg.set_watches_batch_bytes) {
+            let op = if batch.needs_v2() {
+                OpCode::SetWatches2
+            } else {
+                OpCode::SetWatches
+            };
+            zkr_codec::write_frame(&mut self.out, |buf| {
+                zkr_codec::RequestHeader {
+                    xid: xid::SET_WATCHES,
+                    op,
+                }
+                .encode(buf);
+                buf.extend_from_slice(&zxid.to_be_bytes());
+                put_str_vec(buf, batch.data.iter().copied());
+                put_str_vec(buf, batch.exist.iter().copied());
+                put_str_vec(buf, batch.child.iter().copied());
+                if op == OpCode::SetWatches2 {
+                    put_str_vec(buf, batch.persistent.iter().copied());
+                    put_str_vec(buf, batch.recursive.iter().copied());
+                }
+            });
+        }
+        self.last_send = now;
+    }
+}
