@@ -19,3 +19,8 @@ pub use zkr_client::*;
 pub use zkr_codec as codec;
 pub use zkr_recipes as recipes;
 pub use zkr_testkit as testkit;
+
+/// The README's Rust examples, compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
