@@ -13,13 +13,8 @@ use zkr_recipes::framework::node_name;
 use zkr_recipes::InterProcessMutex;
 use zkr_testkit::{FaultyProxy, TestingServer};
 
-const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
-}
+mod support;
+use support::*;
 
 /// Polls the server (through `observer`, directly connected) until `dir` has `n` children.
 async fn children_become(observer: &Client, dir: &str, n: usize) -> Vec<String> {

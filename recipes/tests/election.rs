@@ -9,7 +9,8 @@ use zkr_testkit::{ServerOptions, TestingServer};
 
 use ElectionEvent::*;
 
-const DEADLINE: Duration = Duration::from_secs(30);
+mod support;
+use support::*;
 
 /// Collects events until (and including) `last`, failing after the deadline.
 async fn events_until(

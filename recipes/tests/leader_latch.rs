@@ -7,7 +7,8 @@ use zkr_client::{Acl, Client, CreateMode, CreateOptions, ErrorCode, Id, Perms};
 use zkr_recipes::{CloseMode, LeaderLatch};
 use zkr_testkit::TestingServer;
 
-const DEADLINE: Duration = Duration::from_secs(30);
+mod support;
+use support::*;
 
 /// Waits until exactly one of `latches` leads (every one of them having settled on the same
 /// leader), and returns its index.

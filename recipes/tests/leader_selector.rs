@@ -12,26 +12,8 @@ use zkr_client::{Client, ClientBuilder, ConnectionState};
 use zkr_recipes::{CancelReason, ConnectionStatePolicy, LeaderSelector};
 use zkr_testkit::{ServerOptions, TestingCluster, TestingServer};
 
-const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
-}
-
-/// Polls `check` until it holds, failing after the deadline.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + DEADLINE;
-    while !check().await {
-        assert!(Instant::now() < deadline, "{what}: not within {DEADLINE:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+mod support;
+use support::*;
 
 /// One term of leadership as the leadership task saw it.
 #[derive(Debug, Clone)]

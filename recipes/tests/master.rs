@@ -7,7 +7,8 @@ use zkr_client::{Client, ClientBuilder, ConnectionState};
 use zkr_recipes::MasterElection;
 use zkr_testkit::{ServerOptions, TestingServer};
 
-const DEADLINE: Duration = Duration::from_secs(30);
+mod support;
+use support::*;
 
 /// Waits until exactly one contender is master and the node agrees (its id, its session);
 /// fails if two ever are at once. Returns the master's index.

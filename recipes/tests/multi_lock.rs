@@ -10,33 +10,8 @@ use zkr_recipes::{
 };
 use zkr_testkit::TestingServer;
 
-const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
-}
-
-/// Polls `check` until it holds, failing after [`DEADLINE`].
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: not within {DEADLINE:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn connect(zk: &TestingServer) -> Client {
-    Client::connect(&zk.connect_string()).await.unwrap()
-}
+mod support;
+use support::*;
 
 /// Names of the children of `path` (none if it does not exist).
 async fn children(client: &Client, path: &str) -> Vec<String> {

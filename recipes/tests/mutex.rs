@@ -8,13 +8,8 @@ use zkr_client::{Client, CreateMode, ErrorCode};
 use zkr_recipes::InterProcessMutex;
 use zkr_testkit::TestingServer;
 
-const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
-}
+mod support;
+use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_sessions_never_overlap() {

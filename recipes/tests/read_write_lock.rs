@@ -9,29 +9,8 @@ use zkr_client::Client;
 use zkr_recipes::InterProcessReadWriteLock;
 use zkr_testkit::TestingServer;
 
-const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
-}
-
-/// Polls `check` until it holds, failing after [`DEADLINE`].
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: not within {DEADLINE:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+mod support;
+use support::*;
 
 /// `<dir>/_c_<36-char uuid>-<lock name><10 digits>`: Curator's protected sequential name.
 fn assert_curator_name(path: &str, dir: &str, lock_name: &str) {
@@ -60,10 +39,6 @@ fn assert_curator_name(path: &str, dir: &str, lock_name: &str) {
 
 fn seq_of(path: &str) -> &str {
     &path[path.len() - 10..]
-}
-
-async fn connect(zk: &TestingServer) -> Client {
-    Client::connect(&zk.connect_string()).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,47 +6,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::{Client, ErrorCode};
+use zkr_client::Client;
 use zkr_recipes::lock::{decode_count, encode_count};
 use zkr_recipes::{InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
 use zkr_testkit::TestingServer;
 
-const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
-}
-
-/// Polls `check` until it holds, failing after [`DEADLINE`].
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: not within {DEADLINE:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn connect(zk: &TestingServer) -> Client {
-    Client::connect(&zk.connect_string()).await.unwrap()
-}
-
-/// Number of children of `path` (0 if it does not exist).
-async fn children(client: &Client, path: &str) -> usize {
-    match client.get_children(path).await {
-        Ok(c) => c.len(),
-        Err(e) if e.code() == ErrorCode::NoNode => 0,
-        Err(e) => panic!("{path}: {e}"),
-    }
-}
+mod support;
+use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_sessions_three_leases() {

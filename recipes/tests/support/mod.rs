@@ -1,0 +1,47 @@
+//! Helpers shared by the recipe tests: deadlines on every wait, and a client per session.
+#![allow(dead_code)] // each test file uses some of these
+
+use std::time::Duration;
+
+use zkr_client::{Client, ErrorCode};
+use zkr_testkit::TestingServer;
+
+/// The longest any single wait in these tests may take.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// Runs `f`, failing the test if it takes longer than [`DEADLINE`].
+pub async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(DEADLINE, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
+}
+
+/// Polls `check` until it holds, failing after [`DEADLINE`].
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {DEADLINE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A new session on `zk`.
+pub async fn connect(zk: &TestingServer) -> Client {
+    Client::connect(&zk.connect_string()).await.unwrap()
+}
+
+/// Number of children of `path` (0 if it does not exist).
+pub async fn children(client: &Client, path: &str) -> usize {
+    match client.get_children(path).await {
+        Ok(c) => c.len(),
+        Err(e) if e.code() == ErrorCode::NoNode => 0,
+        Err(e) => panic!("listing {path}: {e}"),
+    }
+}
