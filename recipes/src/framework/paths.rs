@@ -43,13 +43,7 @@ pub async fn create_parents(client: &Client, path: &str, container: bool) -> Res
         .map(|(i, _)| &path[..i])
         .chain((path != "/").then_some(path))
         .collect();
-    let creates: Vec<Pin<Box<dyn Future<Output = Result<String>> + Send + '_>>> = prefixes
-        .iter()
-        .map(|p| {
-            Box::pin(client.create(p, b"", mode)) as Pin<Box<dyn Future<Output = _> + Send + '_>>
-        })
-        .collect();
-    for result in join_all(creates).await {
+    for result in join_all(prefixes.iter().map(|p| client.create(p, b"", mode))).await {
         match result {
             Ok(_) => {}
             Err(e) if e.code() == ErrorCode::NodeExists => {}
@@ -59,11 +53,11 @@ pub async fn create_parents(client: &Client, path: &str, container: bool) -> Res
     Ok(())
 }
 
-/// Polls every future until all are done; their requests go out together (pipelined).
-pub(crate) async fn join_all<T>(
-    mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>,
-) -> Vec<T> {
-    let mut results: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+/// Polls every future until all are done and returns their outputs in the input order. The
+/// requests they make go out together (pipelined): N reads cost one round trip, not N.
+pub async fn join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut results: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
     std::future::poll_fn(|cx: &mut Context<'_>| {
         let mut pending = false;
         for (f, slot) in futures.iter_mut().zip(results.iter_mut()) {

@@ -28,8 +28,6 @@
 //!   this session with our host name: adopted if it is the only one, deleted otherwise. This
 //!   assumes one offer per session and root, as in the Java recipe.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -438,13 +436,7 @@ async fn offers(client: &Client, root: &str, limit: usize) -> Result<Vec<LeaderO
     // Read in batches of `limit` (one round trip each), skipping offers that vanished.
     for batch in sorted.chunks(limit.clamp(1, 256)) {
         let paths: Vec<String> = batch.iter().map(|(n, _)| join(root, n)).collect();
-        type Read<'a> = Pin<
-            Box<dyn Future<Output = Result<(zkr_client::Bytes, zkr_client::Stat)>> + Send + 'a>,
-        >;
-        let reads: Vec<Read<'_>> = paths
-            .iter()
-            .map(|p| Box::pin(client.get_data(p)) as Read<'_>)
-            .collect();
+        let reads = paths.iter().map(|p| client.get_data(p));
         let results = join_all(reads).await;
         for ((path, (_, sequence)), read) in paths.iter().zip(batch).zip(results) {
             match read {
@@ -770,12 +762,7 @@ async fn resolve_in_doubt(
         .iter()
         .map(|(n, _)| join(root, n))
         .collect();
-    type Read<'a> =
-        Pin<Box<dyn Future<Output = Result<(zkr_client::Bytes, zkr_client::Stat)>> + Send + 'a>>;
-    let reads: Vec<Read<'_>> = paths
-        .iter()
-        .map(|p| Box::pin(client.get_data(p)) as Read<'_>)
-        .collect();
+    let reads = paths.iter().map(|p| client.get_data(p));
     let mut ours = Vec::new();
     for (path, read) in paths.iter().zip(join_all(reads).await) {
         match read {

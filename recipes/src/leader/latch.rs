@@ -296,17 +296,7 @@ pub async fn participants(client: &Client, path: &str) -> Result<Vec<Participant
     };
     let names = sorted(children.iter(), key_fn(|n| sort_key(n, LATCH_NAME)));
     let paths: Vec<String> = names.iter().map(|n| join(path, n)).collect();
-    type Read<'a> = std::pin::Pin<
-        Box<
-            dyn std::future::Future<Output = Result<(zkr_client::Bytes, zkr_client::Stat)>>
-                + Send
-                + 'a,
-        >,
-    >;
-    let reads: Vec<Read<'_>> = paths
-        .iter()
-        .map(|p| Box::pin(client.get_data(p)) as Read<'_>)
-        .collect();
+    let reads = paths.iter().map(|p| client.get_data(p));
     let mut out = Vec::with_capacity(paths.len());
     for (p, read) in paths.iter().zip(join_all(reads).await) {
         match read {

@@ -444,12 +444,7 @@ pub(crate) async fn participants_of(
     client: &Client,
     nodes: Vec<String>,
 ) -> Result<Vec<Participant>> {
-    type Read<'a> =
-        Pin<Box<dyn Future<Output = Result<(zkr_client::Bytes, zkr_client::Stat)>> + Send + 'a>>;
-    let reads: Vec<Read<'_>> = nodes
-        .iter()
-        .map(|p| Box::pin(client.get_data(p)) as Read<'_>)
-        .collect();
+    let reads = nodes.iter().map(|p| client.get_data(p));
     let mut out = Vec::with_capacity(nodes.len());
     for (path, read) in nodes.iter().zip(join_all(reads).await) {
         match read {
