@@ -93,7 +93,7 @@ macro_rules! roundtrip {
     }};
 }
 
-/// The largest frame body [`frame`] accepts: small, so that the limit is reached.
+/// The largest frame body `frame` accepts: small, so that the limit is reached.
 pub const FRAME_MAX_LEN: usize = 2048;
 
 /// What [`reply`] decodes, by `data[0] % REPLY_KINDS.len()`.
