@@ -18,6 +18,11 @@ use zkr_testkit::{four_letter_word, ServerOptions, TestingCluster, TestingServer
 /// before the rest of the ensemble has elected a new one (syncLimit 2 s + election). It costs
 /// no time: the tests never wait for it to pass.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The tests of this file run one at a time: the ensemble one kills, pauses and restarts JVMs,
+/// and while it did, the restart test's client once stayed disconnected from its restarted
+/// server for a whole session timeout (the failure message now carries the server log).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// The longest any single step may take (an election, a JVM start, a reconnect).
 const DEADLINE: Duration = Duration::from_secs(30);
 /// How long a watch that must not have fired is given to show up.
@@ -93,6 +98,7 @@ fn changed(path: &str) -> WatchedEvent {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_with_load_keeps_the_session_and_every_watch() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let cluster = block_in_place(|| {
         TestingCluster::start_with(3, ServerOptions::new().max_session_timeout_ms(15_000))
     })
@@ -343,6 +349,7 @@ async fn failover_with_load_keeps_the_session_and_every_watch() {
 /// to the same session, and a watch set before the restart fires after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_keeps_the_session_and_its_watches() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     // A long session: under a loaded machine a JVM restart can take many seconds, and a
     // client disconnected for longer than its session timeout rightly reports Lost.
     let session_timeout = Duration::from_secs(30);
@@ -374,10 +381,19 @@ async fn restart_keeps_the_session_and_its_watches() {
     let restart = restart.elapsed();
     for expected in [ConnectionState::Suspended, ConnectionState::Reconnected] {
         let change = next_state(&mut states, "reconnecting after the restart").await;
-        assert_eq!(
-            change.state, expected,
-            "the restart took {restart:?} (session timeout {session_timeout:?})"
-        );
+        if change.state != expected {
+            let log = std::fs::read_to_string(server.log_path()).unwrap_or_default();
+            let notable: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("Refusing") || l.contains("xpir") || l.contains("ession"))
+                .collect();
+            panic!(
+                "{:?} instead of {expected:?}; the restart took {restart:?} (session timeout \
+                 {session_timeout:?}); server log:\n{}",
+                change.state,
+                notable[notable.len().saturating_sub(15)..].join("\n")
+            );
+        }
         assert_eq!(
             change.session_id, sid,
             "the session survives a quick restart"
