@@ -166,10 +166,6 @@ impl Client {
 
     // ----- Plumbing -----
 
-    fn check_path(&self, path: &str, sequential: bool) -> Result<()> {
-        validate_path(path, sequential)
-    }
-
     /// Encodes a request frame (xid 0), refusing one over the packet limit.
     fn frame<R: Encode + ?Sized>(
         &self,
@@ -250,14 +246,14 @@ impl Client {
     }
 
     fn path_watch(&self, op: OpCode, path: &str, watch: bool) -> Result<BytesMut> {
-        self.check_path(path, false)?;
+        validate_path(path, false)?;
         self.inner.chroot.with_server_path(path, |p| {
             self.frame(op, &PathWatchRequest { path: p, watch }, p.len())
         })
     }
 
     fn path_only(&self, op: OpCode, path: &str) -> Result<BytesMut> {
-        self.check_path(path, false)?;
+        validate_path(path, false)?;
         self.inner
             .chroot
             .with_server_path(path, |p| self.frame(op, &PathRecord { path: p }, p.len()))
@@ -282,7 +278,7 @@ impl Client {
         options: &CreateOptions<'_>,
     ) -> Result<(String, Option<Stat>)> {
         let mode = options.mode;
-        self.check_path(path, mode.is_sequential())?;
+        validate_path(path, mode.is_sequential())?;
         let ttl_ms = match (mode.is_ttl(), options.ttl) {
             (true, Some(ttl)) if !ttl.is_zero() => {
                 Some(ttl.as_millis().min(i64::MAX as u128) as i64)
@@ -342,7 +338,7 @@ impl Client {
 
     /// Deletes a node if it has `version` (`None`: any version).
     pub async fn delete(&self, path: &str, version: Option<i32>) -> Result<()> {
-        self.check_path(path, false)?;
+        validate_path(path, false)?;
         if path == "/" {
             return Err(Error::invalid("the root node cannot be deleted"));
         }
@@ -402,7 +398,7 @@ impl Client {
 
     /// Sets the node's data if it has `version` (`None`: any); returns the new Stat.
     pub async fn set_data(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
-        self.check_path(path, false)?;
+        validate_path(path, false)?;
         let frame = self.inner.chroot.with_server_path(path, |p| {
             self.frame(
                 OpCode::SetData,
@@ -442,7 +438,7 @@ impl Client {
         acl: &[AclEntry],
         version: Option<i32>,
     ) -> Result<Stat> {
-        self.check_path(path, false)?;
+        validate_path(path, false)?;
         if acl.is_empty() {
             return Err(Error::invalid("an ACL needs at least one entry"));
         }
@@ -518,7 +514,7 @@ impl Client {
 
     /// Paths of this session's ephemeral nodes under a path prefix (`/` for all).
     pub async fn get_ephemerals(&self, prefix: &str) -> Result<Vec<String>> {
-        self.check_path(prefix, true)?;
+        validate_path(prefix, true)?;
         let frame = self.inner.chroot.with_server_path(prefix, |p| {
             self.frame(OpCode::GetEphemerals, &PathRecord { path: p }, p.len())
         })?;
@@ -558,7 +554,7 @@ impl Client {
     /// A persistent watch on a node (or, with [`AddWatchMode::PersistentRecursive`], on its
     /// whole subtree): every event until the returned stream is dropped.
     pub async fn add_watch(&self, path: &str, mode: AddWatchMode) -> Result<PersistentWatch> {
-        self.check_path(path, false)?;
+        validate_path(path, false)?;
         let frame = self.inner.chroot.with_server_path(path, |p| {
             self.frame(
                 OpCode::AddWatch,
@@ -599,7 +595,7 @@ impl Client {
     /// Removes this session's watches of a kind on a node, on the server and here (waiting
     /// watchers get a `*WatchRemoved` event).
     pub async fn remove_watches(&self, path: &str, watcher_type: WatcherType) -> Result<()> {
-        self.check_path(path, false)?;
+        validate_path(path, false)?;
         let frame = self.inner.chroot.with_server_path(path, |p| {
             self.frame(
                 OpCode::RemoveWatches,
@@ -662,7 +658,7 @@ impl Client {
     async fn run_multi(&self, op: OpCode, ops: &[Op]) -> Result<Vec<OpResult>> {
         for o in ops {
             let sequential = matches!(o, Op::Create { mode, .. } if mode.is_sequential());
-            self.check_path(o.path(), sequential)?;
+            validate_path(o.path(), sequential)?;
             if let Op::Create { mode, .. } = o {
                 if mode.is_ttl() {
                     return Err(Error::invalid(

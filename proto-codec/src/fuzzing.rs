@@ -456,61 +456,28 @@ impl Walk for AddWatchRequest<'_> {}
 impl Walk for WatchesRequest<'_> {}
 impl Walk for MultiHeader {}
 
-impl Walk for GetChildrenResponse<'_> {
-    fn walk(&self) {
-        walk_list(&self.children);
-    }
+/// `Walk` for records whose only lists are the named fields: iterate each fully.
+macro_rules! walk_lists {
+    ($($record:ident => $($field:ident),+;)*) => {
+        $(impl Walk for $record<'_> {
+            fn walk(&self) {
+                $(walk_list(&self.$field);)+
+            }
+        })*
+    };
 }
-impl Walk for GetChildren2Response<'_> {
-    fn walk(&self) {
-        walk_list(&self.children);
-    }
-}
-impl Walk for GetEphemeralsResponse<'_> {
-    fn walk(&self) {
-        walk_list(&self.ephemerals);
-    }
-}
-impl Walk for GetAclResponse<'_> {
-    fn walk(&self) {
-        walk_list(&self.acl);
-    }
-}
-impl Walk for SetAclRequest<'_> {
-    fn walk(&self) {
-        walk_list(&self.acl);
-    }
-}
-impl Walk for WhoAmIResponse<'_> {
-    fn walk(&self) {
-        walk_list(&self.client_info);
-    }
-}
-impl Walk for CreateRequest<'_> {
-    fn walk(&self) {
-        walk_list(&self.acl);
-    }
-}
-impl Walk for CreateTtlRequest<'_> {
-    fn walk(&self) {
-        walk_list(&self.acl);
-    }
-}
-impl Walk for SetWatches<'_> {
-    fn walk(&self) {
-        walk_list(&self.data_watches);
-        walk_list(&self.exist_watches);
-        walk_list(&self.child_watches);
-    }
-}
-impl Walk for SetWatches2<'_> {
-    fn walk(&self) {
-        walk_list(&self.data_watches);
-        walk_list(&self.exist_watches);
-        walk_list(&self.child_watches);
-        walk_list(&self.persistent_watches);
-        walk_list(&self.persistent_recursive_watches);
-    }
+
+walk_lists! {
+    GetChildrenResponse => children;
+    GetChildren2Response => children;
+    GetEphemeralsResponse => ephemerals;
+    GetAclResponse => acl;
+    SetAclRequest => acl;
+    WhoAmIResponse => client_info;
+    CreateRequest => acl;
+    CreateTtlRequest => acl;
+    SetWatches => data_watches, exist_watches, child_watches;
+    SetWatches2 => data_watches, exist_watches, child_watches, persistent_watches, persistent_recursive_watches;
 }
 impl Walk for MultiOp<'_> {
     fn walk(&self) {

@@ -24,7 +24,8 @@ use crate::framework::{
     guaranteed_delete_protected, join, join_all, node_name, wait_connected, watch_or_state,
     ConnectionStatePolicy, ProtectedName, Woke,
 };
-use crate::sequence::{key_fn, rank, sort_key, sorted};
+use crate::lock::internals::{participants as lock_participants, LockSpec};
+use crate::sequence::{key_fn, rank, sort_key};
 
 /// The lock name of latch nodes.
 pub const LATCH_NAME: &str = "latch-";
@@ -289,21 +290,28 @@ impl Drop for LeaderLatch {
 
 /// Every participant of the election at `path`, leader first (ids read from the nodes).
 pub async fn participants(client: &Client, path: &str) -> Result<Vec<Participant>> {
-    let children = match client.get_children(path).await {
-        Ok(c) => c,
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+    let spec = LockSpec {
+        dir: path.to_string(),
+        lock_name: LATCH_NAME,
+        read_write: false,
     };
-    let names = sorted(children.iter(), key_fn(|n| sort_key(n, LATCH_NAME)));
-    let paths: Vec<String> = names.iter().map(|n| join(path, n)).collect();
-    let reads = paths.iter().map(|p| client.get_data(p));
-    let mut out = Vec::with_capacity(paths.len());
-    for (p, read) in paths.iter().zip(join_all(reads).await) {
+    participants_of(client, lock_participants(client, &spec).await?).await
+}
+
+/// The participants whose nodes are `nodes` (in order, the first leading), with the ids their
+/// nodes hold; a node gone meanwhile is left out.
+pub(crate) async fn participants_of(
+    client: &Client,
+    nodes: Vec<String>,
+) -> Result<Vec<Participant>> {
+    let reads = nodes.iter().map(|p| client.get_data(p));
+    let mut out = Vec::with_capacity(nodes.len());
+    for (path, read) in nodes.iter().zip(join_all(reads).await) {
         match read {
             Ok((data, _)) => out.push(Participant {
                 id: String::from_utf8_lossy(&data).into_owned(),
                 is_leader: out.is_empty(),
-                path: p.clone(),
+                path: path.clone(),
             }),
             Err(e) if e.code() == ErrorCode::NoNode => {} // left meanwhile
             Err(e) => return Err(e),

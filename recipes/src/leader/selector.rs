@@ -31,8 +31,8 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use zkr_client::{Client, ConnectionState, ErrorCode, EventType, Result};
 
-use super::latch::Participant;
-use crate::framework::{join_all, wait_connected, ConnectionStatePolicy};
+use super::latch::{participants_of, Participant};
+use crate::framework::{wait_connected, ConnectionStatePolicy};
 use crate::lock::{InterProcessMutex, LockGuard};
 
 /// Why a term of leadership ended, as [`LeaderContext::cancelled`] reports it.
@@ -436,28 +436,6 @@ impl Drop for LeaderSelector {
             self.shared.close();
         }
     }
-}
-
-/// The participants behind `nodes` (paths in election order): ids read from the nodes, all
-/// reads pipelined; nodes that vanish meanwhile are left out.
-pub(crate) async fn participants_of(
-    client: &Client,
-    nodes: Vec<String>,
-) -> Result<Vec<Participant>> {
-    let reads = nodes.iter().map(|p| client.get_data(p));
-    let mut out = Vec::with_capacity(nodes.len());
-    for (path, read) in nodes.iter().zip(join_all(reads).await) {
-        match read {
-            Ok((data, _)) => out.push(Participant {
-                id: String::from_utf8_lossy(&data).into_owned(),
-                is_leader: out.is_empty(),
-                path: path.clone(),
-            }),
-            Err(e) if e.code() == ErrorCode::NoNode => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
 }
 
 /// The selector's task: waits to be queued, acquires, runs a term, releases; until closed.
