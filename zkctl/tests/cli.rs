@@ -140,8 +140,9 @@ fn lines(path: &PathBuf) -> Vec<String> {
 }
 
 fn signal(pid: u32, sig: &str) {
-    let status = Command::new("kill")
-        .args(["-s", sig, &pid.to_string()])
+    // The shell's own `kill`, as the tool does: `/bin/kill` (procps) may not be installed.
+    let status = Command::new("sh")
+        .args(["-c", "kill -s \"$1\" \"$2\"", "kill", sig, &pid.to_string()])
         .status()
         .unwrap();
     assert!(status.success(), "kill -s {sig} {pid}");
