@@ -29,7 +29,7 @@ use crate::multi::{Op, OpResult};
 use crate::path::{validate_path, Chroot};
 use crate::session::{ConnectionState, Reply, Request, WatchKind, WatchOp};
 use crate::state_changes::StateChanges;
-use crate::watch::{OneshotWatch, PersistentWatch};
+use crate::watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 
 /// A handle to a ZooKeeper session. Clone it freely: all clones share one session and one
 /// connection. The session is closed when [`Client::close`] is called or the last handle is
@@ -222,27 +222,57 @@ impl Client {
         kind: WatchKind,
         path: &str,
     ) -> (Result<Reply>, OneshotWatch) {
-        let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
         let (watch_tx, watch_rx) = oneshot::channel();
+        let result = self
+            .call_with_sink(op, frame, kind, path, |_| WatchSink::Once(watch_tx))
+            .await;
+        (result, OneshotWatch::new(watch_rx))
+    }
+
+    /// Sends a request that leaves a one-shot watch firing into `watcher`'s stream.
+    async fn call_into(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        path: &str,
+        watcher: &Watcher,
+    ) -> Result<Reply> {
+        self.call_with_sink(op, frame, kind, path, |server_path| WatchSink::Group {
+            group: watcher.group,
+            tx: watcher.tx.clone(),
+            kind,
+            path: server_path.to_string(),
+        })
+        .await
+    }
+
+    async fn call_with_sink(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        path: &str,
+        sink: impl FnOnce(&str) -> WatchSink,
+    ) -> Result<Reply> {
+        let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
+        let server_path = self.server_path(path);
+        let sink = sink(&server_path);
         let (tx, rx) = oneshot::channel::<Result<Reply>>();
-        let sent = self.send(Command::Request {
+        self.send(Command::Request {
             request: Request {
                 frame,
                 op,
                 token: tx,
                 watch: Some(WatchOp::Register {
                     kind,
-                    path: self.server_path(path),
+                    path: server_path,
                     watcher: id,
                 }),
             },
-            sink: Some((id, WatchSink::Once(watch_tx))),
-        });
-        let result = match sent {
-            Ok(()) => rx.await.unwrap_or_else(|_| Err(Error::closed())),
-            Err(e) => Err(e),
-        };
-        (result, OneshotWatch::new(watch_rx))
+            sink: Some((id, sink)),
+        })?;
+        rx.await.unwrap_or_else(|_| Err(Error::closed()))
     }
 
     fn path_watch(&self, op: OpCode, path: &str, watch: bool) -> Result<BytesMut> {
@@ -394,6 +424,70 @@ impl Client {
             .await;
         let (data, stat) = data_and_stat(result.map_err(|e| e.with_path(path))?.body)?;
         Ok((data, stat, watch))
+    }
+
+    /// A [`Watcher`]: one stream ([`WatcherEvents`]) for the events of many one-shot watches
+    /// left with [`Client::get_data_with_watcher`], [`Client::exists_with_watcher`] and
+    /// [`Client::get_children_with_watcher`].
+    ///
+    /// ```no_run
+    /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+    /// let (watcher, mut events) = client.watcher();
+    /// for path in ["/a", "/b", "/c"] {
+    ///     client.exists_with_watcher(path, &watcher).await?;
+    /// }
+    /// while let Some(event) = events.next().await {
+    ///     println!("{:?} {}", event.event_type, event.path);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn watcher(&self) -> (Watcher, WatcherEvents) {
+        let group = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Watcher { group, tx },
+            WatcherEvents::new(group, rx, self.inner.commands.downgrade()),
+        )
+    }
+
+    /// Like [`Client::exists`], leaving a one-shot watch that fires into `watcher`'s stream
+    /// when the node is created, changed or deleted.
+    pub async fn exists_with_watcher(&self, path: &str, watcher: &Watcher) -> Result<Option<Stat>> {
+        let frame = self.path_watch(OpCode::Exists, path, true)?;
+        let result = self
+            .call_into(OpCode::Exists, frame, WatchKind::Exist, path, watcher)
+            .await;
+        stat_or_none(result).map_err(|e| e.with_path(path))
+    }
+
+    /// Like [`Client::get_data`], leaving a one-shot watch that fires into `watcher`'s stream
+    /// when the data changes or the node is deleted.
+    pub async fn get_data_with_watcher(
+        &self,
+        path: &str,
+        watcher: &Watcher,
+    ) -> Result<(Bytes, Stat)> {
+        let frame = self.path_watch(OpCode::GetData, path, true)?;
+        let reply = self
+            .call_into(OpCode::GetData, frame, WatchKind::Data, path, watcher)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        data_and_stat(reply.body)
+    }
+
+    /// Like [`Client::get_children2`], leaving a one-shot watch that fires into `watcher`'s
+    /// stream when a child is added or removed, or the node is deleted.
+    pub async fn get_children_with_watcher(
+        &self,
+        path: &str,
+        watcher: &Watcher,
+    ) -> Result<Children> {
+        let frame = self.path_watch(OpCode::GetChildren2, path, true)?;
+        let reply = self
+            .call_into(OpCode::GetChildren2, frame, WatchKind::Child, path, watcher)
+            .await
+            .map_err(|e| e.with_path(path))?;
+        Children::from_get_children2(reply.body)
     }
 
     /// Sets the node's data if it has `version` (`None`: any); returns the new Stat.

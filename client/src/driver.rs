@@ -19,8 +19,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::Error;
 use crate::path::Chroot;
-use crate::session::{Event, Reply, Request, Session, StateChange, WatcherId};
-use crate::watch::WatchedEvent;
+use crate::session::{Event, Reply, Request, Session, StateChange, WatchKind, WatcherId};
+use crate::watch::{WatchedEvent, WatcherGroup};
 
 /// Where a request's answer goes.
 pub(crate) type ReplyTx = oneshot::Sender<Result<Reply, Error>>;
@@ -31,6 +31,15 @@ pub(crate) enum WatchSink {
     Once(oneshot::Sender<WatchedEvent>),
     /// A persistent watch: every event, until the receiver is dropped.
     Stream(mpsc::UnboundedSender<WatchedEvent>),
+    /// A one-shot watch left through a [`crate::Watcher`]: the first event ends it and goes
+    /// into the watcher's shared stream. Its kind and server path are kept so that dropping
+    /// the stream can forget it without searching the registry.
+    Group {
+        group: WatcherGroup,
+        tx: mpsc::UnboundedSender<WatchedEvent>,
+        kind: WatchKind,
+        path: String,
+    },
 }
 
 /// What client handles ask of the driver.
@@ -48,6 +57,8 @@ pub(crate) enum Command {
     },
     /// A watch receiver was dropped.
     ForgetWatcher(WatcherId),
+    /// A [`crate::WatcherEvents`] stream was dropped: forget every watch left through it.
+    ForgetGroup(WatcherGroup),
     /// Close the session.
     Close(Option<ReplyTx>),
 }
@@ -207,6 +218,19 @@ impl Driver {
                 self.sinks.remove(&id);
                 self.session.forget_watcher(id, now);
             }
+            Command::ForgetGroup(forgotten) => {
+                let ids: Vec<WatcherId> = self
+                    .sinks
+                    .iter()
+                    .filter(|(_, sink)| matches!(sink, WatchSink::Group { group, .. } if *group == forgotten))
+                    .map(|(id, _)| *id)
+                    .collect();
+                for id in ids {
+                    if let Some(WatchSink::Group { kind, path, .. }) = self.sinks.remove(&id) {
+                        self.session.forget_registration(id, kind, &path, now);
+                    }
+                }
+            }
             Command::Close(reply) => self.session.close(reply, now),
         }
     }
@@ -268,9 +292,11 @@ impl Driver {
                     };
                     let delivered = match self.sinks.get(&watcher) {
                         Some(WatchSink::Stream(tx)) => tx.send(event).is_ok(),
-                        Some(WatchSink::Once(_)) => {
-                            if let Some(WatchSink::Once(tx)) = self.sinks.remove(&watcher) {
-                                let _ = tx.send(event);
+                        Some(WatchSink::Once(_) | WatchSink::Group { .. }) => {
+                            match self.sinks.remove(&watcher) {
+                                Some(WatchSink::Once(tx)) => drop(tx.send(event)),
+                                Some(WatchSink::Group { tx, .. }) => drop(tx.send(event)),
+                                _ => {}
                             }
                             true
                         }

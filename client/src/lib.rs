@@ -27,6 +27,7 @@ mod client;
 mod connect_string;
 mod driver;
 mod error;
+mod event_stream;
 mod multi;
 mod path;
 pub mod session;
@@ -40,11 +41,12 @@ pub use children::Children;
 pub use client::{Client, CreateOptions};
 pub use connect_string::{ConnectString, DEFAULT_PORT};
 pub use error::{Error, ErrorCode, Result};
+pub use event_stream::{event_stream, EventSender, EventStream, Lagged, DEFAULT_EVENT_CAPACITY};
 pub use multi::{Op, OpResult};
 pub use path::{validate_path, Chroot};
 pub use session::{ConnectionState, StateChange};
 pub use state_changes::StateChanges;
-pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
+pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent, Watcher, WatcherEvents};
 pub use zkr_codec::{
     Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType,
 };

@@ -1,5 +1,6 @@
 //! [`StateChanges`]: a subscription to connection-state transitions that never drops one.
 
+use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::sync::mpsc;
@@ -37,5 +38,12 @@ impl StateChanges {
     /// A transition already queued, without waiting.
     pub fn try_next(&mut self) -> Option<StateChange> {
         self.rx.try_recv().ok()
+    }
+}
+
+impl futures_core::Stream for StateChanges {
+    type Item = StateChange;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<StateChange>> {
+        self.get_mut().rx.poll_recv(cx)
     }
 }

@@ -1,5 +1,6 @@
 //! What users get from watches: a [`WatchedEvent`], through a one-shot [`OneshotWatch`]
-//! future or a [`PersistentWatch`] stream.
+//! future, a [`PersistentWatch`] stream, or a [`Watcher`] that gathers the events of many
+//! one-shot watches into one [`WatcherEvents`] stream.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,6 +11,9 @@ use zkr_codec::{EventType, KeeperState};
 
 use crate::driver::Command;
 use crate::session::WatcherId;
+
+/// Identifies one [`Watcher`] (and every registration made through it) to the driver.
+pub(crate) type WatcherGroup = u64;
 
 /// A watch notification, with the path as the client sees it (chroot removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,10 +121,89 @@ impl PersistentWatch {
     }
 }
 
+impl futures_core::Stream for PersistentWatch {
+    type Item = WatchedEvent;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<WatchedEvent>> {
+        PersistentWatch::poll_next(self.get_mut(), cx)
+    }
+}
+
 impl Drop for PersistentWatch {
     fn drop(&mut self) {
         if let Some(commands) = self.commands.upgrade() {
             let _ = commands.send(Command::ForgetWatcher(self.id));
+        }
+    }
+}
+
+/// One receiver for many one-shot watches, like passing the same `Watcher` object to many
+/// calls of the Java client: every watch left through
+/// [`Client::get_data_with_watcher`](crate::Client::get_data_with_watcher),
+/// [`Client::exists_with_watcher`](crate::Client::exists_with_watcher) or
+/// [`Client::get_children_with_watcher`](crate::Client::get_children_with_watcher) with a
+/// clone of it fires into the one [`WatcherEvents`] stream made with it. Recipes that watch
+/// thousands of nodes (the caches) use it instead of thousands of futures.
+///
+/// Each registration is still a one-shot watch: it fires once, with the node event, or with a
+/// session event (`Expired`, `Closed`) if the session ended first. So the stream holds at most
+/// one event per watch left, and its memory is bounded by the watches set.
+#[derive(Debug, Clone)]
+pub struct Watcher {
+    pub(crate) group: WatcherGroup,
+    pub(crate) tx: mpsc::UnboundedSender<WatchedEvent>,
+}
+
+/// The events of every watch left with a [`Watcher`], in the order the server sent them.
+///
+/// Dropping it forgets every watch still waiting, and removes them from the server
+/// (`removeWatches`) where no other watcher of the session needs them.
+#[derive(Debug)]
+pub struct WatcherEvents {
+    group: WatcherGroup,
+    rx: mpsc::UnboundedReceiver<WatchedEvent>,
+    commands: mpsc::WeakUnboundedSender<Command>,
+}
+
+impl WatcherEvents {
+    pub(crate) fn new(
+        group: WatcherGroup,
+        rx: mpsc::UnboundedReceiver<WatchedEvent>,
+        commands: mpsc::WeakUnboundedSender<Command>,
+    ) -> WatcherEvents {
+        WatcherEvents {
+            group,
+            rx,
+            commands,
+        }
+    }
+
+    /// The next event. `None` never comes while the [`Watcher`] or a clone of it is alive.
+    pub async fn next(&mut self) -> Option<WatchedEvent> {
+        self.rx.recv().await
+    }
+
+    /// Polls for the next event.
+    pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<WatchedEvent>> {
+        self.rx.poll_recv(cx)
+    }
+
+    /// An event already queued, without waiting.
+    pub fn try_next(&mut self) -> Option<WatchedEvent> {
+        self.rx.try_recv().ok()
+    }
+}
+
+impl futures_core::Stream for WatcherEvents {
+    type Item = WatchedEvent;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<WatchedEvent>> {
+        self.get_mut().rx.poll_recv(cx)
+    }
+}
+
+impl Drop for WatcherEvents {
+    fn drop(&mut self) {
+        if let Some(commands) = self.commands.upgrade() {
+            let _ = commands.send(Command::ForgetGroup(self.group));
         }
     }
 }

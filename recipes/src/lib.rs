@@ -7,11 +7,14 @@
 //! - More leader election: [`LeaderSelector`] (leads while a task runs), [`LeaderElection`]
 //!   (ZooKeeper's own election recipe, as a state machine), [`MasterElection`] (one node).
 //! - Locks: [`InterProcessMutex`].
+//! - Caches ([`cache`]): [`cache::NodeCache`], [`cache::PathChildrenCache`],
+//!   [`cache::TreeCache`], [`cache::CuratorCache`], and [`cache::PersistentWatcher`].
 //! - More locks: [`InterProcessReadWriteLock`], [`InterProcessSemaphoreV2`] and its
 //!   [`Lease`]s, [`InterProcessSemaphoreMutex`], [`InterProcessMultiLock`].
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub mod framework;
 pub mod leader;
 pub mod lock;

@@ -485,6 +485,33 @@ impl<T> Session<T> {
         self.send_frame(&frame, OpCode::RemoveWatches, None, None, now);
     }
 
+    /// The driver dropped a one-shot watch left through a shared watcher, whose path and kind
+    /// it kept: forget it, and remove the server's watch of that kind when no other watcher
+    /// needs it.
+    pub fn forget_registration(
+        &mut self,
+        watcher: WatcherId,
+        kind: WatchKind,
+        path: &str,
+        now: Instant,
+    ) {
+        let Some(watcher_type) = self.watches.forget_one_shot(kind, path, watcher) else {
+            return;
+        };
+        if !matches!(self.conn, Conn::Open { .. }) {
+            // The server keeps watches per connection: a new one gets only what is registered.
+            return;
+        }
+        let mut frame = BytesMut::new();
+        encode_request(
+            &mut frame,
+            0,
+            OpCode::RemoveWatches,
+            &WatchesRequest { path, watcher_type },
+        );
+        self.send_frame(&frame, OpCode::RemoveWatches, None, None, now);
+    }
+
     // ----- Input from the connection -----
 
     /// The TCP connection the core asked for is open: start the handshake.

@@ -53,6 +53,21 @@ impl Table {
         }
     }
 
+    /// Removes `id` from `path`'s watchers; returns whether it was there.
+    fn remove_at(&mut self, path: &str, id: WatcherId) -> bool {
+        let Some(ids) = self.0.get_mut(path) else {
+            return false;
+        };
+        let Some(at) = ids.iter().position(|&i| i == id) else {
+            return false;
+        };
+        ids.swap_remove(at);
+        if ids.is_empty() {
+            self.0.remove(path);
+        }
+        true
+    }
+
     /// Removes `id`; returns the path if no watcher is left on it.
     fn forget(&mut self, id: WatcherId) -> Option<Option<String>> {
         let path = self
@@ -162,6 +177,37 @@ impl WatchRegistry {
             }
         }
         None
+    }
+
+    /// Forgets one one-shot registration whose path and kind the caller knows (no search),
+    /// and says which kind of server watch on `path` no watcher of this session needs any
+    /// more, if any. A persistent watch on the same path keeps the server's watches: removing
+    /// a data or child watch on the server would remove it too.
+    pub fn forget_one_shot(
+        &mut self,
+        kind: WatchKind,
+        path: &str,
+        id: WatcherId,
+    ) -> Option<WatcherType> {
+        let removed = match kind {
+            WatchKind::Data | WatchKind::Exist => {
+                self.data.remove_at(path, id) || self.exist.remove_at(path, id)
+            }
+            WatchKind::Child => self.child.remove_at(path, id),
+            WatchKind::Persistent | WatchKind::PersistentRecursive => false,
+        };
+        if !removed || self.persistent.0.contains_key(path) || self.recursive.0.contains_key(path) {
+            return None;
+        }
+        match kind {
+            WatchKind::Data | WatchKind::Exist
+                if !self.data.0.contains_key(path) && !self.exist.0.contains_key(path) =>
+            {
+                Some(WatcherType::Data)
+            }
+            WatchKind::Child if !self.child.0.contains_key(path) => Some(WatcherType::Children),
+            _ => None,
+        }
     }
 
     /// Whether any watch of any kind remains on `path`.
@@ -342,6 +388,42 @@ mod tests {
             assert!(bytes <= 1024, "{bytes}");
         }
         assert_eq!(batches.iter().filter(|b| b.needs_v2()).count(), 1);
+    }
+
+    #[test]
+    fn forgetting_the_last_one_shot_watch_of_a_kind_frees_the_server_watch() {
+        let mut r = WatchRegistry::default();
+        r.add(WatchKind::Data, "/a", 1);
+        r.add(WatchKind::Exist, "/a", 2);
+        r.add(WatchKind::Child, "/a", 3);
+        r.add(WatchKind::Child, "/b", 4);
+        r.add(WatchKind::Persistent, "/b", 5);
+        assert_eq!(
+            r.forget_one_shot(WatchKind::Data, "/a", 1),
+            None,
+            "exist left"
+        );
+        assert_eq!(
+            r.forget_one_shot(WatchKind::Data, "/a", 1),
+            None,
+            "already gone"
+        );
+        assert_eq!(
+            r.forget_one_shot(WatchKind::Exist, "/a", 2),
+            Some(WatcherType::Data)
+        );
+        assert_eq!(
+            r.forget_one_shot(WatchKind::Child, "/a", 3),
+            Some(WatcherType::Children)
+        );
+        assert_eq!(
+            r.forget_one_shot(WatchKind::Child, "/b", 4),
+            None,
+            "persistent"
+        );
+        let mut out = Vec::new();
+        r.trigger(EventType::NodeDeleted, "/a", &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

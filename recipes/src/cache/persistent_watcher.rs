@@ -1,0 +1,198 @@
+//! [`PersistentWatcher`]: a persistent (optionally recursive) watch that outlives
+//! connection loss and session loss, as Curator's `PersistentWatcher`.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use zkr_client::{
+    event_stream, AddWatchMode, Client, ConnectionState, Error, EventSender, EventStream, Lagged,
+    WatchedEvent, DEFAULT_EVENT_CAPACITY,
+};
+
+use crate::framework::wait_connected;
+
+/// What a [`PersistentWatcher`] tells.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum PersistentWatcherEvent {
+    /// A node event.
+    Event(WatchedEvent),
+    /// The watch is (again) in place: after the first `addWatch`, after every reconnect, and
+    /// after a new session replaced a lost one (the watch is then added anew). Events may have
+    /// been missed before it: re-read what you derive from them.
+    Reset,
+    /// The watch cannot be added and will not be retried: the server is older than 3.6
+    /// (`Unimplemented`), or refuses (`NoAuth`), or the path is invalid. The stream ends.
+    Failed(Error),
+    /// The reader fell behind and `missed` events were dropped (treat it as a reset).
+    Lagged {
+        /// How many events were dropped.
+        missed: u64,
+    },
+}
+
+impl From<Lagged> for PersistentWatcherEvent {
+    fn from(lagged: Lagged) -> Self {
+        PersistentWatcherEvent::Lagged {
+            missed: lagged.missed,
+        }
+    }
+}
+
+/// A persistent watch kept in place across reconnects and session losses: it is added again
+/// on every new session, and says so with [`PersistentWatcherEvent::Reset`].
+///
+/// Events come through a bounded [`EventStream`] (16 Ki events unless set otherwise): a
+/// reader that stops reading costs at most that much memory and is told what it missed.
+/// Dropping it (or [`PersistentWatcher::close`]) removes the watch from the server.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) {
+/// use zkr_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
+/// let mut watcher = PersistentWatcher::start(&client, "/config", true);
+/// while let Some(event) = watcher.next().await {
+///     match event {
+///         PersistentWatcherEvent::Event(e) => println!("{:?} {}", e.event_type, e.path),
+///         PersistentWatcherEvent::Reset => println!("(re)watching: re-read /config"),
+///         other => println!("{other:?}"),
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct PersistentWatcher {
+    events: EventStream<PersistentWatcherEvent>,
+    close: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl PersistentWatcher {
+    /// Starts watching `path` (with `recursive`, its whole subtree). Needs a tokio runtime.
+    pub fn start(client: &Client, path: &str, recursive: bool) -> PersistentWatcher {
+        PersistentWatcher::with_capacity(client, path, recursive, DEFAULT_EVENT_CAPACITY)
+    }
+
+    /// Like [`PersistentWatcher::start`], buffering at most `capacity` unread events.
+    pub fn with_capacity(
+        client: &Client,
+        path: &str,
+        recursive: bool,
+        capacity: usize,
+    ) -> PersistentWatcher {
+        let (tx, events) = event_stream(capacity);
+        let (close_tx, close_rx) = oneshot::channel();
+        let mode = if recursive {
+            AddWatchMode::PersistentRecursive
+        } else {
+            AddWatchMode::Persistent
+        };
+        let task = tokio::spawn(keep_watching(
+            client.clone(),
+            path.to_string(),
+            mode,
+            tx,
+            close_rx,
+        ));
+        PersistentWatcher {
+            events,
+            close: Some(close_tx),
+            task: Some(task),
+        }
+    }
+
+    /// The next event; `None` once closed, or after [`PersistentWatcherEvent::Failed`].
+    pub async fn next(&mut self) -> Option<PersistentWatcherEvent> {
+        self.events.next().await
+    }
+
+    /// Removes the watch and waits for its task to end.
+    pub async fn close(mut self) {
+        if let Some(close) = self.close.take() {
+            let _ = close.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl futures_core::Stream for PersistentWatcher {
+    type Item = PersistentWatcherEvent;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().events.poll_event(cx)
+    }
+}
+
+impl Drop for PersistentWatcher {
+    fn drop(&mut self) {
+        // The task sees its close signal dropped, drops the watch (which removes it from the
+        // server) and ends.
+        self.close.take();
+    }
+}
+
+async fn keep_watching(
+    client: Client,
+    path: String,
+    mode: AddWatchMode,
+    tx: EventSender<PersistentWatcherEvent>,
+    close: oneshot::Receiver<()>,
+) {
+    let watching = async {
+        loop {
+            if wait_connected(&client).await.is_err() {
+                return;
+            }
+            // Subscribe before adding, so a reconnect right after is not missed.
+            let mut changes = client.state_changes();
+            let mut watch = match client.add_watch(&path, mode).await {
+                Ok(watch) => watch,
+                Err(e) if e.is_retryable() => {
+                    // Connection trouble: wait for the connection to settle and try again.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+                Err(e) => {
+                    tx.send(PersistentWatcherEvent::Failed(e));
+                    return;
+                }
+            };
+            let session = client.session_id();
+            if !tx.send(PersistentWatcherEvent::Reset) {
+                return;
+            }
+            loop {
+                tokio::select! {
+                    event = watch.next() => match event {
+                        // The session ended (or the client closed): add it anew.
+                        Some(event) if event.is_session_event() => break,
+                        Some(event) => {
+                            if !tx.send(PersistentWatcherEvent::Event(event)) {
+                                return;
+                            }
+                        }
+                        None => break,
+                    },
+                    change = changes.next() => match change {
+                        None => return,
+                        Some(c) if c.state == ConnectionState::Closed => return,
+                        // Back on the same session: the client re-registered the watch,
+                        // and changes made while away may have been missed.
+                        Some(c) if c.state == ConnectionState::Reconnected && c.session_id == session => {
+                            if !tx.send(PersistentWatcherEvent::Reset) {
+                                return;
+                            }
+                        }
+                        Some(_) => {}
+                    },
+                }
+            }
+        }
+    };
+    tokio::select! {
+        _ = close => {}
+        () = watching => {}
+    }
+}
