@@ -122,6 +122,7 @@ impl<T> Session<T> {
     /// Answers a request that will get no reply, and releases its watcher.
     pub(super) fn fail(&mut self, token: Option<T>, watch: Option<WatchOp>, error: Error) {
         if let Some(WatchOp::Register { watcher, .. }) = watch {
+            self.forgotten.remove(&watcher);
             self.events.push_back(Event::WatcherUnused(watcher));
         }
         if let Some(token) = token {

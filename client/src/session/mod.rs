@@ -239,6 +239,9 @@ pub struct Session<T> {
     extra_close_tokens: Vec<T>,
     // Watches and output.
     watches: WatchRegistry,
+    /// Registrations forgotten while their request was in flight: dropped (and removed
+    /// from the server) when the reply comes.
+    forgotten: std::collections::HashSet<WatcherId>,
     triggered: Vec<WatcherId>,
     events: VecDeque<Event<T>>,
 }
@@ -279,6 +282,7 @@ impl<T> Session<T> {
             loss_reason: None,
             extra_close_tokens: Vec::new(),
             watches: WatchRegistry::default(),
+            forgotten: std::collections::HashSet::new(),
             triggered: Vec::new(),
             events: VecDeque::new(),
         };
@@ -495,8 +499,14 @@ impl<T> Session<T> {
         path: &str,
         now: Instant,
     ) {
-        let Some(watcher_type) = self.watches.forget_one_shot(kind, path, watcher) else {
-            return;
+        let watcher_type = match self.watches.forget_one_shot(kind, path, watcher) {
+            // Not registered yet: its request is in flight (or about to fail).
+            None => {
+                self.forgotten.insert(watcher);
+                return;
+            }
+            Some(None) => return,
+            Some(Some(watcher_type)) => watcher_type,
         };
         if !matches!(self.conn, Conn::Open { .. }) {
             // The server keeps watches per connection: a new one gets only what is registered.

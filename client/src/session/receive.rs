@@ -92,7 +92,7 @@ impl<T> Session<T> {
                     Err(Error::server(header.err))
                 };
                 let p = self.pending.pop_front().expect("front exists");
-                self.after_reply(p.watch, header.err);
+                self.after_reply(p.watch, header.err, now);
                 if self.close_xid == Some(reply_xid) {
                     self.finish_close();
                     return Ok(());
@@ -105,7 +105,7 @@ impl<T> Session<T> {
         }
     }
 
-    pub(super) fn after_reply(&mut self, watch: Option<WatchOp>, err: ErrorCode) {
+    pub(super) fn after_reply(&mut self, watch: Option<WatchOp>, err: ErrorCode, now: Instant) {
         match watch {
             None => {}
             Some(WatchOp::Register {
@@ -120,8 +120,16 @@ impl<T> Session<T> {
                     _ => None,
                 };
                 match kind {
+                    Some(kind) if self.forgotten.remove(&watcher) => {
+                        // Forgotten while in flight: the server set it, nobody wants it.
+                        self.watches.add(kind, &path, watcher);
+                        self.forget_registration(watcher, kind, &path, now);
+                    }
                     Some(kind) => self.watches.add(kind, &path, watcher),
-                    None => self.events.push_back(Event::WatcherUnused(watcher)),
+                    None => {
+                        self.forgotten.remove(&watcher);
+                        self.events.push_back(Event::WatcherUnused(watcher));
+                    }
                 }
             }
             Some(WatchOp::Remove { path, watcher_type }) if err.is_ok() => {

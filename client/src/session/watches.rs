@@ -179,16 +179,16 @@ impl WatchRegistry {
         None
     }
 
-    /// Forgets one one-shot registration whose path and kind the caller knows (no search),
-    /// and says which kind of server watch on `path` no watcher of this session needs any
-    /// more, if any. A persistent watch on the same path keeps the server's watches: removing
-    /// a data or child watch on the server would remove it too.
+    /// Forgets one one-shot registration whose path and kind the caller knows (no search).
+    /// `None` if it is not registered; else which kind of server watch on `path` no watcher
+    /// of this session needs any more, if any. A persistent watch on the same path keeps the
+    /// server's watches: removing a data or child watch on the server would remove it too.
     pub fn forget_one_shot(
         &mut self,
         kind: WatchKind,
         path: &str,
         id: WatcherId,
-    ) -> Option<WatcherType> {
+    ) -> Option<Option<WatcherType>> {
         let removed = match kind {
             WatchKind::Data | WatchKind::Exist => {
                 self.data.remove_at(path, id) || self.exist.remove_at(path, id)
@@ -196,10 +196,13 @@ impl WatchRegistry {
             WatchKind::Child => self.child.remove_at(path, id),
             WatchKind::Persistent | WatchKind::PersistentRecursive => false,
         };
-        if !removed || self.persistent.0.contains_key(path) || self.recursive.0.contains_key(path) {
+        if !removed {
             return None;
         }
-        match kind {
+        if self.persistent.0.contains_key(path) || self.recursive.0.contains_key(path) {
+            return Some(None);
+        }
+        Some(match kind {
             WatchKind::Data | WatchKind::Exist
                 if !self.data.0.contains_key(path) && !self.exist.0.contains_key(path) =>
             {
@@ -207,7 +210,7 @@ impl WatchRegistry {
             }
             WatchKind::Child if !self.child.0.contains_key(path) => Some(WatcherType::Children),
             _ => None,
-        }
+        })
     }
 
     /// Whether any watch of any kind remains on `path`.
@@ -400,25 +403,25 @@ mod tests {
         r.add(WatchKind::Persistent, "/b", 5);
         assert_eq!(
             r.forget_one_shot(WatchKind::Data, "/a", 1),
-            None,
+            Some(None),
             "exist left"
         );
         assert_eq!(
             r.forget_one_shot(WatchKind::Data, "/a", 1),
             None,
-            "already gone"
+            "not registered"
         );
         assert_eq!(
             r.forget_one_shot(WatchKind::Exist, "/a", 2),
-            Some(WatcherType::Data)
+            Some(Some(WatcherType::Data))
         );
         assert_eq!(
             r.forget_one_shot(WatchKind::Child, "/a", 3),
-            Some(WatcherType::Children)
+            Some(Some(WatcherType::Children))
         );
         assert_eq!(
             r.forget_one_shot(WatchKind::Child, "/b", 4),
-            None,
+            Some(None),
             "persistent"
         );
         let mut out = Vec::new();

@@ -17,6 +17,12 @@ use super::{cache_handle, ChildData};
 /// [`TreeCache`](super::TreeCache) does. The nodes found first are told as `Added`, then
 /// `Initialized`.
 ///
+/// Give it a session of its own when the same session also sets one-shot watches on its
+/// root (a [`TreeCache`](super::TreeCache), a [`NodeCache`](super::NodeCache) on the same
+/// path, a `get_data_and_watch`): ZooKeeper before 3.9 keeps one watch mode per connection
+/// and path, so such a watch silently turns the recursive watch into a one-shot one
+/// (ZOOKEEPER-4466), and the cache stops hearing of changes.
+///
 /// ```no_run
 /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
 /// use zkr_recipes::cache::CuratorCache;

@@ -6,7 +6,11 @@
 //! What every cache guarantees:
 //! - **Convergence**: once faults stop, the view equals a fresh read of the server (paths,
 //!   data, Stat). After a reconnect or a new session the cache re-reads every node it holds
-//!   and lists every parent it holds, so nothing changed while it was away is missed.
+//!   and lists every parent it holds, so nothing changed while it was away is missed. One
+//!   exception, as in Curator: at a cache's last level (a [`NodeCache`]'s node, a
+//!   [`PathChildrenCache`]'s children, a [`TreeCache`]'s `max_depth`) the node's own
+//!   children are not watched, so the child-related part of its Stat (`num_children`,
+//!   `cversion`, `pzxid`) is as of the node's last data change.
 //! - **Identity, not only version**: a node deleted and created again between two reads is
 //!   [`CacheEvent::Removed`] then [`CacheEvent::Added`] (`czxid` compared), never an update.
 //! - **Order**: answers are handled in the order the server gave them, so no event

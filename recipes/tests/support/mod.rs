@@ -6,6 +6,8 @@ use std::time::Duration;
 use zkr_client::{Client, ErrorCode};
 use zkr_testkit::TestingServer;
 
+pub mod tree;
+
 /// The longest any single wait in these tests may take.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
