@@ -1,0 +1,195 @@
+//! The caches over a real 3-member ensemble under faults: the member a cache's session uses
+//! is killed and restarted while another client makes random changes, and a cache's session
+//! expires (its only member paused past the session timeout) while changes go on. Once the
+//! faults stop, every cache equals a fresh read. Seeds are printed (replay with ZKR_SEED).
+
+use std::time::Duration;
+
+use tokio::task::block_in_place;
+use zkr_client::{Client, ConnectionState, CreateMode, StateChanges};
+use zkr_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
+use zkr_testkit::{four_letter_word, TestingCluster};
+
+mod support;
+use support::tree::*;
+use support::*;
+
+/// Long enough that a killed member is not taken for a lost session.
+const SESSION_TIMEOUT: Duration = Duration::from_secs(15);
+
+async fn client(connect_string: &str, timeout: Duration) -> Client {
+    within(
+        "connecting",
+        Client::builder(connect_string)
+            .session_timeout(timeout)
+            .connect(),
+    )
+    .await
+    .unwrap()
+}
+
+/// The member whose `cons` lists the session.
+async fn member_of(cluster: &TestingCluster, session_id: i64) -> usize {
+    let needle = format!("sid=0x{session_id:x}");
+    within("finding the connected member", async {
+        loop {
+            let found = block_in_place(|| {
+                (0..cluster.len()).find(|&i| {
+                    cluster.is_running(i)
+                        && four_letter_word(
+                            cluster.member_address(i),
+                            "cons",
+                            Duration::from_secs(2),
+                        )
+                        .is_ok_and(|a| a.contains(&needle))
+                })
+            });
+            if let Some(i) = found {
+                return i;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+}
+
+/// `n` random changes, each retried through connection trouble (an election, a killed
+/// member); a retried change may apply twice, which only changes the final state.
+async fn changes(writer: &Client, root: &str, rng: &mut Rng, n: usize) {
+    for _ in 0..n {
+        within("a change", async {
+            while let Err(e) = random_change(writer, root, rng).await {
+                assert!(e.is_retryable(), "{e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await;
+    }
+}
+
+async fn next_state(states: &mut StateChanges, want: ConnectionState) -> i64 {
+    within(&format!("state {want:?}"), async {
+        loop {
+            match states.next().await {
+                Some(c) if c.state == want => return c.session_id,
+                Some(_) => {}
+                None => panic!("the client is gone"),
+            }
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caches_converge_across_kills_and_restarts_of_their_member() {
+    let cluster = block_in_place(|| TestingCluster::start(3)).unwrap();
+    let all = cluster.connect_string();
+    let writer = client(&all, SESSION_TIMEOUT).await;
+    writer
+        .create("/f", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let cache_client = client(&all, SESSION_TIMEOUT).await;
+    let curator = CuratorCache::new(&cache_client, "/f");
+    curator.start().unwrap();
+    let tree_client = client(&all, SESSION_TIMEOUT).await;
+    let tree = TreeCache::new(&tree_client, "/f");
+    tree.start().unwrap();
+    let children = PathChildrenCache::new(&tree_client, "/f");
+    children.start(StartMode::BuildInitialCache).await.unwrap();
+    let mut rng = Rng::from_env("kills and restarts");
+    let mut states = cache_client.state_changes();
+
+    for round in 0..2 {
+        changes(&writer, "/f", &mut rng, 30).await;
+        let member = member_of(&cluster, cache_client.session_id()).await;
+        block_in_place(|| cluster.kill(member)).unwrap();
+        // The cache notices, and comes back on another member with the same session.
+        next_state(&mut states, ConnectionState::Suspended).await;
+        changes(&writer, "/f", &mut rng, 30).await;
+        let session = next_state(&mut states, ConnectionState::Reconnected).await;
+        assert_eq!(
+            session,
+            cache_client.session_id(),
+            "round {round}: same session"
+        );
+        changes(&writer, "/f", &mut rng, 30).await;
+        block_in_place(|| {
+            cluster.restart(member)?;
+            cluster.wait_serving(member, Duration::from_secs(30))
+        })
+        .unwrap();
+    }
+    converges("CuratorCache", &writer, "/f", usize::MAX, || {
+        view_of(&curator.snapshot())
+    })
+    .await;
+    converges("TreeCache", &writer, "/f", usize::MAX, || {
+        view_of(&tree.snapshot())
+    })
+    .await;
+    children_converge("PathChildrenCache", &writer, "/f", || {
+        view_of(&children.snapshot())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caches_converge_after_their_session_expires() {
+    const SHORT: Duration = Duration::from_secs(4);
+    let cluster = block_in_place(|| TestingCluster::start(3)).unwrap();
+    // The caches' sessions use member 0 only; the writer the other two.
+    let others = format!(
+        "{},{}",
+        cluster.member_connect_string(1),
+        cluster.member_connect_string(2)
+    );
+    let writer = client(&others, SESSION_TIMEOUT).await;
+    writer
+        .create("/e", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let cache_client = client(&cluster.member_connect_string(0), SHORT).await;
+    let curator = CuratorCache::new(&cache_client, "/e");
+    curator.start().unwrap();
+    let tree_client = client(&cluster.member_connect_string(0), SHORT).await;
+    let tree = TreeCache::new(&tree_client, "/e");
+    tree.start().unwrap();
+    within("builds", async {
+        curator.wait_initialized().await.unwrap();
+        tree.wait_initialized().await.unwrap();
+    })
+    .await;
+    let mut rng = Rng::from_env("session expiry");
+    changes(&writer, "/e", &mut rng, 40).await;
+
+    let mut states = cache_client.state_changes();
+    let mut events = curator.events();
+    let old = cache_client.session_id();
+    block_in_place(|| cluster.pause(0)).unwrap();
+    next_state(&mut states, ConnectionState::Lost).await;
+    changes(&writer, "/e", &mut rng, 40).await;
+    block_in_place(|| cluster.resume(0)).unwrap();
+    let new = next_state(&mut states, ConnectionState::Reconnected).await;
+    assert_ne!(new, old, "a new session");
+
+    converges("CuratorCache", &writer, "/e", usize::MAX, || {
+        view_of(&curator.snapshot())
+    })
+    .await;
+    converges("TreeCache", &writer, "/e", usize::MAX, || {
+        view_of(&tree.snapshot())
+    })
+    .await;
+    // The cache said what happened.
+    let mut told = Vec::new();
+    while let Some(event) = events.try_next() {
+        told.push(format!("{event:?}"));
+    }
+    let lost = told.iter().position(|e| e == "Lost");
+    let back = told.iter().position(|e| e == "Reconnected");
+    assert!(
+        matches!((lost, back), (Some(l), Some(b)) if l < b),
+        "Lost then Reconnected: {told:?}"
+    );
+}
