@@ -203,12 +203,19 @@ impl Driver {
 
     fn command(&mut self, command: Command, now: Instant) {
         match command {
-            Command::Request { request, sink } => {
-                if let Some((id, sink)) = sink {
-                    self.sinks.insert(id, sink);
+            Command::Request { request, sink } => match sink {
+                // Left through a watcher whose stream is already gone: nobody will read its
+                // event, so its registration is forgotten as soon as it is made.
+                Some((id, WatchSink::Group { tx, kind, path, .. })) if tx.is_closed() => {
+                    self.session.submit(request, now);
+                    self.session.forget_registration(id, kind, &path, now);
                 }
-                self.session.submit(request, now);
-            }
+                Some((id, sink)) => {
+                    self.sinks.insert(id, sink);
+                    self.session.submit(request, now);
+                }
+                None => self.session.submit(request, now),
+            },
             Command::AddAuth {
                 scheme,
                 auth,
