@@ -9,8 +9,9 @@ use zkr_client::{Client, Error, EventStream, Result};
 
 use super::engine::{Command, Engine, OneShot, Settings, Watching};
 use super::persistent_watcher::PersistentWatcher;
-use super::view::{Listeners, SharedView, Snapshot, ViewWriter};
+use super::view::{SharedView, Snapshot, ViewWriter};
 use super::{CacheEvent, ChildData};
+use crate::framework::Listeners;
 
 /// How the engine of a cache learns of changes.
 pub(crate) enum WatchWith {
@@ -34,7 +35,7 @@ enum Run {
 pub(crate) struct CacheCore {
     client: Client,
     view: SharedView,
-    listeners: Listeners,
+    listeners: Listeners<CacheEvent>,
     run: Mutex<Run>,
     initialized: watch::Receiver<bool>,
     initialized_tx: Mutex<Option<watch::Sender<bool>>>,

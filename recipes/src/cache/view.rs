@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use zkr_client::{event_stream, Bytes, EventSender, EventStream, Stat};
+use zkr_client::{Bytes, Stat};
+
+use crate::framework::Listeners;
 
 use super::data::{CacheEvent, ChildData};
 
@@ -44,75 +46,11 @@ impl SharedView {
     }
 }
 
-/// A cache's event streams: every [`Listeners::subscribe`] gets its own bounded stream of
-/// the events from then on. Closing ends them all.
-#[derive(Clone)]
-pub(crate) struct Listeners {
-    inner: Arc<Mutex<ListenersInner>>,
-}
-
-struct ListenersInner {
-    senders: Vec<EventSender<CacheEvent>>,
-    capacity: usize,
-    closed: bool,
-}
-
-impl Listeners {
-    pub(crate) fn new(capacity: usize) -> Listeners {
-        Listeners {
-            inner: Arc::new(Mutex::new(ListenersInner {
-                senders: Vec::new(),
-                capacity,
-                closed: false,
-            })),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, ListenersInner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The buffer size of streams subscribed from now on.
-    pub(crate) fn set_capacity(&self, capacity: usize) {
-        self.lock().capacity = capacity;
-    }
-
-    /// A new stream of the events from now on (already ended if the cache is closed).
-    pub(crate) fn subscribe(&self) -> EventStream<CacheEvent> {
-        let mut inner = self.lock();
-        let (tx, rx) = event_stream(inner.capacity);
-        if !inner.closed {
-            inner.senders.push(tx);
-        }
-        rx
-    }
-
-    pub(crate) fn send(&self, event: CacheEvent) {
-        let mut inner = self.lock();
-        if let Some((last, others)) = inner.senders.split_last() {
-            let mut gone = !last.send(event.clone());
-            for sender in others {
-                gone |= !sender.send(event.clone());
-            }
-            if gone {
-                inner.senders.retain(|s| !s.is_closed());
-            }
-        }
-    }
-
-    /// Ends every stream (after the events already queued).
-    pub(crate) fn close(&self) {
-        let mut inner = self.lock();
-        inner.closed = true;
-        inner.senders.clear();
-    }
-}
-
 /// Where the cache's task reports node changes: the view, and (while `announce` is on) the
 /// event streams. Dropping it (the task ended) ends the streams.
 pub(crate) struct ViewWriter {
     pub(crate) view: SharedView,
-    listeners: Listeners,
+    listeners: Listeners<CacheEvent>,
     /// Off while a start mode builds silently (Curator's BUILD_INITIAL_CACHE).
     pub(crate) announce: bool,
 }
@@ -124,7 +62,7 @@ impl Drop for ViewWriter {
 }
 
 impl ViewWriter {
-    pub(crate) fn new(view: SharedView, listeners: Listeners) -> ViewWriter {
+    pub(crate) fn new(view: SharedView, listeners: Listeners<CacheEvent>) -> ViewWriter {
         ViewWriter {
             view,
             listeners,
@@ -295,6 +233,8 @@ pub(crate) fn depth(root: &str, path: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zkr_client::EventStream;
+
     fn writer() -> (ViewWriter, EventStream<CacheEvent>) {
         let listeners = Listeners::new(64);
         let rx = listeners.subscribe();

@@ -3,6 +3,7 @@
 
 mod connection;
 mod delete;
+mod listeners;
 mod namespace;
 mod paths;
 mod policy;
@@ -13,6 +14,7 @@ mod wait;
 
 pub use connection::wait_connected;
 pub use delete::{delete_until_gone, guaranteed_delete, guaranteed_delete_protected};
+pub use listeners::Listeners;
 pub use namespace::connect_with_namespace;
 pub use paths::{create_parents, join, join_all, node_name, parent};
 pub use policy::ConnectionStatePolicy;
