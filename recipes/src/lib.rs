@@ -9,12 +9,15 @@
 //! - Locks: [`InterProcessMutex`].
 //! - Caches ([`cache`]): [`cache::NodeCache`], [`cache::PathChildrenCache`],
 //!   [`cache::TreeCache`], [`cache::CuratorCache`], and [`cache::PersistentWatcher`].
+//! - Counters ([`counter`]): [`counter::SharedValue`], [`counter::SharedCount`],
+//!   [`counter::DistributedAtomicLong`], [`counter::DistributedAtomicInteger`].
 //! - More locks: [`InterProcessReadWriteLock`], [`InterProcessSemaphoreV2`] and its
 //!   [`Lease`]s, [`InterProcessSemaphoreMutex`], [`InterProcessMultiLock`].
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod cache;
+pub mod counter;
 pub mod framework;
 pub mod leader;
 pub mod lock;

@@ -8,6 +8,7 @@ use zkr_client::{Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Resu
 use super::guard::LockGuard;
 use super::internals::Cleanup;
 use super::mutex::InterProcessMutex;
+use crate::counter::{decode_count, encode_count};
 use crate::framework::{
     create_parents, create_protected, join, node_name, parent, wait_connected,
     ConnectionStatePolicy, ProtectedName,
@@ -382,24 +383,6 @@ async fn until(deadline: Option<Instant>) {
         Some(d) => tokio::time::sleep_until(d.into()).await,
         None => std::future::pending().await,
     }
-}
-
-/// A SharedCount value as Curator stores it: 4 bytes, big-endian.
-///
-/// ```
-/// use zkr_recipes::lock::{decode_count, encode_count};
-/// assert_eq!(encode_count(3), [0, 0, 0, 3]);
-/// assert_eq!(decode_count(&encode_count(-7)), Some(-7));
-/// ```
-pub fn encode_count(count: i32) -> [u8; 4] {
-    count.to_be_bytes()
-}
-
-/// Reads a SharedCount value: the first 4 bytes, big-endian (as Curator's `ByteBuffer`
-/// does); `None` if there are fewer than 4.
-pub fn decode_count(data: &[u8]) -> Option<i32> {
-    let bytes: [u8; 4] = data.get(..4)?.try_into().ok()?;
-    Some(i32::from_be_bytes(bytes))
 }
 
 /// One lease of an [`InterProcessSemaphoreV2`] (Curator's `Lease`): its node under

@@ -1,0 +1,453 @@
+//! [`SharedValue`] and [`SharedCount`]: a value every process sees, changed with
+//! compare-and-set on the node's version, as Curator's `SharedValue` / `SharedCount`.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use zkr_client::{
+    Bytes, Client, ConnectionState, CreateMode, Error, ErrorCode, EventStream, Lagged, Result,
+    Stat, DEFAULT_EVENT_CAPACITY,
+};
+
+use super::number::{read_number, Number};
+use crate::framework::{create_parents, parent, wait_connected, Listeners};
+
+/// A value with the node version it was read at (what compare-and-set compares).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionedValue<T> {
+    /// The node's data version when this value was read or written.
+    pub version: i32,
+    /// The value.
+    pub value: T,
+}
+
+/// What a [`SharedValue`] or [`SharedCount`] tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SharedValueEvent<T> {
+    /// Another value was read (written here or elsewhere). Only the latest value is told:
+    /// several quick writes may show as one change.
+    Changed(VersionedValue<T>),
+    /// The connection dropped; the value may be stale until reconnected.
+    Suspended,
+    /// Connected again; the value was read again (a change follows if it moved).
+    Reconnected,
+    /// The session was lost; the value is read again on the new session.
+    Lost,
+    /// The reader fell behind and `missed` events were dropped: read the current value.
+    Lagged {
+        /// How many events were dropped.
+        missed: u64,
+    },
+}
+
+impl<T> From<Lagged> for SharedValueEvent<T> {
+    fn from(lagged: Lagged) -> Self {
+        SharedValueEvent::Lagged {
+            missed: lagged.missed,
+        }
+    }
+}
+
+/// How a value is stored in its node.
+pub(crate) trait Codec: Clone + PartialEq + Send + Sync + std::fmt::Debug + 'static {
+    fn to_bytes(&self) -> Vec<u8>;
+    fn from_bytes(path: &str, data: &[u8]) -> Result<Self>;
+}
+
+impl Codec for Bytes {
+    fn to_bytes(&self) -> Vec<u8> {
+        self.to_vec()
+    }
+    fn from_bytes(_path: &str, data: &[u8]) -> Result<Bytes> {
+        // A copy: the value outlives the reply frame.
+        Ok(Bytes::copy_from_slice(data))
+    }
+}
+
+impl Codec for i32 {
+    fn to_bytes(&self) -> Vec<u8> {
+        self.encode()
+    }
+    fn from_bytes(path: &str, data: &[u8]) -> Result<i32> {
+        if data.len() < 4 {
+            return Err(Error::invalid(format!(
+                "{path}: a shared count is 4 bytes, found {}",
+                data.len()
+            )));
+        }
+        read_number(path, data)
+    }
+}
+
+/// The value as last read, and the zxid of the write it came from.
+struct Current<T> {
+    value: VersionedValue<T>,
+    /// Newer reads win by `mzxid`, not by version: a version wraps past `i32::MAX`
+    /// (CURATOR-688: Curator's SharedCount then ignored every later change).
+    mzxid: i64,
+}
+
+struct Inner<T> {
+    client: Client,
+    path: String,
+    seed: T,
+    current: Mutex<Option<Current<T>>>,
+    listeners: Listeners<SharedValueEvent<T>>,
+    run: Mutex<Run>,
+}
+
+enum Run {
+    Idle,
+    /// Dropping the sender stops the task.
+    Running {
+        _stop: oneshot::Sender<()>,
+    },
+    Closed,
+}
+
+impl<T: Codec> Inner<T> {
+    fn current(&self) -> MutexGuard<'_, Option<Current<T>>> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn run(&self) -> MutexGuard<'_, Run> {
+        self.run.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes a read (or a write's result) if it is newer than what is held; tells it.
+    fn offer(&self, stat: &Stat, value: T) {
+        let mut current = self.current();
+        if current.as_ref().is_some_and(|c| c.mzxid >= stat.mzxid) {
+            return;
+        }
+        let value = VersionedValue {
+            version: stat.version,
+            value,
+        };
+        *current = Some(Current {
+            value: value.clone(),
+            mzxid: stat.mzxid,
+        });
+        drop(current);
+        self.listeners.send(SharedValueEvent::Changed(value));
+    }
+
+    fn value(&self) -> Result<VersionedValue<T>> {
+        self.current()
+            .as_ref()
+            .map(|c| c.value.clone())
+            .ok_or_else(|| Error::invalid(format!("{}: not started", self.path)))
+    }
+
+    async fn start(self: &Arc<Self>) -> Result<()> {
+        if !matches!(*self.run(), Run::Idle) {
+            return Err(Error::invalid(format!("{}: already started", self.path)));
+        }
+        create_parents(&self.client, parent(&self.path), true).await?;
+        match self
+            .client
+            .create(&self.path, &self.seed.to_bytes(), CreateMode::Persistent)
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) => return Err(e),
+        }
+        let (data, stat) = self.client.get_data(&self.path).await?;
+        self.offer(&stat, T::from_bytes(&self.path, &data)?);
+        let (close, closed) = oneshot::channel();
+        {
+            let mut run = self.run();
+            if !matches!(*run, Run::Idle) {
+                return Err(Error::invalid(format!("{}: already started", self.path)));
+            }
+            *run = Run::Running { _stop: close };
+        }
+        tokio::spawn(follow(Arc::downgrade(self), self.client.clone(), closed));
+        Ok(())
+    }
+
+    async fn set(&self, value: T) -> Result<()> {
+        let stat = self
+            .client
+            .set_data(&self.path, &value.to_bytes(), None)
+            .await?;
+        self.offer(&stat, value);
+        Ok(())
+    }
+
+    async fn try_set(&self, expected: &VersionedValue<T>, value: T) -> Result<bool> {
+        let current = self.value()?;
+        if current != *expected {
+            return Ok(false);
+        }
+        match self
+            .client
+            .set_data(&self.path, &value.to_bytes(), Some(expected.version))
+            .await
+        {
+            Ok(stat) => {
+                self.offer(&stat, value);
+                Ok(true)
+            }
+            Err(e) if e.code() == ErrorCode::BadVersion => {
+                // Someone else wrote first: learn their value, so the caller can retry.
+                let (data, stat) = self.client.get_data(&self.path).await?;
+                self.offer(&stat, T::from_bytes(&self.path, &data)?);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn close(&self) {
+        *self.run() = Run::Closed;
+        self.listeners.close();
+    }
+}
+
+/// The task that keeps the value current: a data watch, read again on every change and every
+/// reconnect. It holds the value weakly: dropping the handle ends it.
+async fn follow<T: Codec>(
+    inner: std::sync::Weak<Inner<T>>,
+    client: Client,
+    mut closed: oneshot::Receiver<()>,
+) {
+    let mut states = client.state_changes();
+    let Some(path) = inner.upgrade().map(|i| i.path.clone()) else {
+        return;
+    };
+    loop {
+        // Read with a watch (or wait for the node to be created again).
+        let watch = match client.get_data_and_watch(&path).await {
+            Ok((data, stat, watch)) => {
+                let Some(inner) = inner.upgrade() else { return };
+                if let Ok(value) = T::from_bytes(&path, &data) {
+                    inner.offer(&stat, value);
+                }
+                Some(watch)
+            }
+            Err(e) if e.code() == ErrorCode::NoNode => match client.exists_and_watch(&path).await {
+                Ok((_, watch)) => Some(watch),
+                Err(_) => None,
+            },
+            Err(e) if e.is_closed() => return,
+            Err(_) => None,
+        };
+        let mut watch = watch;
+        // Wait for a change, a state change that calls for a new read, or the end.
+        loop {
+            let no_watch = watch.is_none();
+            let changed = async {
+                match watch.as_mut() {
+                    Some(w) => w.await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = &mut closed => return,
+                event = changed => {
+                    if !event.is_session_event() {
+                        break;
+                    }
+                    watch = None;
+                }
+                change = states.next() => {
+                    let Some(change) = change else { return };
+                    let Some(inner) = inner.upgrade() else { return };
+                    match change.state {
+                        ConnectionState::Suspended => inner.listeners.send(SharedValueEvent::Suspended),
+                        ConnectionState::Lost => inner.listeners.send(SharedValueEvent::Lost),
+                        ConnectionState::Reconnected => {
+                            inner.listeners.send(SharedValueEvent::Reconnected);
+                            break;
+                        }
+                        ConnectionState::Closed => return,
+                        _ => {}
+                    }
+                }
+                // A failed read: try again once connected.
+                _ = wait_connected_then_pause(&client), if no_watch => break,
+            }
+        }
+    }
+}
+
+async fn wait_connected_then_pause(client: &Client) {
+    let _ = wait_connected(client).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+}
+
+/// A value (any bytes) shared by every process that uses the same node, as Curator's
+/// `SharedValue`: start reads it and keeps it current with a watch; writes go through
+/// unconditionally ([`SharedValue::set_value`]) or only if nobody wrote since a given read
+/// ([`SharedValue::try_set_value`]).
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use zkr_recipes::counter::SharedValue;
+/// let mode = SharedValue::new(&client, "/app/mode", b"normal");
+/// mode.start().await?;
+/// let seen = mode.versioned_value()?;
+/// if !mode.try_set_value(&seen, b"maintenance").await? {
+///     println!("someone else changed it first: {:?}", mode.value()?);
+/// }
+/// # Ok(()) }
+/// ```
+pub struct SharedValue {
+    inner: Arc<Inner<Bytes>>,
+}
+
+/// A 4-byte big-endian count shared by every process that uses the same node, as Curator's
+/// `SharedCount` (the format a semaphore's shared maximum uses too).
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use zkr_recipes::counter::SharedCount;
+/// let workers = SharedCount::new(&client, "/app/workers", 4);
+/// workers.start().await?;
+/// loop {
+///     let seen = workers.versioned_value()?;
+///     if workers.try_set_count(&seen, seen.value + 1).await? {
+///         break;
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+pub struct SharedCount {
+    inner: Arc<Inner<i32>>,
+}
+
+macro_rules! shared_common {
+    ($t:ty) => {
+        /// Creates the node with the seed if it does not exist, reads it, and keeps the
+        /// value current from then on. Starting twice is an error.
+        pub async fn start(&self) -> Result<()> {
+            self.inner.start().await
+        }
+
+        /// The value and the version it was read at.
+        pub fn versioned_value(&self) -> Result<VersionedValue<$t>> {
+            self.inner.value()
+        }
+
+        /// Changes from now on (the latest value only: quick successive writes may show as
+        /// one), and connection changes. Any number of streams; each is bounded.
+        pub fn events(&self) -> EventStream<SharedValueEvent<$t>> {
+            self.inner.listeners.subscribe()
+        }
+
+        /// Stops following the node; the event streams end. Dropping does the same.
+        pub fn close(&self) {
+            self.inner.close();
+        }
+
+        /// The node's path.
+        pub fn path(&self) -> &str {
+            &self.inner.path
+        }
+    };
+}
+
+fn inner<T: Codec>(client: &Client, path: &str, seed: T) -> Arc<Inner<T>> {
+    Arc::new(Inner {
+        client: client.clone(),
+        path: path.to_string(),
+        seed,
+        current: Mutex::new(None),
+        listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
+        run: Mutex::new(Run::Idle),
+    })
+}
+
+impl SharedValue {
+    /// A shared value at `path`, created with `seed` if absent (not started).
+    pub fn new(client: &Client, path: &str, seed: &[u8]) -> SharedValue {
+        SharedValue {
+            inner: inner(client, path, Bytes::copy_from_slice(seed)),
+        }
+    }
+
+    /// The current value.
+    pub fn value(&self) -> Result<Bytes> {
+        Ok(self.inner.value()?.value)
+    }
+
+    /// Writes `value` whatever the node holds.
+    pub async fn set_value(&self, value: &[u8]) -> Result<()> {
+        self.inner.set(Bytes::copy_from_slice(value)).await
+    }
+
+    /// Writes `value` only if the node still holds `expected` (same version and value):
+    /// `false` if it changed since (the new value is then read, for a retry).
+    pub async fn try_set_value(
+        &self,
+        expected: &VersionedValue<Bytes>,
+        value: &[u8],
+    ) -> Result<bool> {
+        self.inner
+            .try_set(expected, Bytes::copy_from_slice(value))
+            .await
+    }
+
+    shared_common!(Bytes);
+}
+
+impl SharedCount {
+    /// A shared count at `path`, created with `seed` if absent (not started).
+    pub fn new(client: &Client, path: &str, seed: i32) -> SharedCount {
+        SharedCount {
+            inner: inner(client, path, seed),
+        }
+    }
+
+    /// The current count.
+    pub fn count(&self) -> Result<i32> {
+        Ok(self.inner.value()?.value)
+    }
+
+    /// Writes `count` whatever the node holds.
+    pub async fn set_count(&self, count: i32) -> Result<()> {
+        self.inner.set(count).await
+    }
+
+    /// Writes `count` only if the node still holds `expected` (same version and count):
+    /// `false` if it changed since (the new count is then read, for a retry).
+    pub async fn try_set_count(&self, expected: &VersionedValue<i32>, count: i32) -> Result<bool> {
+        self.inner.try_set(expected, count).await
+    }
+
+    shared_common!(i32);
+}
+
+impl Drop for SharedValue {
+    fn drop(&mut self) {
+        self.inner.close();
+    }
+}
+
+impl Drop for SharedCount {
+    fn drop(&mut self) {
+        self.inner.close();
+    }
+}
+
+impl std::fmt::Debug for SharedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedValue")
+            .field("path", &self.inner.path)
+            .field("value", &self.inner.value().ok())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for SharedCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedCount")
+            .field("path", &self.inner.path)
+            .field("value", &self.inner.value().ok())
+            .finish()
+    }
+}
