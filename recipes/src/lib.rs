@@ -11,11 +11,14 @@
 //!   [`cache::TreeCache`], [`cache::CuratorCache`], and [`cache::PersistentWatcher`].
 //! - Counters ([`counter`]): [`counter::SharedValue`], [`counter::SharedCount`],
 //!   [`counter::DistributedAtomicLong`], [`counter::DistributedAtomicInteger`].
+//! - Barriers ([`barrier`]): [`barrier::DistributedBarrier`],
+//!   [`barrier::DistributedDoubleBarrier`].
 //! - More locks: [`InterProcessReadWriteLock`], [`InterProcessSemaphoreV2`] and its
 //!   [`Lease`]s, [`InterProcessSemaphoreMutex`], [`InterProcessMultiLock`].
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod barrier;
 pub mod cache;
 pub mod counter;
 pub mod framework;

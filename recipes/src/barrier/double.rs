@@ -1,0 +1,214 @@
+//! [`DistributedDoubleBarrier`]: N members enter together and leave together.
+
+use std::time::{Duration, Instant};
+
+use zkr_client::{Client, CreateMode, Error, ErrorCode, Result};
+
+use super::wait_until;
+use crate::framework::{create_parents, guaranteed_delete, join, Uuid};
+
+/// The node whose creation lets members in (Curator's name).
+pub const READY_NODE: &str = "ready";
+
+/// A double barrier, as Curator's `DistributedDoubleBarrier` and on its nodes, so Java and
+/// Rust members mix in one barrier: each member's node is `<path>/<uuid>` (ephemeral); the
+/// member that makes the count reach N creates `<path>/ready`, which lets everyone in.
+/// Leaving: every member deletes its node, the lowest (by name) last, and waits until all
+/// are gone.
+///
+/// Where it differs from Curator 5.4: a timed `enter` counts only a real arrival of `ready`
+/// (apache/curator#1290), and a member whose `enter` fails, times out or is dropped deletes
+/// its node (#601), so it cannot be counted by the others. A `leave` that times out deletes
+/// the node too.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use std::time::Duration;
+/// use zkr_recipes::barrier::DistributedDoubleBarrier;
+/// let barrier = DistributedDoubleBarrier::new(&client, "/jobs/phase-1", 5);
+/// if barrier.enter(Some(Duration::from_secs(30))).await? {
+///     // ... all five are here: work ...
+///     barrier.leave(Some(Duration::from_secs(30))).await?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct DistributedDoubleBarrier {
+    client: Client,
+    path: String,
+    member_qty: usize,
+    name: String,
+}
+
+/// Deletes our node unless disarmed: every way out of `enter` but success.
+struct LeaveOnDrop<'a> {
+    client: &'a Client,
+    node: Option<String>,
+}
+
+impl Drop for LeaveOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(node) = self.node.take() {
+            guaranteed_delete(self.client, node);
+        }
+    }
+}
+
+impl DistributedDoubleBarrier {
+    /// A member of the barrier at `path` that opens once `member_qty` members are there.
+    pub fn new(client: &Client, path: &str, member_qty: usize) -> DistributedDoubleBarrier {
+        DistributedDoubleBarrier {
+            client: client.clone(),
+            path: path.to_string(),
+            member_qty,
+            name: Uuid::new_v4().to_string(),
+        }
+    }
+
+    /// This member's node name (a UUID, as Curator's).
+    pub fn node_name(&self) -> &str {
+        &self.name
+    }
+
+    fn our_path(&self) -> String {
+        join(&self.path, &self.name)
+    }
+
+    /// Enters, and waits until `member_qty` members have: `true` once in, `false` if
+    /// `timeout` passed first (our node is then deleted).
+    pub async fn enter(&self, timeout: Option<Duration>) -> Result<bool> {
+        if self.member_qty == 0 {
+            return Err(Error::invalid("a double barrier needs at least one member"));
+        }
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let ready_path = join(&self.path, READY_NODE);
+        let our_path = self.our_path();
+        let (ready, mut ready_watch) = self.client.exists_and_watch(&ready_path).await?;
+        create_parents(&self.client, &self.path, true).await?;
+        let mut leave = LeaveOnDrop {
+            client: &self.client,
+            node: Some(our_path.clone()),
+        };
+        match self
+            .client
+            .create(&our_path, b"", CreateMode::Ephemeral)
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) => return Err(e),
+        }
+        if ready.is_none() {
+            loop {
+                let members = self.client.get_children(&self.path).await?;
+                // Curator counts every child, `ready` and stale members included.
+                if members.len() >= self.member_qty {
+                    match self
+                        .client
+                        .create(&ready_path, b"", CreateMode::Persistent)
+                        .await
+                    {
+                        Ok(_) => break,
+                        Err(e) if e.code() == ErrorCode::NodeExists => break,
+                        Err(e) => return Err(e),
+                    }
+                }
+                match wait_until(ready_watch, deadline).await {
+                    None => return Ok(false),
+                    Some(event) if event.event_type == zkr_client::EventType::NodeCreated => break,
+                    Some(_) => {
+                        // Not the creation of `ready` (a session event, say): look again.
+                        let (ready, watch) = self.client.exists_and_watch(&ready_path).await?;
+                        if ready.is_some() {
+                            break;
+                        }
+                        ready_watch = watch;
+                    }
+                }
+            }
+        }
+        leave.node = None;
+        Ok(true)
+    }
+
+    /// Leaves, and waits until every member has: `true` once all are gone, `false` if
+    /// `timeout` passed first (our node is deleted either way). `ready` is deleted on the way
+    /// out, as Curator does.
+    pub async fn leave(&self, timeout: Option<Duration>) -> Result<bool> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let outcome = self.leave_until(deadline).await;
+        if !matches!(outcome, Ok(true)) {
+            guaranteed_delete(&self.client, self.our_path());
+        }
+        match self
+            .client
+            .delete(&join(&self.path, READY_NODE), None)
+            .await
+        {
+            Ok(()) => {}
+            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if outcome.is_ok() => return Err(e),
+            Err(_) => {}
+        }
+        outcome
+    }
+
+    async fn leave_until(&self, deadline: Option<Instant>) -> Result<bool> {
+        let our_path = self.our_path();
+        let mut ours_exists = true;
+        loop {
+            let mut members: Vec<String> = match self.client.get_children(&self.path).await {
+                Ok(children) => children
+                    .iter()
+                    .filter(|name| *name != READY_NODE)
+                    .map(str::to_string)
+                    .collect(),
+                Err(e) if e.code() == ErrorCode::NoNode => Vec::new(),
+                Err(e) => return Err(e),
+            };
+            members.sort();
+            if members.is_empty() {
+                return Ok(true);
+            }
+            let our_index = members.iter().position(|m| *m == self.name);
+            if our_index.is_none() && ours_exists {
+                return Err(Error::invalid(format!(
+                    "{our_path}: our member node is gone (was the session lost?)"
+                )));
+            }
+            if members.len() == 1 {
+                if ours_exists {
+                    self.delete_ours(&our_path).await?;
+                }
+                return Ok(true);
+            }
+            let watched = if our_index == Some(0) {
+                // The lowest leaves last: wait for the highest to go.
+                join(&self.path, &members[members.len() - 1])
+            } else {
+                if ours_exists {
+                    self.delete_ours(&our_path).await?;
+                    ours_exists = false;
+                }
+                join(&self.path, &members[0])
+            };
+            let (stat, watch) = self.client.exists_and_watch(&watched).await?;
+            if stat.is_some() && wait_until(watch, deadline).await.is_none() {
+                return Ok(false);
+            }
+        }
+    }
+
+    async fn delete_ours(&self, our_path: &str) -> Result<()> {
+        match self.client.delete(our_path, None).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The barrier's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}

@@ -1,0 +1,95 @@
+//! [`DistributedBarrier`]: up while its node exists.
+
+use std::time::{Duration, Instant};
+
+use zkr_client::{Client, CreateMode, ErrorCode, Result};
+
+use super::wait_until;
+use crate::framework::{create_parents, parent, wait_connected};
+
+/// A barrier that holds while its node exists, as Curator's `DistributedBarrier`: one process
+/// sets it, any number wait on it, and all of them go on when it is removed.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use zkr_recipes::barrier::DistributedBarrier;
+/// let gate = DistributedBarrier::new(&client, "/app/gate");
+/// gate.set_barrier().await?;
+/// // elsewhere: DistributedBarrier::new(&other, "/app/gate").wait_on_barrier(None).await?;
+/// gate.remove_barrier().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct DistributedBarrier {
+    client: Client,
+    path: String,
+}
+
+impl DistributedBarrier {
+    /// A barrier at `path`.
+    pub fn new(client: &Client, path: &str) -> DistributedBarrier {
+        DistributedBarrier {
+            client: client.clone(),
+            path: path.to_string(),
+        }
+    }
+
+    /// Sets the barrier (creates its node, and missing parents as containers); setting a set
+    /// barrier is fine.
+    pub async fn set_barrier(&self) -> Result<()> {
+        create_parents(&self.client, parent(&self.path), true).await?;
+        match self
+            .client
+            .create(&self.path, b"", CreateMode::Persistent)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == ErrorCode::NodeExists => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes the barrier; removing a removed barrier is fine.
+    pub async fn remove_barrier(&self) -> Result<()> {
+        match self.client.delete(&self.path, None).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits until the barrier is removed: `true` when it is (or was not set), `false` if
+    /// `timeout` passed first. Connection trouble is waited out.
+    pub async fn wait_on_barrier(&self, timeout: Option<Duration>) -> Result<bool> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            match self.client.exists_and_watch(&self.path).await {
+                Ok((None, _)) => return Ok(true),
+                Ok((Some(_), watch)) => {
+                    if wait_until(watch, deadline).await.is_none() {
+                        return Ok(false);
+                    }
+                }
+                Err(e) if e.is_retryable() => {
+                    let connected = async { wait_connected(&self.client).await };
+                    match deadline {
+                        Some(d) => {
+                            if tokio::time::timeout_at(d.into(), connected).await.is_err() {
+                                return Ok(false);
+                            }
+                        }
+                        None => {
+                            connected.await?;
+                        }
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The barrier's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
