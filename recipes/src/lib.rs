@@ -13,6 +13,8 @@
 //!   [`counter::DistributedAtomicLong`], [`counter::DistributedAtomicInteger`].
 //! - Barriers ([`barrier`]): [`barrier::DistributedBarrier`],
 //!   [`barrier::DistributedDoubleBarrier`].
+//! - Nodes ([`node`]): [`node::PersistentNode`], [`node::PersistentTtlNode`],
+//!   [`node::GroupMember`].
 //! - More locks: [`InterProcessReadWriteLock`], [`InterProcessSemaphoreV2`] and its
 //!   [`Lease`]s, [`InterProcessSemaphoreMutex`], [`InterProcessMultiLock`].
 #![warn(missing_docs)]
@@ -24,6 +26,7 @@ pub mod counter;
 pub mod framework;
 pub mod leader;
 pub mod lock;
+pub mod node;
 pub mod sequence;
 
 pub use framework::{ConnectionStatePolicy, RetryPolicy};

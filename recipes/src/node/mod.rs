@@ -1,0 +1,11 @@
+//! Nodes that stay: [`PersistentNode`] keeps a node of any mode in place across connection
+//! and session loss, [`PersistentTtlNode`] keeps a node alive with a TTL "touch" child, and
+//! [`GroupMember`] is group membership on top of them (Curator's layouts).
+
+mod group_member;
+mod persistent;
+mod ttl;
+
+pub use group_member::GroupMember;
+pub use persistent::{PersistentNode, PersistentNodeEvent};
+pub use ttl::{PersistentTtlNode, TOUCH_NODE};

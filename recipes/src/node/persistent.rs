@@ -1,0 +1,484 @@
+//! [`PersistentNode`]: a node kept in place across connection loss and session loss.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+use zkr_client::{
+    Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventStream, EventType,
+    Lagged, Result, DEFAULT_EVENT_CAPACITY,
+};
+
+use crate::framework::{
+    create_parents, create_protected, delete_until_gone, guaranteed_delete, node_name, parent,
+    wait_connected, Listeners, ProtectedName,
+};
+
+/// What a [`PersistentNode`] tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PersistentNodeEvent {
+    /// The node was created (the first time, or again after it was deleted or its session
+    /// was lost), at this path; or found there when starting, and adopted.
+    Created {
+        /// The node's path (with its sequence number for sequential modes).
+        path: String,
+    },
+    /// The node cannot be created and no retry will fix it (no permission, a bad path, TTL
+    /// nodes disabled on the server): the error, each time it is met again.
+    Failed(String),
+    /// The reader fell behind and `missed` events were dropped.
+    Lagged {
+        /// How many events were dropped.
+        missed: u64,
+    },
+}
+
+impl From<Lagged> for PersistentNodeEvent {
+    fn from(lagged: Lagged) -> Self {
+        PersistentNodeEvent::Lagged {
+            missed: lagged.missed,
+        }
+    }
+}
+
+struct State {
+    data: Vec<u8>,
+    /// The path we created, once we have (sequential modes keep it: they are created again
+    /// under the same name, unsequenced, as Curator does).
+    actual: Option<String>,
+    /// The session that created `actual`.
+    created_by: i64,
+    ttl: Option<Duration>,
+    protection: Option<ProtectedName>,
+}
+
+struct Inner {
+    client: Client,
+    path: String,
+    mode: CreateMode,
+    state: Mutex<State>,
+    listeners: Listeners<PersistentNodeEvent>,
+    /// How many times the node was created.
+    creates: watch::Sender<u64>,
+    run: Mutex<Run>,
+}
+
+enum Run {
+    Idle,
+    Running(oneshot::Sender<()>, tokio::task::JoinHandle<()>),
+    Closed,
+}
+
+impl Inner {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn run(&self) -> MutexGuard<'_, Run> {
+        self.run.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn options(&self, mode: CreateMode) -> CreateOptions<'static> {
+        let mut options = CreateOptions::new(mode).with_stat();
+        if let Some(ttl) = self.state().ttl.filter(|_| mode.is_ttl()) {
+            options = options.ttl(ttl);
+        }
+        options
+    }
+
+    fn created(&self, path: &str) {
+        {
+            let mut state = self.state();
+            state.actual = Some(path.to_string());
+            state.created_by = self.client.session_id();
+        }
+        self.creates.send_modify(|n| *n += 1);
+        self.listeners.send(PersistentNodeEvent::Created {
+            path: path.to_string(),
+        });
+    }
+
+    /// Makes sure the node exists; returns its path.
+    async fn ensure(&self) -> Result<String> {
+        let (data, actual, created_by) = {
+            let state = self.state();
+            (state.data.clone(), state.actual.clone(), state.created_by)
+        };
+        let Some(path) = actual else {
+            return self.first_create(&data).await;
+        };
+        // Again, under the first name: unsequenced.
+        let mode = unsequenced(self.mode);
+        loop {
+            match self
+                .client
+                .create_with(&path, &data, &self.options(mode))
+                .await
+            {
+                Ok(_) => {
+                    self.created(&path);
+                    return Ok(path);
+                }
+                Err(e) if e.code() == ErrorCode::NoNode => {
+                    create_parents(&self.client, parent(&path), true).await?;
+                }
+                Err(e) if e.code() == ErrorCode::NodeExists => {
+                    let (found, stat) = match self.client.get_data(&path).await {
+                        Ok(read) => read,
+                        Err(e) if e.code() == ErrorCode::NoNode => continue,
+                        Err(e) => return Err(e),
+                    };
+                    if mode.is_ephemeral()
+                        && stat.ephemeral_owner == created_by
+                        && created_by != self.client.session_id()
+                    {
+                        // Ours, from a lost session: it goes when the server expires that
+                        // session. Delete it now and create it on this one.
+                        delete_until_gone(&self.client, &path).await?;
+                        continue;
+                    }
+                    // Someone's node at our path (or ours, still there): adopt it, with our
+                    // data (Curator's way), writing only if the data differs.
+                    if found[..] != data[..] {
+                        self.overwrite(&path, &data).await?;
+                    }
+                    return Ok(path);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn first_create(&self, data: &[u8]) -> Result<String> {
+        let protection = self.state().protection;
+        if let Some(protection) = protection {
+            let (path, _) = create_protected(
+                &self.client,
+                parent(&self.path),
+                node_name(&self.path),
+                data,
+                self.mode,
+                &protection,
+            )
+            .await?;
+            self.created(&path);
+            return Ok(path);
+        }
+        loop {
+            match self
+                .client
+                .create_with(&self.path, data, &self.options(self.mode))
+                .await
+            {
+                Ok((path, _)) => {
+                    self.created(&path);
+                    return Ok(path);
+                }
+                Err(e) if e.code() == ErrorCode::NoNode => {
+                    create_parents(&self.client, parent(&self.path), true).await?;
+                }
+                Err(e) if e.code() == ErrorCode::NodeExists => {
+                    // Someone's node at our path: adopt it, with our data (Curator's way).
+                    self.overwrite(&self.path, data).await?;
+                    self.created(&self.path);
+                    return Ok(self.path.clone());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn overwrite(&self, path: &str, data: &[u8]) -> Result<()> {
+        match self.client.set_data(path, data, None).await {
+            Ok(_) => Ok(()),
+            // Gone meanwhile: the watch that follows creates it again.
+            Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn unstarted_error(&self) -> Error {
+        Error::invalid(format!("{}: the persistent node is not started", self.path))
+    }
+}
+
+/// Without the sequence suffix, for creating a sequential node again under its first name.
+fn unsequenced(mode: CreateMode) -> CreateMode {
+    match mode {
+        CreateMode::PersistentSequential => CreateMode::Persistent,
+        CreateMode::EphemeralSequential => CreateMode::Ephemeral,
+        CreateMode::PersistentSequentialWithTtl => CreateMode::PersistentWithTtl,
+        other => other,
+    }
+}
+
+/// The task: create, watch, create again whenever it is gone or the connection comes back.
+async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
+    let client = inner.client.clone();
+    let mut states = client.state_changes();
+    let work = async {
+        loop {
+            let path = match inner.ensure().await {
+                Ok(path) => path,
+                Err(e) if e.is_closed() => return,
+                Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+                    if wait_connected(&client).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    inner
+                        .listeners
+                        .send(PersistentNodeEvent::Failed(e.to_string()));
+                    // Try again after the next reconnect (or a data change by the user).
+                    loop {
+                        match states.next().await {
+                            None => return,
+                            Some(c) if c.state == ConnectionState::Closed => return,
+                            Some(c) if c.state == ConnectionState::Reconnected => break,
+                            Some(_) => {}
+                        }
+                    }
+                    continue;
+                }
+            };
+            // Watch it until it is gone, or the connection comes back (it may have been
+            // deleted, or its session lost, meanwhile).
+            'watching: loop {
+                let watch = match client.exists_and_watch(&path).await {
+                    Ok((None, _)) => break 'watching,
+                    Ok((Some(_), watch)) => watch,
+                    Err(e) if e.is_closed() => return,
+                    Err(_) => {
+                        if wait_connected(&client).await.is_err() {
+                            return;
+                        }
+                        break 'watching;
+                    }
+                };
+                tokio::select! {
+                    event = watch => match event.event_type {
+                        EventType::NodeDeleted | EventType::None => break 'watching,
+                        // Someone else's data stays (as in Curator): watch again.
+                        _ => continue 'watching,
+                    },
+                    change = states.next() => match change {
+                        None => return,
+                        Some(c) if c.state == ConnectionState::Closed => return,
+                        Some(c) if c.state == ConnectionState::Reconnected => break 'watching,
+                        Some(_) => continue 'watching,
+                    },
+                }
+            }
+        }
+    };
+    tokio::select! {
+        _ = &mut stop => {}
+        () = work => {}
+    }
+}
+
+/// A node kept in place, as Curator's `PersistentNode`: created (with missing parents as
+/// containers) when started, and created again whenever it is deleted, or its session is
+/// lost, or the connection comes back and it is gone. Any mode: an ephemeral node that
+/// outlives crashes of the connection, a sequential node that keeps its first name, a TTL
+/// node, a container.
+///
+/// If the node exists already, it is adopted and given our data (Curator's way). An
+/// ephemeral node we made on a session since lost is deleted and made again on the new
+/// session at once, rather than left to vanish at that session's expiry. Data written by
+/// someone else stays until our next `set_data` or re-creation, as in Curator.
+///
+/// Closing (or dropping) it deletes the node.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use std::time::Duration;
+/// use zkr_client::CreateMode;
+/// use zkr_recipes::node::PersistentNode;
+/// let me = PersistentNode::new(&client, "/services/api/host-1", CreateMode::Ephemeral, b"10.0.0.1:80");
+/// me.start()?;
+/// assert!(me.wait_for_initial_create(Duration::from_secs(10)).await?);
+/// me.set_data(b"10.0.0.1:8080").await?;
+/// me.close().await?;
+/// # Ok(()) }
+/// ```
+pub struct PersistentNode {
+    inner: Arc<Inner>,
+}
+
+impl PersistentNode {
+    /// A node at `path` with `mode` and `data` (not started).
+    pub fn new(client: &Client, path: &str, mode: CreateMode, data: &[u8]) -> PersistentNode {
+        let (creates, _) = watch::channel(0);
+        PersistentNode {
+            inner: Arc::new(Inner {
+                client: client.clone(),
+                path: path.to_string(),
+                mode,
+                state: Mutex::new(State {
+                    data: data.to_vec(),
+                    actual: None,
+                    created_by: 0,
+                    ttl: None,
+                    protection: None,
+                }),
+                listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
+                creates,
+                run: Mutex::new(Run::Idle),
+            }),
+        }
+    }
+
+    /// Creates the node under a protected name (`_c_<uuid>-<name>`), so a create whose reply
+    /// was lost is found rather than made twice (Curator's `useProtection`).
+    pub fn with_protection(self) -> PersistentNode {
+        self.inner.state().protection = Some(ProtectedName::new());
+        self
+    }
+
+    /// The TTL of a TTL mode (needs `extendedTypesEnabled` on the server).
+    pub fn with_ttl(self, ttl: Duration) -> PersistentNode {
+        self.inner.state().ttl = Some(ttl);
+        self
+    }
+
+    /// Starts keeping the node (in a task; needs a tokio runtime). Starting twice is an
+    /// error.
+    pub fn start(&self) -> Result<()> {
+        zkr_client::validate_path(&self.inner.path, self.inner.mode.is_sequential())?;
+        if self.inner.mode.is_ttl() && self.inner.state().ttl.is_none() {
+            return Err(Error::invalid(format!(
+                "{}: {} needs a TTL (with_ttl)",
+                self.inner.path, self.inner.mode
+            )));
+        }
+        let mut run = self.inner.run();
+        if !matches!(*run, Run::Idle) {
+            return Err(Error::invalid(format!(
+                "{}: the persistent node was already started",
+                self.inner.path
+            )));
+        }
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(keep(self.inner.clone(), stopped));
+        *run = Run::Running(stop, task);
+        Ok(())
+    }
+
+    /// Waits until the node was created once: `false` if `timeout` passed first.
+    pub async fn wait_for_initial_create(&self, timeout: Duration) -> Result<bool> {
+        if matches!(*self.inner.run(), Run::Idle) {
+            return Err(self.inner.unstarted_error());
+        }
+        let mut creates = self.inner.creates.subscribe();
+        let created = tokio::time::timeout(timeout, creates.wait_for(|n| *n > 0))
+            .await
+            .map(|r| r.is_ok());
+        match created {
+            Ok(true) => Ok(true),
+            Ok(false) => Err(Error::closed()),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// The node's path once created (with its sequence number or protected prefix).
+    pub fn actual_path(&self) -> Option<String> {
+        self.inner.state().actual.clone()
+    }
+
+    /// The data the node is (re)created with.
+    pub fn data(&self) -> Vec<u8> {
+        self.inner.state().data.clone()
+    }
+
+    /// Changes the node's data: written now if the node exists, and used for every
+    /// re-creation.
+    pub async fn set_data(&self, data: &[u8]) -> Result<()> {
+        let path = {
+            let mut state = self.inner.state();
+            state.data = data.to_vec();
+            state.actual.clone()
+        };
+        if let Some(path) = path {
+            self.inner.overwrite(&path, data).await?;
+        }
+        Ok(())
+    }
+
+    /// A handle for writing the node's data from another task.
+    pub(crate) fn handle(&self) -> NodeHandle {
+        NodeHandle {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+
+    /// Each (re)creation from now on. Any number of streams; each is bounded.
+    pub fn events(&self) -> EventStream<PersistentNodeEvent> {
+        self.inner.listeners.subscribe()
+    }
+
+    /// Stops keeping the node and deletes it (retrying through connection loss).
+    pub async fn close(&self) -> Result<()> {
+        let running = std::mem::replace(&mut *self.inner.run(), Run::Closed);
+        if let Run::Running(stop, task) = running {
+            let _ = stop.send(());
+            let _ = task.await;
+        }
+        self.inner.listeners.close();
+        let path = self.inner.state().actual.take();
+        match path {
+            Some(path) => delete_until_gone(&self.inner.client, &path).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for PersistentNode {
+    fn drop(&mut self) {
+        let running = std::mem::replace(&mut *self.inner.run(), Run::Closed);
+        if let Run::Running(stop, task) = running {
+            drop(stop);
+            task.abort();
+        }
+        self.inner.listeners.close();
+        if let Some(path) = self.inner.state().actual.take() {
+            guaranteed_delete(&self.inner.client, path);
+        }
+    }
+}
+
+impl std::fmt::Debug for PersistentNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PersistentNode")
+            .field("path", &self.inner.path)
+            .field("mode", &self.inner.mode)
+            .field("actual", &self.actual_path())
+            .finish()
+    }
+}
+
+/// Writes a [`PersistentNode`]'s data from elsewhere (a TTL node's toucher), without
+/// keeping it alive.
+pub(crate) struct NodeHandle {
+    inner: std::sync::Weak<Inner>,
+}
+
+impl NodeHandle {
+    /// Writes the node's current data again (which resets a TTL node's clock).
+    pub(crate) async fn touch(&self) -> Result<()> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(());
+        };
+        let (path, data) = {
+            let state = inner.state();
+            (state.actual.clone(), state.data.clone())
+        };
+        match path {
+            Some(path) => inner.overwrite(&path, &data).await,
+            None => Ok(()),
+        }
+    }
+}
