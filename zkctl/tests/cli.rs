@@ -646,3 +646,497 @@ fn a_lost_lock_stops_the_command() {
     );
     eprintln!("lock lost: command stopped {took:?} after the server froze");
 }
+
+/// A zkr client for the tests that change the tree while zkctl watches it, on a runtime of
+/// its own (one worker thread, so the session is kept alive between calls).
+struct Zk {
+    rt: tokio::runtime::Runtime,
+    client: zkr_client::Client,
+}
+
+impl Zk {
+    fn connect() -> Zk {
+        Zk::connect_to(&server().connect_string())
+    }
+
+    fn connect_to(connect_string: &str) -> Zk {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = rt
+            .block_on(zkr_client::Client::connect(connect_string))
+            .expect("connect");
+        Zk { rt, client }
+    }
+
+    /// Waits until the session is usable again (after a server restart).
+    fn wait_connected(&self) {
+        wait_until(
+            "the test client to reconnect",
+            Duration::from_secs(20),
+            || self.client.state().is_connected(),
+        );
+    }
+
+    fn create(&self, path: &str, data: &[u8]) {
+        self.rt
+            .block_on(
+                self.client
+                    .create(path, data, zkr_client::CreateMode::Persistent),
+            )
+            .unwrap_or_else(|e| panic!("create {path}: {e}"));
+    }
+
+    fn set(&self, path: &str, data: &[u8]) {
+        self.rt
+            .block_on(self.client.set_data(path, data, None))
+            .unwrap_or_else(|e| panic!("set {path}: {e}"));
+    }
+
+    fn delete(&self, path: &str) {
+        self.rt
+            .block_on(self.client.delete(path, None))
+            .unwrap_or_else(|e| panic!("delete {path}: {e}"));
+    }
+
+    /// A fresh read of `path`'s subtree as `zkctl cache` prints its view: `node PATH VERSION
+    /// DATA` lines in byte order of the paths, `depth` levels below `path`, with or without
+    /// `path` itself.
+    fn view(&self, path: &str, depth: usize, with_root: bool) -> Vec<String> {
+        let mut nodes = Vec::new();
+        let mut todo = vec![(path.to_string(), 0)];
+        while let Some((p, level)) = todo.pop() {
+            let (data, stat) = self.rt.block_on(self.client.get_data(&p)).unwrap();
+            if with_root || p != path {
+                nodes.push((p.clone(), expected_node_line(&p, stat.version, &data)));
+            }
+            if level < depth {
+                let children = self.rt.block_on(self.client.get_children(&p)).unwrap();
+                for name in children.iter() {
+                    todo.push((format!("{p}/{name}"), level + 1));
+                }
+            }
+        }
+        nodes.sort();
+        nodes.into_iter().map(|(_, line)| line).collect()
+    }
+}
+
+/// `node PATH VERSION DATA`, written independently of zkctl's own code: text when UTF-8
+/// without line breaks, else `0x` + lower-case hex; nothing after the version when empty.
+fn expected_node_line(path: &str, version: i32, data: &[u8]) -> String {
+    let shown = match std::str::from_utf8(data) {
+        Ok(text) if !text.contains('\n') && !text.contains('\r') => text.to_string(),
+        _ => std::iter::once("0x".to_string())
+            .chain(data.iter().map(|b| format!("{b:02x}")))
+            .collect(),
+    };
+    if data.is_empty() {
+        format!("node {path} {version}")
+    } else {
+        format!("node {path} {version} {shown}")
+    }
+}
+
+/// The lines a child prints on stdout, read live on a thread.
+struct LiveLines {
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    reader: thread::JoinHandle<()>,
+}
+
+impl LiveLines {
+    fn of(child: &mut Child) -> LiveLines {
+        let out = child.stdout.take().unwrap();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        let reader = thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        LiveLines { lines, reader }
+    }
+
+    fn now(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// Waits until `line` was printed (10 s at most).
+    fn wait_for(&self, line: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.now().iter().any(|l| l == line) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for `{line}`; printed so far: {:?}",
+                self.now()
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Every line, once the child has closed its stdout.
+    fn all(self) -> Vec<String> {
+        self.reader.join().unwrap();
+        std::sync::Arc::try_unwrap(self.lines)
+            .unwrap()
+            .into_inner()
+            .unwrap()
+    }
+}
+
+/// The event lines about exactly `path` (its own, not its descendants'), in order.
+fn lines_about<'a>(lines: &'a [String], path: &str) -> Vec<&'a str> {
+    lines
+        .iter()
+        .filter(|l| !l.starts_with("node ") && l.split(' ').nth(1) == Some(path))
+        .map(String::as_str)
+        .collect()
+}
+
+/// Splits `zkctl cache` output into event lines and the final `node` lines (which come last).
+fn events_and_view(lines: &[String]) -> (Vec<String>, Vec<String>) {
+    let first_node = lines
+        .iter()
+        .position(|l| l.starts_with("node "))
+        .unwrap_or(lines.len());
+    assert!(
+        lines[first_node..].iter().all(|l| l.starts_with("node ")),
+        "an event after the view: {lines:?}"
+    );
+    (lines[..first_node].to_vec(), lines[first_node..].to_vec())
+}
+
+#[test]
+fn cache_prints_events_then_the_view_of_the_subtree() {
+    let zk = Zk::connect();
+    zk.create("/cache", b"root");
+    zk.create("/cache/a", b"one");
+    zk.create("/cache/a/deep", &[0x00, 0xff, 0x10]);
+    zk.create("/cache/empty", b"");
+    zk.create("/cache/gone", b"bye");
+    zk.create("/cache/multi", b"two\nlines");
+
+    let mut child = zkctl(&["cache", "/cache", "--for", "60000"])
+        .spawn()
+        .unwrap();
+    let out = LiveLines::of(&mut child);
+    out.wait_for("initialized");
+    // The initial build: every node once as `added`, then `initialized`.
+    let mut built = out.now();
+    assert_eq!(built.pop().as_deref(), Some("initialized"));
+    built.sort();
+    assert_eq!(
+        built,
+        [
+            "added /cache 0",
+            "added /cache/a 0",
+            "added /cache/a/deep 0",
+            "added /cache/empty 0",
+            "added /cache/gone 0",
+            "added /cache/multi 0",
+        ]
+    );
+
+    // Changes to different nodes at once: each is told.
+    zk.create("/cache/b", b"new");
+    zk.set("/cache/a", b"uno");
+    zk.delete("/cache/gone");
+    zk.set("/cache", b"root, again");
+    zk.set("/cache/empty", b"");
+    for line in [
+        "added /cache/b 0",
+        "updated /cache/a 1",
+        "removed /cache/gone",
+        "updated /cache 1",
+        "updated /cache/empty 1",
+    ] {
+        out.wait_for(line);
+    }
+    // One node's life, each step seen before the next: created, written, deleted, created
+    // again (a new node at version 0 again).
+    zk.create("/cache/b/c", &[0xde, 0xad]);
+    out.wait_for("added /cache/b/c 0");
+    zk.set("/cache/b/c", &[0xbe, 0xef]);
+    out.wait_for("updated /cache/b/c 1");
+    zk.delete("/cache/b/c");
+    out.wait_for("removed /cache/b/c");
+    zk.create("/cache/b/c", b"");
+    zk.set("/cache/a", b"eins");
+    out.wait_for("updated /cache/a 2");
+    out.wait_for("added /cache/b/c 0");
+
+    signal(child.id(), "TERM");
+    let done = finish(child, Duration::from_secs(10));
+    assert_eq!(exit_code(done.status), 0, "{}", stderr(&done));
+    let (events, view) = events_and_view(&out.all());
+    assert_eq!(
+        lines_about(&events, "/cache/b/c"),
+        [
+            "added /cache/b/c 0",
+            "updated /cache/b/c 1",
+            "removed /cache/b/c",
+            "added /cache/b/c 0"
+        ]
+    );
+    assert_eq!(
+        lines_about(&events, "/cache/a"),
+        [
+            "added /cache/a 0",
+            "updated /cache/a 1",
+            "updated /cache/a 2"
+        ]
+    );
+    assert_eq!(
+        lines_about(&events, "/cache/gone"),
+        ["added /cache/gone 0", "removed /cache/gone"]
+    );
+    assert_eq!(
+        lines_about(&events, "/cache"),
+        ["added /cache 0", "updated /cache 1"]
+    );
+    assert_eq!(lines_about(&events, "/cache/b"), ["added /cache/b 0"]);
+    assert_eq!(
+        lines_about(&events, "/cache/empty"),
+        ["added /cache/empty 0", "updated /cache/empty 1"]
+    );
+    // The view equals a fresh read, in byte order of the paths.
+    assert_eq!(view, zk.view("/cache", usize::MAX, true));
+    assert_eq!(
+        view,
+        [
+            "node /cache 1 root, again",
+            "node /cache/a 2 eins",
+            "node /cache/a/deep 0 0x00ff10",
+            "node /cache/b 0 new",
+            "node /cache/b/c 0",
+            "node /cache/empty 1",
+            "node /cache/multi 0 0x74776f0a6c696e6573",
+        ]
+    );
+}
+
+#[test]
+fn cache_children_leaves_the_parent_out() {
+    let zk = Zk::connect();
+    zk.create("/kids", b"parent");
+    zk.create("/kids/k1", b"one");
+    zk.create("/kids/k2", b"");
+
+    let mut child = zkctl(&["cache", "/kids", "--children", "--for", "60000"])
+        .spawn()
+        .unwrap();
+    let out = LiveLines::of(&mut child);
+    out.wait_for("initialized");
+    let mut built = out.now();
+    assert_eq!(built.pop().as_deref(), Some("initialized"));
+    built.sort();
+    assert_eq!(built, ["added /kids/k1 0", "added /kids/k2 0"]);
+
+    zk.create("/kids/k3", b"three");
+    zk.delete("/kids/k1");
+    // Neither the parent nor a grandchild is in the view: no lines for these.
+    zk.set("/kids", b"parent, again");
+    zk.create("/kids/k3/grandchild", b"g");
+    // A change after them, in server order: once it is told, the others would have been.
+    zk.create("/kids/k4", b"four");
+    out.wait_for("added /kids/k3 0");
+    out.wait_for("removed /kids/k1");
+    out.wait_for("added /kids/k4 0");
+
+    signal(child.id(), "INT");
+    let done = finish(child, Duration::from_secs(10));
+    assert_eq!(exit_code(done.status), 0, "{}", stderr(&done));
+    let (events, view) = events_and_view(&out.all());
+    assert_eq!(
+        lines_about(&events, "/kids/k1"),
+        ["added /kids/k1 0", "removed /kids/k1"]
+    );
+    assert_eq!(lines_about(&events, "/kids/k3"), ["added /kids/k3 0"]);
+    assert!(lines_about(&events, "/kids").is_empty(), "{events:?}");
+    assert!(
+        lines_about(&events, "/kids/k3/grandchild").is_empty(),
+        "{events:?}"
+    );
+    assert_eq!(view, zk.view("/kids", 1, false));
+    assert_eq!(
+        view,
+        [
+            "node /kids/k2 0",
+            "node /kids/k3 0 three",
+            "node /kids/k4 0 four"
+        ]
+    );
+}
+
+#[test]
+fn cache_for_ends_by_itself() {
+    let zk = Zk::connect();
+    zk.create("/timed", b"v");
+    zk.create("/timed/a", b"");
+    zk.create("/timed/a/b", b"too deep");
+
+    let started = Instant::now();
+    let out = finish(
+        zkctl(&["cache", "/timed", "--for", "1000"])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(15),
+    );
+    assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    assert!(started.elapsed() >= Duration::from_millis(1000));
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let (events, view) = events_and_view(&lines);
+    assert_eq!(events.last().map(String::as_str), Some("initialized"));
+    assert_eq!(events.len(), 4, "{events:?}");
+    assert_eq!(
+        view,
+        [
+            "node /timed 0 v",
+            "node /timed/a 0",
+            "node /timed/a/b 0 too deep"
+        ]
+    );
+
+    // --depth 1: a TreeCache that stops one level below.
+    let out = finish(
+        zkctl(&["cache", "/timed", "--depth", "1", "--for", "500"])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(15),
+    );
+    assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.ends_with("initialized\nnode /timed 0 v\nnode /timed/a 0\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("/timed/a/b"), "{stdout}");
+
+    // A node that does not exist yet: an empty view, still a clean end.
+    let out = finish(
+        zkctl(&["cache", "/timed/none", "--for", "300"])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(15),
+    );
+    assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "initialized\n");
+}
+
+#[test]
+fn cache_usage_errors() {
+    for (args, message) in [
+        (
+            &["cache"][..],
+            "zkctl: 'cache' needs PATH (see zkctl --help)\n",
+        ),
+        (
+            &["cache", "/a", "--depth", "deep"][..],
+            "zkctl: --depth needs a number of levels (0 or more), not 'deep' (see zkctl --help)\n",
+        ),
+        (
+            &["cache", "/a", "--depth", "-1"][..],
+            "zkctl: --depth needs a number of levels (0 or more), not '-1' (see zkctl --help)\n",
+        ),
+        (
+            &["cache", "/a", "--depth", "2", "--children"][..],
+            "zkctl: --depth and --children exclude each other (see zkctl --help)\n",
+        ),
+        (
+            &["cache", "/a", "--for", "soon"][..],
+            "zkctl: --for needs a number of milliseconds, not 'soon' (see zkctl --help)\n",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(exit_code(out.status), 2, "{args:?}");
+        assert_eq!(stderr(&out), message, "{args:?}");
+        assert!(out.stdout.is_empty());
+    }
+    let help = ok(&["--help"]);
+    assert!(help.contains("cache PATH"), "{help}");
+}
+
+#[test]
+fn cache_keeps_going_across_a_restart_and_an_expired_session() {
+    // Its own server, restarted; zkctl reaches it through a proxy that can cut it off.
+    let own = TestingServer::start_with(ServerOptions::new()).expect("ZooKeeper");
+    let proxy = zkr_testkit::FaultyProxy::start(own.address()).unwrap();
+    let zk = Zk::connect_to(&own.connect_string());
+    zk.create("/faults", b"start");
+    zk.create("/faults/a", b"a");
+
+    let session = SESSION_MS.to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zkctl"))
+        .args(["--server", &proxy.connect_string()])
+        .args(["--session-timeout", &session])
+        .args(["cache", "/faults", "--for", "120000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = LiveLines::of(&mut child);
+    out.wait_for("initialized");
+
+    // A server restart: the connection drops, and comes back (on the same session if the
+    // restart was quick, else on a new one).
+    own.restart().unwrap();
+    zk.wait_connected();
+    zk.create("/faults/after-restart", b"r");
+    out.wait_for("added /faults/after-restart 0");
+    assert!(
+        out.now().contains(&"suspended".to_string()),
+        "{:?}",
+        out.now()
+    );
+    assert!(
+        out.now().contains(&"reconnected".to_string()),
+        "{:?}",
+        out.now()
+    );
+
+    // Cut off past the session timeout while the tree changes: the session is lost; once
+    // back, the cache reads everything again and tells what changed meanwhile.
+    let before = out.now().len();
+    proxy.partition();
+    zk.set("/faults", b"changed while away");
+    zk.delete("/faults/a");
+    zk.create("/faults/new", b"");
+    wait_until(
+        "zkctl to report the session lost",
+        Duration::from_millis(SESSION_MS + 10_000),
+        || out.now()[before..].iter().any(|l| l == "lost"),
+    );
+    proxy.heal();
+    for line in [
+        "reconnected",
+        "updated /faults 1",
+        "removed /faults/a",
+        "added /faults/new 0",
+    ] {
+        wait_until(line, Duration::from_secs(20), || {
+            out.now()[before..].iter().any(|l| l == line)
+        });
+    }
+
+    signal(child.id(), "TERM");
+    let done = finish(child, Duration::from_secs(10));
+    assert_eq!(exit_code(done.status), 0, "{}", stderr(&done));
+    let (events, view) = events_and_view(&out.all());
+    eprintln!("events across a restart and an expiry: {events:?}");
+    assert_eq!(view, zk.view("/faults", usize::MAX, true));
+    assert_eq!(
+        view,
+        [
+            "node /faults 1 changed while away",
+            "node /faults/after-restart 0 r",
+            "node /faults/new 0",
+        ]
+    );
+}

@@ -51,6 +51,17 @@ pub struct BenchOptions {
     pub rounds: usize,
 }
 
+/// Which cache `zkctl cache` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheKind {
+    /// The whole subtree, PATH included (a `CuratorCache`).
+    Subtree,
+    /// PATH and at most this many levels below it (a `TreeCache` with `max_depth`).
+    Depth(usize),
+    /// The children of PATH, not PATH itself (a `PathChildrenCache`).
+    Children,
+}
+
 /// How to create a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateArgs {
@@ -121,6 +132,15 @@ pub enum Command {
         recursive: bool,
         /// Stop after this many events.
         count: Option<u64>,
+    },
+    /// `cache PATH [--depth N] [--children] [--for MS]`
+    Cache {
+        /// The root of the view.
+        path: String,
+        /// Which cache keeps the view.
+        kind: CacheKind,
+        /// End after this long (`None`: at a signal).
+        run_for: Option<Duration>,
     },
     /// `lock PATH [--timeout MS] -- CMD...`
     Lock {

@@ -18,7 +18,7 @@ mod spec;
 
 use std::time::Duration;
 
-pub use command::{Action, BenchKind, BenchOptions, Command, CreateArgs, Globals};
+pub use command::{Action, BenchKind, BenchOptions, CacheKind, Command, CreateArgs, Globals};
 pub use spec::{command_help, general_help};
 use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
 
@@ -260,6 +260,7 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
             recursive: flags.has("recursive"),
             count: flags.number("count", "a number of events")?,
         },
+        "cache" => cache(&flags, path())?,
         "lock" => Command::Lock {
             path: path(),
             timeout: flags.millis("timeout")?,
@@ -345,6 +346,21 @@ fn create(flags: &Flags, path: String, data: Vec<u8>) -> Result<Command, UsageEr
         return usage("--ttl must be positive");
     }
     Ok(Command::Create(args))
+}
+
+fn cache(flags: &Flags, path: String) -> Result<Command, UsageError> {
+    let depth = flags.number::<usize>("depth", "a number of levels (0 or more)")?;
+    let kind = match (depth, flags.has("children")) {
+        (Some(_), true) => return usage("--depth and --children exclude each other"),
+        (Some(n), false) => CacheKind::Depth(n),
+        (None, true) => CacheKind::Children,
+        (None, false) => CacheKind::Subtree,
+    };
+    Ok(Command::Cache {
+        path,
+        kind,
+        run_for: flags.millis("for")?,
+    })
 }
 
 fn bench(flags: &Flags, kind: &str) -> Result<BenchOptions, UsageError> {
@@ -512,6 +528,44 @@ mod tests {
         assert!(error("ls / --auth nocolon").contains("SCHEME:CREDENTIALS"));
         assert!(error("ls / --recursive=yes").contains("unknown flag"));
         assert!(error("delete / --recursive=yes").contains("takes no value"));
+    }
+
+    #[test]
+    fn cache_kinds_and_limits() {
+        let (_, c) = command("cache /app");
+        assert_eq!(
+            c,
+            Command::Cache {
+                path: "/app".into(),
+                kind: CacheKind::Subtree,
+                run_for: None,
+            }
+        );
+        let (_, c) = command("cache /app --depth 0 --for 1500");
+        assert_eq!(
+            c,
+            Command::Cache {
+                path: "/app".into(),
+                kind: CacheKind::Depth(0),
+                run_for: Some(Duration::from_millis(1500)),
+            }
+        );
+        let (_, c) = command("cache --children /app");
+        assert!(matches!(
+            c,
+            Command::Cache {
+                kind: CacheKind::Children,
+                ..
+            }
+        ));
+        assert_eq!(error("cache"), "'cache' needs PATH");
+        assert!(error("cache /a --depth -1").contains("--depth needs a number of levels"));
+        assert!(error("cache /a --depth deep").contains("--depth needs"));
+        assert!(error("cache /a --depth").contains("needs a value"));
+        assert!(error("cache /a --depth 2 --children").contains("exclude"));
+        assert!(error("cache /a --for soon").contains("milliseconds"));
+        assert!(error("cache /a /b").starts_with("'cache' takes 1 argument"));
+        assert!(general_help().contains("cache PATH"));
     }
 
     #[test]

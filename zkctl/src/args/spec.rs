@@ -197,6 +197,36 @@ pub const COMMANDS: &[CommandSpec] = &[
         takes_command: false,
     },
     CommandSpec {
+        name: "cache",
+        synopsis: "PATH",
+        about: "a live view of a subtree: its events, then the view",
+        details: "Prints one line per event: `added PATH VERSION`, `updated PATH VERSION` (the\n\
+                  new data version), `removed PATH`, `initialized`, `suspended`, `reconnected`,\n\
+                  `lost`, `lagged N` (N events were dropped: this reader was too slow).\n\
+                  When it ends (after --for, or on SIGINT/SIGTERM/SIGHUP) it prints the view,\n\
+                  one `node PATH VERSION DATA` line per node in byte order of the paths: DATA\n\
+                  is the text if it is UTF-8 without line breaks, else 0x and lower-case hex,\n\
+                  and nothing (not even the space) when empty. Then it exits 0.\n\
+                  Default: the subtree with PATH itself (a CuratorCache: one persistent\n\
+                  recursive watch, one-shot watches on a 3.5 server). It keeps running across\n\
+                  disconnects, server restarts and session expiry, catching up each time.",
+        flags: &[
+            valued(
+                "depth",
+                "N",
+                "only N levels below PATH (0: PATH only; a TreeCache)",
+            ),
+            switch(
+                "children",
+                "only the children of PATH (a PathChildrenCache)",
+            ),
+            valued("for", "MS", "end MS milliseconds after connecting"),
+        ],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
         name: "lock",
         synopsis: "PATH [--] CMD [ARGS...]",
         about: "run CMD holding a Curator-compatible mutex (InterProcessMutex)",

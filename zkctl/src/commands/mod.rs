@@ -1,6 +1,7 @@
 //! The commands, one concept per file, and the connection they share.
 
 pub mod bench;
+pub mod cache;
 pub mod data;
 pub mod demo;
 pub mod elect;
@@ -65,6 +66,11 @@ pub async fn run(g: Globals, command: Command) -> Outcome {
             recursive,
             count,
         } => watch::run(&g, &path, recursive, count).await,
+        Command::Cache {
+            path,
+            kind,
+            run_for,
+        } => cache::run(&g, &path, kind, run_for).await,
         data_command => {
             let client = connect(&g).await?;
             let result = data::run(&client, data_command).await;
