@@ -132,8 +132,8 @@ impl Driver {
             if self.process_events() {
                 return;
             }
-            if let Err(_e) = self.flush() {
-                self.session.handle_disconnected(Instant::now());
+            if let Err(e) = self.flush() {
+                self.session.handle_io_error(e, Instant::now());
                 continue;
             }
             if let Some(deadline) = self.session.poll_timeout() {
@@ -165,14 +165,17 @@ impl Driver {
                 read = read_some(&mut self.reader, &mut self.read_buf) => {
                     let now = Instant::now();
                     match read {
-                        Ok(0) => self.session.handle_disconnected(now),
+                        Ok(0) => self.session.handle_io_error(
+                            io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"),
+                            now,
+                        ),
                         Ok(_) => self.session.handle_read(&mut self.read_buf, now),
-                        Err(_) => self.session.handle_disconnected(now),
+                        Err(e) => self.session.handle_io_error(e, now),
                     }
                 }
                 writable = writable(&self.stream), if want_write => {
-                    if writable.is_err() {
-                        self.session.handle_disconnected(Instant::now());
+                    if let Err(e) = writable {
+                        self.session.handle_io_error(e, Instant::now());
                     }
                 }
                 connected = connecting(&mut self.connecting) => {

@@ -2,6 +2,7 @@
 //! `tokio-postgres`. Match on [`Error::code`]; print it for a message that names the path.
 
 use std::fmt;
+use std::sync::Arc;
 
 use zkr_codec::DecodeError;
 pub use zkr_codec::ErrorCode;
@@ -18,6 +19,8 @@ pub struct Error {
     kind: Kind,
     path: Option<String>,
     detail: Option<String>,
+    /// What caused it (the I/O error that dropped the connection), for `source()`.
+    cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 /// Where an error came from, for the message (the code is what callers match on).
@@ -44,6 +47,7 @@ impl Error {
             kind,
             path: None,
             detail: None,
+            cause: None,
         }
     }
 
@@ -89,6 +93,12 @@ impl Error {
         let mut e = Error::new(ErrorCode::OperationTimeout, Kind::Timeout);
         e.detail = Some(detail.into());
         e
+    }
+
+    /// Attaches what caused this error (returned by `source()`; its message is shown too).
+    pub fn with_cause(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Error {
+        self.cause = Some(Arc::new(cause));
+        self
     }
 
     /// Attaches the path the failed operation was about (shown in the message).
@@ -154,6 +164,9 @@ impl fmt::Display for Error {
             write!(f, "{sep}{detail}")?;
             sep = ": ";
         }
+        if let Some(cause) = &self.cause {
+            write!(f, "{sep}{cause}")?;
+        }
         if let Some(path) = &self.path {
             write!(f, "{sep}{path}")?;
         }
@@ -167,7 +180,13 @@ impl fmt::Debug for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// The result of a client operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

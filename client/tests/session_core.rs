@@ -1174,3 +1174,53 @@ fn session_id_zero_from_the_server_does_not_spin() {
     // `fail_connects_until` uses `run_until`, which fails on a busy loop.
     fail_connects_until(&mut sim, 20_000);
 }
+
+#[test]
+fn a_lost_connection_says_why_to_the_requests_in_flight() {
+    use std::error::Error as _;
+    // Silence: no reply within the read timeout (2/3 of the negotiated 3 s).
+    let mut sim = Sim::connected(config(1, 3_000), 3_000, 0x77);
+    sim.events();
+    let t = sim.get_data("/quiet");
+    sim.take_sent();
+    sim.run_until(2_100);
+    let err = err_of(&sim.events(), t);
+    assert_eq!(err.code(), ErrorCode::ConnectionLoss);
+    assert!(
+        err.to_string()
+            .contains("no reply from the server within the read timeout (2000 ms)"),
+        "{err}"
+    );
+
+    // An I/O error: its message in Display, itself as the source.
+    let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x78);
+    sim.events();
+    let t = sim.get_data("/reset");
+    sim.take_sent();
+    let now = sim.now;
+    sim.s.handle_io_error(
+        std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer"),
+        now,
+    );
+    let err = err_of(&sim.events(), t);
+    assert_eq!(err.code(), ErrorCode::ConnectionLoss);
+    assert!(err.to_string().contains("reset by peer"), "{err}");
+    let io = err
+        .source()
+        .and_then(|s| s.source())
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .expect("the io::Error as the source's source");
+    assert_eq!(io.kind(), std::io::ErrorKind::ConnectionReset);
+
+    // A later loss without a cause does not inherit the old one.
+    let t = sim.get_data("/later");
+    let (_host, _) = next_connect(&mut sim, 5_000);
+    let now = sim.now;
+    sim.s.handle_connected(now);
+    sim.respond_connect(30_000, 0x78, &PASSWD, false);
+    sim.take_sent();
+    let now = sim.now;
+    sim.s.handle_disconnected(now);
+    let err = err_of(&sim.events(), t);
+    assert!(!err.to_string().contains("reset by peer"), "{err}");
+}

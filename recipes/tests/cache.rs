@@ -513,3 +513,44 @@ async fn close_and_drop_remove_every_watch_and_end_the_streams() {
     client.delete("/w/b", None).await.unwrap();
     within("an unrelated watch still fires", watch).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caches_rooted_at_the_root() {
+    let zk = TestingServer::start().unwrap();
+    let writer = connect(&zk).await;
+    let tree = TreeCache::new(&connect(&zk).await, "/").max_depth(1);
+    let mut events = tree.events();
+    tree.start().unwrap();
+    let curator = CuratorCache::new(&connect(&zk).await, "/");
+    curator.start().unwrap();
+    within("builds", async {
+        tree.wait_initialized().await.unwrap();
+        curator.wait_initialized().await.unwrap();
+    })
+    .await;
+    let mut built = Vec::new();
+    loop {
+        let l = line(&next(&mut events, "build").await);
+        if l == "initialized" {
+            break;
+        }
+        built.push(l);
+    }
+    assert!(built.contains(&"added / 0".to_string()), "{built:?}");
+    assert!(!built.iter().any(|l| l.starts_with("removed")), "{built:?}");
+    writer.set_data("/", b"root data", None).await.unwrap();
+    assert_eq!(lines(&mut events, 1, "root written").await, ["updated / 1"]);
+    writer
+        .create("/flop", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    assert_eq!(lines(&mut events, 1, "child").await, ["added /flop 0"]);
+    converges("TreeCache at /", &writer, "/", 1, || {
+        view_of(&tree.snapshot())
+    })
+    .await;
+    converges("CuratorCache at /", &writer, "/", usize::MAX, || {
+        view_of(&curator.snapshot())
+    })
+    .await;
+}

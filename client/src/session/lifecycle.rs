@@ -30,7 +30,9 @@ impl<T> Session<T> {
     /// get ConnectionLoss (their outcome is unknown); only a request whose own reply was
     /// malformed gets the decoding error, where it is answered (`handle_frame`).
     pub(super) fn protocol_error(&mut self, now: Instant, error: Error) {
-        self.loss_reason = Some(format!("the server sent a malformed frame ({error})"));
+        self.loss_reason = Some(LossReason::detail(format!(
+            "the server sent a malformed frame ({error})"
+        )));
         self.connection_lost(now);
     }
 
@@ -57,7 +59,7 @@ impl<T> Session<T> {
         // In flight: may or may not have been applied. Never re-sent.
         let reason = self.loss_reason.take();
         let loss = || match &reason {
-            Some(why) => Error::connection_loss().with_detail(why.clone()),
+            Some(why) => why.error(),
             None => Error::connection_loss(),
         };
         while let Some(p) = self.pending.pop_front() {
@@ -197,5 +199,45 @@ impl<T> Session<T> {
                 session_id: self.session_id,
             }));
         }
+    }
+}
+
+/// Why the connection was dropped: told to every request that was in flight.
+#[derive(Debug, Clone)]
+pub(super) struct LossReason {
+    pub(super) detail: String,
+    pub(super) cause: Option<std::sync::Arc<std::io::Error>>,
+}
+
+impl LossReason {
+    pub(super) fn detail(detail: String) -> LossReason {
+        LossReason {
+            detail,
+            cause: None,
+        }
+    }
+
+    fn error(&self) -> Error {
+        let error = Error::connection_loss().with_detail(self.detail.clone());
+        match &self.cause {
+            Some(cause) => error.with_cause(SharedIoError(cause.clone())),
+            None => error,
+        }
+    }
+}
+
+/// An `io::Error` shared by every request that failed because of it.
+#[derive(Debug)]
+struct SharedIoError(std::sync::Arc<std::io::Error>);
+
+impl std::fmt::Display for SharedIoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SharedIoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
     }
 }

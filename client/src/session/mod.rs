@@ -34,6 +34,7 @@ use zkr_codec::{
 
 use crate::error::Error;
 pub use hosts::{HostPicker, Rng};
+use lifecycle::LossReason;
 pub use reply_check::check_reply;
 pub use state::{ConnectionState, StateChange};
 pub use watches::{WatchBatch, WatchKind, WatchRegistry, WatcherId};
@@ -235,7 +236,7 @@ pub struct Session<T> {
     /// The xid of the closeSession that `close()` sent.
     close_xid: Option<i32>,
     /// Why the connection is being dropped, for the errors of the requests in flight.
-    loss_reason: Option<String>,
+    loss_reason: Option<LossReason>,
     extra_close_tokens: Vec<T>,
     // Watches and output.
     watches: WatchRegistry,
@@ -557,6 +558,22 @@ impl<T> Session<T> {
         }
     }
 
+    /// The connection failed with an I/O error: like [`Session::handle_disconnected`], and
+    /// the requests in flight get ConnectionLoss with this error as its cause.
+    pub fn handle_io_error(&mut self, error: std::io::Error, now: Instant) {
+        let connected = matches!(
+            self.conn,
+            Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
+        );
+        if connected && self.loss_reason.is_none() {
+            self.loss_reason = Some(LossReason {
+                detail: "the connection failed".into(),
+                cause: Some(std::sync::Arc::new(error)),
+            });
+        }
+        self.handle_disconnected(now);
+    }
+
     /// The connection was closed by the peer or failed.
     pub fn handle_disconnected(&mut self, now: Instant) {
         if matches!(
@@ -612,6 +629,10 @@ impl<T> Session<T> {
             }
             Conn::Open { host, .. } => {
                 if now >= self.last_recv + self.read_timeout {
+                    self.loss_reason = Some(LossReason::detail(format!(
+                        "no reply from the server within the read timeout ({} ms)",
+                        self.read_timeout.as_millis()
+                    )));
                     self.connection_lost(now);
                 } else {
                     if now >= self.last_send + self.ping_interval {

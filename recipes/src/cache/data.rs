@@ -60,6 +60,9 @@ pub enum CacheEvent {
     Reconnected,
     /// The session was lost; the cache re-reads everything once a new session is up.
     Lost,
+    /// The cache cannot watch and has stopped (its stream ends after this): the server
+    /// refused its persistent watch (`NoAuth`, say) and no retry will fix it.
+    Failed(String),
     /// The reader fell behind and `missed` events were dropped here (see
     /// [`zkr_client::EventStream`]). Re-read the cache's snapshot.
     Lagged {

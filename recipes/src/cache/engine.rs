@@ -203,8 +203,9 @@ impl Engine {
                     self.watching = Watching::OneShot(OneShot::new(&self.client));
                     self.read_all();
                 }
-                Input::WatchFailed(_) => {
+                Input::WatchFailed(error) => {
                     // Not retryable (no permission, say): nothing will ever be read.
+                    self.writer.emit(CacheEvent::Failed(error.to_string()));
                     return;
                 }
             }

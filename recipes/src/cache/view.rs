@@ -199,7 +199,8 @@ impl ViewWriter {
             .range::<str, _>((Bound::Included(below.as_str()), Bound::Unbounded))
             .map(|(p, _)| p)
             .take_while(|p| p.starts_with(&below))
-            .filter(|p| !p[below.len()..].contains('/'))
+            // Not the parent itself (the root `/` starts with its own prefix).
+            .filter(|p| p.len() > below.len() && !p[below.len()..].contains('/'))
             .cloned()
             .collect()
     }
@@ -306,6 +307,12 @@ mod tests {
         assert_eq!(kinds(&mut rx), ["removed /a/d", "removed /a"]);
         assert_eq!(w.paths(), ["/a-b", "/ab"]);
         assert_eq!(w.children_of("/"), ["/a-b", "/ab"]);
+        // The root is nobody's child, its own included.
+        w.upsert("/", stat(0, 0, 0), None);
+        assert_eq!(w.children_of("/"), ["/a-b", "/ab"]);
+        kinds(&mut rx);
+        w.remove_subtree("/");
+        assert_eq!(kinds(&mut rx), ["removed /ab", "removed /a-b", "removed /"]);
     }
 
     #[test]

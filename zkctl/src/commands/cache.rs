@@ -133,6 +133,7 @@ fn event_line(event: &CacheEvent) -> Option<String> {
         CacheEvent::Reconnected => "reconnected".to_string(),
         CacheEvent::Lost => "lost".to_string(),
         CacheEvent::Lagged { missed } => format!("lagged {missed}"),
+        CacheEvent::Failed(error) => format!("failed {error}"),
         _ => return None,
     })
 }
