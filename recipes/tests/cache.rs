@@ -9,7 +9,7 @@ use zkr_client::{CreateMode, EventStream, Op};
 use zkr_recipes::cache::{
     CacheEvent, CuratorCache, NodeCache, PathChildrenCache, StartMode, TreeCache, TreeCacheSelector,
 };
-use zkr_testkit::{four_letter_word, TestingServer};
+use zkr_testkit::TestingServer;
 
 mod support;
 use support::tree::*;
@@ -47,21 +47,6 @@ fn assert_no_more(events: &mut EventStream<CacheEvent>, what: &str) {
     if let Some(extra) = events.try_next() {
         panic!("{what}: unexpected event {}", line(&extra));
     }
-}
-
-/// The paths this session watches on the server (`wchc`).
-fn server_watches(zk: &TestingServer, session_id: i64) -> Vec<String> {
-    let answer = four_letter_word(zk.address(), "wchc", Duration::from_secs(5)).unwrap();
-    let mut ours = false;
-    let mut paths = Vec::new();
-    for l in answer.lines() {
-        if let Some(id) = l.strip_prefix("0x") {
-            ours = i64::from_str_radix(id.trim(), 16).ok() == Some(session_id);
-        } else if ours && !l.trim().is_empty() {
-            paths.push(l.trim().to_string());
-        }
-    }
-    paths
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

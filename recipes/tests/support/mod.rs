@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use zkr_client::{Client, ErrorCode};
-use zkr_testkit::TestingServer;
+use zkr_testkit::{four_letter_word, TestingServer};
 
 pub mod tree;
 
@@ -46,4 +46,19 @@ pub async fn children(client: &Client, path: &str) -> usize {
         Err(e) if e.code() == ErrorCode::NoNode => 0,
         Err(e) => panic!("listing {path}: {e}"),
     }
+}
+
+/// The paths this session watches on the server (`wchc`).
+pub fn server_watches(zk: &TestingServer, session_id: i64) -> Vec<String> {
+    let answer = four_letter_word(zk.address(), "wchc", Duration::from_secs(5)).unwrap();
+    let mut ours = false;
+    let mut paths = Vec::new();
+    for l in answer.lines() {
+        if let Some(id) = l.strip_prefix("0x") {
+            ours = i64::from_str_radix(id.trim(), 16).ok() == Some(session_id);
+        } else if ours && !l.trim().is_empty() {
+            paths.push(l.trim().to_string());
+        }
+    }
+    paths
 }
