@@ -1,8 +1,9 @@
 //! An async Apache ZooKeeper client.
 //!
 //! - [`Client`]: a cheap, cloneable handle with every ZooKeeper 3.5-3.9 operation.
-//! - [`session`]: the sans-I/O session core (xid matching, pipelining, pings, timeouts,
-//!   reconnects, session expiry, watch re-registration), driven by a thin tokio task.
+//! - The session itself is `zkr-session`'s sans-I/O core (xid matching, pipelining, pings,
+//!   timeouts, reconnects, session expiry, watch re-registration), driven here by a thin
+//!   tokio task.
 //! - Connection states as Curator names them ([`ConnectionState`]), with a subscription that
 //!   never misses a transition ([`Client::state_changes`]).
 //!
@@ -26,11 +27,9 @@ mod children;
 mod client;
 mod connect_string;
 mod driver;
-mod error;
 mod event_stream;
 mod multi;
 mod path;
-pub mod session;
 mod state_changes;
 mod watch;
 
@@ -40,13 +39,19 @@ pub use bytes::Bytes;
 pub use children::Children;
 pub use client::{Client, CreateOptions};
 pub use connect_string::{ConnectString, DEFAULT_PORT};
-pub use error::{Error, ErrorCode, Result};
+/// The sans-I/O session core this client drives (its own crate, `zkr-session`).
+use zkr_session as session;
+pub use zkr_session::{Error, ErrorCode, Result};
+/// The error type, from the session core.
+mod error {
+    pub(crate) use zkr_session::{Error, Result};
+}
 pub use event_stream::{event_stream, EventSender, EventStream, Lagged, DEFAULT_EVENT_CAPACITY};
 pub use multi::{Op, OpResult};
 pub use path::{validate_path, Chroot};
-pub use session::{ConnectionState, StateChange};
 pub use state_changes::StateChanges;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent, Watcher, WatcherEvents};
 pub use zkr_codec::{
     Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType,
 };
+pub use zkr_session::{ConnectionState, StateChange};

@@ -39,7 +39,7 @@ mod error;
 mod error_code;
 mod event;
 mod frame;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod header;
 pub mod jute;

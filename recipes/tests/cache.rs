@@ -3,7 +3,6 @@
 //! convergence after random changes, bounded events, and the lifecycle (start once; close
 //! and drop remove every watch from the server and end the streams).
 
-
 use zkr_client::{CreateMode, EventStream, Op};
 use zkr_recipes::cache::{
     CacheEvent, CuratorCache, NodeCache, PathChildrenCache, StartMode, TreeCache, TreeCacheSelector,

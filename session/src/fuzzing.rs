@@ -1,6 +1,6 @@
 //! The body of the `session` fuzz target (`fuzz/fuzz_targets/session.rs`), kept in the library
 //! so the seed corpus is replayed by an ordinary `cargo test` on stable
-//! (`client/tests/session_fuzz_seeds.rs`), plus a test hook or two.
+//! (`session/tests/session_fuzz_seeds.rs`). Built only with the `fuzzing` feature.
 //!
 //! [`session`] builds a `Session<u32>` on virtual time and reads its input as a script: each
 //! step is an action byte and its arguments (submit a request, feed raw or well-formed server
@@ -74,7 +74,7 @@ use super::{
 
 /// Known bugs of the core that [`session`] looks past, so that the fuzzer can find others
 /// ([`session_strict`] tolerates none). Each has an `#[ignore]`d test in
-/// `client/tests/session_core.rs` and a reproducer in `client/tests/session_fuzz_seeds.rs`;
+/// `session/tests/session_core.rs` and a reproducer in `session/tests/session_fuzz_seeds.rs`;
 /// set its flag to `false` here once it is fixed.
 #[derive(Debug, Clone, Copy)]
 pub struct KnownBugs {
@@ -105,13 +105,6 @@ const STRICT: KnownBugs = KnownBugs {
     session_id_zero_spin: false,
     submitted_close_session_token_leak: false,
 };
-
-/// Test hook: the xid the next request will get (xids run 1..=i32::MAX and wrap to 1; testing
-/// the wrap by submitting 2^31 requests is not practical).
-pub fn set_next_xid<T>(session: &mut Session<T>, xid: i32) {
-    assert!(xid > 0, "ordinary xids are positive");
-    session.next_xid = xid;
-}
 
 const PATHS: [&str; 5] = ["/", "/a", "/a/b", "/c", "/a/b/c"];
 

@@ -90,3 +90,20 @@ impl<T> Session<T> {
         self.last_send = now;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xids_wrap_from_i32_max_to_1() {
+        // Reaching i32::MAX by submitting 2^31 requests is not practical: start near it.
+        let mut s: Session<u32> = Session::new(
+            SessionConfig::new(1, Duration::from_secs(30)),
+            Instant::now(),
+        );
+        s.next_xid = i32::MAX - 1;
+        let xids = [s.take_xid(), s.take_xid(), s.take_xid()];
+        assert_eq!(xids, [i32::MAX - 1, i32::MAX, 1]);
+    }
+}

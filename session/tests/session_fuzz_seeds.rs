@@ -1,17 +1,17 @@
 //! Replays the committed seeds of the `session` fuzz target (`fuzz/seeds/session/*`) through
-//! `zkr_client::session::fuzzing::session`, so the corpus is checked by every stable
+//! `zkr_session::fuzzing::session`, so the corpus is checked by every stable
 //! `cargo test`, not only when someone runs the fuzzer with nightly.
 //!
 //! Reproducers of bugs that are not fixed yet are not in that folder (libFuzzer would stop on
 //! them while loading the corpus): they are below, as `#[ignore]`d tests that run them through
 //! `session_strict` (the fuzz target itself looks past these known bugs, see
-//! `zkr_client::session::fuzzing::KNOWN_BUGS`). To read one:
-//! `zkr_client::session::fuzzing::session_trace(&bytes)` prints every action and event.
+//! `zkr_session::fuzzing::KNOWN_BUGS`). To read one:
+//! `zkr_session::fuzzing::session_trace(&bytes)` prints every action and event.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use zkr_client::session::fuzzing::{session, session_strict};
+use zkr_session::fuzzing::{session, session_strict};
 
 fn seed_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/session")
@@ -57,7 +57,7 @@ fn empty_and_tiny_inputs() {
 }
 
 // Reproducers (found by the fuzzer or written by hand), decoded by
-// `zkr_client::session::fuzzing`: 3 bytes of settings, then actions.
+// `zkr_session::fuzzing`: 3 bytes of settings, then actions.
 
 #[test]
 fn bug_add_auth_token_leak() {

@@ -1,4 +1,6 @@
-//! The session core: a deterministic state machine with no sockets and no clock.
+//! `zkr-session`: the ZooKeeper session as a deterministic state machine with no sockets and
+//! no clock (the quinn-proto model). `zkr-client` drives it with a thin tokio task; another
+//! runtime, a simulator or a fuzzer can drive it the same way.
 //!
 //! It is driven by `handle_*` calls (bytes received, connection opened or lost, time passed)
 //! and by `submit`; it answers through [`Session::poll_event`] (replies, watch events, state
@@ -11,7 +13,11 @@
 //! answers in order, so each reply must match the oldest pending xid, or the connection is
 //! dropped.
 
-#[doc(hidden)]
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod hosts;
 mod lifecycle;
@@ -28,11 +34,10 @@ use bytes::{Bytes, BytesMut};
 use zkr_codec::{
     check_frame, decode_connect_response, encode_connect_request, encode_header_only,
     encode_request, parse_reply, put_str_vec, xid, AuthPacket, ConnectRequest, Decode, Encode,
-    ErrorCode, EventType, KeeperState, OpCode, WatcherEvent, WatcherType, WatchesRequest,
-    REQUEST_XID_OFFSET,
+    EventType, KeeperState, OpCode, WatcherEvent, WatcherType, WatchesRequest, REQUEST_XID_OFFSET,
 };
 
-use crate::error::Error;
+pub use error::{Error, ErrorCode, Result};
 pub use hosts::{HostPicker, Rng};
 use lifecycle::LossReason;
 pub use reply_check::check_reply;
