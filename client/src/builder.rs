@@ -1,16 +1,10 @@
 //! [`ClientBuilder`]: connect string, timeouts, identities, read-only mode.
 
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::sync::mpsc;
-
-use crate::client::{Client, Inner};
-use crate::connect_string::ConnectString;
-use crate::driver::{Driver, Shared};
+use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::session::{ConnectionState, Session, SessionConfig, StateChange};
+use crate::session::ConnectionState;
 
 /// Settings for a [`Client`]; [`ClientBuilder::connect`] starts it.
 ///
@@ -26,12 +20,12 @@ use crate::session::{ConnectionState, Session, SessionConfig, StateChange};
 /// ```
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
-    connect_string: String,
-    session_timeout: Duration,
-    connect_timeout: Option<Duration>,
-    can_be_read_only: bool,
-    auth: Vec<(String, Vec<u8>)>,
-    max_frame_len: usize,
+    pub(crate) connect_string: String,
+    pub(crate) session_timeout: Duration,
+    pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) can_be_read_only: bool,
+    pub(crate) auth: Vec<(String, Vec<u8>)>,
+    pub(crate) max_frame_len: usize,
 }
 
 impl ClientBuilder {
@@ -124,46 +118,6 @@ impl ClientBuilder {
     /// Starts the client's task without waiting for a session: requests wait in a queue
     /// until one is established.
     pub fn start(&self) -> Result<Client> {
-        let cs = ConnectString::parse(&self.connect_string)?;
-        if self.session_timeout.is_zero() {
-            return Err(Error::invalid("the session timeout must be positive"));
-        }
-        let mut cfg = SessionConfig::new(cs.hosts.len(), self.session_timeout);
-        cfg.can_be_read_only = self.can_be_read_only;
-        cfg.auth = self.auth.clone();
-        cfg.max_frame_len = self.max_frame_len;
-        cfg.seed = random_seed();
-        let session = Session::new(cfg, Instant::now());
-        let (tx, rx) = mpsc::unbounded_channel();
-        let shared = Arc::new(Mutex::new(Shared {
-            current: StateChange {
-                state: ConnectionState::Connecting,
-                session_id: 0,
-            },
-            negotiated_timeout: self.session_timeout,
-            subscribers: Vec::new(),
-        }));
-        let driver = Driver::new(session, cs.hosts, cs.chroot.clone(), rx, shared.clone());
-        tokio::spawn(driver.run());
-        Ok(Client::from_inner(Inner {
-            commands: tx,
-            chroot: cs.chroot,
-            max_frame_len: self.max_frame_len,
-            next_watcher: AtomicU64::new(1),
-            shared,
-        }))
+        crate::connect::start(self)
     }
-}
-
-/// A seed for the host shuffle, from the standard library's per-process random keys.
-fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.finish()
 }

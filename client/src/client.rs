@@ -23,10 +23,10 @@ use zkr_codec::{
 use crate::acl::AclEntry;
 use crate::builder::ClientBuilder;
 use crate::children::Children;
-use crate::driver::{Command, Shared, WatchSink};
 use crate::error::{Error, Result};
 use crate::multi::{Op, OpResult};
 use crate::path::{validate_path, Chroot};
+use crate::protocol::{Command, Shared, WatchSink};
 use crate::session::{ConnectionState, Reply, Request, WatchKind, WatchOp};
 use crate::state_changes::StateChanges;
 use crate::watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
@@ -826,25 +826,25 @@ impl Client {
         let mut failure: Option<(usize, ErrorCode)> = None;
         for (i, r) in decoded.results.iter().enumerate() {
             results.push(match r {
-                zkr_codec::OpResult::Create(path) => OpResult::Create {
+                zkr_codec::MultiOpResult::Create(path) => OpResult::Create {
                     path: self.client_path(path),
                     stat: None,
                 },
-                zkr_codec::OpResult::Create2 { response, .. } => OpResult::Create {
+                zkr_codec::MultiOpResult::Create2 { response, .. } => OpResult::Create {
                     path: self.client_path(response.path),
                     stat: Some(response.stat),
                 },
-                zkr_codec::OpResult::Delete => OpResult::Delete,
-                zkr_codec::OpResult::SetData(stat) => OpResult::SetData(stat),
-                zkr_codec::OpResult::Check => OpResult::Check,
-                zkr_codec::OpResult::GetData { data, stat } => OpResult::GetData {
+                zkr_codec::MultiOpResult::Delete => OpResult::Delete,
+                zkr_codec::MultiOpResult::SetData(stat) => OpResult::SetData(stat),
+                zkr_codec::MultiOpResult::Check => OpResult::Check,
+                zkr_codec::MultiOpResult::GetData { data, stat } => OpResult::GetData {
                     data: data.map_or_else(Bytes::new, |d| reply.body.slice_ref(d)),
                     stat,
                 },
-                zkr_codec::OpResult::GetChildren(children) => {
+                zkr_codec::MultiOpResult::GetChildren(children) => {
                     OpResult::GetChildren(children.iter().map(str::to_string).collect())
                 }
-                zkr_codec::OpResult::Error(code) => {
+                zkr_codec::MultiOpResult::Error(code) => {
                     // In a failed transaction: Ok for ops before the failure, the error, then
                     // RuntimeInconsistency for the ones rolled back.
                     if failure.is_none() && !code.is_ok() && code != ErrorCode::RuntimeInconsistency

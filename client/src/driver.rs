@@ -15,61 +15,12 @@ use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use crate::error::Error;
 use crate::path::Chroot;
-use crate::session::{Event, Reply, Request, Session, StateChange, WatchKind, WatcherId};
-use crate::watch::{WatchedEvent, WatcherGroup};
-
-/// Where a request's answer goes.
-pub(crate) type ReplyTx = oneshot::Sender<Result<Reply, Error>>;
-
-/// Where a watcher's events go.
-pub(crate) enum WatchSink {
-    /// A one-shot watch: the first event ends it.
-    Once(oneshot::Sender<WatchedEvent>),
-    /// A persistent watch: every event, until the receiver is dropped.
-    Stream(mpsc::UnboundedSender<WatchedEvent>),
-    /// A one-shot watch left through a [`crate::Watcher`]: the first event ends it and goes
-    /// into the watcher's shared stream. Its kind and server path are kept so that dropping
-    /// the stream can forget it without searching the registry.
-    Group {
-        group: WatcherGroup,
-        tx: mpsc::UnboundedSender<WatchedEvent>,
-        kind: WatchKind,
-        path: String,
-    },
-}
-
-/// What client handles ask of the driver.
-pub(crate) enum Command {
-    /// Send a request; `sink` receives the events of the watch it may leave.
-    Request {
-        request: Request<ReplyTx>,
-        sink: Option<(WatcherId, WatchSink)>,
-    },
-    /// Add an identity to the session.
-    AddAuth {
-        scheme: String,
-        auth: Vec<u8>,
-        reply: ReplyTx,
-    },
-    /// A watch receiver was dropped.
-    ForgetWatcher(WatcherId),
-    /// A [`crate::WatcherEvents`] stream was dropped: forget every watch left through it.
-    ForgetGroup(WatcherGroup),
-    /// Close the session.
-    Close(Option<ReplyTx>),
-}
-
-/// State shared between the driver and the handles: the current state and the subscribers.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) current: StateChange,
-    pub(crate) negotiated_timeout: Duration,
-    pub(crate) subscribers: Vec<mpsc::UnboundedSender<StateChange>>,
-}
+use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
+use crate::session::{Event, Session, WatcherId};
+use crate::watched_event::WatchedEvent;
 
 type ConnectFuture = Pin<Box<dyn Future<Output = io::Result<TcpStream>> + Send>>;
 

@@ -25,13 +25,16 @@ mod acl;
 mod builder;
 mod children;
 mod client;
+mod connect;
 mod connect_string;
 mod driver;
 mod event_stream;
 mod multi;
 mod path;
+mod protocol;
 mod state_changes;
 mod watch;
+mod watched_event;
 
 pub use acl::AclEntry;
 pub use builder::ClientBuilder;
@@ -50,7 +53,8 @@ pub use event_stream::{event_stream, EventSender, EventStream, Lagged, DEFAULT_E
 pub use multi::{Op, OpResult};
 pub use path::{validate_path, Chroot};
 pub use state_changes::StateChanges;
-pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent, Watcher, WatcherEvents};
+pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
+pub use watched_event::WatchedEvent;
 pub use zkr_codec::{
     Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType,
 };

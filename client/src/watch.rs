@@ -6,41 +6,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::sync::{mpsc, oneshot};
-use zkr_codec::{EventType, KeeperState};
-
-use crate::driver::Command;
+use crate::protocol::{Command, WatcherGroup};
 use crate::session::WatcherId;
-
-/// Identifies one [`Watcher`] (and every registration made through it) to the driver.
-pub(crate) type WatcherGroup = u64;
-
-/// A watch notification, with the path as the client sees it (chroot removed).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WatchedEvent {
-    /// What happened: a node event, or [`EventType::None`] for a session event.
-    pub event_type: EventType,
-    /// The connection state: [`KeeperState::Expired`] when the session was lost before the
-    /// watch fired, [`KeeperState::Closed`] when the client was closed.
-    pub state: KeeperState,
-    /// The node (empty for session events).
-    pub path: String,
-}
-
-impl WatchedEvent {
-    /// Whether this is a session event (the watch ended without a node event).
-    pub fn is_session_event(&self) -> bool {
-        self.event_type == EventType::None
-    }
-
-    fn closed() -> WatchedEvent {
-        WatchedEvent {
-            event_type: EventType::None,
-            state: KeeperState::Closed,
-            path: String::new(),
-        }
-    }
-}
+use crate::watched_event::WatchedEvent;
+use tokio::sync::{mpsc, oneshot};
 
 /// A one-shot watch left by `get_data_and_watch`, `exists_and_watch` or
 /// `get_children_and_watch`: resolves once, with the first event on the node, or with a

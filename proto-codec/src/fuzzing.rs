@@ -492,9 +492,9 @@ impl Walk for MultiOp<'_> {
         }
     }
 }
-impl Walk for OpResult<'_> {
+impl Walk for MultiOpResult<'_> {
     fn walk(&self) {
-        if let OpResult::GetChildren(children) = self {
+        if let MultiOpResult::GetChildren(children) = self {
             walk_list(children);
         }
     }

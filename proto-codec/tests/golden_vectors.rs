@@ -665,10 +665,10 @@ fn every_golden_vector_matches_both_ways() {
         },
     );
     let results = [
-        OpResult::Create("/multi/a"),
-        OpResult::SetData(STAT),
-        OpResult::Delete,
-        OpResult::Check,
+        MultiOpResult::Create("/multi/a"),
+        MultiOpResult::SetData(STAT),
+        MultiOpResult::Delete,
+        MultiOpResult::Check,
     ];
     let multi_reply = MultiResponse {
         results: MultiList::Slice(&results),
@@ -680,7 +680,7 @@ fn every_golden_vector_matches_both_ways() {
             results: MultiList::Slice(&[]),
         },
     );
-    let create2 = [OpResult::Create2 {
+    let create2 = [MultiOpResult::Create2 {
         op: OpCode::Create2,
         response: Create2Response {
             path: "/multi/c",
@@ -695,21 +695,21 @@ fn every_golden_vector_matches_both_ways() {
     );
     // A failed multi: OK for the op before the failure, the failure, rolled back after.
     let failed = [
-        OpResult::Error(ErrorCode::Ok),
-        OpResult::Error(ErrorCode::NoNode),
-        OpResult::Error(ErrorCode::RuntimeInconsistency),
+        MultiOpResult::Error(ErrorCode::Ok),
+        MultiOpResult::Error(ErrorCode::NoNode),
+        MultiOpResult::Error(ErrorCode::RuntimeInconsistency),
     ];
     let failed_reply = MultiResponse {
         results: MultiList::Slice(&failed),
     };
     v.record("MultiResponse.error", failed_reply);
     let read_results = [
-        OpResult::GetData {
+        MultiOpResult::GetData {
             data: Some(HELLO),
             stat: STAT,
         },
-        OpResult::GetChildren(List::Slice(&["a", "b"])),
-        OpResult::Error(ErrorCode::NoNode),
+        MultiOpResult::GetChildren(List::Slice(&["a", "b"])),
+        MultiOpResult::Error(ErrorCode::NoNode),
     ];
     v.record(
         "MultiResponse.read",

@@ -42,8 +42,8 @@ fn walk_multi<'a, T: MultiItem<'a> + Debug>(list: MultiList<'a, T>, each: impl F
     assert_eq!(n, list.len(), "multi list length and iteration disagree");
 }
 
-fn walk_result(result: &OpResult<'_>) {
-    if let OpResult::GetChildren(children) = result {
+fn walk_result(result: &MultiOpResult<'_>) {
+    if let MultiOpResult::GetChildren(children) = result {
         walk(*children);
     }
 }

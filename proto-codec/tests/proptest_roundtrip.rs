@@ -293,22 +293,22 @@ impl ResultModel {
         }
     }
 
-    fn result<'a>(&'a self, children: &'a [&'a str]) -> OpResult<'a> {
+    fn result<'a>(&'a self, children: &'a [&'a str]) -> MultiOpResult<'a> {
         match self {
-            ResultModel::Create(path) => OpResult::Create(path),
-            ResultModel::Create2(op, path, stat) => OpResult::Create2 {
+            ResultModel::Create(path) => MultiOpResult::Create(path),
+            ResultModel::Create2(op, path, stat) => MultiOpResult::Create2 {
                 op: *op,
                 response: Create2Response { path, stat: *stat },
             },
-            ResultModel::Delete => OpResult::Delete,
-            ResultModel::SetData(stat) => OpResult::SetData(*stat),
-            ResultModel::Check => OpResult::Check,
-            ResultModel::GetData(data, stat) => OpResult::GetData {
+            ResultModel::Delete => MultiOpResult::Delete,
+            ResultModel::SetData(stat) => MultiOpResult::SetData(*stat),
+            ResultModel::Check => MultiOpResult::Check,
+            ResultModel::GetData(data, stat) => MultiOpResult::GetData {
                 data: data.as_deref(),
                 stat: *stat,
             },
-            ResultModel::GetChildren(_) => OpResult::GetChildren(List::Slice(children)),
-            ResultModel::Error(code) => OpResult::Error(*code),
+            ResultModel::GetChildren(_) => MultiOpResult::GetChildren(List::Slice(children)),
+            ResultModel::Error(code) => MultiOpResult::Error(*code),
         }
     }
 }
@@ -627,7 +627,7 @@ proptest! {
     #[test]
     fn multi_response(models in prop::collection::vec(result_model(), 0..8)) {
         let children: Vec<Vec<&str>> = models.iter().map(ResultModel::children).collect();
-        let results: Vec<OpResult<'_>> =
+        let results: Vec<MultiOpResult<'_>> =
             models.iter().zip(&children).map(|(m, c)| m.result(c)).collect();
         let bytes = roundtrip!(MultiResponse, MultiResponse { results: MultiList::Slice(&results) });
         let back = MultiResponse::decode_exact(&bytes).unwrap();
@@ -645,30 +645,30 @@ fn multi_response_with_every_result() {
     };
     let names = ["a", "b", "ü"];
     let results = [
-        OpResult::Create("/a"),
-        OpResult::Create2 {
+        MultiOpResult::Create("/a"),
+        MultiOpResult::Create2 {
             op: OpCode::Create2,
             response: Create2Response { path: "/b", stat },
         },
-        OpResult::Create2 {
+        MultiOpResult::Create2 {
             op: OpCode::CreateContainer,
             response: Create2Response { path: "/c", stat },
         },
-        OpResult::Create2 {
+        MultiOpResult::Create2 {
             op: OpCode::CreateTtl,
             response: Create2Response { path: "/d", stat },
         },
-        OpResult::Delete,
-        OpResult::SetData(stat),
-        OpResult::Check,
-        OpResult::GetData { data: None, stat },
-        OpResult::GetData {
+        MultiOpResult::Delete,
+        MultiOpResult::SetData(stat),
+        MultiOpResult::Check,
+        MultiOpResult::GetData { data: None, stat },
+        MultiOpResult::GetData {
             data: Some(b""),
             stat,
         },
-        OpResult::GetChildren(List::Slice(&names)),
-        OpResult::Error(ErrorCode::NoNode),
-        OpResult::Error(ErrorCode::Unknown(-999)),
+        MultiOpResult::GetChildren(List::Slice(&names)),
+        MultiOpResult::Error(ErrorCode::NoNode),
+        MultiOpResult::Error(ErrorCode::Unknown(-999)),
     ];
     let response = MultiResponse {
         results: MultiList::Slice(&results),

@@ -2,7 +2,7 @@
 //! the list closed by a header with `done = true`.
 //!
 //! A failed `multi` still answers `err = 0` in its reply header: the failure is in the
-//! results, an [`OpResult::Error`] per operation (0 for the ones before the failure, the
+//! results, an [`MultiOpResult::Error`] per operation (0 for the ones before the failure, the
 //! error itself, then -2 RuntimeInconsistency for the ones rolled back).
 
 use std::fmt;
@@ -276,7 +276,7 @@ impl<'a> MultiItem<'a> for MultiOp<'a> {
 
 /// The result of one operation of a multi reply.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum OpResult<'a> {
+pub enum MultiOpResult<'a> {
     /// `create` succeeded: the created path.
     Create(&'a str),
     /// `create2`, `createContainer` or `createTTL` succeeded (`op` says which).
@@ -305,17 +305,17 @@ pub enum OpResult<'a> {
     Error(ErrorCode),
 }
 
-impl<'a> MultiItem<'a> for OpResult<'a> {
+impl<'a> MultiItem<'a> for MultiOpResult<'a> {
     fn header(&self) -> MultiHeader {
         let (op, err) = match self {
-            OpResult::Create(_) => (OpCode::Create, 0),
-            OpResult::Create2 { op, .. } => (*op, 0),
-            OpResult::Delete => (OpCode::Delete, 0),
-            OpResult::SetData(_) => (OpCode::SetData, 0),
-            OpResult::Check => (OpCode::Check, 0),
-            OpResult::GetData { .. } => (OpCode::GetData, 0),
-            OpResult::GetChildren(_) => (OpCode::GetChildren, 0),
-            OpResult::Error(code) => (OpCode::Error, code.code()),
+            MultiOpResult::Create(_) => (OpCode::Create, 0),
+            MultiOpResult::Create2 { op, .. } => (*op, 0),
+            MultiOpResult::Delete => (OpCode::Delete, 0),
+            MultiOpResult::SetData(_) => (OpCode::SetData, 0),
+            MultiOpResult::Check => (OpCode::Check, 0),
+            MultiOpResult::GetData { .. } => (OpCode::GetData, 0),
+            MultiOpResult::GetChildren(_) => (OpCode::GetChildren, 0),
+            MultiOpResult::Error(code) => (OpCode::Error, code.code()),
         };
         MultiHeader {
             op,
@@ -326,37 +326,37 @@ impl<'a> MultiItem<'a> for OpResult<'a> {
 
     fn encode_body(&self, buf: &mut BytesMut) {
         match self {
-            OpResult::Create(path) => path.encode(buf),
-            OpResult::Create2 { response, .. } => response.encode(buf),
-            OpResult::Delete | OpResult::Check => {}
-            OpResult::SetData(stat) => stat.encode(buf),
-            OpResult::GetData { data, stat } => {
+            MultiOpResult::Create(path) => path.encode(buf),
+            MultiOpResult::Create2 { response, .. } => response.encode(buf),
+            MultiOpResult::Delete | MultiOpResult::Check => {}
+            MultiOpResult::SetData(stat) => stat.encode(buf),
+            MultiOpResult::GetData { data, stat } => {
                 data.encode(buf);
                 stat.encode(buf);
             }
-            OpResult::GetChildren(children) => children.encode(buf),
-            OpResult::Error(code) => code.encode(buf),
+            MultiOpResult::GetChildren(children) => children.encode(buf),
+            MultiOpResult::Error(code) => code.encode(buf),
         }
     }
 
     fn decode_body(header: MultiHeader, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         Ok(match header.op {
-            OpCode::Create => OpResult::Create(r.read_str()?),
+            OpCode::Create => MultiOpResult::Create(r.read_str()?),
             op @ (OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl) => {
-                OpResult::Create2 {
+                MultiOpResult::Create2 {
                     op,
                     response: Decode::decode(r)?,
                 }
             }
-            OpCode::Delete => OpResult::Delete,
-            OpCode::SetData => OpResult::SetData(Decode::decode(r)?),
-            OpCode::Check => OpResult::Check,
-            OpCode::GetData => OpResult::GetData {
+            OpCode::Delete => MultiOpResult::Delete,
+            OpCode::SetData => MultiOpResult::SetData(Decode::decode(r)?),
+            OpCode::Check => MultiOpResult::Check,
+            OpCode::GetData => MultiOpResult::GetData {
                 data: Decode::decode(r)?,
                 stat: Decode::decode(r)?,
             },
-            OpCode::GetChildren => OpResult::GetChildren(Decode::decode(r)?),
-            OpCode::Error => OpResult::Error(Decode::decode(r)?),
+            OpCode::GetChildren => MultiOpResult::GetChildren(Decode::decode(r)?),
+            OpCode::Error => MultiOpResult::Error(Decode::decode(r)?),
             other => {
                 return Err(DecodeError::InvalidValue {
                     field: "multi result",
@@ -379,6 +379,6 @@ record! {
     /// `MultiResponse`: the body of a `multi` or `multiRead` reply.
     pub struct MultiResponse<'a> {
         /// One result per operation, in order.
-        pub results: MultiList<'a, OpResult<'a>>,
+        pub results: MultiList<'a, MultiOpResult<'a>>,
     }
 }

@@ -1,0 +1,61 @@
+//! The one place that wires a client: the session core, the driver task that runs it, and
+//! the handle that talks to the driver, from a [`ClientBuilder`]'s settings.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+
+use crate::builder::ClientBuilder;
+use crate::client::{Client, Inner};
+use crate::connect_string::ConnectString;
+use crate::driver::Driver;
+use crate::error::{Error, Result};
+use crate::protocol::Shared;
+use crate::session::{ConnectionState, Session, SessionConfig, StateChange};
+
+/// Starts the driver task for `settings` and returns the handle to it.
+pub(crate) fn start(settings: &ClientBuilder) -> Result<Client> {
+    let cs = ConnectString::parse(&settings.connect_string)?;
+    if settings.session_timeout.is_zero() {
+        return Err(Error::invalid("the session timeout must be positive"));
+    }
+    let mut cfg = SessionConfig::new(cs.hosts.len(), settings.session_timeout);
+    cfg.can_be_read_only = settings.can_be_read_only;
+    cfg.auth = settings.auth.clone();
+    cfg.max_frame_len = settings.max_frame_len;
+    cfg.seed = random_seed();
+    let session = Session::new(cfg, Instant::now());
+    let (tx, rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Mutex::new(Shared {
+        current: StateChange {
+            state: ConnectionState::Connecting,
+            session_id: 0,
+        },
+        negotiated_timeout: settings.session_timeout,
+        subscribers: Vec::new(),
+    }));
+    let driver = Driver::new(session, cs.hosts, cs.chroot.clone(), rx, shared.clone());
+    tokio::spawn(driver.run());
+    Ok(Client::from_inner(Inner {
+        commands: tx,
+        chroot: cs.chroot,
+        max_frame_len: settings.max_frame_len,
+        next_watcher: AtomicU64::new(1),
+        shared,
+    }))
+}
+
+/// A seed for the host shuffle, from the standard library's per-process random keys.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish()
+}
