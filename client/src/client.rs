@@ -157,11 +157,8 @@ impl Client {
 
     /// Every state transition from now on, in order (none is ever dropped).
     pub fn state_changes(&self) -> StateChanges {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut shared = self.shared();
-        let current = shared.current;
-        shared.subscribers.push(tx);
-        StateChanges::new(current, rx)
+        let shared = self.shared();
+        StateChanges::new(shared.current, shared.subscribers.subscribe())
     }
 
     // ----- Plumbing -----

@@ -34,7 +34,7 @@ pub(crate) fn start(settings: &ClientBuilder) -> Result<Client> {
             session_id: 0,
         },
         negotiated_timeout: settings.session_timeout,
-        subscribers: Vec::new(),
+        subscribers: crate::listeners::Listeners::unbounded(),
     }));
     let driver = Driver::new(session, cs.hosts, cs.chroot.clone(), rx, shared.clone());
     tokio::spawn(driver.run());

@@ -275,7 +275,7 @@ impl Driver {
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     shared.current = change;
                     shared.negotiated_timeout = self.session.negotiated_timeout();
-                    shared.subscribers.retain(|tx| tx.send(change).is_ok());
+                    shared.subscribers.send(change);
                 }
                 Event::Closed => {
                     self.stream = None;

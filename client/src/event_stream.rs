@@ -29,7 +29,8 @@ struct State<T> {
     items: VecDeque<T>,
     capacity: usize,
     missed: u64,
-    lagged: fn(Lagged) -> T,
+    /// Makes the item that tells of dropped events; `None` for an unbounded stream.
+    lagged: Option<fn(Lagged) -> T>,
     waker: Option<Waker>,
     senders: usize,
     reader_alive: bool,
@@ -73,12 +74,26 @@ impl<T> Shared<T> {
 /// # });
 /// ```
 pub fn event_stream<T: From<Lagged>>(capacity: usize) -> (EventSender<T>, EventStream<T>) {
+    new_stream(capacity.max(1), Some(T::from))
+}
+
+/// Makes a stream whose buffer is not bounded: for rare transitions that must never be
+/// dropped (connection states, leadership), where a reader that stops reading costs one item
+/// per transition.
+pub fn unbounded_event_stream<T>() -> (EventSender<T>, EventStream<T>) {
+    new_stream(usize::MAX, None)
+}
+
+fn new_stream<T>(
+    capacity: usize,
+    lagged: Option<fn(Lagged) -> T>,
+) -> (EventSender<T>, EventStream<T>) {
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             items: VecDeque::new(),
-            capacity: capacity.max(1),
+            capacity,
             missed: 0,
-            lagged: T::from,
+            lagged,
             waker: None,
             senders: 1,
             reader_alive: true,
@@ -106,7 +121,7 @@ impl<T> EventSender<T> {
         if !state.reader_alive {
             return false;
         }
-        if state.items.len() >= state.capacity {
+        if state.lagged.is_some() && state.items.len() >= state.capacity {
             state.items.pop_front();
             state.missed += 1;
         }
@@ -206,9 +221,9 @@ impl<T> EventStream<T> {
 }
 
 fn take<T>(state: &mut State<T>) -> Option<T> {
-    if state.missed > 0 {
+    if let (Some(lagged), true) = (state.lagged, state.missed > 0) {
         let missed = std::mem::take(&mut state.missed);
-        return Some((state.lagged)(Lagged { missed }));
+        return Some(lagged(Lagged { missed }));
     }
     state.items.pop_front()
 }
@@ -288,6 +303,16 @@ mod tests {
         drop(rx);
         assert!(tx.is_closed());
         assert!(!tx.send(E::V(2)));
+    }
+
+    #[test]
+    fn an_unbounded_stream_drops_nothing() {
+        let (tx, mut rx) = unbounded_event_stream::<u32>();
+        for i in 0..100_000 {
+            tx.send(i);
+        }
+        assert_eq!(rx.len(), 100_000);
+        assert_eq!(rx.try_next(), Some(0));
     }
 
     struct NoWake;

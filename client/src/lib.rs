@@ -29,6 +29,7 @@ mod connect;
 mod connect_string;
 mod driver;
 mod event_stream;
+mod listeners;
 mod multi;
 mod path;
 mod protocol;
@@ -49,7 +50,10 @@ pub use zkr_session::{Error, ErrorCode, Result};
 mod error {
     pub(crate) use zkr_session::{Error, Result};
 }
-pub use event_stream::{event_stream, EventSender, EventStream, Lagged, DEFAULT_EVENT_CAPACITY};
+pub use event_stream::{
+    event_stream, unbounded_event_stream, EventSender, EventStream, Lagged, DEFAULT_EVENT_CAPACITY,
+};
+pub use listeners::Listeners;
 pub use multi::{Op, OpResult};
 pub use path::{validate_path, Chroot};
 pub use state_changes::StateChanges;

@@ -59,5 +59,5 @@ pub(crate) enum Command {
 pub(crate) struct Shared {
     pub(crate) current: StateChange,
     pub(crate) negotiated_timeout: Duration,
-    pub(crate) subscribers: Vec<mpsc::UnboundedSender<StateChange>>,
+    pub(crate) subscribers: crate::listeners::Listeners<StateChange>,
 }

@@ -3,7 +3,6 @@
 
 mod connection;
 mod delete;
-mod listeners;
 mod namespace;
 mod paths;
 mod policy;
@@ -14,7 +13,6 @@ mod wait;
 
 pub use connection::wait_connected;
 pub use delete::{delete_until_gone, guaranteed_delete, guaranteed_delete_protected};
-pub use listeners::Listeners;
 pub use namespace::connect_with_namespace;
 pub use paths::{create_parents, join, join_all, node_name, parent};
 pub use policy::ConnectionStatePolicy;
@@ -22,3 +20,5 @@ pub use protected::{create_protected, find_protected, ProtectedName, PROTECTED_P
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;
 pub use wait::{watch_or_state, Woke};
+/// The fan-out of event streams every recipe tells its events through (from `zkr-client`).
+pub use zkr_client::Listeners;

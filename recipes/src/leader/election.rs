@@ -31,11 +31,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zkr_client::{
-    Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventType, OneshotWatch, Result,
-    StateChange, StateChanges,
+    Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventStream, EventType,
+    Listeners, OneshotWatch, Result, StateChange, StateChanges,
 };
 
 use crate::framework::{
@@ -126,21 +126,33 @@ pub struct LeaderOffer {
     pub data: zkr_client::Bytes,
 }
 
-/// Every event of one election from the moment of subscription, in order; none is dropped.
+/// Every event of one election from the moment of subscription, in order; none is dropped
+/// (they come at the pace of elections, so the queue is not bounded). A
+/// [`futures_core::Stream`] of [`ElectionEvent`].
 #[derive(Debug)]
 pub struct ElectionEvents {
-    rx: mpsc::UnboundedReceiver<ElectionEvent>,
+    rx: EventStream<ElectionEvent>,
 }
 
 impl ElectionEvents {
     /// The next event; `None` once the election object is gone.
     pub async fn next(&mut self) -> Option<ElectionEvent> {
-        self.rx.recv().await
+        self.rx.next().await
     }
 
     /// An event already dispatched, without waiting.
     pub fn try_next(&mut self) -> Option<ElectionEvent> {
-        self.rx.try_recv().ok()
+        self.rx.try_next()
+    }
+}
+
+impl futures_core::Stream for ElectionEvents {
+    type Item = ElectionEvent;
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<ElectionEvent>> {
+        self.get_mut().rx.poll_event(cx)
     }
 }
 
@@ -161,7 +173,7 @@ struct Shared {
     host_name: String,
     policy: ConnectionStatePolicy,
     state: watch::Sender<ElectionState>,
-    listeners: Mutex<Vec<mpsc::UnboundedSender<ElectionEvent>>>,
+    listeners: Listeners<ElectionEvent>,
     offer: Mutex<Offer>,
 }
 
@@ -173,14 +185,15 @@ impl Shared {
     /// Moves to the event's state and tells every subscriber, in one step (so the state
     /// and the events are seen in the same order).
     fn dispatch(&self, event: ElectionEvent) {
-        let mut listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-        let state = event.state();
-        self.state.send_if_modified(|current| {
-            let changed = *current != state;
-            *current = state;
-            changed
+        self.listeners.send_with(|| {
+            let state = event.state();
+            self.state.send_if_modified(|current| {
+                let changed = *current != state;
+                *current = state;
+                changed
+            });
+            Some(event)
         });
-        listeners.retain(|tx| tx.send(event).is_ok());
     }
 
     fn current(&self) -> ElectionState {
@@ -244,7 +257,7 @@ impl LeaderElection {
                 host_name: host_name.to_string(),
                 policy,
                 state,
-                listeners: Mutex::new(Vec::new()),
+                listeners: Listeners::unbounded(),
                 offer: Mutex::new(Offer::default()),
             }),
             task: Mutex::new(None),
@@ -302,13 +315,9 @@ impl LeaderElection {
 
     /// Every event from now on.
     pub fn subscribe(&self) -> ElectionEvents {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.shared
-            .listeners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(tx);
-        ElectionEvents { rx }
+        ElectionEvents {
+            rx: self.shared.listeners.subscribe(),
+        }
     }
 
     /// The current state.

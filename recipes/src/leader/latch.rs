@@ -12,11 +12,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zkr_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
-    OneshotWatch, Result, StateChanges,
+    EventStream, Listeners, OneshotWatch, Result, StateChanges,
 };
 
 use crate::framework::{
@@ -51,17 +51,28 @@ pub struct Participant {
     pub path: String,
 }
 
-/// Leadership transitions of one latch, in order; none is ever dropped.
+/// Leadership transitions of one latch, in order; none is ever dropped (they come at the
+/// pace of elections, so the queue is not bounded). A [`futures_core::Stream`] of `bool`.
 #[derive(Debug)]
 pub struct LeadershipChanges {
-    rx: mpsc::UnboundedReceiver<bool>,
+    rx: EventStream<bool>,
 }
 
 impl LeadershipChanges {
     /// The next transition: `true` when leadership was gained, `false` when lost. `None`
     /// once the latch is gone.
     pub async fn next(&mut self) -> Option<bool> {
-        self.rx.recv().await
+        self.rx.next().await
+    }
+}
+
+impl futures_core::Stream for LeadershipChanges {
+    type Item = bool;
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<bool>> {
+        self.get_mut().rx.poll_event(cx)
     }
 }
 
@@ -80,7 +91,7 @@ struct Shared {
     id: String,
     policy: ConnectionStatePolicy,
     leader: watch::Sender<bool>,
-    listeners: Mutex<Vec<mpsc::UnboundedSender<bool>>>,
+    listeners: Listeners<bool>,
     node: Mutex<NodeState>,
     /// Why the latch stopped, if an error no retry can fix ended it (a bad path, no
     /// permission to create under it).
@@ -101,8 +112,7 @@ impl Shared {
             changed
         });
         if changed && notify {
-            let mut listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-            listeners.retain(|tx| tx.send(is_leader).is_ok());
+            self.listeners.send(is_leader);
         }
     }
 
@@ -163,7 +173,7 @@ impl LeaderLatch {
             id: id.to_string(),
             policy,
             leader,
-            listeners: Mutex::new(Vec::new()),
+            listeners: Listeners::unbounded(),
             node: Mutex::new(NodeState::default()),
             failure,
         });
@@ -225,13 +235,9 @@ impl LeaderLatch {
 
     /// Every leadership transition from now on.
     pub fn subscribe(&self) -> LeadershipChanges {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.shared
-            .listeners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(tx);
-        LeadershipChanges { rx }
+        LeadershipChanges {
+            rx: self.shared.listeners.subscribe(),
+        }
     }
 
     /// A receiver of the current leadership value (coalesces quick changes; use

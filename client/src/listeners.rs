@@ -1,0 +1,121 @@
+//! [`Listeners`]: the fan-out of one event source to any number of [`EventStream`]s.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::event_stream::{event_stream, unbounded_event_stream, EventSender, EventStream, Lagged};
+
+/// One source's event streams (a recipe's, or the client's state changes): every
+/// [`Listeners::subscribe`] gets its own [`EventStream`] of the events from then on, so
+/// readers never hold each other up. Closing ends them all (after the events already queued).
+pub struct Listeners<T> {
+    inner: Arc<Mutex<ListenersInner<T>>>,
+}
+
+struct ListenersInner<T> {
+    senders: Vec<EventSender<T>>,
+    /// `None`: unbounded streams.
+    capacity: Option<usize>,
+    make: fn(usize) -> (EventSender<T>, EventStream<T>),
+    closed: bool,
+}
+
+impl<T> Clone for Listeners<T> {
+    fn clone(&self) -> Self {
+        Listeners {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> Listeners<T> {
+    fn lock(&self) -> MutexGuard<'_, ListenersInner<T>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<T> std::fmt::Debug for Listeners<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("Listeners")
+            .field("streams", &inner.senders.len())
+            .field("closed", &inner.closed)
+            .finish()
+    }
+}
+
+impl<T: Clone + From<Lagged>> Listeners<T> {
+    /// Listeners whose streams buffer at most `capacity` unread events each (past that the
+    /// oldest are dropped and the reader is told, see [`event_stream`]).
+    pub fn new(capacity: usize) -> Listeners<T> {
+        Listeners::with(Some(capacity), |c| event_stream(c))
+    }
+
+    /// The buffer size of streams subscribed from now on.
+    pub fn set_capacity(&self, capacity: usize) {
+        self.lock().capacity = Some(capacity);
+    }
+}
+
+impl<T: Clone> Listeners<T> {
+    /// Listeners whose streams are unbounded: for rare transitions that must never be
+    /// dropped (see [`unbounded_event_stream`]).
+    pub fn unbounded() -> Listeners<T> {
+        Listeners::with(None, |_| unbounded_event_stream())
+    }
+
+    fn with(
+        capacity: Option<usize>,
+        make: fn(usize) -> (EventSender<T>, EventStream<T>),
+    ) -> Listeners<T> {
+        Listeners {
+            inner: Arc::new(Mutex::new(ListenersInner {
+                senders: Vec::new(),
+                capacity,
+                make,
+                closed: false,
+            })),
+        }
+    }
+
+    /// A new stream of the events from now on (already ended if closed).
+    pub fn subscribe(&self) -> EventStream<T> {
+        let mut inner = self.lock();
+        let (tx, rx) = (inner.make)(inner.capacity.unwrap_or(usize::MAX));
+        if !inner.closed {
+            inner.senders.push(tx);
+        }
+        rx
+    }
+
+    /// Sends `event` to every stream whose reader is still there.
+    pub fn send(&self, event: T) {
+        let mut inner = self.lock();
+        Self::send_locked(&mut inner, event);
+    }
+
+    /// Runs `f` and sends what it returns, under the listeners' lock: events sent this way
+    /// reach every stream in the order `f` ran (a state change and its event stay together).
+    pub fn send_with(&self, f: impl FnOnce() -> Option<T>) {
+        let mut inner = self.lock();
+        if let Some(event) = f() {
+            Self::send_locked(&mut inner, event);
+        }
+    }
+
+    fn send_locked(inner: &mut ListenersInner<T>, event: T) {
+        let mut gone = false;
+        for sender in &inner.senders {
+            gone |= !sender.send(event.clone());
+        }
+        if gone {
+            inner.senders.retain(|s| !s.is_closed());
+        }
+    }
+
+    /// Ends every stream (after the events already queued); later subscriptions end at once.
+    pub fn close(&self) {
+        let mut inner = self.lock();
+        inner.closed = true;
+        inner.senders.clear();
+    }
+}
