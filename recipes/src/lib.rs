@@ -15,6 +15,9 @@
 //!   [`barrier::DistributedDoubleBarrier`].
 //! - Nodes ([`node`]): [`node::PersistentNode`], [`node::PersistentTtlNode`],
 //!   [`node::GroupMember`].
+//! - Queues ([`queue`]): [`queue::DistributedQueue`], [`queue::DistributedIdQueue`],
+//!   [`queue::DistributedPriorityQueue`], [`queue::DistributedDelayQueue`],
+//!   [`queue::SimpleDistributedQueue`].
 //! - More locks: [`InterProcessReadWriteLock`], [`InterProcessSemaphoreV2`] and its
 //!   [`Lease`]s, [`InterProcessSemaphoreMutex`], [`InterProcessMultiLock`].
 #![warn(missing_docs)]
@@ -27,6 +30,7 @@ pub mod framework;
 pub mod leader;
 pub mod lock;
 pub mod node;
+pub mod queue;
 pub mod sequence;
 
 pub use framework::{ConnectionStatePolicy, RetryPolicy};

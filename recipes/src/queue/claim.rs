@@ -1,0 +1,264 @@
+//! Taking one item: the delete decides (no lock path), or the lock node does (lock path).
+//!
+//! Without a lock path the item's getData and delete go out together on the session
+//! (ZooKeeper applies a session's requests in order, so the read sees the node the delete
+//! then removes): one round trip, and exactly one consumer's delete succeeds. Curator reads,
+//! then deletes: two.
+//!
+//! With a lock path, the ephemeral `<lock path>/<item name>` and the item's getData go out
+//! together. The item stays in the queue until the handler's outcome is known
+//! ([`super::Message`]); if the consumer dies, the lock node goes with its session and the
+//! item is free again. A consumer that finds an item locked leaves a watch on the lock node,
+//! so it learns when the item is freed without listing the queue again.
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+use zkr_client::{Bytes, Client, CreateMode, CreateOptions, Error, ErrorCode, Watcher};
+
+use crate::framework::{join, wait_connected};
+
+/// An item taken from the queue (its node deleted, or locked by us).
+#[derive(Debug)]
+pub(crate) struct Taken {
+    /// The node's name.
+    pub(crate) name: String,
+    /// The node's data.
+    pub(crate) data: Bytes,
+    /// The lock node we hold on it (lock path only).
+    pub(crate) lock: Option<LockHeld>,
+}
+
+/// How one claim ended.
+#[derive(Debug)]
+pub(crate) enum Claimed {
+    /// Ours.
+    Won(Taken),
+    /// Taken by another consumer, or removed.
+    Gone,
+    /// Locked by another consumer; a watch on its lock node is set.
+    Busy,
+    /// Was locked, but the lock is gone already: worth another try.
+    Freed,
+    /// The connection was lost with our delete in flight and the node is gone: it may be
+    /// ours (then it is lost: no lock path means at most once) or another consumer's.
+    InDoubt,
+    /// The lock path does not exist.
+    NoLockDir,
+    /// An error no retry fixes.
+    Failed(Error),
+}
+
+/// A lock node we created on an item. Dropping it deletes the node in the background (the
+/// item is then free for others), unless our session is gone (then the server deleted it,
+/// and a node at that path now is another consumer's).
+#[derive(Debug)]
+pub(crate) struct LockHeld {
+    pub(crate) client: Client,
+    pub(crate) node: String,
+    pub(crate) session_id: i64,
+    /// Told once the lock is deleted and the item left in place: the consumer that took
+    /// it lists again (no queue child changed, so its watch would not say so).
+    released: Arc<Notify>,
+    armed: bool,
+}
+
+impl LockHeld {
+    pub(crate) fn new(
+        client: &Client,
+        node: String,
+        session_id: i64,
+        released: Arc<Notify>,
+    ) -> LockHeld {
+        LockHeld {
+            client: client.clone(),
+            node,
+            session_id,
+            released,
+            armed: true,
+        }
+    }
+
+    /// Whether the lock can still be ours: the session that created it is the current one.
+    pub(crate) fn is_valid(&self) -> bool {
+        self.client.session_id() == self.session_id
+    }
+
+    /// Deletes the lock node (retrying through connection loss while the session lasts).
+    pub(crate) async fn release(mut self) -> zkr_client::Result<()> {
+        self.armed = false;
+        let result = delete_lock(&self.client, &self.node, self.session_id).await;
+        self.released.notify_one();
+        result
+    }
+
+    /// The node is gone by other means (deleted in the transaction that settled the item).
+    pub(crate) fn forget(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for LockHeld {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let client = self.client.clone();
+            let node = std::mem::take(&mut self.node);
+            let session = self.session_id;
+            let released = self.released.clone();
+            runtime.spawn(async move {
+                let _ = delete_lock(&client, &node, session).await;
+                released.notify_one();
+            });
+        }
+    }
+}
+
+/// Deletes our lock node, retrying through connection loss, but only while the session
+/// that created it lasts: after that the server has deleted it, and a node at that path is
+/// another consumer's lock.
+pub(crate) async fn delete_lock(
+    client: &Client,
+    node: &str,
+    session_id: i64,
+) -> zkr_client::Result<()> {
+    loop {
+        if client.session_id() != session_id {
+            return Ok(());
+        }
+        match client.delete(node, None).await {
+            Ok(()) => return Ok(()),
+            Err(e) if e.code() == ErrorCode::NoNode || e.code() == ErrorCode::SessionExpired => {
+                return Ok(())
+            }
+            Err(e) if e.is_retryable() => wait_connected(client).await.map(drop)?,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn retry_later(e: &Error) -> bool {
+    e.is_retryable() || e.code() == ErrorCode::SessionExpired
+}
+
+/// Claims `<dir>/<name>` by deleting it (no lock path).
+pub(crate) async fn claim_by_delete(client: Client, dir: &str, name: String) -> Claimed {
+    let path = join(dir, &name);
+    loop {
+        let (read, deleted) = tokio::join!(client.get_data(&path), client.delete(&path, None));
+        match deleted {
+            Ok(()) => {
+                return match read {
+                    Ok((data, _)) => Claimed::Won(Taken {
+                        name,
+                        data,
+                        lock: None,
+                    }),
+                    // Not possible on one session (the read went first); say so if it happens.
+                    Err(e) => Claimed::Failed(e.with_detail("read failed, delete succeeded")),
+                };
+            }
+            Err(e) if e.code() == ErrorCode::NoNode => return Claimed::Gone,
+            Err(e) if e.is_closed() => return Claimed::Failed(e),
+            Err(e) if retry_later(&e) => {
+                // The delete may have been applied. If the node is still there it was not:
+                // claim again. If it is gone we cannot tell whose delete it was.
+                loop {
+                    if let Err(e) = wait_connected(&client).await {
+                        return Claimed::Failed(e);
+                    }
+                    match client.exists(&path).await {
+                        Ok(Some(_)) => break,
+                        Ok(None) => return Claimed::InDoubt,
+                        Err(e) if retry_later(&e) => continue,
+                        Err(e) => return Claimed::Failed(e),
+                    }
+                }
+            }
+            Err(e) => return Claimed::Failed(e),
+        }
+    }
+}
+
+/// Claims `<dir>/<name>` by creating the ephemeral `<lock_dir>/<name>` (lock path).
+pub(crate) async fn claim_by_lock(
+    client: Client,
+    dir: &str,
+    lock_dir: &str,
+    name: String,
+    watcher: Watcher,
+    released: Arc<Notify>,
+) -> Claimed {
+    let path = join(dir, &name);
+    let lock_node = join(lock_dir, &name);
+    let options = CreateOptions::new(CreateMode::Ephemeral).with_stat();
+    let (held, mut read) = loop {
+        let (created, read) = tokio::join!(
+            client.create_with(&lock_node, b"", &options),
+            client.get_data(&path)
+        );
+        match created {
+            Ok((_, stat)) => {
+                let owner = stat.map_or_else(|| client.session_id(), |s| s.ephemeral_owner);
+                break (LockHeld::new(&client, lock_node, owner, released), read);
+            }
+            Err(e) if e.code() == ErrorCode::NodeExists => {
+                return busy(&client, &lock_node, &watcher).await;
+            }
+            Err(e) if e.code() == ErrorCode::NoNode => return Claimed::NoLockDir,
+            Err(e) if e.is_closed() => return Claimed::Failed(e),
+            Err(e) if retry_later(&e) => {
+                // Did our create happen? Ours if it is there and owned by this session.
+                if let Err(e) = wait_connected(&client).await {
+                    return Claimed::Failed(e);
+                }
+                match client.exists(&lock_node).await {
+                    Ok(Some(stat)) if stat.ephemeral_owner == client.session_id() => {
+                        let held =
+                            LockHeld::new(&client, lock_node, stat.ephemeral_owner, released);
+                        break (held, client.get_data(&path).await);
+                    }
+                    Ok(Some(_)) => return busy(&client, &lock_node, &watcher).await,
+                    Ok(None) => continue,
+                    Err(e) if retry_later(&e) => continue,
+                    Err(e) => return Claimed::Failed(e),
+                }
+            }
+            Err(e) => return Claimed::Failed(e),
+        }
+    };
+    loop {
+        match read {
+            Ok((data, _)) => {
+                return Claimed::Won(Taken {
+                    name,
+                    data,
+                    lock: Some(held),
+                })
+            }
+            // Settled by another consumer between our listing and our lock: the lock goes
+            // (dropping `held` deletes it).
+            Err(e) if e.code() == ErrorCode::NoNode => return Claimed::Gone,
+            Err(e) if e.is_retryable() && held.is_valid() => {
+                if let Err(e) = wait_connected(&client).await {
+                    return Claimed::Failed(e);
+                }
+                read = client.get_data(&path).await;
+            }
+            // The session ended: the lock went with it.
+            Err(e) if retry_later(&e) => return Claimed::Freed,
+            Err(e) => return Claimed::Failed(e),
+        }
+    }
+}
+
+/// The item is locked by someone else: watch its lock node, so its release wakes us.
+async fn busy(client: &Client, lock_node: &str, watcher: &Watcher) -> Claimed {
+    match client.exists_with_watcher(lock_node, watcher).await {
+        Ok(Some(_)) => Claimed::Busy,
+        // Released already, or we could not set the watch: try again after a listing.
+        Ok(None) | Err(_) => Claimed::Freed,
+    }
+}

@@ -1,0 +1,122 @@
+//! [`SimpleDistributedQueue`]: Curator's `SimpleDistributedQueue` (ZooKeeper's own queue
+//! recipe), a `java.util.Queue`-like API over raw bytes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+use zkr_client::{Bytes, Client, Error, ErrorCode, Result};
+
+use super::engine::{ConsumerStats, Engine, Spec, Wait};
+use super::naming::{Order, SIMPLE_ITEM_PREFIX};
+use super::producer::put_node;
+
+/// A queue of raw byte items with `offer`, `take`, `poll`, `peek`, compatible with Curator's
+/// `SimpleDistributedQueue` on the same path.
+///
+/// Nodes: `<path>/qn-<seq>`, persistent sequential, the item's bytes as they are; `<path>`
+/// is a container (created when missing, also after the server reaped it while empty).
+///
+/// An item is taken by deleting its node (read and delete go out together: one round trip):
+/// exactly one taker gets it. Curator lists the whole queue on every take; this handle keeps
+/// one listing and works through it, listing again only when it runs out and the queue
+/// changed, and waits with a watch when the queue is empty.
+///
+/// One handle serves its calls one at a time (they share its listing); for takers in
+/// parallel use several handles. A dropped `take`/`poll` loses nothing: an item whose claim
+/// was in flight is kept for the next call on this handle, and given back (put at the end of
+/// the queue) if the handle is dropped.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use std::time::Duration;
+/// use zkr_recipes::queue::SimpleDistributedQueue;
+/// let queue = SimpleDistributedQueue::new(&client, "/queues/tasks");
+/// queue.offer(b"task 1").await?;
+/// assert_eq!(queue.peek().await?.as_deref(), Some(&b"task 1"[..]));
+/// let task = queue.take().await?;            // waits for an item
+/// let next = queue.poll_timeout(Duration::from_millis(100)).await?; // None: empty
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct SimpleDistributedQueue {
+    spec: Arc<Spec>,
+    engine: Mutex<Engine>,
+}
+
+impl SimpleDistributedQueue {
+    /// A queue at `path`.
+    pub fn new(client: &Client, path: &str) -> SimpleDistributedQueue {
+        let spec = Arc::new(Spec::new(client, path, Order::Simple));
+        SimpleDistributedQueue {
+            engine: Mutex::new(Engine::new(spec.clone(), 1)),
+            spec,
+        }
+    }
+
+    /// The queue's path.
+    pub fn path(&self) -> &str {
+        &self.spec.path
+    }
+
+    /// Adds an item at the end; returns its node's path.
+    pub async fn offer(&self, data: impl AsRef<[u8]>) -> Result<String> {
+        let put = put_node(&self.spec, SIMPLE_ITEM_PREFIX, data.as_ref(), None).await?;
+        Ok(put.expect("no deadline"))
+    }
+
+    /// Removes and returns the head, waiting for one if the queue is empty.
+    pub async fn take(&self) -> Result<Bytes> {
+        loop {
+            if let Some(data) = self.take_with(Wait::Forever).await? {
+                return Ok(data);
+            }
+        }
+    }
+
+    /// Removes and returns the head; `None` if the queue is empty.
+    pub async fn poll(&self) -> Result<Option<Bytes>> {
+        self.take_with(Wait::No).await
+    }
+
+    /// Removes and returns the head, waiting at most `timeout` for one.
+    pub async fn poll_timeout(&self, timeout: Duration) -> Result<Option<Bytes>> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        self.take_with(Wait::Until(deadline)).await
+    }
+
+    /// Removes and returns the head; an error (`NoNode`, "the queue is empty") if there is
+    /// none (Curator's `remove`, which throws `NoSuchElementException`).
+    pub async fn remove(&self) -> Result<Bytes> {
+        self.poll().await?.ok_or_else(|| self.empty())
+    }
+
+    /// The head without removing it; `None` if the queue is empty.
+    pub async fn peek(&self) -> Result<Option<Bytes>> {
+        self.spec.validate()?;
+        self.engine.lock().await.peek().await
+    }
+
+    /// The head without removing it; an error (`NoNode`, "the queue is empty") if there is
+    /// none.
+    pub async fn element(&self) -> Result<Bytes> {
+        self.peek().await?.ok_or_else(|| self.empty())
+    }
+
+    /// What this handle's takes have cost so far (listings, items, races lost).
+    pub async fn stats(&self) -> ConsumerStats {
+        self.engine.lock().await.stats()
+    }
+
+    async fn take_with(&self, wait: Wait) -> Result<Option<Bytes>> {
+        self.spec.validate()?;
+        let mut engine = self.engine.lock().await;
+        Ok(engine.take(wait).await?.map(|taken| taken.data))
+    }
+
+    fn empty(&self) -> Error {
+        Error::server(ErrorCode::NoNode)
+            .with_detail("the queue is empty")
+            .with_path(&self.spec.path)
+    }
+}

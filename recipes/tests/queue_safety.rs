@@ -1,0 +1,224 @@
+//! Queue safety, at scale: 3 producers and 3 consumers, each on a session of its own, move
+//! 10,000 items. Without a lock path none is lost and none delivered twice; with a lock path
+//! a consumer whose session dies mid-handler loses nothing, and does not delete the item it
+//! was handling once another consumer has it (apache/curator#1122).
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use zkr_client::{Client, ErrorCode};
+use zkr_recipes::framework::join_all;
+use zkr_recipes::queue::{DistributedQueue, QueueConsumer};
+use zkr_testkit::{FaultyProxy, ServerOptions, TestingServer};
+
+mod support;
+use support::*;
+
+const ITEMS: usize = 10_000;
+const PRODUCERS: usize = 3;
+const CONSUMERS: usize = 3;
+/// Puts in flight per producer.
+const WINDOW: usize = 32;
+/// For the whole run of 10,000 items.
+const RUN: Duration = Duration::from_secs(240);
+
+/// Per item: how often it was delivered, and how often completed.
+struct Tally {
+    delivered: Vec<AtomicU32>,
+    completed: Vec<AtomicU32>,
+    completions: AtomicUsize,
+}
+
+impl Tally {
+    fn new() -> Arc<Tally> {
+        Arc::new(Tally {
+            delivered: (0..ITEMS).map(|_| AtomicU32::new(0)).collect(),
+            completed: (0..ITEMS).map(|_| AtomicU32::new(0)).collect(),
+            completions: AtomicUsize::new(0),
+        })
+    }
+
+    fn done(&self) -> bool {
+        self.completions.load(Ordering::SeqCst) >= ITEMS
+    }
+}
+
+/// An item: its index, padded to 100 bytes.
+fn item(index: usize) -> Vec<u8> {
+    let mut bytes = format!("{index:08}").into_bytes();
+    bytes.resize(100, b'.');
+    bytes
+}
+
+fn index_of(bytes: &[u8]) -> usize {
+    std::str::from_utf8(&bytes[..8]).unwrap().parse().unwrap()
+}
+
+/// Producer `p` puts items p, p + PRODUCERS, ... with WINDOW puts in flight.
+async fn produce(client: Client, path: &'static str, p: usize) {
+    let queue = DistributedQueue::new(&client, path);
+    let mine: Vec<usize> = (p..ITEMS).step_by(PRODUCERS).collect();
+    for chunk in mine.chunks(WINDOW) {
+        for r in join_all(chunk.iter().map(|&i| queue.put(item(i)))).await {
+            r.unwrap();
+        }
+    }
+    client.close().await.unwrap();
+}
+
+/// Takes and completes items until every item is completed.
+async fn consume(mut consumer: QueueConsumer, tally: Arc<Tally>) {
+    while !tally.done() {
+        let Some(message) = consumer
+            .take_timeout(Duration::from_millis(200))
+            .await
+            .unwrap()
+        else {
+            continue;
+        };
+        let index = index_of(&message.items()[0]);
+        tally.delivered[index].fetch_add(1, Ordering::SeqCst);
+        message.complete().await.unwrap();
+        tally.completed[index].fetch_add(1, Ordering::SeqCst);
+        tally.completions.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_items_none_lost_none_twice_without_a_lock_path() {
+    let zk = TestingServer::start().unwrap();
+    let tally = Tally::new();
+    let mut tasks = Vec::new();
+    for _ in 0..CONSUMERS {
+        let consumer = DistributedQueue::new(&connect(&zk).await, "/safety").consumer();
+        tasks.push(tokio::spawn(consume(consumer, tally.clone())));
+    }
+    for p in 0..PRODUCERS {
+        tasks.push(tokio::spawn(produce(connect(&zk).await, "/safety", p)));
+    }
+    tokio::time::timeout(RUN, async {
+        for t in tasks {
+            t.await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        let missing = (0..ITEMS)
+            .filter(|&i| tally.delivered[i].load(Ordering::SeqCst) == 0)
+            .count();
+        panic!("not done within {RUN:?}: {missing} items never delivered")
+    });
+    for i in 0..ITEMS {
+        assert_eq!(
+            tally.delivered[i].load(Ordering::SeqCst),
+            1,
+            "item {i} delivered a wrong number of times"
+        );
+    }
+    let checker = connect(&zk).await;
+    assert_eq!(children(&checker, "/safety").await, 0, "items left behind");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_items_with_a_lock_path_and_a_consumer_killed_mid_handler() {
+    let zk = TestingServer::start_with(ServerOptions::new().min_session_timeout_ms(400)).unwrap();
+    let proxy = FaultyProxy::start(zk.address()).unwrap();
+    let tally = Tally::new();
+    let mut tasks = Vec::new();
+    for _ in 0..CONSUMERS - 1 {
+        let queue =
+            DistributedQueue::new(&connect(&zk).await, "/safety").with_lock_path("/safety-locks");
+        tasks.push(tokio::spawn(consume(queue.consumer(), tally.clone())));
+    }
+    // The victim: through the proxy, with a short session. After 500 items it holds one and
+    // stops in its handler until told to go on.
+    let victim_client = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_millis(1500))
+        .connect()
+        .await
+        .unwrap();
+    let (holding_tx, mut holding_rx) = mpsc::unbounded_channel::<usize>();
+    let (go_tx, go_rx) = oneshot::channel::<()>();
+    let victim = {
+        let tally = tally.clone();
+        let mut consumer = DistributedQueue::new(&victim_client, "/safety")
+            .with_lock_path("/safety-locks")
+            .consumer();
+        tokio::spawn(async move {
+            let mut handled = 0;
+            loop {
+                let message = consumer.take().await.unwrap();
+                let index = index_of(&message.items()[0]);
+                tally.delivered[index].fetch_add(1, Ordering::SeqCst);
+                handled += 1;
+                if handled == 500 {
+                    holding_tx.send(index).unwrap();
+                    go_rx.await.unwrap();
+                    // Its session is gone, and another consumer has the item: the victim
+                    // must not delete it.
+                    let e = message.complete().await.unwrap_err();
+                    assert_eq!(e.code(), ErrorCode::SessionExpired, "{e}");
+                    return index;
+                }
+                message.complete().await.unwrap();
+                tally.completed[index].fetch_add(1, Ordering::SeqCst);
+                tally.completions.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+    };
+    for p in 0..PRODUCERS {
+        tasks.push(tokio::spawn(produce(connect(&zk).await, "/safety", p)));
+    }
+    let held = within("the victim holds an item", holding_rx.recv())
+        .await
+        .unwrap();
+    // The victim's process "dies": no more packets. Its session expires on the server, its
+    // lock goes, and another consumer takes the item.
+    proxy.partition();
+    tokio::time::timeout(RUN, async {
+        while tally.completed[held].load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the dead consumer's item was never taken again");
+    // Back from the dead (a new session): it finds its lock gone and leaves the item alone.
+    proxy.heal();
+    go_tx.send(()).unwrap();
+    assert_eq!(within("victim", victim).await.unwrap(), held);
+
+    tokio::time::timeout(RUN, async {
+        for t in tasks {
+            t.await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        let missing = (0..ITEMS)
+            .filter(|&i| tally.completed[i].load(Ordering::SeqCst) == 0)
+            .count();
+        panic!("not done within {RUN:?}: {missing} items never completed")
+    });
+    let mut twice = Vec::new();
+    for i in 0..ITEMS {
+        assert_eq!(
+            tally.completed[i].load(Ordering::SeqCst),
+            1,
+            "item {i} completed a wrong number of times"
+        );
+        if tally.delivered[i].load(Ordering::SeqCst) > 1 {
+            twice.push(i);
+        }
+    }
+    // Only the item the victim held was delivered twice.
+    assert_eq!(twice, [held]);
+    let checker = connect(&zk).await;
+    assert_eq!(children(&checker, "/safety").await, 0, "items left behind");
+    assert_eq!(
+        children(&checker, "/safety-locks").await,
+        0,
+        "locks left behind"
+    );
+}
