@@ -38,13 +38,17 @@ pub fn sort_key<'a>(name: &'a str, lock_name: &str) -> &'a str {
     }
 }
 
+/// The lock name of Curator's mutex nodes.
+pub const LOCK_NAME: &str = "lock-";
+/// The lock name of read-lock nodes (same length as the write one: Curator relies on it).
+pub const READ_LOCK_NAME: &str = "__READ__";
+/// The lock name of write-lock nodes.
+pub const WRITE_LOCK_NAME: &str = "__WRIT__";
+
 /// Curator's read/write lock key: fixed for `__READ__`, then for `__WRIT__`, so readers and
 /// writers in one directory share one order.
 pub fn read_write_sort_key(name: &str) -> &str {
-    sort_key(
-        sort_key(name, crate::lock::READ_LOCK_NAME),
-        crate::lock::WRITE_LOCK_NAME,
-    )
+    sort_key(sort_key(name, READ_LOCK_NAME), WRITE_LOCK_NAME)
 }
 
 /// The 10-digit sequence number at the end of a sequential node's name.
@@ -234,7 +238,7 @@ mod tests {
             "_c_d-__WRIT__0000000004",
             "_c_e-__READ__0000000005",
         ];
-        let writer = |n: &str| n.contains(crate::lock::WRITE_LOCK_NAME);
+        let writer = |n: &str| n.contains(WRITE_LOCK_NAME);
         let b = first_blocker_before(children, children[4], read_write_sort_key, writer);
         assert_eq!(b, Some(Some(children[1])));
         let b = first_blocker_before(children, children[0], read_write_sort_key, writer);

@@ -19,6 +19,6 @@ pub use policy::ConnectionStatePolicy;
 pub use protected::{create_protected, find_protected, ProtectedName, PROTECTED_PREFIX};
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;
-pub use wait::{watch_or_state, Woke};
+pub use wait::{recover, wait_or_recover, watch_or_state, Wake, Woke};
 /// The fan-out of event streams every recipe tells its events through (from `zkr-client`).
 pub use zkr_client::Listeners;

@@ -1,7 +1,11 @@
 //! Waiting for whichever comes first: a node event on a watch, or a connection-state change
 //! that matters to the recipe. Every recipe's task waits this way.
 
-use zkr_client::{ConnectionState, OneshotWatch, StateChange, StateChanges, WatchedEvent};
+use zkr_client::{
+    Client, ConnectionState, EventType, OneshotWatch, StateChange, StateChanges, WatchedEvent,
+};
+
+use super::ConnectionStatePolicy;
 
 /// What ended a [`watch_or_state`] wait.
 #[derive(Debug)]
@@ -41,6 +45,68 @@ pub async fn watch_or_state(
             Err(None) => return Woke::Closed,
             Err(Some(change)) if matters(change.state) => return Woke::State(change),
             Err(Some(_)) => {}
+        }
+    }
+}
+
+/// Applies the queued connection-state changes with `on_change` (which returns false to stop:
+/// the client is closed), then waits until the client is connected, applying the changes on
+/// the way. False when the client is closed. Every recipe's task recovers this way after
+/// connection trouble, before it looks at its nodes again.
+pub async fn recover(
+    client: &Client,
+    changes: &mut StateChanges,
+    mut on_change: impl FnMut(StateChange) -> bool,
+) -> bool {
+    loop {
+        let change = match changes.try_next() {
+            Some(change) => change,
+            None => {
+                if client.state().is_connected() {
+                    return true;
+                }
+                match changes.next().await {
+                    Some(change) => change,
+                    None => return false,
+                }
+            }
+        };
+        if !on_change(change) {
+            return false;
+        }
+    }
+}
+
+/// Why a [`wait_or_recover`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The watched node changed.
+    Node(EventType),
+    /// The connection had trouble (as the policy sees it) and is back: look again.
+    Reset,
+    /// The client is closed.
+    Closed,
+}
+
+/// Waits for the watch, or for connection trouble as `policy` sees it; after trouble,
+/// applies the changes with `on_change` and [`recover`]s before returning [`Wake::Reset`].
+pub async fn wait_or_recover(
+    client: &Client,
+    policy: ConnectionStatePolicy,
+    watch: OneshotWatch,
+    changes: &mut StateChanges,
+    mut on_change: impl FnMut(StateChange) -> bool,
+) -> Wake {
+    let matters = |state| policy.is_error_state(state);
+    match watch_or_state(watch, changes, matters).await {
+        Woke::Node(event) => Wake::Node(event.event_type),
+        Woke::Closed => Wake::Closed,
+        Woke::State(change) => {
+            if !on_change(change) || !recover(client, changes, &mut on_change).await {
+                Wake::Closed
+            } else {
+                Wake::Reset
+            }
         }
     }
 }

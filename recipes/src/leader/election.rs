@@ -39,8 +39,8 @@ use zkr_client::{
 };
 
 use crate::framework::{
-    create_parents, delete_until_gone, guaranteed_delete, join, join_all, node_name,
-    wait_connected, watch_or_state, ConnectionStatePolicy, Woke,
+    self, create_parents, delete_until_gone, guaranteed_delete, join, join_all, node_name,
+    wait_connected, ConnectionStatePolicy, Wake,
 };
 use crate::sequence::sequence_number;
 
@@ -496,23 +496,7 @@ fn on_change(shared: &Shared, change: StateChange) -> bool {
 /// Applies the queued connection-state changes until connected. False when the client is
 /// closed.
 async fn recover(shared: &Shared, changes: &mut StateChanges) -> bool {
-    loop {
-        let change = match changes.try_next() {
-            Some(change) => change,
-            None => {
-                if shared.client.state().is_connected() {
-                    return true;
-                }
-                match changes.next().await {
-                    Some(change) => change,
-                    None => return false,
-                }
-            }
-        };
-        if !on_change(shared, change) {
-            return false;
-        }
-    }
+    framework::recover(&shared.client, changes, |c| on_change(shared, c)).await
 }
 
 /// After a failed request: waits for the connection (applying the state changes on the way)
@@ -528,30 +512,10 @@ async fn settle(shared: &Shared, changes: &mut StateChanges, error: &zkr_client:
 /// The pause after an error that is not about the connection.
 const ERROR_PAUSE: Duration = Duration::from_millis(200);
 
-/// Why a wait ended.
-enum Wake {
-    /// The watched node changed.
-    Node(EventType),
-    /// The connection had trouble and is back: look again.
-    Reset,
-    /// The client is closed.
-    Closed,
-}
-
 /// Waits for the watch or a connection-state change that matters.
 async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
-    let matters = |state| shared.policy.is_error_state(state);
-    match watch_or_state(watch, changes, matters).await {
-        Woke::Node(event) => Wake::Node(event.event_type),
-        Woke::Closed => Wake::Closed,
-        Woke::State(change) => {
-            if !on_change(shared, change) || !recover(shared, changes).await {
-                Wake::Closed
-            } else {
-                Wake::Reset
-            }
-        }
-    }
+    let on_change = |c| on_change(shared, c);
+    framework::wait_or_recover(&shared.client, shared.policy, watch, changes, on_change).await
 }
 
 /// Where our offer stands.

@@ -23,9 +23,7 @@ use zkr_client::{
     Stat, StateChange, StateChanges,
 };
 
-use crate::framework::{
-    create_parents, parent, wait_connected, watch_or_state, ConnectionStatePolicy, Woke,
-};
+use crate::framework::{self, create_parents, parent, wait_connected, ConnectionStatePolicy, Wake};
 
 /// The default path of the master node.
 pub const DEFAULT_MASTER_PATH: &str = "/master";
@@ -307,23 +305,7 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
 /// Applies queued connection-state changes until connected (mastership is dropped on the
 /// way as the policy says). False when the client is closed.
 async fn recover(shared: &Shared, changes: &mut StateChanges) -> bool {
-    loop {
-        let change = match changes.try_next() {
-            Some(change) => change,
-            None => {
-                if shared.client.state().is_connected() {
-                    return true;
-                }
-                match changes.next().await {
-                    Some(change) => change,
-                    None => return false,
-                }
-            }
-        };
-        if !on_change(shared, change) {
-            return false;
-        }
-    }
+    framework::recover(&shared.client, changes, |c| on_change(shared, c)).await
 }
 
 /// One connection-state change. False when the client is closed.
@@ -345,29 +327,9 @@ fn on_change(shared: &Shared, change: StateChange) -> bool {
     }
 }
 
-/// Why a wait ended.
-enum Wake {
-    /// The node changed (deleted, data changed).
-    Node(EventType),
-    /// The connection had trouble and is back: look again.
-    Reset,
-    /// The client is closed.
-    Closed,
-}
-
 async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
-    let matters = |state| shared.policy.is_error_state(state);
-    match watch_or_state(watch, changes, matters).await {
-        Woke::Node(event) => Wake::Node(event.event_type),
-        Woke::Closed => Wake::Closed,
-        Woke::State(change) => {
-            if !on_change(shared, change) || !recover(shared, changes).await {
-                Wake::Closed
-            } else {
-                Wake::Reset
-            }
-        }
-    }
+    let on_change = |c| on_change(shared, c);
+    framework::wait_or_recover(&shared.client, shared.policy, watch, changes, on_change).await
 }
 
 /// The contender's task: create, or watch and wait; as master, watch our own node.

@@ -19,9 +19,5 @@ pub use semaphore::{
 };
 pub use semaphore_mutex::InterProcessSemaphoreMutex;
 
-/// The lock name of Curator's mutex nodes.
-pub const LOCK_NAME: &str = "lock-";
-/// The lock name of read-lock nodes (same length as the write one: Curator relies on it).
-pub const READ_LOCK_NAME: &str = "__READ__";
-/// The lock name of write-lock nodes.
-pub const WRITE_LOCK_NAME: &str = "__WRIT__";
+/// The lock names of Curator's nodes (they belong to the ordering rules in [`crate::sequence`]).
+pub use crate::sequence::{LOCK_NAME, READ_LOCK_NAME, WRITE_LOCK_NAME};
