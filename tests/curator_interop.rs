@@ -1,7 +1,8 @@
 //! Interop with the real Apache Curator: a Java peer (`tests/java/CuratorPeer.java`, compiled
 //! here with javac against Debian's Curator 5.4.0 jars) runs Curator's own recipes on the same
 //! ZooKeeper server and the same paths as our Rust recipes. Each side must exclude, wait for,
-//! order and name the other's nodes exactly as Curator does.
+//! order and name the other's nodes exactly as Curator does; each side's caches must follow
+//! the other's writes to a fresh read of the server.
 //!
 //! Needs a JDK (javac) and Curator's jars; `scripts/install-zookeeper.sh` installs both. These
 //! tests never skip: without Java or Curator they fail and say so. `ZKR_CURATOR_CLASSPATH`
@@ -12,6 +13,7 @@
 //! and by the waiter staying silent (a Java peer) or unfinished (a Rust task) meanwhile.
 
 use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -23,8 +25,12 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::{timeout, timeout_at, Instant};
-use zkr_client::{Client, CreateMode, ErrorCode};
-use zkr_recipes::framework::{join, node_name, parent};
+use zkr_client::{Client, CreateMode, ErrorCode, EventStream, Op, Stat};
+use zkr_recipes::cache::{
+    CacheEvent, ChildData, CuratorCache, NodeCache, PathChildrenCache, Snapshot, StartMode,
+    TreeCache,
+};
+use zkr_recipes::framework::{create_parents, join, node_name, parent};
 use zkr_recipes::lock::{decode_count, encode_count};
 use zkr_recipes::sequence::{key_fn, rank, read_write_sort_key, sort_key, sorted};
 use zkr_recipes::{
@@ -1257,4 +1263,822 @@ async fn shared_count_semaphore_follows_either_side() {
     peer.ask("release", "RELEASED").await;
     peer.exit().await;
     children_until(&client, &leases, "no lease left", |c| c.is_empty()).await;
+}
+
+// ----- Caches -----
+//
+// Curator writes while our caches watch, and we write while Curator's caches watch (and ours
+// too), over one script of writes: the layout, then back-to-back changes (sets, deletes of
+// subtrees, delete and create again both in one transaction and in two steps, of children, of
+// nested nodes and of the node a NodeCache watches) and seeded random ones. A model of the
+// script says what the server must hold after it (data and version per path), which also
+// checks the writer. Every cache must end equal to a fresh read, and replaying our caches'
+// events must give that read: a path whose czxid changed between two reads is Removed then
+// Added, never Updated.
+
+/// Where the cache tests write, and the node the NodeCaches watch.
+const CACHE_ROOT: &str = "/caches";
+const CACHED_NODE: &str = "/caches/node";
+/// What the random writes pick from, below the root (never `same`: see `IDENTITY`).
+const POOL: &[&str] = &[
+    "a", "b", "c", "node", "a/x", "a/y", "b/x", "b/y", "c/x", "a/x/deep",
+];
+/// A node only ever replaced by one with the same data and version: only its czxid tells.
+const IDENTITY: &str = "same";
+/// Our caches, in the order of [`OurCaches::streams`].
+const OUR_CACHES: [&str; 4] = [
+    "our CuratorCache",
+    "our TreeCache",
+    "our PathChildrenCache",
+    "our NodeCache",
+];
+
+/// A subtree as the server has it: path -> (Stat, data).
+type Tree = BTreeMap<String, (Stat, Vec<u8>)>;
+/// What the event replay compares: identity, version and data.
+type Key = (i64, i64, i32, Vec<u8>);
+
+fn key(stat: &Stat, data: &[u8]) -> Key {
+    (stat.czxid, stat.mzxid, stat.version, data.to_vec())
+}
+
+fn hex(data: &[u8]) -> String {
+    data.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One write, run by Curator (the peer's `ops`) or by our client.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Create with any missing parents (persistent, empty data).
+    Create(String, Vec<u8>),
+    Set(String, Vec<u8>),
+    /// Delete with everything below, deepest first, one request each (Curator's
+    /// `deletingChildrenIfNeeded`).
+    Delete(String),
+    /// Delete and create again in one transaction: a new czxid, version 0.
+    Replace(String, Vec<u8>),
+    /// Delete with everything below, in one transaction.
+    Prune(String),
+}
+
+/// The peer's `ops` command for `steps`.
+fn ops_command(steps: &[Step]) -> String {
+    let data = |d: &[u8]| {
+        if d.is_empty() {
+            "-".to_string()
+        } else {
+            hex(d)
+        }
+    };
+    let mut command = String::from("ops");
+    for step in steps {
+        let op = match step {
+            Step::Create(p, d) => format!(" create {p} {}", data(d)),
+            Step::Set(p, d) => format!(" set {p} {}", data(d)),
+            Step::Delete(p) => format!(" delete {p}"),
+            Step::Replace(p, d) => format!(" replace {p} {}", data(d)),
+            Step::Prune(p) => format!(" prune {p}"),
+        };
+        command.push_str(&op);
+    }
+    command
+}
+
+/// Curator runs `steps`, back to back.
+async fn run_in_peer(peer: &mut Peer, steps: &[Step]) {
+    let done = peer.ask(&ops_command(steps), "DONE").await;
+    assert_eq!(done, steps.len().to_string(), "ops run by curator");
+}
+
+/// Our client runs `steps`, back to back.
+async fn run_ours(client: &Client, steps: &[Step]) {
+    for step in steps {
+        let result = match step {
+            Step::Create(path, data) => match create_parents(client, parent(path), false).await {
+                Ok(()) => client.create(path, data, CreateMode::Persistent).await,
+                Err(e) => Err(e),
+            }
+            .map(drop),
+            Step::Set(path, data) => client.set_data(path, data, None).await.map(drop),
+            Step::Delete(path) => delete_one_by_one(client, path).await,
+            Step::Prune(path) => match subtree(client, path).await {
+                Ok(nodes) => {
+                    let deletes: Vec<Op> = nodes
+                        .iter()
+                        .rev()
+                        .map(|n| Op::delete(n.as_str(), None))
+                        .collect();
+                    client.multi(&deletes).await.map(drop)
+                }
+                Err(e) => Err(e),
+            },
+            Step::Replace(path, data) => client
+                .multi(&[
+                    Op::delete(path.as_str(), None),
+                    Op::create(path.as_str(), data.as_slice(), CreateMode::Persistent),
+                ])
+                .await
+                .map(drop),
+        };
+        result.unwrap_or_else(|e| panic!("{step:?}: {e}"));
+    }
+}
+
+/// `path` and everything below it, parents before children.
+async fn subtree(client: &Client, path: &str) -> zkr_client::Result<Vec<String>> {
+    let mut order = vec![path.to_string()];
+    let mut i = 0;
+    while i < order.len() {
+        let children = client.get_children(&order[i]).await?;
+        let below: Vec<String> = children.iter().map(|n| join(&order[i], n)).collect();
+        order.extend(below);
+        i += 1;
+    }
+    Ok(order)
+}
+
+/// Deletes `path` and everything below it, deepest first, one request each.
+async fn delete_one_by_one(client: &Client, path: &str) -> zkr_client::Result<()> {
+    for node in subtree(client, path).await?.iter().rev() {
+        client.delete(node, None).await?;
+    }
+    Ok(())
+}
+
+/// A script of writes under [`CACHE_ROOT`] and a model of what they leave: (data, version)
+/// per path. Steps are recorded in the model as they are made, so each is valid when run.
+struct Script {
+    model: BTreeMap<String, (Vec<u8>, i32)>,
+    rng: u64,
+    written: usize,
+}
+
+impl Script {
+    /// Seeded from `ZKR_SEED`, else the clock; prints the seed.
+    fn new(what: &str) -> Script {
+        let seed = std::env::var("ZKR_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            })
+            | 1;
+        eprintln!("{what}: seed {seed} (replay with ZKR_SEED={seed})");
+        Script {
+            model: BTreeMap::new(),
+            rng: seed,
+            written: 0,
+        }
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        (self.rng % n as u64) as usize
+    }
+
+    /// Fresh data for `rel` (every seventh value empty).
+    fn data(&mut self, rel: &str) -> Vec<u8> {
+        self.written += 1;
+        if self.written % 7 == 0 {
+            Vec::new()
+        } else {
+            format!("{}-{}", rel.replace('/', "."), self.written).into_bytes()
+        }
+    }
+
+    fn has(&self, rel: &str) -> bool {
+        self.model.contains_key(&at(rel))
+    }
+
+    fn is_leaf(&self, rel: &str) -> bool {
+        let below = format!("{}/", at(rel));
+        !self.model.keys().any(|p| p.starts_with(&below))
+    }
+
+    /// Records `step` in the model and returns it; panics if the server would refuse it.
+    fn step(&mut self, step: Step) -> Step {
+        match &step {
+            Step::Create(path, data) => {
+                for (i, _) in path.match_indices('/') {
+                    if i >= CACHE_ROOT.len() {
+                        self.model
+                            .entry(path[..i].to_string())
+                            .or_insert((Vec::new(), 0));
+                    }
+                }
+                let before = self.model.insert(path.clone(), (data.clone(), 0));
+                assert!(before.is_none(), "script: create of existing {path}");
+            }
+            Step::Set(path, data) => {
+                let node = self
+                    .model
+                    .get_mut(path)
+                    .expect("script: set of a missing node");
+                *node = (data.clone(), node.1 + 1);
+            }
+            Step::Delete(path) | Step::Prune(path) => {
+                assert!(
+                    self.model.remove(path).is_some(),
+                    "script: delete of {path}"
+                );
+                let below = format!("{path}/");
+                self.model.retain(|p, _| !p.starts_with(&below));
+            }
+            Step::Replace(path, data) => {
+                assert!(self.model.contains_key(path), "script: replace of {path}");
+                self.model.insert(path.clone(), (data.clone(), 0));
+            }
+        }
+        step
+    }
+
+    fn create(&mut self, rel: &str) -> Step {
+        let data = self.data(rel);
+        self.step(Step::Create(at(rel), data))
+    }
+
+    fn set(&mut self, rel: &str) -> Step {
+        let data = self.data(rel);
+        self.step(Step::Set(at(rel), data))
+    }
+
+    fn delete(&mut self, rel: &str) -> Step {
+        self.step(Step::Delete(at(rel)))
+    }
+
+    fn prune(&mut self, rel: &str) -> Step {
+        self.step(Step::Prune(at(rel)))
+    }
+
+    fn replace(&mut self, rel: &str) -> Step {
+        let data = self.data(rel);
+        self.step(Step::Replace(at(rel), data))
+    }
+
+    /// Replaced if it is a leaf, set if it has children, created if missing.
+    fn rewrite(&mut self, rel: &str) -> Step {
+        match (self.has(rel), self.is_leaf(rel)) {
+            (false, _) => self.create(rel),
+            (true, true) => self.replace(rel),
+            (true, false) => self.set(rel),
+        }
+    }
+
+    /// The layout: the root, children, nested nodes (some made as parents: empty data).
+    fn layout(&mut self) -> Vec<Step> {
+        let mut steps = vec![self.step(Step::Create(CACHE_ROOT.into(), b"root".to_vec()))];
+        for rel in ["a", "a/x/deep", "b/y", "c", "node"] {
+            steps.push(self.create(rel));
+        }
+        steps.push(self.step(Step::Create(at(IDENTITY), IDENTITY.into())));
+        steps
+    }
+
+    /// Back-to-back changes: the fixed ones, then `random` seeded ones.
+    fn changes(&mut self, random: usize) -> Vec<Step> {
+        // Same data, same version, new czxid: only identity tells these apart.
+        let mut steps = vec![
+            self.step(Step::Replace(at(IDENTITY), IDENTITY.into())),
+            self.step(Step::Replace(at("node"), self.model[&at("node")].0.clone())),
+        ];
+        steps.extend([
+            self.set("node"),
+            self.delete("node"),
+            self.create("node"),
+            self.set("a"),
+        ]);
+        // The same bytes again: a new version.
+        let again = self.model[&at("a")].0.clone();
+        steps.push(self.step(Step::Set(at("a"), again)));
+        steps.extend([
+            self.delete("c"),
+            self.create("c"),
+            self.replace("b/y"),
+            self.create("n/x/y/z"),
+            self.set("n/x/y"),
+            self.delete("n"),
+            // Three levels gone at once.
+            self.prune("a"),
+        ]);
+        for _ in 0..random {
+            let rel = POOL[self.below(POOL.len())];
+            if !self.has(rel) {
+                steps.push(self.create(rel));
+                continue;
+            }
+            match self.below(5) {
+                0 => steps.push(self.set(rel)),
+                1 => steps.push(self.delete(rel)),
+                2 => steps.push(self.rewrite(rel)),
+                3 => steps.push(self.prune(rel)),
+                _ => {
+                    // Deleted and created again in two steps.
+                    steps.push(self.delete(rel));
+                    steps.push(self.create(rel));
+                }
+            }
+        }
+        steps
+    }
+
+    /// The whole tree deleted in one transaction, then part of it made again.
+    fn wipe(&mut self) -> Vec<Step> {
+        vec![
+            self.step(Step::Prune(CACHE_ROOT.into())),
+            self.create("node"),
+            self.create("a/x"),
+        ]
+    }
+
+    /// The server holds what the script says (data and version per path).
+    fn check(&self, server: &Tree, what: &str) {
+        let held: BTreeMap<String, (Vec<u8>, i32)> = server
+            .iter()
+            .map(|(p, (s, d))| (p.clone(), (d.clone(), s.version)))
+            .collect();
+        assert_eq!(
+            held, self.model,
+            "{what}: the server does not hold what was written"
+        );
+    }
+}
+
+/// A path below [`CACHE_ROOT`].
+fn at(rel: &str) -> String {
+    join(CACHE_ROOT, rel)
+}
+
+/// Reads the subtree at `root` to `max_depth` (the root included, if it exists).
+async fn fresh_read(client: &Client, root: &str, max_depth: usize) -> Tree {
+    let mut tree = Tree::new();
+    let mut todo = vec![(root.to_string(), 0usize)];
+    while let Some((path, depth)) = todo.pop() {
+        match client.get_data(&path).await {
+            Ok((data, stat)) => tree.insert(path.clone(), (stat, data.to_vec())),
+            Err(e) if e.code() == ErrorCode::NoNode => continue,
+            Err(e) => panic!("reading {path}: {e}"),
+        };
+        if depth < max_depth {
+            match client.get_children(&path).await {
+                Ok(children) => todo.extend(children.iter().map(|n| (join(&path, n), depth + 1))),
+                Err(e) if e.code() == ErrorCode::NoNode => {}
+                Err(e) => panic!("listing {path}: {e}"),
+            }
+        }
+    }
+    tree
+}
+
+fn view_of(snapshot: &Snapshot) -> Tree {
+    snapshot
+        .iter()
+        .map(|(p, d)| (p.clone(), (d.stat, d.bytes().to_vec())))
+        .collect()
+}
+
+/// Nodes as the peer prints them: `path:czxid:mzxid:version:hex`, by path (Java's order of
+/// ASCII paths is ours).
+fn entries<'a>(nodes: impl IntoIterator<Item = (&'a String, &'a (Stat, Vec<u8>))>) -> Vec<String> {
+    let mut nodes: Vec<_> = nodes.into_iter().collect();
+    nodes.sort_by(|a, b| a.0.cmp(b.0));
+    nodes
+        .into_iter()
+        .map(|(p, (s, d))| format!("{p}:{}:{}:{}:{}", s.czxid, s.mzxid, s.version, hex(d)))
+        .collect()
+}
+
+fn is_child_of_root(path: &str) -> bool {
+    path != CACHE_ROOT && parent(path) == CACHE_ROOT
+}
+
+/// An event as a line: `added /p v0 c<czxid>`, `updated /p v1 c<czxid>`, `removed /p v0
+/// c<czxid>` (what was removed), or its name.
+fn line(event: &CacheEvent) -> String {
+    let node = |kind: &str, d: &ChildData| {
+        format!("{kind} {} v{} c{}", d.path, d.stat.version, d.stat.czxid)
+    };
+    match event {
+        CacheEvent::Added(d) => node("added", d),
+        CacheEvent::Updated { new, .. } => node("updated", new),
+        CacheEvent::Removed(d) => node("removed", d),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+fn path_of(event: &CacheEvent) -> Option<&str> {
+    match event {
+        CacheEvent::Added(d) | CacheEvent::Removed(d) => Some(&d.path),
+        CacheEvent::Updated { new, .. } => Some(&new.path),
+        _ => None,
+    }
+}
+
+/// Waits until `view()` equals a fresh read of `root` to `max_depth`: paths, data and the
+/// whole Stat, except at the cache's last level the child-related part (`num_children`,
+/// `cversion`, `pzxid`), which no cache follows there (as in Curator).
+async fn converges(
+    what: &str,
+    reader: &Client,
+    root: &str,
+    max_depth: usize,
+    with_root: bool,
+    view: impl Fn() -> Tree,
+) {
+    let depth = |path: &str| {
+        if path == root {
+            0
+        } else {
+            path[root.len()..].matches('/').count()
+        }
+    };
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let mut server = fresh_read(reader, root, max_depth).await;
+        if !with_root {
+            server.remove(root);
+        }
+        let mut cache = view();
+        for tree in [&mut server, &mut cache] {
+            for (path, (stat, _)) in tree.iter_mut() {
+                if depth(path) == max_depth {
+                    (stat.num_children, stat.cversion, stat.pzxid) = (0, 0, 0);
+                }
+            }
+        }
+        if cache == server {
+            return;
+        }
+        if Instant::now() >= deadline {
+            let only_in = |a: &Tree, b: &Tree| -> Vec<String> {
+                a.iter()
+                    .filter(|(p, n)| b.get(*p) != Some(*n))
+                    .map(|(p, n)| format!("{p}: {n:?}"))
+                    .collect()
+            };
+            let (missing, extra) = (only_in(&server, &cache), only_in(&cache, &server));
+            panic!(
+                "{what}: not equal to a fresh read within {DEADLINE:?}\nserver has: \
+                 {missing:#?}\ncache has: {extra:#?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Replays `events` from an empty view: every Added of an absent path, every Updated and
+/// Removed of the state last told, an update never across identities (czxid) and always
+/// forward (mzxid). Returns the state replayed and how many `Initialized` were told.
+fn replay(cache: &str, events: &[CacheEvent]) -> (BTreeMap<String, Key>, usize) {
+    let mut state = BTreeMap::new();
+    let mut initialized = 0;
+    for (n, event) in events.iter().enumerate() {
+        let at = format!("{cache}, event {n} ({})", line(event));
+        match event {
+            CacheEvent::Added(d) => {
+                let before = state.insert(d.path.clone(), key(&d.stat, d.bytes()));
+                assert!(before.is_none(), "{at}: added while present as {before:?}");
+            }
+            CacheEvent::Updated { old, new } => {
+                assert_eq!(old.path, new.path, "{at}");
+                assert_eq!(
+                    old.stat.czxid, new.stat.czxid,
+                    "{at}: an update across identities (deleted and created again must be \
+                     Removed then Added)"
+                );
+                assert!(new.stat.mzxid > old.stat.mzxid, "{at}: not forward");
+                let before = state.insert(new.path.clone(), key(&new.stat, new.bytes()));
+                assert_eq!(
+                    before,
+                    Some(key(&old.stat, old.bytes())),
+                    "{at}: from a state never told"
+                );
+            }
+            CacheEvent::Removed(d) => {
+                let before = state.remove(&d.path);
+                assert_eq!(
+                    before,
+                    Some(key(&d.stat, d.bytes())),
+                    "{at}: a state never told"
+                );
+            }
+            CacheEvent::Initialized => initialized += 1,
+            other => panic!("{at}: unexpected {other:?}"),
+        }
+    }
+    (state, initialized)
+}
+
+/// Our CuratorCache, TreeCache and PathChildrenCache on [`CACHE_ROOT`] and NodeCache on
+/// [`CACHED_NODE`], each on a session of its own (a one-shot watch on the CuratorCache's
+/// root from its session would make its recursive watch one-shot: ZOOKEEPER-4466), with
+/// every event they told.
+struct OurCaches {
+    curator: CuratorCache,
+    tree: TreeCache,
+    children: PathChildrenCache,
+    node: NodeCache,
+    streams: [EventStream<CacheEvent>; 4],
+    told: [Vec<CacheEvent>; 4],
+}
+
+impl OurCaches {
+    /// Starts them (their builds go on in the background).
+    async fn start(zk: &TestingServer) -> OurCaches {
+        let curator = CuratorCache::new(&connect(zk).await, CACHE_ROOT);
+        let tree = TreeCache::new(&connect(zk).await, CACHE_ROOT);
+        let children = PathChildrenCache::new(&connect(zk).await, CACHE_ROOT);
+        let node = NodeCache::new(&connect(zk).await, CACHED_NODE);
+        let streams = [
+            curator.events(),
+            tree.events(),
+            children.events(),
+            node.events(),
+        ];
+        curator.start().unwrap();
+        tree.start().unwrap();
+        children
+            .start(StartMode::PostInitializedEvent)
+            .await
+            .unwrap();
+        node.start().unwrap();
+        OurCaches {
+            curator,
+            tree,
+            children,
+            node,
+            streams,
+            told: Default::default(),
+        }
+    }
+
+    /// Waits for every initial build.
+    async fn built(self) -> OurCaches {
+        within("our CuratorCache built", self.curator.wait_initialized())
+            .await
+            .unwrap();
+        within("our TreeCache built", self.tree.wait_initialized())
+            .await
+            .unwrap();
+        within(
+            "our PathChildrenCache built",
+            self.children.wait_initialized(),
+        )
+        .await
+        .unwrap();
+        within("our NodeCache built", self.node.wait_initialized())
+            .await
+            .unwrap();
+        self
+    }
+
+    /// Waits until each cache equals a fresh read; returns the events each told since the
+    /// last call (in [`OUR_CACHES`] order).
+    async fn converge(&mut self, reader: &Client, what: &str) -> [Vec<CacheEvent>; 4] {
+        let [curator, tree, children, node] = OUR_CACHES.map(|c| format!("{what}: {c}"));
+        converges(&curator, reader, CACHE_ROOT, usize::MAX, true, || {
+            view_of(&self.curator.snapshot())
+        })
+        .await;
+        converges(&tree, reader, CACHE_ROOT, usize::MAX, true, || {
+            view_of(&self.tree.snapshot())
+        })
+        .await;
+        converges(&children, reader, CACHE_ROOT, 1, false, || {
+            view_of(&self.children.snapshot())
+        })
+        .await;
+        converges(&node, reader, CACHED_NODE, 0, true, || {
+            view_of(&self.node.snapshot())
+        })
+        .await;
+        let mut told: [Vec<CacheEvent>; 4] = Default::default();
+        for (i, stream) in self.streams.iter_mut().enumerate() {
+            while let Some(event) = stream.try_next() {
+                told[i].push(event.clone());
+                self.told[i].push(event);
+            }
+        }
+        told
+    }
+
+    /// Replaying each cache's events from the start gives a fresh read of what it covers.
+    async fn replay_gives(&self, reader: &Client) {
+        let server = fresh_read(reader, CACHE_ROOT, usize::MAX).await;
+        let scopes: [fn(&str) -> bool; 4] =
+            [|_| true, |_| true, is_child_of_root, |p| p == CACHED_NODE];
+        for (i, events) in self.told.iter().enumerate() {
+            let expected: BTreeMap<String, Key> = server
+                .iter()
+                .filter(|(p, _)| scopes[i](p))
+                .map(|(p, (s, d))| (p.clone(), key(s, d)))
+                .collect();
+            let (replayed, initialized) = replay(OUR_CACHES[i], events);
+            assert_eq!(
+                replayed,
+                expected,
+                "{}: replaying its {} events does not give a fresh read",
+                OUR_CACHES[i],
+                events.len()
+            );
+            assert_eq!(
+                initialized,
+                [1, 1, 1, 0][i],
+                "{}: Initialized",
+                OUR_CACHES[i]
+            );
+        }
+    }
+
+    async fn close(self) {
+        self.curator.close().await;
+        self.tree.close().await;
+        self.children.close().await;
+        self.node.close().await;
+    }
+}
+
+/// Curator's caches in `peer` (CuratorCache, PathChildrenCache, NodeCache) come to a fresh
+/// read (path, czxid, mzxid, version, data of every node), and ours (converged before) hold
+/// the same: our CuratorCache and TreeCache are compared with Curator's CuratorCache.
+async fn curator_agrees(peer: &mut Peer, reader: &Client, ours: &OurCaches, what: &str) {
+    let server = fresh_read(reader, CACHE_ROOT, usize::MAX).await;
+    let checks = [
+        (
+            OUR_CACHES[0],
+            "view",
+            "VIEW",
+            entries(&server),
+            entries(&view_of(&ours.curator.snapshot())),
+        ),
+        (
+            OUR_CACHES[1],
+            "view",
+            "VIEW",
+            entries(&server),
+            entries(&view_of(&ours.tree.snapshot())),
+        ),
+        (
+            OUR_CACHES[2],
+            "children",
+            "CHILDREN",
+            entries(server.iter().filter(|(p, _)| is_child_of_root(p))),
+            entries(&view_of(&ours.children.snapshot())),
+        ),
+        (
+            OUR_CACHES[3],
+            "node",
+            "NODE",
+            entries(server.iter().filter(|(p, _)| *p == CACHED_NODE)),
+            entries(&view_of(&ours.node.snapshot())),
+        ),
+    ];
+    for (our_cache, command, keyword, want, our_view) in checks {
+        assert_eq!(our_view, want, "{what}: {our_cache} (converged before)");
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let curator_view = peer.ask_list(command, keyword).await;
+            if curator_view == want {
+                break;
+            }
+            if Instant::now() >= deadline {
+                peer.fail(&format!(
+                    "{what}: curator's {command} is not a fresh read within {DEADLINE:?}\n\
+                     curator: {curator_view:#?}\nserver: {want:#?}"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Curator writes (its `creatingParentsIfNeeded`, `deletingChildrenIfNeeded`, transactions),
+/// our caches watch: each ends equal to a fresh read after every phase, a node replaced by
+/// one with the same data and version is told as Removed then Added, and replaying every
+/// event gives the final state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_caches_follow_curators_writes() {
+    let zk = TestingServer::start().unwrap();
+    let reader = connect(&zk).await;
+    let mut script = Script::new("our caches follow curator's writes");
+    // Our caches start before the root exists.
+    let mut ours = OurCaches::start(&zk).await.built().await;
+    let mut peer = Peer::start("java-writer", &["client", &zk.connect_string()]).await;
+
+    run_in_peer(&mut peer, &script.layout()).await;
+    let before = fresh_read(&reader, CACHE_ROOT, usize::MAX).await;
+    script.check(&before, "curator's layout");
+    ours.converge(&reader, "curator's layout").await;
+
+    // A second set starts as the changes do: their builds race Curator's writes.
+    let late = OurCaches::start(&zk).await;
+    let steps = script.changes(40);
+    run_in_peer(&mut peer, &steps).await;
+    let mut late = late.built().await;
+    let after = fresh_read(&reader, CACHE_ROOT, usize::MAX).await;
+    script.check(&after, "curator's changes");
+    let told = ours.converge(&reader, "curator's changes").await;
+    late.converge(&reader, "curator's changes (started late)")
+        .await;
+    eprintln!(
+        "curator wrote {} steps; our caches told {:?} events",
+        steps.len(),
+        told.each_ref().map(Vec::len)
+    );
+    // Replaced in one transaction by the same data at the same version: only the czxid
+    // differs, and every cache that holds it says Removed then Added.
+    let same = at(IDENTITY);
+    let identity = [
+        format!("removed {same} v0 c{}", before[&same].0.czxid),
+        format!("added {same} v0 c{}", after[&same].0.czxid),
+    ];
+    for (i, events) in told[..3].iter().enumerate() {
+        let lines: Vec<String> = events
+            .iter()
+            .filter(|e| path_of(e) == Some(same.as_str()))
+            .map(line)
+            .collect();
+        assert_eq!(lines, identity, "{}: {same} replaced", OUR_CACHES[i]);
+    }
+    // The watched node was first replaced the same way: whatever followed, that is a Removed.
+    assert_eq!(
+        told[3].first().map(line),
+        Some(format!(
+            "removed {CACHED_NODE} v0 c{}",
+            before[CACHED_NODE].0.czxid
+        )),
+        "our NodeCache: its node replaced; told {:?}",
+        told[3].iter().map(line).collect::<Vec<_>>()
+    );
+
+    run_in_peer(&mut peer, &script.wipe()).await;
+    script.check(
+        &fresh_read(&reader, CACHE_ROOT, usize::MAX).await,
+        "curator's wipe",
+    );
+    ours.converge(&reader, "curator's wipe").await;
+    late.converge(&reader, "curator's wipe (started late)")
+        .await;
+    ours.replay_gives(&reader).await;
+    late.replay_gives(&reader).await;
+    ours.close().await;
+    late.close().await;
+    peer.exit().await;
+}
+
+/// We write, Curator's caches (and ours) watch: Curator's CuratorCache, PathChildrenCache
+/// and NodeCache each end equal to a fresh read and to ours. Then both sides write, and each
+/// side's caches see the other's nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curators_caches_follow_our_writes() {
+    let zk = TestingServer::start().unwrap();
+    let writer = connect(&zk).await;
+    let mut script = Script::new("curator's caches follow our writes");
+    // The layout first: Curator's PathChildrenCache would make a missing root a container.
+    run_ours(&writer, &script.layout()).await;
+    let mut peer = Peer::start(
+        "java-caches",
+        &["cache", &zk.connect_string(), CACHE_ROOT, CACHED_NODE],
+    )
+    .await;
+    peer.expect_within("CACHES_READY", START).await;
+    let mut ours = OurCaches::start(&zk).await.built().await;
+    ours.converge(&writer, "built").await;
+    curator_agrees(&mut peer, &writer, &ours, "built").await;
+
+    let steps = script.changes(40);
+    run_ours(&writer, &steps).await;
+    script.check(
+        &fresh_read(&writer, CACHE_ROOT, usize::MAX).await,
+        "our changes",
+    );
+    ours.converge(&writer, "our changes").await;
+    curator_agrees(&mut peer, &writer, &ours, "our changes").await;
+
+    // Curator creates a node and replaces the watched one; we create one and write to
+    // Curator's.
+    let java = [script.create("from-java"), script.rewrite("node")];
+    run_in_peer(&mut peer, &java).await;
+    let rust = [script.create("from-rust"), script.set("from-java")];
+    run_ours(&writer, &rust).await;
+    script.check(
+        &fresh_read(&writer, CACHE_ROOT, usize::MAX).await,
+        "both sides' writes",
+    );
+    let told = ours.converge(&writer, "both sides' writes").await;
+    assert!(
+        told[0]
+            .iter()
+            .any(|e| matches!(e, CacheEvent::Added(d) if d.path == at("from-java"))),
+        "our CuratorCache told curator's node: {:?}",
+        told[0].iter().map(line).collect::<Vec<_>>()
+    );
+    curator_agrees(&mut peer, &writer, &ours, "both sides' writes").await;
+    ours.replay_gives(&writer).await;
+    ours.close().await;
+    peer.exit().await;
 }

@@ -11,6 +11,10 @@
 //                                                    SharedCount at COUNTPATH (seeded with SEED)
 //   java CuratorPeer latch     CONNECT PATH ID       LeaderLatch with participant id ID
 //   java CuratorPeer selector  CONNECT PATH ID       LeaderSelector with participant id ID
+//   java CuratorPeer cache     CONNECT ROOT NODE     Curator's caches: a CuratorCache on ROOT (on a
+//                                                    session of its own, ZOOKEEPER-4466), a
+//                                                    PathChildrenCache on ROOT (with data) and a
+//                                                    NodeCache on NODE; CACHES_READY once built
 //   java CuratorPeer client    CONNECT               just a client (for the common commands)
 //
 // Protocol: one line per command on stdin, one line per answer on stdout (UTF-8, flushed after
@@ -57,10 +61,21 @@
 //   leader             -> LEADER_ID <id>
 //   has                -> HAS_LEADERSHIP true|false
 //   close              -> CLOSED
+// Caches (a node is `path:czxid:mzxid:version:hex of the data`, nodes sorted by path):
+//   view               -> VIEW <node>,...                 (CuratorCache, the root included)
+//   children           -> CHILDREN <node>,...             (PathChildrenCache.getCurrentData)
+//   node               -> NODE [<node>]                   (NodeCache.getCurrentData; empty: none)
 // Common:
 //   sorted DIR LOCKNAME -> SORTED <name>,...   LockInternals.getSortedChildren with the standard
 //                                              driver (LOCKNAME `rw`: the read/write lock's)
 //   revoke NODEPATH     -> REVOKE_SENT          Revoker.attemptRevoke
+//   ops OP...           -> DONE <n>             writes through Curator, back to back, each op:
+//                                               create PATH HEX (creatingParentsIfNeeded),
+//                                               set PATH HEX, delete PATH
+//                                               (deletingChildrenIfNeeded), replace PATH HEX
+//                                               (delete + create in one transaction), prune
+//                                               PATH (the subtree deleted in one transaction);
+//                                               HEX `-` is empty data
 //   exit                -> BYE
 
 import java.io.BufferedReader;
@@ -74,14 +89,24 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.cache.NodeCache;
+import org.apache.curator.framework.recipes.cache.PathChildrenCache;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -97,6 +122,7 @@ import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 
 public final class CuratorPeer {
@@ -124,6 +150,11 @@ public final class CuratorPeer {
     // Selector.
     private LeaderSelector selector;
     private final LinkedBlockingQueue<Object> relinquish = new LinkedBlockingQueue<>();
+    // Caches.
+    private CuratorFramework cacheClient;
+    private CuratorCache curatorCache;
+    private PathChildrenCache childrenCache;
+    private NodeCache nodeCache;
 
     private CuratorPeer(CuratorFramework client, String kind, String[] args) {
         this.client = client;
@@ -133,20 +164,11 @@ public final class CuratorPeer {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: CuratorPeer mutex|read|write|semaphore|counted|latch|selector|client CONNECT ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|semaphore|counted|latch|selector|cache|client CONNECT ...");
             System.exit(2);
         }
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-            .connectString(args[1])
-            .sessionTimeoutMs(10_000)
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 5))
-            .build();
-        // Connection trouble goes to stderr (the test shows it when something fails).
-        client.getConnectionStateListenable().addListener(
-            (c, state) -> System.err.println(System.currentTimeMillis() + " connection state " + state));
-        client.start();
-        if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) {
+        CuratorFramework client = connect(args[1]);
+        if (client == null) {
             say("ERROR not connected within 30 s");
             System.exit(1);
         }
@@ -162,6 +184,21 @@ public final class CuratorPeer {
             client.close();
         }
         System.exit(status);
+    }
+
+    /// A started client, connected; null if not within 30 s.
+    private static CuratorFramework connect(String connectString) throws InterruptedException {
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+            .connectString(connectString)
+            .sessionTimeoutMs(10_000)
+            .connectionTimeoutMs(10_000)
+            .retryPolicy(new ExponentialBackoffRetry(100, 5))
+            .build();
+        // Connection trouble goes to stderr (the test shows it when something fails).
+        client.getConnectionStateListenable().addListener(
+            (c, state) -> System.err.println(System.currentTimeMillis() + " connection state " + state));
+        client.start();
+        return client.blockUntilConnected(30, TimeUnit.SECONDS) ? client : null;
     }
 
     private void run() throws Exception {
@@ -207,6 +244,9 @@ public final class CuratorPeer {
                 selector.setId(args[3]);
                 selector.start();
                 break;
+            case "cache":
+                startCaches(args[2], args[3]);
+                break;
             case "client":
                 break;
             default:
@@ -238,6 +278,12 @@ public final class CuratorPeer {
         if (selector != null) {
             selector.close();
         }
+        if (curatorCache != null) {
+            curatorCache.close();
+            childrenCache.close();
+            nodeCache.close();
+            cacheClient.close();
+        }
     }
 
     private void command(String[] cmd) throws Exception {
@@ -254,6 +300,9 @@ public final class CuratorPeer {
             case "revoke":
                 Revoker.attemptRevoke(client, cmd[1]);
                 say("REVOKE_SENT");
+                return;
+            case "ops":
+                say("DONE " + ops(cmd));
                 return;
             default:
                 break;
@@ -273,6 +322,9 @@ public final class CuratorPeer {
                 break;
             case "selector":
                 selectorCommand(cmd);
+                break;
+            case "cache":
+                cacheCommand(cmd);
                 break;
             default:
                 say("ERROR unknown command " + cmd[0]);
@@ -540,6 +592,126 @@ public final class CuratorPeer {
             default:
                 say("ERROR unknown command " + cmd[0]);
         }
+    }
+
+    // ----- Caches -----
+
+    private void startCaches(String root, String node) throws Exception {
+        cacheClient = connect(args[1]);
+        if (cacheClient == null) {
+            throw new IllegalStateException("cache session not connected within 30 s");
+        }
+        CountDownLatch initialized = new CountDownLatch(1);
+        curatorCache = CuratorCache.build(cacheClient, root);
+        curatorCache.listenable().addListener(
+            CuratorCacheListener.builder().forInitialized(initialized::countDown).build());
+        curatorCache.start();
+        childrenCache = new PathChildrenCache(client, root, true);
+        childrenCache.start(PathChildrenCache.StartMode.BUILD_INITIAL_CACHE);
+        nodeCache = new NodeCache(client, node);
+        nodeCache.start(true);
+        if (!initialized.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("CuratorCache not initialized within 30 s");
+        }
+        say("CACHES_READY");
+    }
+
+    private void cacheCommand(String[] cmd) {
+        switch (cmd[0]) {
+            case "view":
+                say("VIEW " + nodes(curatorCache.stream()));
+                break;
+            case "children":
+                say("CHILDREN " + nodes(childrenCache.getCurrentData().stream()));
+                break;
+            case "node": {
+                ChildData data = nodeCache.getCurrentData();
+                say("NODE " + (data == null ? "" : node(data)));
+                break;
+            }
+            default:
+                say("ERROR unknown command " + cmd[0]);
+        }
+    }
+
+    private static String nodes(Stream<ChildData> all) {
+        return all.sorted(Comparator.comparing(ChildData::getPath))
+            .map(CuratorPeer::node)
+            .collect(Collectors.joining(","));
+    }
+
+    private static String node(ChildData d) {
+        StringBuilder s = new StringBuilder(d.getPath()).append(':')
+            .append(d.getStat().getCzxid()).append(':')
+            .append(d.getStat().getMzxid()).append(':')
+            .append(d.getStat().getVersion()).append(':');
+        if (d.getData() != null) {
+            for (byte b : d.getData()) {
+                s.append(String.format("%02x", b & 0xff));
+            }
+        }
+        return s.toString();
+    }
+
+    /// Runs `ops OP...` (see the header) back to back; returns how many ran.
+    private int ops(String[] cmd) throws Exception {
+        int n = 0;
+        int i = 1;
+        while (i < cmd.length) {
+            String op = cmd[i++];
+            String path = cmd[i++];
+            switch (op) {
+                case "create":
+                    client.create().creatingParentsIfNeeded().forPath(path, unhex(cmd[i++]));
+                    break;
+                case "set":
+                    client.setData().forPath(path, unhex(cmd[i++]));
+                    break;
+                case "delete":
+                    client.delete().deletingChildrenIfNeeded().forPath(path);
+                    break;
+                case "replace": {
+                    byte[] data = unhex(cmd[i++]);
+                    client.transaction().forOperations(
+                        client.transactionOp().delete().forPath(path),
+                        client.transactionOp().create().forPath(path, data));
+                    break;
+                }
+                case "prune": {
+                    List<String> subtree = new ArrayList<>();
+                    subtree(path, subtree);
+                    List<CuratorOp> deletes = new ArrayList<>();
+                    for (int k = subtree.size() - 1; k >= 0; k--) {
+                        deletes.add(client.transactionOp().delete().forPath(subtree.get(k)));
+                    }
+                    client.transaction().forOperations(deletes);
+                    break;
+                }
+                default:
+                    throw new IllegalArgumentException("unknown op " + op + " (after " + n + " ops)");
+            }
+            n++;
+        }
+        return n;
+    }
+
+    /// `path` and everything below it, parents before children.
+    private void subtree(String path, List<String> out) throws Exception {
+        out.add(path);
+        for (String child : client.getChildren().forPath(path)) {
+            subtree(ZKPaths.makePath(path, child), out);
+        }
+    }
+
+    private static byte[] unhex(String hex) {
+        if (hex.equals("-")) {
+            return new byte[0];
+        }
+        byte[] out = new byte[hex.length() / 2];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+        }
+        return out;
     }
 
     private static String describe(Throwable e) {
