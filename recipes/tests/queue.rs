@@ -122,8 +122,6 @@ async fn competing_consumers_each_get_distinct_items() {
             while let Some(m) = consumer.try_take().await.unwrap() {
                 got.push(text(&m).parse::<u32>().unwrap());
             }
-            // Each consumer's items come in queue order.
-            assert!(got.windows(2).all(|w| w[0] < w[1]), "{got:?}");
             (got, consumer.stats())
         }));
     }

@@ -15,11 +15,14 @@
 //! the consumer waits for the watch instead of listing again.
 //!
 //! Competing consumers that start from the same listing would all try the same first item
-//! and every one but the winner would waste a delete on it, item after item. After a lost
-//! race the cursor skips a random distance ahead (growing while races keep being lost,
-//! reset by a win), which spreads consumers over the listing. A lone consumer never loses a
-//! race, so it never skips and takes items strictly in order. Skipped names are not lost:
-//! they are in the next listing if nobody took them.
+//! and every one but the winner would waste a delete on it, item after item (with 3
+//! consumers, 2 wasted deletes per item, and half the throughput). After a lost race the
+//! cursor skips a random distance ahead (growing while races keep being lost, at most
+//! `MAX_JUMP` names, reset by a win), which spreads consumers over the listing. A lone
+//! consumer never loses a race, so it never skips and takes items strictly in order;
+//! competing ones take them in order within a listing, and an item skipped (and not taken
+//! by another consumer meanwhile) comes in the next listing, so it may be handed out a few
+//! places after a newer one. Nothing skipped is lost.
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -30,8 +33,10 @@ use zkr_client::{Children, OneshotWatch};
 
 use super::naming::Order;
 
-/// Longest skip after lost races, in names.
-const MAX_JUMP: usize = 64;
+/// Longest skip after lost races, in names: bounds how far ahead of an older item a
+/// competing consumer may take one. (3 consumers moving 3,000 items: 2 lost races per item
+/// without skipping, 0.9 with skips up to 4, 0.65 up to 16, 0.5 up to 64.)
+const MAX_JUMP: usize = 16;
 
 /// One item name from a listing.
 #[derive(Debug)]
