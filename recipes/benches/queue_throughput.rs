@@ -327,7 +327,7 @@ async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, items: usize) 
                             seen.record(&item);
                         }
                     }
-                    let stats = queue.stats().await;
+                    let stats = queue.stats();
                     seen.listings.fetch_add(stats.listings, Ordering::SeqCst);
                     seen.lost.fetch_add(stats.lost, Ordering::SeqCst);
                 }

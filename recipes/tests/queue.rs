@@ -315,8 +315,22 @@ async fn simple_queue_offer_take_poll_peek_element() {
         .await
         .unwrap()
         .is_none());
-    let stats = queue.stats().await;
+    let stats = queue.stats();
     assert_eq!(stats.taken, 4, "{stats:?}");
+
+    // Calls on one handle do not wait for each other: peek and poll answer while a take
+    // waits on the same handle.
+    let queue = std::sync::Arc::new(queue);
+    let waiter = queue.clone();
+    let waiting = tokio::spawn(async move { waiter.take().await });
+    tokio::task::yield_now().await;
+    assert!(within("peek", queue.peek()).await.unwrap().is_none());
+    assert!(within("poll", queue.poll()).await.unwrap().is_none());
+    queue.offer(b"for the waiter").await.unwrap();
+    assert_eq!(
+        within("waiting take", waiting).await.unwrap().unwrap(),
+        &b"for the waiter"[..]
+    );
 }
 
 #[tokio::test]

@@ -22,10 +22,12 @@ use super::producer::put_node;
 /// one listing and works through it, listing again only when it runs out and the queue
 /// changed, and waits with a watch when the queue is empty.
 ///
-/// One handle serves its calls one at a time (they share its listing); for takers in
-/// parallel use several handles. A dropped `take`/`poll` loses nothing: an item whose claim
-/// was in flight is kept for the next call on this handle, and given back (put at the end of
-/// the queue) if the handle is dropped.
+/// Calls on one handle share its listing. A call made while another is under way on the
+/// same handle (a `peek` while a `take` waits, say) does not wait for it: it lists the queue
+/// on its own, as Curator does for every call. For takers in parallel, use one handle each.
+/// A dropped `take`/`poll` loses nothing: an item whose claim was in flight is kept for the
+/// next call on this handle, and given back (put at the end of the queue) if the handle is
+/// dropped.
 ///
 /// ```no_run
 /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
@@ -41,7 +43,11 @@ use super::producer::put_node;
 #[derive(Debug)]
 pub struct SimpleDistributedQueue {
     spec: Arc<Spec>,
+    /// The shared listing, used by one call at a time.
     engine: Mutex<Engine>,
+    /// The shared engine's figures as of its last call, plus those of the engines of calls
+    /// made while it was busy.
+    stats: std::sync::Mutex<(ConsumerStats, ConsumerStats)>,
 }
 
 impl SimpleDistributedQueue {
@@ -51,6 +57,7 @@ impl SimpleDistributedQueue {
         SimpleDistributedQueue {
             engine: Mutex::new(Engine::new(spec.clone(), 1)),
             spec,
+            stats: std::sync::Mutex::new(Default::default()),
         }
     }
 
@@ -94,7 +101,19 @@ impl SimpleDistributedQueue {
     /// The head without removing it; `None` if the queue is empty.
     pub async fn peek(&self) -> Result<Option<Bytes>> {
         self.spec.validate()?;
-        self.engine.lock().await.peek().await
+        match self.engine.try_lock() {
+            Ok(mut engine) => {
+                let result = engine.peek().await;
+                self.note(&engine, true);
+                result
+            }
+            Err(_) => {
+                let mut engine = Engine::new(self.spec.clone(), 1);
+                let result = engine.peek().await;
+                self.note(&engine, false);
+                result
+            }
+        }
     }
 
     /// The head without removing it; an error (`NoNode`, "the queue is empty") if there is
@@ -103,15 +122,50 @@ impl SimpleDistributedQueue {
         self.peek().await?.ok_or_else(|| self.empty())
     }
 
-    /// What this handle's takes have cost so far (listings, items, races lost).
-    pub async fn stats(&self) -> ConsumerStats {
-        self.engine.lock().await.stats()
+    /// What this handle's calls have cost so far (listings, items, races lost).
+    pub fn stats(&self) -> ConsumerStats {
+        let (shared, others) = *self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        ConsumerStats {
+            listings: shared.listings + others.listings,
+            taken: shared.taken + others.taken,
+            lost: shared.lost + others.lost,
+            busy: shared.busy + others.busy,
+            in_doubt: shared.in_doubt + others.in_doubt,
+        }
     }
 
     async fn take_with(&self, wait: Wait) -> Result<Option<Bytes>> {
         self.spec.validate()?;
-        let mut engine = self.engine.lock().await;
-        Ok(engine.take(wait).await?.map(|taken| taken.data))
+        match self.engine.try_lock() {
+            Ok(mut engine) => {
+                let result = engine.take(wait).await;
+                self.note(&engine, true);
+                Ok(result?.map(|taken| taken.data))
+            }
+            Err(_) => {
+                // Busy (another call waits on the shared listing): list on our own. Depth 1
+                // means nothing is left in flight once an item is won.
+                let mut engine = Engine::new(self.spec.clone(), 1);
+                let result = engine.take(wait).await;
+                self.note(&engine, false);
+                Ok(result?.map(|taken| taken.data))
+            }
+        }
+    }
+
+    fn note(&self, engine: &Engine, shared: bool) {
+        let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        let now = engine.stats();
+        if shared {
+            stats.0 = now;
+        } else {
+            let others = &mut stats.1;
+            others.listings += now.listings;
+            others.taken += now.taken;
+            others.lost += now.lost;
+            others.busy += now.busy;
+            others.in_doubt += now.in_doubt;
+        }
     }
 
     fn empty(&self) -> Error {
