@@ -15,6 +15,10 @@
 //! out in the background (all in flight at once), SimpleDistributedQueue offers wait for their
 //! create (one at a time per producer). Every item carries its put time (ns, a clock of its
 //! process) and index; latency = taken - put. items/s = N / (last item taken - first put).
+//! With producers faster than consumers, that latency is mostly time spent waiting in the
+//! queue; so each round also runs a `paced` load (`--paced-items`, default 1,000): one
+//! producer, one consumer, the next item put only once the previous one was taken. Its
+//! latency is the queue's own cost per item: a put, the watch, a listing, a claim.
 //! Each of our runs checks that every item came exactly once.
 //!
 //! The figures on stdout (`name value unit`) are the medians of the rounds; `*_ratio` divide
@@ -43,6 +47,7 @@ struct Args {
     prefetch: usize,
     multi_thread: bool,
     curator: bool,
+    paced_items: usize,
 }
 
 impl Args {
@@ -57,11 +62,13 @@ impl Args {
             prefetch: 1,
             multi_thread: true,
             curator: true,
+            paced_items: 1000,
         };
         if !std::env::args().any(|a| a == "--bench") {
             // Under `cargo test`: a smoke run.
             args.items = 300;
             args.rounds = 1;
+            args.paced_items = 50;
         }
         let mut it = std::env::args().skip(1);
         while let Some(a) = it.next() {
@@ -74,6 +81,7 @@ impl Args {
                 "--consumers" => args.consumers = value().parse().expect("--consumers N"),
                 "--rounds" => args.rounds = value().parse().expect("--rounds N"),
                 "--prefetch" => args.prefetch = value().parse().expect("--prefetch N"),
+                "--paced-items" => args.paced_items = value().parse().expect("--paced-items N"),
                 "--rt" => args.multi_thread = value() != "current",
                 "--no-curator" => args.curator = false,
                 "--bench" | "--nocapture" => {}
@@ -138,20 +146,37 @@ enum Kind {
     Simple,
 }
 
-const NAMES: [&str; 4] = [
-    "ours_queue",
-    "curator_queue",
-    "ours_simple",
-    "curator_simple",
+/// Who moves how many items.
+#[derive(Clone, Copy)]
+struct Load {
+    producers: usize,
+    consumers: usize,
+    items: usize,
+    /// One item in flight: the next is put once the previous was taken.
+    paced: bool,
+}
+
+/// (name, kind, ours, paced)
+const RUNS: [(&str, Kind, bool, bool); 8] = [
+    ("ours_queue", Kind::Queue, true, false),
+    ("curator_queue", Kind::Queue, false, false),
+    ("ours_simple", Kind::Simple, true, false),
+    ("curator_simple", Kind::Simple, false, false),
+    ("ours_queue_paced", Kind::Queue, true, true),
+    ("curator_queue_paced", Kind::Queue, false, true),
+    ("ours_simple_paced", Kind::Simple, true, true),
+    ("curator_simple_paced", Kind::Simple, false, true),
 ];
 
 async fn run(args: &Args, connect: &str) {
     eprintln!(
-        "{} producers, {} consumers, {} items of {} bytes, {} rounds, prefetch {}, {} runtime",
+        "{} producers, {} consumers, {} items of {} bytes ({} paced), {} rounds, prefetch {}, \
+         {} runtime",
         args.producers,
         args.consumers,
         args.items,
         args.bytes,
+        args.paced_items,
         args.rounds,
         args.prefetch,
         if args.multi_thread {
@@ -165,17 +190,35 @@ async fn run(args: &Args, connect: &str) {
     } else {
         None
     };
-    let mut results: Vec<Vec<Figures>> = vec![Vec::new(); NAMES.len()];
-    let warm_up = (args.items / 10).max(50);
+    let mut results: Vec<Vec<Figures>> = vec![Vec::new(); RUNS.len()];
     for round in 0..=args.rounds {
-        let items = if round == 0 { warm_up } else { args.items };
-        for (i, name) in NAMES.iter().enumerate() {
-            let kind = if i < 2 { Kind::Queue } else { Kind::Simple };
+        for (i, &(name, kind, is_ours, paced)) in RUNS.iter().enumerate() {
+            let load = match (paced, round) {
+                (false, 0) => Load {
+                    producers: args.producers,
+                    consumers: args.consumers,
+                    items: (args.items / 10).max(50),
+                    paced,
+                },
+                (false, _) => Load {
+                    producers: args.producers,
+                    consumers: args.consumers,
+                    items: args.items,
+                    paced,
+                },
+                (true, 0) => continue,
+                (true, _) => Load {
+                    producers: 1,
+                    consumers: 1,
+                    items: args.paced_items,
+                    paced,
+                },
+            };
             let path = format!("/zkr-queue-bench/{name}-{round}");
-            let figures = if i % 2 == 0 {
-                ours(args, connect, kind, &path, items).await
+            let figures = if is_ours {
+                ours(args, connect, kind, &path, load).await
             } else if let Some(peer) = peer.as_mut() {
-                curator(args, peer, kind, &path, items).await
+                curator(args, peer, kind, &path, load).await
             } else {
                 continue;
             };
@@ -189,7 +232,7 @@ async fn run(args: &Args, connect: &str) {
                 figures.items_per_s,
                 figures.p50_us,
                 figures.p99_us,
-                if i % 2 == 0 {
+                if is_ours {
                     format!(
                         ", {:.4} listings and {:.3} lost races per item",
                         figures.listings_per_item, figures.lost_per_item
@@ -212,7 +255,7 @@ async fn run(args: &Args, connect: &str) {
         values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
     };
     let mut rates = Vec::new();
-    for (name, figures) in NAMES.iter().zip(&results) {
+    for ((name, ..), figures) in RUNS.iter().zip(&results) {
         if figures.is_empty() {
             rates.push(f64::NAN);
             continue;
@@ -226,6 +269,8 @@ async fn run(args: &Args, connect: &str) {
     if args.curator {
         println!("queue_ratio {:.2} x", rates[0] / rates[1]);
         println!("simple_ratio {:.2} x", rates[2] / rates[3]);
+        println!("queue_paced_ratio {:.2} x", rates[4] / rates[5]);
+        println!("simple_paced_ratio {:.2} x", rates[6] / rates[7]);
     }
 }
 
@@ -257,6 +302,8 @@ struct Seen {
     last_ns: AtomicU64,
     listings: AtomicU64,
     lost: AtomicU64,
+    /// A permit per item taken (paced loads wait on it).
+    taken: tokio::sync::Semaphore,
 }
 
 impl Seen {
@@ -268,6 +315,7 @@ impl Seen {
             last_ns: AtomicU64::new(0),
             listings: AtomicU64::new(0),
             lost: AtomicU64::new(0),
+            taken: tokio::sync::Semaphore::new(0),
         })
     }
 
@@ -280,6 +328,7 @@ impl Seen {
         }
         self.last_ns.fetch_max(now, Ordering::SeqCst);
         self.received.fetch_add(1, Ordering::SeqCst);
+        self.taken.add_permits(1);
     }
 
     fn done(&self, items: usize) -> bool {
@@ -287,15 +336,16 @@ impl Seen {
     }
 }
 
-async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, items: usize) -> Figures {
+async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, load: Load) -> Figures {
+    let items = load.items;
     let seen = Seen::new(items);
     // Every session is open before the clock starts.
     let mut consumers = Vec::new();
-    for _ in 0..args.consumers {
+    for _ in 0..load.consumers {
         consumers.push(Client::connect(connect).await.expect("connect"));
     }
     let mut producers = Vec::new();
-    for _ in 0..args.producers {
+    for _ in 0..load.producers {
         producers.push(Client::connect(connect).await.expect("connect"));
     }
     // Consumers first, waiting on the empty queue (as Curator's are, once started).
@@ -338,11 +388,24 @@ async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, items: usize) 
     tokio::time::sleep(Duration::from_millis(200)).await;
     let start = now_ns();
     for (p, client) in producers.iter().enumerate() {
-        let (client, path) = (client.clone(), path.to_string());
-        let (bytes, step) = (args.bytes, args.producers);
+        let (client, path, seen) = (client.clone(), path.to_string(), seen.clone());
+        let (bytes, step) = (args.bytes, load.producers);
         tasks.spawn(async move {
             let mine = (p..items).step_by(step);
             match kind {
+                _ if load.paced => {
+                    // One item in flight: put, wait until it is taken, put the next.
+                    let queue = DistributedQueue::new(&client, &path);
+                    let simple = SimpleDistributedQueue::new(&client, &path);
+                    for i in mine {
+                        if kind == Kind::Queue {
+                            queue.put(stamped(i, bytes)).await.expect("put");
+                        } else {
+                            simple.offer(stamped(i, bytes)).await.expect("offer");
+                        }
+                        seen.taken.acquire().await.expect("open").forget();
+                    }
+                }
                 Kind::Queue => {
                     // Curator's default: every put in flight at once (putInBackground).
                     let queue = DistributedQueue::new(&client, &path);
@@ -401,20 +464,18 @@ async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, items: usize) 
 
 // ----- Curator -----
 
-async fn curator(
-    args: &Args,
-    peer: &mut QueuePeer,
-    kind: Kind,
-    path: &str,
-    items: usize,
-) -> Figures {
+async fn curator(args: &Args, peer: &mut QueuePeer, kind: Kind, path: &str, load: Load) -> Figures {
+    let items = load.items;
     let kind = match kind {
         Kind::Queue => "queue",
         Kind::Simple => "simple",
     };
     let command = format!(
-        "bench {kind} {path} {} {} {items} {}",
-        args.producers, args.consumers, args.bytes
+        "bench {kind} {path} {} {} {items} {}{}",
+        load.producers,
+        load.consumers,
+        args.bytes,
+        if load.paced { " paced" } else { "" }
     );
     let answer = peer
         .ask_within(&command, "BENCH", Duration::from_secs(900))

@@ -21,12 +21,13 @@
 //   take PATH                         -> TAKEN <hex>
 //   poll PATH MS                      -> POLLED <hex> | POLLED NONE
 //   peek PATH                         -> PEEKED <hex> | PEEKED NONE
-//   bench queue|simple PATH PRODUCERS CONSUMERS ITEMS BYTES
+//   bench queue|simple PATH PRODUCERS CONSUMERS ITEMS BYTES [paced]
 //                                     -> BENCH items <n> seconds <s> items_per_s <r>
 //                                        p50_us <a> p99_us <b> duplicates <d> lost <l>
 //        each producer and consumer on a session of its own, all in this JVM (System.nanoTime
 //        stamps in each item); producers use Curator's defaults (DistributedQueue: put in the
-//        background; SimpleDistributedQueue: offer, which waits for the create)
+//        background; SimpleDistributedQueue: offer, which waits for the create); `paced`: a
+//        producer puts its next item only once an item was taken (one in flight)
 //   exit                              -> BYE
 
 import java.io.BufferedReader;
@@ -279,7 +280,8 @@ public final class CuratorQueuePeer {
             }
             case "bench":
                 bench(cmd[1], cmd[2], Integer.parseInt(cmd[3]), Integer.parseInt(cmd[4]),
-                    Integer.parseInt(cmd[5]), Integer.parseInt(cmd[6]));
+                    Integer.parseInt(cmd[5]), Integer.parseInt(cmd[6]),
+                    cmd.length > 7 && cmd[7].equals("paced"));
                 return;
             default:
                 say("ERROR unknown command " + cmd[0]);
@@ -341,8 +343,9 @@ public final class CuratorQueuePeer {
         return b.array();
     }
 
-    private void bench(String kind, String path, int producerCount, int consumerCount, int items, int bytes)
-        throws Exception {
+    private void bench(String kind, String path, int producerCount, int consumerCount, int items, int bytes,
+                       boolean paced) throws Exception {
+        java.util.concurrent.Semaphore taken = new java.util.concurrent.Semaphore(0);
         List<CuratorFramework> clients = new ArrayList<>();
         List<AutoCloseable> queues = new ArrayList<>();
         AtomicIntegerArray seen = new AtomicIntegerArray(items);
@@ -365,6 +368,7 @@ public final class CuratorQueuePeer {
             if (received.incrementAndGet() >= items) {
                 done.countDown();
             }
+            taken.release();
         };
         try {
             List<CuratorFramework> consumerClients = new ArrayList<>();
@@ -438,6 +442,9 @@ public final class CuratorQueuePeer {
                                 ((DistributedQueue<byte[]>) q).put(item);
                             } else {
                                 ((SimpleDistributedQueue) q).offer(item);
+                            }
+                            if (paced) {
+                                taken.acquire();
                             }
                         }
                     } catch (Exception e) {

@@ -96,6 +96,20 @@ impl LockHeld {
     pub(crate) fn forget(mut self) {
         self.armed = false;
     }
+
+    /// Deletes the node in the background without waking our consumer: the item it locked
+    /// is gone, so there is nothing to take again.
+    fn discard(mut self) {
+        self.armed = false;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let client = self.client.clone();
+            let node = std::mem::take(&mut self.node);
+            let session = self.session_id;
+            runtime.spawn(async move {
+                let _ = delete_lock(&client, &node, session).await;
+            });
+        }
+    }
 }
 
 impl Drop for LockHeld {
@@ -238,9 +252,11 @@ pub(crate) async fn claim_by_lock(
                     lock: Some(held),
                 })
             }
-            // Settled by another consumer between our listing and our lock: the lock goes
-            // (dropping `held` deletes it).
-            Err(e) if e.code() == ErrorCode::NoNode => return Claimed::Gone,
+            // Settled by another consumer between our listing and our lock: the lock goes.
+            Err(e) if e.code() == ErrorCode::NoNode => {
+                held.discard();
+                return Claimed::Gone;
+            }
             Err(e) if e.is_retryable() && held.is_valid() => {
                 if let Err(e) = wait_connected(&client).await {
                     return Claimed::Failed(e);

@@ -32,6 +32,10 @@ use super::queue_handle;
 /// A bound ([`with_max_items`](DistributedQueue::with_max_items)) makes `put` wait while the
 /// queue is full (and [`try_put`](DistributedQueue::try_put) give up after a timeout).
 ///
+/// A put that fails with a connection loss (`ConnectionLoss`) may or may not have put the
+/// item, as with Curator: its node name cannot carry a protection marker without Curator's
+/// consumers skipping it. Retry if a duplicate is harmless. A dropped put future likewise.
+///
 /// ```no_run
 /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
 /// use std::time::Duration;
