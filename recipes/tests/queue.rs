@@ -421,7 +421,7 @@ async fn delay_queue_hides_items_until_due() {
     let client = connect(&zk).await;
     let queue = DistributedDelayQueue::new(&client, "/dq");
     let now = SystemTime::now();
-    let later = now + Duration::from_millis(1500);
+    let later = now + Duration::from_secs(3);
     queue.put(b"later", later).await.unwrap();
     queue
         .put(b"past", now - Duration::from_secs(3600))

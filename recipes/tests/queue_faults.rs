@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use zkr_client::Client;
+use zkr_client::{Client, ConnectionState};
 use zkr_recipes::queue::{DistributedQueue, QueueConsumer};
 use zkr_testkit::{FaultyProxy, TestingServer};
 
@@ -110,4 +110,48 @@ async fn a_lost_lock_create_reply_is_adopted_after_the_reconnect() {
     b.complete().await.unwrap();
     assert_eq!(children(&observer, "/q").await, 0);
     assert_eq!(children(&observer, "/q-locks").await, 0);
+}
+
+#[tokio::test]
+async fn a_waiting_consumer_survives_its_session_expiring() {
+    // apache/curator#1140: a queue consumer was dead after a long disconnect.
+    let zk = TestingServer::start().unwrap();
+    let proxy = FaultyProxy::start(zk.address()).unwrap();
+    let observer = connect(&zk).await;
+    let client = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_millis(1500))
+        .connect()
+        .await
+        .unwrap();
+    let mut changes = client.state_changes();
+    let mut consumer = DistributedQueue::new(&client, "/q").consumer();
+    assert!(consumer.try_take().await.unwrap().is_none());
+    let waiting = tokio::spawn(async move {
+        let m = consumer.take().await.unwrap();
+        (m.items()[0].clone(), consumer.stats())
+    });
+    let old_session = client.session_id();
+    proxy.partition();
+    within("the session is lost", async {
+        while let Some(change) = changes.next().await {
+            if change.state == ConnectionState::Lost {
+                return;
+            }
+        }
+    })
+    .await;
+    proxy.heal();
+    within("a new session", async {
+        while client.session_id() == old_session || !client.state().is_connected() {
+            changes.next().await;
+        }
+    })
+    .await;
+    DistributedQueue::new(&observer, "/q")
+        .put(b"after the expiry")
+        .await
+        .unwrap();
+    let (item, stats) = within("the consumer takes it", waiting).await.unwrap();
+    assert_eq!(&item[..], b"after the expiry");
+    assert!(stats.listings >= 2, "{stats:?}");
 }
