@@ -19,8 +19,9 @@
 //!   every node).
 //!
 //! Every cache is checked to hold every child with its data before its time counts. The
-//! figures on stdout (`name value unit`) are the medians of the rounds; `*_ratio` divide a
-//! cache's median by the best ceiling's median (the target is <= 1.5). Without `--bench`
+//! figures on stdout (`name value unit`) are the medians of the rounds and (`_best`) the
+//! fastest round; `*_ratio` divide a cache's median by the better ceiling's median, and
+//! `*_best_ratio` its best by the better ceiling's best (the target is <= 1.5). Without `--bench`
 //! (under `cargo test`) it makes a short smoke run that checks the same things.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -144,19 +145,26 @@ async fn run(args: &Args, connect: &str) {
             times[i].push(took);
         }
     }
-    let median = |v: &mut Vec<Duration>| {
+    for v in &mut times {
         v.sort();
-        v[v.len() / 2]
-    };
-    let medians: Vec<Duration> = times.iter_mut().map(median).collect();
-    let ceiling = medians[0].min(medians[1]);
-    for (name, m) in names.iter().zip(&medians) {
-        println!("{name} {:.1} ms", m.as_secs_f64() * 1e3);
     }
-    for (name, m) in names.iter().zip(&medians).skip(2) {
+    // The server (a JVM sharing the machine) makes single rounds noisy: medians and bests.
+    let medians: Vec<Duration> = times.iter().map(|v| v[v.len() / 2]).collect();
+    let bests: Vec<Duration> = times.iter().map(|v| v[0]).collect();
+    let ceiling = medians[0].min(medians[1]);
+    let best_ceiling = bests[0].min(bests[1]);
+    for ((name, m), b) in names.iter().zip(&medians).zip(&bests) {
+        println!("{name} {:.1} ms", m.as_secs_f64() * 1e3);
+        println!("{name}_best {:.1} ms", b.as_secs_f64() * 1e3);
+    }
+    for ((name, m), b) in names.iter().zip(&medians).zip(&bests).skip(2) {
         println!(
             "{name}_ratio {:.2} x",
             m.as_secs_f64() / ceiling.as_secs_f64()
+        );
+        println!(
+            "{name}_best_ratio {:.2} x",
+            b.as_secs_f64() / best_ceiling.as_secs_f64()
         );
     }
     setup.delete(ROOT, None).await.ok();
