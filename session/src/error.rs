@@ -40,6 +40,8 @@ enum Kind {
     Timeout,
 }
 
+/// The constructors and `with_*` methods are for the workspace's crates (the client, the
+/// recipes, zkctl): hidden from the docs, not part of the API, and free to change.
 impl Error {
     fn new(code: ErrorCode, kind: Kind) -> Error {
         Error {
@@ -52,22 +54,26 @@ impl Error {
     }
 
     /// An error code the server answered with.
+    #[doc(hidden)]
     pub fn server(code: ErrorCode) -> Error {
         Error::new(code, Kind::Server)
     }
 
     /// The connection dropped with the request in flight: it may or may not have been applied.
+    #[doc(hidden)]
     pub fn connection_loss() -> Error {
         Error::new(ErrorCode::ConnectionLoss, Kind::Connection)
     }
 
     /// The session was lost (expired on the server, or disconnected for longer than its
     /// timeout).
+    #[doc(hidden)]
     pub fn session_expired() -> Error {
         Error::new(ErrorCode::SessionExpired, Kind::Connection)
     }
 
     /// Input refused before sending.
+    #[doc(hidden)]
     pub fn invalid(detail: impl Into<String>) -> Error {
         let mut e = Error::new(ErrorCode::BadArguments, Kind::InvalidInput);
         e.detail = Some(detail.into());
@@ -75,6 +81,7 @@ impl Error {
     }
 
     /// A malformed frame from the server.
+    #[doc(hidden)]
     pub fn protocol(detail: impl fmt::Display) -> Error {
         let mut e = Error::new(ErrorCode::MarshallingError, Kind::Protocol);
         e.detail = Some(detail.to_string());
@@ -82,6 +89,7 @@ impl Error {
     }
 
     /// The client was closed.
+    #[doc(hidden)]
     pub fn closed() -> Error {
         let mut e = Error::new(ErrorCode::ConnectionLoss, Kind::Closed);
         e.detail = Some("the client is closed".into());
@@ -89,6 +97,7 @@ impl Error {
     }
 
     /// A deadline passed.
+    #[doc(hidden)]
     pub fn timeout(detail: impl Into<String>) -> Error {
         let mut e = Error::new(ErrorCode::OperationTimeout, Kind::Timeout);
         e.detail = Some(detail.into());
@@ -96,18 +105,21 @@ impl Error {
     }
 
     /// Attaches what caused this error (returned by `source()`; its message is shown too).
+    #[doc(hidden)]
     pub fn with_cause(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Error {
         self.cause = Some(Arc::new(cause));
         self
     }
 
     /// Attaches the path the failed operation was about (shown in the message).
+    #[doc(hidden)]
     pub fn with_path(mut self, path: impl Into<String>) -> Error {
         self.path = Some(path.into());
         self
     }
 
     /// Adds a detail to the message.
+    #[doc(hidden)]
     pub fn with_detail(mut self, detail: impl Into<String>) -> Error {
         self.detail = Some(detail.into());
         self
