@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use zkr_client::{Bytes, Error, Result};
 
-use super::engine::{ConsumerStats, Engine, Spec, Wait};
+use super::engine::{ConsumerStats, Engine, Wait};
 use super::item::decode;
 use super::message::Message;
+use super::spec::Spec;
 
 /// Takes items from a queue, in the queue's order, each by exactly one consumer.
 ///

@@ -5,11 +5,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use zkr_client::{Client, Error, Result};
 
-use super::engine::Spec;
 use super::item::encode_items;
 use super::naming::{delay_prefix, Order};
 use super::producer::{deadline_in, frame_batch, put_node};
 use super::queue_handle;
+use super::spec::Spec;
 
 /// A queue whose items become visible at a time: a consumer takes an item only once it is
 /// due, earliest due first; compatible with Curator's `DistributedDelayQueue`.

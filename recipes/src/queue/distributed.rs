@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use zkr_client::{Client, Result};
 
-use super::engine::Spec;
 use super::item::encode_items;
 use super::naming::{Order, QUEUE_ITEM_PREFIX};
 use super::producer::{deadline_in, frame_batch, put_node};
 use super::queue_handle;
+use super::spec::Spec;
 
 /// A first-in first-out queue shared by processes, compatible with Curator's
 /// `DistributedQueue` on the same path: a Curator consumer takes what we put, and the other

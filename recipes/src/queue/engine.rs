@@ -12,106 +12,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
-use zkr_client::{Client, CreateMode, Error, ErrorCode, Result, Watcher, WatcherEvents};
+use zkr_client::{ErrorCode, Result, Watcher, WatcherEvents};
 
 use super::claim::{claim_by_delete, claim_by_lock, Claimed, Taken};
 use super::cursor::{Cursor, Entry, Next};
-use super::naming::{requeue_prefix, Order};
-use super::ErrorMode;
-use crate::framework::{create_parents, join, parent, wait_connected};
-
-/// What a queue is: where, which kind, and how it is consumed. Shared by its handles and
-/// consumers.
-#[derive(Debug, Clone)]
-pub(crate) struct Spec {
-    pub(crate) client: Client,
-    pub(crate) path: String,
-    pub(crate) order: Order,
-    pub(crate) lock_path: Option<String>,
-    pub(crate) error_mode: ErrorMode,
-    pub(crate) max_items: Option<usize>,
-    /// Priority queue: list again after this many items when the queue changed.
-    pub(crate) refresh_after: Option<usize>,
-    /// The queue node is a container (`SimpleDistributedQueue`), else persistent.
-    pub(crate) container: bool,
-}
-
-impl Spec {
-    pub(crate) fn new(client: &Client, path: &str, order: Order) -> Spec {
-        Spec {
-            client: client.clone(),
-            path: path.to_string(),
-            order,
-            lock_path: None,
-            error_mode: ErrorMode::Requeue,
-            max_items: None,
-            refresh_after: None,
-            container: order == Order::Simple,
-        }
-    }
-
-    /// Checks the paths (so a bad one is reported by name, before anything is sent).
-    pub(crate) fn validate(&self) -> Result<()> {
-        zkr_client::validate_path(&self.path, false)?;
-        if self.path == "/" {
-            return Err(Error::invalid("a queue needs its own node, not the root"));
-        }
-        if self.max_items == Some(0) {
-            return Err(Error::invalid("max_items must be at least 1"));
-        }
-        if let Some(lock) = &self.lock_path {
-            zkr_client::validate_path(lock, false)?;
-            if lock == &self.path || lock == "/" {
-                return Err(Error::invalid(format!(
-                    "the lock path {lock:?} must be a node of its own, not the queue's or the root"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// Creates the queue node (persistent, or a container) and missing parents (containers),
-    /// as Curator's `start()` does.
-    pub(crate) async fn ensure_dir(&self) -> Result<()> {
-        ensure_node(&self.client, &self.path, self.container).await
-    }
-}
-
-/// Creates `path` (persistent or container) with missing parents as containers.
-pub(crate) async fn ensure_node(client: &Client, path: &str, container: bool) -> Result<()> {
-    let mode = if container {
-        CreateMode::Container
-    } else {
-        CreateMode::Persistent
-    };
-    loop {
-        match client.create(path, b"", mode).await {
-            Ok(_) => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NodeExists => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NoNode => {
-                create_parents(client, parent(path), true).await?
-            }
-            Err(e) if e.is_retryable() => wait_connected(client).await.map(drop)?,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Puts `data` at the back of the queue again, under the item's own prefix.
-pub(crate) async fn requeue(spec: &Spec, name: &str, data: &[u8]) -> Result<String> {
-    let path = join(&spec.path, requeue_prefix(name));
-    loop {
-        match spec
-            .client
-            .create(&path, data, CreateMode::PersistentSequential)
-            .await
-        {
-            Ok(created) => return Ok(created),
-            Err(e) if e.code() == ErrorCode::NoNode => spec.ensure_dir().await?,
-            Err(e) => return Err(e),
-        }
-    }
-}
+use super::spec::{ensure_node, requeue, Spec};
+use crate::framework::{join, wait_connected};
 
 /// What a consumer has done so far: the cost of its work, for tests and benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -162,7 +68,6 @@ pub(crate) struct Engine {
     lock_watch: Option<(Watcher, WatcherEvents)>,
     /// The head of the listing is not due before this (delay queue).
     not_due: Option<u64>,
-    lock_dir_ready: bool,
     /// Our own released locks (the item stays in the queue; no watch tells us).
     released: Arc<Notify>,
     pub(crate) stats: ConsumerStats,
@@ -197,7 +102,6 @@ impl Engine {
             depth: depth.max(1),
             lock_watch: None,
             not_due: None,
-            lock_dir_ready: false,
             released: Arc::new(Notify::new()),
             stats: ConsumerStats::default(),
         }
@@ -386,15 +290,11 @@ impl Engine {
                 self.cursor.mark_stale();
             }
             Claimed::NoLockDir => {
+                // Made persistent, as Curator's start() does; then list and try again (later
+                // claims in flight meet the same and come back here).
                 if let Some(lock) = &self.spec.lock_path {
-                    if self.lock_dir_ready {
-                        // Created, and gone again: someone deletes it under us.
-                        self.lock_dir_ready = false;
-                    }
                     ensure_node(&self.spec.client, lock, false).await?;
-                    self.lock_dir_ready = true;
                 }
-                // Try it again (later claims in flight meet the same and come back here).
                 self.cursor.clear();
                 drop(entry);
             }

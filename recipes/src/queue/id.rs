@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use zkr_client::{Client, CreateMode, Error, ErrorCode, Op, Result};
 
-use super::engine::{ensure_node, Spec};
 use super::item::encode_items;
 use super::naming::{clean_id, id_prefix, item_id, Order};
 use super::producer::{deadline_in, put_node};
 use super::queue_handle;
+use super::spec::{ensure_node, Spec};
 use crate::framework::{join, join_all};
 
 /// A [`DistributedQueue`](super::DistributedQueue) whose items carry an id, so they can be

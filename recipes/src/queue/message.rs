@@ -6,8 +6,8 @@ use std::sync::Arc;
 use zkr_client::{Bytes, CreateMode, Error, ErrorCode, Op, Result};
 
 use super::claim::LockHeld;
-use super::engine::Spec;
 use super::naming::{item_id, requeue_prefix};
+use super::spec::Spec;
 use crate::framework::{join, wait_connected};
 
 /// What happens to an item whose handler failed (lock path only: without one the item left

@@ -63,6 +63,7 @@ mod naming;
 mod priority;
 mod producer;
 mod simple;
+mod spec;
 
 pub use consumer::QueueConsumer;
 pub use delay::DistributedDelayQueue;

@@ -6,8 +6,8 @@ use tokio::time::Instant;
 use zkr_client::{CreateMode, Error, ErrorCode, Result};
 
 use super::bound::wait_for_room;
-use super::engine::Spec;
 use super::item::encode_items;
+use super::spec::Spec;
 use crate::framework::join;
 
 /// Creates `<queue>/<prefix><seq>` with `data`, waiting for room first if the queue is

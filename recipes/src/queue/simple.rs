@@ -7,9 +7,10 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use zkr_client::{Bytes, Client, Error, ErrorCode, Result};
 
-use super::engine::{ConsumerStats, Engine, Spec, Wait};
+use super::engine::{ConsumerStats, Engine, Wait};
 use super::naming::{Order, SIMPLE_ITEM_PREFIX};
 use super::producer::put_node;
+use super::spec::Spec;
 
 /// A queue of raw byte items with `offer`, `take`, `poll`, `peek`, compatible with Curator's
 /// `SimpleDistributedQueue` on the same path.
