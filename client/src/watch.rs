@@ -40,6 +40,11 @@ impl Future for OneshotWatch {
 /// A persistent (optionally recursive) watch from `add_watch`: every event until dropped.
 /// After a session event (`Expired`, `Closed`) the stream ends.
 ///
+/// Its queue is not bounded: every event the server sends is kept until read, so a reader
+/// that stops reading a busy recursive watch grows memory. Services should prefer
+/// `zkr_recipes::cache::PersistentWatcher`, which bounds its buffer (telling the reader
+/// what it missed) and also keeps the watch across session loss.
+///
 /// Dropping it removes the watch from the server when no other watcher needs it.
 #[derive(Debug)]
 pub struct PersistentWatch {
