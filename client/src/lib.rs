@@ -27,6 +27,7 @@ mod children;
 mod client;
 mod connect;
 mod connect_string;
+mod current;
 mod driver;
 mod event_stream;
 mod listeners;
@@ -43,6 +44,7 @@ pub use bytes::Bytes;
 pub use children::Children;
 pub use client::{Client, CreateOptions};
 pub use connect_string::{ConnectString, DEFAULT_PORT};
+pub use current::Current;
 /// The sans-I/O session core this client drives (its own crate, `zkr-session`).
 use zkr_session as session;
 pub use zkr_session::{Error, ErrorCode, Result};

@@ -325,10 +325,10 @@ impl LeaderElection {
         self.shared.current()
     }
 
-    /// A receiver of the current state (coalesces quick changes; [`LeaderElection::subscribe`]
-    /// sees every event).
-    pub fn states(&self) -> watch::Receiver<ElectionState> {
-        self.shared.state.subscribe()
+    /// The current state, to read or wait on (coalesces quick changes;
+    /// [`LeaderElection::subscribe`] sees every event).
+    pub fn states(&self) -> zkr_client::Current<ElectionState> {
+        zkr_client::Current::from_watch(self.shared.state.subscribe())
     }
 
     /// Whether this participant leads: ELECTED, with its node owned by the current session,

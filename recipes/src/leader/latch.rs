@@ -240,10 +240,10 @@ impl LeaderLatch {
         }
     }
 
-    /// A receiver of the current leadership value (coalesces quick changes; use
+    /// The current leadership value, to read or wait on (coalesces quick changes; use
     /// [`LeaderLatch::subscribe`] to see every one).
-    pub fn leadership(&self) -> watch::Receiver<bool> {
-        self.shared.leader.subscribe()
+    pub fn leadership(&self) -> zkr_client::Current<bool> {
+        zkr_client::Current::from_watch(self.shared.leader.subscribe())
     }
 
     /// This participant's node, when it has one.

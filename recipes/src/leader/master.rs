@@ -171,9 +171,9 @@ impl MasterElection {
             .is_ok()
     }
 
-    /// A receiver of the mastership value.
-    pub fn mastership(&self) -> watch::Receiver<bool> {
-        self.shared.master.subscribe()
+    /// The mastership value, to read or wait on (coalesces quick changes).
+    pub fn mastership(&self) -> zkr_client::Current<bool> {
+        zkr_client::Current::from_watch(self.shared.master.subscribe())
     }
 
     /// The current master's id (the node's data), if there is a master.

@@ -347,9 +347,9 @@ impl LeaderSelector {
         *self.shared.leader.borrow()
     }
 
-    /// A receiver of the current leadership value.
-    pub fn leadership(&self) -> watch::Receiver<bool> {
-        self.shared.leader.subscribe()
+    /// The leadership value, to read or wait on (coalesces quick changes).
+    pub fn leadership(&self) -> zkr_client::Current<bool> {
+        zkr_client::Current::from_watch(self.shared.leader.subscribe())
     }
 
     /// Waits at most `timeout` for leadership; whether it leads.
