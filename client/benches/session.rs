@@ -584,25 +584,9 @@ fn main() {
     let args = Args::parse();
     eprintln!("{args:?}");
     // Started (or not) before the runtime: nothing of the test kit runs during measurement.
-    let server = match &args.server {
-        Some(_) => None,
-        None => Some(
-            // The test kit's JVM settings favour start-up (C1 only); a benchmark wants the
-            // server's steady state: the full JIT and a larger heap.
-            zkr_testkit::TestingServer::start_with(
-                zkr_testkit::ServerOptions::default()
-                    .tick_time_ms(2000)
-                    .jvm_arg("-XX:TieredStopAtLevel=4")
-                    .jvm_arg("-Xmx1g"),
-            )
-            .expect("start ZooKeeper (run scripts/install-zookeeper.sh, or pass --server)"),
-        ),
-    };
-    let connect = match (&args.server, &server) {
-        (Some(s), _) => s.clone(),
-        (None, Some(server)) => server.connect_string(),
-        (None, None) => unreachable!(),
-    };
+    // The test kit's JVM settings favour start-up (C1 only); a benchmark wants the server's
+    // steady state: the full JIT and a larger heap (ServerOptions::benchmark).
+    let (server, connect) = zkr_testkit::TestingServer::given_or_started(args.server.as_deref());
     let addr: SocketAddr = {
         use std::net::ToSocketAddrs;
         connect

@@ -97,23 +97,8 @@ impl Args {
 
 fn main() {
     let args = Args::parse();
-    let server = match &args.server {
-        Some(_) => None,
-        None => Some(
-            zkr_testkit::TestingServer::start_with(
-                zkr_testkit::ServerOptions::default()
-                    .tick_time_ms(2000)
-                    .jvm_arg("-XX:TieredStopAtLevel=4")
-                    .jvm_arg("-Xmx1g"),
-            )
-            .expect("start ZooKeeper (run scripts/install-zookeeper.sh, or pass --server)"),
-        ),
-    };
-    let connect = match (&args.server, &server) {
-        (Some(s), _) => s.clone(),
-        (None, Some(server)) => server.connect_string(),
-        (None, None) => unreachable!(),
-    };
+    // Started (or not) before the runtime: nothing of the test kit runs during measurement.
+    let (_server, connect) = zkr_testkit::TestingServer::given_or_started(args.server.as_deref());
     let runtime = if args.multi_thread {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

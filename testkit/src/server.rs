@@ -90,6 +90,25 @@ impl TestingServer {
         }
     }
 
+    /// The server for a benchmark: `address` when given (no server is started), else a fresh
+    /// server with [`ServerOptions::benchmark`] (returned, so it lives as long as the caller
+    /// keeps it) and its connect string. Panics with a clear message when none can start:
+    /// for `main` functions of benchmarks.
+    pub fn given_or_started(address: Option<&str>) -> (Option<Self>, String) {
+        match address {
+            Some(a) => (None, a.to_string()),
+            None => {
+                let server = Self::start_with(ServerOptions::benchmark()).unwrap_or_else(|e| {
+                    panic!(
+                        "start ZooKeeper (run scripts/install-zookeeper.sh, or pass --server): {e}"
+                    )
+                });
+                let connect = server.connect_string();
+                (Some(server), connect)
+            }
+        }
+    }
+
     /// Starts a server with the given options and waits until it serves.
     ///
     /// # Errors
