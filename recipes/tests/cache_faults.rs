@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkr_client::{Client, ConnectionState, CreateMode, StateChanges};
+use zkr_client::{Client, ConnectionState, CreateMode};
 use zkr_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
 use zkr_testkit::{four_letter_word, TestingCluster};
 
@@ -65,19 +65,6 @@ async fn changes(writer: &Client, root: &str, rng: &mut Rng, n: usize) {
         })
         .await;
     }
-}
-
-async fn next_state(states: &mut StateChanges, want: ConnectionState) -> i64 {
-    within(&format!("state {want:?}"), async {
-        loop {
-            match states.next().await {
-                Some(c) if c.state == want => return c.session_id,
-                Some(_) => {}
-                None => panic!("the client is gone"),
-            }
-        }
-    })
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

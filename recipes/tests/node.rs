@@ -108,14 +108,7 @@ async fn an_ephemeral_node_survives_its_session_expiry() {
     let mut states = client.state_changes();
 
     block_in_place(|| zk.pause()).unwrap();
-    within("Lost", async {
-        while let Some(c) = states.next().await {
-            if c.state == ConnectionState::Lost {
-                return;
-            }
-        }
-    })
-    .await;
+    next_state(&mut states, ConnectionState::Lost).await;
     block_in_place(|| zk.resume()).unwrap();
     assert_eq!(created(&mut events).await, "/live/me");
     let other = connect(&zk).await;

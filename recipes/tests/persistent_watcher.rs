@@ -63,14 +63,7 @@ async fn a_persistent_watch_outlives_its_session() {
     let mut states = client.state_changes();
     let first = client.session_id();
     block_in_place(|| zk.pause()).unwrap();
-    within("Lost", async {
-        while let Some(c) = states.next().await {
-            if c.state == ConnectionState::Lost {
-                return;
-            }
-        }
-    })
-    .await;
+    next_state(&mut states, ConnectionState::Lost).await;
     block_in_place(|| zk.resume()).unwrap();
     loop {
         if matches!(

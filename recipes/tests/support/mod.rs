@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use zkr_client::{Client, ErrorCode};
+use zkr_client::{Client, ConnectionState, ErrorCode, StateChanges};
 use zkr_testkit::{four_letter_word, TestingServer};
 
 pub mod tree;
@@ -61,4 +61,18 @@ pub fn server_watches(zk: &TestingServer, session_id: i64) -> Vec<String> {
         }
     }
     paths
+}
+
+/// Waits for the next change to `want` (within [`DEADLINE`]); its session id.
+pub async fn next_state(states: &mut StateChanges, want: ConnectionState) -> i64 {
+    within(&format!("state {want:?}"), async {
+        loop {
+            match states.next().await {
+                Some(c) if c.state == want => return c.session_id,
+                Some(_) => {}
+                None => panic!("the client is gone"),
+            }
+        }
+    })
+    .await
 }
