@@ -8,6 +8,7 @@ use crate::acl::AclEntry;
 /// One operation of a transaction ([`crate::Client::multi`]) or of a batch of reads
 /// ([`crate::Client::multi_read`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Op {
     /// Create a node (open ACL unless `acl` is set). `stat` asks for the new node's Stat
     /// (the create2 form).
@@ -128,6 +129,7 @@ impl Op {
 
 /// The result of one operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OpResult {
     /// Created at `path` (with the sequence suffix); `stat` if asked for.
     Create {

@@ -215,6 +215,7 @@ async fn session_loss(policy: ConnectionStatePolicy) {
             assert!(election.is_leader());
             assert_eq!(election.state(), ElectionState::Elected);
         }
+        other => panic!("no expectation for {other:?}"),
     }
     let lost = async {
         while let Some(change) = states.next().await {

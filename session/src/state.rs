@@ -8,6 +8,7 @@
 /// finally `Closed`. `ReadOnly` replaces `Connected`/`Reconnected` when the server is a
 /// read-only one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ConnectionState {
     /// Not connected yet: the first session is being established.
     Connecting,

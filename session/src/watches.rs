@@ -15,6 +15,7 @@ pub type WatcherId = u64;
 
 /// The kind of a watch registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum WatchKind {
     /// Left by `getData`, or by `exists` on a node that exists.
     Data,

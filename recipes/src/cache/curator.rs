@@ -33,6 +33,7 @@ use super::{cache_handle, ChildData};
 /// println!("{} nodes", snapshot.len());
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping a cache stops it"]
 pub struct CuratorCache {
     core: CacheCore,
     path: String,

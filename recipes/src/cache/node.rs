@@ -28,6 +28,7 @@ use super::{cache_handle, ChildData};
 ///
 /// [`Added`]: super::CacheEvent::Added
 /// [`Updated`]: super::CacheEvent::Updated
+#[must_use = "dropping a cache stops it"]
 pub struct NodeCache {
     core: CacheCore,
     path: String,

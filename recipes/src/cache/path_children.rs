@@ -34,6 +34,7 @@ pub enum StartMode {
 /// let names: Vec<String> = workers.current_data().iter().map(|c| c.name().to_string()).collect();
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping a cache stops it"]
 pub struct PathChildrenCache {
     core: CacheCore,
     path: String,

@@ -62,6 +62,7 @@ impl From<Lagged> for PersistentWatcherEvent {
 /// # }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct PersistentWatcher {
     events: EventStream<PersistentWatcherEvent>,
     close: Option<oneshot::Sender<()>>,

@@ -25,6 +25,7 @@ use super::{cache_handle, ChildData};
 /// }
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping a cache stops it"]
 pub struct TreeCache {
     core: CacheCore,
     path: String,

@@ -4,6 +4,7 @@ use zkr_client::ConnectionState;
 
 /// Curator's connection-state error policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ConnectionStatePolicy {
     /// Suspended already counts as lost: a leader steps down and a lock holder stops as soon
     /// as the connection drops, before the session is known to be gone (Curator's default;

@@ -16,6 +16,7 @@ use zkr_client::Result;
 /// assert_eq!(policy.sleep_before_retry(10, Duration::ZERO), None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RetryPolicy {
     /// Sleeps `base * 2^n` (with jitter, at most `max_sleep`) before retry `n`, at most
     /// `max_retries` times (Curator's `ExponentialBackoffRetry`).

@@ -9,6 +9,7 @@ use super::ConnectionStatePolicy;
 
 /// What ended a [`watch_or_state`] wait.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Woke {
     /// The watched node changed.
     Node(WatchedEvent),
@@ -79,6 +80,7 @@ pub async fn recover(
 
 /// Why a [`wait_or_recover`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Wake {
     /// The watched node changed.
     Node(EventType),

@@ -49,6 +49,7 @@ pub const OFFER_PREFIX: &str = "n_";
 
 /// The states of the election (the Java recipe's `State`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ElectionState {
     /// Started; no offer yet.
     Start,
@@ -69,6 +70,7 @@ pub enum ElectionState {
 
 /// The events of the election, in the order they happen (the Java recipe's `EventType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ElectionEvent {
     /// [`LeaderElection::start`] was called.
     Start,
@@ -228,6 +230,7 @@ impl Shared {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct LeaderElection {
     shared: Arc<Shared>,
     task: Mutex<Option<JoinHandle<()>>>,

@@ -32,6 +32,7 @@ pub const LATCH_NAME: &str = "latch-";
 
 /// How [`LeaderLatch::close`] treats leadership listeners.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CloseMode {
     /// Listeners are not told (Curator's `SILENT`).
     #[default]
@@ -144,6 +145,7 @@ impl Shared {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct LeaderLatch {
     shared: Arc<Shared>,
     task: Option<JoinHandle<()>>,

@@ -88,6 +88,7 @@ impl Shared {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct MasterElection {
     shared: Arc<Shared>,
     task: Mutex<Option<JoinHandle<()>>>,

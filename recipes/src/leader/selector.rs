@@ -37,6 +37,7 @@ use crate::lock::{InterProcessMutex, LockGuard};
 
 /// Why a term of leadership ended, as [`LeaderContext::cancelled`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CancelReason {
     /// [`LeaderSelector::interrupt_leadership`] was called.
     Interrupted,
@@ -300,6 +301,7 @@ impl LeaderSelectorBuilder {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct LeaderSelector {
     shared: Arc<Shared>,
     task: Option<JoinHandle<Result<()>>>,

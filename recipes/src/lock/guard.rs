@@ -13,6 +13,7 @@ pub const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
 /// Whether the lock is still held depends on the connection: see [`LockGuard::is_held`] and
 /// [`LockGuard::lost`].
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct LockGuard {
     client: Client,
     path: Option<String>,

@@ -11,6 +11,7 @@ use super::semaphore_mutex::InterProcessSemaphoreMutex;
 
 /// One of the locks an [`InterProcessMultiLock`] takes. Made with `.into()` from any of them.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Lockable {
     /// An [`InterProcessMutex`].
     Mutex(InterProcessMutex),
@@ -181,6 +182,7 @@ impl InterProcessMultiLock {
 /// releases them in reverse order; dropping it releases them in the background (the deletes
 /// are started in reverse order).
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct MultiLockGuard {
     guards: Vec<LockGuard>,
 }

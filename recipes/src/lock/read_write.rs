@@ -242,6 +242,7 @@ impl WriteLock {
 ///
 /// Dropping it releases the write lock in the background, like a [`LockGuard`].
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct WriteLockGuard {
     guard: LockGuard,
     read: ReadLock,

@@ -389,6 +389,7 @@ async fn until(deadline: Option<Instant>) {
 /// `<path>/leases`. [`Lease::release`] deletes the node (retrying through connection loss);
 /// dropping the lease deletes it in the background.
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct Lease {
     guard: LockGuard,
 }

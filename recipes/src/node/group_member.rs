@@ -26,6 +26,7 @@ use crate::framework::join;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct GroupMember {
     id: String,
     path: String,

@@ -305,6 +305,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
 /// me.close().await?;
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct PersistentNode {
     inner: Arc<Inner>,
 }

@@ -27,6 +27,7 @@ pub const TOUCH_NODE: &str = "touch";
 /// node.close().await?;
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
 pub struct PersistentTtlNode {
     node: PersistentNode,
     touch: PersistentNode,
