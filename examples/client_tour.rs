@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use zkr::testkit::TestingServer;
+use zkr_testkit::TestingServer;
 use zkr::{Client, CreateMode};
 
 #[tokio::main(flavor = "current_thread")]

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkr::testkit::TestingServer;
+use zkr_testkit::TestingServer;
 use zkr::Client;
 use zkr_recipes::leader::ElectionEvents;
 use zkr_recipes::{ElectionEvent, LeaderElection};

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkr::testkit::TestingServer;
+use zkr_testkit::TestingServer;
 use zkr::Client;
 use zkr_recipes::MasterElection;
 

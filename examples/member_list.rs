@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use zkr::testkit::TestingServer;
+use zkr_testkit::TestingServer;
 use zkr::{Client, CreateMode, ErrorCode, EventStream};
 use zkr_recipes::cache::{CacheEvent, PathChildrenCache, StartMode};
 

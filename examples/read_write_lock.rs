@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zkr::testkit::TestingServer;
+use zkr_testkit::TestingServer;
 use zkr::{Client, CreateMode, ErrorCode};
 use zkr_recipes::InterProcessReadWriteLock;
 

@@ -3,8 +3,10 @@
 //! This crate re-exports the workspace's parts:
 //! - [`codec`]: the Jute wire codec (no I/O),
 //! - [`client`]: the async client (also re-exported at the top level),
-//! - [`recipes`]: Curator-compatible recipes (leader latch, locks, semaphores, ...),
-//! - [`testkit`]: real ZooKeeper servers and ensembles for tests and demos.
+//! - [`recipes`]: Curator-compatible recipes (elections, locks, caches, queues, counters, ...).
+//!
+//! Real ZooKeeper servers for tests and examples come from the `zkr-testkit` crate (a
+//! dev-dependency: a service that depends on `zkr` does not build a server launcher).
 //!
 //! ```no_run
 //! # async fn demo() -> zkr::Result<()> {
@@ -18,7 +20,6 @@ pub use zkr_client as client;
 pub use zkr_client::*;
 pub use zkr_codec as codec;
 pub use zkr_recipes as recipes;
-pub use zkr_testkit as testkit;
 
 /// The README's Rust examples, compiled as doctests so they stay true.
 #[cfg(doctest)]
