@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::path::Chroot;
 use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
-use crate::session::{Event, Session, WatcherId};
+use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
 use crate::watched_event::WatchedEvent;
 
 type ConnectFuture = Pin<Box<dyn Future<Output = io::Result<TcpStream>> + Send>>;
@@ -37,6 +37,10 @@ pub(crate) struct Driver {
     probe_rx: mpsc::UnboundedReceiver<usize>,
     read_buf: BytesMut,
     sinks: HashMap<WatcherId, WatchSink>,
+    /// The host of the current (or last) connection attempt, for the logs.
+    host: usize,
+    /// The last session id, for the logs (a `Lost` change carries 0).
+    last_session: i64,
     handles_gone: bool,
     /// One timer for the whole life of the driver, armed at `armed` (if any). It is moved
     /// earlier when the core's deadline is earlier, and left alone when the deadline moved
@@ -71,6 +75,8 @@ impl Driver {
             probe_rx,
             read_buf: BytesMut::with_capacity(READ_RESERVE),
             sinks: HashMap::new(),
+            host: 0,
+            last_session: 0,
             handles_gone: false,
             timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             armed: None,
@@ -84,6 +90,7 @@ impl Driver {
                 return;
             }
             if let Err(e) = self.flush() {
+                crate::log!(warn, error = %e, "writing to the server failed");
                 self.session.handle_io_error(e, Instant::now());
                 continue;
             }
@@ -121,7 +128,10 @@ impl Driver {
                             now,
                         ),
                         Ok(_) => self.session.handle_read(&mut self.read_buf, now),
-                        Err(e) => self.session.handle_io_error(e, now),
+                        Err(e) => {
+                            crate::log!(warn, error = %e, "reading from the server failed");
+                            self.session.handle_io_error(e, now)
+                        }
                     }
                 }
                 writable = writable(&self.stream), if want_write => {
@@ -141,7 +151,11 @@ impl Driver {
                             self.read_buf.clear();
                             self.session.handle_connected(now);
                         }
-                        Err(_) => self.session.handle_connect_failed(now),
+                        Err(e) => {
+                            crate::log!(debug, error = %e, "connection attempt failed");
+                            let _ = &e;
+                            self.session.handle_connect_failed(now)
+                        }
                     }
                 }
                 Some(host) = self.probe_rx.recv() => {
@@ -212,12 +226,40 @@ impl Driver {
         Ok(())
     }
 
+    /// Tells operators of a state change (with the `tracing` feature).
+    fn log_state(&mut self, change: StateChange) {
+        if change.session_id != 0 {
+            self.last_session = change.session_id;
+        }
+        let (name, port) = &self.hosts[self.host];
+        let host = format_args!("{name}:{port}");
+        let session = format_args!("{:#x}", self.last_session);
+        let timeout_ms = self.session.negotiated_timeout().as_millis() as u64;
+        match change.state {
+            ConnectionState::Connected | ConnectionState::Reconnected => {
+                crate::log!(info, %host, %session, timeout_ms, state = ?change.state, "session established")
+            }
+            ConnectionState::ReadOnly => {
+                crate::log!(warn, %host, %session, "connected to a read-only server")
+            }
+            ConnectionState::Suspended => {
+                crate::log!(warn, %host, %session, "connection lost; reconnecting")
+            }
+            ConnectionState::Lost => crate::log!(warn, %session, "session lost (expired)"),
+            ConnectionState::Closed => crate::log!(info, "client closed"),
+            _ => {}
+        }
+        let _ = (host, session, timeout_ms);
+    }
+
     /// Acts on everything the core said. Returns true when the session is closed.
     fn process_events(&mut self) -> bool {
         while let Some(event) = self.session.poll_event() {
             match event {
                 Event::Connect { host, timeout } => {
                     let (name, port) = self.hosts[host].clone();
+                    crate::log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
+                    self.host = host;
                     self.connecting = Some(Box::pin(async move {
                         let attempt = TcpStream::connect((name.as_str(), port));
                         match tokio::time::timeout(timeout, attempt).await {
@@ -272,6 +314,7 @@ impl Driver {
                     self.sinks.remove(&watcher);
                 }
                 Event::State(change) => {
+                    self.log_state(change);
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     shared.current = change;
                     shared.negotiated_timeout = self.session.negotiated_timeout();

@@ -31,6 +31,7 @@ mod current;
 mod driver;
 mod event_stream;
 mod listeners;
+mod log;
 mod multi;
 mod path;
 mod protocol;
@@ -59,6 +60,10 @@ pub use listeners::Listeners;
 pub use multi::{Op, OpResult};
 pub use path::{validate_path, Chroot};
 pub use state_changes::StateChanges;
+/// For the `log!` macro of the workspace's crates.
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+pub use tracing as __tracing;
 pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 pub use watched_event::WatchedEvent;
 pub use zkr_codec::{

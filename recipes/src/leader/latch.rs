@@ -112,6 +112,9 @@ impl Shared {
             *current = is_leader;
             changed
         });
+        if changed {
+            zkr_client::log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
+        }
         if changed && notify {
             self.listeners.send(is_leader);
         }

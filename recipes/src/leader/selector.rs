@@ -171,11 +171,14 @@ impl Shared {
     }
 
     fn set_leader(&self, is_leader: bool) {
-        self.leader.send_if_modified(|current| {
+        let changed = self.leader.send_if_modified(|current| {
             let changed = *current != is_leader;
             *current = is_leader;
             changed
         });
+        if changed {
+            zkr_client::log!(info, leader = is_leader, "selector leadership changed");
+        }
     }
 
     /// Marks the selector closed and cancels the term under way, if any.

@@ -88,6 +88,7 @@ impl Inner {
     }
 
     fn created(&self, path: &str) {
+        zkr_client::log!(info, path = %path, "persistent node created");
         {
             let mut state = self.state();
             state.actual = Some(path.to_string());
