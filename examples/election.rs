@@ -8,10 +8,10 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_testkit::TestingServer;
 use zkr::Client;
 use zkr_recipes::leader::ElectionEvents;
 use zkr_recipes::{ElectionEvent, LeaderElection};
+use zkr_testkit::TestingServer;
 
 const ROOT: &str = "/example/election";
 const WAIT: Duration = Duration::from_secs(10);

@@ -8,9 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_testkit::TestingServer;
 use zkr::{Client, CreateMode, ErrorCode};
 use zkr_recipes::InterProcessMutex;
+use zkr_testkit::TestingServer;
 
 const LOCK: &str = "/example/mutex";
 const COUNTER: &str = "/example/counter";
