@@ -62,6 +62,44 @@ pub enum CacheKind {
     Children,
 }
 
+/// Which queue `zkctl queue put` writes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueKind {
+    /// A `DistributedQueue`.
+    Plain,
+    /// A `DistributedPriorityQueue`, with this priority.
+    Priority(i32),
+    /// A `DistributedIdQueue`, with this id.
+    Id(String),
+    /// A `DistributedDelayQueue`, visible from this many ms after the epoch.
+    DelayUntil(u64),
+    /// A `SimpleDistributedQueue`.
+    Simple,
+}
+
+/// What `zkctl queue` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueAction {
+    /// Put items (`None`: one per line of stdin).
+    Put {
+        /// Which queue.
+        kind: QueueKind,
+        /// The one item, or `None` for stdin.
+        data: Option<Vec<u8>>,
+    },
+    /// Take items.
+    Take {
+        /// How many.
+        count: u64,
+        /// How long to wait in all.
+        timeout: Option<Duration>,
+        /// Lock each item here while it is handled.
+        lock_path: Option<String>,
+        /// A `SimpleDistributedQueue`.
+        simple: bool,
+    },
+}
+
 /// How to create a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateArgs {
@@ -141,6 +179,13 @@ pub enum Command {
         kind: CacheKind,
         /// End after this long (`None`: at a signal).
         run_for: Option<Duration>,
+    },
+    /// `queue put PATH DATA [...]` or `queue take PATH [...]`
+    Queue {
+        /// The queue's path.
+        path: String,
+        /// Put or take.
+        action: QueueAction,
     },
     /// `lock PATH [--timeout MS] -- CMD...`
     Lock {

@@ -18,7 +18,10 @@ mod spec;
 
 use std::time::Duration;
 
-pub use command::{Action, BenchKind, BenchOptions, CacheKind, Command, CreateArgs, Globals};
+pub use command::{
+    Action, BenchKind, BenchOptions, CacheKind, Command, CreateArgs, Globals, QueueAction,
+    QueueKind,
+};
 pub use spec::{command_help, general_help};
 use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
 
@@ -261,6 +264,11 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
             count: flags.number("count", "a number of events")?,
         },
         "cache" => cache(&flags, path())?,
+        "queue" => {
+            let (action, queue_path) = (path(), path());
+            let data = (n == 3).then(&mut path);
+            queue(&flags, action, queue_path, data)?
+        }
         "lock" => Command::Lock {
             path: path(),
             timeout: flags.millis("timeout")?,
@@ -361,6 +369,75 @@ fn cache(flags: &Flags, path: String) -> Result<Command, UsageError> {
         kind,
         run_for: flags.millis("for")?,
     })
+}
+
+fn queue(
+    flags: &Flags,
+    action: String,
+    path: String,
+    data: Option<String>,
+) -> Result<Command, UsageError> {
+    let action = match action.as_str() {
+        "put" => {
+            let Some(data) = data else {
+                return usage("'queue put' needs PATH and DATA (or - for stdin)");
+            };
+            let chosen = [
+                flags.has("priority"),
+                flags.has("id"),
+                flags.has("delay-until"),
+                flags.has("simple"),
+            ];
+            if chosen.iter().filter(|c| **c).count() > 1 {
+                return usage("--priority, --id, --delay-until and --simple exclude each other");
+            }
+            for take_only in ["count", "timeout", "lock-path"] {
+                if flags.has(take_only) {
+                    return usage(format!("--{take_only} is for 'queue take'"));
+                }
+            }
+            let kind = if let Some(p) = flags.number::<i32>("priority", "a priority (an int)")? {
+                QueueKind::Priority(p)
+            } else if let Some(id) = flags.value("id") {
+                if id.is_empty() {
+                    return usage("--id needs a non-empty id");
+                }
+                QueueKind::Id(id.to_string())
+            } else if let Some(due) =
+                flags.number::<u64>("delay-until", "milliseconds since the epoch")?
+            {
+                QueueKind::DelayUntil(due)
+            } else if flags.has("simple") {
+                QueueKind::Simple
+            } else {
+                QueueKind::Plain
+            };
+            let data = (data != "-").then(|| data.into_bytes());
+            QueueAction::Put { kind, data }
+        }
+        "take" => {
+            if data.is_some() {
+                return usage("'queue take' takes only PATH");
+            }
+            for put_only in ["priority", "id", "delay-until"] {
+                if flags.has(put_only) {
+                    return usage(format!("--{put_only} is for 'queue put'"));
+                }
+            }
+            let lock_path = flags.value("lock-path").map(str::to_string);
+            if flags.has("simple") && lock_path.is_some() {
+                return usage("a simple queue has no lock path");
+            }
+            QueueAction::Take {
+                count: flags.number("count", "a number of items")?.unwrap_or(1),
+                timeout: flags.millis("timeout")?,
+                lock_path,
+                simple: flags.has("simple"),
+            }
+        }
+        other => return usage(format!("'queue' does put or take, not '{other}'")),
+    };
+    Ok(Command::Queue { path, action })
 }
 
 fn bench(flags: &Flags, kind: &str) -> Result<BenchOptions, UsageError> {

@@ -227,6 +227,49 @@ pub const COMMANDS: &[CommandSpec] = &[
         takes_command: false,
     },
     CommandSpec {
+        name: "queue",
+        synopsis: "put PATH DATA | take PATH",
+        about: "put items into, or take items from, a Curator-compatible queue",
+        details: "put: DATA is one item, or `-` to read items from stdin, one per line (each
+                  put as its own node). With --priority N a DistributedPriorityQueue (lower
+                  first), --id ID a DistributedIdQueue, --delay-until EPOCH_MS a
+                  DistributedDelayQueue; else a DistributedQueue (`queue-<seq>` nodes in
+                  Curator's item format). Prints each node's path.
+                  take: prints one item's data per line until --count items (default 1) were
+                  taken, waiting at most --timeout MS in all (exit 3 when it passes first).
+                  With --lock-path P an item is removed only once printed (Curator's lock
+                  path: if zkctl dies first, the item comes back for another consumer).
+                  --simple: SimpleDistributedQueue (`qn-<seq>` nodes, raw bytes), for both.",
+        flags: &[
+            valued(
+                "priority",
+                "N",
+                "put: into a priority queue, with priority N",
+            ),
+            valued("id", "ID", "put: into an id queue, with this id"),
+            valued(
+                "delay-until",
+                "EPOCH_MS",
+                "put: into a delay queue, visible from this time",
+            ),
+            valued("count", "N", "take: this many items (default 1)"),
+            valued(
+                "timeout",
+                "MS",
+                "take: give up after MS milliseconds (exit 3)",
+            ),
+            valued(
+                "lock-path",
+                "P",
+                "take: lock each item under P while it is handled",
+            ),
+            switch("simple", "a SimpleDistributedQueue"),
+        ],
+        min_args: 2,
+        max_args: 3,
+        takes_command: false,
+    },
+    CommandSpec {
         name: "lock",
         synopsis: "PATH [--] CMD [ARGS...]",
         about: "run CMD holding a Curator-compatible mutex (InterProcessMutex)",

@@ -6,6 +6,7 @@ pub mod data;
 pub mod demo;
 pub mod elect;
 pub mod lock;
+pub mod queue;
 pub mod watch;
 
 use std::time::Duration;
@@ -71,6 +72,7 @@ pub async fn run(g: Globals, command: Command) -> Outcome {
             kind,
             run_for,
         } => cache::run(&g, &path, kind, run_for).await,
+        Command::Queue { path, action } => queue::run(&g, &path, action).await,
         data_command => {
             let client = connect(&g).await?;
             let result = data::run(&client, data_command).await;

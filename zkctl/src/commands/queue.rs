@@ -1,0 +1,132 @@
+//! `queue put PATH DATA` and `queue take PATH`: the recipes' queues from a shell, on Curator's
+//! nodes, so a shell script can feed a Java consumer or drain a Java producer's queue.
+//!
+//! - put: one item, or one per line of stdin (`-`), each as its own node, into the queue kind
+//!   the flags choose; prints each node's path.
+//! - take: prints one item's data per line until `--count` items were taken, within
+//!   `--timeout` in all (exit 3 when it passes first). A node put as a batch (Curator's
+//!   `putMulti`) holds several items: each is a line, and counts. With `--lock-path` a node
+//!   is removed only after its items were printed (and flushed).
+
+use std::io::BufRead;
+use std::time::{Duration, Instant, SystemTime};
+
+use zkr_client::{Bytes, Client};
+use zkr_recipes::queue::{
+    DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue,
+    SimpleDistributedQueue,
+};
+
+use crate::args::{Globals, QueueAction, QueueKind};
+use crate::commands::{close, connect};
+use crate::failure::{Failure, Outcome, EXIT_LOCK_TIMEOUT};
+use crate::output::say;
+
+/// Runs `queue put` or `queue take`.
+pub async fn run(g: &Globals, path: &str, action: QueueAction) -> Outcome {
+    let client = connect(g).await?;
+    let result = match action {
+        QueueAction::Put { kind, data } => put(&client, path, &kind, data).await,
+        QueueAction::Take {
+            count,
+            timeout,
+            lock_path,
+            simple,
+        } => take(&client, path, count, timeout, lock_path, simple).await,
+    };
+    close(&client).await;
+    result
+}
+
+async fn put(client: &Client, path: &str, kind: &QueueKind, data: Option<Vec<u8>>) -> Outcome {
+    let items: Vec<Vec<u8>> = match data {
+        Some(item) => vec![item],
+        None => std::io::stdin()
+            .lock()
+            .lines()
+            .map(|l| l.map(String::into_bytes))
+            .collect::<Result<_, _>>()
+            .map_err(|e| Failure::msg(format!("reading items from stdin: {e}")))?,
+    };
+    for item in items {
+        let node = match kind {
+            QueueKind::Plain => DistributedQueue::new(client, path).put(&item).await?,
+            QueueKind::Priority(p) => {
+                DistributedPriorityQueue::new(client, path)
+                    .put(&item, *p)
+                    .await?
+            }
+            QueueKind::Id(id) => DistributedIdQueue::new(client, path).put(&item, id).await?,
+            QueueKind::DelayUntil(ms) => {
+                let due = SystemTime::UNIX_EPOCH + Duration::from_millis(*ms);
+                DistributedDelayQueue::new(client, path)
+                    .put(&item, due)
+                    .await?
+            }
+            QueueKind::Simple => {
+                SimpleDistributedQueue::new(client, path)
+                    .offer(&item)
+                    .await?
+            }
+        };
+        say(node).map_err(Failure::from)?;
+    }
+    Ok(0)
+}
+
+/// What is left of the time allowed, or `None` when there is no limit.
+fn left(deadline: Option<Instant>) -> Option<Duration> {
+    deadline.map(|d| d.saturating_duration_since(Instant::now()))
+}
+
+async fn take(
+    client: &Client,
+    path: &str,
+    count: u64,
+    timeout: Option<Duration>,
+    lock_path: Option<String>,
+    simple: bool,
+) -> Outcome {
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let timed_out = || {
+        Failure::Message(
+            format!("{path}: fewer than {count} items within the timeout"),
+            EXIT_LOCK_TIMEOUT,
+        )
+    };
+    let mut taken = 0;
+    if simple {
+        let queue = SimpleDistributedQueue::new(client, path);
+        while taken < count {
+            let item = match left(deadline) {
+                None => queue.take().await?,
+                Some(wait) => queue.poll_timeout(wait).await?.ok_or_else(timed_out)?,
+            };
+            print_item(&item)?;
+            taken += 1;
+        }
+        return Ok(0);
+    }
+    let mut queue = DistributedQueue::new(client, path);
+    if let Some(lock_path) = &lock_path {
+        queue = queue.with_lock_path(lock_path);
+    }
+    let mut consumer = queue.consumer();
+    while taken < count {
+        let message = match left(deadline) {
+            None => consumer.take().await?,
+            Some(wait) => consumer.take_timeout(wait).await?.ok_or_else(timed_out)?,
+        };
+        for item in message.items() {
+            print_item(item)?;
+            taken += 1;
+        }
+        // Printed and flushed: now the item may go (with a lock path it stayed until here).
+        message.complete().await?;
+    }
+    Ok(0)
+}
+
+fn print_item(item: &Bytes) -> Result<(), Failure> {
+    say(String::from_utf8_lossy(item)).map_err(Failure::from)
+}
