@@ -13,6 +13,22 @@ pub fn say(line: impl std::fmt::Display) -> io::Result<()> {
     out.flush()
 }
 
+/// The data as text when it is UTF-8 without line breaks (`\n`, `\r`), else `0x` and
+/// lower-case hex, so every node stays on one line.
+pub fn printable(data: &[u8]) -> String {
+    match std::str::from_utf8(data) {
+        Ok(text) if !text.contains(['\n', '\r']) => text.to_string(),
+        _ => {
+            let mut hex = String::with_capacity(2 + 2 * data.len());
+            hex.push_str("0x");
+            for byte in data {
+                let _ = write!(hex, "{byte:02x}");
+            }
+            hex
+        }
+    }
+}
+
 /// A Stat as zkCli.sh prints it, one `name = value` line per field.
 pub fn stat(s: &Stat) -> String {
     let mut out = String::new();

@@ -77,6 +77,19 @@ pub enum QueueKind {
     Simple,
 }
 
+/// What `zkctl counter` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterAction {
+    /// Print the value.
+    Get,
+    /// Add N (always applies).
+    Add(i64),
+    /// Set N.
+    Set(i64),
+    /// Set NEW if the value is OLD.
+    Cas(i64, i64),
+}
+
 /// What `zkctl queue` does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum QueueAction {
@@ -186,6 +199,46 @@ pub enum Command {
         path: String,
         /// Put or take.
         action: QueueAction,
+    },
+    /// `counter PATH get|add N|set N|cas OLD NEW [--int]`
+    Counter {
+        /// The counter's node.
+        path: String,
+        /// What to do.
+        action: CounterAction,
+        /// A 4-byte SharedCount instead of an 8-byte atomic long.
+        int: bool,
+    },
+    /// `barrier PATH --count N [--timeout MS] -- CMD...`
+    Barrier {
+        /// The barrier's node.
+        path: String,
+        /// Members.
+        count: usize,
+        /// How long to wait to enter (and to leave).
+        timeout: Option<Duration>,
+        /// SIGTERM-to-SIGKILL grace period.
+        grace: Duration,
+        /// The command to run.
+        command: Vec<String>,
+    },
+    /// `member PATH ID [DATA] -- CMD...`
+    Member {
+        /// The group's node.
+        path: String,
+        /// Our id.
+        id: String,
+        /// Our data.
+        data: Vec<u8>,
+        /// SIGTERM-to-SIGKILL grace period.
+        grace: Duration,
+        /// The command to run.
+        command: Vec<String>,
+    },
+    /// `members PATH`
+    Members {
+        /// The group's node.
+        path: String,
     },
     /// `lock PATH [--timeout MS] -- CMD...`
     Lock {

@@ -19,8 +19,8 @@ mod spec;
 use std::time::Duration;
 
 pub use command::{
-    Action, BenchKind, BenchOptions, CacheKind, Command, CreateArgs, Globals, QueueAction,
-    QueueKind,
+    Action, BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals,
+    QueueAction, QueueKind,
 };
 pub use spec::{command_help, general_help};
 use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
@@ -264,6 +264,43 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
             count: flags.number("count", "a number of events")?,
         },
         "cache" => cache(&flags, path())?,
+        "counter" => {
+            let (counter_path, verb) = (path(), path());
+            let mut numbers = Vec::new();
+            for _ in 2..n {
+                numbers.push(path());
+            }
+            counter(&flags, counter_path, &verb, &numbers)?
+        }
+        "barrier" => Command::Barrier {
+            path: path(),
+            count: match flags.positive("count")? {
+                Some(n) => n,
+                None => return usage("'barrier' needs --count N (the number of members)"),
+            },
+            timeout: flags.millis("timeout")?,
+            grace: grace(&flags)?,
+            command: s.trailing,
+        },
+        "member" => {
+            let (group, id) = (path(), path());
+            let data = if n == 3 {
+                path().into_bytes()
+            } else {
+                Vec::new()
+            };
+            if id.is_empty() || id.contains('/') {
+                return usage(format!("a member id is a node name (no '/'), not '{id}'"));
+            }
+            Command::Member {
+                path: group,
+                id,
+                data,
+                grace: grace(&flags)?,
+                command: s.trailing,
+            }
+        }
+        "members" => Command::Members { path: path() },
         "queue" => {
             let (action, queue_path) = (path(), path());
             let data = (n == 3).then(&mut path);
@@ -369,6 +406,47 @@ fn cache(flags: &Flags, path: String) -> Result<Command, UsageError> {
         kind,
         run_for: flags.millis("for")?,
     })
+}
+
+fn counter(
+    flags: &Flags,
+    path: String,
+    verb: &str,
+    numbers: &[String],
+) -> Result<Command, UsageError> {
+    let int = flags.has("int");
+    let number = |s: &str| -> Result<i64, UsageError> {
+        let parsed = if int {
+            s.parse::<i32>().map(i64::from).ok()
+        } else {
+            s.parse::<i64>().ok()
+        };
+        match parsed {
+            Some(n) => Ok(n),
+            None => usage(format!(
+                "'{s}' is not a {} integer",
+                if int { "32-bit" } else { "64-bit" }
+            )),
+        }
+    };
+    let action = match (verb, numbers) {
+        ("get", []) => CounterAction::Get,
+        ("add", [n]) => CounterAction::Add(number(n)?),
+        ("set", [n]) => CounterAction::Set(number(n)?),
+        ("cas", [old, new]) => CounterAction::Cas(number(old)?, number(new)?),
+        ("get" | "add" | "set" | "cas", _) => {
+            return usage(format!(
+                "'counter PATH {verb}' takes {}",
+                match verb {
+                    "get" => "no number",
+                    "cas" => "OLD and NEW",
+                    _ => "one number",
+                }
+            ))
+        }
+        _ => return usage(format!("'counter' does get, add, set or cas, not '{verb}'")),
+    };
+    Ok(Command::Counter { path, action, int })
 }
 
 fn queue(

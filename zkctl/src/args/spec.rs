@@ -270,6 +270,74 @@ pub const COMMANDS: &[CommandSpec] = &[
         takes_command: false,
     },
     CommandSpec {
+        name: "counter",
+        synopsis: "PATH get|add N|set N|cas OLD NEW",
+        about: "read or change a Curator-compatible counter",
+        details: "An 8-byte DistributedAtomicLong by default, a 4-byte SharedCount with --int
+                  (both big-endian, as Curator stores them). Prints the value after. `add` always
+                  applies (retried on contention); `cas` sets NEW only if the value is OLD and
+                  exits 1 when it is not. A missing node reads 0 (a SharedCount is created
+                  with 0 on first use).",
+        flags: &[switch(
+            "int",
+            "a 4-byte SharedCount instead of an 8-byte atomic long",
+        )],
+        min_args: 2,
+        max_args: 4,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "barrier",
+        synopsis: "PATH [--] CMD [ARGS...]",
+        about: "enter a double barrier with --count members, run CMD, leave together",
+        details: "A Curator-compatible DistributedDoubleBarrier: CMD starts once --count members
+                  (zkctl or Java) have entered, and zkctl returns once all have left. Exit
+                  codes: CMD's, 3 when --timeout passed while entering or leaving.",
+        flags: &[
+            valued("count", "N", "the number of members (required)"),
+            valued(
+                "timeout",
+                "MS",
+                "give up entering (or leaving) after MS milliseconds",
+            ),
+            valued(
+                "grace",
+                "MS",
+                "SIGTERM-to-SIGKILL grace period (default 2000)",
+            ),
+        ],
+        min_args: 1,
+        max_args: 1,
+        takes_command: true,
+    },
+    CommandSpec {
+        name: "member",
+        synopsis: "PATH ID [DATA] [--] CMD [ARGS...]",
+        about: "run CMD as member ID of a group (Curator's GroupMember)",
+        details: "Our member node is PATH/ID (ephemeral, with DATA), kept across connection
+                  and session loss while CMD runs; zkctl leaves the group when CMD ends. Exit
+                  code: CMD's.",
+        flags: &[valued(
+            "grace",
+            "MS",
+            "SIGTERM-to-SIGKILL grace period (default 2000)",
+        )],
+        min_args: 2,
+        max_args: 3,
+        takes_command: true,
+    },
+    CommandSpec {
+        name: "members",
+        synopsis: "PATH",
+        about: "list a group's members: `ID DATA`, sorted by id",
+        details: "DATA as `zkctl cache` prints it: the text if it is UTF-8 without line
+                  breaks, else 0x and lower-case hex, nothing when empty.",
+        flags: &[],
+        min_args: 1,
+        max_args: 1,
+        takes_command: false,
+    },
+    CommandSpec {
         name: "lock",
         synopsis: "PATH [--] CMD [ARGS...]",
         about: "run CMD holding a Curator-compatible mutex (InterProcessMutex)",

@@ -13,7 +13,6 @@
 //! Runs on the current-thread runtime: between two awaits the cache's task cannot run, so the
 //! events queued when zkctl stops are exactly those of the changes in the view it prints.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use zkr_client::Client;
@@ -24,7 +23,7 @@ use zkr_recipes::cache::{
 use crate::args::{CacheKind, Globals};
 use crate::commands::{close, connect};
 use crate::failure::{Failure, Outcome};
-use crate::output;
+use crate::output::{self, printable};
 use crate::signals::Shutdown;
 
 /// Prints events until `run_for` has passed (once connected) or a signal comes, then the
@@ -147,22 +146,6 @@ fn node_line(node: &ChildData) -> String {
         line.push_str(&printable(data));
     }
     line
-}
-
-/// The data as text when it is UTF-8 without line breaks (`\n`, `\r`), else `0x` and
-/// lower-case hex, so every node stays on one line.
-fn printable(data: &[u8]) -> String {
-    match std::str::from_utf8(data) {
-        Ok(text) if !text.contains(['\n', '\r']) => text.to_string(),
-        _ => {
-            let mut hex = String::with_capacity(2 + 2 * data.len());
-            hex.push_str("0x");
-            for byte in data {
-                let _ = write!(hex, "{byte:02x}");
-            }
-            hex
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
 //! The commands, one concept per file, and the connection they share.
 
+pub mod barrier;
 pub mod bench;
 pub mod cache;
+pub mod counter;
 pub mod data;
 pub mod demo;
 pub mod elect;
+pub mod group;
 pub mod lock;
 pub mod queue;
 pub mod watch;
@@ -73,6 +76,22 @@ pub async fn run(g: Globals, command: Command) -> Outcome {
             run_for,
         } => cache::run(&g, &path, kind, run_for).await,
         Command::Queue { path, action } => queue::run(&g, &path, action).await,
+        Command::Counter { path, action, int } => counter::run(&g, &path, action, int).await,
+        Command::Barrier {
+            path,
+            count,
+            timeout,
+            grace,
+            command,
+        } => barrier::run(&g, &path, count, timeout, grace, &command).await,
+        Command::Member {
+            path,
+            id,
+            data,
+            grace,
+            command,
+        } => group::member(&g, &path, &id, &data, grace, &command).await,
+        Command::Members { path } => group::members(&g, &path).await,
         data_command => {
             let client = connect(&g).await?;
             let result = data::run(&client, data_command).await;
