@@ -15,6 +15,15 @@
 //                                                    session of its own, ZOOKEEPER-4466), a
 //                                                    PathChildrenCache on ROOT (with data) and a
 //                                                    NodeCache on NODE; CACHES_READY once built
+//   java CuratorPeer sharedcount CONNECT PATH SEED  SharedCount (started; its listener prints
+//                                                    COUNT_CHANGED <n> on every change it tells)
+//   java CuratorPeer atomic    CONNECT PATH RETRIES [LOCKPATH LOCKMS]
+//                                                    DistributedAtomicLong, RetryNTimes(RETRIES, 0);
+//                                                    with LOCKPATH: PromotedToLock there, waiting
+//                                                    at most LOCKMS, RetryNTimes(3, 0) under it
+//   java CuratorPeer doublebarrier CONNECT PATH N    DistributedDoubleBarrier for N members (a new
+//                                                    one on every enter)
+//   java CuratorPeer member    CONNECT PATH ID HEX   GroupMember ID with data HEX (started at once)
 //   java CuratorPeer client    CONNECT               just a client (for the common commands)
 //
 // Protocol: one line per command on stdin, one line per answer on stdout (UTF-8, flushed after
@@ -65,6 +74,38 @@
 //   view               -> VIEW <node>,...                 (CuratorCache, the root included)
 //   children           -> CHILDREN <node>,...             (PathChildrenCache.getCurrentData)
 //   node               -> NODE [<node>]                   (NodeCache.getCurrentData; empty: none)
+// SharedCount (a value is `<count>@<version>`):
+//   get                -> COUNT <n>@<version>             (getVersionedValue)
+//   set N              -> SET                             (setCount)
+//   tryset N           -> TRYSET true|false               (trySetCount(getVersionedValue(), N))
+//   mark               -> MARKED <n>@<version>            (keeps getVersionedValue() ...)
+//   trysetmarked N     -> TRYSET true|false               (... for trySetCount(marked, N))
+// SharedCount and atomic, concurrent writers:
+//   incr SESSIONS N GATE -> ARMED, later INCREMENTED <failed tries> <promoted ops>
+//                         SESSIONS new sessions, each with its own SharedCount (or
+//                         DistributedAtomicLong, same settings) on PATH in a thread of its own,
+//                         ARMED once each waits for GATE to exist (an exists watch); then each
+//                         adds 1, N times: a SharedCount with trySetCount(getVersionedValue(),
+//                         n + 1) until true, an atomic with increment() until it succeeds.
+//                         Failed tries: false trySetCounts, or increment() calls not done by
+//                         their first (optimistic) try; promoted ops: increment() calls that
+//                         tried under the promoted lock (atomic only)
+// Atomic:
+//   get                -> VALUE <n>
+//   add N              -> ADDED <succeeded> <pre> <post> <optimistic tries> <promoted tries>
+//                               <promoted ms>
+// Double barrier:
+//   enter MS           -> ENTERED <member>,... | ENTER_TIMEOUT   (members: the children of PATH
+//                                                               but `ready`, listed on return)
+//   leave MS           -> LEFT <member>,... | LEAVE_TIMEOUT      (the same, on return)
+// Group member (a member is `<id>=<hex of its data>`, `-` for none, sorted by id):
+//   members            -> MEMBERS <member>,...             (getCurrentMembers)
+//   members_until MS MEMBER,...
+//                      -> MEMBERS <member>,...             getCurrentMembers polled every 10 ms
+//                                                          until it is the list given or MS
+//                                                          passed: the last one seen
+//   setdata HEX        -> DATA_SET                         (setThisData)
+//   close              -> CLOSED                           (leaves the group)
 // Common:
 //   sorted DIR LOCKNAME -> SORTED <name>,...   LockInternals.getSortedChildren with the standard
 //                                              driver (LOCKNAME `rw`: the read/write lock's)
@@ -91,6 +132,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -101,7 +144,12 @@ import java.util.stream.Stream;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.PromotedToLock;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
@@ -120,8 +168,14 @@ import org.apache.curator.framework.recipes.locks.LockInternals;
 import org.apache.curator.framework.recipes.locks.LockInternalsSorter;
 import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.SharedCountListener;
+import org.apache.curator.framework.recipes.shared.SharedCountReader;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 
@@ -155,6 +209,14 @@ public final class CuratorPeer {
     private CuratorCache curatorCache;
     private PathChildrenCache childrenCache;
     private NodeCache nodeCache;
+    // Shared count (`count` above: the counted semaphore's).
+    private VersionedValue<Integer> marked;
+    // Atomic.
+    private DistributedAtomicLong atomic;
+    // Double barrier.
+    private DistributedDoubleBarrier barrier;
+    // Group member.
+    private GroupMember member;
 
     private CuratorPeer(CuratorFramework client, String kind, String[] args) {
         this.client = client;
@@ -164,7 +226,7 @@ public final class CuratorPeer {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: CuratorPeer mutex|read|write|semaphore|counted|latch|selector|cache|client CONNECT ...");
+            System.err.println("usage: CuratorPeer mutex|read|write|semaphore|counted|latch|selector|cache|sharedcount|atomic|doublebarrier|member|client CONNECT ...");
             System.exit(2);
         }
         CuratorFramework client = connect(args[1]);
@@ -247,6 +309,29 @@ public final class CuratorPeer {
             case "cache":
                 startCaches(args[2], args[3]);
                 break;
+            case "sharedcount":
+                count = new SharedCount(client, args[2], Integer.parseInt(args[3]));
+                count.addListener(new SharedCountListener() {
+                    @Override
+                    public void countHasChanged(SharedCountReader reader, int newCount) {
+                        say("COUNT_CHANGED " + newCount);
+                    }
+
+                    @Override
+                    public void stateChanged(CuratorFramework c, ConnectionState state) {
+                    }
+                });
+                count.start();
+                break;
+            case "atomic":
+                atomic = newAtomic(client);
+                break;
+            case "doublebarrier":
+                break;
+            case "member":
+                member = new GroupMember(client, args[2], args[3], unhex(args[4]));
+                member.start();
+                break;
             case "client":
                 break;
             default:
@@ -277,6 +362,9 @@ public final class CuratorPeer {
         }
         if (selector != null) {
             selector.close();
+        }
+        if (member != null) {
+            member.close();
         }
         if (curatorCache != null) {
             curatorCache.close();
@@ -325,6 +413,18 @@ public final class CuratorPeer {
                 break;
             case "cache":
                 cacheCommand(cmd);
+                break;
+            case "sharedcount":
+                sharedCountCommand(cmd);
+                break;
+            case "atomic":
+                atomicCommand(cmd);
+                break;
+            case "doublebarrier":
+                barrierCommand(cmd);
+                break;
+            case "member":
+                memberCommand(cmd);
                 break;
             default:
                 say("ERROR unknown command " + cmd[0]);
@@ -649,6 +749,275 @@ public final class CuratorPeer {
             for (byte b : d.getData()) {
                 s.append(String.format("%02x", b & 0xff));
             }
+        }
+        return s.toString();
+    }
+
+    // ----- Shared count -----
+
+    private void sharedCountCommand(String[] cmd) throws Exception {
+        switch (cmd[0]) {
+            case "get":
+                say("COUNT " + versioned(count.getVersionedValue()));
+                break;
+            case "set":
+                count.setCount(Integer.parseInt(cmd[1]));
+                say("SET");
+                break;
+            case "tryset":
+                say("TRYSET " + count.trySetCount(count.getVersionedValue(), Integer.parseInt(cmd[1])));
+                break;
+            case "mark":
+                marked = count.getVersionedValue();
+                say("MARKED " + versioned(marked));
+                break;
+            case "trysetmarked":
+                say("TRYSET " + count.trySetCount(marked, Integer.parseInt(cmd[1])));
+                break;
+            case "incr":
+                increments(Integer.parseInt(cmd[1]), Integer.parseInt(cmd[2]), cmd[3]);
+                break;
+            default:
+                say("ERROR unknown command " + cmd[0]);
+        }
+    }
+
+    private static String versioned(VersionedValue<Integer> v) {
+        return v.getValue() + "@" + v.getVersion();
+    }
+
+    /// One writer of `incr`: adds 1, `n` times; returns {failed tries, promoted ops}.
+    private interface Writer {
+        int[] run(int n) throws Exception;
+    }
+
+    /// The `incr` command (shared count or atomic): `sessions` writers, each on a session of
+    /// its own, start together once `gate` exists.
+    private void increments(int sessions, int n, String gate) throws Exception {
+        List<CuratorFramework> clients = new ArrayList<>();
+        List<Writer> writers = new ArrayList<>();
+        List<SharedCount> counts = new ArrayList<>();
+        try {
+            for (int i = 0; i < sessions; i++) {
+                CuratorFramework c = connect(args[1]);
+                if (c == null) {
+                    throw new IllegalStateException("writer session not connected within 30 s");
+                }
+                clients.add(c);
+                if (kind.equals("sharedcount")) {
+                    SharedCount mine = new SharedCount(c, args[2], 0);
+                    mine.start();
+                    counts.add(mine);
+                    writers.add(k -> {
+                        int failed = 0;
+                        for (int j = 0; j < k; j++) {
+                            while (true) {
+                                VersionedValue<Integer> seen = mine.getVersionedValue();
+                                if (mine.trySetCount(seen, seen.getValue() + 1)) {
+                                    break;
+                                }
+                                failed++;
+                            }
+                        }
+                        return new int[] {failed, 0};
+                    });
+                } else {
+                    DistributedAtomicLong mine = newAtomic(c);
+                    writers.add(k -> {
+                        int failed = 0;
+                        int promoted = 0;
+                        for (int j = 0; j < k; j++) {
+                            while (true) {
+                                AtomicValue<Long> r = mine.increment();
+                                if (r.getStats().getPromotedLockTries() > 0) {
+                                    promoted++;
+                                }
+                                boolean firstTry = r.getStats().getOptimisticTries() == 1
+                                    && r.getStats().getPromotedLockTries() == 0;
+                                if (!(r.succeeded() && firstTry)) {
+                                    failed++;
+                                }
+                                if (r.succeeded()) {
+                                    break;
+                                }
+                            }
+                        }
+                        return new int[] {failed, promoted};
+                    });
+                }
+            }
+            CountDownLatch open = new CountDownLatch(1);
+            CuratorWatcher opened = event -> open.countDown();
+            if (client.checkExists().usingWatcher(opened).forPath(gate) != null) {
+                open.countDown();
+            }
+            AtomicInteger failed = new AtomicInteger();
+            AtomicInteger promoted = new AtomicInteger();
+            List<Exception> failures = new ArrayList<>();
+            List<Thread> running = new ArrayList<>();
+            for (Writer writer : writers) {
+                Thread thread = new Thread(() -> {
+                    try {
+                        if (!open.await(60, TimeUnit.SECONDS)) {
+                            throw new IllegalStateException("the gate did not open within 60 s");
+                        }
+                        int[] r = writer.run(n);
+                        failed.addAndGet(r[0]);
+                        promoted.addAndGet(r[1]);
+                    } catch (Exception e) {
+                        synchronized (failures) {
+                            failures.add(e);
+                        }
+                    }
+                });
+                thread.start();
+                running.add(thread);
+            }
+            say("ARMED");
+            for (Thread thread : running) {
+                thread.join();
+            }
+            if (!failures.isEmpty()) {
+                say("ERROR incr: " + describe(failures.get(0)));
+                return;
+            }
+            say("INCREMENTED " + failed.get() + " " + promoted.get());
+        } finally {
+            for (SharedCount c : counts) {
+                c.close();
+            }
+            for (CuratorFramework c : clients) {
+                c.close();
+            }
+        }
+    }
+
+    // ----- Atomic -----
+
+    /// The kind's DistributedAtomicLong on `c`.
+    private DistributedAtomicLong newAtomic(CuratorFramework c) {
+        RetryNTimes optimistic = new RetryNTimes(Integer.parseInt(args[3]), 0);
+        if (args.length < 6) {
+            return new DistributedAtomicLong(c, args[2], optimistic);
+        }
+        PromotedToLock promoted = PromotedToLock.builder()
+            .lockPath(args[4])
+            .timeout(Long.parseLong(args[5]), TimeUnit.MILLISECONDS)
+            .retryPolicy(new RetryNTimes(3, 0))
+            .build();
+        return new DistributedAtomicLong(c, args[2], optimistic, promoted);
+    }
+
+    private void atomicCommand(String[] cmd) throws Exception {
+        switch (cmd[0]) {
+            case "get": {
+                AtomicValue<Long> r = atomic.get();
+                if (!r.succeeded()) {
+                    say("ERROR get did not succeed");
+                } else {
+                    say("VALUE " + r.postValue());
+                }
+                break;
+            }
+            case "add": {
+                AtomicValue<Long> r = atomic.add(Long.parseLong(cmd[1]));
+                say("ADDED " + r.succeeded() + " " + r.preValue() + " " + r.postValue() + " "
+                    + r.getStats().getOptimisticTries() + " " + r.getStats().getPromotedLockTries()
+                    + " " + r.getStats().getPromotedTimeMs());
+                break;
+            }
+            case "incr":
+                increments(Integer.parseInt(cmd[1]), Integer.parseInt(cmd[2]), cmd[3]);
+                break;
+            default:
+                say("ERROR unknown command " + cmd[0]);
+        }
+    }
+
+    // ----- Double barrier -----
+
+    private void barrierCommand(String[] cmd) throws Exception {
+        switch (cmd[0]) {
+            case "enter":
+                barrier = new DistributedDoubleBarrier(client, args[2], Integer.parseInt(args[3]));
+                if (barrier.enter(Long.parseLong(cmd[1]), TimeUnit.MILLISECONDS)) {
+                    say("ENTERED " + barrierMembers());
+                } else {
+                    say("ENTER_TIMEOUT");
+                }
+                break;
+            case "leave":
+                if (barrier.leave(Long.parseLong(cmd[1]), TimeUnit.MILLISECONDS)) {
+                    say("LEFT " + barrierMembers());
+                } else {
+                    say("LEAVE_TIMEOUT");
+                }
+                break;
+            default:
+                say("ERROR unknown command " + cmd[0]);
+        }
+    }
+
+    /// The barrier's members now: its children but `ready`, sorted.
+    private String barrierMembers() throws Exception {
+        List<String> members = new ArrayList<>();
+        if (client.checkExists().forPath(args[2]) != null) {
+            for (String child : client.getChildren().forPath(args[2])) {
+                if (!child.equals("ready")) {
+                    members.add(child);
+                }
+            }
+        }
+        members.sort(null);
+        return String.join(",", members);
+    }
+
+    // ----- Group member -----
+
+    private void memberCommand(String[] cmd) throws Exception {
+        switch (cmd[0]) {
+            case "members":
+                say("MEMBERS " + members());
+                break;
+            case "members_until": {
+                long deadline = System.currentTimeMillis() + Long.parseLong(cmd[1]);
+                String want = cmd.length > 2 ? cmd[2] : "";
+                String seen = members();
+                while (!seen.equals(want) && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(10);
+                    seen = members();
+                }
+                say("MEMBERS " + seen);
+                break;
+            }
+            case "setdata":
+                member.setThisData(unhex(cmd[1]));
+                say("DATA_SET");
+                break;
+            case "close":
+                member.close();
+                member = null;
+                say("CLOSED");
+                break;
+            default:
+                say("ERROR unknown command " + cmd[0]);
+        }
+    }
+
+    /// getCurrentMembers as `<id>=<hex>,...`, sorted by id.
+    private String members() {
+        List<String> out = new ArrayList<>();
+        for (Map.Entry<String, byte[]> m : new TreeMap<>(member.getCurrentMembers()).entrySet()) {
+            byte[] data = m.getValue();
+            out.add(m.getKey() + "=" + (data == null ? "null" : data.length == 0 ? "-" : hex(data)));
+        }
+        return String.join(",", out);
+    }
+
+    private static String hex(byte[] data) {
+        StringBuilder s = new StringBuilder();
+        for (byte b : data) {
+            s.append(String.format("%02x", b & 0xff));
         }
         return s.toString();
     }

@@ -1,0 +1,472 @@
+//! The Java side of the Curator interop tests (`tests/curator_interop.rs`,
+//! `tests/curator_recipes.rs`): compiles `tests/java/CuratorPeer.java` with javac against
+//! Debian's Curator 5.4.0 jars, runs it, and talks to it over stdin/stdout; plus the helpers
+//! both files wait with.
+//!
+//! Needs a JDK (javac) and Curator's jars; `scripts/install-zookeeper.sh` installs both. Nothing
+//! here skips: without Java or Curator it panics and says so. `ZKR_CURATOR_CLASSPATH` (a
+//! complete classpath for Curator) and `ZKR_JAVAC` override the Debian layout.
+#![allow(dead_code)] // each test file uses some of these
+
+use std::collections::hash_map::DefaultHasher;
+use std::ffi::OsString;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::{timeout, timeout_at, Instant};
+use zkr_client::{Client, ErrorCode};
+use zkr_testkit::{Installation, TestingServer};
+
+/// For anything that should happen.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+/// For a JVM to start and connect (the machine may be busy).
+pub const START: Duration = Duration::from_secs(90);
+/// How long a waiting peer must stay silent.
+pub const QUIET: Duration = Duration::from_millis(1500);
+
+const INSTALL_HINT: &str = "run scripts/install-zookeeper.sh (it installs Debian's \
+     libcurator-recipes-java and a JDK with javac), or set ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
+
+// ----- Java and Curator -----
+
+/// The Debian jars the peer needs (each `/usr/share/java/<name>.jar`, or `<name>-<version>.jar`).
+const REQUIRED_JARS: &[&str] = &[
+    "curator-recipes",
+    "curator-framework",
+    "curator-client",
+    "zookeeper",
+    "zookeeper-jute",
+    "guava",
+    "slf4j-api",
+];
+/// Added when present: guava's split-out class, and a logger so Curator's warnings reach stderr.
+const OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
+const JAR_DIR: &str = "/usr/share/java";
+
+struct Java {
+    java: PathBuf,
+    /// The compiled peer, then Curator.
+    classpath: OsString,
+}
+
+/// Java, Curator and the compiled peer, set up once per test binary; panics (never skips)
+/// when something is missing.
+fn java() -> &'static Java {
+    static JAVA: OnceLock<Result<Java, String>> = OnceLock::new();
+    match JAVA.get_or_init(setup_java) {
+        Ok(java) => java,
+        Err(e) => panic!("Curator interop tests need Java and Curator: {e}\n{INSTALL_HINT}"),
+    }
+}
+
+fn setup_java() -> Result<Java, String> {
+    let curator = curator_classpath()?;
+    let javac = find_tool("ZKR_JAVAC", "javac")?;
+    // The java of the same JDK, else the one the test kit runs ZooKeeper with.
+    let sibling = fs::canonicalize(&javac)
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("java")))
+        .filter(|p| p.is_file());
+    let java = match sibling {
+        Some(java) => java,
+        None => Installation::detect()
+            .map_err(|e| format!("no java: {e}"))?
+            .java()
+            .to_path_buf(),
+    };
+    let classes = compile_peer(&javac, &curator)?;
+    let mut entries = vec![classes];
+    entries.extend(std::env::split_paths(&curator));
+    let classpath = std::env::join_paths(entries).map_err(|e| e.to_string())?;
+    Ok(Java { java, classpath })
+}
+
+/// `ZKR_CURATOR_CLASSPATH`, else the Debian jars.
+fn curator_classpath() -> Result<OsString, String> {
+    if let Some(cp) = std::env::var_os("ZKR_CURATOR_CLASSPATH").filter(|v| !v.is_empty()) {
+        return Ok(cp);
+    }
+    let mut jars = Vec::new();
+    let mut missing = Vec::new();
+    for name in REQUIRED_JARS {
+        match find_jar(name) {
+            Some(jar) => jars.push(jar),
+            None => missing.push(format!("{JAR_DIR}/{name}.jar")),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(format!("missing {}", missing.join(", ")));
+    }
+    jars.extend(OPTIONAL_JARS.iter().filter_map(|name| find_jar(name)));
+    std::env::join_paths(jars).map_err(|e| e.to_string())
+}
+
+fn find_jar(name: &str) -> Option<PathBuf> {
+    let plain = Path::new(JAR_DIR).join(format!("{name}.jar"));
+    if plain.is_file() {
+        return Some(plain);
+    }
+    // A versioned jar without the unversioned link: `<name>-<digit>...jar`.
+    let prefix = format!("{name}-");
+    let mut found: Vec<PathBuf> = fs::read_dir(JAR_DIR)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.ends_with(".jar")
+                    && n.strip_prefix(&prefix)
+                        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            })
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// `$VAR`, else `$JAVA_HOME/bin/<name>`, else `<name>` on the `PATH`.
+fn find_tool(var: &str, name: &str) -> Result<PathBuf, String> {
+    if let Some(tool) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(tool));
+    }
+    let mut candidates = Vec::new();
+    if let Some(home) = std::env::var_os("JAVA_HOME") {
+        candidates.push(Path::new(&home).join("bin").join(name));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|d| d.join(name)));
+    }
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("no {name} (set {var}, JAVA_HOME, or put it on the PATH)"))
+}
+
+/// Compiles the peer into a folder of the tests' temporary directory named after the
+/// source and classpath, so it is compiled once, not on every run (javac is slow). The
+/// folder appears atomically (compiled elsewhere, then renamed), so concurrent runs never
+/// see half-written classes.
+fn compile_peer(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/CuratorPeer.java");
+    let text = fs::read(&source).map_err(|e| format!("reading {}: {e}", source.display()))?;
+    let mut hasher = DefaultHasher::new();
+    text.hash(&mut hasher);
+    curator.hash(&mut hasher);
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let name = format!("curator-peer-{:016x}", hasher.finish());
+    let dir = base.join(&name);
+    if dir.join("CuratorPeer.class").is_file() {
+        return Ok(dir);
+    }
+    let scratch = base.join(format!("{name}.{}", std::process::id()));
+    let _ = fs::remove_dir_all(&scratch);
+    fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+    let out = Command::new(javac)
+        .args(["-encoding", "UTF-8", "-nowarn", "-d"])
+        .arg(&scratch)
+        .arg("-cp")
+        .arg(curator)
+        .arg(&source)
+        .output()
+        .map_err(|e| format!("running {}: {e}", javac.display()))?;
+    if !out.status.success() {
+        let _ = fs::remove_dir_all(&scratch);
+        return Err(format!(
+            "javac {} failed ({}):\n{}{}",
+            source.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    if fs::rename(&scratch, &dir).is_err() {
+        // Another run got there first.
+        let _ = fs::remove_dir_all(&scratch);
+        if !dir.join("CuratorPeer.class").is_file() {
+            return Err(format!("could not move the classes to {}", dir.display()));
+        }
+    }
+    Ok(dir)
+}
+
+// ----- The peer -----
+
+/// Lines the peer prints on its own, whatever command is under way: `KEYWORD [rest]`.
+const EVENTS: &[&str] = &[
+    "LEADER",
+    "NOT_LEADER",
+    "REVOCATION_REQUESTED",
+    "COUNT_CHANGED",
+];
+
+/// A line's keyword and the rest.
+fn split(line: &str) -> (&str, &str) {
+    line.split_once(' ').unwrap_or((line, ""))
+}
+
+fn is_event(line: &str) -> bool {
+    EVENTS.contains(&split(line).0)
+}
+
+/// A running Java peer. Killed on drop.
+pub struct Peer {
+    name: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::UnboundedReceiver<String>,
+    /// Event lines read while waiting for something else, not consumed yet.
+    events: Vec<String>,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Peer {
+    /// Starts `java CuratorPeer <args>` and waits for its session.
+    pub async fn start(name: &str, args: &[&str]) -> Peer {
+        let java = java();
+        let mut child = Command::new(&java.java)
+            .args([
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Xmx128m",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.logFile=System.err",
+                "-cp",
+            ])
+            .arg(&java.classpath)
+            .arg("CuratorPeer")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}\n{INSTALL_HINT}", java.java.display()));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, lines) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let err_lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = err_lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+                let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
+                if sink.len() >= 200 {
+                    sink.remove(0);
+                }
+                sink.push(line);
+            }
+        });
+        let mut peer = Peer {
+            name: name.to_string(),
+            child,
+            stdin,
+            lines,
+            events: Vec::new(),
+            stderr: err_lines,
+        };
+        peer.expect_within("CONNECTED", START).await;
+        peer
+    }
+
+    pub fn fail(&self, message: &str) -> ! {
+        let stderr = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        panic!(
+            "{}: {message}\n--- stderr of {} (last lines) ---\n{}",
+            self.name,
+            self.name,
+            stderr.join("\n")
+        );
+    }
+
+    pub fn send(&mut self, command: &str) {
+        if let Err(e) = writeln!(self.stdin, "{command}").and_then(|_| self.stdin.flush()) {
+            self.fail(&format!("sending {command:?}: {e}"));
+        }
+    }
+
+    /// Waits for the line `KEYWORD` or `KEYWORD <rest>`; returns the rest. Event lines met
+    /// on the way are kept for later; any other line fails the test.
+    pub async fn expect_within(&mut self, keyword: &str, within: Duration) -> String {
+        if let Some(i) = self.events.iter().position(|e| split(e).0 == keyword) {
+            let line = self.events.remove(i);
+            return split(&line).1.to_string();
+        }
+        let deadline = Instant::now() + within;
+        loop {
+            let line = match timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(line)) => line,
+                Ok(None) => self.fail(&format!("exited while we waited for {keyword}")),
+                Err(_) => self.fail(&format!("no {keyword} within {within:?}")),
+            };
+            let (head, rest) = split(&line);
+            if head == keyword {
+                return rest.to_string();
+            }
+            if is_event(&line) {
+                self.events.push(line);
+                continue;
+            }
+            self.fail(&format!("expected {keyword}, got {line:?}"));
+        }
+    }
+
+    /// Waits for an event line `KEYWORD <rest>` whose rest satisfies `wanted`; returns the
+    /// rest. Earlier `KEYWORD` events are dropped (they told older states); other event lines
+    /// are kept; any other line fails the test.
+    pub async fn expect_event(&mut self, keyword: &str, wanted: impl Fn(&str) -> bool) -> String {
+        let mut i = 0;
+        while i < self.events.len() {
+            let (head, rest) = split(&self.events[i]);
+            if head != keyword {
+                i += 1;
+                continue;
+            }
+            let found = wanted(rest).then(|| rest.to_string());
+            self.events.remove(i);
+            if let Some(rest) = found {
+                return rest;
+            }
+        }
+        let deadline = Instant::now() + DEADLINE;
+        let mut seen = Vec::new();
+        loop {
+            let line = match timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(line)) => line,
+                Ok(None) => self.fail(&format!("exited while we waited for {keyword}")),
+                Err(_) => self.fail(&format!(
+                    "no wanted {keyword} within {DEADLINE:?} (saw {seen:?})"
+                )),
+            };
+            let (head, rest) = split(&line);
+            if head == keyword {
+                if wanted(rest) {
+                    return rest.to_string();
+                }
+                seen.push(rest.to_string());
+            } else if is_event(&line) {
+                self.events.push(line);
+            } else {
+                self.fail(&format!("expected {keyword}, got {line:?}"));
+            }
+        }
+    }
+
+    pub async fn expect(&mut self, keyword: &str) -> String {
+        self.expect_within(keyword, DEADLINE).await
+    }
+
+    /// Sends `command`, waits for its answer `KEYWORD <rest>`, returns the rest.
+    pub async fn ask(&mut self, command: &str, keyword: &str) -> String {
+        self.send(command);
+        self.expect(keyword).await
+    }
+
+    /// A comma-separated answer as a list.
+    pub async fn ask_list(&mut self, command: &str, keyword: &str) -> Vec<String> {
+        let answer = self.ask(command, keyword).await;
+        if answer.is_empty() {
+            Vec::new()
+        } else {
+            answer.split(',').map(str::to_string).collect()
+        }
+    }
+
+    /// Asserts the peer prints nothing for [`QUIET`] (it is blocked in Curator, waiting).
+    pub async fn assert_silent(&mut self, what: &str) {
+        match timeout(QUIET, self.lines.recv()).await {
+            Err(_) => {}
+            Ok(Some(line)) => self.fail(&format!("{what}: printed {line:?}")),
+            Ok(None) => self.fail(&format!("{what}: exited")),
+        }
+    }
+
+    /// Closes the peer's session (its ephemeral nodes go at once) and waits for it to exit.
+    pub async fn exit(mut self) {
+        self.ask("exit", "BYE").await;
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) if status.success() => return,
+                Ok(Some(status)) => self.fail(&format!("exited with {status}")),
+                Ok(None) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                Ok(None) => self.fail("did not exit after `exit`"),
+                Err(e) => self.fail(&format!("waiting for the process: {e}")),
+            }
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ----- Helpers -----
+
+pub async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    timeout(DEADLINE, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
+}
+
+pub async fn connect(zk: &TestingServer) -> Client {
+    within("connect", Client::connect(&zk.connect_string()))
+        .await
+        .expect("connect")
+}
+
+/// Waits (with watches, not polling) until the children of `dir` satisfy `done`; returns them.
+pub async fn children_until(
+    client: &Client,
+    dir: &str,
+    what: &str,
+    done: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let (names, watch) = match client.get_children_and_watch(dir).await {
+            Ok((children, watch)) => (children.to_vec(), watch),
+            Err(e) if e.code() == ErrorCode::NoNode => match client.exists_and_watch(dir).await {
+                Ok((None, watch)) => (Vec::new(), watch),
+                Ok((Some(_), _)) => continue, // created meanwhile: list it
+                Err(e) => panic!("{what}: exists {dir}: {e}"),
+            },
+            Err(e) => panic!("{what}: getChildren {dir}: {e}"),
+        };
+        if done(&names) {
+            return names;
+        }
+        if timeout_at(deadline, watch).await.is_err() {
+            panic!("{what}: not within {DEADLINE:?}; children of {dir}: {names:?}");
+        }
+    }
+}
+
+/// The one name in `names` that is not in `known`.
+pub fn new_name(names: &[String], known: &[&str]) -> String {
+    let fresh: Vec<&String> = names
+        .iter()
+        .filter(|n| !known.contains(&n.as_str()))
+        .collect();
+    assert_eq!(
+        fresh.len(),
+        1,
+        "one new node among {names:?} (known {known:?})"
+    );
+    fresh[0].clone()
+}
