@@ -28,19 +28,6 @@
 //        stamps in each item); producers use Curator's defaults (DistributedQueue: put in the
 //        background; SimpleDistributedQueue: offer, which waits for the create); `paced`: a
 //        producer puts its next item only once an item was taken (one in flight)
-//   countstart PATH SEED              -> COUNT <value> <version>   a SharedCount, started
-//   countget PATH                     -> COUNT <value> <version>   its cached value
-//   countset PATH VALUE               -> COUNTSET                  setCount
-//   countinc PATH N                   -> COUNTINC                  N trySetCount(+1) loops
-//   atomicadd PATH N LOCK|-           -> ATOMIC <value> <ok>       N increments of a
-//                                        DistributedAtomicLong (PromotedToLock at LOCK)
-//   atomicget PATH                    -> ATOMIC <value> 0
-//   dbarrier PATH N MS                -> DBARRIER                  in a thread: enter, then
-//                                        prints ENTERED <bool>, leave, prints LEFT <bool>
-//   member PATH ID HEX                -> MEMBER                    a GroupMember, started
-//   members ID                        -> MEMBERS id=hex,...        its current members
-//   memberset ID HEX                  -> MEMBERSET                 setThisData
-//   memberleave ID                    -> MEMBERLEFT                close
 //   exit                              -> BYE
 
 import java.io.BufferedReader;
@@ -65,13 +52,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.atomic.AtomicValue;
-import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
-import org.apache.curator.framework.recipes.atomic.PromotedToLock;
-import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
-import org.apache.curator.framework.recipes.nodes.GroupMember;
-import org.apache.curator.framework.recipes.shared.SharedCount;
-import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.recipes.queue.DistributedDelayQueue;
 import org.apache.curator.framework.recipes.queue.DistributedIdQueue;
 import org.apache.curator.framework.recipes.queue.DistributedPriorityQueue;
@@ -182,18 +162,7 @@ public final class CuratorQueuePeer {
         }
     }
 
-    private final Map<String, SharedCount> counts = new HashMap<>();
-    private final Map<String, GroupMember> members = new HashMap<>();
-
     private void closeAll() {
-        for (SharedCount c : counts.values()) {
-            closeQuietly(c);
-        }
-        counts.clear();
-        for (GroupMember m : members.values()) {
-            closeQuietly(m);
-        }
-        members.clear();
         if (consumer != null) {
             closeQuietly(consumer);
             consumer = null;
@@ -313,107 +282,6 @@ public final class CuratorQueuePeer {
                 bench(cmd[1], cmd[2], Integer.parseInt(cmd[3]), Integer.parseInt(cmd[4]),
                     Integer.parseInt(cmd[5]), Integer.parseInt(cmd[6]),
                     cmd.length > 7 && cmd[7].equals("paced"));
-                return;
-            case "countstart": {
-                SharedCount count = new SharedCount(client, cmd[1], Integer.parseInt(cmd[2]));
-                count.start();
-                counts.put(cmd[1], count);
-                VersionedValue<Integer> v = count.getVersionedValue();
-                say("COUNT " + v.getValue() + " " + v.getVersion());
-                return;
-            }
-            case "countget": {
-                VersionedValue<Integer> v = counts.get(cmd[1]).getVersionedValue();
-                say("COUNT " + v.getValue() + " " + v.getVersion());
-                return;
-            }
-            case "countset":
-                counts.get(cmd[1]).setCount(Integer.parseInt(cmd[2]));
-                say("COUNTSET");
-                return;
-            case "countinc": {
-                SharedCount count = counts.get(cmd[1]);
-                for (int i = 0; i < Integer.parseInt(cmd[2]); i++) {
-                    while (true) {
-                        VersionedValue<Integer> v = count.getVersionedValue();
-                        if (count.trySetCount(v, v.getValue() + 1)) {
-                            break;
-                        }
-                    }
-                }
-                say("COUNTINC");
-                return;
-            }
-            case "atomicadd": {
-                DistributedAtomicLong counter = cmd[3].equals("-")
-                    ? new DistributedAtomicLong(client, cmd[1], new ExponentialBackoffRetry(5, 29))
-                    : new DistributedAtomicLong(client, cmd[1], new ExponentialBackoffRetry(5, 29),
-                        PromotedToLock.builder().lockPath(cmd[3]).timeout(20, TimeUnit.SECONDS)
-                            .retryPolicy(new ExponentialBackoffRetry(5, 29)).build());
-                int ok = 0;
-                long last = 0;
-                for (int i = 0; i < Integer.parseInt(cmd[2]); i++) {
-                    AtomicValue<Long> r = counter.increment();
-                    if (r.succeeded()) {
-                        ok++;
-                        last = r.postValue();
-                    }
-                }
-                say("ATOMIC " + last + " " + ok);
-                return;
-            }
-            case "atomicget": {
-                AtomicValue<Long> r = new DistributedAtomicLong(client, cmd[1],
-                    new ExponentialBackoffRetry(5, 29)).get();
-                say("ATOMIC " + r.postValue() + " 0");
-                return;
-            }
-            case "dbarrier": {
-                DistributedDoubleBarrier barrier =
-                    new DistributedDoubleBarrier(client, cmd[1], Integer.parseInt(cmd[2]));
-                long ms = Long.parseLong(cmd[3]);
-                Thread t = new Thread(() -> {
-                    try {
-                        say("ENTERED " + barrier.enter(ms, TimeUnit.MILLISECONDS));
-                        say("LEFT " + barrier.leave(ms, TimeUnit.MILLISECONDS));
-                    } catch (Exception e) {
-                        say("ERROR " + describe(e));
-                    }
-                });
-                t.setDaemon(true);
-                t.start();
-                say("DBARRIER");
-                return;
-            }
-            case "member": {
-                GroupMember member = new GroupMember(client, cmd[1], cmd[2], unhex(cmd[3]));
-                member.start();
-                members.put(cmd[2], member);
-                say("MEMBER");
-                return;
-            }
-            case "members": {
-                StringBuilder line = new StringBuilder("MEMBERS ");
-                Map<String, byte[]> current =
-                    new java.util.TreeMap<>(members.get(cmd[1]).getCurrentMembers());
-                boolean first = true;
-                for (Map.Entry<String, byte[]> e : current.entrySet()) {
-                    if (!first) {
-                        line.append(',');
-                    }
-                    first = false;
-                    line.append(e.getKey()).append('=').append(hex(e.getValue()));
-                }
-                say(line.toString());
-                return;
-            }
-            case "memberset":
-                members.get(cmd[1]).setThisData(unhex(cmd[2]));
-                say("MEMBERSET");
-                return;
-            case "memberleave":
-                members.remove(cmd[1]).close();
-                say("MEMBERLEFT");
                 return;
             default:
                 say("ERROR unknown command " + cmd[0]);
