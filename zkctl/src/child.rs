@@ -1,5 +1,5 @@
-//! The command `lock` and `elect` run: started in its own process group, stopped with SIGTERM
-//! then SIGKILL, and guarded by a watchdog so it never outlives zkctl.
+//! The command `lock`, `elect`, `barrier` and `member` run: started in its own process group,
+//! stopped with SIGTERM then SIGKILL, and guarded by a watchdog so it never outlives zkctl.
 //!
 //! # Why a process group
 //!

@@ -1,9 +1,11 @@
 //! `zkctl`: a ZooKeeper command-line tool on `zkr-client` and `zkr-recipes`.
 //!
 //! Data commands (`ls`, `get`, `stat`, `set`, `create`, `delete`, `tree`, `watch`), a live
-//! view of a subtree (`cache`), a command run under a Curator-compatible lock (`lock`) or
-//! only while leading an election (`elect`), benchmarks (`bench`) and the leader-latch story
-//! (`demo`). See `zkctl --help` and `zkctl/README.md`.
+//! view of a subtree (`cache`), Curator's queues (`queue`) and counters (`counter`), a command
+//! run under a Curator-compatible lock (`lock`), only while leading an election (`elect`),
+//! inside a double barrier (`barrier`) or as a group member (`member`; `members` lists them),
+//! benchmarks (`bench`) and the leader-latch story (`demo`). See `zkctl --help` and
+//! `zkctl/README.md`.
 //!
 //! Failures are one line on stderr and an exit code (2: usage, 1: ZooKeeper or I/O); never a
 //! panic message with a backtrace.

@@ -1140,3 +1140,567 @@ fn cache_keeps_going_across_a_restart_and_an_expired_session() {
         ]
     );
 }
+
+// ----- counter, barrier, member, members -----
+
+/// A node's data exactly as stored (`zkctl get` writes the raw bytes).
+fn raw(path: &str) -> Vec<u8> {
+    let out = run(&["get", path]);
+    assert!(out.status.success(), "get {path}: {}", stderr(&out));
+    out.stdout
+}
+
+/// The children of `path` but `ready` (a double barrier's member nodes).
+fn barrier_members(path: &str) -> Vec<String> {
+    ok(&["ls", path])
+        .lines()
+        .filter(|name| *name != "ready")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Files in `dir` whose names start with `prefix`.
+fn files_named(dir: &Scratch, prefix: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// A shell command (for `sh -c`) that waits until the file `$0` exists, polling under a
+/// deadline of 30 s (then it exits 9).
+const WAIT_FOR_FILE: &str =
+    "i=0; while [ ! -f \"$0\" ]; do i=$((i + 1)); [ \"$i\" -lt 600 ] || exit 9; sleep 0.05; done";
+
+/// Writes a file in one step (a shell polling for it never sees it half written).
+fn write_whole(path: &PathBuf, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn counter_is_an_8_byte_atomic_long() {
+    let p = "/counters/long";
+    // A missing node reads 0, and reading does not create it.
+    assert_eq!(ok(&["counter", p, "get"]), "0\n");
+    assert_eq!(stderr(&run(&["get", p])), format!("zkctl: NoNode: {p}\n"));
+
+    assert_eq!(ok(&["counter", p, "add", "5"]), "5\n");
+    assert_eq!(raw(p), [0, 0, 0, 0, 0, 0, 0, 5]);
+    assert_eq!(ok(&["counter", p, "add", "-7"]), "-2\n");
+    // 8 bytes, big-endian, two's complement: Curator's DistributedAtomicLong format.
+    assert_eq!(raw(p), [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe]);
+    assert_eq!(ok(&["counter", p, "get"]), "-2\n");
+    assert_eq!(
+        ok(&["counter", p, "set", "1099511627776"]),
+        "1099511627776\n"
+    );
+    assert_eq!(raw(p), [0, 0, 1, 0, 0, 0, 0, 0]);
+
+    // cas: only from OLD; otherwise exit 1 with the value read, and nothing written.
+    let missed = run(&["counter", p, "cas", "5", "6"]);
+    assert_eq!(exit_code(missed.status), 1, "{}", stderr(&missed));
+    assert_eq!(String::from_utf8_lossy(&missed.stdout), "1099511627776\n");
+    assert_eq!(
+        stderr(&missed),
+        "zkctl: /counters/long: not set: the value was not 5 (the value read is printed)\n"
+    );
+    assert_eq!(raw(p), [0, 0, 1, 0, 0, 0, 0, 0]);
+    assert_eq!(ok(&["counter", p, "cas", "1099511627776", "6"]), "6\n");
+    assert_eq!(raw(p), [0, 0, 0, 0, 0, 0, 0, 6]);
+
+    // Java's arithmetic: MAX + 1 wraps to MIN.
+    ok(&["counter", p, "set", "9223372036854775807"]);
+    assert_eq!(ok(&["counter", p, "add", "1"]), "-9223372036854775808\n");
+    assert_eq!(raw(p), [0x80, 0, 0, 0, 0, 0, 0, 0]);
+
+    // A missing node is 0 for cas too: it is created.
+    assert_eq!(ok(&["counter", "/counters/new", "cas", "0", "3"]), "3\n");
+    assert_eq!(raw("/counters/new"), [0, 0, 0, 0, 0, 0, 0, 3]);
+}
+
+#[test]
+fn counter_int_is_a_4_byte_shared_count() {
+    let p = "/counters/int";
+    // A SharedCount is created with 0 when first used.
+    assert_eq!(ok(&["counter", p, "get", "--int"]), "0\n");
+    assert_eq!(raw(p), [0, 0, 0, 0]);
+    assert_eq!(ok(&["counter", p, "add", "3", "--int"]), "3\n");
+    assert_eq!(ok(&["counter", "--int", p, "add", "-5"]), "-2\n");
+    // 4 bytes, big-endian: Curator's SharedCount format.
+    assert_eq!(raw(p), [0xff, 0xff, 0xff, 0xfe]);
+    assert_eq!(ok(&["counter", p, "set", "70000", "--int"]), "70000\n");
+    assert_eq!(raw(p), [0x00, 0x01, 0x11, 0x70]);
+
+    let missed = run(&["counter", p, "cas", "3", "4", "--int"]);
+    assert_eq!(exit_code(missed.status), 1, "{}", stderr(&missed));
+    assert_eq!(String::from_utf8_lossy(&missed.stdout), "70000\n");
+    assert!(stderr(&missed).contains("not set: the value was not 3"));
+    assert_eq!(raw(p), [0x00, 0x01, 0x11, 0x70]);
+    assert_eq!(ok(&["counter", p, "cas", "70000", "4", "--int"]), "4\n");
+    assert_eq!(raw(p), [0, 0, 0, 4]);
+    assert_eq!(ok(&["counter", p, "get", "--int"]), "4\n");
+
+    ok(&["counter", p, "set", "2147483647", "--int"]);
+    assert_eq!(ok(&["counter", p, "add", "1", "--int"]), "-2147483648\n");
+    assert_eq!(raw(p), [0x80, 0, 0, 0]);
+}
+
+#[test]
+fn counter_errors() {
+    // Usage: exit 2, one line, nothing on stdout.
+    for (args, message) in [
+        (
+            &["counter", "/c"][..],
+            "'counter' needs an action: get, add N, set N or cas OLD NEW",
+        ),
+        (
+            &["counter", "/c", "add"][..],
+            "'counter PATH add' takes one number",
+        ),
+        (
+            &["counter", "/c", "cas", "1"][..],
+            "'counter PATH cas' takes OLD and NEW",
+        ),
+        (
+            &["counter", "/c", "get", "1"][..],
+            "'counter PATH get' takes no number",
+        ),
+        (
+            &["counter", "/c", "bump", "1"][..],
+            "'counter' does get, add, set or cas, not 'bump'",
+        ),
+        (
+            &["counter", "/c", "add", "x"][..],
+            "'x' is not a 64-bit integer",
+        ),
+        (
+            &["counter", "/c", "add", "2147483648", "--int"][..],
+            "'2147483648' is not a 32-bit integer",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(exit_code(out.status), 2, "{args:?}");
+        assert_eq!(
+            stderr(&out),
+            format!("zkctl: {message} (see zkctl --help)\n"),
+            "{args:?}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Errors from the server or the client: exit 1, one line.
+    let bad = run(&["counter", "relative", "get"]);
+    assert_eq!(exit_code(bad.status), 1);
+    assert_eq!(
+        stderr(&bad),
+        "zkctl: BadArguments: path must start with '/': relative\n"
+    );
+    // A 4-byte node is no atomic long.
+    ok(&["counter", "/counters/narrow", "set", "1", "--int"]);
+    let wrong = run(&["counter", "/counters/narrow", "add", "1"]);
+    assert_eq!(exit_code(wrong.status), 1);
+    let message = stderr(&wrong);
+    assert!(
+        message.starts_with("zkctl: ") && message.contains("8 bytes, found 4"),
+        "{message}"
+    );
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert_eq!(raw("/counters/narrow"), [0, 0, 0, 1]);
+}
+
+#[test]
+fn concurrent_counter_adds_all_apply() {
+    for (path, width) in [("/counters/race", ""), ("/counters/race-int", "--int")] {
+        // Three shells, each running `zkctl counter PATH add 1` ten times.
+        let script = "for i in 1 2 3 4 5 6 7 8 9 10; do \
+                      \"$0\" --server \"$1\" counter \"$2\" add 1 $3 || exit 1; done";
+        let adders: Vec<Child> = (0..3)
+            .map(|_| {
+                Command::new("sh")
+                    .args(["-c", script, env!("CARGO_BIN_EXE_zkctl")])
+                    .arg(server().connect_string())
+                    .args([path, width])
+                    .env_remove("ZK_SERVER")
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut after: Vec<i64> = Vec::new();
+        for adder in adders {
+            let out = finish(adder, Duration::from_secs(60));
+            assert!(out.status.success(), "{path}: {}", stderr(&out));
+            let text = String::from_utf8(out.stdout).unwrap();
+            after.extend(text.lines().map(|l| l.parse::<i64>().unwrap()));
+        }
+        // Every add applied exactly once, each on top of the one before: the values printed
+        // after the 30 adds are 1 to 30, each once.
+        after.sort();
+        assert_eq!(after, (1..=30).collect::<Vec<i64>>(), "{path}");
+        let mut get = vec!["counter", path, "get"];
+        get.extend((!width.is_empty()).then_some(width));
+        assert_eq!(ok(&get), "30\n", "{path}");
+    }
+}
+
+#[test]
+fn barrier_runs_commands_only_once_all_have_entered() {
+    let dir = scratch("barrier");
+    let path = "/barriers/phase";
+    ok(&["create", path, "--parents"]);
+    // Each command lists the barrier's nodes as it starts, then waits (bounded) until all
+    // three have listed, so no member leaves (deleting its node) before the others looked.
+    let script = r#""$0" --server "$1" ls "$2" > "$3/seen-$$" || exit 1
+        echo "$ZKCTL_BARRIER_NODE" > "$3/node-$$"
+        touch "$3/listed-$$"
+        i=0
+        while [ "$(ls "$3" | grep -c '^listed-')" -lt 3 ]; do
+            i=$((i + 1)); [ "$i" -lt 400 ] || exit 9; sleep 0.05
+        done"#;
+    let connect = server().connect_string();
+    let dir_arg = dir.0.display().to_string();
+    let member = || {
+        zkctl(&[
+            "barrier",
+            path,
+            "--count",
+            "3",
+            "--timeout",
+            "30000",
+            "--",
+            "sh",
+            "-c",
+            script,
+            env!("CARGO_BIN_EXE_zkctl"),
+            &connect,
+            path,
+            &dir_arg,
+        ])
+        .spawn()
+        .unwrap()
+    };
+    let first = [member(), member()];
+    wait_until(
+        "two members in the barrier",
+        Duration::from_secs(10),
+        || barrier_members(path).len() == 2,
+    );
+    // Were the two let in now, their commands would list two members: checked below.
+    let third = member();
+    for child in first.into_iter().chain([third]) {
+        let out = finish(child, Duration::from_secs(30));
+        assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    }
+    // Every command saw the three member nodes and `ready` when it started.
+    let seen = files_named(&dir, "seen-");
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let nodes: Vec<String> = files_named(&dir, "node-").iter().flat_map(lines).collect();
+    for file in &seen {
+        let names = lines(file);
+        let members: Vec<&String> = names.iter().filter(|n| *n != "ready").collect();
+        assert_eq!(members.len(), 3, "a command started with {names:?}");
+        assert!(names.iter().any(|n| n == "ready"), "{names:?}");
+        for node in &nodes {
+            let name = node.strip_prefix("/barriers/phase/").expect("under PATH");
+            assert!(names.iter().any(|n| n == name), "{node} not in {names:?}");
+        }
+    }
+    assert_eq!(nodes.len(), 3);
+    // All have left: no member node, and `ready` is gone too.
+    assert_eq!(ok(&["ls", path]), "");
+}
+
+#[test]
+fn barrier_exit_codes_and_timeouts() {
+    let dir = scratch("barrier-codes");
+    // A barrier of one: CMD runs at once, and its exit code is zkctl's.
+    let out = run(&[
+        "barrier",
+        "/barriers/solo",
+        "--count",
+        "1",
+        "--",
+        "sh",
+        "-c",
+        "exit 7",
+    ]);
+    assert_eq!(exit_code(out.status), 7, "{}", stderr(&out));
+    let missing = run(&[
+        "barrier",
+        "/barriers/solo",
+        "--count",
+        "1",
+        "--",
+        "/no/such/program",
+    ]);
+    assert_eq!(exit_code(missing.status), 127);
+    assert!(stderr(&missing).contains("cannot run '/no/such/program'"));
+    assert_eq!(barrier_members("/barriers/solo"), Vec::<String>::new());
+
+    // Too few members: exit 3 once --timeout has passed, CMD never ran, and no member node
+    // is left (checked right after zkctl exits).
+    ok(&["create", "/barriers/few", "--parents"]);
+    let marker = dir.join("ran");
+    let started = Instant::now();
+    let out = run(&[
+        "barrier",
+        "/barriers/few",
+        "--count",
+        "2",
+        "--timeout",
+        "300",
+        "--",
+        "touch",
+        marker.to_str().unwrap(),
+    ]);
+    assert_eq!(exit_code(out.status), 3, "{}", stderr(&out));
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(
+        stderr(&out),
+        "zkctl: /barriers/few: not all 2 members entered within 300 ms\n"
+    );
+    assert!(!marker.exists(), "CMD ran without the other member");
+    assert_eq!(ok(&["ls", "/barriers/few"]), "");
+
+    // A timeout while leaving: a member whose command ends waits for the other one to leave,
+    // which still runs its command.
+    ok(&["create", "/barriers/slow", "--parents"]);
+    let release = dir.join("release");
+    let slow = zkctl(&[
+        "barrier",
+        "/barriers/slow",
+        "--count",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        WAIT_FOR_FILE,
+        release.to_str().unwrap(),
+    ])
+    .spawn()
+    .unwrap();
+    wait_until("the slow member in", Duration::from_secs(10), || {
+        barrier_members("/barriers/slow").len() == 1
+    });
+    let out = run(&[
+        "barrier",
+        "/barriers/slow",
+        "--count",
+        "2",
+        "--timeout",
+        "1000",
+        "--",
+        "true",
+    ]);
+    assert_eq!(exit_code(out.status), 3, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "zkctl: /barriers/slow: not all 2 members left within 1000 ms\n"
+    );
+    // Its node is gone; the slow member's stays while its command runs.
+    assert_eq!(barrier_members("/barriers/slow").len(), 1);
+    write_whole(&release, "");
+    let out = finish(slow, Duration::from_secs(20));
+    assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    assert_eq!(ok(&["ls", "/barriers/slow"]), "");
+
+    // Usage.
+    for (args, message) in [
+        (
+            &["barrier", "/b", "--", "true"][..],
+            "'barrier' needs --count N (the number of members)",
+        ),
+        (
+            &["barrier", "/b", "--count", "0", "--", "true"][..],
+            "--count must be at least 1",
+        ),
+        (
+            &["barrier", "/b", "--count", "2"][..],
+            "'barrier' needs a command to run: zkctl barrier PATH --count N [--] CMD [ARGS...]",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(exit_code(out.status), 2, "{args:?}");
+        assert_eq!(
+            stderr(&out),
+            format!("zkctl: {message} (see zkctl --help)\n")
+        );
+    }
+    let bad = run(&["barrier", "relative", "--count", "1", "--", "true"]);
+    assert_eq!(exit_code(bad.status), 1);
+    assert_eq!(
+        stderr(&bad),
+        "zkctl: BadArguments: path must start with '/': relative\n"
+    );
+}
+
+#[test]
+fn barrier_sigterm_stops_the_command_and_leaves_at_once() {
+    let dir = scratch("barrier-term");
+    ok(&["create", "/barriers/term", "--parents"]);
+    let pid_file = dir.join("pid");
+    let release = dir.join("release");
+    let holder = zkctl(&[
+        "barrier",
+        "/barriers/term",
+        "--count",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        "echo $$ > \"$0\"; exec sleep 60",
+        pid_file.to_str().unwrap(),
+    ])
+    .spawn()
+    .unwrap();
+    let other = zkctl(&[
+        "barrier",
+        "/barriers/term",
+        "--count",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        WAIT_FOR_FILE,
+        release.to_str().unwrap(),
+    ])
+    .spawn()
+    .unwrap();
+    wait_until("the command to start", Duration::from_secs(10), || {
+        lines(&pid_file).len() == 1
+    });
+    let cmd_pid: u32 = lines(&pid_file)[0].parse().unwrap();
+    signal(holder.id(), "TERM");
+    // zkctl does not wait for the other member (still in its command) to leave.
+    let out = finish(holder, Duration::from_secs(10));
+    assert_eq!(exit_code(out.status), 143, "{}", stderr(&out));
+    assert!(!alive(cmd_pid), "the command still runs");
+    assert_eq!(barrier_members("/barriers/term").len(), 1);
+    write_whole(&release, "");
+    let out = finish(other, Duration::from_secs(20));
+    assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    assert_eq!(ok(&["ls", "/barriers/term"]), "");
+}
+
+#[test]
+fn member_holds_membership_while_the_command_runs() {
+    let dir = scratch("member");
+    let group = "/groups/web";
+    // A group node of our own (a member would make it a container, which the server may
+    // remove once empty).
+    ok(&["create", group, "--parents"]);
+    // Each command writes its node and pid, then waits (bounded) for its release file and
+    // exits with the code written in it.
+    let script = r#"echo "$ZKCTL_MEMBER_NODE $$" > "$0/node-$1"
+        i=0
+        while [ ! -f "$0/release-$1" ]; do
+            i=$((i + 1)); [ "$i" -lt 600 ] || exit 99; sleep 0.05
+        done
+        exit "$(cat "$0/release-$1")""#;
+    let dir_arg = dir.0.display().to_string();
+    let member = |id: &str, data: Option<&str>| {
+        let mut args = vec!["member", group, id];
+        args.extend(data);
+        args.extend(["--", "sh", "-c", script, &dir_arg, id]);
+        zkctl(&args).spawn().unwrap()
+    };
+    let node_and_pid = |id: &str| {
+        let file = dir.join(&format!("node-{id}"));
+        wait_until("the command to start", Duration::from_secs(10), || {
+            lines(&file).len() == 1
+        });
+        let line = lines(&file).remove(0);
+        let (node, pid) = line.split_once(' ').unwrap();
+        (node.to_string(), pid.parse::<u32>().unwrap())
+    };
+    // Joined in the order b, c, a; listed by id.
+    let b = member("b", Some("10.0.0.2:80"));
+    let c = member("c", Some("two\nlines"));
+    let a = member("a", None);
+    wait_until("three members", Duration::from_secs(10), || {
+        ok(&["ls", group]).lines().count() == 3
+    });
+    assert_eq!(
+        ok(&["members", group]),
+        "a\nb 10.0.0.2:80\nc 0x74776f0a6c696e6573\n"
+    );
+    let (node, _) = node_and_pid("b");
+    assert_eq!(node, "/groups/web/b");
+    assert_eq!(raw("/groups/web/b"), b"10.0.0.2:80");
+    let stat = ok(&["stat", "/groups/web/b"]);
+    assert!(!stat.contains("ephemeralOwner = 0x0\n"), "{stat}");
+
+    // b's command exits 5: so does zkctl, and b has left (checked right after it exits).
+    write_whole(&dir.join("release-b"), "5");
+    let out = finish(b, Duration::from_secs(10));
+    assert_eq!(exit_code(out.status), 5, "{}", stderr(&out));
+    assert_eq!(ok(&["members", group]), "a\nc 0x74776f0a6c696e6573\n");
+
+    // SIGTERM to a's zkctl: its command is stopped, then a leaves.
+    let (_, a_pid) = node_and_pid("a");
+    signal(a.id(), "TERM");
+    let out = finish(a, Duration::from_secs(10));
+    assert_eq!(exit_code(out.status), 143, "{}", stderr(&out));
+    assert!(!alive(a_pid), "a's command still runs");
+    assert_eq!(ok(&["members", group]), "c 0x74776f0a6c696e6573\n");
+
+    node_and_pid("c");
+    write_whole(&dir.join("release-c"), "0");
+    let out = finish(c, Duration::from_secs(10));
+    assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    // `members` only reads: it never joined, so the group is empty now.
+    assert_eq!(ok(&["members", group]), "");
+    assert_eq!(ok(&["ls", group]), "");
+
+    // A command that cannot start: exit 127, and the group is left.
+    let missing = run(&["member", group, "x", "--", "/no/such/program"]);
+    assert_eq!(exit_code(missing.status), 127);
+    assert_eq!(ok(&["ls", group]), "");
+}
+
+#[test]
+fn member_and_members_errors() {
+    let gone = run(&["members", "/groups/none"]);
+    assert_eq!(exit_code(gone.status), 1);
+    assert_eq!(stderr(&gone), "zkctl: NoNode: /groups/none\n");
+    let bad = run(&["member", "relative", "a", "--", "true"]);
+    assert_eq!(exit_code(bad.status), 1);
+    assert_eq!(
+        stderr(&bad),
+        "zkctl: BadArguments: path must start with '/': relative\n"
+    );
+    for (args, message) in [
+        (&["members"][..], "'members' needs PATH"),
+        (&["member", "/g"][..], "'member' needs ID"),
+        (
+            &["member", "/g", "x/y", "--", "true"][..],
+            "a member id is a node name (not empty, no '/'), not 'x/y'",
+        ),
+        (
+            &["member", "/g", "a", "./serve"][..],
+            "'member' needs a command to run: zkctl member PATH ID [DATA] -- CMD [ARGS...]",
+        ),
+        (
+            &["member", "/g", "a", "data", "./serve"][..],
+            "'member' needs -- before the command (DATA is optional): \
+             zkctl member PATH ID [DATA] -- CMD [ARGS...]",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(exit_code(out.status), 2, "{args:?}");
+        assert_eq!(
+            stderr(&out),
+            format!("zkctl: {message} (see zkctl --help)\n")
+        );
+    }
+}

@@ -49,8 +49,10 @@ struct Scanned {
     positionals: Vec<String>,
     /// Command and global flags in order: `(name, value)`.
     flags: Vec<(&'static str, Option<String>)>,
-    /// The command to run (`lock`, `elect`).
+    /// The command to run (`lock`, `elect`, `barrier`, `member`).
     trailing: Vec<String>,
+    /// Whether `--` introduced it (`member` requires it, as its DATA is optional).
+    dashes: bool,
     help: bool,
     version: bool,
 }
@@ -69,6 +71,7 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
                 // `lock PATH -- CMD...`: everything after `--` is the command.
                 Some(c) if c.takes_command => {
                     s.trailing = args[i..].to_vec();
+                    s.dashes = true;
                     return Ok(s);
                 }
                 // Elsewhere `--` ends the flags (`set /a -- --data`).
@@ -216,10 +219,10 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
     }
     let n = s.positionals.len();
     if n < spec.min_args {
-        let missing = if spec.takes_command || n == 0 {
-            "PATH"
-        } else {
-            spec.synopsis.split(' ').nth(n).unwrap_or("an argument")
+        let missing = match (spec.name, n) {
+            (_, 0) => "PATH",
+            ("counter", _) => "an action: get, add N, set N or cas OLD NEW",
+            _ => spec.synopsis.split(' ').nth(n).unwrap_or("an argument"),
         };
         return usage(format!("'{}' needs {missing}", spec.name));
     }
@@ -234,8 +237,15 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
     }
     if spec.takes_command && s.trailing.is_empty() {
         return usage(format!(
-            "'{}' needs a command to run: zkctl {} {} -- CMD [ARGS...]",
-            spec.name, spec.name, s.positionals[0]
+            "'{}' needs a command to run: zkctl {} {}",
+            spec.name, spec.name, spec.synopsis
+        ));
+    }
+    if spec.name == "member" && !s.dashes {
+        // Else `member /g a ./serve 80` would take ./serve as DATA and run `80`.
+        return usage(format!(
+            "'member' needs -- before the command (DATA is optional): zkctl member {}",
+            spec.synopsis
         ));
     }
     let flags = Flags(s.flags);
@@ -289,8 +299,10 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
             } else {
                 Vec::new()
             };
-            if id.is_empty() || id.contains('/') {
-                return usage(format!("a member id is a node name (no '/'), not '{id}'"));
+            if id.is_empty() || id.contains('/') || id == "." || id == ".." {
+                return usage(format!(
+                    "a member id is a node name (not empty, no '/'), not '{id}'"
+                ));
             }
             Command::Member {
                 path: group,
@@ -721,6 +733,101 @@ mod tests {
         assert!(error("cache /a --for soon").contains("milliseconds"));
         assert!(error("cache /a /b").starts_with("'cache' takes 1 argument"));
         assert!(general_help().contains("cache PATH"));
+    }
+
+    #[test]
+    fn counter_actions_and_widths() {
+        let counter = |line: &str| match command(line).1 {
+            Command::Counter { path, action, int } => (path, action, int),
+            other => panic!("{line}: {other:?}"),
+        };
+        assert_eq!(
+            counter("counter /c get"),
+            ("/c".into(), CounterAction::Get, false)
+        );
+        assert_eq!(counter("counter /c add -5").1, CounterAction::Add(-5));
+        assert_eq!(
+            counter("counter /c set 9223372036854775807").1,
+            CounterAction::Set(i64::MAX)
+        );
+        assert_eq!(
+            counter("counter /c cas -1 2 --int"),
+            ("/c".into(), CounterAction::Cas(-1, 2), true)
+        );
+        assert_eq!(
+            counter("counter --int /c add 2147483647").1,
+            CounterAction::Add(i64::from(i32::MAX))
+        );
+        assert!(error("counter /c add 2147483648 --int").contains("32-bit"));
+        assert!(error("counter /c add 9223372036854775808").contains("64-bit"));
+        assert!(error("counter /c add x").contains("'x' is not a 64-bit integer"));
+        assert!(error("counter /c").contains("needs an action"));
+        assert!(error("counter /c add").contains("takes one number"));
+        assert!(error("counter /c get 1").contains("takes no number"));
+        assert!(error("counter /c cas 1").contains("OLD and NEW"));
+        assert!(error("counter /c bump 1").contains("get, add, set or cas"));
+        assert!(error("counter /c get --count 3").contains("unknown flag --count"));
+    }
+
+    #[test]
+    fn barrier_and_member_run_a_command() {
+        let (_, c) = command("barrier /b --count 3 --timeout 500 -- sh -c true --count 9");
+        assert_eq!(
+            c,
+            Command::Barrier {
+                path: "/b".into(),
+                count: 3,
+                timeout: Some(Duration::from_millis(500)),
+                grace: Duration::from_secs(2),
+                command: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "true".into(),
+                    "--count".into(),
+                    "9".into()
+                ],
+            }
+        );
+        // As with `lock`, the first word after PATH starts the command.
+        let (_, c) = command("barrier --count 2 /b true");
+        assert!(matches!(c, Command::Barrier { count: 2, command, .. } if command == ["true"]));
+        assert!(error("barrier /b -- true").contains("needs --count N"));
+        assert!(error("barrier /b --count 0 -- true").contains("at least 1"));
+        assert!(error("barrier /b --count 3").contains("needs a command to run"));
+
+        let (_, c) = command("member /g host-a 10.0.0.1:80 --grace 500 -- ./serve --port 80");
+        assert_eq!(
+            c,
+            Command::Member {
+                path: "/g".into(),
+                id: "host-a".into(),
+                data: b"10.0.0.1:80".to_vec(),
+                grace: Duration::from_millis(500),
+                command: vec!["./serve".into(), "--port".into(), "80".into()],
+            }
+        );
+        let (_, c) = command("member /g host-a -- true");
+        assert!(matches!(c, Command::Member { data, .. } if data.is_empty()));
+        // Without `--`, DATA and CMD cannot be told apart.
+        assert!(error("member /g a data true").contains("needs -- before the command"));
+        assert!(error("member /g a ./serve").contains("needs a command to run"));
+        assert_eq!(error("member /g"), "'member' needs ID");
+        assert!(error("member /g x/y -- true").contains("member id"));
+        assert!(error("member /g .. -- true").contains("member id"));
+        let (_, c) = command("members /g");
+        assert_eq!(c, Command::Members { path: "/g".into() });
+        assert!(error("members /g extra").starts_with("'members' takes 1 argument"));
+    }
+
+    #[test]
+    fn help_texts_are_flush_left() {
+        // A line break in a details string without `\n\` keeps the source's indentation.
+        for c in spec::COMMANDS {
+            for line in c.details.lines() {
+                assert!(!line.starts_with(' '), "{}: {line:?}", c.name);
+            }
+            assert!(general_help().contains(&format!("{} {}", c.name, c.synopsis)));
+        }
     }
 
     #[test]

@@ -230,15 +230,15 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "queue",
         synopsis: "put PATH DATA | take PATH",
         about: "put items into, or take items from, a Curator-compatible queue",
-        details: "put: DATA is one item, or `-` to read items from stdin, one per line (each
-                  put as its own node). With --priority N a DistributedPriorityQueue (lower
-                  first), --id ID a DistributedIdQueue, --delay-until EPOCH_MS a
-                  DistributedDelayQueue; else a DistributedQueue (`queue-<seq>` nodes in
-                  Curator's item format). Prints each node's path.
-                  take: prints one item's data per line until --count items (default 1) were
-                  taken, waiting at most --timeout MS in all (exit 3 when it passes first).
-                  With --lock-path P an item is removed only once printed (Curator's lock
-                  path: if zkctl dies first, the item comes back for another consumer).
+        details: "put: DATA is one item, or `-` to read items from stdin, one per line (each\n\
+                  put as its own node). With --priority N a DistributedPriorityQueue (lower\n\
+                  first), --id ID a DistributedIdQueue, --delay-until EPOCH_MS a\n\
+                  DistributedDelayQueue; else a DistributedQueue (`queue-<seq>` nodes in\n\
+                  Curator's item format). Prints each node's path.\n\
+                  take: prints one item's data per line until --count items (default 1) were\n\
+                  taken, waiting at most --timeout MS in all (exit 3 when it passes first).\n\
+                  With --lock-path P an item is removed only once printed (Curator's lock\n\
+                  path: if zkctl dies first, the item comes back for another consumer).\n\
                   --simple: SimpleDistributedQueue (`qn-<seq>` nodes, raw bytes), for both.",
         flags: &[
             valued(
@@ -272,15 +272,18 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "counter",
         synopsis: "PATH get|add N|set N|cas OLD NEW",
-        about: "read or change a Curator-compatible counter",
-        details: "An 8-byte DistributedAtomicLong by default, a 4-byte SharedCount with --int
-                  (both big-endian, as Curator stores them). Prints the value after. `add` always
-                  applies (retried on contention); `cas` sets NEW only if the value is OLD and
-                  exits 1 when it is not. A missing node reads 0 (a SharedCount is created
-                  with 0 on first use).",
+        about: "read or change a Curator-compatible counter; prints the value after",
+        details: "An 8-byte DistributedAtomicLong by default, a 4-byte SharedCount with --int\n\
+                  (both big-endian, as Curator stores them). Prints the value after the action.\n\
+                  get: the value (a missing node reads 0; with --int it is created with 0).\n\
+                  add N: adds N (negative to subtract; wraps as Java does), retried on\n\
+                  contention until it applies.\n\
+                  set N: sets N whatever the value was.\n\
+                  cas OLD NEW: sets NEW only if the value is OLD; else prints the value read\n\
+                  and exits 1.",
         flags: &[switch(
             "int",
-            "a 4-byte SharedCount instead of an 8-byte atomic long",
+            "a 4-byte SharedCount instead of an 8-byte DistributedAtomicLong",
         )],
         min_args: 2,
         max_args: 4,
@@ -288,23 +291,24 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "barrier",
-        synopsis: "PATH [--] CMD [ARGS...]",
-        about: "enter a double barrier with --count members, run CMD, leave together",
-        details: "A Curator-compatible DistributedDoubleBarrier: CMD starts once --count members
-                  (zkctl or Java) have entered, and zkctl returns once all have left. Exit
-                  codes: CMD's, 3 when --timeout passed while entering or leaving.",
+        synopsis: "PATH --count N [--] CMD [ARGS...]",
+        about: "run CMD inside a double barrier: all N enter, then all leave",
+        details: "A Curator-compatible DistributedDoubleBarrier (Java members may take part):\n\
+                  zkctl enters and waits until --count members have entered, runs CMD, then\n\
+                  leaves and waits until every member has left. Our member node is\n\
+                  PATH/<uuid> (ephemeral); CMD gets it as ZKCTL_BARRIER_NODE and runs in its\n\
+                  own process group. On SIGINT/SIGTERM/SIGHUP zkctl stops CMD (SIGTERM, then\n\
+                  SIGKILL after --grace) and leaves without waiting for the others.\n\
+                  Exit codes: CMD's; 3 when --timeout passed while entering or leaving (our\n\
+                  node is deleted); 127 when CMD cannot be started; 128+N after signal N.",
         flags: &[
             valued("count", "N", "the number of members (required)"),
             valued(
                 "timeout",
                 "MS",
-                "give up entering (or leaving) after MS milliseconds",
+                "give up entering, and leaving, after MS milliseconds (exit 3)",
             ),
-            valued(
-                "grace",
-                "MS",
-                "SIGTERM-to-SIGKILL grace period (default 2000)",
-            ),
+            GRACE,
         ],
         min_args: 1,
         max_args: 1,
@@ -312,16 +316,15 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "member",
-        synopsis: "PATH ID [DATA] [--] CMD [ARGS...]",
+        synopsis: "PATH ID [DATA] -- CMD [ARGS...]",
         about: "run CMD as member ID of a group (Curator's GroupMember)",
-        details: "Our member node is PATH/ID (ephemeral, with DATA), kept across connection
-                  and session loss while CMD runs; zkctl leaves the group when CMD ends. Exit
-                  code: CMD's.",
-        flags: &[valued(
-            "grace",
-            "MS",
-            "SIGTERM-to-SIGKILL grace period (default 2000)",
-        )],
+        details: "Our member node is PATH/ID (ephemeral, with DATA; empty if not given), kept\n\
+                  across connection and session loss while CMD runs, and deleted once CMD has\n\
+                  ended. CMD gets ZKCTL_MEMBER_NODE and runs in its own process group; on\n\
+                  SIGINT/SIGTERM/SIGHUP zkctl stops it (SIGTERM, then SIGKILL after --grace),\n\
+                  then leaves. The `--` before CMD is required (DATA is optional).\n\
+                  Exit codes: CMD's; 127 when CMD cannot be started; 128+N after signal N.",
+        flags: &[GRACE],
         min_args: 2,
         max_args: 3,
         takes_command: true,
@@ -329,9 +332,10 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "members",
         synopsis: "PATH",
-        about: "list a group's members: `ID DATA`, sorted by id",
-        details: "DATA as `zkctl cache` prints it: the text if it is UTF-8 without line
-                  breaks, else 0x and lower-case hex, nothing when empty.",
+        about: "list a group's members, `ID DATA`, sorted by id",
+        details: "Reads the children of PATH and their data (it does not join). DATA as\n\
+                  `zkctl cache` prints it: the text if it is UTF-8 without line breaks, else\n\
+                  0x and lower-case hex; nothing after the id (not even the space) when empty.",
         flags: &[],
         min_args: 1,
         max_args: 1,
@@ -458,13 +462,19 @@ pub fn general_help() -> String {
     out.push_str("Usage: zkctl [GLOBAL FLAGS] COMMAND [ARGS] [FLAGS]\n\nCommands:\n");
     for c in COMMANDS {
         let head = format!("{} {}", c.name, c.synopsis);
-        out.push_str(&format!("  {head:<33} {}\n", c.about));
+        if head.len() <= 33 {
+            out.push_str(&format!("  {head:<33} {}\n", c.about));
+        } else {
+            // Too long for the column: the description on the next line, in the column.
+            out.push_str(&format!("  {head}\n  {:<33} {}\n", "", c.about));
+        }
     }
     out.push_str("\nGlobal flags (before or after the command):\n");
     push_flags(&mut out, GLOBAL_FLAGS);
     out.push_str(
-        "\nExit codes: 0 ok, 1 ZooKeeper or I/O error, 2 usage error; lock/elect: see\n\
-         zkctl lock --help. Run `zkctl COMMAND --help` for a command's flags.\n",
+        "\nExit codes: 0 ok, 1 ZooKeeper or I/O error (and `counter cas` not applied),\n\
+         2 usage error, 3 a timeout (lock, barrier, queue take); lock/elect/barrier/member:\n\
+         CMD's (see zkctl lock --help). Run `zkctl COMMAND --help` for a command's flags.\n",
     );
     out
 }

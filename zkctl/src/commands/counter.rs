@@ -24,13 +24,13 @@ pub async fn run(g: &Globals, path: &str, action: CounterAction, int: bool) -> O
     close(&client).await;
     let (value, applied) = result?;
     say(value).map_err(Failure::from)?;
-    if applied {
-        Ok(0)
-    } else {
-        Err(Failure::Message(
-            format!("{path}: the value was not the expected one; nothing was set"),
+    match action {
+        CounterAction::Cas(old, _) if !applied => Err(Failure::Message(
+            format!("{path}: not set: the value was not {old} (the value read is printed)"),
             EXIT_ERROR,
-        ))
+        )),
+        _ if !applied => Err(Failure::msg(format!("{path}: the change did not apply"))),
+        _ => Ok(0),
     }
 }
 

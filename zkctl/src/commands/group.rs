@@ -1,17 +1,24 @@
 //! `member PATH ID [DATA] -- CMD...` (membership of a group while CMD runs, as Curator's
 //! `GroupMember`) and `members PATH` (the group's members, `ID DATA` sorted by id).
+//!
+//! `member` runs CMD as `lock` does (see [`crate::child`]): in its own process group, stopped
+//! with SIGTERM then SIGKILL after `--grace` when zkctl gets SIGINT/SIGTERM/SIGHUP, killed by
+//! a watchdog if zkctl dies; the group is left (our node deleted) once CMD has ended.
 
+use std::io;
+use std::process::ExitStatus;
 use std::time::Duration;
 
-use zkr_client::ErrorCode;
+use zkr_client::{Client, ErrorCode};
 use zkr_recipes::node::GroupMember;
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
 use crate::commands::{close, connect};
-use crate::failure::{Failure, Outcome};
+use crate::failure::Outcome;
 use crate::output::{printable, say};
-use crate::signals::Shutdown;
+use crate::pipeline;
+use crate::signals::{Shutdown, Terminate};
 
 /// Joins the group, runs `argv`, leaves; the exit code is the command's.
 pub async fn member(
@@ -23,61 +30,102 @@ pub async fn member(
     argv: &[String],
 ) -> Outcome {
     zkr_client::validate_path(path, false)?;
+    // Listen first: from here on a termination request is handled, never fatal.
     let mut shutdown = Shutdown::install()?;
     let client = tokio::select! {
         client = connect(g) => client?,
         signal = shutdown.recv() => return Ok(signal.exit_code()),
     };
-    let membership = GroupMember::new(&client, path, id, data)?;
-    let joined = tokio::select! {
-        joined = membership.start() => joined,
-        signal = shutdown.recv() => {
-            let _ = membership.close().await;
-            close(&client).await;
-            return Ok(signal.exit_code());
+    let result = match GroupMember::new(&client, path, id, data) {
+        Ok(membership) => {
+            let result = hold(&membership, path, grace, argv, &mut shutdown).await;
+            leave(&client, &membership, path).await;
+            result
         }
+        Err(e) => Err(e.into()),
     };
-    if let Err(e) = joined {
-        close(&client).await;
-        return Err(e.into());
-    }
-    let node = format!("{path}/{id}");
-    let result = match Supervised::spawn(argv, &[("ZKCTL_MEMBER_NODE", &node)]) {
-        Err(e) => Err(e),
-        Ok(mut child) => tokio::select! {
-            status = child.wait() => status.map(exit_code).map_err(Failure::from),
-            signal = shutdown.recv() => {
-                eprintln!("zkctl: {}: stopping pid {}, then leaving {path}", signal.name, child.pid());
-                child.stop(grace, Some(&mut shutdown)).await?;
-                Ok(signal.exit_code())
-            }
-        },
-    };
-    if let Err(e) = membership.close().await {
-        eprintln!("zkctl: leaving {path}: {e} (the node goes with the session)");
-    }
+    // Closing the session deletes our node now if leaving could not.
     close(&client).await;
     result
 }
 
-/// Prints `ID DATA` per member, sorted by id.
-pub async fn members(g: &Globals, path: &str) -> Outcome {
-    let client = connect(g).await?;
-    let result = async {
-        let mut ids = client.get_children(path).await?.to_vec();
-        ids.sort();
-        for id in ids {
-            match client.get_data(&format!("{path}/{id}")).await {
-                Ok((data, _)) if data.is_empty() => say(&id)?,
-                Ok((data, _)) => say(format!("{id} {}", printable(&data)))?,
-                // Left between the listing and the read.
-                Err(e) if e.code() == ErrorCode::NoNode => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(0)
+/// How the command's run ended.
+enum End {
+    Exited(io::Result<ExitStatus>),
+    Signal(Terminate),
+}
+
+async fn hold(
+    membership: &GroupMember,
+    path: &str,
+    grace: Duration,
+    argv: &[String],
+    shutdown: &mut Shutdown,
+) -> Outcome {
+    tokio::select! {
+        joined = membership.start() => joined?,
+        signal = shutdown.recv() => return Ok(signal.exit_code()),
     }
-    .await;
+    let node = format!("{}/{}", path.trim_end_matches('/'), membership.id());
+    let mut child = Supervised::spawn(argv, &[("ZKCTL_MEMBER_NODE", &node)])?;
+    let end = tokio::select! {
+        status = child.wait() => End::Exited(status),
+        signal = shutdown.recv() => End::Signal(signal),
+    };
+    match end {
+        End::Exited(status) => Ok(exit_code(status?)),
+        End::Signal(signal) => {
+            eprintln!(
+                "zkctl: {}: stopping pid {}, then leaving {path}",
+                signal.name,
+                child.pid()
+            );
+            if let Err(e) = child.stop(grace, Some(shutdown)).await {
+                eprintln!("zkctl: stopping pid {}: {e}", child.pid());
+            }
+            Ok(signal.exit_code())
+        }
+    }
+}
+
+/// Leaves the group (deletes our node), waiting at most a session timeout for the server: if
+/// it cannot be reached, the node goes when the session ends.
+async fn leave(client: &Client, membership: &GroupMember, path: &str) {
+    match tokio::time::timeout(client.session_timeout(), membership.close()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => eprintln!("zkctl: leaving {path}: {e} (the node goes with the session)"),
+        Err(_) => eprintln!(
+            "zkctl: could not confirm leaving {path}; the node goes when the session ends"
+        ),
+    }
+}
+
+/// Prints `ID DATA` per member, sorted by id (only reads: a listing, then every member's data,
+/// pipelined).
+pub async fn members(g: &Globals, path: &str) -> Outcome {
+    zkr_client::validate_path(path, false)?;
+    let client = connect(g).await?;
+    let result = list(&client, path).await;
     close(&client).await;
     result
+}
+
+async fn list(client: &Client, path: &str) -> Outcome {
+    let mut ids = client.get_children(path).await?.to_vec();
+    ids.sort();
+    let nodes: Vec<String> = ids
+        .iter()
+        .map(|id| format!("{}/{id}", path.trim_end_matches('/')))
+        .collect();
+    let data = pipeline::all_chunked(&nodes, |node| client.get_data(node)).await;
+    for (id, read) in ids.iter().zip(data) {
+        match read {
+            Ok((data, _)) if data.is_empty() => say(id)?,
+            Ok((data, _)) => say(format!("{id} {}", printable(&data)))?,
+            // Left between the listing and the read.
+            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(0)
 }
