@@ -15,6 +15,8 @@
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
+// On docs.rs: label each item with the cargo feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use zkr_client as client;
 pub use zkr_client::*;

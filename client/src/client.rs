@@ -643,8 +643,23 @@ impl Client {
     }
 
     /// A persistent watch on a node (or, with [`AddWatchMode::PersistentRecursive`], on its
-    /// whole subtree): every event until the returned stream is dropped.
+    /// whole subtree): every event until the returned stream is dropped. Its buffer holds
+    /// [`DEFAULT_EVENT_CAPACITY`](crate::DEFAULT_EVENT_CAPACITY) events; see
+    /// [`PersistentWatch`] for what happens past that.
     pub async fn add_watch(&self, path: &str, mode: AddWatchMode) -> Result<PersistentWatch> {
+        self.add_watch_with_capacity(path, mode, crate::DEFAULT_EVENT_CAPACITY)
+            .await
+    }
+
+    /// [`add_watch`](Client::add_watch) with a buffer of `capacity` events (at least 1):
+    /// past that, the oldest are dropped and the reader is told how many with an
+    /// `Err(Lagged)`.
+    pub async fn add_watch_with_capacity(
+        &self,
+        path: &str,
+        mode: AddWatchMode,
+        capacity: usize,
+    ) -> Result<PersistentWatch> {
         validate_path(path, false)?;
         let frame = self.inner.chroot.with_server_path(path, |p| {
             self.frame(
@@ -654,7 +669,7 @@ impl Client {
             )
         })?;
         let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = crate::event_stream::event_stream(capacity);
         let (tx, rx) = oneshot::channel();
         let kind = match mode {
             AddWatchMode::Persistent => WatchKind::Persistent,

@@ -294,7 +294,7 @@ impl Driver {
                         path: self.chroot.to_client(&event.path).to_string(),
                     };
                     let delivered = match self.sinks.get(&watcher) {
-                        Some(WatchSink::Stream(tx)) => tx.send(event).is_ok(),
+                        Some(WatchSink::Stream(tx)) => tx.send(Ok(event)),
                         Some(WatchSink::Once(_) | WatchSink::Group { .. }) => {
                             match self.sinks.remove(&watcher) {
                                 Some(WatchSink::Once(tx)) => drop(tx.send(event)),

@@ -22,6 +22,14 @@ pub struct Lagged {
     pub missed: u64,
 }
 
+impl std::fmt::Display for Lagged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the reader fell behind: {} events dropped", self.missed)
+    }
+}
+
+impl std::error::Error for Lagged {}
+
 /// The buffer size of the streams made by [`event_stream`] when the caller has no better idea.
 pub const DEFAULT_EVENT_CAPACITY: usize = 16 * 1024;
 

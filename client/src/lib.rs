@@ -19,6 +19,8 @@
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
+// On docs.rs: label each item with the cargo feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 mod acl;
@@ -65,7 +67,7 @@ pub use state_changes::StateChanges;
 #[doc(hidden)]
 pub use tracing as __tracing;
 pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
-pub use watched_event::WatchedEvent;
+pub use watched_event::{PersistentWatchItem, WatchedEvent};
 pub use zkr_codec::{
     Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType,
 };

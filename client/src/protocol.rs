@@ -7,8 +7,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::Error;
+use crate::event_stream::EventSender;
 use crate::session::{Reply, Request, StateChange, WatchKind, WatcherId};
-use crate::watched_event::WatchedEvent;
+use crate::watched_event::{PersistentWatchItem, WatchedEvent};
 
 /// Identifies one [`crate::Watcher`] (and every registration made through it) to the driver.
 pub(crate) type WatcherGroup = u64;
@@ -21,7 +22,7 @@ pub(crate) enum WatchSink {
     /// A one-shot watch: the first event ends it.
     Once(oneshot::Sender<WatchedEvent>),
     /// A persistent watch: every event, until the receiver is dropped.
-    Stream(mpsc::UnboundedSender<WatchedEvent>),
+    Stream(EventSender<PersistentWatchItem>),
     /// A one-shot watch left through a [`crate::Watcher`]: the first event ends it and goes
     /// into the watcher's shared stream. Its kind and server path are kept so that dropping
     /// the stream can forget it without searching the registry.

@@ -6,9 +6,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::event_stream::EventStream;
 use crate::protocol::{Command, WatcherGroup};
 use crate::session::WatcherId;
-use crate::watched_event::WatchedEvent;
+use crate::watched_event::{PersistentWatchItem, WatchedEvent};
 use tokio::sync::{mpsc, oneshot};
 
 /// A one-shot watch left by `get_data_and_watch`, `exists_and_watch` or
@@ -37,19 +38,37 @@ impl Future for OneshotWatch {
     }
 }
 
-/// A persistent (optionally recursive) watch from `add_watch`: every event until dropped.
-/// After a session event (`Expired`, `Closed`) the stream ends.
+/// A persistent (optionally recursive) watch from
+/// [`Client::add_watch`](crate::Client::add_watch): every event until dropped. After a
+/// session event (`Expired`, `Closed`) the stream ends.
 ///
-/// Its queue is not bounded: every event the server sends is kept until read, so a reader
-/// that stops reading a busy recursive watch grows memory. Services should prefer
-/// `zkr_recipes::cache::PersistentWatcher`, which bounds its buffer (telling the reader
-/// what it missed) and also keeps the watch across session loss.
+/// Its buffer is bounded (16 Ki events by default, see
+/// [`Client::add_watch_with_capacity`](crate::Client::add_watch_with_capacity)): the driver
+/// never waits for a slow reader, and a reader that stops reading a busy recursive watch
+/// costs at most that many events of memory. When the buffer is full the oldest events are
+/// dropped and the reader gets one `Err(Lagged { missed })` where they were; it should then
+/// re-read what it watches. `zkr_recipes::cache::PersistentWatcher` also keeps the watch
+/// across session loss.
 ///
 /// Dropping it removes the watch from the server when no other watcher needs it.
+///
+/// ```no_run
+/// # async fn f(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use zkr_client::AddWatchMode;
+///
+/// let mut watch = client.add_watch("/config", AddWatchMode::PersistentRecursive).await?;
+/// while let Some(item) = watch.next().await {
+///     match item {
+///         Ok(event) => println!("{:?} {}", event.event_type, event.path),
+///         Err(lagged) => println!("missed {} events: re-reading /config", lagged.missed),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct PersistentWatch {
     id: WatcherId,
-    rx: mpsc::UnboundedReceiver<WatchedEvent>,
+    rx: EventStream<PersistentWatchItem>,
     commands: mpsc::WeakUnboundedSender<Command>,
     ended: bool,
 }
@@ -57,7 +76,7 @@ pub struct PersistentWatch {
 impl PersistentWatch {
     pub(crate) fn new(
         id: WatcherId,
-        rx: mpsc::UnboundedReceiver<WatchedEvent>,
+        rx: EventStream<PersistentWatchItem>,
         commands: mpsc::WeakUnboundedSender<Command>,
     ) -> PersistentWatch {
         PersistentWatch {
@@ -68,24 +87,28 @@ impl PersistentWatch {
         }
     }
 
-    /// The next event; `None` once the session ended (after its session event) or the client
-    /// is gone.
-    pub async fn next(&mut self) -> Option<WatchedEvent> {
+    /// The next event (or `Err(Lagged)` where events were dropped); `None` once the session
+    /// ended (after its session event) or the client is gone.
+    pub async fn next(&mut self) -> Option<PersistentWatchItem> {
         std::future::poll_fn(|cx| self.poll_next(cx)).await
     }
 
+    /// An event already queued, without waiting.
+    pub fn try_next(&mut self) -> Option<PersistentWatchItem> {
+        if self.ended {
+            return None;
+        }
+        let item = self.rx.try_next()?;
+        Some(self.seen(item))
+    }
+
     /// Polls for the next event (for use in hand-written futures and streams).
-    pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<WatchedEvent>> {
+    pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<PersistentWatchItem>> {
         if self.ended {
             return Poll::Ready(None);
         }
-        match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(event)) => {
-                if event.is_session_event() {
-                    self.ended = true;
-                }
-                Poll::Ready(Some(event))
-            }
+        match self.rx.poll_event(cx) {
+            Poll::Ready(Some(item)) => Poll::Ready(Some(self.seen(item))),
             Poll::Ready(None) => {
                 self.ended = true;
                 Poll::Ready(None)
@@ -93,11 +116,19 @@ impl PersistentWatch {
             Poll::Pending => Poll::Pending,
         }
     }
+
+    /// Notes a session event, after which the stream ends.
+    fn seen(&mut self, item: PersistentWatchItem) -> PersistentWatchItem {
+        if item.as_ref().is_ok_and(WatchedEvent::is_session_event) {
+            self.ended = true;
+        }
+        item
+    }
 }
 
 impl futures_core::Stream for PersistentWatch {
-    type Item = WatchedEvent;
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<WatchedEvent>> {
+    type Item = PersistentWatchItem;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<PersistentWatchItem>> {
         PersistentWatch::poll_next(self.get_mut(), cx)
     }
 }

@@ -2,6 +2,19 @@
 
 use zkr_codec::{EventType, KeeperState};
 
+use crate::event_stream::Lagged;
+
+/// What a [`PersistentWatch`](crate::PersistentWatch) yields: an event, or `Err(Lagged)`
+/// where events were dropped because the reader fell behind.
+pub type PersistentWatchItem = Result<WatchedEvent, Lagged>;
+
+/// Lets a persistent watch's bounded buffer tell of the events it dropped.
+impl From<Lagged> for PersistentWatchItem {
+    fn from(lagged: Lagged) -> PersistentWatchItem {
+        Err(lagged)
+    }
+}
+
 /// A watch notification, with the path as the client sees it (chroot removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchedEvent {

@@ -320,7 +320,11 @@ async fn failover_with_load_keeps_the_session_and_every_watch() {
     let mut events = Vec::new();
     within("the recursive watch's events", DEADLINE, async {
         loop {
-            let event = recursive.next().await.expect("the recursive watch ended");
+            let event = recursive
+                .next()
+                .await
+                .expect("the recursive watch ended")
+                .expect("no event dropped");
             let done = event.path == "/w/sentinel";
             events.push((event.event_type, event.path));
             if done {

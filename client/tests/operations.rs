@@ -351,7 +351,7 @@ async fn persistent_and_recursive_watches() {
         .unwrap();
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let e = within("persistent", exact.next()).await.unwrap();
+        let e = within("persistent", exact.next()).await.unwrap().unwrap();
         seen.push((e.event_type, e.path));
     }
     assert_eq!(
@@ -364,7 +364,7 @@ async fn persistent_and_recursive_watches() {
     );
     let mut seen = Vec::new();
     for _ in 0..4 {
-        let e = within("recursive", tree.next()).await.unwrap();
+        let e = within("recursive", tree.next()).await.unwrap().unwrap();
         seen.push((e.event_type, e.path));
     }
     assert_eq!(
@@ -377,8 +377,43 @@ async fn persistent_and_recursive_watches() {
         ]
     );
     client.remove_watches("/r", WatcherType::Any).await.unwrap();
-    let e = within("removed", exact.next()).await.unwrap();
+    let e = within("removed", exact.next()).await.unwrap().unwrap();
     assert_eq!(e.event_type, EventType::PersistentWatchRemoved);
+}
+
+/// A persistent watch whose reader stops reading keeps at most its capacity of events, and
+/// tells how many it dropped, before the newest ones.
+#[tokio::test]
+async fn a_persistent_watch_read_late_drops_its_oldest_events_and_says_so() {
+    let zk = server();
+    let client = Client::connect(&zk.connect_string()).await.unwrap();
+    client
+        .create("/lag", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let mut watch = client
+        .add_watch_with_capacity("/lag", AddWatchMode::Persistent, 4)
+        .await
+        .unwrap();
+    for i in 0..10u8 {
+        client.set_data("/lag", &[i], None).await.unwrap();
+    }
+    // The server sends a session its notifications before the reply to the write that
+    // triggered them, so all ten events reached the watch before the last write returned.
+    let first = within("lagged", watch.next()).await.unwrap();
+    assert_eq!(first, Err(zkr_client::Lagged { missed: 6 }));
+    for _ in 0..4 {
+        let e = within("kept", watch.next()).await.unwrap().unwrap();
+        assert_eq!(e.event_type, EventType::NodeDataChanged);
+    }
+    // Nothing else was queued: the next write's event comes next, in order.
+    client.set_data("/lag", b"x", None).await.unwrap();
+    let e = within("after", watch.next()).await.unwrap().unwrap();
+    assert_eq!(
+        (e.event_type, e.path.as_str()),
+        (EventType::NodeDataChanged, "/lag")
+    );
+    assert!(watch.try_next().is_none());
 }
 
 #[tokio::test]

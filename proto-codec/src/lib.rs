@@ -27,6 +27,8 @@
 //! # let _ = GetDataResponse::decode_prefix;
 //! ```
 #![warn(missing_docs)]
+// On docs.rs: label each item with the cargo feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 #[macro_use]

@@ -102,7 +102,8 @@ async fn released_in_reverse_order() {
     while deleted.len() < 3 {
         let event = within("delete events", events.next())
             .await
-            .expect("watch ended");
+            .expect("watch ended")
+            .expect("no event dropped");
         if event.event_type == EventType::NodeDeleted {
             deleted.push(zkr_recipes::framework::parent(&event.path).to_string());
         }

@@ -14,6 +14,8 @@
 //! dropped.
 
 #![warn(missing_docs)]
+// On docs.rs: label each item with the cargo feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 mod error;

@@ -19,6 +19,7 @@ mod identity;
 mod output;
 mod pipeline;
 mod signals;
+mod verbose;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
         }
         Action::Run(globals, command) => (globals, command),
     };
+    verbose::enable(globals.verbosity);
     let runtime = match runtime_for(&command) {
         Ok(rt) => rt,
         Err(e) => return Failure::msg(format!("cannot start the async runtime: {e}")).report(),

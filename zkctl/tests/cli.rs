@@ -304,6 +304,37 @@ fn lock_exit_codes() {
 }
 
 #[test]
+fn verbose_prints_the_session_and_recipe_events() {
+    // Without -v: nothing but the command's own output.
+    let quiet = run(&["lock", "/locks/verbose", "--", "true"]);
+    assert!(quiet.status.success(), "{}", stderr(&quiet));
+    assert_eq!(stderr(&quiet), "");
+
+    let out = run(&["-v", "lock", "/locks/verbose", "--", "true"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let session = err
+        .lines()
+        .find(|l| l.contains("INFO") && l.contains("session established"))
+        .unwrap_or_else(|| panic!("no session line in {err}"));
+    let host = server().connect_string();
+    assert!(session.contains(&format!("host={host}")), "{session}");
+    assert!(session.contains("session=0x"), "{session}");
+    assert!(session.contains("timeout_ms="), "{session}");
+    assert!(err.contains("client closed"), "{err}");
+    // Debug events (the lock's decision) only with -vv.
+    assert!(!err.contains("lock acquired"), "{err}");
+    let out = run(&["-vv", "lock", "/locks/verbose", "--", "true"]);
+    let err = stderr(&out);
+    let acquired = err
+        .lines()
+        .find(|l| l.contains("DEBUG") && l.contains("lock acquired"))
+        .unwrap_or_else(|| panic!("no lock line in {err}"));
+    assert!(acquired.contains("dir=/locks/verbose"), "{acquired}");
+    assert!(err.contains("connecting"), "{err}");
+}
+
+#[test]
 fn sigterm_stops_the_command_and_releases_the_lock() {
     let dir = scratch("sigterm");
     let pid_file = dir.join("pid");

@@ -168,9 +168,16 @@ async fn keep_watching(
                 tokio::select! {
                     event = watch.next() => match event {
                         // The session ended (or the client closed): add it anew.
-                        Some(event) if event.is_session_event() => break,
-                        Some(event) => {
+                        Some(Ok(event)) if event.is_session_event() => break,
+                        Some(Ok(event)) => {
                             if !tx.send(PersistentWatcherEvent::Event(event)) {
+                                return;
+                            }
+                        }
+                        // This task fell behind the driver (it only forwards, so that is
+                        // rare): the reader re-reads, as after any lag.
+                        Some(Err(lagged)) => {
+                            if !tx.send(PersistentWatcherEvent::from(lagged)) {
                                 return;
                             }
                         }

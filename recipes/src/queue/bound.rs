@@ -60,7 +60,8 @@ pub(crate) async fn wait_for_room(
                 (Some(watch), _) => watch
                     .next()
                     .await
-                    .is_some_and(|event| !event.is_session_event()),
+                    // A lag (`Err`) still means something changed: count again.
+                    .is_some_and(|item| !matches!(item, Ok(event) if event.is_session_event())),
                 (None, Some(watch)) => {
                     watch.await;
                     true

@@ -17,6 +17,8 @@ pub struct Globals {
     pub connect_timeout: Option<Duration>,
     /// `(scheme, credentials)` identities.
     pub auth: Vec<(String, String)>,
+    /// How many `-v`: 1 prints the library's events, 2 its debug events too.
+    pub verbosity: u8,
 }
 
 /// What `bench` measures.

@@ -115,6 +115,10 @@ fn scan(args: &[String]) -> Result<Scanned, UsageError> {
             match arg.as_str() {
                 "-h" => s.help = true,
                 "-V" => s.version = true,
+                // -v, -vv: each v counts once (like --verbose given that many times).
+                a if a[1..].chars().all(|c| c == 'v') => {
+                    s.flags.extend(a[1..].chars().map(|_| ("verbose", None)))
+                }
                 // A negative number is data (`set /n -1`), not a flag.
                 a if a[1..].starts_with(|c: char| c.is_ascii_digit()) => {
                     s.positionals.push(a.to_string())
@@ -368,11 +372,13 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
             )),
         })
         .collect::<Result<_, _>>()?;
+    let verbosity = flags.0.iter().filter(|(n, _)| *n == "verbose").count();
     Ok(Globals {
         server,
         server_given,
         session_timeout,
         connect_timeout,
+        verbosity: verbosity.min(u8::MAX.into()) as u8,
         auth,
     })
 }
@@ -594,6 +600,16 @@ mod tests {
         assert_eq!(c, Command::Ls { path: "/a".into() });
         let (g, _) = command("ls /a --server=x:2");
         assert_eq!(g.server, "x:2");
+    }
+
+    #[test]
+    fn each_v_raises_the_verbosity() {
+        assert_eq!(command("ls /").0.verbosity, 0);
+        assert_eq!(command("-v ls /").0.verbosity, 1);
+        assert_eq!(command("ls / --verbose").0.verbosity, 1);
+        assert_eq!(command("-vv ls /").0.verbosity, 2);
+        assert_eq!(command("-v ls / -v").0.verbosity, 2);
+        assert!(run("-vx ls /").is_err());
     }
 
     #[test]

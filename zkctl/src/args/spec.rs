@@ -71,6 +71,11 @@ pub const GLOBAL_FLAGS: &[FlagSpec] = &[
         "SCHEME:CREDENTIALS",
         "add an identity to the session, e.g. digest:user:password (repeatable)",
     ),
+    switch(
+        "verbose",
+        "print the client's events on stderr: connects, disconnects and their causes, \
+         session loss, locks and leadership (-v; -vv adds debug events)",
+    ),
     switch("help", "print help (also: zkctl COMMAND --help)"),
     switch("version", "print the version"),
 ];

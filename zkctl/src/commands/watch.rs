@@ -44,11 +44,15 @@ async fn watch(
         tokio::select! {
             signal = shutdown.recv() => return Ok(signal.exit_code()),
             event = events.next() => match event {
-                Some(e) if e.is_session_event() => {
+                Some(Err(lagged)) => {
+                    eprintln!("zkctl: output fell behind; {} events dropped", lagged.missed);
+                    seen += lagged.missed;
+                }
+                Some(Ok(e)) if e.is_session_event() => {
                     output::say(output::event(&e))?;
                     return Err(Failure::msg(format!("the watch on {path} ended: session {:?}", e.state)));
                 }
-                Some(e) => {
+                Some(Ok(e)) => {
                     output::say(output::event(&e))?;
                     seen += 1;
                 }
