@@ -81,9 +81,10 @@ impl ClientBuilder {
 
     /// Starts the client's task (on the current tokio runtime) and waits until the first
     /// session is established, or fails after the connect timeout with an error naming the
-    /// hosts.
+    /// hosts and why the last attempt failed (`could not connect: Connection refused`, `no
+    /// handshake reply ...`, `the server sent a malformed frame (...)`).
     pub async fn connect(self) -> Result<Client> {
-        let client = self.start()?;
+        let (client, shared) = crate::connect::start_shared(&self)?;
         let wait = self.connect_timeout.unwrap_or(self.session_timeout);
         let mut states = client.state_changes();
         let established = async {
@@ -105,12 +106,20 @@ impl ClientBuilder {
             Ok(Ok(())) => Ok(client),
             Ok(Err(e)) => Err(e),
             Err(_) => {
+                let report = shared
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .connect_report(std::time::Instant::now());
                 client.close_in_background();
-                Err(Error::connection_loss().with_detail(format!(
+                let mut detail = format!(
                     "no ZooKeeper server reachable at {} within {} ms",
                     self.connect_string,
                     wait.as_millis()
-                )))
+                );
+                if let Some(report) = report {
+                    detail.push_str(&format!(" ({report})"));
+                }
+                Err(Error::connection_loss().with_detail(detail))
             }
         }
     }

@@ -17,6 +17,12 @@ use crate::session::{ConnectionState, Session, SessionConfig, StateChange};
 
 /// Starts the driver task for `settings` and returns the handle to it.
 pub(crate) fn start(settings: &ClientBuilder) -> Result<Client> {
+    start_shared(settings).map(|(client, _)| client)
+}
+
+/// [`start`], also returning the state the driver shares with the handles (for
+/// [`ClientBuilder::connect`]'s report when no session comes).
+pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mutex<Shared>>)> {
     let cs = ConnectString::parse(&settings.connect_string)?;
     if settings.session_timeout.is_zero() {
         return Err(Error::invalid("the session timeout must be positive"));
@@ -35,16 +41,19 @@ pub(crate) fn start(settings: &ClientBuilder) -> Result<Client> {
         },
         negotiated_timeout: settings.session_timeout,
         subscribers: crate::listeners::Listeners::unbounded(),
+        last_failure: None,
+        attempt: None,
     }));
     let driver = Driver::new(session, cs.hosts, cs.chroot.clone(), rx, shared.clone());
     tokio::spawn(driver.run());
-    Ok(Client::from_inner(Inner {
+    let client = Client::from_inner(Inner {
         commands: tx,
         chroot: cs.chroot,
         max_frame_len: settings.max_frame_len,
         next_watcher: AtomicU64::new(1),
-        shared,
-    }))
+        shared: shared.clone(),
+    });
+    Ok((client, shared))
 }
 
 /// A seed for the host shuffle, from the standard library's per-process random keys.

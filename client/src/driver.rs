@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::path::Chroot;
-use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
+use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
 use crate::watched_event::WatchedEvent;
 
@@ -150,11 +150,17 @@ impl Driver {
                             self.reader = Some(reader);
                             self.read_buf.clear();
                             self.session.handle_connected(now);
+                            self.track_attempt(|attempt| {
+                                if let Some(attempt) = attempt {
+                                    attempt.handshaking = true;
+                                    attempt.since = now;
+                                }
+                            });
                         }
                         Err(e) => {
                             crate::log!(debug, error = %e, "connection attempt failed");
-                            let _ = &e;
-                            self.session.handle_connect_failed(now)
+                            // Kept by the core as the reason, for connect()'s error.
+                            self.session.handle_io_error(e, now)
                         }
                     }
                 }
@@ -226,6 +232,13 @@ impl Driver {
         Ok(())
     }
 
+    /// Updates the connection attempt the handles see (for connect()'s error when no
+    /// session comes). Only on connection events: never on the request path.
+    fn track_attempt(&self, update: impl FnOnce(&mut Option<Attempt>)) {
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        update(&mut shared.attempt);
+    }
+
     /// Tells operators of a state change (with the `tracing` feature).
     fn log_state(&mut self, change: StateChange) {
         if change.session_id != 0 {
@@ -243,7 +256,9 @@ impl Driver {
                 crate::log!(warn, %host, %session, "connected to a read-only server")
             }
             ConnectionState::Suspended => {
-                crate::log!(warn, %host, %session, "connection lost; reconnecting")
+                let error = self.session.last_connection_failure().unwrap_or("unknown");
+                crate::log!(warn, %host, %session, %error, "connection lost; reconnecting");
+                let _ = error;
             }
             ConnectionState::Lost => crate::log!(warn, %session, "session lost (expired)"),
             ConnectionState::Closed => crate::log!(info, "client closed"),
@@ -260,6 +275,12 @@ impl Driver {
                     let (name, port) = self.hosts[host].clone();
                     crate::log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
                     self.host = host;
+                    let attempt = Attempt {
+                        host: format!("{name}:{port}"),
+                        handshaking: false,
+                        since: Instant::now(),
+                    };
+                    self.track_attempt(|current| *current = Some(attempt));
                     self.connecting = Some(Box::pin(async move {
                         let attempt = TcpStream::connect((name.as_str(), port));
                         match tokio::time::timeout(timeout, attempt).await {
@@ -273,6 +294,12 @@ impl Driver {
                     self.reader = None;
                     self.connecting = None;
                     self.read_buf.clear();
+                    let failure = self.session.last_connection_failure().map(str::to_owned);
+                    let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                    shared.attempt = None;
+                    if failure.is_some() {
+                        shared.last_failure = failure;
+                    }
                 }
                 Event::ProbeReadWrite { host } => {
                     let (name, port) = self.hosts[host].clone();
@@ -316,6 +343,9 @@ impl Driver {
                 Event::State(change) => {
                     self.log_state(change);
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                    if change.state.is_connected() {
+                        shared.attempt = None;
+                    }
                     shared.current = change;
                     shared.negotiated_timeout = self.session.negotiated_timeout();
                     shared.subscribers.send(change);

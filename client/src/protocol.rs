@@ -2,7 +2,7 @@
 //! send, where answers and watch events go, and the state both sides share. Its own module so
 //! that neither side imports the other.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -61,4 +61,46 @@ pub(crate) struct Shared {
     pub(crate) current: StateChange,
     pub(crate) negotiated_timeout: Duration,
     pub(crate) subscribers: crate::listeners::Listeners<StateChange>,
+    /// Why the last connection or connection attempt ended (the core's words), for the
+    /// error of a connect that timed out. Updated when a connection ends.
+    pub(crate) last_failure: Option<String>,
+    /// The connection attempt under way, if any (none once a session is established).
+    pub(crate) attempt: Option<Attempt>,
+}
+
+/// A connection attempt under way, as the driver last saw it.
+#[derive(Debug, Clone)]
+pub(crate) struct Attempt {
+    /// `name:port`.
+    pub(crate) host: String,
+    /// Whether the TCP connection is up and the handshake reply awaited.
+    pub(crate) handshaking: bool,
+    /// When this phase started.
+    pub(crate) since: Instant,
+}
+
+impl Shared {
+    /// Why no session was made yet, in words, for a connect that timed out: the last
+    /// failure, and the attempt under way if it has lasted (`None` when nothing is known).
+    pub(crate) fn connect_report(&self, now: Instant) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(failure) = &self.last_failure {
+            parts.push(format!("last attempt: {failure}"));
+        }
+        if let Some(attempt) = &self.attempt {
+            let ms = now.saturating_duration_since(attempt.since).as_millis();
+            if attempt.handshaking {
+                parts.push(format!(
+                    "{} accepted the connection but sent no handshake reply in {ms} ms",
+                    attempt.host
+                ));
+            } else if ms >= 100 {
+                parts.push(format!(
+                    "still connecting to {} after {ms} ms",
+                    attempt.host
+                ));
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
 }

@@ -244,6 +244,8 @@ pub struct Session<T> {
     close_xid: Option<i32>,
     /// Why the connection is being dropped, for the errors of the requests in flight.
     loss_reason: Option<LossReason>,
+    /// Why the last connection (or connection attempt) ended, for the driver's reports.
+    last_failure: Option<String>,
     extra_close_tokens: Vec<T>,
     // Watches and output.
     watches: WatchRegistry,
@@ -288,6 +290,7 @@ impl<T> Session<T> {
             closing: None,
             close_xid: None,
             loss_reason: None,
+            last_failure: None,
             extra_close_tokens: Vec::new(),
             watches: WatchRegistry::default(),
             forgotten: std::collections::HashSet::new(),
@@ -333,6 +336,14 @@ impl<T> Session<T> {
     /// The watch registry (read-only; for tests and diagnostics).
     pub fn watches(&self) -> &WatchRegistry {
         &self.watches
+    }
+
+    /// Why the last connection, or connection attempt, ended (`could not connect: ...`,
+    /// `no handshake reply within 2000 ms`, `the server sent a malformed frame (...)`, ...),
+    /// or `None` if none has ended yet. Kept until the next one ends, so that a client that
+    /// never gets a session can say why.
+    pub fn last_connection_failure(&self) -> Option<&str> {
+        self.last_failure.as_deref()
     }
 
     /// The host of the current connection, if any.
@@ -561,20 +572,28 @@ impl<T> Session<T> {
     /// The TCP connection the core asked for could not be opened.
     pub fn handle_connect_failed(&mut self, now: Instant) {
         if matches!(self.conn, Conn::Connecting { .. }) {
+            self.loss_reason = Some(LossReason::detail("could not connect".into()));
             self.connection_lost(now);
         }
     }
 
     /// The connection failed with an I/O error: like [`Session::handle_disconnected`], and
-    /// the requests in flight get ConnectionLoss with this error as its cause.
+    /// the requests in flight get ConnectionLoss with this error as its cause. While the
+    /// core waits for a TCP connection, this is [`Session::handle_connect_failed`] with the
+    /// reason kept for [`Session::last_connection_failure`].
     pub fn handle_io_error(&mut self, error: std::io::Error, now: Instant) {
         let connected = matches!(
             self.conn,
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
         );
         if connected && self.loss_reason.is_none() {
+            let detail = if matches!(self.conn, Conn::Connecting { .. }) {
+                "could not connect"
+            } else {
+                "the connection failed"
+            };
             self.loss_reason = Some(LossReason {
-                detail: "the connection failed".into(),
+                detail: detail.into(),
                 cause: Some(std::sync::Arc::new(error)),
             });
         }
@@ -629,9 +648,18 @@ impl<T> Session<T> {
         }
         match self.conn {
             Conn::Idle { retry_at } if now >= retry_at => self.start_connect(now),
-            Conn::Connecting { deadline, .. } | Conn::Handshaking { deadline, .. }
-                if now >= deadline =>
-            {
+            Conn::Connecting { deadline, .. } if now >= deadline => {
+                self.loss_reason = Some(LossReason::detail(format!(
+                    "could not connect within {} ms",
+                    self.connect_timeout().as_millis()
+                )));
+                self.connection_lost(now)
+            }
+            Conn::Handshaking { deadline, .. } if now >= deadline => {
+                self.loss_reason = Some(LossReason::detail(format!(
+                    "no handshake reply from the server within {} ms of connecting",
+                    self.connect_timeout().as_millis()
+                )));
                 self.connection_lost(now)
             }
             Conn::Open { host, .. } => {
@@ -674,6 +702,9 @@ impl<T> Session<T> {
                 // session yet), the client would be back in the session it just reported
                 // Lost. Drop that attempt: the next handshake asks for a new session.
                 if matches!(self.conn, Conn::Handshaking { .. }) {
+                    self.loss_reason = Some(LossReason::detail(
+                        "the session timed out during the handshake".into(),
+                    ));
                     self.connection_lost(now);
                 }
             }
@@ -687,6 +718,9 @@ impl<T> Session<T> {
         } = self.conn
         {
             // Only the read-write host: no attempt at the next host in line first.
+            self.loss_reason = Some(LossReason::detail(
+                "left a read-only server for a read-write one".into(),
+            ));
             if self.tear_down(now) {
                 self.hosts.jump_to(host);
                 self.schedule_connect(now, Duration::ZERO);

@@ -14,11 +14,15 @@ impl<T> Session<T> {
         }
     }
 
+    /// How long one attempt (TCP connection and handshake) may take. The Java client's
+    /// rule: a host gets its share of the session timeout.
+    pub(super) fn connect_timeout(&self) -> Duration {
+        (self.negotiated / self.hosts.host_count() as u32).max(Duration::from_millis(100))
+    }
+
     pub(super) fn start_connect(&mut self, now: Instant) {
         let host = self.hosts.current();
-        // The Java client's rule: a host gets its share of the session timeout.
-        let timeout =
-            (self.negotiated / self.hosts.host_count() as u32).max(Duration::from_millis(100));
+        let timeout = self.connect_timeout();
         self.conn = Conn::Connecting {
             host,
             deadline: now + timeout,
@@ -49,15 +53,22 @@ impl<T> Session<T> {
     /// false when that finished a close (nothing more may happen then).
     pub(super) fn tear_down(&mut self, now: Instant) -> bool {
         let was_open = matches!(self.conn, Conn::Open { .. });
-        if matches!(
+        let active = matches!(
             self.conn,
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
-        ) {
+        );
+        if active {
             self.events.push_back(Event::Disconnect);
         }
         self.out.clear();
         // In flight: may or may not have been applied. Never re-sent.
         let reason = self.loss_reason.take();
+        if active {
+            self.last_failure = Some(match &reason {
+                Some(why) => why.to_string(),
+                None => "the connection was lost".into(),
+            });
+        }
         let loss = || match &reason {
             Some(why) => why.error(),
             None => Error::connection_loss(),
@@ -207,6 +218,17 @@ impl<T> Session<T> {
 pub(super) struct LossReason {
     pub(super) detail: String,
     pub(super) cause: Option<std::sync::Arc<std::io::Error>>,
+}
+
+impl std::fmt::Display for LossReason {
+    /// The error's message without its code: `the connection failed: Connection reset ...`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.detail)?;
+        match &self.cause {
+            Some(cause) => write!(f, ": {cause}"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl LossReason {

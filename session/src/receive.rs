@@ -157,6 +157,9 @@ impl<T> Session<T> {
         let (response, read_only) = decode_connect_response(frame)?;
         if response.timeout_ms <= 0 {
             // The server says the session expired.
+            self.loss_reason = Some(LossReason::detail(
+                "the server says the session expired".into(),
+            ));
             self.lose_session();
             self.connection_lost(now);
             return Ok(());

@@ -1204,3 +1204,71 @@ fn a_lost_connection_says_why_to_the_requests_in_flight() {
     let err = err_of(&sim.events(), t);
     assert!(!err.to_string().contains("reset by peer"), "{err}");
 }
+
+#[test]
+fn every_failed_attempt_says_why() {
+    // One host, 2 s: each attempt (TCP connection and handshake) may take 2 s.
+    let mut sim = Sim::new(config(1, 2_000));
+    assert_eq!(sim.s.last_connection_failure(), None);
+    sim.events();
+
+    // The TCP connection is refused.
+    let now = sim.now;
+    sim.s.handle_io_error(
+        std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused"),
+        now,
+    );
+    assert_eq!(
+        sim.s.last_connection_failure(),
+        Some("could not connect: refused")
+    );
+
+    // Connected, but no handshake reply before the attempt's deadline.
+    next_connect(&mut sim, 5_000);
+    let started = sim.offset(sim.now).as_millis() as u64;
+    sim.s.handle_connected(sim.now);
+    sim.take_connect_request();
+    sim.run_until(started + 2_000);
+    assert_eq!(disconnects(&sim.events()), 1);
+    assert_eq!(
+        sim.s.last_connection_failure(),
+        Some("no handshake reply from the server within 2000 ms of connecting")
+    );
+
+    // A handshake reply with a negative password length.
+    next_connect(&mut sim, 5_000);
+    sim.s.handle_connected(sim.now);
+    sim.take_connect_request();
+    let mut f = Vec::new();
+    for field in [20i32, 0, 2_000, 0, 0x42, -5] {
+        f.extend_from_slice(&field.to_be_bytes());
+    }
+    sim.feed(&f);
+    assert_eq!(disconnects(&sim.events()), 1);
+    let why = sim.s.last_connection_failure().unwrap();
+    assert!(
+        why.starts_with("the server sent a malformed frame") && why.contains("-5"),
+        "{why}"
+    );
+
+    // The server says the session expired.
+    next_connect(&mut sim, 5_000);
+    sim.s.handle_connected(sim.now);
+    sim.take_connect_request();
+    sim.respond_connect(0, 0, &[0; 16], false);
+    assert_eq!(
+        sim.s.last_connection_failure(),
+        Some("the server says the session expired")
+    );
+
+    // A refused connection without an error to tell.
+    next_connect(&mut sim, 5_000);
+    let now = sim.now;
+    sim.s.handle_connect_failed(now);
+    assert_eq!(sim.s.last_connection_failure(), Some("could not connect"));
+
+    // A session at last: the last failure is kept (it is history, not the state).
+    let (_, ev) = reconnect(&mut sim, 0x42, 2_000);
+    assert_eq!(states(&ev), [Connected]);
+    assert_eq!(sim.s.last_connection_failure(), Some("could not connect"));
+}

@@ -31,6 +31,8 @@
 //! `sh`'s `kill` builtin.
 
 #![warn(missing_docs)]
+// On docs.rs: label each item with the cargo feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod cluster;
 mod config;
@@ -42,6 +44,7 @@ mod options;
 mod ports;
 mod process;
 mod proxy;
+pub mod scripted;
 mod server;
 mod tempdir;
 
@@ -52,6 +55,7 @@ pub use locate::{Installation, CLASSPATH_ENV, DEBIAN_SERVER_JAR, JAVA_ENV};
 pub use options::ServerOptions;
 pub use ports::free_port;
 pub use proxy::FaultyProxy;
+pub use scripted::ScriptedServer;
 pub use server::TestingServer;
 pub use tempdir::TempDir;
 
