@@ -3,11 +3,13 @@
 # - Debian's `zookeeper` package (server jar at /usr/share/java/zookeeper.jar plus its
 #   dependency jars) and a java runtime, for zkr-testkit;
 # - Debian's `libcurator-recipes-java` (Curator 5.4.0 jars under /usr/share/java) and a JDK
-#   with javac, for tests/curator_interop.rs (it compiles tests/java/CuratorPeer.java).
+#   with javac, for tests/curator_interop.rs (it compiles tests/java/CuratorPeer.java);
+# - the `openssl` command, with which zkr-testkit makes the certificates of its TLS servers
+#   (`TlsCertificates::generate`).
 #
 # Idempotent: installs only what is missing (the server jar unless ZKR_ZOOKEEPER_CLASSPATH is
 # set, java unless found, the Curator jar unless ZKR_CURATOR_CLASSPATH is set, javac unless
-# found). Prints one line saying what it did.
+# found, openssl unless found or ZKR_OPENSSL is set). Prints one line saying what it did.
 set -euo pipefail
 
 JAR=/usr/share/java/zookeeper.jar
@@ -56,13 +58,16 @@ if ! have_javac; then
 elif ! have_java; then
     packages+=(default-jre-headless)
 fi
+if [ -z "${ZKR_OPENSSL:-}" ] && ! command -v openssl >/dev/null 2>&1; then
+    packages+=(openssl)
+fi
 
 if [ "${#packages[@]}" -eq 0 ]; then
     server="$JAR"
     [ -n "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && server="ZKR_ZOOKEEPER_CLASSPATH"
     curator="$CURATOR_JAR"
     [ -n "${ZKR_CURATOR_CLASSPATH:-}" ] && curator="ZKR_CURATOR_CLASSPATH"
-    echo "install-zookeeper.sh: nothing to do ($server, $curator, java and javac found)"
+    echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac and openssl found)"
     exit 0
 fi
 

@@ -13,7 +13,7 @@ use crate::instance::Instance;
 use crate::locate::Installation;
 use crate::options::ServerOptions;
 use crate::ports::free_ports;
-use crate::server::PORT_ATTEMPTS;
+use crate::server::{wait_ready, PORT_ATTEMPTS};
 use crate::tempdir::TempDir;
 
 /// How long one `srvr` probe of a member may take in [`TestingCluster::leader`].
@@ -49,6 +49,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 pub struct TestingCluster {
     // Dropped before `dir`: JVMs die before their folders are deleted.
     members: Vec<Instance>,
+    /// Each member's TLS port, when the options ask for TLS.
+    secure_ports: Vec<Option<u16>>,
     install: Installation,
     options: ServerOptions,
     dir: TempDir,
@@ -85,11 +87,12 @@ impl TestingCluster {
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;
         loop {
-            let members = create_members(n, &options, dir.path())?;
-            match start_all(&members, &install, &options) {
+            let (members, secure_ports) = create_members(n, &options, dir.path())?;
+            match start_all(&members, &secure_ports, &install, &options) {
                 Ok(()) => {
                     return Ok(TestingCluster {
                         members,
+                        secure_ports,
                         install,
                         options,
                         dir,
@@ -158,6 +161,32 @@ impl TestingCluster {
     /// Member `i`'s client address.
     pub fn member_address(&self, i: usize) -> SocketAddr {
         self.member(i).address()
+    }
+
+    /// Member `i`'s TLS port (`secureClientPort`) when the ensemble was
+    /// started with [`ServerOptions::tls`], `None` otherwise.
+    pub fn member_secure_port(&self, i: usize) -> Option<u16> {
+        self.member(i);
+        self.secure_ports[i]
+    }
+
+    /// Member `i`'s TLS connect string, `"127.0.0.1:PORT"`, `None` without
+    /// TLS.
+    pub fn member_secure_connect_string(&self, i: usize) -> Option<String> {
+        self.member_secure_port(i)
+            .map(|port| format!("127.0.0.1:{port}"))
+    }
+
+    /// All members' TLS addresses, comma separated, `None` without TLS.
+    pub fn secure_connect_string(&self) -> Option<String> {
+        let ports: Option<Vec<u16>> = self.secure_ports.iter().copied().collect();
+        ports.map(|ports| {
+            ports
+                .iter()
+                .map(|port| format!("127.0.0.1:{port}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
     }
 
     /// Member `i`'s log file.
@@ -245,8 +274,8 @@ impl TestingCluster {
         let mut attempt = 1;
         loop {
             member.spawn(&self.install, &self.options)?;
-            match member.wait_serving(self.options.startup_timeout) {
-                Ok(_) => return Ok(()),
+            match wait_ready(member, self.secure_ports[i], self.options.startup_timeout) {
+                Ok(()) => return Ok(()),
                 Err(_) if attempt < PORT_ATTEMPTS && member.port_conflict() => {
                     attempt += 1;
                     thread::sleep(Duration::from_millis(500));
@@ -276,13 +305,13 @@ impl TestingCluster {
     }
 
     /// Waits until member `i` serves (reports leader, follower, observer or
-    /// standalone), at most `timeout`.
+    /// standalone, and with TLS its TLS port listens), at most `timeout`.
     ///
     /// # Errors
     ///
     /// As for [`TestingServer::wait_serving`](crate::TestingServer::wait_serving).
     pub fn wait_serving(&self, i: usize, timeout: Duration) -> Result<()> {
-        self.member(i).wait_serving(timeout).map(drop)
+        wait_ready(self.member(i), self.secure_ports[i], timeout)
     }
 
     /// The member currently reporting `Mode: leader` to `srvr`, if any.
@@ -318,35 +347,61 @@ impl TestingCluster {
 
 /// Spawns every member, then waits for all of them with one shared deadline
 /// (members need each other to serve, so they must all be started first).
-fn start_all(members: &[Instance], install: &Installation, options: &ServerOptions) -> Result<()> {
+fn start_all(
+    members: &[Instance],
+    secure_ports: &[Option<u16>],
+    install: &Installation,
+    options: &ServerOptions,
+) -> Result<()> {
     for member in members {
         member.spawn(install, options)?;
     }
     let deadline = Instant::now() + options.startup_timeout;
-    for member in members {
-        member.wait_serving(deadline.saturating_duration_since(Instant::now()))?;
+    for (member, secure_port) in members.iter().zip(secure_ports) {
+        wait_ready(
+            member,
+            *secure_port,
+            deadline.saturating_duration_since(Instant::now()),
+        )?;
     }
     Ok(())
 }
 
-/// Picks ports and writes every member's folder under `root`.
-fn create_members(n: usize, options: &ServerOptions, root: &Path) -> Result<Vec<Instance>> {
-    let ports = free_ports(3 * n).map_err(|e| Error::io("finding free ports", e))?;
+/// Picks ports and writes every member's folder under `root`; returns the
+/// members and their TLS ports.
+fn create_members(
+    n: usize,
+    options: &ServerOptions,
+    root: &Path,
+) -> Result<(Vec<Instance>, Vec<Option<u16>>)> {
+    let per_member = if options.tls.is_some() { 4 } else { 3 };
+    let ports = free_ports(per_member * n).map_err(|e| Error::io("finding free ports", e))?;
     let peers: Vec<PeerPorts> = ports
-        .chunks(3)
+        .chunks(per_member)
         .map(|p| PeerPorts {
             client: p[0],
             quorum: p[1],
             election: p[2],
         })
         .collect();
-    peers
+    let secure_ports: Vec<Option<u16>> = ports
+        .chunks(per_member)
+        .map(|p| p.get(3).copied())
+        .collect();
+    let members = peers
         .iter()
+        .zip(&secure_ports)
         .enumerate()
-        .map(|(i, peer)| {
+        .map(|(i, (peer, secure_port))| {
             let myid = i + 1;
             let dir = root.join(format!("member-{myid}"));
-            let cfg = config::zoo_cfg(options, &dir.join(config::DATA_DIR), peer.client, &peers);
+            let cfg = config::zoo_cfg(
+                options,
+                &dir.join(config::DATA_DIR),
+                peer.client,
+                *secure_port,
+                &peers,
+            );
             Instance::create(
                 format!(
                     "ensemble member {i} (myid {myid}, 127.0.0.1:{})",
@@ -359,5 +414,6 @@ fn create_members(n: usize, options: &ServerOptions, root: &Path) -> Result<Vec<
                 Some(myid),
             )
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    Ok((members, secure_ports))
 }

@@ -25,6 +25,26 @@
 //! complete classpath, e.g. `/opt/zookeeper/lib/*` from an upstream tarball.
 //! `ZKR_JAVA` selects the java binary. See [`Installation`].
 //!
+//! # TLS
+//!
+//! [`TlsCertificates::generate`] makes a CA, server and client certificates
+//! (and bad ones: expired, signed by another CA) with the `openssl` command;
+//! [`ServerOptions::tls`] gives a server a second, TLS-only port
+//! (`secureClientPort`, served by ZooKeeper's Netty connection factory) next
+//! to its plain one:
+//!
+//! ```no_run
+//! use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
+//!
+//! let certs = TlsCertificates::generate()?;
+//! let server = TestingServer::start_with(ServerOptions::new().tls(&certs, ClientAuth::Need))?;
+//! let tls_address = server.secure_connect_string().expect("a TLS port");
+//! // Connect there trusting certs.ca_pem(), presenting certs.client_cert_pem()
+//! // and certs.client_key_pem(): the session is x509:CN=zkr-client,O=zkr.
+//! # drop(tls_address);
+//! # Ok::<(), zkr_testkit::Error>(())
+//! ```
+//!
 //! # Platform
 //!
 //! Unix only: processes are paused, resumed and stopped with signals sent by
@@ -39,6 +59,7 @@ mod config;
 mod error;
 mod four_letter;
 mod instance;
+mod listen;
 mod locate;
 mod options;
 mod ports;
@@ -47,6 +68,7 @@ mod proxy;
 pub mod scripted;
 mod server;
 mod tempdir;
+mod tls;
 
 pub use cluster::TestingCluster;
 pub use error::{Error, Result};
@@ -58,6 +80,7 @@ pub use proxy::FaultyProxy;
 pub use scripted::ScriptedServer;
 pub use server::TestingServer;
 pub use tempdir::TempDir;
+pub use tls::{ClientAuth, TlsCertificates, OPENSSL_ENV};
 
 #[cfg(test)]
 mod tests {
@@ -68,5 +91,7 @@ mod tests {
         send_sync::<crate::TestingServer>();
         send_sync::<crate::TestingCluster>();
         send_sync::<crate::Error>();
+        send_sync::<crate::TlsCertificates>();
+        send_sync::<crate::ServerOptions>();
     }
 }

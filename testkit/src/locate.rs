@@ -46,6 +46,15 @@ const DEBIAN_LOGGING_JARS: &[&[&str]] = &[
     &["/usr/share/java/slf4j-simple.jar"],
 ];
 
+/// Debian jars the server needs that its manifest does not name, added when
+/// present: Netty's codec jar, without which the Netty connection factory
+/// (the one serving TLS) starts but fails every connection with
+/// `NoClassDefFoundError: io/netty/handler/codec/ByteToMessageDecoder` (its
+/// `SslHandler` is a `ByteToMessageDecoder`). Debian's 3.8.0 manifest names
+/// netty-buffer, -common, -handler, -transport and -transport-native-epoll
+/// only.
+const DEBIAN_MISSING_JARS: &[&str] = &["/usr/share/java/netty-codec.jar"];
+
 /// A located ZooKeeper server installation: the `java` binary and the
 /// classpath to run the server with.
 ///
@@ -151,6 +160,12 @@ fn debian_classpath() -> Result<OsString> {
         });
     }
     let mut entries = vec![jar.to_path_buf()];
+    entries.extend(
+        DEBIAN_MISSING_JARS
+            .iter()
+            .map(PathBuf::from)
+            .filter(|j| j.is_file()),
+    );
     if let Some(jars) = DEBIAN_LOGGING_JARS
         .iter()
         .find(|jars| jars.iter().all(|j| Path::new(j).is_file()))

@@ -4,6 +4,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::tls::{ClientAuth, TlsCertificates, TlsSettings};
+
 /// How to configure and start a [`TestingServer`](crate::TestingServer) or
 /// every member of a [`TestingCluster`](crate::TestingCluster).
 ///
@@ -16,6 +18,7 @@ use std::time::Duration;
 /// | extended types (TTL and container nodes' TTL variant) | on |
 /// | read-only mode | off |
 /// | startup timeout | 60 s |
+/// | TLS port | none (see [`tls`](Self::tls)) |
 ///
 /// ```
 /// use std::time::Duration;
@@ -44,6 +47,7 @@ pub struct ServerOptions {
     pub(crate) startup_timeout: Duration,
     pub(crate) classpath: Option<OsString>,
     pub(crate) java: Option<PathBuf>,
+    pub(crate) tls: Option<TlsSettings>,
 }
 
 impl Default for ServerOptions {
@@ -62,6 +66,7 @@ impl Default for ServerOptions {
             startup_timeout: Duration::from_secs(60),
             classpath: None,
             java: None,
+            tls: None,
         }
     }
 }
@@ -181,6 +186,95 @@ impl ServerOptions {
         self
     }
 
+    /// Serves TLS too: the server keeps its plain client port (where this
+    /// crate checks that it serves) and gets a second one,
+    /// `secureClientPort`, on another free port of `127.0.0.1`
+    /// ([`TestingServer::secure_port`](crate::TestingServer::secure_port),
+    /// [`TestingCluster::member_secure_port`](crate::TestingCluster::member_secure_port)).
+    ///
+    /// On that port the server presents
+    /// [`server_cert_pem`](TlsCertificates::server_cert_pem) (names
+    /// `localhost`, `127.0.0.1`, `zookeeper.test`), trusts client
+    /// certificates signed by [`ca_pem`](TlsCertificates::ca_pem), asks for
+    /// them as `client_auth` says, and gives a client with an accepted
+    /// certificate the identity `x509:<subject>`
+    /// ([`client_subject`](TlsCertificates::client_subject)). It speaks what
+    /// ZooKeeper 3.8 offers by default: TLS 1.2 only, ECDHE with AES-GCM or
+    /// AES-CBC. The options keep a clone of `certs`, so the files live as long
+    /// as the options and the servers started with them.
+    ///
+    /// The `zoo.cfg` lines (all through ZooKeeper's own configuration
+    /// parser, which turns the `ssl.*` and `authProvider.*` keys into the
+    /// `zookeeper.`-prefixed system properties the server reads):
+    ///
+    /// ```text
+    /// secureClientPort=PORT
+    /// secureClientPortAddress=127.0.0.1
+    /// serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+    /// ssl.keyStore.location=<certs>/server-keystore.pem
+    /// ssl.keyStore.type=PEM
+    /// ssl.trustStore.location=<certs>/ca.pem
+    /// ssl.trustStore.type=PEM
+    /// ssl.clientAuth=none|want|need
+    /// authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider
+    /// ```
+    ///
+    /// Later [`config`](Self::config) lines override them. TLS 1.3 takes
+    /// three (ZooKeeper's default cipher list holds TLS 1.2 suites only):
+    ///
+    /// ```
+    /// # use zkr_testkit::ServerOptions;
+    /// let tls13 = ServerOptions::new()
+    ///     .config("ssl.protocol", "TLSv1.3")
+    ///     .config("ssl.enabledProtocols", "TLSv1.3,TLSv1.2")
+    ///     .config("ssl.ciphersuites", "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,\
+    ///         TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384");
+    /// ```
+    ///
+    /// The plain port is served by Netty too (ZooKeeper has one connection
+    /// factory setting for both ports).
+    ///
+    /// ```no_run
+    /// use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
+    ///
+    /// let certs = TlsCertificates::generate()?;
+    /// let server = TestingServer::start_with(ServerOptions::new().tls(&certs, ClientAuth::None))?;
+    /// assert!(server.secure_port().is_some());
+    /// # Ok::<(), zkr_testkit::Error>(())
+    /// ```
+    pub fn tls(self, certs: &TlsCertificates, client_auth: ClientAuth) -> Self {
+        self.with_tls(certs, false, client_auth)
+    }
+
+    /// Like [`tls`](Self::tls), but the server presents
+    /// [`expired_server_cert_pem`](TlsCertificates::expired_server_cert_pem)
+    /// (same CA and names, valid only in the year 2000), which clients must
+    /// refuse. The server itself does not mind and starts normally.
+    pub fn tls_expired(self, certs: &TlsCertificates, client_auth: ClientAuth) -> Self {
+        self.with_tls(certs, true, client_auth)
+    }
+
+    fn with_tls(mut self, certs: &TlsCertificates, expired: bool, client_auth: ClientAuth) -> Self {
+        self.tls = Some(TlsSettings {
+            certs: certs.clone(),
+            expired,
+            client_auth,
+        });
+        self
+    }
+
+    /// The certificates given to [`tls`](Self::tls) or
+    /// [`tls_expired`](Self::tls_expired), `None` without TLS.
+    pub fn tls_certificates(&self) -> Option<&TlsCertificates> {
+        self.tls.as_ref().map(|t| &t.certs)
+    }
+
+    /// The client authentication given to [`tls`](Self::tls) or
+    /// [`tls_expired`](Self::tls_expired), `None` without TLS.
+    pub fn tls_client_auth(&self) -> Option<ClientAuth> {
+        self.tls.as_ref().map(|t| t.client_auth)
+    }
+
     /// The tick as a [`Duration`].
     pub fn tick_time(&self) -> Duration {
         Duration::from_millis(self.tick_time_ms.into())
@@ -225,6 +319,8 @@ mod tests {
         assert_eq!(o.startup_timeout, Duration::from_secs(60));
         assert_eq!(o.effective_init_limit(), 50);
         assert_eq!(o.effective_sync_limit(), 10);
+        assert_eq!(o.tls_client_auth(), None);
+        assert!(o.tls_certificates().is_none());
     }
 
     #[test]

@@ -9,9 +9,10 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::four_letter::Mode;
 use crate::instance::Instance;
+use crate::listen::wait_listening;
 use crate::locate::Installation;
 use crate::options::ServerOptions;
-use crate::ports::free_port;
+use crate::ports::free_ports;
 use crate::tempdir::TempDir;
 
 /// How many times a start is retried when the server reports its port was
@@ -51,6 +52,7 @@ pub struct TestingServer {
     // Field order matters: the instance (and its JVM) is dropped before the
     // folder it lives in.
     instance: Instance,
+    secure_port: Option<u16>,
     install: Installation,
     options: ServerOptions,
     dir: TempDir,
@@ -119,8 +121,16 @@ impl TestingServer {
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;
         loop {
-            let port = free_port().map_err(|e| Error::io("finding a free port", e))?;
-            let cfg = config::zoo_cfg(&options, &dir.path().join(config::DATA_DIR), port, &[]);
+            let wanted = if options.tls.is_some() { 2 } else { 1 };
+            let ports = free_ports(wanted).map_err(|e| Error::io("finding a free port", e))?;
+            let (port, secure_port) = (ports[0], ports.get(1).copied());
+            let cfg = config::zoo_cfg(
+                &options,
+                &dir.path().join(config::DATA_DIR),
+                port,
+                secure_port,
+                &[],
+            );
             let instance = Instance::create(
                 format!("ZooKeeper server 127.0.0.1:{port}"),
                 dir.path().to_path_buf(),
@@ -130,10 +140,11 @@ impl TestingServer {
                 None,
             )?;
             instance.spawn(&install, &options)?;
-            match instance.wait_serving(options.startup_timeout) {
-                Ok(_) => {
+            match wait_ready(&instance, secure_port, options.startup_timeout) {
+                Ok(()) => {
                     return Ok(TestingServer {
                         instance,
+                        secure_port,
                         install,
                         options,
                         dir,
@@ -161,6 +172,24 @@ impl TestingServer {
     /// The client address, `127.0.0.1:PORT`.
     pub fn address(&self) -> SocketAddr {
         self.instance.address()
+    }
+
+    /// The TLS port (`secureClientPort`) of a server started with
+    /// [`ServerOptions::tls`], `None` otherwise. It stays the same across
+    /// [`restart`](Self::restart).
+    pub fn secure_port(&self) -> Option<u16> {
+        self.secure_port
+    }
+
+    /// `"127.0.0.1:PORT"` for the TLS port, `None` without TLS.
+    pub fn secure_connect_string(&self) -> Option<String> {
+        self.secure_port.map(|port| format!("127.0.0.1:{port}"))
+    }
+
+    /// The TLS address, `127.0.0.1:PORT`, `None` without TLS.
+    pub fn secure_address(&self) -> Option<SocketAddr> {
+        self.secure_port
+            .map(|port| SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)))
     }
 
     /// The options the server was started with.
@@ -205,15 +234,15 @@ impl TestingServer {
         self.instance.mode(Duration::from_secs(1))
     }
 
-    /// Waits until the server serves (`srvr` reports a mode), at most
-    /// `timeout`.
+    /// Waits until the server serves (`srvr` reports a mode, and with TLS
+    /// the TLS port listens), at most `timeout`.
     ///
     /// # Errors
     ///
     /// [`Error::NotRunning`] if stopped, [`Error::ServerExited`] if the JVM
     /// died, [`Error::NotServing`] on timeout (a paused server never serves).
     pub fn wait_serving(&self, timeout: Duration) -> Result<()> {
-        self.instance.wait_serving(timeout).map(drop)
+        wait_ready(&self.instance, self.secure_port, timeout)
     }
 
     /// Stops the server gracefully (SIGTERM, then SIGKILL after 10 s) and
@@ -249,8 +278,12 @@ impl TestingServer {
         let mut attempt = 1;
         loop {
             self.instance.spawn(&self.install, &self.options)?;
-            match self.instance.wait_serving(self.options.startup_timeout) {
-                Ok(_) => return Ok(()),
+            match wait_ready(
+                &self.instance,
+                self.secure_port,
+                self.options.startup_timeout,
+            ) {
+                Ok(()) => return Ok(()),
                 Err(_) if attempt < PORT_ATTEMPTS && self.instance.port_conflict() => {
                     // The port cannot change: wait for it to be released.
                     attempt += 1;
@@ -278,5 +311,25 @@ impl TestingServer {
     /// [`Error::NotRunning`] if stopped.
     pub fn resume(&self) -> Result<()> {
         self.instance.resume()
+    }
+}
+
+/// Waits, within one `timeout`, until `instance` serves (`srvr` on the plain
+/// port) and, when it has one, its TLS port listens (bound after the server
+/// starts serving on the plain port).
+pub(crate) fn wait_ready(
+    instance: &Instance,
+    secure_port: Option<u16>,
+    timeout: Duration,
+) -> Result<()> {
+    let deadline = std::time::Instant::now() + timeout;
+    instance.wait_serving(timeout)?;
+    match secure_port {
+        Some(port) => wait_listening(
+            instance,
+            port,
+            deadline.saturating_duration_since(std::time::Instant::now()),
+        ),
+        None => Ok(()),
     }
 }
