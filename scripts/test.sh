@@ -6,4 +6,8 @@ scripts/install-zookeeper.sh
 cargo test --workspace --all-targets "$@"
 # The optional `tracing` feature: its events reach a subscriber.
 cargo test -p zkr-client --features tracing --test tracing "$@"
+# The optional `tls` feature against real TLS servers (the workspace run above may already
+# include it through zkctl's features; this line makes sure it always runs), and its example.
+cargo test -p zkr-client --features tls --test tls "$@"
+cargo run --quiet --example tls_client --features tls
 cargo test --workspace --doc

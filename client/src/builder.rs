@@ -1,4 +1,4 @@
-//! [`ClientBuilder`]: connect string, timeouts, identities, read-only mode.
+//! [`ClientBuilder`]: connect string, timeouts, identities, read-only mode, TLS.
 
 use std::time::Duration;
 
@@ -26,6 +26,8 @@ pub struct ClientBuilder {
     pub(crate) can_be_read_only: bool,
     pub(crate) auth: Vec<(String, Vec<u8>)>,
     pub(crate) max_frame_len: usize,
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<crate::tls::TlsOptions>,
 }
 
 impl ClientBuilder {
@@ -38,7 +40,20 @@ impl ClientBuilder {
             can_be_read_only: false,
             auth: Vec::new(),
             max_frame_len: zkr_codec::DEFAULT_MAX_FRAME_LEN,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
+    }
+
+    /// Connects with TLS (feature `tls`), to every host of the connect string: their ports
+    /// must be the servers' `secureClientPort`. See [`TlsOptions`](crate::TlsOptions) for
+    /// what is trusted and checked. A failed handshake (unknown CA, wrong name, expired
+    /// certificate, a client certificate required and missing) counts as a failed
+    /// connection attempt, and [`ClientBuilder::connect`]'s error names it.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, options: crate::tls::TlsOptions) -> ClientBuilder {
+        self.tls = Some(options);
+        self
     }
 
     /// The session timeout to ask for (the server bounds it: by default between 2 and 20

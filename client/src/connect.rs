@@ -14,6 +14,7 @@ use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::protocol::Shared;
 use crate::session::{ConnectionState, Session, SessionConfig, StateChange};
+use crate::transport::Connector;
 
 /// Starts the driver task for `settings` and returns the handle to it.
 pub(crate) fn start(settings: &ClientBuilder) -> Result<Client> {
@@ -44,7 +45,20 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
         last_failure: None,
         attempt: None,
     }));
-    let driver = Driver::new(session, cs.hosts, cs.chroot.clone(), rx, shared.clone());
+    #[allow(unused_mut)]
+    let mut connector = Connector::default();
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &settings.tls {
+        connector.tls = Some(tls.connector()?);
+    }
+    let driver = Driver::new(
+        session,
+        cs.hosts,
+        cs.chroot.clone(),
+        rx,
+        shared.clone(),
+        connector,
+    );
     tokio::spawn(driver.run());
     let client = Client::from_inner(Inner {
         commands: tx,

@@ -12,17 +12,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
+use crate::transport::{Connector, Transport};
 use crate::watched_event::WatchedEvent;
 
-type ConnectFuture = Pin<Box<dyn Future<Output = io::Result<TcpStream>> + Send>>;
+type ConnectFuture = Pin<Box<dyn Future<Output = io::Result<Transport>> + Send>>;
 
 pub(crate) struct Driver {
     session: Session<ReplyTx>,
@@ -30,8 +28,9 @@ pub(crate) struct Driver {
     chroot: Chroot,
     commands: mpsc::UnboundedReceiver<Command>,
     shared: Arc<Mutex<Shared>>,
-    stream: Option<OwnedWriteHalf>,
-    reader: Option<OwnedReadHalf>,
+    /// Makes connections (plain or TLS).
+    connector: Connector,
+    transport: Option<Transport>,
     connecting: Option<ConnectFuture>,
     probe_tx: mpsc::UnboundedSender<usize>,
     probe_rx: mpsc::UnboundedReceiver<usize>,
@@ -60,6 +59,7 @@ impl Driver {
         chroot: Chroot,
         commands: mpsc::UnboundedReceiver<Command>,
         shared: Arc<Mutex<Shared>>,
+        connector: Connector,
     ) -> Driver {
         let (probe_tx, probe_rx) = mpsc::unbounded_channel();
         Driver {
@@ -68,8 +68,8 @@ impl Driver {
             chroot,
             commands,
             shared,
-            stream: None,
-            reader: None,
+            connector,
+            transport: None,
             connecting: None,
             probe_tx,
             probe_rx,
@@ -100,7 +100,8 @@ impl Driver {
                     self.armed = Some(deadline);
                 }
             }
-            let want_write = !self.session.transmit().is_empty();
+            let want_write = !self.session.transmit().is_empty()
+                || self.transport.as_ref().is_some_and(Transport::wants_write);
             tokio::select! {
                 command = self.commands.recv(), if !self.handles_gone => {
                     match command {
@@ -120,21 +121,11 @@ impl Driver {
                         }
                     }
                 }
-                read = read_some(&mut self.reader, &mut self.read_buf) => {
-                    let now = Instant::now();
-                    match read {
-                        Ok(0) => self.session.handle_io_error(
-                            io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"),
-                            now,
-                        ),
-                        Ok(_) => self.session.handle_read(&mut self.read_buf, now),
-                        Err(e) => {
-                            crate::log!(warn, error = %e, "reading from the server failed");
-                            self.session.handle_io_error(e, now)
-                        }
-                    }
-                }
-                writable = writable(&self.stream), if want_write => {
+                readable = readable(&self.transport) => match readable {
+                    Ok(()) => self.read(),
+                    Err(e) => self.session.handle_io_error(e, Instant::now()),
+                },
+                writable = writable(&self.transport), if want_write => {
                     if let Err(e) = writable {
                         self.session.handle_io_error(e, Instant::now());
                     }
@@ -143,11 +134,8 @@ impl Driver {
                     self.connecting = None;
                     let now = Instant::now();
                     match connected {
-                        Ok(stream) => {
-                            let _ = stream.set_nodelay(true);
-                            let (reader, writer) = stream.into_split();
-                            self.stream = Some(writer);
-                            self.reader = Some(reader);
+                        Ok(transport) => {
+                            self.transport = Some(transport);
                             self.read_buf.clear();
                             self.session.handle_connected(now);
                             self.track_attempt(|attempt| {
@@ -218,18 +206,47 @@ impl Driver {
 
     /// Writes what the core has to send, as far as the socket takes it without blocking.
     fn flush(&mut self) -> io::Result<()> {
-        let Some(stream) = &self.stream else {
+        let Some(transport) = &mut self.transport else {
             return Ok(());
         };
         while !self.session.transmit().is_empty() {
-            match stream.try_write(self.session.transmit()) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            match transport.try_write(self.session.transmit()) {
                 Ok(n) => self.session.advance_transmit(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) => return Err(e),
             }
         }
-        Ok(())
+        transport.flush()
+    }
+
+    /// Reads what the socket holds once it is readable, and hands it to the core.
+    fn read(&mut self) {
+        let Some(transport) = &mut self.transport else {
+            return;
+        };
+        // Make room now rather than before waiting: by then the replies sliced out of the
+        // buffer have usually been dropped, so `reserve` reclaims the buffer in place.
+        let room = read_room(&self.read_buf);
+        if self.read_buf.capacity() - self.read_buf.len() < room / 2 {
+            self.read_buf.reserve(room);
+        }
+        let now = Instant::now();
+        match transport.try_read_buf(&mut self.read_buf) {
+            Ok(0) => self.session.handle_io_error(
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ),
+                now,
+            ),
+            Ok(_) => self.session.handle_read(&mut self.read_buf, now),
+            // Readiness without bytes (or, with TLS, part of a record): wait again.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => {
+                crate::log!(warn, error = %e, "reading from the server failed");
+                self.session.handle_io_error(e, now)
+            }
+        }
     }
 
     /// Updates the connection attempt the handles see (for connect()'s error when no
@@ -281,17 +298,13 @@ impl Driver {
                         since: Instant::now(),
                     };
                     self.track_attempt(|current| *current = Some(attempt));
+                    let connector = self.connector.clone();
                     self.connecting = Some(Box::pin(async move {
-                        let attempt = TcpStream::connect((name.as_str(), port));
-                        match tokio::time::timeout(timeout, attempt).await {
-                            Ok(result) => result,
-                            Err(_) => Err(io::ErrorKind::TimedOut.into()),
-                        }
+                        connector.connect(&name, port, timeout).await
                     }));
                 }
                 Event::Disconnect => {
-                    self.stream = None;
-                    self.reader = None;
+                    self.transport = None;
                     self.connecting = None;
                     self.read_buf.clear();
                     let failure = self.session.last_connection_failure().map(str::to_owned);
@@ -304,8 +317,9 @@ impl Driver {
                 Event::ProbeReadWrite { host } => {
                     let (name, port) = self.hosts[host].clone();
                     let found = self.probe_tx.clone();
+                    let connector = self.connector.clone();
                     tokio::spawn(async move {
-                        if is_read_write(&name, port).await {
+                        if is_read_write(&connector, &name, port).await {
                             let _ = found.send(host);
                         }
                     });
@@ -351,8 +365,7 @@ impl Driver {
                     shared.subscribers.send(change);
                 }
                 Event::Closed => {
-                    self.stream = None;
-                    self.reader = None;
+                    self.transport = None;
                     return true;
                 }
             }
@@ -361,58 +374,48 @@ impl Driver {
     }
 }
 
-/// The length of the frame at the front of `buf` (prefix included), or 0 if unknown yet.
-fn pending_frame_len(buf: &[u8]) -> usize {
-    match buf.get(..4) {
+/// How much free space to make before a read: at least [`READ_RESERVE`], and room for the
+/// frame under way, but never more than the bytes already received of it. A length prefix
+/// alone (a hostile one says 1 GiB) only ever earns room in step with its bytes.
+fn read_room(buf: &[u8]) -> usize {
+    let frame = match buf.get(..4) {
         Some(p) => (i32::from_be_bytes([p[0], p[1], p[2], p[3]]).max(0) as usize) + 4,
         None => 0,
-    }
+    };
+    let missing = frame.saturating_sub(buf.len());
+    READ_RESERVE.max(missing.min(buf.len()))
 }
 
-/// One read (tokio's `poll_read`: a short read clears the readiness, so there is no
-/// extra `recv` that returns EAGAIN). Cancel-safe.
-async fn read_some(reader: &mut Option<OwnedReadHalf>, buf: &mut BytesMut) -> io::Result<usize> {
-    match reader {
-        Some(r) => {
-            // Wait for readiness before making room: by then the replies sliced out of the
-            // buffer have usually been dropped, so `reserve` reclaims the buffer in place
-            // rather than allocating a new one.
-            r.readable().await?;
-            let need = pending_frame_len(buf).max(READ_RESERVE);
-            if buf.capacity() - buf.len() < need / 2 {
-                buf.reserve(need);
-            }
-            r.read_buf(buf).await
-        }
+async fn readable(transport: &Option<Transport>) -> io::Result<()> {
+    match transport {
+        Some(t) => t.readable().await,
         None => std::future::pending().await,
     }
 }
 
-async fn writable(stream: &Option<OwnedWriteHalf>) -> io::Result<()> {
-    match stream {
-        Some(s) => s.writable().await,
+async fn writable(transport: &Option<Transport>) -> io::Result<()> {
+    match transport {
+        Some(t) => t.writable().await,
         None => std::future::pending().await,
     }
 }
 
-async fn connecting(attempt: &mut Option<ConnectFuture>) -> io::Result<TcpStream> {
+async fn connecting(attempt: &mut Option<ConnectFuture>) -> io::Result<Transport> {
     match attempt {
         Some(f) => f.await,
         None => std::future::pending().await,
     }
 }
 
-/// Asks a server with the `isro` four-letter word whether it serves writes.
-async fn is_read_write(host: &str, port: u16) -> bool {
+/// Asks a server with the `isro` four-letter word whether it serves writes (over TLS too,
+/// when the client uses it).
+async fn is_read_write(connector: &Connector, host: &str, port: u16) -> bool {
+    let timeout = Duration::from_secs(2);
     let probe = async {
-        let mut stream = TcpStream::connect((host, port)).await?;
-        stream.write_all(b"isro").await?;
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await?;
+        let mut transport = connector.connect(host, port, timeout).await?;
+        transport.write_all(b"isro").await?;
+        let answer = transport.read_to_end(16).await?;
         io::Result::Ok(answer.starts_with(b"rw"))
     };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(2), probe).await,
-        Ok(Ok(true))
-    )
+    matches!(tokio::time::timeout(timeout, probe).await, Ok(Ok(true)))
 }

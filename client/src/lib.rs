@@ -38,6 +38,9 @@ mod multi;
 mod path;
 mod protocol;
 mod state_changes;
+#[cfg(feature = "tls")]
+mod tls;
+mod transport;
 mod watch;
 mod watched_event;
 
@@ -62,6 +65,8 @@ pub use listeners::Listeners;
 pub use multi::{Op, OpResult};
 pub use path::{validate_path, Chroot};
 pub use state_changes::StateChanges;
+#[cfg(feature = "tls")]
+pub use tls::TlsOptions;
 /// For the `log!` macro of the workspace's crates.
 #[cfg(feature = "tracing")]
 #[doc(hidden)]

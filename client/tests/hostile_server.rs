@@ -546,9 +546,9 @@ async fn silence_after_the_handshake() {
 async fn large_frame_trickled() {
     // A 1 MB frame (allowed) is announced, then 4 bytes come every 100 ms: at that pace it
     // would take 7 hours. The client must give up at its read timeout: bytes that trickle
-    // in are not replies, and do not push the read deadline back. The read buffer may be
-    // reserved for the announced frame at once (as the Java client allocates it): that is
-    // bounded by the maximum frame length (1 MiB), checked below.
+    // in are not replies, and do not push the read deadline back. Nor does the length
+    // earn a 1 MB buffer: room grows with the bytes that came (the Java client allocates
+    // the announced length at once; this one did too until this test).
     let server = first_connection_hostile(|conn, call| {
         let head = Jute::new()
             .i32(1_000_000)
@@ -581,7 +581,7 @@ async fn large_frame_trickled() {
         "{elapsed:?}"
     );
     assert_bounded(usage, "1 MB frame trickled");
-    assert!(usage.largest <= 1_048_575 + 4 + 1024, "{usage:?}");
+    assert!(usage.largest <= 256 * 1024, "{usage:?}");
     assert_recovers(&client, &server).await;
 }
 

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zkr_testkit::{ServerOptions, TestingServer};
+use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
 /// The session timeout the election and lock tests ask for: short, so a killed holder's
 /// session expires quickly (the server allows 400 ms to 4 s with the test kit's 200 ms tick).
@@ -332,6 +332,86 @@ fn verbose_prints_the_session_and_recipe_events() {
         .unwrap_or_else(|| panic!("no lock line in {err}"));
     assert!(acquired.contains("dir=/locks/verbose"), "{acquired}");
     assert!(err.contains("connecting"), "{err}");
+}
+
+#[test]
+fn tls_flags_connect_to_a_secure_port() {
+    let certs = TlsCertificates::generate().expect("openssl");
+    let zk = TestingServer::start_with(ServerOptions::new().tls(&certs, ClientAuth::Need))
+        .expect("ZooKeeper with TLS");
+    let secure = zk.secure_connect_string().unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let (ca, cert, key) = (
+        path(certs.ca_pem()),
+        path(certs.client_cert_pem()),
+        path(certs.client_key_pem()),
+    );
+    let tls = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
+        c.args(["--server", &secure, "--connect-timeout", "2000"])
+            .args(extra)
+            .env_remove("ZK_SERVER")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        finish(c.spawn().expect("spawn zkctl"), Duration::from_secs(10))
+    };
+    let made = tls(&[
+        "--tls-ca",
+        &ca,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "create",
+        "/tls",
+        "secret",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let read = tls(&[
+        "--tls-ca",
+        &ca,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "get",
+        "/tls",
+    ]);
+    assert!(read.status.success(), "{}", stderr(&read));
+    assert_eq!(read.stdout, b"secret");
+    // The server requires a client certificate: one line naming the refusal, exit 1.
+    let refused = tls(&["--tls-ca", &ca, "get", "/tls"]);
+    assert_eq!(exit_code(refused.status), 1);
+    let err = stderr(&refused);
+    assert!(
+        err.starts_with("zkctl: ") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(
+        err.contains("TLS with 127.0.0.1 failed: received fatal alert"),
+        "{err}"
+    );
+    // Another CA: the server's certificate is refused, and the message says so.
+    let other = tls(&[
+        "--tls-ca",
+        &path(certs.other_ca_pem()),
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "get",
+        "/tls",
+    ]);
+    assert_eq!(exit_code(other.status), 1);
+    assert!(
+        stderr(&other).contains("UnknownIssuer"),
+        "{}",
+        stderr(&other)
+    );
+    // A key without its certificate is a usage error.
+    let usage = tls(&["--tls-key", &key, "get", "/tls"]);
+    assert_eq!(exit_code(usage.status), 2);
 }
 
 #[test]

@@ -19,6 +19,19 @@ pub struct Globals {
     pub auth: Vec<(String, String)>,
     /// How many `-v`: 1 prints the library's events, 2 its debug events too.
     pub verbosity: u8,
+    /// TLS settings, when any `--tls-*` flag is given.
+    pub tls: Option<Box<Tls>>,
+}
+
+/// The `--tls-*` flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tls {
+    /// `--tls-ca FILE` (else the platform's trust store).
+    pub ca: Option<String>,
+    /// `--tls-cert FILE` and `--tls-key FILE`, given together.
+    pub cert_and_key: Option<(String, String)>,
+    /// `--tls-server-name NAME`.
+    pub server_name: Option<String>,
 }
 
 /// What `bench` measures.

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 pub use command::{
     Action, BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals,
-    QueueAction, QueueKind,
+    QueueAction, QueueKind, Tls,
 };
 pub use spec::{command_help, general_help};
 use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
@@ -346,6 +346,29 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
     Ok(Action::Run(globals, command))
 }
 
+/// The `--tls*` flags: `None` when none is given.
+fn tls(flags: &Flags) -> Result<Option<Box<Tls>>, UsageError> {
+    let any = ["tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name"]
+        .iter()
+        .any(|f| flags.has(f));
+    if !any {
+        return Ok(None);
+    }
+    let cert_and_key = match (flags.value("tls-cert"), flags.value("tls-key")) {
+        (Some(cert), Some(key)) => Some((cert.to_string(), key.to_string())),
+        (None, None) => None,
+        (Some(_), None) => {
+            return usage("--tls-cert needs --tls-key (the certificate's private key)")
+        }
+        (None, Some(_)) => return usage("--tls-key needs --tls-cert (the client certificate)"),
+    };
+    Ok(Some(Box::new(Tls {
+        ca: flags.value("tls-ca").map(str::to_string),
+        cert_and_key,
+        server_name: flags.value("tls-server-name").map(str::to_string),
+    })))
+}
+
 fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageError> {
     let env_server = env_server.filter(|s| !s.is_empty());
     let server_given = flags.has("server") || env_server.is_some();
@@ -373,12 +396,14 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
         })
         .collect::<Result<_, _>>()?;
     let verbosity = flags.0.iter().filter(|(n, _)| *n == "verbose").count();
+    let tls = tls(flags)?;
     Ok(Globals {
         server,
         server_given,
         session_timeout,
         connect_timeout,
         verbosity: verbosity.min(u8::MAX.into()) as u8,
+        tls,
         auth,
     })
 }
@@ -600,6 +625,25 @@ mod tests {
         assert_eq!(c, Command::Ls { path: "/a".into() });
         let (g, _) = command("ls /a --server=x:2");
         assert_eq!(g.server, "x:2");
+    }
+
+    #[test]
+    fn tls_flags() {
+        assert_eq!(command("ls /").0.tls, None);
+        assert_eq!(command("--tls ls /").0.tls, Some(Box::default()));
+        let (g, _) = command(
+            "ls / --tls-ca ca.pem --tls-cert c.pem --tls-key c.key --tls-server-name zk.test",
+        );
+        assert_eq!(
+            g.tls,
+            Some(Box::new(Tls {
+                ca: Some("ca.pem".into()),
+                cert_and_key: Some(("c.pem".into(), "c.key".into())),
+                server_name: Some("zk.test".into()),
+            }))
+        );
+        assert!(run("ls / --tls-cert c.pem").is_err());
+        assert!(run("ls / --tls-key c.key").is_err());
     }
 
     #[test]

@@ -71,6 +71,30 @@ pub const GLOBAL_FLAGS: &[FlagSpec] = &[
         "SCHEME:CREDENTIALS",
         "add an identity to the session, e.g. digest:user:password (repeatable)",
     ),
+    valued(
+        "tls-ca",
+        "FILE",
+        "connect with TLS, trusting the CA certificates of this PEM file",
+    ),
+    valued(
+        "tls-cert",
+        "FILE",
+        "with TLS: present this client certificate (PEM; needs --tls-key)",
+    ),
+    valued(
+        "tls-key",
+        "FILE",
+        "with TLS: the client certificate's private key (PEM)",
+    ),
+    valued(
+        "tls-server-name",
+        "NAME",
+        "with TLS: check every server's certificate against NAME, not the host given",
+    ),
+    switch(
+        "tls",
+        "connect with TLS, trusting the platform's store (implied by any --tls-* flag)",
+    ),
     switch(
         "verbose",
         "print the client's events on stderr: connects, disconnects and their causes, \

@@ -14,7 +14,7 @@ pub mod watch;
 
 use std::time::Duration;
 
-use zkr_client::{Client, ClientBuilder};
+use zkr_client::{Client, ClientBuilder, TlsOptions};
 
 use crate::args::{Command, Globals};
 use crate::failure::{Failure, Outcome};
@@ -37,6 +37,19 @@ pub fn builder(g: &Globals) -> ClientBuilder {
     }
     for (scheme, credentials) in &g.auth {
         b = b.auth(scheme.as_str(), credentials.as_bytes());
+    }
+    if let Some(tls) = &g.tls {
+        let mut options = TlsOptions::new();
+        if let Some(ca) = &tls.ca {
+            options = options.ca_file(ca);
+        }
+        if let Some((cert, key)) = &tls.cert_and_key {
+            options = options.client_cert(cert, key);
+        }
+        if let Some(name) = &tls.server_name {
+            options = options.server_name(name);
+        }
+        b = b.tls(options);
     }
     b
 }

@@ -1,0 +1,249 @@
+//! [`Transport`]: one connection to a server, plain TCP or TLS (feature `tls`), behind the
+//! non-blocking calls the driver uses: wait for readiness, then read or write what the
+//! socket takes without waiting. Keeping TLS behind the same calls keeps the driver one
+//! loop for both, and TLS costs nothing when the feature is off.
+
+use std::io;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use tokio::io::Interest;
+use tokio::net::TcpStream;
+
+#[cfg(feature = "tls")]
+use crate::tls::{SocketIo, TlsConnector, TlsFailure};
+
+/// How connections are made: plain, or TLS with the client's settings.
+#[derive(Clone, Default)]
+pub(crate) struct Connector {
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<TlsConnector>,
+}
+
+impl Connector {
+    /// Connects to `name:port` (and runs the TLS handshake), within `timeout`.
+    pub(crate) async fn connect(
+        &self,
+        name: &str,
+        port: u16,
+        timeout: Duration,
+    ) -> io::Result<Transport> {
+        let attempt = async {
+            let tcp = TcpStream::connect((name, port)).await?;
+            let _ = tcp.set_nodelay(true);
+            #[cfg(feature = "tls")]
+            if let Some(tls) = &self.tls {
+                let conn = tls.handshake(&tcp, name).await?;
+                return Ok(Transport {
+                    tcp,
+                    tls: Some(conn),
+                });
+            }
+            Ok(Transport::plain(tcp))
+        };
+        match tokio::time::timeout(timeout, attempt).await {
+            Ok(result) => result,
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "no connection to {name}:{port} within {} ms",
+                    timeout.as_millis()
+                ),
+            )),
+        }
+    }
+}
+
+/// A connection to one server.
+pub(crate) struct Transport {
+    tcp: TcpStream,
+    #[cfg(feature = "tls")]
+    tls: Option<Box<rustls::ClientConnection>>,
+}
+
+impl Transport {
+    fn plain(tcp: TcpStream) -> Transport {
+        Transport {
+            tcp,
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
+    }
+
+    /// Waits until the socket may have bytes to read.
+    pub(crate) async fn readable(&self) -> io::Result<()> {
+        self.tcp.readable().await
+    }
+
+    /// Waits until the socket may take bytes.
+    pub(crate) async fn writable(&self) -> io::Result<()> {
+        self.tcp.writable().await
+    }
+
+    /// Appends what can be read now to `buf` (decrypted, with TLS): `Ok(0)` at the end of
+    /// the stream, `WouldBlock` when nothing is there yet. `buf` must have spare capacity.
+    pub(crate) fn try_read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        #[cfg(feature = "tls")]
+        if let Some(conn) = &mut self.tls {
+            return read_tls(&self.tcp, conn, buf);
+        }
+        // A short read means the socket is drained: say so to tokio (the outer `try_io`
+        // clears the readiness on `WouldBlock`), as its own `poll_read` does, so the next
+        // wait really waits instead of costing a `recv` that returns EAGAIN.
+        let room = buf.capacity() - buf.len();
+        let mut read = None;
+        let result = self.tcp.try_io(Interest::READABLE, || {
+            let n = self.tcp.try_read_buf(buf)?;
+            read = Some(n);
+            if n > 0 && n < room {
+                Err(io::ErrorKind::WouldBlock.into())
+            } else {
+                Ok(n)
+            }
+        });
+        match read {
+            Some(n) => Ok(n),
+            None => result,
+        }
+    }
+
+    /// Writes a prefix of `data` without waiting; returns its length (`WouldBlock` when
+    /// nothing could be taken).
+    pub(crate) fn try_write(&mut self, data: &[u8]) -> io::Result<usize> {
+        #[cfg(feature = "tls")]
+        if let Some(conn) = &mut self.tls {
+            // Send what is already encrypted first, so rustls's buffer stays small.
+            flush_tls(&self.tcp, conn)?;
+            let taken = io::Write::write(&mut conn.writer(), data)?;
+            flush_tls(&self.tcp, conn)?;
+            return match taken {
+                0 if !data.is_empty() => Err(io::ErrorKind::WouldBlock.into()),
+                n => Ok(n),
+            };
+        }
+        match self.tcp.try_write(data)? {
+            0 if !data.is_empty() => Err(io::ErrorKind::WriteZero.into()),
+            n => Ok(n),
+        }
+    }
+
+    /// Whether bytes already accepted still wait for the socket (TLS records).
+    pub(crate) fn wants_write(&self) -> bool {
+        #[cfg(feature = "tls")]
+        if let Some(conn) = &self.tls {
+            return conn.wants_write();
+        }
+        false
+    }
+
+    /// Sends what [`Transport::wants_write`] holds, as far as the socket takes it.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        #[cfg(feature = "tls")]
+        if let Some(conn) = &mut self.tls {
+            return flush_tls(&self.tcp, conn);
+        }
+        Ok(())
+    }
+
+    /// Writes all of `data`, waiting as needed (for short exchanges such as `isro`).
+    pub(crate) async fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() || self.wants_write() {
+            let result = if data.is_empty() {
+                self.flush().map(|()| 0)
+            } else {
+                self.try_write(data)
+            };
+            match result {
+                Ok(n) => data = &data[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            if !data.is_empty() || self.wants_write() {
+                self.writable().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads until the server closes the connection, keeping at most `limit` bytes.
+    pub(crate) async fn read_to_end(&mut self, limit: usize) -> io::Result<BytesMut> {
+        let mut buf = BytesMut::with_capacity(limit.min(4096));
+        loop {
+            if buf.len() >= limit {
+                return Ok(buf);
+            }
+            buf.reserve(64);
+            match self.try_read_buf(&mut buf) {
+                Ok(0) => return Ok(buf),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable().await?,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Moves records from the socket into rustls and plaintext out of it, until the socket has
+/// nothing more: the bytes appended to `buf`, `Ok(0)` at the end of the stream.
+#[cfg(feature = "tls")]
+fn read_tls(
+    tcp: &TcpStream,
+    conn: &mut rustls::ClientConnection,
+    buf: &mut BytesMut,
+) -> io::Result<usize> {
+    use bytes::BufMut;
+    let mut total = 0;
+    loop {
+        // Plaintext rustls already holds.
+        loop {
+            if !buf.has_remaining_mut() || buf.capacity() == buf.len() {
+                buf.reserve(4096);
+            }
+            let start = buf.len();
+            // At most one TLS record's worth: zeroing is the price of not using `unsafe`.
+            let room = (buf.capacity() - start).min(16 * 1024);
+            buf.resize(start + room, 0);
+            let read = io::Read::read(&mut conn.reader(), &mut buf[start..]);
+            buf.truncate(start + *read.as_ref().unwrap_or(&0));
+            match read {
+                // The server ended the TLS session (close_notify).
+                Ok(0) => return Ok(total),
+                Ok(n) => total += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        match conn.read_tls(&mut SocketIo(tcp)) {
+            // The TCP stream ended: whatever came before it first.
+            Ok(0) => return Ok(total),
+            Ok(_) => {
+                if let Err(e) = conn.process_new_packets() {
+                    let _ = conn.write_tls(&mut SocketIo(tcp));
+                    let peer = tcp
+                        .peer_addr()
+                        .map(|a| a.to_string())
+                        .unwrap_or_else(|_| "the server".into());
+                    return Err(TlsFailure::io_error(&peer, e));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                return if total > 0 { Ok(total) } else { Err(e) };
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Sends encrypted records until the socket would block or none are left.
+#[cfg(feature = "tls")]
+fn flush_tls(tcp: &TcpStream, conn: &mut rustls::ClientConnection) -> io::Result<()> {
+    while conn.wants_write() {
+        match conn.write_tls(&mut SocketIo(tcp)) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! TLS against real ZooKeeper servers (`secureClientPort`, Netty) started by the test kit with
+//! certificates it makes: server-only TLS, mutual TLS and the `x509` identity, and each way a
+//! handshake fails, which must end `connect()` with an error that names the cause.
+#![cfg(feature = "tls")]
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use zkr_client::{Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms, TlsOptions};
+use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
+
+const DEADLINE: Duration = Duration::from_secs(20);
+/// Short, so a refused handshake ends the test quickly; long enough for a real one.
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(2500);
+
+fn certs() -> &'static TlsCertificates {
+    static CERTS: OnceLock<TlsCertificates> = OnceLock::new();
+    CERTS.get_or_init(|| {
+        TlsCertificates::generate().expect("openssl (scripts/install-zookeeper.sh)")
+    })
+}
+
+/// One server per client-auth mode, shared by the tests of this file.
+fn server(auth: ClientAuth) -> &'static TestingServer {
+    static NONE: OnceLock<TestingServer> = OnceLock::new();
+    static NEED: OnceLock<TestingServer> = OnceLock::new();
+    let cell = match auth {
+        ClientAuth::Need => &NEED,
+        _ => &NONE,
+    };
+    cell.get_or_init(|| {
+        TestingServer::start_with(ServerOptions::new().tls(certs(), auth))
+            .expect("ZooKeeper with TLS (scripts/install-zookeeper.sh)")
+    })
+}
+
+fn secure(server: &TestingServer) -> String {
+    server.secure_connect_string().expect("a secure port")
+}
+
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(DEADLINE, f)
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {what}"))
+}
+
+/// Connects with `tls`; the error's text when it fails.
+async fn try_connect(cs: &str, tls: TlsOptions) -> Result<zkr_client::Client, String> {
+    within(
+        "connect",
+        ClientBuilder::new(cs)
+            .session_timeout(Duration::from_secs(4))
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tls(tls)
+            .connect(),
+    )
+    .await
+    .map_err(|e| {
+        assert_eq!(e.code(), ErrorCode::ConnectionLoss, "{e}");
+        // Shown with --nocapture: what a user reads.
+        eprintln!("connect({cs}) failed: {e}");
+        e.to_string()
+    })
+}
+
+fn trusting() -> TlsOptions {
+    TlsOptions::new().ca_file(certs().ca_pem())
+}
+
+fn with_client_cert() -> TlsOptions {
+    trusting().client_cert(certs().client_cert_pem(), certs().client_key_pem())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_only_tls_carries_a_session() {
+    let zk = server(ClientAuth::None);
+    let client = try_connect(&secure(zk), trusting()).await.unwrap();
+    client
+        .create("/tls-plain", b"over tls", CreateMode::Persistent)
+        .await
+        .unwrap();
+    // Large enough to take several TLS records each way.
+    let big = vec![7u8; 300 * 1024];
+    client.set_data("/tls-plain", &big, None).await.unwrap();
+    let (data, _) = client.get_data("/tls-plain").await.unwrap();
+    assert_eq!(&data[..], &big[..]);
+    // Pipelined: many requests in flight on the one TLS connection.
+    let reads: Vec<_> = (0..200)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.exists("/tls-plain").await })
+        })
+        .collect();
+    for read in reads {
+        assert!(read.await.unwrap().unwrap().is_some());
+    }
+    // A plain client on the ordinary port sees the same data.
+    let plain = zkr_client::Client::connect(&zk.connect_string())
+        .await
+        .unwrap();
+    assert_eq!(
+        plain.get_data("/tls-plain").await.unwrap().0.len(),
+        big.len()
+    );
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutual_tls_gives_the_session_its_x509_identity() {
+    let zk = server(ClientAuth::Need);
+    let client = try_connect(&secure(zk), with_client_cert()).await.unwrap();
+    let me = certs().client_subject();
+    let identities = client.who_am_i().await.unwrap();
+    assert!(
+        identities.contains(&("x509".to_string(), me.to_string())),
+        "{identities:?}"
+    );
+    // A node only this certificate may touch.
+    let acl = [Acl {
+        perms: Perms::ALL,
+        id: Id {
+            scheme: "x509",
+            id: me,
+        },
+    }];
+    let _ = client.delete("/tls-mine", None).await;
+    client
+        .create_with(
+            "/tls-mine",
+            b"secret",
+            &CreateOptions::new(CreateMode::Persistent).acl(&acl),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        &client.get_data("/tls-mine").await.unwrap().0[..],
+        b"secret"
+    );
+    // A plain session on the ordinary port has no x509 identity: refused.
+    let plain = zkr_client::Client::connect(&zk.connect_string())
+        .await
+        .unwrap();
+    let refused = plain.get_data("/tls-mine").await.unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::NoAuth, "{refused}");
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_signed_by_an_unknown_ca_is_refused_naming_it() {
+    let zk = server(ClientAuth::None);
+    let tls = TlsOptions::new().ca_file(certs().other_ca_pem());
+    let err = try_connect(&secure(zk), tls).await.unwrap_err();
+    assert!(err.contains("UnknownIssuer"), "{err}");
+    assert!(err.contains("TLS with 127.0.0.1 failed"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_name_checked_is_the_host_or_the_pinned_one() {
+    let zk = server(ClientAuth::None);
+    let port = zk.secure_port().unwrap();
+    // The certificate names localhost, 127.0.0.1 and zookeeper.test.
+    let by_name = try_connect(&format!("localhost:{port}"), trusting())
+        .await
+        .unwrap();
+    by_name.close().await.unwrap();
+    let pinned = try_connect(&secure(zk), trusting().server_name("zookeeper.test"))
+        .await
+        .unwrap();
+    pinned.close().await.unwrap();
+    let err = try_connect(&secure(zk), trusting().server_name("wrong.example"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("NotValidForName") || err.contains("not valid for name"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_required_client_certificate_that_is_missing_or_untrusted_is_an_error() {
+    let zk = server(ClientAuth::Need);
+    let err = try_connect(&secure(zk), trusting()).await.unwrap_err();
+    assert!(err.contains("alert"), "no certificate: {err}");
+    let untrusted = trusting().client_cert(
+        certs().untrusted_client_cert_pem(),
+        certs().untrusted_client_key_pem(),
+    );
+    let err = try_connect(&secure(zk), untrusted).await.unwrap_err();
+    assert!(err.contains("alert"), "untrusted certificate: {err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_server_certificate_is_refused_naming_it() {
+    let zk = TestingServer::start_with(ServerOptions::new().tls_expired(certs(), ClientAuth::None))
+        .expect("ZooKeeper with TLS");
+    let err = try_connect(&secure(&zk), trusting()).await.unwrap_err();
+    assert!(err.to_lowercase().contains("expired"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_to_a_plain_port_fails_with_a_clear_error() {
+    let zk = server(ClientAuth::None);
+    let err = try_connect(&zk.connect_string(), trusting())
+        .await
+        .unwrap_err();
+    assert!(err.contains("TLS"), "{err}");
+}
+
+#[tokio::test]
+async fn unreadable_files_fail_at_once() {
+    let started = std::time::Instant::now();
+    let err = ClientBuilder::new("127.0.0.1:1")
+        .tls(TlsOptions::new().ca_file("/no/such/ca.pem"))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cannot read the CA file /no/such/ca.pem"),
+        "{err}"
+    );
+    let err = ClientBuilder::new("127.0.0.1:1")
+        .tls(trusting().client_cert(certs().client_cert_pem(), "/no/such/key.pem"))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("/no/such/key.pem"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
