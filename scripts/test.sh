@@ -10,4 +10,7 @@ cargo test -p zkr-client --features tracing --test tracing "$@"
 # include it through zkctl's features; this line makes sure it always runs), and its example.
 cargo test -p zkr-client --features tls --test tls "$@"
 cargo run --quiet --example tls_client --features tls
+# The optional `sasl-digest` feature against real servers with a JAAS file, and its example.
+cargo test -p zkr-client --features sasl-digest --test sasl "$@"
+cargo run --quiet --example sasl_digest --features sasl-digest
 cargo test --workspace --doc

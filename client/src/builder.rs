@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::session::ConnectionState;
+use crate::ErrorCode;
 
 /// Settings for a [`Client`]; [`ClientBuilder::connect`] starts it.
 ///
@@ -26,6 +27,7 @@ pub struct ClientBuilder {
     pub(crate) can_be_read_only: bool,
     pub(crate) auth: Vec<(String, Vec<u8>)>,
     pub(crate) max_frame_len: usize,
+    pub(crate) sasl: Option<crate::sasl::SaslMechanism>,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
 }
@@ -40,9 +42,32 @@ impl ClientBuilder {
             can_be_read_only: false,
             auth: Vec::new(),
             max_frame_len: zkr_codec::DEFAULT_MAX_FRAME_LEN,
+            sasl: None,
             #[cfg(feature = "tls")]
             tls: None,
         }
+    }
+
+    /// Authenticates every connection with SASL before the session is used (the Java
+    /// client's order: nothing else goes out until the exchange ends). A refusal (wrong
+    /// password, a server without SASL) is final: the state becomes
+    /// [`ConnectionState::AuthFailed`], requests fail with `AuthFailed`, the client closes,
+    /// and [`ClientBuilder::connect`] returns the reason. See
+    /// [`sasl::digest_md5`](crate::sasl::digest_md5) (feature `sasl-digest`).
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "sasl-digest")]
+    /// # async fn f() -> zkr_client::Result<()> {
+    /// let password = std::fs::read_to_string("/etc/zk/password").unwrap_or_default();
+    /// let client = zkr_client::ClientBuilder::new("zk1:2181")
+    ///     .sasl(zkr_client::sasl::digest_md5("alice", password.trim_end()))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn sasl(mut self, mechanism: crate::sasl::SaslMechanism) -> ClientBuilder {
+        self.sasl = Some(mechanism);
+        self
     }
 
     /// Connects with TLS (feature `tls`), to every host of the connect string: their ports
@@ -109,6 +134,15 @@ impl ClientBuilder {
                 }
                 match states.next().await {
                     Some(change) if change.state.is_connected() => return Ok(()),
+                    Some(change) if change.state == ConnectionState::AuthFailed => {
+                        let why = shared
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .last_failure
+                            .clone()
+                            .unwrap_or_else(|| "SASL authentication failed".into());
+                        return Err(Error::server(ErrorCode::AuthFailed).with_detail(why));
+                    }
                     Some(change) if change.state == ConnectionState::Closed => {
                         return Err(Error::closed())
                     }

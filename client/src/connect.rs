@@ -33,6 +33,7 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
     cfg.auth = settings.auth.clone();
     cfg.max_frame_len = settings.max_frame_len;
     cfg.seed = random_seed();
+    cfg.sasl = settings.sasl.clone();
     let session = Session::new(cfg, Instant::now());
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Mutex::new(Shared {

@@ -278,6 +278,11 @@ impl Driver {
                 let _ = error;
             }
             ConnectionState::Lost => crate::log!(warn, %session, "session lost (expired)"),
+            ConnectionState::AuthFailed => {
+                let why = self.session.last_connection_failure().unwrap_or("");
+                crate::log!(warn, %host, %session, why, "authentication failed; the client stops");
+                let _ = why;
+            }
             ConnectionState::Closed => crate::log!(info, "client closed"),
             _ => {}
         }
@@ -359,6 +364,11 @@ impl Driver {
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     if change.state.is_connected() {
                         shared.attempt = None;
+                    }
+                    if change.state == ConnectionState::AuthFailed {
+                        // Before anyone hears of it: connect() reports this reason.
+                        shared.last_failure =
+                            self.session.last_connection_failure().map(str::to_owned);
                     }
                     shared.current = change;
                     shared.negotiated_timeout = self.session.negotiated_timeout();

@@ -37,6 +37,7 @@ mod log;
 mod multi;
 mod path;
 mod protocol;
+pub mod sasl;
 mod state_changes;
 #[cfg(feature = "tls")]
 mod tls;

@@ -561,6 +561,8 @@ impl<'a> Harness<'a> {
                     Reconnected => matches!(from, Suspended | Lost),
                     Suspended => matches!(from, Connected | Reconnected | ReadOnly),
                     Lost => matches!(from, Connecting | Suspended),
+                    // Only with SASL, before the session opens on a connection.
+                    AuthFailed => matches!(from, Connecting | Suspended | Lost),
                     Closed => true,
                     Connecting => false,
                 };

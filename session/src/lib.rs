@@ -25,6 +25,7 @@ mod hosts;
 mod lifecycle;
 mod receive;
 mod reply_check;
+mod sasl;
 mod send;
 mod state;
 mod watches;
@@ -36,13 +37,15 @@ use bytes::{Bytes, BytesMut};
 use zkr_codec::{
     check_frame, decode_connect_response, encode_connect_request, encode_header_only,
     encode_request, parse_reply, put_str_vec, xid, AuthPacket, ConnectRequest, Decode, Encode,
-    EventType, KeeperState, OpCode, WatcherEvent, WatcherType, WatchesRequest, REQUEST_XID_OFFSET,
+    EventType, GetSaslRequest, KeeperState, OpCode, SetSaslResponse, WatcherEvent, WatcherType,
+    WatchesRequest, REQUEST_XID_OFFSET,
 };
 
 pub use error::{Error, ErrorCode, Result};
 pub use hosts::{HostPicker, Rng};
 use lifecycle::LossReason;
 pub use reply_check::check_reply;
+pub use sasl::{SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
 pub use watches::{WatchBatch, WatchKind, WatchRegistry, WatcherId};
 
@@ -67,6 +70,8 @@ pub struct SessionConfig {
     pub backoff_base: Duration,
     /// Longest back-off.
     pub backoff_max: Duration,
+    /// SASL to run on every connection before the session is used (`None`: no SASL).
+    pub sasl: Option<SaslMechanism>,
 }
 
 impl SessionConfig {
@@ -82,6 +87,7 @@ impl SessionConfig {
             set_watches_batch_bytes: 128 * 1024,
             backoff_base: Duration::from_millis(50),
             backoff_max: Duration::from_secs(1),
+            sasl: None,
         }
     }
 }
@@ -254,6 +260,8 @@ pub struct Session<T> {
     forgotten: std::collections::HashSet<WatcherId>,
     triggered: Vec<WatcherId>,
     events: VecDeque<Event<T>>,
+    /// The SASL exchange of this connection, between the handshake and the session's use.
+    sasl: Option<sasl::SaslInProgress>,
 }
 
 impl<T> Session<T> {
@@ -296,6 +304,7 @@ impl<T> Session<T> {
             forgotten: std::collections::HashSet::new(),
             triggered: Vec::new(),
             events: VecDeque::new(),
+            sasl: None,
         };
         session.start_connect(now);
         session
@@ -656,10 +665,18 @@ impl<T> Session<T> {
                 self.connection_lost(now)
             }
             Conn::Handshaking { deadline, .. } if now >= deadline => {
-                self.loss_reason = Some(LossReason::detail(format!(
-                    "no handshake reply from the server within {} ms of connecting",
-                    self.connect_timeout().as_millis()
-                )));
+                let detail = if self.sasl.is_some() {
+                    format!(
+                        "no SASL reply from the server within {} ms",
+                        self.read_timeout.as_millis()
+                    )
+                } else {
+                    format!(
+                        "no handshake reply from the server within {} ms of connecting",
+                        self.connect_timeout().as_millis()
+                    )
+                };
+                self.loss_reason = Some(LossReason::detail(detail));
                 self.connection_lost(now)
             }
             Conn::Open { host, .. } => {

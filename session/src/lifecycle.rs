@@ -61,6 +61,7 @@ impl<T> Session<T> {
             self.events.push_back(Event::Disconnect);
         }
         self.out.clear();
+        self.sasl = None;
         // In flight: may or may not have been applied. Never re-sent.
         let reason = self.loss_reason.take();
         if active {
@@ -158,6 +159,7 @@ impl<T> Session<T> {
         }
         self.conn = Conn::Closed;
         self.out.clear();
+        self.sasl = None;
         while let Some(p) = self.pending.pop_front() {
             self.fail(p.token, p.watch, Error::closed());
         }

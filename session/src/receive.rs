@@ -6,6 +6,9 @@ use super::*;
 impl<T> Session<T> {
     pub(super) fn handle_frame(&mut self, frame: Bytes, now: Instant) -> Result<(), Error> {
         if let Conn::Handshaking { host, .. } = self.conn {
+            if self.sasl.is_some() {
+                return self.handle_sasl_reply(&frame, host, now);
+            }
             return self.handle_connect_response(&frame, host, now);
         }
         let (header, body) = parse_reply(&frame)?;
@@ -171,6 +174,104 @@ impl<T> Session<T> {
         // of that without sending (and at least every 10 s).
         self.read_timeout = self.negotiated * 2 / 3;
         self.ping_interval = (self.read_timeout / 2).min(Duration::from_secs(10));
+        if let Some(mechanism) = &self.cfg.sasl {
+            // SASL first: nothing else of the session goes out until it is done.
+            let exchange = mechanism.exchange();
+            self.sasl = Some(sasl::SaslInProgress {
+                exchange,
+                read_only,
+            });
+            return self.sasl_step(None, host, now);
+        }
+        self.open(host, read_only, now);
+        Ok(())
+    }
+
+    /// A reply during the SASL exchange: the server's next token, or its refusal.
+    fn handle_sasl_reply(&mut self, frame: &[u8], host: usize, now: Instant) -> Result<(), Error> {
+        let (header, body) = parse_reply(frame)?;
+        if header.xid == xid::PING {
+            return Ok(());
+        }
+        match self.pending.front() {
+            Some(p) if p.xid == header.xid && p.op == OpCode::Sasl => {}
+            _ => {
+                return Err(Error::protocol(format_args!(
+                    "reply with xid {} during SASL authentication",
+                    header.xid
+                )))
+            }
+        }
+        self.pending.pop_front();
+        if !header.err.is_ok() {
+            self.auth_failed(
+                format!("the server refused SASL authentication ({})", header.err),
+                now,
+            );
+            return Ok(());
+        }
+        let token = SetSaslResponse::decode_prefix(body)?.token;
+        self.sasl_step(Some(token), host, now)
+    }
+
+    /// Feeds the mechanism and sends what it answers; opens the session when it is done.
+    fn sasl_step(
+        &mut self,
+        server_token: Option<&[u8]>,
+        host: usize,
+        now: Instant,
+    ) -> Result<(), Error> {
+        let Some(in_progress) = self.sasl.as_mut() else {
+            return Ok(());
+        };
+        match in_progress.exchange.step(server_token) {
+            Ok(SaslStep::Send(token)) => {
+                let mut frame = BytesMut::new();
+                encode_request(
+                    &mut frame,
+                    0,
+                    OpCode::Sasl,
+                    &GetSaslRequest { token: &token },
+                );
+                self.send_frame(&frame, OpCode::Sasl, None, None, now);
+                // Each step gets the read timeout to be answered.
+                if let Conn::Handshaking { deadline, .. } = &mut self.conn {
+                    *deadline = now + self.read_timeout;
+                }
+                Ok(())
+            }
+            Ok(SaslStep::Done) => {
+                let read_only = in_progress.read_only;
+                self.sasl = None;
+                self.open(host, read_only, now);
+                Ok(())
+            }
+            Err(why) => {
+                self.auth_failed(why, now);
+                Ok(())
+            }
+        }
+    }
+
+    /// SASL failed: nothing will fix it by retrying, so the client stops (the Java client's
+    /// `AUTH_FAILED`): every request fails with `AuthFailed`, then the client closes.
+    pub(super) fn auth_failed(&mut self, why: String, _now: Instant) {
+        let mechanism = self.cfg.sasl.as_ref().map_or("SASL", |m| m.name());
+        let detail = format!("{mechanism} authentication failed: {why}");
+        self.sasl = None;
+        self.last_failure = Some(detail.clone());
+        let error = || Error::server(ErrorCode::AuthFailed).with_detail(detail.clone());
+        while let Some(p) = self.pending.pop_front() {
+            self.fail(p.token, p.watch, error());
+        }
+        self.fail_waiting(error);
+        self.set_state(ConnectionState::AuthFailed);
+        self.finish_close();
+    }
+
+    /// The session is usable on this connection: identities, watches, then the requests
+    /// that waited, in the Java client's order.
+    fn open(&mut self, host: usize, read_only: bool, now: Instant) {
         self.conn = Conn::Open { host, read_only };
         self.seen_read_write |= !read_only;
         self.disconnected_since = None;
@@ -205,6 +306,5 @@ impl<T> Session<T> {
         };
         self.ever_connected = true;
         self.set_state(state);
-        Ok(())
     }
 }

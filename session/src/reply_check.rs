@@ -25,6 +25,7 @@ pub fn check_reply(op: OpCode, body: &[u8]) -> Result<(), DecodeError> {
         OpCode::GetEphemerals => GetEphemeralsResponse::decode_prefix(body).map(drop),
         OpCode::GetAllChildrenNumber => GetAllChildrenNumberResponse::decode_prefix(body).map(drop),
         OpCode::WhoAmI => WhoAmIResponse::decode_prefix(body).map(drop),
+        OpCode::Sasl => SetSaslResponse::decode_prefix(body).map(drop),
         // No body: delete, check, removeWatches, checkWatches, addWatch, closeSession, ...
         _ => Ok(()),
     }

@@ -23,6 +23,10 @@ pub enum ConnectionState {
     Lost,
     /// Connected to a read-only server: reads work, writes fail with `NotReadOnly`.
     ReadOnly,
+    /// SASL authentication failed (wrong credentials, a server that refuses the mechanism
+    /// or cannot prove itself): the client stops, and every request fails with
+    /// `AuthFailed`. `Closed` follows.
+    AuthFailed,
     /// The client was closed.
     Closed,
 }

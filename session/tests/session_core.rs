@@ -1272,3 +1272,133 @@ fn every_failed_attempt_says_why() {
     assert_eq!(states(&ev), [Connected]);
     assert_eq!(sim.s.last_connection_failure(), Some("could not connect"));
 }
+
+/// A two-step mechanism for the core's tests: sends "hello", expects "challenge", sends
+/// "answer", expects "ok".
+struct Scripted {
+    step: usize,
+}
+
+impl zkr_session::SaslExchange for Scripted {
+    fn step(&mut self, server: Option<&[u8]>) -> Result<zkr_session::SaslStep, String> {
+        use zkr_session::SaslStep::*;
+        self.step += 1;
+        match (self.step, server) {
+            (1, None) => Ok(Send(b"hello".to_vec())),
+            (2, Some(b"challenge")) => Ok(Send(b"answer".to_vec())),
+            (3, Some(b"ok")) => Ok(Done),
+            (_, other) => Err(format!("unexpected {other:?}")),
+        }
+    }
+}
+
+fn sasl_config() -> zkr_session::SessionConfig {
+    let mut cfg = config(1, 30_000);
+    cfg.sasl = Some(zkr_session::SaslMechanism::new("TEST", || {
+        Box::new(Scripted { step: 0 })
+    }));
+    cfg.auth = vec![("digest".into(), b"u:p".to_vec())];
+    cfg
+}
+
+fn sasl_token(sent: &Sent) -> Vec<u8> {
+    zkr_codec::GetSaslRequest::decode_prefix(&sent.body)
+        .unwrap()
+        .token
+        .to_vec()
+}
+
+#[test]
+fn sasl_runs_before_anything_else_and_the_session_opens_after_it() {
+    let mut sim = Sim::new(sasl_config());
+    sim.events();
+    sim.s.handle_connected(sim.now);
+    let t = sim.sync("/");
+    sim.take_connect_request();
+    sim.respond_connect(30_000, 0x42, &PASSWD, false);
+    // Only the first SASL token: the identity and the waiting request hold back, and
+    // nobody is told the session is usable yet.
+    let sent = sim.take_sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(
+        (sent[0].op, sasl_token(&sent[0])),
+        (OpCode::Sasl, b"hello".to_vec())
+    );
+    assert!(states(&sim.events()).is_empty());
+    sim.reply(
+        sent[0].xid,
+        0,
+        ErrorCode::Ok,
+        &zkr_codec::SetSaslResponse {
+            token: b"challenge",
+        }
+        .to_bytes(),
+    );
+    let sent = sim.take_sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sasl_token(&sent[0]), b"answer");
+    sim.reply(
+        sent[0].xid,
+        0,
+        ErrorCode::Ok,
+        &zkr_codec::SetSaslResponse { token: b"ok" }.to_bytes(),
+    );
+    // Now: the identity, then the request, and Connected.
+    let sent = sim.take_sent();
+    assert_eq!(
+        sent.iter().map(|s| s.op).collect::<Vec<_>>(),
+        [OpCode::Auth, OpCode::Sync]
+    );
+    assert_eq!(states(&sim.events()), [Connected]);
+    sim.reply(-4, 0, ErrorCode::Ok, &[]);
+    sim.reply(
+        sent[1].xid,
+        1,
+        ErrorCode::Ok,
+        &zkr_codec::PathRecord { path: "/" }.to_bytes(),
+    );
+    ok_of(&sim.events(), t);
+}
+
+#[test]
+fn a_sasl_refusal_fails_everything_with_auth_failed_and_stops() {
+    let mut sim = Sim::new(sasl_config());
+    sim.events();
+    sim.s.handle_connected(sim.now);
+    let t = sim.sync("/");
+    sim.take_connect_request();
+    sim.respond_connect(30_000, 0x42, &PASSWD, false);
+    let sent = sim.take_sent();
+    sim.reply(sent[0].xid, 0, ErrorCode::AuthFailed, &[]);
+    let events = sim.events();
+    assert_eq!(err_of(&events, t).code(), ErrorCode::AuthFailed);
+    assert_eq!(states(&events), [AuthFailed, Closed]);
+    let why = sim.s.last_connection_failure().unwrap().to_string();
+    assert!(why.contains("TEST authentication failed"), "{why}");
+    // No retry: nothing to connect to, ever.
+    sim.run_until(120_000);
+    assert!(connects(&sim.events()).is_empty());
+}
+
+#[test]
+fn a_silent_sasl_server_times_out_and_the_next_connection_starts_over() {
+    let mut sim = Sim::new(sasl_config());
+    sim.events();
+    sim.s.handle_connected(sim.now);
+    sim.take_connect_request();
+    sim.respond_connect(30_000, 0x42, &PASSWD, false);
+    sim.take_sent();
+    // No SASL reply within the read timeout (2/3 of 30 s): the connection goes.
+    sim.run_until(20_100);
+    let events = sim.events();
+    assert_eq!(disconnects(&events), 1, "{events:?}");
+    let why = sim.s.last_connection_failure().unwrap().to_string();
+    assert!(why.contains("no SASL reply"), "{why}");
+    // A new connection runs a fresh exchange from its first step.
+    sim.run_until(25_000);
+    sim.s.handle_connected(sim.now);
+    sim.take_connect_request();
+    sim.respond_connect(30_000, 0x42, &PASSWD, false);
+    let sent = sim.take_sent();
+    assert_eq!(sasl_token(&sent[0]), b"hello");
+}

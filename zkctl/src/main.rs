@@ -70,7 +70,7 @@ fn main() -> ExitCode {
             println!("zkctl {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
-        Action::Run(globals, command) => (globals, command),
+        Action::Run(globals, command) => (*globals, command),
     };
     verbose::enable(globals.verbosity);
     let runtime = match runtime_for(&command) {

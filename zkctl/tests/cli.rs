@@ -415,6 +415,94 @@ fn tls_flags_connect_to_a_secure_port() {
 }
 
 #[test]
+fn sasl_digest_flags_authenticate_with_a_password_file() {
+    let dir = zkr_testkit::TempDir::new().unwrap();
+    let jaas = dir.path().join("jaas.conf");
+    std::fs::write(
+        &jaas,
+        "Server {\n org.apache.zookeeper.server.auth.DigestLoginModule required\n \
+         user_ops=\"ops-secret\";\n};\n",
+    )
+    .unwrap();
+    let good = dir.path().join("good");
+    std::fs::write(&good, "ops-secret\n").unwrap();
+    let bad = dir.path().join("bad");
+    std::fs::write(&bad, "guess\n").unwrap();
+    let zk = TestingServer::start_with(
+        ServerOptions::new()
+            .system_property("java.security.auth.login.config", jaas.to_str().unwrap())
+            .config(
+                "authProvider.sasl",
+                "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+            ),
+    )
+    .expect("ZooKeeper with SASL");
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
+        c.args([
+            "--server",
+            &zk.connect_string(),
+            "--connect-timeout",
+            "3000",
+        ])
+        .args(extra)
+        .env_remove("ZK_SERVER")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        finish(c.spawn().expect("spawn zkctl"), Duration::from_secs(10))
+    };
+    let good = good.to_str().unwrap();
+    let made = run(&[
+        "--sasl-digest",
+        "ops",
+        "--sasl-password-file",
+        good,
+        "create",
+        "/sasl",
+        "x",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    // A wrong password: one line naming the refusal, exit 1, at once.
+    let started = Instant::now();
+    let refused = run(&[
+        "--sasl-digest",
+        "ops",
+        "--sasl-password-file",
+        bad.to_str().unwrap(),
+        "get",
+        "/sasl",
+    ]);
+    assert_eq!(exit_code(refused.status), 1);
+    let err = stderr(&refused);
+    assert!(
+        err.starts_with("zkctl: AuthFailed") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(err.contains("DIGEST-MD5 authentication failed"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // The password only from a file.
+    assert_eq!(
+        exit_code(run(&["--sasl-digest", "ops", "ls", "/"]).status),
+        2
+    );
+    let missing = run(&[
+        "--sasl-digest",
+        "ops",
+        "--sasl-password-file",
+        "/no/file",
+        "ls",
+        "/",
+    ]);
+    assert_eq!(exit_code(missing.status), 2);
+    assert!(stderr(&missing).contains("cannot read --sasl-password-file /no/file"));
+}
+
+#[test]
 fn sigterm_stops_the_command_and_releases_the_lock() {
     let dir = scratch("sigterm");
     let pid_file = dir.join("pid");

@@ -11,3 +11,21 @@ record! {
         pub auth: &'a [u8],
     }
 }
+
+record! {
+    /// `GetSASLRequest`: the client's next SASL token (op `sasl`, a normal xid). Empty when
+    /// the mechanism has no initial response (DIGEST-MD5).
+    pub struct GetSaslRequest<'a> {
+        /// The token.
+        pub token: &'a [u8],
+    }
+}
+
+record! {
+    /// `SetSASLResponse`: the server's SASL challenge or final token (null, read as empty,
+    /// when it refused).
+    pub struct SetSaslResponse<'a> {
+        /// The token.
+        pub token: &'a [u8],
+    }
+}

@@ -21,6 +21,8 @@ pub struct Globals {
     pub verbosity: u8,
     /// TLS settings, when any `--tls-*` flag is given.
     pub tls: Option<Box<Tls>>,
+    /// `--sasl-digest USER` and the password read from `--sasl-password-file`.
+    pub sasl_digest: Option<(String, String)>,
 }
 
 /// The `--tls-*` flags.
@@ -296,5 +298,5 @@ pub enum Action {
     /// Print the version.
     Version,
     /// Run a command.
-    Run(Globals, Command),
+    Run(Box<Globals>, Command),
 }

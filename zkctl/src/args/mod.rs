@@ -343,7 +343,29 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
         },
         other => unreachable!("command '{other}' has a spec but no parser"),
     };
-    Ok(Action::Run(globals, command))
+    Ok(Action::Run(Box::new(globals), command))
+}
+
+/// `--sasl-digest USER --sasl-password-file FILE`: the user and the file's first line.
+fn sasl_digest(flags: &Flags) -> Result<Option<(String, String)>, UsageError> {
+    match (
+        flags.value("sasl-digest"),
+        flags.value("sasl-password-file"),
+    ) {
+        (None, None) => Ok(None),
+        (Some(_), None) => usage(
+            "--sasl-digest needs --sasl-password-file FILE (the password is never taken from \
+             the command line)",
+        ),
+        (None, Some(_)) => usage("--sasl-password-file needs --sasl-digest USER"),
+        (Some(user), Some(file)) => match std::fs::read_to_string(file) {
+            Ok(text) => {
+                let password = text.lines().next().unwrap_or("").to_string();
+                Ok(Some((user.to_string(), password)))
+            }
+            Err(e) => usage(format!("cannot read --sasl-password-file {file}: {e}")),
+        },
+    }
 }
 
 /// The `--tls*` flags: `None` when none is given.
@@ -397,6 +419,7 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
         .collect::<Result<_, _>>()?;
     let verbosity = flags.0.iter().filter(|(n, _)| *n == "verbose").count();
     let tls = tls(flags)?;
+    let sasl_digest = sasl_digest(flags)?;
     Ok(Globals {
         server,
         server_given,
@@ -404,6 +427,7 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
         connect_timeout,
         verbosity: verbosity.min(u8::MAX.into()) as u8,
         tls,
+        sasl_digest,
         auth,
     })
 }
@@ -603,7 +627,7 @@ mod tests {
 
     fn command(line: &str) -> (Globals, Command) {
         match run(line) {
-            Ok(Action::Run(g, c)) => (g, c),
+            Ok(Action::Run(g, c)) => (*g, c),
             other => panic!("{line}: {other:?}"),
         }
     }

@@ -91,6 +91,16 @@ pub const GLOBAL_FLAGS: &[FlagSpec] = &[
         "NAME",
         "with TLS: check every server's certificate against NAME, not the host given",
     ),
+    valued(
+        "sasl-digest",
+        "USER",
+        "authenticate with SASL DIGEST-MD5 as USER (needs --sasl-password-file)",
+    ),
+    valued(
+        "sasl-password-file",
+        "FILE",
+        "the SASL password: the file's first line (never on the command line)",
+    ),
     switch(
         "tls",
         "connect with TLS, trusting the platform's store (implied by any --tls-* flag)",

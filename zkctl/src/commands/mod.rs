@@ -38,6 +38,9 @@ pub fn builder(g: &Globals) -> ClientBuilder {
     for (scheme, credentials) in &g.auth {
         b = b.auth(scheme.as_str(), credentials.as_bytes());
     }
+    if let Some((user, password)) = &g.sasl_digest {
+        b = b.sasl(zkr_client::sasl::digest_md5(user, password));
+    }
     if let Some(tls) = &g.tls {
         let mut options = TlsOptions::new();
         if let Some(ca) = &tls.ca {

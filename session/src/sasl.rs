@@ -1,0 +1,70 @@
+//! SASL after the handshake (ZooKeeper's `sasl` requests): the core runs the exchange on
+//! every new connection before anything else of the session goes out, as the Java client
+//! does, and a refusal ends the client (`AuthFailed`) instead of retrying forever.
+//!
+//! The mechanism (DIGEST-MD5, GSSAPI, ...) is the caller's: the core only carries tokens,
+//! so it stays free of cryptography and of I/O.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// One SASL exchange, on one connection: the mechanism's state machine.
+pub trait SaslExchange: Send {
+    /// The next token to send: first with `None` (the initial response, empty if the
+    /// mechanism has none), then with each token the server sent. `Err` is a refusal on
+    /// this side (a malformed challenge, a server that failed to prove itself).
+    fn step(&mut self, server_token: Option<&[u8]>) -> Result<SaslStep, String>;
+}
+
+/// What a [`SaslExchange`] does next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SaslStep {
+    /// Send this token and wait for the server's answer.
+    Send(Vec<u8>),
+    /// Authenticated: the session may start.
+    Done,
+}
+
+/// A SASL mechanism: makes a fresh [`SaslExchange`] for every connection.
+#[derive(Clone)]
+pub struct SaslMechanism {
+    name: String,
+    new_exchange: Arc<dyn Fn() -> Box<dyn SaslExchange> + Send + Sync>,
+}
+
+impl SaslMechanism {
+    /// A mechanism called `name` (for messages) whose exchanges `new_exchange` makes.
+    pub fn new(
+        name: impl Into<String>,
+        new_exchange: impl Fn() -> Box<dyn SaslExchange> + Send + Sync + 'static,
+    ) -> SaslMechanism {
+        SaslMechanism {
+            name: name.into(),
+            new_exchange: Arc::new(new_exchange),
+        }
+    }
+
+    /// Its name, e.g. `DIGEST-MD5`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn exchange(&self) -> Box<dyn SaslExchange> {
+        (self.new_exchange)()
+    }
+}
+
+impl fmt::Debug for SaslMechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SaslMechanism")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An exchange under way on the current connection, with what the handshake said, kept
+/// until the exchange ends and the session can open.
+pub(crate) struct SaslInProgress {
+    pub(crate) exchange: Box<dyn SaslExchange>,
+    pub(crate) read_only: bool,
+}
