@@ -29,6 +29,9 @@ pub mod barrier;
 pub mod cache;
 pub mod counter;
 pub mod framework;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod leader;
 pub mod lock;
 pub mod node;

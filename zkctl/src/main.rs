@@ -72,6 +72,12 @@ fn main() -> ExitCode {
         }
         Action::Run(globals, command) => (*globals, command),
     };
+    let mut globals = globals;
+    if let Some(sasl) = &mut globals.sasl_digest {
+        if let Err(e) = sasl.read_password() {
+            return Failure::Usage(e).report();
+        }
+    }
     verbose::enable(globals.verbosity);
     let runtime = match runtime_for(&command) {
         Ok(rt) => rt,

@@ -21,8 +21,36 @@ pub struct Globals {
     pub verbosity: u8,
     /// TLS settings, when any `--tls-*` flag is given.
     pub tls: Option<Box<Tls>>,
-    /// `--sasl-digest USER` and the password read from `--sasl-password-file`.
-    pub sasl_digest: Option<(String, String)>,
+    /// `--sasl-digest USER --sasl-password-file FILE`.
+    pub sasl_digest: Option<SaslDigest>,
+}
+
+/// `--sasl-digest USER --sasl-password-file FILE`. The parser only notes the file (it does
+/// no I/O); [`SaslDigest::read_password`] reads it before connecting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaslDigest {
+    /// The user name.
+    pub user: String,
+    /// Where the password is (its first line).
+    pub password_file: String,
+    /// The password, once read.
+    pub password: Option<String>,
+}
+
+impl SaslDigest {
+    /// Reads the password file's first line.
+    pub fn read_password(&mut self) -> Result<(), String> {
+        match std::fs::read_to_string(&self.password_file) {
+            Ok(text) => {
+                self.password = Some(text.lines().next().unwrap_or("").to_string());
+                Ok(())
+            }
+            Err(e) => Err(format!(
+                "cannot read --sasl-password-file {}: {e}",
+                self.password_file
+            )),
+        }
+    }
 }
 
 /// The `--tls-*` flags.

@@ -14,13 +14,15 @@
 //! `zkctl set /a x --version 3` is a conditional set.
 
 mod command;
+#[cfg(any(test, fuzzing))]
+pub mod fuzz;
 mod spec;
 
 use std::time::Duration;
 
 pub use command::{
     Action, BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals,
-    QueueAction, QueueKind, Tls,
+    QueueAction, QueueKind, SaslDigest, Tls,
 };
 pub use spec::{command_help, general_help};
 use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
@@ -346,8 +348,8 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
     Ok(Action::Run(Box::new(globals), command))
 }
 
-/// `--sasl-digest USER --sasl-password-file FILE`: the user and the file's first line.
-fn sasl_digest(flags: &Flags) -> Result<Option<(String, String)>, UsageError> {
+/// `--sasl-digest USER --sasl-password-file FILE` (the file is read later, not here).
+fn sasl_digest(flags: &Flags) -> Result<Option<SaslDigest>, UsageError> {
     match (
         flags.value("sasl-digest"),
         flags.value("sasl-password-file"),
@@ -358,13 +360,11 @@ fn sasl_digest(flags: &Flags) -> Result<Option<(String, String)>, UsageError> {
              the command line)",
         ),
         (None, Some(_)) => usage("--sasl-password-file needs --sasl-digest USER"),
-        (Some(user), Some(file)) => match std::fs::read_to_string(file) {
-            Ok(text) => {
-                let password = text.lines().next().unwrap_or("").to_string();
-                Ok(Some((user.to_string(), password)))
-            }
-            Err(e) => usage(format!("cannot read --sasl-password-file {file}: {e}")),
-        },
+        (Some(user), Some(file)) => Ok(Some(SaslDigest {
+            user: user.to_string(),
+            password_file: file.to_string(),
+            password: None,
+        })),
     }
 }
 
@@ -393,6 +393,10 @@ fn tls(flags: &Flags) -> Result<Option<Box<Tls>>, UsageError> {
 
 fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageError> {
     let env_server = env_server.filter(|s| !s.is_empty());
+    if flags.value("server").is_some_and(|s| s.trim().is_empty()) {
+        // Found by the zkctl_args fuzz target: an empty --server used to be taken as is.
+        return usage("--server needs a connect string (host:port,...), not an empty value");
+    }
     let server_given = flags.has("server") || env_server.is_some();
     let server = flags
         .value("server")
@@ -763,6 +767,10 @@ mod tests {
 
     #[test]
     fn usage_errors() {
+        assert_eq!(
+            error("--server= ls /"),
+            "--server needs a connect string (host:port,...), not an empty value"
+        );
         assert_eq!(error("ls / --bogus"), "unknown flag --bogus for 'ls'");
         assert_eq!(error("--bogus ls /"), "unknown flag --bogus");
         assert_eq!(error("frobnicate"), "unknown command 'frobnicate'");

@@ -38,8 +38,9 @@ pub fn builder(g: &Globals) -> ClientBuilder {
     for (scheme, credentials) in &g.auth {
         b = b.auth(scheme.as_str(), credentials.as_bytes());
     }
-    if let Some((user, password)) = &g.sasl_digest {
-        b = b.sasl(zkr_client::sasl::digest_md5(user, password));
+    if let Some(sasl) = &g.sasl_digest {
+        let password = sasl.password.clone().unwrap_or_default();
+        b = b.sasl(zkr_client::sasl::digest_md5(&sasl.user, password));
     }
     if let Some(tls) = &g.tls {
         let mut options = TlsOptions::new();
