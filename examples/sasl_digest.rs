@@ -3,36 +3,21 @@
 //! identity `sasl:<name>`, usable in ACLs. A wrong password ends the client at once with
 //! `AuthFailed` (no retry can fix it).
 //!
-//! Starts a local ZooKeeper with a JAAS file of its own. Run:
+//! Starts a local ZooKeeper whose JAAS file holds one user. Run:
 //! `cargo run --example sasl_digest --features sasl-digest`.
 
 use std::time::Duration;
 
 use zkr::{sasl, Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
-use zkr_testkit::{ServerOptions, TempDir, TestingServer};
+use zkr_testkit::{ServerOptions, TestingServer};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Error> {
-    let dir = TempDir::new()?;
-    let jaas = dir.path().join("jaas.conf");
-    std::fs::write(
-        &jaas,
-        "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \
-         user_reporter=\"s3cret\";\n};\n",
-    )?;
-    let server = TestingServer::start_with(
-        ServerOptions::new()
-            .system_property(
-                "java.security.auth.login.config",
-                jaas.to_str().unwrap_or(""),
-            )
-            .config(
-                "authProvider.sasl",
-                "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-            ),
-    )?;
+    // The server's JAAS file gets `user_reporter="s3cret"` (the test kit writes it).
+    let server =
+        TestingServer::start_with(ServerOptions::new().sasl_digest_user("reporter", "s3cret"))?;
     println!("started ZooKeeper with SASL at {}", server.connect_string());
 
     // In a service, read the password from a file or a secret store, never argv.

@@ -4,7 +4,6 @@
 #![cfg(feature = "sasl-digest")]
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -12,43 +11,15 @@ use zkr_client::{
     sasl, Acl, Client, ClientBuilder, ConnectionState, CreateMode, CreateOptions, ErrorCode, Id,
     Perms,
 };
-use zkr_testkit::{FaultyProxy, ServerOptions, TempDir, TestingServer};
+use zkr_testkit::{FaultyProxy, ServerOptions, TestingServer};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
-/// A JAAS file with two users, kept for the whole test process.
-fn jaas() -> &'static PathBuf {
-    static JAAS: OnceLock<(TempDir, PathBuf)> = OnceLock::new();
-    &JAAS
-        .get_or_init(|| {
-            let dir = TempDir::new().unwrap();
-            let path = dir.path().join("jaas.conf");
-            std::fs::write(
-                &path,
-                "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \
-                 user_alice=\"alice-secret\"\n  user_bob=\"bob-secret\";\n};\n",
-            )
-            .unwrap();
-            (dir, path)
-        })
-        .1
-}
-
 fn sasl_options(required: bool) -> ServerOptions {
-    let options = ServerOptions::new()
-        .system_property(
-            "java.security.auth.login.config",
-            jaas().to_str().unwrap().to_string(),
-        )
-        .config(
-            "authProvider.sasl",
-            "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-        );
-    if required {
-        options.config("sessionRequireClientSASLAuth", "true")
-    } else {
-        options
-    }
+    ServerOptions::new()
+        .sasl_digest_user("alice", "alice-secret")
+        .sasl_digest_user("bob", "bob-secret")
+        .require_sasl(required)
 }
 
 /// A server with SASL available (not required), shared by the tests of this file.

@@ -78,9 +78,17 @@ pub(crate) fn zoo_cfg(
             );
         }
     }
+    if !options.sasl_users.is_empty() {
+        line("authProvider.sasl", &SASL_PROVIDER);
+        if options.sasl_required {
+            // Read as the system property zookeeper.sessionRequireClientSASLAuth.
+            line("sessionRequireClientSASLAuth", &true);
+        }
+    }
     if let (Some(tls), Some(port)) = (&options.tls, secure_port) {
         tls_lines(&mut cfg, tls, port);
     }
+
     for extra in &options.config_lines {
         cfg.push_str(extra);
         cfg.push('\n');
@@ -109,6 +117,27 @@ fn tls_lines(cfg: &mut String, tls: &TlsSettings, secure_port: u16) {
     line("ssl.trustStore.type", &"PEM");
     line("ssl.clientAuth", &tls.client_auth.config_value());
     line("authProvider.x509", &X509_PROVIDER);
+}
+
+/// ZooKeeper's SASL authentication provider (identities `sasl:<user>`).
+const SASL_PROVIDER: &str = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider";
+
+/// The JAAS file of a server with SASL users (written into its folder).
+pub(crate) const JAAS_FILE: &str = "jaas.conf";
+
+/// The JAAS `Server` section for DIGEST-MD5 users, `None` without any.
+pub(crate) fn jaas_config(options: &ServerOptions) -> Option<String> {
+    if options.sasl_users.is_empty() {
+        return None;
+    }
+    let mut jaas =
+        String::from("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required");
+    for (user, password) in &options.sasl_users {
+        let escape = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let _ = write!(jaas, "\n  user_{}=\"{}\"", user, escape(password));
+    }
+    jaas.push_str(";\n};\n");
+    Some(jaas)
 }
 
 /// log4j 1.2 configuration (what Debian's ZooKeeper uses): everything at
@@ -176,6 +205,12 @@ pub(crate) fn jvm_args(options: &ServerOptions, server_dir: &Path) -> Vec<OsStri
     if options.read_only_mode {
         args.push(prop("readonlymode.enabled", "true"));
     }
+    if !options.sasl_users.is_empty() {
+        args.push(prop(
+            "java.security.auth.login.config",
+            server_dir.join(JAAS_FILE),
+        ));
+    }
     args.extend(options.jvm_args.iter().map(OsString::from));
     for (key, value) in &options.system_properties {
         args.push(OsString::from(format!("-D{key}={value}")));
@@ -194,6 +229,28 @@ fn prop(key: &str, value: impl AsRef<OsStr>) -> OsString {
 mod tests {
     use super::*;
     use crate::tls::{ClientAuth, TlsCertificates};
+
+    #[test]
+    fn sasl_users_make_a_jaas_file_and_the_provider_lines() {
+        let options = ServerOptions::new()
+            .sasl_digest_user("alice", "a\"b")
+            .require_sasl(true);
+        let jaas = jaas_config(&options).unwrap();
+        assert_eq!(
+            jaas,
+            "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \
+             user_alice=\"a\\\"b\";\n};\n"
+        );
+        let cfg = zoo_cfg(&options, Path::new("/d"), 1, None, &[]);
+        assert!(cfg.contains(&format!("authProvider.sasl={SASL_PROVIDER}\n")));
+        assert!(cfg.contains("sessionRequireClientSASLAuth=true\n"));
+        let args = jvm_args(&options, Path::new("/srv"));
+        assert!(args.contains(&OsString::from(
+            "-Djava.security.auth.login.config=/srv/jaas.conf"
+        )));
+        assert!(jaas_config(&ServerOptions::new()).is_none());
+        assert!(!zoo_cfg(&ServerOptions::new(), Path::new("/d"), 1, None, &[]).contains("sasl"));
+    }
 
     #[test]
     fn standalone_config() {

@@ -126,6 +126,9 @@ impl Instance {
             .try_clone()
             .map_err(|e| Error::io(format!("opening {}", log_path.display()), e))?;
 
+        if let Some(jaas) = config::jaas_config(options) {
+            write(&self.dir.join(config::JAAS_FILE), &jaas)?;
+        }
         let mut command = Command::new(install.java());
         command
             .args(config::jvm_args(options, &self.dir))

@@ -48,6 +48,8 @@ pub struct ServerOptions {
     pub(crate) classpath: Option<OsString>,
     pub(crate) java: Option<PathBuf>,
     pub(crate) tls: Option<TlsSettings>,
+    pub(crate) sasl_users: Vec<(String, String)>,
+    pub(crate) sasl_required: bool,
 }
 
 impl Default for ServerOptions {
@@ -67,6 +69,8 @@ impl Default for ServerOptions {
             classpath: None,
             java: None,
             tls: None,
+            sasl_users: Vec::new(),
+            sasl_required: false,
         }
     }
 }
@@ -244,6 +248,32 @@ impl ServerOptions {
     /// ```
     pub fn tls(self, certs: &TlsCertificates, client_auth: ClientAuth) -> Self {
         self.with_tls(certs, false, client_auth)
+    }
+
+    /// Adds a SASL DIGEST-MD5 user (repeatable): the server gets a JAAS `Server` section
+    /// with `user_<user>="<password>"` (written into its folder) and the SASL
+    /// authentication provider, so sessions that authenticate have the identity
+    /// `sasl:<user>`. SASL stays optional for clients unless [`ServerOptions::require_sasl`].
+    ///
+    /// ```no_run
+    /// use zkr_testkit::{ServerOptions, TestingServer};
+    /// let server = TestingServer::start_with(
+    ///     ServerOptions::new().sasl_digest_user("alice", "alice-secret"),
+    /// )?;
+    /// # Ok::<(), zkr_testkit::Error>(())
+    /// ```
+    pub fn sasl_digest_user(mut self, user: &str, password: &str) -> Self {
+        self.sasl_users
+            .push((user.to_string(), password.to_string()));
+        self
+    }
+
+    /// Whether sessions must authenticate with SASL (`sessionRequireClientSASLAuth`): the
+    /// server closes the others with `SessionClosedRequireSaslAuth`. Needs a
+    /// [`ServerOptions::sasl_digest_user`].
+    pub fn require_sasl(mut self, required: bool) -> Self {
+        self.sasl_required = required;
+        self
     }
 
     /// Like [`tls`](Self::tls), but the server presents

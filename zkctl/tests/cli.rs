@@ -417,26 +417,12 @@ fn tls_flags_connect_to_a_secure_port() {
 #[test]
 fn sasl_digest_flags_authenticate_with_a_password_file() {
     let dir = zkr_testkit::TempDir::new().unwrap();
-    let jaas = dir.path().join("jaas.conf");
-    std::fs::write(
-        &jaas,
-        "Server {\n org.apache.zookeeper.server.auth.DigestLoginModule required\n \
-         user_ops=\"ops-secret\";\n};\n",
-    )
-    .unwrap();
     let good = dir.path().join("good");
     std::fs::write(&good, "ops-secret\n").unwrap();
     let bad = dir.path().join("bad");
     std::fs::write(&bad, "guess\n").unwrap();
-    let zk = TestingServer::start_with(
-        ServerOptions::new()
-            .system_property("java.security.auth.login.config", jaas.to_str().unwrap())
-            .config(
-                "authProvider.sasl",
-                "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-            ),
-    )
-    .expect("ZooKeeper with SASL");
+    let zk = TestingServer::start_with(ServerOptions::new().sasl_digest_user("ops", "ops-secret"))
+        .expect("ZooKeeper with SASL");
     let run = |extra: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
         c.args([
