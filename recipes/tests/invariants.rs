@@ -1,0 +1,512 @@
+//! Invariants under faults (Jepsen style) for watches and sessions: a 3-node ensemble, several
+//! sessions, random member kills, leader kills and pauses (shorter and longer than the
+//! session timeout, and of two members at once: quorum lost) drawn from a printed seed, and a
+//! checker of what every participant saw. Each test prints one summary line and fails on any
+//! violation.
+//!
+//! Short by default (CI); `ZKR_FAULT_SECS=1800 cargo test -p zkr-recipes --test invariants
+//! -- --nocapture` runs the long form, `ZKR_FAULT_SEED=<n>` replays a schedule.
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use support::within;
+use zkr_client::{Client, ClientBuilder, CreateMode, ErrorCode, EventType};
+use zkr_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
+use zkr_testkit::TestingCluster;
+
+/// The session timeout of every participant (the test kit's tick allows 400 ms to 4 s).
+const SESSION: Duration = Duration::from_secs(2);
+
+/// No request may take longer: at worst it waits for the session to be declared lost
+/// (`SESSION` after the disconnect) and the reconnect attempts around it.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(8);
+
+fn fault_secs() -> u64 {
+    std::env::var("ZKR_FAULT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(25)
+}
+
+fn seed() -> u64 {
+    std::env::var("ZKR_FAULT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        })
+}
+
+/// splitmix64: a seeded sequence, so a schedule can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn millis(&mut self, from: u64, to: u64) -> Duration {
+        Duration::from_millis(from + self.below(to - from))
+    }
+}
+
+/// Injects one fault at a time on a thread of its own until stopped, then heals everything
+/// and waits for a leader. Returns the faults it injected.
+struct Faults {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Vec<String>>>,
+}
+
+impl Faults {
+    fn start(cluster: Arc<TestingCluster>, seed: u64) -> Faults {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut rng = Rng(seed);
+            let mut log = Vec::new();
+            // Waits `d` unless told to stop; the injector's own pacing, not a test's wait.
+            let pause_for = |d: Duration| {
+                let until = Instant::now() + d;
+                while Instant::now() < until && !stopping.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            };
+            let started = Instant::now();
+            while !stopping.load(Ordering::Relaxed) {
+                pause_for(rng.millis(800, 2500));
+                if stopping.load(Ordering::Relaxed) {
+                    break;
+                }
+                let member = rng.below(3) as usize;
+                let at = started.elapsed().as_secs_f32();
+                let fault = match rng.below(5) {
+                    0 => {
+                        let _ = cluster.kill(member);
+                        pause_for(rng.millis(300, 3000));
+                        let _ = cluster.start_member(member);
+                        format!("{at:.1}s kill+restart member {member}")
+                    }
+                    1 => {
+                        let d = rng.millis(300, 1500);
+                        let _ = cluster.pause(member);
+                        pause_for(d);
+                        let _ = cluster.resume(member);
+                        format!("{at:.1}s pause member {member} {}ms (short)", d.as_millis())
+                    }
+                    2 => {
+                        let d = rng.millis(2500, 6000);
+                        let _ = cluster.pause(member);
+                        pause_for(d);
+                        let _ = cluster.resume(member);
+                        format!("{at:.1}s pause member {member} {}ms (long)", d.as_millis())
+                    }
+                    3 => match cluster.leader() {
+                        Some(leader) => {
+                            let _ = cluster.kill(leader);
+                            pause_for(rng.millis(300, 2000));
+                            let _ = cluster.start_member(leader);
+                            format!("{at:.1}s kill+restart leader {leader}")
+                        }
+                        None => format!("{at:.1}s no leader to kill"),
+                    },
+                    _ => {
+                        // Two members: no quorum; longer than the session timeout.
+                        let other = (member + 1 + rng.below(2) as usize) % 3;
+                        let d = rng.millis(1500, 5000);
+                        let _ = cluster.pause(member);
+                        let _ = cluster.pause(other);
+                        pause_for(d);
+                        let _ = cluster.resume(member);
+                        let _ = cluster.resume(other);
+                        format!(
+                            "{at:.1}s pause members {member},{other} {}ms (quorum lost)",
+                            d.as_millis()
+                        )
+                    }
+                };
+                log.push(fault);
+            }
+            // Heal: everyone running and resumed, and a leader.
+            for i in 0..3 {
+                if cluster.is_paused(i) {
+                    let _ = cluster.resume(i);
+                }
+                if !cluster.is_running(i) {
+                    let _ = cluster.start_member(i);
+                }
+            }
+            cluster
+                .wait_for_leader(Duration::from_secs(60))
+                .expect("a leader after healing");
+            log
+        });
+        Faults {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops injecting, heals, and returns what was injected.
+    fn finish(mut self) -> Vec<String> {
+        self.stop.store(true, Ordering::Relaxed);
+        let thread = self.thread.take().expect("once");
+        tokio::task::block_in_place(|| thread.join().expect("fault thread"))
+    }
+}
+
+impl Drop for Faults {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+async fn session(cluster: &TestingCluster) -> Client {
+    ClientBuilder::new(cluster.connect_string())
+        .session_timeout(SESSION)
+        .connect_timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .expect("a session")
+}
+
+/// Waits for the connection to come back (or a new session), briefly.
+async fn settle(client: &Client) {
+    let _ = tokio::time::timeout(Duration::from_millis(500), async {
+        let mut states = client.state_changes();
+        while !client.state().is_connected() {
+            if states.next().await.is_none() {
+                return;
+            }
+        }
+    })
+    .await;
+}
+
+fn value_of(data: &[u8]) -> u64 {
+    std::str::from_utf8(data)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A writer bumps a counter node; a persistent recursive watcher and a one-shot re-arming
+/// watcher (each on its own session) read the node on every event. Neither may ever see
+/// its version go backwards, and both must end on the final value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches() {
+    let seed = seed();
+    println!("fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
+    let cluster = Arc::new(tokio::task::block_in_place(|| TestingCluster::start(3)).unwrap());
+    let (writer, a, b) = (
+        session(&cluster).await,
+        session(&cluster).await,
+        session(&cluster).await,
+    );
+    writer
+        .create("/inv-w", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    writer
+        .create("/inv-w/counter", b"0", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let violations = Arc::new(Mutex::new(Vec::<String>::new()));
+    let done = Arc::new(AtomicBool::new(false));
+    let final_value = Arc::new(AtomicU64::new(u64::MAX));
+
+    // Watcher A: one persistent recursive watch, kept across session loss.
+    let a_seen = Arc::new(Mutex::new(Vec::<(i32, u64)>::new()));
+    let watcher_a = {
+        let (seen, violations, done, final_value) = (
+            a_seen.clone(),
+            violations.clone(),
+            done.clone(),
+            final_value.clone(),
+        );
+        tokio::spawn(async move {
+            let mut watcher = PersistentWatcher::start(&a, "/inv-w", true);
+            loop {
+                let read = match watcher.next().await {
+                    Some(PersistentWatcherEvent::Event(e))
+                        if e.event_type == EventType::NodeDataChanged =>
+                    {
+                        true
+                    }
+                    Some(PersistentWatcherEvent::Reset)
+                    | Some(PersistentWatcherEvent::Lagged { .. }) => true,
+                    Some(PersistentWatcherEvent::Failed(e)) => panic!("watcher A failed: {e}"),
+                    Some(_) => false,
+                    None => return,
+                };
+                if !read {
+                    continue;
+                }
+                if let Ok((data, stat)) = a.get_data("/inv-w/counter").await {
+                    let mut seen = seen.lock().unwrap();
+                    if let Some(&(last, _)) = seen.last() {
+                        if stat.version < last {
+                            violations
+                                .lock()
+                                .unwrap()
+                                .push(format!("A saw version {} after {last}", stat.version));
+                        }
+                    }
+                    let v = value_of(&data);
+                    seen.push((stat.version, v));
+                    if done.load(Ordering::Relaxed) && v == final_value.load(Ordering::Relaxed) {
+                        return;
+                    }
+                }
+            }
+        })
+    };
+
+    // Watcher B: a one-shot watch re-armed after every event.
+    let b_seen = Arc::new(Mutex::new(Vec::<(i32, u64)>::new()));
+    let watcher_b = {
+        let (seen, violations, done, final_value) = (
+            b_seen.clone(),
+            violations.clone(),
+            done.clone(),
+            final_value.clone(),
+        );
+        tokio::spawn(async move {
+            loop {
+                match b.get_data_and_watch("/inv-w/counter").await {
+                    Ok((data, stat, watch)) => {
+                        let v = value_of(&data);
+                        {
+                            let mut seen = seen.lock().unwrap();
+                            if let Some(&(last, _)) = seen.last() {
+                                if stat.version < last {
+                                    violations.lock().unwrap().push(format!(
+                                        "B saw version {} after {last}",
+                                        stat.version
+                                    ));
+                                }
+                            }
+                            seen.push((stat.version, v));
+                        }
+                        if done.load(Ordering::Relaxed) && v == final_value.load(Ordering::Relaxed)
+                        {
+                            return;
+                        }
+                        // The event, or a session event (then re-arm on the new session).
+                        let _ = tokio::time::timeout(Duration::from_secs(2), watch).await;
+                    }
+                    Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+                        settle(&b).await
+                    }
+                    Err(e) => panic!("watcher B: {e}"),
+                }
+            }
+        })
+    };
+
+    // The writer, through the faults.
+    let started = Instant::now();
+    let faults = Faults::start(cluster.clone(), seed);
+    let mut value = 0u64;
+    let mut attempts = 0u64;
+    let write = |value: u64| {
+        let writer = writer.clone();
+        async move {
+            loop {
+                match writer
+                    .set_data("/inv-w/counter", value.to_string().as_bytes(), None)
+                    .await
+                {
+                    Ok(_) => return,
+                    Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+                        // Maybe applied: read back rather than write twice.
+                        settle(&writer).await;
+                        if let Ok((data, _)) = writer.get_data("/inv-w/counter").await {
+                            if value_of(&data) == value {
+                                return;
+                            }
+                        }
+                    }
+                    Err(e) => panic!("writer: {e}"),
+                }
+            }
+        }
+    };
+    while started.elapsed() < Duration::from_secs(fault_secs()) {
+        value += 1;
+        attempts += 1;
+        within("a write", write(value)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let injected = faults.finish();
+    value += 1;
+    final_value.store(value, Ordering::Relaxed);
+    done.store(true, Ordering::Relaxed);
+    within("the final write", write(value)).await;
+
+    // After the faults: both watchers end on the final value, within a bound.
+    let settled = Instant::now();
+    let converged = tokio::time::timeout(Duration::from_secs(30), async {
+        watcher_a.await.unwrap();
+        watcher_b.await.unwrap();
+    })
+    .await;
+    let mut violations = violations.lock().unwrap().clone();
+    if converged.is_err() {
+        violations.push(format!(
+            "watchers did not reach the final value {value} within 30 s (A last {:?}, B last {:?})",
+            a_seen.lock().unwrap().last(),
+            b_seen.lock().unwrap().last()
+        ));
+    }
+    let (a_reads, b_reads) = (a_seen.lock().unwrap().len(), b_seen.lock().unwrap().len());
+    println!(
+        "suite=watches seed={seed} duration={:.0}s faults={} operations={} (writes {attempts}+1, reads A {a_reads}, B {b_reads}) converged_in={:.1}s violations={}",
+        started.elapsed().as_secs_f32(),
+        injected.len(),
+        attempts + 1 + a_reads as u64 + b_reads as u64,
+        settled.elapsed().as_secs_f32(),
+        violations.len()
+    );
+    for fault in &injected {
+        println!("  fault: {fault}");
+    }
+    assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
+}
+
+/// Several sessions issue sequential creates and reads through the faults. No request may
+/// hang past its deadline, every request ends Ok or with an error, and no create is applied
+/// twice: every id appears at most once on the server, and every acknowledged one exactly
+/// once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions() {
+    let seed = seed();
+    println!("fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
+    let cluster = Arc::new(tokio::task::block_in_place(|| TestingCluster::start(3)).unwrap());
+    let admin = session(&cluster).await;
+    admin
+        .create("/inv-s", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let hung = Arc::new(Mutex::new(Vec::<String>::new()));
+    let started = Instant::now();
+    let faults = Faults::start(cluster.clone(), seed);
+    let mut workers = Vec::new();
+    for k in 0..4 {
+        let client = session(&cluster).await;
+        let (stop, hung) = (stop.clone(), hung.clone());
+        workers.push(tokio::spawn(async move {
+            let (mut acked, mut ok, mut failed) = (Vec::new(), 0u64, 0u64);
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                let id = format!("c{k}-{i}");
+                let t0 = Instant::now();
+                let outcome = if i % 3 == 0 {
+                    tokio::time::timeout(REQUEST_DEADLINE, client.get_children("/inv-s"))
+                        .await
+                        .map(|r| r.map(drop))
+                } else {
+                    tokio::time::timeout(
+                        REQUEST_DEADLINE,
+                        client.create("/inv-s/n-", id.as_bytes(), CreateMode::PersistentSequential),
+                    )
+                    .await
+                    .map(|r| {
+                        r.map(|_| {
+                            acked.push(id.clone());
+                        })
+                    })
+                };
+                match outcome {
+                    Ok(Ok(())) => ok += 1,
+                    Ok(Err(_)) => {
+                        failed += 1;
+                        settle(&client).await;
+                    }
+                    Err(_) => hung.lock().unwrap().push(format!(
+                        "client {k} request {i} still pending after {:?}",
+                        t0.elapsed()
+                    )),
+                }
+            }
+            (acked, ok, failed)
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(fault_secs())).await;
+    let injected = faults.finish();
+    stop.store(true, Ordering::Relaxed);
+    let (mut acked, mut ok, mut failed) = (Vec::new(), 0, 0);
+    for w in workers {
+        let (a, o, f) = within("a worker to stop", w).await.unwrap();
+        acked.extend(a);
+        ok += o;
+        failed += f;
+    }
+
+    // What the server holds.
+    let mut violations = hung.lock().unwrap().clone();
+    let children = within("listing", async {
+        loop {
+            match admin.get_children("/inv-s").await {
+                Ok(c) => return c.to_vec(),
+                Err(_) => settle(&admin).await,
+            }
+        }
+    })
+    .await;
+    let mut count: HashMap<String, usize> = HashMap::new();
+    for child in &children {
+        let path = format!("/inv-s/{child}");
+        let data = within("a read", async {
+            loop {
+                match admin.get_data(&path).await {
+                    Ok((d, _)) => return d,
+                    Err(_) => settle(&admin).await,
+                }
+            }
+        })
+        .await;
+        *count
+            .entry(String::from_utf8_lossy(&data).into_owned())
+            .or_default() += 1;
+    }
+    for (id, n) in &count {
+        if *n > 1 {
+            violations.push(format!("{id} created {n} times"));
+        }
+    }
+    for id in &acked {
+        if !count.contains_key(id) {
+            violations.push(format!("{id} was acknowledged but is not on the server"));
+        }
+    }
+    println!(
+        "suite=sessions seed={seed} duration={:.0}s faults={} operations={} (ok {ok}, errors {failed}, creates acknowledged {}, nodes {}) violations={}",
+        started.elapsed().as_secs_f32(),
+        injected.len(),
+        ok + failed,
+        acked.len(),
+        children.len(),
+        violations.len()
+    );
+    for fault in &injected {
+        println!("  fault: {fault}");
+    }
+    assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
+}
