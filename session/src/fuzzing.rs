@@ -148,6 +148,9 @@ struct Server {
     connect_seen: Option<(i64, Vec<u8>)>,
     /// Whether an ordinary request (xid > 0) came on this connection.
     seen_ordinary: bool,
+    /// Raw bytes were sent on this connection: a "connect response" after them is read
+    /// together with them, so it is not the modelled server's answer.
+    raw_bytes: bool,
     /// Requests received and not answered: (xid, opcode).
     queue: VecDeque<(i32, OpCode)>,
     /// The largest ordinary xid received over the whole session.
@@ -164,6 +167,7 @@ impl Server {
         self.expect_connect = expect_connect;
         self.connect_seen = None;
         self.seen_ordinary = false;
+        self.raw_bytes = false;
         self.queue.clear();
     }
 
@@ -823,7 +827,9 @@ impl<'a> Harness<'a> {
             let len = (keep - 4) as i32;
             frame[..4].copy_from_slice(&len.to_be_bytes());
         }
-        self.model_connect_response = true;
+        // Found by the fuzzer (a "lost" session resumed): after raw bytes the client reads a
+        // frame made of them and this response, whose session id the model did not choose.
+        self.model_connect_response = !self.server.raw_bytes;
         self.feed(&frame);
         self.after_step();
         self.model_connect_response = false;
@@ -889,6 +895,8 @@ impl<'a> Harness<'a> {
             1 => {
                 let n = usize::from(self.input.byte() % 64);
                 let bytes = self.input.bytes(n);
+                // What the client reads next is no longer the modelled server's reply.
+                self.server.raw_bytes = self.server.raw_bytes || n > 0;
                 self.feed(bytes);
             }
             2 => self.server_reply(None),

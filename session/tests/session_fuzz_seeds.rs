@@ -106,3 +106,15 @@ fn known_bug_reproducers_pass_the_fuzz_target() {
         session(&unhex(hex));
     }
 }
+
+#[test]
+fn harness_raw_bytes_before_a_connect_response_are_not_the_model() {
+    // Found by the fuzzer (240 s campaign): raw bytes that begin a frame, then a modelled
+    // connect response: the client reads one frame made of both, whose session id is one it
+    // had reported lost; the harness took it for the model's answer and called the resumed
+    // session a bug. The client did what any client would with that frame; the harness now
+    // models only responses that are read alone.
+    session_strict(&unhex(
+        "47fe00 07110f0000003b0000000001001202000010031003ca474702000047110f0000003b0000000001001202000010031003",
+    ));
+}
