@@ -57,6 +57,7 @@
 mod cluster;
 mod config;
 mod error;
+pub mod faults;
 mod four_letter;
 mod instance;
 mod listen;
@@ -72,11 +73,12 @@ mod tls;
 
 pub use cluster::TestingCluster;
 pub use error::{Error, Result};
+pub use faults::{Fault, FaultRecord, FaultSchedule, FaultScheduleBuilder};
 pub use four_letter::{four_letter_word, server_mode, Mode};
 pub use locate::{Installation, CLASSPATH_ENV, DEBIAN_SERVER_JAR, JAVA_ENV};
 pub use options::ServerOptions;
 pub use ports::free_port;
-pub use proxy::FaultyProxy;
+pub use proxy::{Direction, FaultyProxy};
 pub use scripted::ScriptedServer;
 pub use server::TestingServer;
 pub use tempdir::TempDir;

@@ -1,37 +1,139 @@
 //! [`FaultyProxy`]: a TCP relay between clients and a server that injects network faults on
-//! command: lost replies, partitions, cut connections.
+//! command, per direction: latency, black holes, lost replies, partitions, resets, and cuts
+//! after a number of bytes.
 //!
 //! Tests use it to put a connection loss exactly where it hurts (after a create reached the
-//! server, before its reply came back) without touching the server.
+//! server, before its reply came back) without touching the server, and the
+//! [`FaultSchedule`](crate::FaultSchedule) uses one per ensemble member to inject random
+//! network faults.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often relay threads look at the fault switches while waiting for bytes.
 const POLL: Duration = Duration::from_millis(20);
 
+/// How long a write to a peer that does not read may block before the connection is closed.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One direction of the bytes a [`FaultyProxy`] relays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// From the client to the server: requests (and pings).
+    ToServer,
+    /// From the server to the client: replies, notifications (and ping replies).
+    ToClient,
+    /// Both directions.
+    Both,
+}
+
+impl Direction {
+    fn applies_to(self, to_client: bool) -> bool {
+        match self {
+            Direction::ToServer => !to_client,
+            Direction::ToClient => to_client,
+            Direction::Both => true,
+        }
+    }
+}
+
+/// The switches of one direction.
+#[derive(Debug, Default)]
+struct Lane {
+    /// Every chunk relayed this way is delayed by this much (µs).
+    latency_us: AtomicU64,
+    /// Bytes going this way are thrown away; the connection stays open.
+    black_hole: AtomicBool,
+}
+
 #[derive(Debug, Default)]
 struct Faults {
-    /// Bytes from the server are thrown away (requests still arrive).
-    mute_replies: AtomicBool,
-    /// Bytes are thrown away both ways and new connections are closed at once.
-    partitioned: AtomicBool,
+    to_server: Lane,
+    to_client: Lane,
+    /// New connections are closed at once (with both black holes: a partition).
+    refuse: AtomicBool,
     /// Connections of an older generation are closed.
     generation: AtomicU64,
     /// The proxy is going away.
     stopped: AtomicBool,
+    /// Connections currently relayed (for byte budgets and the count).
+    connections: Mutex<Vec<Weak<Connection>>>,
+    open: AtomicUsize,
 }
 
-/// A TCP proxy to one upstream address whose faults a test switches on and off.
+impl Faults {
+    fn lane(&self, to_client: bool) -> &Lane {
+        if to_client {
+            &self.to_client
+        } else {
+            &self.to_server
+        }
+    }
+
+    fn each_lane(&self, direction: Direction, f: impl Fn(&Lane)) {
+        if direction.applies_to(false) {
+            f(&self.to_server);
+        }
+        if direction.applies_to(true) {
+            f(&self.to_client);
+        }
+    }
+
+    fn live_connections(&self) -> Vec<Arc<Connection>> {
+        let mut all = self.connections.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|c| c.strong_count() > 0);
+        all.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+/// One relayed connection: its byte budgets (`-1`: none) per direction.
+#[derive(Debug)]
+struct Connection {
+    budget_to_server: AtomicI64,
+    budget_to_client: AtomicI64,
+}
+
+impl Connection {
+    fn budget(&self, to_client: bool) -> &AtomicI64 {
+        if to_client {
+            &self.budget_to_client
+        } else {
+            &self.budget_to_server
+        }
+    }
+}
+
+/// A TCP proxy to one upstream address whose faults a test switches on and off, at any
+/// moment and per [`Direction`].
+///
+/// | call | effect |
+/// |---|---|
+/// | [`latency`](Self::latency) | every chunk relayed that way is delivered that much later (in order) |
+/// | [`black_hole`](Self::black_hole) | bytes going that way are dropped silently; connections stay open |
+/// | [`pass`](Self::pass) | that way relays normally again (no latency, no black hole) |
+/// | [`reset`](Self::reset) | every open connection is closed (both peers see EOF or a reset) |
+/// | [`cut_after`](Self::cut_after) | each open connection is closed after N more bytes that way |
+/// | [`mute_replies`](Self::mute_replies) | black hole towards the client (requests still arrive) |
+/// | [`partition`](Self::partition) | black holes both ways, and new connections are closed at once |
+/// | [`heal`](Self::heal) | every fault ends and every connection is closed |
+/// | [`clear`](Self::clear) | every fault ends; connections stay open |
 ///
 /// ```no_run
 /// # fn demo(server: &zkr_testkit::TestingServer) -> std::io::Result<()> {
-/// let proxy = zkr_testkit::FaultyProxy::start(server.address())?;
+/// use std::time::Duration;
+/// use zkr_testkit::{Direction, FaultyProxy};
+///
+/// let proxy = FaultyProxy::start(server.address())?;
 /// // Connect clients to `proxy.connect_string()`, then:
+/// proxy.latency(Direction::ToClient, Duration::from_millis(300)); // slow replies
+/// proxy.black_hole(Direction::ToServer); // requests vanish, the connection stays open
+/// proxy.pass(Direction::Both);           // back to normal, same connections
+/// proxy.cut_after(Direction::ToClient, 10); // cut in the middle of the next reply
 /// proxy.mute_replies(true); // requests reach the server, replies are lost
 /// proxy.cut();              // ... and the connection drops
 /// proxy.heal();             // back to normal for new connections
@@ -40,6 +142,7 @@ struct Faults {
 #[derive(Debug)]
 pub struct FaultyProxy {
     address: SocketAddr,
+    upstream: SocketAddr,
     faults: Arc<Faults>,
     acceptor: Option<JoinHandle<()>>,
 }
@@ -61,6 +164,7 @@ impl FaultyProxy {
             .spawn(move || accept_loop(listener, upstream, shared))?;
         Ok(FaultyProxy {
             address,
+            upstream,
             faults,
             acceptor: Some(acceptor),
         })
@@ -71,41 +175,116 @@ impl FaultyProxy {
         self.address
     }
 
+    /// The address bytes are relayed to.
+    pub fn upstream(&self) -> SocketAddr {
+        self.upstream
+    }
+
     /// `127.0.0.1:PORT` of the proxy.
     pub fn connect_string(&self) -> String {
         self.address.to_string()
     }
 
+    /// How many connections are relayed now.
+    pub fn open_connections(&self) -> usize {
+        self.faults.open.load(Ordering::SeqCst)
+    }
+
+    /// Delays every chunk relayed in `direction` by `delay` from now on (zero: no delay).
+    /// Chunks keep their order; chunks already waiting keep their delay.
+    pub fn latency(&self, direction: Direction, delay: Duration) {
+        let us = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
+        self.faults.each_lane(direction, |lane| {
+            lane.latency_us.store(us, Ordering::SeqCst)
+        });
+    }
+
+    /// Drops every byte going in `direction`, silently: connections stay open and new ones
+    /// are accepted (and black-holed too), so the peers see silence, not an error.
+    pub fn black_hole(&self, direction: Direction) {
+        self.faults.each_lane(direction, |lane| {
+            lane.black_hole.store(true, Ordering::SeqCst)
+        });
+    }
+
+    /// Relays `direction` normally again: no latency, no black hole. Open connections stay
+    /// open (what a black hole dropped stays lost).
+    pub fn pass(&self, direction: Direction) {
+        self.faults.each_lane(direction, |lane| {
+            lane.black_hole.store(false, Ordering::SeqCst);
+            lane.latency_us.store(0, Ordering::SeqCst);
+        });
+        if direction == Direction::Both {
+            self.faults.refuse.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// Closes every open connection: both peers see it closed (EOF, or a reset if they
+    /// write). New connections work as the current faults say.
+    pub fn reset(&self) {
+        self.faults.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Each connection open now is closed after `bytes` more bytes have been relayed in
+    /// `direction` (with [`Direction::Both`]: in either direction, counted separately), e.g.
+    /// in the middle of a frame. The bytes up to the budget are delivered first. New
+    /// connections are not affected.
+    pub fn cut_after(&self, direction: Direction, bytes: u64) {
+        let budget = i64::try_from(bytes).unwrap_or(i64::MAX);
+        for connection in self.faults.live_connections() {
+            for to_client in [false, true] {
+                if direction.applies_to(to_client) {
+                    connection.budget(to_client).store(budget, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+
     /// Loses (or stops losing) every byte from the server: requests are applied, their
-    /// replies never arrive.
+    /// replies never arrive. The same as [`black_hole`](Self::black_hole) (or
+    /// un-black-holing) [`Direction::ToClient`].
     pub fn mute_replies(&self, mute: bool) {
-        self.faults.mute_replies.store(mute, Ordering::SeqCst);
+        self.faults
+            .to_client
+            .black_hole
+            .store(mute, Ordering::SeqCst);
     }
 
     /// Silences existing connections both ways and closes new ones at once: to the client,
     /// the server is a black hole.
     pub fn partition(&self) {
-        self.faults.partitioned.store(true, Ordering::SeqCst);
+        self.black_hole(Direction::Both);
+        self.faults.refuse.store(true, Ordering::SeqCst);
     }
 
-    /// Closes every existing connection (both ends see it closed).
+    /// Closes every existing connection (both ends see it closed). The same as
+    /// [`reset`](Self::reset).
     pub fn cut(&self) {
-        self.faults.generation.fetch_add(1, Ordering::SeqCst);
+        self.reset();
+    }
+
+    /// Ends every fault (latency, black holes, partition, byte budgets) without closing
+    /// anything: open connections carry on.
+    pub fn clear(&self) {
+        self.pass(Direction::Both);
+        for connection in self.faults.live_connections() {
+            connection.budget_to_server.store(-1, Ordering::SeqCst);
+            connection.budget_to_client.store(-1, Ordering::SeqCst);
+        }
     }
 
     /// Ends every fault and closes the connections that suffered them: new connections
     /// work normally.
     pub fn heal(&self) {
-        self.faults.mute_replies.store(false, Ordering::SeqCst);
-        self.faults.partitioned.store(false, Ordering::SeqCst);
-        self.cut();
+        self.clear();
+        self.reset();
     }
 }
 
 impl Drop for FaultyProxy {
     fn drop(&mut self) {
         self.faults.stopped.store(true, Ordering::SeqCst);
-        self.cut();
+        self.reset();
         if let Some(acceptor) = self.acceptor.take() {
             let _ = acceptor.join();
         }
@@ -116,7 +295,7 @@ fn accept_loop(listener: TcpListener, upstream: SocketAddr, faults: Arc<Faults>)
     while !faults.stopped.load(Ordering::SeqCst) {
         match listener.accept() {
             Ok((client, _)) => {
-                if faults.partitioned.load(Ordering::SeqCst) {
+                if faults.refuse.load(Ordering::SeqCst) {
                     continue; // dropped: closed at once
                 }
                 let faults = faults.clone();
@@ -132,6 +311,15 @@ fn accept_loop(listener: TcpListener, upstream: SocketAddr, faults: Arc<Faults>)
     }
 }
 
+/// Decrements the open-connection count when a relay ends.
+struct OpenGuard<'a>(&'a AtomicUsize);
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn relay_connection(
     client: TcpStream,
     upstream: SocketAddr,
@@ -143,39 +331,99 @@ fn relay_connection(
     for s in [&client, &server] {
         s.set_nodelay(true)?;
         s.set_read_timeout(Some(POLL))?;
+        s.set_write_timeout(Some(WRITE_TIMEOUT))?;
     }
+    faults.open.fetch_add(1, Ordering::SeqCst);
+    let _open = OpenGuard(&faults.open);
+    let connection = Arc::new(Connection {
+        budget_to_server: AtomicI64::new(-1),
+        budget_to_client: AtomicI64::new(-1),
+    });
+    faults
+        .connections
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Arc::downgrade(&connection));
+    let sockets = [client.try_clone()?, server.try_clone()?];
     let up = {
-        let (from, to, faults) = (client.try_clone()?, server.try_clone()?, faults.clone());
-        std::thread::spawn(move || pump(from, to, &faults, generation, false))
+        let (from, to) = (client.try_clone()?, server.try_clone()?);
+        let (faults, connection) = (faults.clone(), connection.clone());
+        std::thread::Builder::new()
+            .name("zkr-testkit-proxy-up".into())
+            .spawn(move || relay(from, to, &faults, &connection, generation, false))?
     };
-    pump(
-        server.try_clone()?,
-        client.try_clone()?,
-        &faults,
-        generation,
-        true,
-    );
+    relay(server, client, &faults, &connection, generation, true);
     let _ = up.join();
-    for s in [&client, &server] {
+    for s in &sockets {
         let _ = s.shutdown(Shutdown::Both);
     }
     Ok(())
 }
 
-/// Copies `from` to `to` until either closes or the connection's generation is cut, dropping
-/// what the faults say to drop.
-fn pump(mut from: TcpStream, mut to: TcpStream, faults: &Faults, generation: u64, replies: bool) {
+/// What the reader of one direction hands its writer.
+enum Chunk {
+    /// Bytes to write once `due`.
+    Bytes(Instant, Vec<u8>),
+    /// Write nothing more; close the connection once `due`.
+    Close(Instant),
+}
+
+/// Copies `from` to `to` until either closes, the connection's generation is reset or its
+/// byte budget runs out, dropping and delaying what the faults say. A writer thread delivers
+/// the chunks when due, so a delay does not slow the reading down.
+fn relay(
+    mut from: TcpStream,
+    to: TcpStream,
+    faults: &Arc<Faults>,
+    connection: &Connection,
+    generation: u64,
+    to_client: bool,
+) {
+    let (tx, rx) = mpsc::channel::<Chunk>();
+    let writer = {
+        let (faults, from) = (faults.clone(), from.try_clone());
+        let to = to.try_clone();
+        std::thread::Builder::new()
+            .name("zkr-testkit-proxy-write".into())
+            .spawn(move || {
+                if let (Ok(from), Ok(to)) = (from, to) {
+                    write_when_due(rx, from, to, &faults, generation);
+                }
+            })
+    };
+    let lane = faults.lane(to_client);
+    let budget = connection.budget(to_client);
     let mut buf = vec![0u8; 64 * 1024];
+    let reset = |faults: &Faults| faults.generation.load(Ordering::SeqCst) != generation;
     loop {
-        if faults.generation.load(Ordering::SeqCst) != generation {
+        if reset(faults) {
             break;
         }
         match from.read(&mut buf) {
-            Ok(0) => break,
+            Ok(0) => {
+                // Deliver what is waiting, then close.
+                let _ = tx.send(Chunk::Close(due(lane)));
+                break;
+            }
             Ok(n) => {
-                let dropped = faults.partitioned.load(Ordering::SeqCst)
-                    || (replies && faults.mute_replies.load(Ordering::SeqCst));
-                if !dropped && to.write_all(&buf[..n]).is_err() {
+                if lane.black_hole.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let left = budget.load(Ordering::SeqCst);
+                let take = if left >= 0 {
+                    n.min(usize::try_from(left).unwrap_or(usize::MAX))
+                } else {
+                    n
+                };
+                if left >= 0 {
+                    budget.fetch_sub(take as i64, Ordering::SeqCst);
+                }
+                let at = due(lane);
+                if take > 0 && tx.send(Chunk::Bytes(at, buf[..take].to_vec())).is_err() {
+                    break;
+                }
+                if left >= 0 && take as i64 >= left {
+                    let _ = tx.send(Chunk::Close(at));
                     break;
                 }
             }
@@ -187,6 +435,178 @@ fn pump(mut from: TcpStream, mut to: TcpStream, faults: &Faults, generation: u64
             Err(_) => break,
         }
     }
+    drop(tx);
+    if let Ok(writer) = writer {
+        let _ = writer.join();
+    }
     let _ = from.shutdown(Shutdown::Both);
     let _ = to.shutdown(Shutdown::Both);
+}
+
+/// When a chunk read now in this lane is to be written.
+fn due(lane: &Lane) -> Instant {
+    Instant::now() + Duration::from_micros(lane.latency_us.load(Ordering::SeqCst))
+}
+
+/// Writes each chunk to `to` when it is due, in order; on a reset or a close, shuts both
+/// sockets down (which ends the reader of the other direction too).
+fn write_when_due(
+    rx: mpsc::Receiver<Chunk>,
+    from: TcpStream,
+    mut to: TcpStream,
+    faults: &Faults,
+    generation: u64,
+) {
+    let reset = || faults.generation.load(Ordering::SeqCst) != generation;
+    let wait_until = |at: Instant| -> bool {
+        // false: reset while waiting
+        loop {
+            if reset() {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= at {
+                return true;
+            }
+            std::thread::sleep((at - now).min(POLL));
+        }
+    };
+    loop {
+        match rx.recv_timeout(POLL) {
+            Ok(Chunk::Bytes(at, bytes)) => {
+                if !wait_until(at) || to.write_all(&bytes).is_err() {
+                    break;
+                }
+            }
+            Ok(Chunk::Close(at)) => {
+                wait_until(at);
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if reset() {
+                    break;
+                }
+            }
+            // The reader stopped (reset or error) without asking for a close.
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let _ = from.shutdown(Shutdown::Both);
+    let _ = to.shutdown(Shutdown::Both);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An echo server on a free port; runs until the test process ends.
+    fn echo_server() -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let mut stream = stream;
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = stream.read(&mut buf) {
+                        if n == 0 || stream.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        address
+    }
+
+    fn connect(proxy: &FaultyProxy) -> TcpStream {
+        let stream = TcpStream::connect(proxy.address()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(400)))
+            .unwrap();
+        stream
+    }
+
+    /// Reads `n` bytes, or fewer if the stream is silent for the read timeout or closes.
+    fn read_some(stream: &mut TcpStream, n: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        while out.len() < n {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => out.extend_from_slice(&buf[..k]),
+            }
+        }
+        out
+    }
+
+    fn wait_for(what: &str, check: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !check() {
+            assert!(Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn relays_delays_black_holes_and_passes_again() {
+        let proxy = FaultyProxy::start(echo_server()).unwrap();
+        let mut s = connect(&proxy);
+        s.write_all(b"hello").unwrap();
+        assert_eq!(read_some(&mut s, 5), b"hello");
+        wait_for("one connection", || proxy.open_connections() == 1);
+
+        proxy.latency(Direction::ToClient, Duration::from_millis(150));
+        let sent = Instant::now();
+        s.write_all(b"slow").unwrap();
+        assert_eq!(read_some(&mut s, 4), b"slow");
+        assert!(sent.elapsed() >= Duration::from_millis(150), "delayed");
+
+        proxy.pass(Direction::Both);
+        proxy.black_hole(Direction::ToServer);
+        s.write_all(b"lost").unwrap();
+        assert_eq!(read_some(&mut s, 4), b"", "silence, not an error");
+        proxy.pass(Direction::ToServer);
+        s.write_all(b"back").unwrap();
+        assert_eq!(
+            read_some(&mut s, 4),
+            b"back",
+            "the same connection works again"
+        );
+        assert_eq!(proxy.open_connections(), 1);
+    }
+
+    #[test]
+    fn cut_after_delivers_the_budget_then_closes() {
+        let proxy = FaultyProxy::start(echo_server()).unwrap();
+        let mut s = connect(&proxy);
+        s.write_all(b"x").unwrap();
+        assert_eq!(read_some(&mut s, 1), b"x");
+        proxy.cut_after(Direction::ToClient, 3);
+        s.write_all(b"abcdef").unwrap();
+        assert_eq!(read_some(&mut s, 6), b"abc", "three bytes, then closed");
+        wait_for("closed", || proxy.open_connections() == 0);
+        // New connections are not affected.
+        let mut t = connect(&proxy);
+        t.write_all(b"abcdef").unwrap();
+        assert_eq!(read_some(&mut t, 6), b"abcdef");
+    }
+
+    #[test]
+    fn reset_closes_open_connections_and_heal_keeps_working() {
+        let proxy = FaultyProxy::start(echo_server()).unwrap();
+        let mut s = connect(&proxy);
+        s.write_all(b"x").unwrap();
+        assert_eq!(read_some(&mut s, 1), b"x");
+        proxy.reset();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = [0u8; 1];
+        let eof = matches!(s.read(&mut buf), Ok(0) | Err(_));
+        assert!(eof, "the client sees the connection end");
+        proxy.partition();
+        proxy.heal();
+        let mut t = connect(&proxy);
+        t.write_all(b"ok").unwrap();
+        assert_eq!(read_some(&mut t, 2), b"ok");
+    }
 }
