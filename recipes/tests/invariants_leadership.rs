@@ -1,0 +1,319 @@
+//! Leadership under faults (issue 11, invariant suites): a 3-node ensemble, a `FaultyProxy`
+//! in front of each member, 4 participants each on its own session (2 s timeout) connecting
+//! through the proxies, and the test kit's `FaultSchedule`.
+//!
+//! - `latch`: 4 `LeaderLatch`es. A participant believes it leads from a "gained" event (if
+//!   the latch still says so and the connection is not suspended) until a "lost" event or a
+//!   suspended/lost connection, whichever it sees first (standard policy). While the faults
+//!   run, a leader steps down after 0.2-3 s (closes its latch, joins again at the back), so
+//!   leadership keeps moving through the faults.
+//! - `selector`: 4 `LeaderSelector`s with auto-requeue; a participant believes it leads while
+//!   its leadership task runs (from its start, if the context says it leads, until its term
+//!   ends, it sees the context cancelled or the connection suspended, or its future is
+//!   dropped). Terms last 20-300 ms, so leadership moves all the time.
+//!
+//! Violations: two participants believing they lead at one instant; and after the faults
+//! stop (schedule stopped, everything healed), not exactly one leader within the session
+//! timeout + 10 s (measured from the end of the healing; the latch's one must also be the
+//! one its znode says).
+//!
+//! `ZKR_FAULT_SECS` sets the fault duration (45 s by default), `ZKR_FAULT_SEED` replays.
+
+#[path = "support/beliefs.rs"]
+mod beliefs;
+mod support;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, SESSION, STEP_DEADLINE};
+use zkr_client::{Client, ConnectionState, CreateMode};
+use zkr_recipes::{ConnectionStatePolicy, LeaderContext, LeaderLatch, LeaderSelector};
+
+const PARTICIPANTS: usize = 4;
+/// After healing, exactly one must lead within this.
+const CONVERGENCE: Duration = Duration::from_secs(SESSION.as_secs() + 10);
+
+fn suspended(state: ConnectionState) -> bool {
+    ConnectionStatePolicy::Standard.is_error_state(state)
+}
+
+fn print_summary(
+    suite: &str,
+    seed: u64,
+    started: Instant,
+    log: &[zkr_testkit::FaultRecord],
+    beliefs: &Beliefs,
+    extra: String,
+    violations: &[String],
+) {
+    println!(
+        "suite={suite} seed={seed} duration={:.0}s faults={} operations={} violations={} ({extra})",
+        started.elapsed().as_secs_f64(),
+        log.len(),
+        beliefs.count(),
+        violations.len()
+    );
+    for r in log {
+        println!(
+            "  fault {:9.0}-{:9.0} ms {}",
+            beliefs.ms(r.started),
+            beliefs.ms(r.ended),
+            r.fault
+        );
+    }
+    for v in violations {
+        println!("  VIOLATION (seed {seed}): {v}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latch() {
+    let _serial = SERIAL.lock().await;
+    let rig = Rig::start().await;
+    let admin = rig.client().await;
+    admin
+        .create("/inv", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let beliefs = Arc::new(Beliefs::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (gained, ended_by_state) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let mut clients = Vec::new();
+    for _ in 0..PARTICIPANTS {
+        clients.push(rig.client().await);
+    }
+    let started = Instant::now();
+    let schedule = rig.faults(45);
+    let seed = schedule.seed();
+    let churn = Arc::new(AtomicBool::new(true));
+    let mut tasks = Vec::new();
+    for (who, client) in clients.iter().enumerate() {
+        let (client, beliefs, stop, churn) =
+            (client.clone(), beliefs.clone(), stop.clone(), churn.clone());
+        let (gained, ended_by_state) = (gained.clone(), ended_by_state.clone());
+        let mut jitter = Jitter(seed ^ (who as u64 + 1).wrapping_mul(0x9e37_79b9));
+        tasks.push(tokio::spawn(async move {
+            let id = format!("p{who}");
+            loop {
+                let latch = LeaderLatch::start(&client, "/inv/latch", &id);
+                let mut changes = latch.subscribe();
+                let mut states = client.state_changes();
+                // Leadership gained before the subscription has no event: look once.
+                let mut check = true;
+                let mut step_down_at = Instant::now();
+                let stepped_down = loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break false;
+                    }
+                    if check {
+                        check = false;
+                        if latch.has_leadership() && !suspended(client.state()) {
+                            if !beliefs.believes(who) {
+                                gained.fetch_add(1, Ordering::Relaxed);
+                                step_down_at = Instant::now() + jitter.millis(200, 3000);
+                            }
+                            beliefs.begin(who, Instant::now(), client.session_id());
+                        }
+                    }
+                    // While the faults run, a leader leaves after a while and joins again
+                    // at the back, so leadership keeps moving through the faults.
+                    let leading = beliefs.believes(who);
+                    if leading && churn.load(Ordering::Relaxed) && Instant::now() >= step_down_at {
+                        beliefs.end(who, Instant::now(), "stepped down");
+                        break true;
+                    }
+                    let wake = if leading {
+                        step_down_at.saturating_duration_since(Instant::now())
+                    } else {
+                        Duration::from_millis(200)
+                    };
+                    tokio::select! {
+                        change = changes.next() => match change {
+                            Some(true) => check = true,
+                            Some(false) => beliefs.end(who, Instant::now(), "latch: lost"),
+                            None => break false,
+                        },
+                        change = states.next() => match change {
+                            Some(c) if suspended(c.state) => {
+                                if beliefs.believes(who) {
+                                    ended_by_state.fetch_add(1, Ordering::Relaxed);
+                                }
+                                beliefs.end(who, Instant::now(), "connection suspended");
+                            }
+                            // Back: the latch may lead again without a new event.
+                            Some(_) => check = true,
+                            None => break false,
+                        },
+                        _ = tokio::time::sleep(wake.min(Duration::from_millis(200))) => {}
+                    }
+                };
+                beliefs.end(who, Instant::now(), "latch closed");
+                let _ = tokio::time::timeout(STEP_DEADLINE, latch.close(Default::default())).await;
+                if !stepped_down {
+                    return;
+                }
+            }
+        }));
+    }
+    let log = finish(schedule).await;
+    churn.store(false, Ordering::Relaxed);
+
+    // Healed: exactly one leads, within a bound, and it is the one the znodes say.
+    let mut violations = Vec::new();
+    let converged = beliefs.wait_for_believers(1, CONVERGENCE).await;
+    let leader = beliefs.believers();
+    match converged {
+        None => violations.push(format!(
+            "after healing, not exactly one leader within {CONVERGENCE:?}: {leader:?} believe"
+        )),
+        Some(_) => {
+            let said = zkr_recipes::leader::participants(&admin, "/inv/latch")
+                .await
+                .ok()
+                .and_then(|p| p.into_iter().next())
+                .map(|p| p.id);
+            let want = format!("p{}", leader[0]);
+            if said.as_deref() != Some(want.as_str()) {
+                violations.push(format!(
+                    "after healing, participant {want} believes it leads, the znodes say {said:?}"
+                ));
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    }
+    violations.splice(0..0, beliefs.violations(1, Instant::now()));
+    print_summary(
+        "latch",
+        seed,
+        started,
+        &log,
+        &beliefs,
+        format!(
+            "leadership terms {}, ended by a suspended connection before the latch said so {}, one leader {:.2}s after healing (churn stopped at healing)",
+            gained.load(Ordering::Relaxed),
+            ended_by_state.load(Ordering::Relaxed),
+            converged.map(|d| d.as_secs_f64()).unwrap_or(f64::NAN)
+        ),
+        &violations,
+    );
+    assert!(
+        violations.is_empty(),
+        "suite=latch seed={seed}: {} violations (replay with ZKR_FAULT_SEED={seed})",
+        violations.len()
+    );
+}
+
+/// Ends the belief when the leadership task's future ends or is dropped.
+struct EndOnDrop {
+    who: usize,
+    beliefs: Arc<Beliefs>,
+    why: &'static str,
+}
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.beliefs.end(self.who, Instant::now(), self.why);
+    }
+}
+
+async fn term(ctx: LeaderContext, who: usize, beliefs: Arc<Beliefs>, length: Duration) {
+    let client: Client = ctx.client().clone();
+    let mut states = client.state_changes();
+    if !ctx.is_leader() {
+        return;
+    }
+    beliefs.begin(who, Instant::now(), ctx.session_id());
+    let mut end = EndOnDrop {
+        who,
+        beliefs,
+        why: "task dropped",
+    };
+    let suspended_seen = async {
+        loop {
+            match states.next().await {
+                Some(c) if suspended(c.state) || c.session_id != ctx.session_id() => return,
+                Some(_) => {}
+                None => return,
+            }
+        }
+    };
+    end.why = tokio::select! {
+        _ = tokio::time::sleep(length) => "term over",
+        _ = ctx.cancelled() => "cancelled",
+        _ = suspended_seen => "connection suspended",
+    };
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selector() {
+    let _serial = SERIAL.lock().await;
+    let rig = Rig::start().await;
+    let admin = rig.client().await;
+    admin
+        .create("/inv", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let beliefs = Arc::new(Beliefs::new());
+    let mut clients = Vec::new();
+    for _ in 0..PARTICIPANTS {
+        clients.push(rig.client().await);
+    }
+    let started = Instant::now();
+    let schedule = rig.faults(45);
+    let seed = schedule.seed();
+    let mut selectors = Vec::new();
+    for (who, client) in clients.iter().enumerate() {
+        let beliefs = beliefs.clone();
+        let jitter = Arc::new(std::sync::Mutex::new(Jitter(
+            seed ^ (who as u64 + 1).wrapping_mul(0x9e37_79b9),
+        )));
+        selectors.push(
+            LeaderSelector::builder(client, "/inv/selector")
+                .id(format!("p{who}"))
+                .auto_requeue(true)
+                .start(move |ctx| {
+                    let length = jitter.lock().unwrap().millis(20, 300);
+                    term(ctx, who, beliefs.clone(), length)
+                }),
+        );
+    }
+    let log = finish(schedule).await;
+
+    // Healed: a leader within the bound (terms are short, so it changes hands all the
+    // time; one at a time is the safety check above).
+    let mut violations = Vec::new();
+    let converged = beliefs.wait_for_believers(1, CONVERGENCE).await;
+    if converged.is_none() {
+        violations.push(format!(
+            "after healing, no leader within {CONVERGENCE:?}: {:?} believe",
+            beliefs.believers()
+        ));
+    }
+    for selector in selectors {
+        let _ = tokio::time::timeout(Duration::from_secs(10), selector.close()).await;
+    }
+    violations.splice(0..0, beliefs.violations(1, Instant::now()));
+    print_summary(
+        "selector",
+        seed,
+        started,
+        &log,
+        &beliefs,
+        format!(
+            "leadership terms {}, one leader {:.2}s after healing",
+            beliefs.count(),
+            converged.map(|d| d.as_secs_f64()).unwrap_or(f64::NAN)
+        ),
+        &violations,
+    );
+    assert!(
+        violations.is_empty(),
+        "suite=selector seed={seed}: {} violations (replay with ZKR_FAULT_SEED={seed})",
+        violations.len()
+    );
+}
