@@ -576,9 +576,15 @@ impl<'a> Harness<'a> {
                     Lost if self.session_id != 0 => {
                         self.lost.insert(self.session_id);
                     }
+                    // A session id handed out by bytes the model did not write (raw bytes read
+                    // with a response) is the script's to reuse: later connections may ask to
+                    // resume it, and the model then does.
+                    Connected | Reconnected | ReadOnly if !self.model_connect_response => {
+                        self.lost.remove(&change.session_id);
+                    }
                     Connected | Reconnected | ReadOnly => {
                         assert!(
-                            !self.model_connect_response || !self.lost.contains(&change.session_id),
+                            !self.lost.contains(&change.session_id),
                             "session {:#x} reported Lost, then {:?} again",
                             change.session_id,
                             change.state

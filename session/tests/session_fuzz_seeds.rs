@@ -118,3 +118,13 @@ fn harness_raw_bytes_before_a_connect_response_are_not_the_model() {
         "47fe00 07110f0000003b0000000001001202000010031003ca474702000047110f0000003b0000000001001202000010031003",
     ));
 }
+
+#[test]
+fn harness_a_session_handed_out_by_raw_bytes_may_be_resumed() {
+    // Found by CI's 15 s fuzz smoke after the fix above: the session id that raw bytes handed
+    // out (one the client had reported lost) is later asked for again by the client, and the
+    // modelled server resumes it, as a real one would.
+    session_strict(&unhex(
+        "47fe00 07110f0000003b0000000101001202000010031403ca4747030007110f0000003b000000010100120200001003140304070304",
+    ));
+}
