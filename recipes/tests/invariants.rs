@@ -7,6 +7,8 @@
 //! Short by default (CI); `ZKR_FAULT_SECS=1800 cargo test -p zkr-recipes --test invariants
 //! -- --nocapture` runs the long form, `ZKR_FAULT_SEED=<n>` replays a schedule.
 
+#[path = "support/beliefs.rs"]
+mod beliefs;
 mod support;
 
 use std::collections::HashMap;
@@ -14,26 +16,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use support::faults::{fault_secs, seed, Faults};
+use beliefs::{finish, Rig};
 use support::within;
-use zkr_client::{Client, ClientBuilder, CreateMode, ErrorCode, EventType};
+use zkr_client::{Client, CreateMode, ErrorCode, EventType};
 use zkr_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
-use zkr_testkit::TestingCluster;
-
-/// The session timeout of every participant (the test kit's tick allows 400 ms to 4 s).
-const SESSION: Duration = Duration::from_secs(2);
+use zkr_testkit::faults::fault_duration_from_env;
 
 /// No request may take longer: at worst it waits for the session to be declared lost
-/// (`SESSION` after the disconnect) and the reconnect attempts around it.
+/// (the 2 s session timeout after the disconnect) and the reconnect attempts around it.
 const REQUEST_DEADLINE: Duration = Duration::from_secs(8);
 
-async fn session(cluster: &TestingCluster) -> Client {
-    ClientBuilder::new(cluster.connect_string())
-        .session_timeout(SESSION)
-        .connect_timeout(Duration::from_secs(20))
-        .connect()
-        .await
-        .expect("a session")
+/// How long the faults last: `ZKR_FAULT_SECS`, 25 s by default.
+fn fault_time() -> Duration {
+    fault_duration_from_env(Duration::from_secs(25))
 }
 
 /// Waits for the connection to come back (or a new session), briefly.
@@ -61,14 +56,8 @@ fn value_of(data: &[u8]) -> u64 {
 /// its version go backwards, and both must end on the final value.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches() {
-    let seed = seed();
-    println!("fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
-    let cluster = Arc::new(tokio::task::block_in_place(|| TestingCluster::start(3)).unwrap());
-    let (writer, a, b) = (
-        session(&cluster).await,
-        session(&cluster).await,
-        session(&cluster).await,
-    );
+    let rig = Rig::start().await;
+    let (writer, a, b) = (rig.client().await, rig.client().await, rig.client().await);
     writer
         .create("/inv-w", b"", CreateMode::Persistent)
         .await
@@ -172,7 +161,9 @@ async fn watches() {
 
     // The writer, through the faults.
     let started = Instant::now();
-    let faults = Faults::start(cluster.clone(), seed);
+    let faults = rig.faults(25);
+    let seed = faults.seed();
+    println!("fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
     let mut value = 0u64;
     let mut attempts = 0u64;
     let write = |value: u64| {
@@ -198,13 +189,13 @@ async fn watches() {
             }
         }
     };
-    while started.elapsed() < Duration::from_secs(fault_secs()) {
+    while started.elapsed() < fault_time() {
         value += 1;
         attempts += 1;
         within("a write", write(value)).await;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let injected = faults.finish();
+    let injected = finish(faults).await;
     value += 1;
     final_value.store(value, Ordering::Relaxed);
     done.store(true, Ordering::Relaxed);
@@ -234,8 +225,8 @@ async fn watches() {
         settled.elapsed().as_secs_f32(),
         violations.len()
     );
-    for fault in &injected {
-        println!("  fault: {fault}");
+    for record in &injected {
+        println!("  fault: {}", record.fault);
     }
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }
@@ -246,10 +237,8 @@ async fn watches() {
 /// once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions() {
-    let seed = seed();
-    println!("fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
-    let cluster = Arc::new(tokio::task::block_in_place(|| TestingCluster::start(3)).unwrap());
-    let admin = session(&cluster).await;
+    let rig = Rig::start().await;
+    let admin = rig.client().await;
     admin
         .create("/inv-s", b"", CreateMode::Persistent)
         .await
@@ -257,10 +246,12 @@ async fn sessions() {
     let stop = Arc::new(AtomicBool::new(false));
     let hung = Arc::new(Mutex::new(Vec::<String>::new()));
     let started = Instant::now();
-    let faults = Faults::start(cluster.clone(), seed);
+    let faults = rig.faults(25);
+    let seed = faults.seed();
+    println!("fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
     let mut workers = Vec::new();
     for k in 0..4 {
-        let client = session(&cluster).await;
+        let client = rig.client().await;
         let (stop, hung) = (stop.clone(), hung.clone());
         workers.push(tokio::spawn(async move {
             let (mut acked, mut ok, mut failed) = (Vec::new(), 0u64, 0u64);
@@ -300,8 +291,7 @@ async fn sessions() {
             (acked, ok, failed)
         }));
     }
-    tokio::time::sleep(Duration::from_secs(fault_secs())).await;
-    let injected = faults.finish();
+    let injected = finish(faults).await;
     stop.store(true, Ordering::Relaxed);
     let (mut acked, mut ok, mut failed) = (Vec::new(), 0, 0);
     for w in workers {
@@ -357,8 +347,8 @@ async fn sessions() {
         children.len(),
         violations.len()
     );
-    for fault in &injected {
-        println!("  fault: {fault}");
+    for record in &injected {
+        println!("  fault: {}", record.fault);
     }
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }

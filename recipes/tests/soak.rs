@@ -8,6 +8,8 @@
 //!
 //! 3 minutes by default (CI); `scripts/soak.sh` runs an hour (`ZKR_SOAK_SECS=3600`).
 
+#[path = "support/beliefs.rs"]
+mod beliefs;
 mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -15,11 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use support::faults::{seed, Faults};
-use zkr_client::{Client, ClientBuilder, CreateMode};
+use beliefs::{Rig, SESSION};
+use zkr_client::{Client, CreateMode};
 use zkr_recipes::cache::{PathChildrenCache, StartMode};
 use zkr_recipes::{CloseMode, InterProcessMutex, LeaderLatch};
-use zkr_testkit::TestingCluster;
 
 /// Counts the bytes live on the heap.
 struct Counting;
@@ -50,7 +51,6 @@ fn heap_kib() -> u64 {
     (LIVE.load(Ordering::Relaxed) / 1024) as u64
 }
 
-const SESSION: Duration = Duration::from_secs(2);
 /// No step may take longer (a lock wait is bounded by its own 2 s timeout first).
 const STEP_DEADLINE: Duration = Duration::from_secs(12);
 
@@ -72,15 +72,6 @@ fn rss_kib() -> u64 {
     pages * 4
 }
 
-async fn session(cluster: &TestingCluster) -> Client {
-    ClientBuilder::new(cluster.connect_string())
-        .session_timeout(SESSION)
-        .connect_timeout(Duration::from_secs(20))
-        .connect()
-        .await
-        .expect("a session")
-}
-
 /// Children of `path`, retrying through connection trouble.
 async fn children(client: &Client, path: &str) -> Vec<String> {
     loop {
@@ -94,10 +85,8 @@ async fn children(client: &Client, path: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn soak() {
     let secs = soak_secs();
-    let seed = seed();
-    println!("soak for {secs}s; fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
-    let cluster = Arc::new(tokio::task::block_in_place(|| TestingCluster::start(3)).unwrap());
-    let admin = session(&cluster).await;
+    let rig = Rig::start().await;
+    let admin = rig.client().await;
     for dir in ["/soak", "/soak/lock", "/soak/latch", "/soak/items"] {
         admin
             .create(dir, b"", CreateMode::Persistent)
@@ -106,7 +95,7 @@ async fn soak() {
     }
     let mut clients = Vec::new();
     for _ in 0..3 {
-        clients.push(session(&cluster).await);
+        clients.push(rig.client().await);
     }
     let metrics = tokio::runtime::Handle::current().metrics();
     let baseline_tasks = metrics.num_alive_tasks();
@@ -118,7 +107,13 @@ async fn soak() {
         Arc::new(AtomicU64::new(0)),
     );
     let started = Instant::now();
-    let faults = Faults::start(cluster.clone(), seed);
+    // The schedule runs as long as the soak (ZKR_FAULT_SECS is not read here).
+    let faults = zkr_testkit::FaultSchedule::builder(rig.cluster.clone(), rig.proxies.clone())
+        .duration(Duration::from_secs(secs))
+        .session_timeout(SESSION)
+        .start();
+    let seed = faults.seed();
+    println!("soak for {secs}s; fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
     let mut workers = Vec::new();
     for (k, client) in clients.iter().enumerate() {
         let client = client.clone();
@@ -184,7 +179,7 @@ async fn soak() {
             .await;
         samples.push((started.elapsed().as_secs(), heap_kib(), rss_kib()));
     }
-    let injected = faults.finish();
+    let injected = tokio::task::block_in_place(|| faults.stop());
     stop.store(true, Ordering::Relaxed);
     for w in workers {
         tokio::time::timeout(STEP_DEADLINE * 2, w)
@@ -286,8 +281,8 @@ async fn soak() {
         metrics.num_alive_tasks(),
         violations.len()
     );
-    for fault in &injected {
-        println!("  fault: {fault}");
+    for record in &injected {
+        println!("  fault: {}", record.fault);
     }
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }

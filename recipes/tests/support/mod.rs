@@ -6,7 +6,6 @@ use std::time::Duration;
 use zkr_client::{Client, ConnectionState, ErrorCode, StateChanges};
 use zkr_testkit::{four_letter_word, TestingServer};
 
-pub mod faults;
 pub mod tree;
 
 /// The longest any single wait in these tests may take.
