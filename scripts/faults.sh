@@ -2,7 +2,7 @@
 # The long form of the invariant suites under faults, one after the other, each on its own
 # 3-node ensemble; prints each suite's summary line (and the seed, to replay one with
 # ZKR_FAULT_SEED=<seed>). The full output goes to target/faults.log.
-#   recipes/tests/invariants.rs            watches sessions  (support/faults.rs injector)
+#   recipes/tests/invariants.rs            watches sessions  (zkr_testkit::FaultSchedule, proxies)
 #   recipes/tests/invariants_mutex.rs      mutex semaphore   (zkr_testkit::FaultSchedule, proxies)
 #   recipes/tests/invariants_leadership.rs latch selector    (zkr_testkit::FaultSchedule, proxies)
 # CI runs the short forms (25 s, 45 s) as part of scripts/test.sh.
