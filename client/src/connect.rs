@@ -71,8 +71,9 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
     Ok((client, shared))
 }
 
-/// A seed for the host shuffle, from the standard library's per-process random keys.
-fn random_seed() -> u64 {
+/// 64 random bits from the standard library's per-process random keys and the clock (a
+/// fresh `RandomState` each call): the host shuffle's seed, SASL's client nonce.
+pub(crate) fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(

@@ -28,9 +28,14 @@ fn server() -> &'static TestingServer {
 
 /// `zkctl --server <test server> ARGS...`, not started yet.
 fn zkctl(args: &[&str]) -> Command {
+    zkctl_on(&server().connect_string(), args)
+}
+
+/// `zkctl --server SERVER ARGS...`, not started yet.
+fn zkctl_on(server: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
     c.arg("--server")
-        .arg(server().connect_string())
+        .arg(server)
         .args(args)
         .env_remove("ZK_SERVER")
         .stdin(Stdio::null())
@@ -347,13 +352,8 @@ fn tls_flags_connect_to_a_secure_port() {
         path(certs.client_key_pem()),
     );
     let tls = |extra: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
-        c.args(["--server", &secure, "--connect-timeout", "2000"])
-            .args(extra)
-            .env_remove("ZK_SERVER")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut c = zkctl_on(&secure, &["--connect-timeout", "2000"]);
+        c.args(extra);
         finish(c.spawn().expect("spawn zkctl"), Duration::from_secs(10))
     };
     let made = tls(&[
@@ -424,18 +424,8 @@ fn sasl_digest_flags_authenticate_with_a_password_file() {
     let zk = TestingServer::start_with(ServerOptions::new().sasl_digest_user("ops", "ops-secret"))
         .expect("ZooKeeper with SASL");
     let run = |extra: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
-        c.args([
-            "--server",
-            &zk.connect_string(),
-            "--connect-timeout",
-            "3000",
-        ])
-        .args(extra)
-        .env_remove("ZK_SERVER")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        let mut c = zkctl_on(&zk.connect_string(), &["--connect-timeout", "3000"]);
+        c.args(extra);
         finish(c.spawn().expect("spawn zkctl"), Duration::from_secs(10))
     };
     let good = good.to_str().unwrap();

@@ -23,22 +23,9 @@ pub fn digest_md5(user: impl Into<String>, password: impl Into<String>) -> SaslM
     })
 }
 
-/// 128 random bits, hex, from the standard library's per-process random keys and the clock
-/// (a fresh `RandomState` is seeded anew for each call).
+/// 128 random bits, hex.
 #[cfg(feature = "sasl-digest")]
 fn client_nonce() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut words = [0u64; 2];
-    for (i, word) in words.iter_mut().enumerate() {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_usize(i);
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0),
-        );
-        *word = h.finish();
-    }
-    format!("{:016x}{:016x}", words[0], words[1])
+    use crate::connect::random_seed;
+    format!("{:016x}{:016x}", random_seed(), random_seed())
 }
