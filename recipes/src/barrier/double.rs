@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use zkr_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::wait_until;
-use crate::framework::{create_parents, guaranteed_delete, join, Uuid};
+use crate::framework::{create_parents, join, DeleteOnDrop, Uuid};
 
 /// The node whose creation lets members in (Curator's name).
 pub const READY_NODE: &str = "ready";
@@ -40,20 +40,6 @@ pub struct DistributedDoubleBarrier {
     name: String,
 }
 
-/// Deletes our node unless disarmed: every way out of `enter` but success.
-struct LeaveOnDrop<'a> {
-    client: &'a Client,
-    node: Option<String>,
-}
-
-impl Drop for LeaveOnDrop<'_> {
-    fn drop(&mut self) {
-        if let Some(node) = self.node.take() {
-            guaranteed_delete(self.client, node);
-        }
-    }
-}
-
 impl DistributedDoubleBarrier {
     /// A member of the barrier at `path` that opens once `member_qty` members are there.
     pub fn new(client: &Client, path: &str, member_qty: usize) -> DistributedDoubleBarrier {
@@ -85,10 +71,8 @@ impl DistributedDoubleBarrier {
         let our_path = self.our_path();
         let (ready, mut ready_watch) = self.client.exists_and_watch(&ready_path).await?;
         create_parents(&self.client, &self.path, true).await?;
-        let mut leave = LeaveOnDrop {
-            client: &self.client,
-            node: Some(our_path.clone()),
-        };
+        // Deletes our node on every way out of `enter` but success.
+        let mut leave = DeleteOnDrop::new(&self.client, our_path.clone());
         match self
             .client
             .create(&our_path, b"", CreateMode::Ephemeral)
@@ -127,7 +111,7 @@ impl DistributedDoubleBarrier {
                 }
             }
         }
-        leave.node = None;
+        leave.disarm();
         Ok(true)
     }
 
@@ -136,10 +120,14 @@ impl DistributedDoubleBarrier {
     /// out, as Curator does.
     pub async fn leave(&self, timeout: Option<Duration>) -> Result<bool> {
         let deadline = timeout.map(|t| Instant::now() + t);
+        // Our node goes on every way out but a complete leave (which deleted it): an error,
+        // a timeout, or this future dropped half-way.
+        let mut ours = DeleteOnDrop::new(&self.client, self.our_path());
         let outcome = self.leave_until(deadline).await;
-        if !matches!(outcome, Ok(true)) {
-            guaranteed_delete(&self.client, self.our_path());
+        if matches!(outcome, Ok(true)) {
+            ours.disarm();
         }
+        drop(ours);
         match self
             .client
             .delete(&join(&self.path, READY_NODE), None)

@@ -1,6 +1,8 @@
 //! Deleting a node for sure: the recipes' way out of every path (release, timeout, cancel,
 //! session loss) without leaving an orphan node that blocks others.
 
+use std::future::Future;
+
 use zkr_client::{Client, ErrorCode, Result};
 
 use super::connection::wait_connected;
@@ -21,6 +23,60 @@ pub async fn delete_until_gone(client: &Client, path: &str) -> Result<()> {
                 wait_connected(client).await?;
             }
             Err(e) => return Err(e),
+        }
+    }
+}
+
+/// [`delete_until_gone`], cancel-safe: if the returned future is dropped before the node is
+/// gone (a `close` bounded by a timeout, say), the delete goes on in the background. The
+/// guard is armed when this is called, before the first poll, so even a future that is never
+/// polled leaves no orphan node. For the `close` of a recipe that has already taken the path
+/// out of its state (so its own `Drop` no longer sees it).
+pub fn delete_for_sure(client: &Client, path: String) -> impl Future<Output = Result<()>> + '_ {
+    let mut pending = DeleteOnDrop::new(client, path);
+    async move {
+        let result = match pending.path() {
+            Some(path) => delete_until_gone(client, path).await,
+            None => Ok(()),
+        };
+        // Deleted, or failed for good (the client is closed): nothing left to hand off.
+        pending.disarm();
+        result
+    }
+}
+
+/// Deletes its node in the background ([`guaranteed_delete`]) when dropped, unless disarmed:
+/// the guard over every way out of an operation that may be cancelled half-way.
+#[derive(Debug)]
+pub struct DeleteOnDrop<'a> {
+    client: &'a Client,
+    path: Option<String>,
+}
+
+impl<'a> DeleteOnDrop<'a> {
+    /// Armed over `path`.
+    pub fn new(client: &'a Client, path: String) -> DeleteOnDrop<'a> {
+        DeleteOnDrop {
+            client,
+            path: Some(path),
+        }
+    }
+
+    /// The node it would delete, while armed.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// The node is taken care of (deleted, or kept on purpose): nothing to do when dropped.
+    pub fn disarm(&mut self) {
+        self.path = None;
+    }
+}
+
+impl Drop for DeleteOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(path) = self.path.take() {
+            guaranteed_delete(self.client, path);
         }
     }
 }

@@ -12,7 +12,10 @@ mod uuid;
 mod wait;
 
 pub use connection::wait_connected;
-pub use delete::{delete_until_gone, guaranteed_delete, guaranteed_delete_protected};
+pub use delete::{
+    delete_for_sure, delete_until_gone, guaranteed_delete, guaranteed_delete_protected,
+    DeleteOnDrop,
+};
 pub use namespace::connect_with_namespace;
 pub use paths::{create_parents, join, join_all, node_name, parent};
 pub use policy::ConnectionStatePolicy;

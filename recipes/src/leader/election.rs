@@ -39,8 +39,8 @@ use zkr_client::{
 };
 
 use crate::framework::{
-    self, create_parents, delete_until_gone, guaranteed_delete, join, join_all, node_name,
-    wait_connected, ConnectionStatePolicy, Wake,
+    self, create_parents, delete_for_sure, delete_until_gone, guaranteed_delete, join, join_all,
+    node_name, wait_connected, ConnectionStatePolicy, Wake,
 };
 use crate::sequence::sequence_number;
 
@@ -300,16 +300,8 @@ impl LeaderElection {
             cleanup_in_doubt(client, &self.shared.root, &self.shared.host_name, session);
         }
         let result = match path {
-            Some(path) => {
-                // Deleted in the background if this future is dropped half-way.
-                let mut pending = PendingDelete {
-                    client,
-                    path: Some(path.clone()),
-                };
-                let result = delete_until_gone(client, &path).await;
-                pending.path = None;
-                result
-            }
+            // Deleted in the background if this future is dropped half-way.
+            Some(path) => delete_for_sure(client, path).await,
             None => Ok(()),
         };
         self.shared.dispatch(ElectionEvent::StopComplete);
@@ -402,20 +394,6 @@ impl Drop for LeaderElection {
         }
         if let Some(session) = in_doubt {
             cleanup_in_doubt(client, &self.shared.root, &self.shared.host_name, session);
-        }
-    }
-}
-
-/// Deletes a node in the background if dropped before disarmed.
-struct PendingDelete<'a> {
-    client: &'a Client,
-    path: Option<String>,
-}
-
-impl Drop for PendingDelete<'_> {
-    fn drop(&mut self) {
-        if let Some(path) = self.path.take() {
-            guaranteed_delete(self.client, path);
         }
     }
 }

@@ -20,7 +20,7 @@ use zkr_client::{
 };
 
 use crate::framework::{
-    create_parents, delete_until_gone, find_protected, guaranteed_delete,
+    create_parents, delete_for_sure, find_protected, guaranteed_delete,
     guaranteed_delete_protected, join, join_all, node_name, wait_connected, watch_or_state,
     ConnectionStatePolicy, ProtectedName, Woke,
 };
@@ -283,7 +283,9 @@ impl LeaderLatch {
             guaranteed_delete_protected(&self.shared.client, self.shared.path.clone(), prefix);
         }
         match path {
-            Some(path) => delete_until_gone(&self.shared.client, &path).await,
+            // Deleted in the background if this future is dropped half-way (a close bounded
+            // by a timeout): the path is no longer in the state `Drop` cleans up.
+            Some(path) => delete_for_sure(&self.shared.client, path).await,
             None => Ok(()),
         }
     }

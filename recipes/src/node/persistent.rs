@@ -10,8 +10,8 @@ use zkr_client::{
 };
 
 use crate::framework::{
-    create_parents, create_protected, delete_until_gone, guaranteed_delete, node_name, parent,
-    wait_connected, Listeners, ProtectedName,
+    create_parents, create_protected, delete_for_sure, delete_until_gone, guaranteed_delete,
+    node_name, parent, wait_connected, Listeners, ProtectedName,
 };
 
 /// What a [`PersistentNode`] tells.
@@ -432,7 +432,8 @@ impl PersistentNode {
         self.inner.listeners.close();
         let path = self.inner.state().actual.take();
         match path {
-            Some(path) => delete_until_gone(&self.inner.client, &path).await,
+            // Deleted in the background if this future is dropped half-way.
+            Some(path) => delete_for_sure(&self.inner.client, path).await,
             None => Ok(()),
         }
     }

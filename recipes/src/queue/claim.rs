@@ -85,9 +85,11 @@ impl LockHeld {
     }
 
     /// Deletes the lock node (retrying through connection loss while the session lasts).
+    /// Cancel-safe: if this future is dropped before the node is gone, `Drop` deletes it in
+    /// the background.
     pub(crate) async fn release(mut self) -> zkr_client::Result<()> {
-        self.armed = false;
         let result = delete_lock(&self.client, &self.node, self.session_id).await;
+        self.armed = false;
         self.released.notify_one();
         result
     }
