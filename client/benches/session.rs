@@ -139,32 +139,11 @@ impl Args {
 
 // ----- CPU time of this process -----
 
-/// CPU time used so far by this process's threads.
+/// CPU time used so far by this process's live threads (the test kit's measure: per-thread
+/// schedstat). Measured phases must not end threads (they don't: connections are made
+/// before).
 fn cpu_time() -> Duration {
-    schedstat_cpu().unwrap_or_else(stat_cpu)
-}
-
-/// Sum of the first field (on-CPU nanoseconds) of every thread's schedstat. Threads that
-/// exited are not counted, so measured phases must not end threads (they don't: connections
-/// are made before).
-fn schedstat_cpu() -> Option<Duration> {
-    let mut total = 0u64;
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let path = task.ok()?.path().join("schedstat");
-        let text = std::fs::read_to_string(path).ok()?;
-        total += text.split_whitespace().next()?.parse::<u64>().ok()?;
-    }
-    Some(Duration::from_nanos(total))
-}
-
-/// utime + stime from /proc/self/stat (clock ticks, assumed 100 per second).
-fn stat_cpu() -> Duration {
-    let text = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
-    let after = &text[text.rfind(')').expect("comm") + 1..];
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // After the comm: field 3 (state) is index 0, so utime (14) is 11 and stime (15) is 12.
-    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    Duration::from_millis(ticks * 10)
+    zkr_testkit::measure::process_cpu_time()
 }
 
 // ----- Results -----

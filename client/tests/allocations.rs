@@ -5,78 +5,27 @@
 //! queues, the command channel's blocks, and the read buffer, of which the reply is a `Bytes`
 //! slice (no copy, no allocation).
 //!
-//! A counting global allocator wraps the system one and counts every allocation made by any
-//! thread of this process while counting is on. The ZooKeeper server is a JVM in another
-//! process, so it is not counted; it is started, and the client connected and warmed up,
+//! The test kit's counting global allocator wraps the system one and counts every
+//! allocation made by any thread of this process while the measured code runs. The
+//! ZooKeeper server is a JVM in another process, so it is not counted; it is started, and the client connected and warmed up,
 //! before counting starts. The runtime is tokio's current-thread one, so the caller's task
 //! and the client's driver task both run on the test thread (the count is global anyway).
 //!
 //! Run with `cargo test -p zkr-client --test allocations -- --nocapture` to see the figures.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
 use zkr_client::{Client, CreateMode};
+use zkr_testkit::measure::{allocation_counts, CountingAllocator};
 use zkr_testkit::TestingServer;
-
-/// The system allocator, counting while [`COUNTING`] is on.
-struct CountingAllocator;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-static REALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-
-impl CountingAllocator {
-    fn count(&self, size: usize) {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-            BYTES.fetch_add(size as u64, Ordering::Relaxed);
-        }
-    }
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; counting has no effect on memory.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        self.count(layout.size());
-        System.alloc(layout)
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        self.count(layout.size());
-        System.alloc_zeroed(layout)
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            REALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-            BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
-        }
-        System.realloc(ptr, layout, new_size)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// What was allocated while `f` ran: (allocations, reallocations, bytes).
 async fn count<F: std::future::Future>(f: F) -> (u64, u64, u64) {
-    ALLOCATIONS.store(0, Ordering::SeqCst);
-    REALLOCATIONS.store(0, Ordering::SeqCst);
-    BYTES.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
+    let before = allocation_counts();
     f.await;
-    COUNTING.store(false, Ordering::SeqCst);
-    (
-        ALLOCATIONS.load(Ordering::SeqCst),
-        REALLOCATIONS.load(Ordering::SeqCst),
-        BYTES.load(Ordering::SeqCst),
-    )
+    let spent = allocation_counts() - before;
+    (spent.allocations, spent.reallocations, spent.bytes)
 }
 
 const ROUND_TRIPS: u64 = 1000;

@@ -3,8 +3,9 @@
 //! the record) and the bytes live on the heap (a counting allocator: the leak signal, since
 //! the resident set also moves with the allocator's arenas and fragmentation). After the
 //! run: live heap within 10% of what it was after warm-up, every recipe's znodes gone once
-//! the recipes are closed, and the runtime's task count back to its baseline. No operation
-//! may hang past its deadline.
+//! the recipes are closed, and the runtime's task count back to its baseline. No step may
+//! hang (take longer than the suites' shared [`STEP_DEADLINE`]); steps slower than
+//! [`SLOW_STEP`] are listed with what was going on, to read against the fault log.
 //!
 //! 3 minutes by default (CI); `scripts/soak.sh` runs an hour (`ZKR_SOAK_SECS=3600`).
 
@@ -12,47 +13,58 @@
 mod beliefs;
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use beliefs::{Rig, SESSION};
+use beliefs::{Rig, SESSION, STEP_DEADLINE};
 use zkr_client::{Client, CreateMode};
 use zkr_recipes::cache::{PathChildrenCache, StartMode};
 use zkr_recipes::{CloseMode, InterProcessMutex, LeaderLatch};
 
-/// Counts the bytes live on the heap.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size, Ordering::Relaxed);
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: zkr_testkit::measure::CountingAllocator = zkr_testkit::measure::CountingAllocator;
 
 /// Bytes live on the heap, KiB.
 fn heap_kib() -> u64 {
-    (LIVE.load(Ordering::Relaxed) / 1024) as u64
+    (zkr_testkit::measure::live_heap_bytes() / 1024) as u64
 }
 
-/// No step may take longer (a lock wait is bounded by its own 2 s timeout first).
-const STEP_DEADLINE: Duration = Duration::from_secs(12);
+/// A step slower than this is listed (a lock wait is bounded by its own 2 s timeout, and one
+/// fault at a time is at most a few seconds of unavailability, plus an election).
+const SLOW_STEP: Duration = Duration::from_secs(12);
+
+/// The kinds of step the workers take in turn.
+const STEP_KINDS: [&str; 4] = ["mutex", "latch", "cache", "ephemeral"];
+
+/// A step that took longer than [`SLOW_STEP`].
+struct SlowStep {
+    worker: usize,
+    kind: &'static str,
+    /// When it began, from the start of the run.
+    began: Duration,
+    /// How long it took; `None` if it hung (cancelled at [`STEP_DEADLINE`]).
+    took: Option<Duration>,
+    /// The client's connection state and session when it passed [`SLOW_STEP`].
+    state_when_slow: String,
+}
+
+impl std::fmt::Debug for SlowStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "worker {} {} step at {:.1}s ",
+            self.worker,
+            self.kind,
+            self.began.as_secs_f32()
+        )?;
+        match self.took {
+            Some(took) => write!(f, "took {:.1}s", took.as_secs_f32())?,
+            None => write!(f, "hung")?,
+        }
+        write!(f, " ({} when slow)", self.state_when_slow)
+    }
+}
 
 fn soak_secs() -> u64 {
     std::env::var("ZKR_SOAK_SECS")
@@ -101,11 +113,8 @@ async fn soak() {
     let baseline_tasks = metrics.num_alive_tasks();
 
     let stop = Arc::new(AtomicBool::new(false));
-    let (steps, errors, hung) = (
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicU64::new(0)),
-    );
+    let (steps, errors) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let slow = Arc::new(std::sync::Mutex::new(Vec::<SlowStep>::new()));
     let started = Instant::now();
     // The schedule runs as long as the soak (ZKR_FAULT_SECS is not read here).
     let faults = zkr_testkit::FaultSchedule::builder(rig.cluster.clone(), rig.proxies.clone())
@@ -117,8 +126,8 @@ async fn soak() {
     let mut workers = Vec::new();
     for (k, client) in clients.iter().enumerate() {
         let client = client.clone();
-        let (stop, steps, errors, hung) =
-            (stop.clone(), steps.clone(), errors.clone(), hung.clone());
+        let (stop, steps, errors, slow) =
+            (stop.clone(), steps.clone(), errors.clone(), slow.clone());
         workers.push(tokio::spawn(async move {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
@@ -156,15 +165,28 @@ async fn soak() {
                         },
                     }
                 };
-                match tokio::time::timeout(STEP_DEADLINE, step).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(_)) => {
-                        errors.fetch_add(1, Ordering::Relaxed);
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
+                let began = started.elapsed();
+                let mut step = std::pin::pin!(step);
+                let outcome = match tokio::time::timeout(SLOW_STEP, &mut step).await {
+                    Ok(outcome) => Some(outcome),
                     Err(_) => {
-                        hung.fetch_add(1, Ordering::Relaxed);
+                        let state_when_slow =
+                            format!("{:?} session {:#x}", client.state(), client.session_id());
+                        let rest = STEP_DEADLINE - SLOW_STEP;
+                        let outcome = tokio::time::timeout(rest, &mut step).await.ok();
+                        slow.lock().unwrap().push(SlowStep {
+                            worker: k,
+                            kind: STEP_KINDS[(i % 4) as usize],
+                            began,
+                            took: outcome.is_some().then(|| started.elapsed() - began),
+                            state_when_slow,
+                        });
+                        outcome
                     }
+                };
+                if let Some(Err(_)) = outcome {
+                    errors.fetch_add(1, Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                 }
                 steps.fetch_add(1, Ordering::Relaxed);
             }
@@ -189,11 +211,10 @@ async fn soak() {
     }
 
     let mut violations = Vec::new();
-    if hung.load(Ordering::Relaxed) > 0 {
-        violations.push(format!(
-            "{} steps hung past {STEP_DEADLINE:?}",
-            hung.load(Ordering::Relaxed)
-        ));
+    let slow = std::mem::take(&mut *slow.lock().unwrap());
+    let hung: Vec<&SlowStep> = slow.iter().filter(|s| s.took.is_none()).collect();
+    if !hung.is_empty() {
+        violations.push(format!("steps hung past {STEP_DEADLINE:?}: {hung:?}"));
     }
     // Every recipe is closed or dropped, the sessions still open: the recipes' nodes go (a
     // dropped latch or guard cleans up in the background; nodes of sessions that were lost
@@ -271,18 +292,30 @@ async fn soak() {
         }
     }
     let (warm_heap, warm_rss) = warm.map_or((0, 0), |w| (w.1, w.2));
+    for step in &slow {
+        println!("  slow step: {step:?}");
+    }
     println!(
-        "suite=soak seed={seed} duration={:.0}s faults={} operations={} (errors {}) heap_kib warm={warm_heap} end={end_heap} rss_kib warm={warm_rss} end={end_rss} samples(s,heap,rss)={:?} tasks={}/{baseline_tasks} violations={}",
+        "suite=soak seed={seed} duration={:.0}s faults={} operations={} (errors {}) slow_steps={} heap_kib warm={warm_heap} end={end_heap} rss_kib warm={warm_rss} end={end_rss} samples(s,heap,rss)={:?} tasks={}/{baseline_tasks} violations={}",
         started.elapsed().as_secs_f32(),
         injected.len(),
         steps.load(Ordering::Relaxed),
         errors.load(Ordering::Relaxed),
+        slow.len(),
         samples,
         metrics.num_alive_tasks(),
         violations.len()
     );
     for record in &injected {
-        println!("  fault: {}", record.fault);
+        println!(
+            "  fault at {:.1}s for {:.1}s: {}",
+            record
+                .started
+                .saturating_duration_since(started)
+                .as_secs_f32(),
+            (record.ended - record.started).as_secs_f32(),
+            record.fault
+        );
     }
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }

@@ -62,6 +62,7 @@ mod four_letter;
 mod instance;
 mod listen;
 mod locate;
+pub mod measure;
 mod options;
 mod ports;
 mod process;

@@ -27,6 +27,11 @@ use std::process::ExitCode;
 use args::{Action, Command};
 use failure::Failure;
 
+/// Counts heap allocations, for the figures of `zkctl bench` (one relaxed atomic add per
+/// allocation; nothing else reads them).
+#[global_allocator]
+static ALLOCATOR: zkr_testkit::measure::CountingAllocator = zkr_testkit::measure::CountingAllocator;
+
 fn main() -> ExitCode {
     // A bug should still end in one line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
@@ -98,6 +103,11 @@ fn main() -> ExitCode {
 /// latch's task first runs, so no leadership transition is missed.
 fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     match command {
+        Command::Bench(o) if o.rt == args::BenchRuntime::Current => {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        }
         Command::Bench(_) | Command::Demo { .. } => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build(),

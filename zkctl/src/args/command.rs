@@ -79,6 +79,15 @@ pub enum BenchKind {
     Latch,
 }
 
+/// The tokio runtime `bench` runs on (`--rt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchRuntime {
+    /// One thread: the callers' tasks and the client's driver share it.
+    Current,
+    /// tokio's multi-thread runtime (one worker per core), as `#[tokio::main]` builds it.
+    Multi,
+}
+
 /// `bench` settings (defaults depend on the kind).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BenchOptions {
@@ -94,6 +103,8 @@ pub struct BenchOptions {
     pub size: usize,
     /// Hand-offs to measure (lock, latch).
     pub rounds: usize,
+    /// The runtime to run on.
+    pub rt: BenchRuntime,
 }
 
 /// Which cache `zkctl cache` keeps.

@@ -21,8 +21,8 @@ mod spec;
 use std::time::Duration;
 
 pub use command::{
-    Action, BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals,
-    QueueAction, QueueKind, SaslDigest, Tls,
+    Action, BenchKind, BenchOptions, BenchRuntime, CacheKind, Command, CounterAction, CreateArgs,
+    Globals, QueueAction, QueueKind, SaslDigest, Tls,
 };
 pub use spec::{command_help, general_help};
 use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
@@ -617,6 +617,11 @@ fn bench(flags: &Flags, kind: &str) -> Result<BenchOptions, UsageError> {
             .unwrap_or(if recipe { 1000 } else { 20_000 }),
         size,
         rounds: flags.positive("rounds")?.unwrap_or(100),
+        rt: match flags.value("rt") {
+            None | Some("multi") => BenchRuntime::Multi,
+            Some("current") => BenchRuntime::Current,
+            Some(other) => return usage(format!("--rt: '{other}' is not current or multi")),
+        },
     })
 }
 
@@ -932,9 +937,22 @@ mod tests {
                 in_flight: 32,
                 ops: 20_000,
                 size: 100,
+                rt: BenchRuntime::Multi,
                 ..
             })
         ));
+        let (_, c) = command("bench get --rt current");
+        assert!(matches!(
+            c,
+            Command::Bench(BenchOptions {
+                rt: BenchRuntime::Current,
+                ..
+            })
+        ));
+        assert!(run("bench get --rt tokio")
+            .unwrap_err()
+            .to_string()
+            .contains("not current or multi"));
         let (_, c) = command("bench lock --ops 10");
         assert!(matches!(
             c,

@@ -439,13 +439,17 @@ pub const COMMANDS: &[CommandSpec] = &[
                   latch: the leadership hand-off latency (leader closes, next one is told).\n\
                   Nodes live under /zkctl-bench-<pid> and are deleted afterwards.\n\
                   Defaults: --clients 4 --in-flight 32 --ops 20000 --size 100 for get/set/create;\n\
-                  --clients 1 --in-flight 1 --ops 1000 --rounds 100 for lock and latch.",
+                  --clients 1 --in-flight 1 --ops 1000 --rounds 100 for lock and latch;\n\
+                  --rt multi (tokio's multi-thread runtime; current: one thread).\n\
+                  Besides latency: this process's CPU time and heap allocations per\n\
+                  operation (cycle, hand-off), the client's own cost.",
         flags: &[
             valued("clients", "N", "client sessions"),
             valued("in-flight", "D", "requests in flight per client"),
             valued("ops", "N", "operations (cycles for lock) to measure"),
             valued("size", "BYTES", "data size for get/set/create"),
             valued("rounds", "N", "hand-offs to measure (lock, latch)"),
+            valued("rt", "current|multi", "the tokio runtime to run on"),
         ],
         min_args: 1,
         max_args: 1,

@@ -11,15 +11,21 @@
 //! - latch: `--rounds` leadership hand-offs: the time from the leader's `close` to the next
 //!   participant being told it leads.
 //!
+//! Throughput runs also print this process's cost per operation (per cycle for lock): CPU
+//! time (`cpu_ns_per_op`, every thread of the process: callers, the client's driver, the
+//! runtime) and heap allocations (`allocs_per_op`, allocations and reallocations), over the
+//! measured operations only. `--rt current|multi` picks the runtime.
+//!
 //! Everything lives under `/zkctl-bench-<pid>` and is deleted afterwards, also on Ctrl-C.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zkr_client::{Client, CreateMode, Result};
 use zkr_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LockGuard};
+use zkr_testkit::measure::{allocation_counts, process_cpu_time};
 
 use crate::args::{BenchKind, BenchOptions, Globals};
 use crate::commands::data::delete_tree;
@@ -118,72 +124,116 @@ impl Latencies {
     }
 }
 
+/// One measured closed-loop run.
+struct Run<T> {
+    /// Each operation's latency, nanoseconds.
+    latencies: Vec<u64>,
+    /// Wall time.
+    elapsed: Duration,
+    /// What the operations returned.
+    outputs: Vec<T>,
+    /// This process's CPU time over the run (every thread: callers, driver, runtime).
+    cpu: Duration,
+    /// Calls into the allocator over the run.
+    allocations: u64,
+}
+
+impl<T> Run<T> {
+    /// `cpu_ns_per_<unit>` and `allocs_per_<unit>`: the client's own cost per operation.
+    fn cost_figures(&self, unit: &str, out: &mut Figures) {
+        let n = self.latencies.len().max(1) as f64;
+        out.push(figure(
+            &format!("cpu_ns_per_{unit}"),
+            (self.cpu.as_nanos() as f64 / n).round() as u64,
+            "ns",
+        ));
+        out.push(figure(
+            &format!("allocs_per_{unit}"),
+            format!("{:.2}", self.allocations as f64 / n),
+            "allocs",
+        ));
+    }
+}
+
 /// Runs `ops` operations from `clients.len() x in_flight` tasks, each sending its next
 /// request when the last one is answered. `op(client, task, ticket)` is one timed operation
-/// of task `task` (`0..clients x in_flight`); tickets are `0..ops`, each used once.
-/// Returns the latencies, the wall time and what the operations returned.
+/// of task `task` (`0..clients x in_flight`); tickets are `0..ops`, each used once. The
+/// bookkeeping allocates nothing while the clock runs (latencies go into a table made
+/// before, by ticket), so the allocations counted are the operations' own.
 async fn closed_loop<T, F, Fut>(
     clients: &[Client],
     in_flight: usize,
     ops: usize,
     op: F,
-) -> Result<(Vec<u64>, Duration, Vec<T>)>
+) -> Result<Run<T>>
 where
     T: Send + 'static,
     F: Fn(Client, usize, usize) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<T>> + Send,
 {
     let remaining = Arc::new(AtomicUsize::new(ops));
-    let started = Instant::now();
-    let mut tasks = Vec::new();
+    let table: Arc<[AtomicU64]> = (0..ops).map(|_| AtomicU64::new(0)).collect();
+    let mut tasks = Vec::with_capacity(clients.len() * in_flight);
+    let (started, cpu, allocations) = (Instant::now(), process_cpu_time(), allocation_counts());
     for (c, client) in clients.iter().enumerate() {
         for s in 0..in_flight {
-            let (client, remaining, op) = (client.clone(), remaining.clone(), op.clone());
+            let (client, remaining, op, table) =
+                (client.clone(), remaining.clone(), op.clone(), table.clone());
             let task = c * in_flight + s;
             tasks.push(tokio::spawn(async move {
-                let mut latencies = Vec::new();
                 let mut outputs = Vec::new();
                 // One ticket per operation, so exactly `ops` run in all.
                 while let Ok(left) =
                     remaining
                         .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
                 {
+                    let ticket = left - 1;
                     let t = Instant::now();
-                    outputs.push(op(client.clone(), task, left - 1).await?);
-                    latencies.push(t.elapsed().as_nanos() as u64);
+                    outputs.push(op(client.clone(), task, ticket).await?);
+                    table[ticket].store(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 }
-                Ok::<_, zkr_client::Error>((latencies, outputs))
+                Ok::<_, zkr_client::Error>(outputs)
             }));
         }
     }
-    let mut latencies = Vec::with_capacity(ops);
-    let mut outputs = Vec::with_capacity(ops);
+    let mut outputs = Vec::new();
     for task in tasks {
-        let (l, o) = task
+        let o = task
             .await
             .map_err(|e| zkr_client::Error::invalid(format!("benchmark task failed: {e}")))??;
-        latencies.extend(l);
         outputs.extend(o);
     }
-    Ok((latencies, started.elapsed(), outputs))
+    let (elapsed, cpu, allocations) = (
+        started.elapsed(),
+        process_cpu_time().saturating_sub(cpu),
+        (allocation_counts() - allocations).calls(),
+    );
+    Ok(Run {
+        latencies: table.iter().map(|l| l.load(Ordering::Relaxed)).collect(),
+        elapsed,
+        outputs,
+        cpu,
+        allocations,
+    })
 }
 
-/// Figures for a throughput run.
-fn throughput(prefix: &str, latencies: Vec<u64>, elapsed: Duration, out: &mut Figures) {
-    let n = latencies.len();
+/// Figures for a throughput run: rate, latency, and the cost per operation.
+fn throughput<T>(prefix: &str, run: Run<T>, out: &mut Figures) {
+    let n = run.latencies.len();
     out.push(figure(&format!("{prefix}ops"), n, "ops"));
     out.push(figure(
         &format!("{prefix}elapsed_ms"),
-        elapsed.as_millis(),
+        run.elapsed.as_millis(),
         "ms",
     ));
-    let rate = n as f64 / elapsed.as_secs_f64().max(1e-9);
+    let rate = n as f64 / run.elapsed.as_secs_f64().max(1e-9);
     out.push(figure(
         &format!("{prefix}ops_per_sec"),
         rate.round() as u64,
         "ops/s",
     ));
-    Latencies::new(latencies).figures(prefix, true, out);
+    run.cost_figures(&format!("{prefix}op"), out);
+    Latencies::new(run.latencies).figures(prefix, true, out);
 }
 
 fn setup_figures(o: &BenchOptions) -> Figures {
@@ -209,9 +259,9 @@ async fn get(admin: &Client, clients: &[Client], base: &str, o: BenchOptions) ->
         async move { client.get_data(&path).await.map(drop) }
     };
     closed_loop(clients, o.in_flight, warmup(&o), op.clone()).await?;
-    let (latencies, elapsed, _) = closed_loop(clients, o.in_flight, o.ops, op).await?;
+    let run = closed_loop(clients, o.in_flight, o.ops, op).await?;
     let mut out = setup_figures(&o);
-    throughput("", latencies, elapsed, &mut out);
+    throughput("", run, &mut out);
     Ok(out)
 }
 
@@ -233,9 +283,9 @@ async fn set(admin: &Client, clients: &[Client], base: &str, o: BenchOptions) ->
         }
     };
     closed_loop(clients, o.in_flight, warmup(&o), op.clone()).await?;
-    let (latencies, elapsed, _) = closed_loop(clients, o.in_flight, o.ops, op).await?;
+    let run = closed_loop(clients, o.in_flight, o.ops, op).await?;
     let mut out = setup_figures(&o);
-    throughput("", latencies, elapsed, &mut out);
+    throughput("", run, &mut out);
     Ok(out)
 }
 
@@ -258,9 +308,10 @@ async fn create(
         }
     };
     closed_loop(clients, o.in_flight, warmup(&o), op.clone()).await?;
-    let (latencies, elapsed, created) = closed_loop(clients, o.in_flight, o.ops, op).await?;
+    let mut run = closed_loop(clients, o.in_flight, o.ops, op).await?;
+    let created = std::mem::take(&mut run.outputs);
     let mut out = setup_figures(&o);
-    throughput("", latencies, elapsed, &mut out);
+    throughput("", run, &mut out);
     // Delete what was measured, with the same concurrency, and report that too (the warm-up's
     // nodes go with the final cleanup).
     let created: Arc<Vec<String>> = Arc::new(created);
@@ -268,8 +319,8 @@ async fn create(
         let created = created.clone();
         async move { client.delete(&created[ticket], None).await }
     };
-    let (latencies, elapsed, _) = closed_loop(clients, o.in_flight, o.ops, delete).await?;
-    throughput("delete_", latencies, elapsed, &mut out);
+    let run = closed_loop(clients, o.in_flight, o.ops, delete).await?;
+    throughput("delete_", run, &mut out);
     Ok(out)
 }
 
@@ -314,20 +365,27 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> R
     // Uncontended: every locker has its own lock, so each cycle is acquire (create + list,
     // pipelined) and release (delete).
     let lockers = o.clients * o.in_flight;
-    let base_arc: Arc<str> = base.into();
+    // Paths made beforehand, so the allocations counted are the lock's own.
+    let paths: Arc<Vec<String>> = Arc::new(
+        (0..lockers)
+            .map(|task| format!("{base}/lock-{task}"))
+            .collect(),
+    );
     let cycle = move |client: Client, task: usize, _| {
-        let path = format!("{base_arc}/lock-{task}");
+        let paths = paths.clone();
         async move {
-            let guard = InterProcessMutex::new(&client, &path).acquire().await?;
+            let path = &paths[task];
+            let guard = InterProcessMutex::new(&client, path).acquire().await?;
             guard.release().await
         }
     };
     closed_loop(clients, o.in_flight, lockers.max(o.ops / 10), cycle.clone()).await?;
-    let (latencies, elapsed, _) = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
-    out.push(figure("cycles", latencies.len(), "cycles"));
-    let rate = latencies.len() as f64 / elapsed.as_secs_f64().max(1e-9);
+    let run = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
+    out.push(figure("cycles", run.latencies.len(), "cycles"));
+    let rate = run.latencies.len() as f64 / run.elapsed.as_secs_f64().max(1e-9);
     out.push(figure("cycles_per_sec", rate.round() as u64, "cycles/s"));
-    Latencies::new(latencies).figures("cycle_", false, &mut out);
+    run.cost_figures("cycle", &mut out);
+    Latencies::new(run.latencies).figures("cycle_", false, &mut out);
 
     // Hand-off: A holds, B waits in line; time from A's release to B's acquire returning.
     let (a, b) = two_clients(g, clients).await?;
