@@ -411,15 +411,19 @@ async fn run(shared: Arc<Shared>) {
                     shared.set_leader(false, true);
                     continue;
                 }
-                // Lead, and watch our own node so a deletion under us is noticed.
+                // Lead at once: the listing just showed our node first, from this session
+                // (waiting for the watch below first would add a round trip to every
+                // hand-off). Then watch our own node, so a deletion under us is noticed; one
+                // between the listing and the watch ends leadership as one after it would.
+                if !shared.policy.is_error_state(client.state()) {
+                    shared.set_leader(true, true);
+                }
                 match client.exists_and_watch(&ours).await {
-                    Ok((Some(_), watch)) => {
-                        if !shared.policy.is_error_state(client.state()) {
-                            shared.set_leader(true, true);
-                        }
-                        wait_watch_or_state(watch, &mut changes).await
+                    Ok((Some(_), watch)) => wait_watch_or_state(watch, &mut changes).await,
+                    Ok((None, _)) => {
+                        shared.set_leader(false, true);
+                        Wake::Look
                     }
-                    Ok((None, _)) => Wake::Look,
                     Err(e) if e.is_closed() => return,
                     Err(_) => Wake::State(client.state()),
                 }

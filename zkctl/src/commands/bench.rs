@@ -331,6 +331,46 @@ async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> Result<T> {
         .map_err(|_| zkr_client::Error::timeout(format!("stuck waiting for {what}")))
 }
 
+/// The yardsticks of a hand-off, measured on `client` in the same run: sequential getData
+/// round trips back to back (`get_hot_p50_us`), and one at a time after the same idle pause
+/// as each hand-off round (`get_after_idle_p50_us`: the server's threads and ours wake from
+/// idle, as they do for a hand-off). Then the hand-off's median in those round trips
+/// (`handoff_in_hot_gets`, `handoff_in_idle_gets`).
+async fn handoff_yardsticks(
+    client: &Client,
+    path: &str,
+    rounds: usize,
+    handoffs: &Latencies,
+    out: &mut Figures,
+) -> Result<()> {
+    let mut hot = Vec::with_capacity(1000);
+    for _ in 0..1000 {
+        let t = Instant::now();
+        client.get_data(path).await?;
+        hot.push(t.elapsed().as_nanos() as u64);
+    }
+    let mut idle = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        tokio::time::sleep(SETTLE).await;
+        let t = Instant::now();
+        client.get_data(path).await?;
+        idle.push(t.elapsed().as_nanos() as u64);
+    }
+    let (hot, idle) = (Latencies::new(hot), Latencies::new(idle));
+    hot.figures("get_hot_", false, out);
+    idle.figures("get_after_idle_", false, out);
+    let handoff = handoffs.percentile_us(0.5) as f64;
+    for (name, get) in [("hot", &hot), ("idle", &idle)] {
+        let get = get.percentile_us(0.5).max(1) as f64;
+        out.push(figure(
+            &format!("handoff_in_{name}_gets"),
+            format!("{:.2}", handoff / get),
+            "round trips",
+        ));
+    }
+    Ok(())
+}
+
 /// Polls `count` until it reaches `n` (how a hand-off round knows the waiter is in line).
 async fn until_count<F, Fut>(what: &str, n: usize, count: F) -> Result<()>
 where
@@ -416,7 +456,9 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> R
     }
     holder.release().await?;
     out.push(figure("handoffs", handoffs.len(), "handoffs"));
-    Latencies::new(handoffs).figures("handoff_", false, &mut out);
+    let handoffs = Latencies::new(handoffs);
+    handoffs.figures("handoff_", false, &mut out);
+    handoff_yardsticks(&a, base, o.rounds, &handoffs, &mut out).await?;
     Ok(out)
 }
 
@@ -452,6 +494,8 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> 
     }
     leader.close(CloseMode::Silent).await?;
     let mut out = vec![figure("handoffs", handoffs.len(), "handoffs")];
-    Latencies::new(handoffs).figures("handoff_", false, &mut out);
+    let handoffs = Latencies::new(handoffs);
+    handoffs.figures("handoff_", false, &mut out);
+    handoff_yardsticks(&sessions[0], base, o.rounds, &handoffs, &mut out).await?;
     Ok(out)
 }
