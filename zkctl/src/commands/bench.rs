@@ -405,17 +405,20 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> R
     // Uncontended: every locker has its own lock, so each cycle is acquire (create + list,
     // pipelined) and release (delete).
     let lockers = o.clients * o.in_flight;
-    // Paths made beforehand, so the allocations counted are the lock's own.
-    let paths: Arc<Vec<String>> = Arc::new(
+    // One mutex per locker, made beforehand (as a service keeps its mutex), so what is
+    // counted is the acquire and the release.
+    let mutexes: Arc<Vec<InterProcessMutex>> = Arc::new(
         (0..lockers)
-            .map(|task| format!("{base}/lock-{task}"))
+            .map(|task| {
+                let client = &clients[task / o.in_flight];
+                InterProcessMutex::new(client, &format!("{base}/lock-{task}"))
+            })
             .collect(),
     );
-    let cycle = move |client: Client, task: usize, _| {
-        let paths = paths.clone();
+    let cycle = move |_: Client, task: usize, _| {
+        let mutexes = mutexes.clone();
         async move {
-            let path = &paths[task];
-            let guard = InterProcessMutex::new(&client, path).acquire().await?;
+            let guard = mutexes[task].acquire().await?;
             guard.release().await
         }
     };
