@@ -708,6 +708,15 @@ fn figures(out: &str) -> Vec<(String, f64, String)> {
         .collect()
 }
 
+/// The value of figure `name`.
+fn value(figures: &[(String, f64, String)], name: &str) -> f64 {
+    figures
+        .iter()
+        .find(|(n, _, _)| n == name)
+        .unwrap_or_else(|| panic!("no {name} in {figures:?}"))
+        .1
+}
+
 fn has(figures: &[(String, f64, String)], name: &str, unit: &str) {
     assert!(
         figures
@@ -732,6 +741,23 @@ fn bench_prints_figures_and_cleans_up() {
     has(&get, "ops_per_sec", "ops/s");
     has(&get, "p50_us", "us");
     has(&get, "p99_us", "us");
+    has(&get, "cpu_ns_per_op", "ns");
+    // The client's own cost is counted: a getData round trip allocates (its frame, its
+    // reply slot), a handful of times at most.
+    let allocs = value(&get, "allocs_per_op");
+    assert!((1.0..10.0).contains(&allocs), "allocs_per_op {allocs}");
+    let current = figures(&ok(&[
+        "bench",
+        "get",
+        "--rt",
+        "current",
+        "--clients",
+        "1",
+        "--ops",
+        "200",
+    ]));
+    has(&current, "cpu_ns_per_op", "ns");
+    assert!(value(&current, "cpu_ns_per_op") > 0.0);
     let create = figures(&ok(&[
         "bench",
         "create",
@@ -747,6 +773,9 @@ fn bench_prints_figures_and_cleans_up() {
     has(&lock, "cycles_per_sec", "cycles/s");
     has(&lock, "handoff_p50_us", "us");
     has(&lock, "handoff_p99_us", "us");
+    has(&lock, "allocs_per_cycle", "allocs");
+    has(&lock, "get_after_idle_p50_us", "us");
+    assert!(value(&lock, "handoff_in_hot_gets") > 0.0);
     let latch = figures(&ok(&["bench", "latch", "--rounds", "5"]));
     has(&latch, "handoff_p50_us", "us");
     has(&latch, "handoff_p99_us", "us");

@@ -365,7 +365,7 @@ async fn handoff_yardsticks(
         out.push(figure(
             &format!("handoff_in_{name}_gets"),
             format!("{:.2}", handoff / get),
-            "round trips",
+            "round_trips",
         ));
     }
     Ok(())
