@@ -32,18 +32,22 @@ fn server_watches(zk: &TestingServer, session_id: i64) -> Vec<String> {
     paths
 }
 
-/// Waits until the session's server-side watches are `want`.
+/// Waits until the session's server-side watches are `want`; on failure, says which the
+/// server still had (so a rare failure names the watch that stayed).
 async fn server_watches_become(zk: &TestingServer, session_id: i64, want: &[&str]) {
-    within("the server's watches", async {
-        loop {
-            if server_watches(zk, session_id) == want {
-                return;
-            }
-            // wchc is a snapshot: look again until the removals have been applied.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let seen = server_watches(zk, session_id);
+        if seen == want {
+            return;
         }
-    })
-    .await
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server's watches: still {seen:?} after {DEADLINE:?}, want {want:?}"
+        );
+        // wchc is a snapshot: look again until the removals have been applied.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
