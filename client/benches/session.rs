@@ -20,7 +20,7 @@
 //!   (100000);
 //! - `--rt current|multi`: a current-thread runtime (default: one thread runs the caller
 //!   tasks, the client's driver task and the raw sender) or a 2-worker one;
-//! - `--only raw|ours`: measure one sender only (for profiling it).
+//! - `--only raw|fanout|ours`: measure one sender only (for profiling it).
 //!
 //! What is measured, in one process, alternating `raw, ours, raw, ours, ...`:
 //!
@@ -31,6 +31,10 @@
 //!     pre-encoded getData frames with their xid patched in (one write per batch of
 //!     freed slots), and reads replies checking only frame boundaries, xid order and the
 //!     error code;
+//!   - fan-out: the same connection task, fed by `--in-flight` tasks over a channel, each
+//!     request with a oneshot reply slot: the least any client does to serve many tasks on
+//!     one connection (ours against it is the client's own cost; it against raw is the
+//!     cost of the fan-out on the runtime);
 //! - sequential getData latency (p50/p99 of `--seq-ops` round trips), same two senders;
 //! - client CPU time per operation: this process's threads' CPU time (from
 //!   `/proc/self/task/*/schedstat`, nanoseconds; `/proc/self/stat` if missing). The server is
@@ -43,10 +47,12 @@
 //! round of each (highest throughput, lowest p50/p99, lowest CPU per operation); every round
 //! is printed on stderr as it finishes. `throughput_ratio` and `cpu_ratio` compare the best
 //! pipelined figures (ours / raw), the `_median` variants the medians of the rounds; the
-//! targets are >= 0.95 and <= 1.3. On a small machine the server (a JVM with several threads
+//! targets are >= 0.95 and <= 1.3. `fanout_cpu_ratio` is fan-out / raw, and
+//! `ours_to_fanout_cpu_ratio` ours / fan-out. On a small machine the server (a JVM with several threads
 //! per request) is the bottleneck and competes with the client for CPU, so throughput mostly
 //! measures how little CPU the client takes from it; use several rounds.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,6 +62,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use zkr_client::{Client, CreateMode, ErrorCode};
 use zkr_codec::{
@@ -116,7 +123,10 @@ impl Args {
                 "--warmup" => args.warmup = value("--warmup").parse().expect("--warmup N"),
                 "--only" => {
                     let side = value("--only");
-                    assert!(side == "raw" || side == "ours", "--only raw|ours");
+                    assert!(
+                        ["raw", "fanout", "ours"].contains(&side.as_str()),
+                        "--only raw|fanout|ours"
+                    );
                     args.only = Some(side);
                 }
                 "--rt" => {
@@ -376,6 +386,83 @@ impl Raw {
     }
 }
 
+// ----- Raw fan-out: the floor for many tasks sharing one connection -----
+
+impl Raw {
+    /// The connection's side of [`raw_fanout`]: takes requests (a reply slot each) from
+    /// the callers, writes every request queued in one write, and answers each reply's slot
+    /// in order. Nothing a client needs beyond that: no session, no timers, no decoding.
+    async fn serve(mut self, mut requests: mpsc::UnboundedReceiver<oneshot::Sender<usize>>) {
+        let mut waiting: VecDeque<oneshot::Sender<usize>> = VecDeque::new();
+        let mut out = Vec::new();
+        let mut expected = self.next_xid;
+        let mut open = true;
+        while open || !waiting.is_empty() {
+            tokio::select! {
+                request = requests.recv(), if open => match request {
+                    Some(slot) => {
+                        self.push_request(&mut out);
+                        waiting.push_back(slot);
+                        while let Ok(slot) = requests.try_recv() {
+                            self.push_request(&mut out);
+                            waiting.push_back(slot);
+                        }
+                        self.stream.write_all(&out).await.expect("write");
+                        out.clear();
+                    }
+                    None => open = false,
+                },
+                filled = self.fill(), if !waiting.is_empty() => {
+                    filled.expect("read");
+                    while let Some(len) = self.check().expect("frame") {
+                        self.take_reply(len, expected);
+                        expected += 1;
+                        let slot = waiting.pop_front().expect("a reply answers a request");
+                        let _ = slot.send(len);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Pipelined getData from `in_flight` tasks through the least any client on one connection
+/// does: each request goes to the connection's task over a channel with a oneshot reply
+/// slot, and each reply wakes its task. Ours against this is the client's own cost; this
+/// against the raw sender is what the fan-out to many tasks costs on the runtime.
+async fn raw_fanout(addr: SocketAddr, ops: u64, in_flight: usize) -> Pipelined {
+    let raw = Raw::connect(addr).await.expect("raw connect");
+    let (tx, rx) = mpsc::unbounded_channel::<oneshot::Sender<usize>>();
+    let connection = tokio::spawn(raw.serve(rx));
+    let count = Arc::new(AtomicU64::new(0));
+    let cpu0 = cpu_time();
+    let t0 = Instant::now();
+    let mut callers = JoinSet::new();
+    for _ in 0..in_flight {
+        let (tx, count) = (tx.clone(), count.clone());
+        callers.spawn(async move {
+            let mut done = 0u64;
+            while count.fetch_add(1, Ordering::Relaxed) < ops {
+                let (slot, reply) = oneshot::channel();
+                tx.send(slot).expect("connection task");
+                assert!(reply.await.expect("reply") > 0);
+                done += 1;
+            }
+            done
+        });
+    }
+    drop(tx);
+    let mut done = 0;
+    while let Some(n) = callers.join_next().await {
+        done += n.expect("caller");
+    }
+    let wall = t0.elapsed();
+    let cpu = cpu_time() - cpu0;
+    connection.await.expect("connection task");
+    assert_eq!(done, ops);
+    pipelined_result(ops, wall, cpu)
+}
+
 // ----- Main -----
 
 /// Runs `phase` in a task of its own and waits for it.
@@ -390,6 +477,7 @@ where
 #[derive(Default)]
 struct Best {
     raw_p: Vec<Pipelined>,
+    fanout_p: Vec<Pipelined>,
     ours_p: Vec<Pipelined>,
     raw_s: Vec<Sequential>,
     ours_s: Vec<Sequential>,
@@ -452,14 +540,19 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
         let client = client.clone();
         in_task(async move { ours_sequential(&client, ops, value).await })
     };
-    let do_raw = args.only.as_deref() != Some("ours");
-    let do_ours = args.only.as_deref() != Some("raw");
+    let fanout_p = |ops| in_task(raw_fanout(addr, ops, in_flight));
+    let do_raw = args.only.is_none() || args.only.as_deref() == Some("raw");
+    let do_fanout = args.only.is_none() || args.only.as_deref() == Some("fanout");
+    let do_ours = args.only.is_none() || args.only.as_deref() == Some("ours");
 
     if args.warmup > 0 {
         eprintln!("warm-up: {} pipelined getData each", args.warmup);
         if do_raw {
             raw_p(args.warmup).await;
             raw_s(args.seq_ops / 4).await;
+        }
+        if do_fanout {
+            fanout_p(args.warmup).await;
         }
         if do_ours {
             ours_p(args.warmup).await;
@@ -476,6 +569,14 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
                 r.ops_per_s, r.cpu_us_per_op
             );
             best.raw_p.push(r);
+        }
+        if do_fanout {
+            let f = fanout_p(args.ops).await;
+            eprintln!(
+                "round {round} fan-out pipelined {:>6.0} ops/s {:>6.2} us/op cpu",
+                f.ops_per_s, f.cpu_us_per_op
+            );
+            best.fanout_p.push(f);
         }
         if do_ours {
             let o = ours_p(args.ops).await;
@@ -508,6 +609,8 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
     let ours_tput = max(best.ours_p.iter().map(|r| r.ops_per_s));
     let raw_cpu = min(best.raw_p.iter().map(|r| r.cpu_us_per_op));
     let ours_cpu = min(best.ours_p.iter().map(|r| r.cpu_us_per_op));
+    let fanout_cpu = min(best.fanout_p.iter().map(|r| r.cpu_us_per_op));
+    let fanout_tput = max(best.fanout_p.iter().map(|r| r.ops_per_s));
     let raw_seq_cpu = min(best.raw_s.iter().map(|r| r.cpu_us_per_op));
     let ours_seq_cpu = min(best.ours_s.iter().map(|r| r.cpu_us_per_op));
     let figures: Vec<(&str, f64, &str)> = vec![
@@ -523,6 +626,16 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
         ("raw_pipelined_cpu_per_op", raw_cpu, "us/op"),
         ("ours_pipelined_cpu_per_op", ours_cpu, "us/op"),
         ("cpu_ratio", ours_cpu / raw_cpu, "x"),
+        ("fanout_pipelined_cpu_per_op", fanout_cpu, "us/op"),
+        ("fanout_pipelined_throughput", fanout_tput, "ops/s"),
+        ("fanout_cpu_ratio", fanout_cpu / raw_cpu, "x"),
+        ("ours_to_fanout_cpu_ratio", ours_cpu / fanout_cpu, "x"),
+        (
+            "ours_to_fanout_cpu_ratio_median",
+            median(best.ours_p.iter().map(|r| r.cpu_us_per_op))
+                / median(best.fanout_p.iter().map(|r| r.cpu_us_per_op)),
+            "x",
+        ),
         (
             "cpu_ratio_median",
             median(best.ours_p.iter().map(|r| r.cpu_us_per_op))
