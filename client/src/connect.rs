@@ -34,6 +34,7 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
     cfg.max_frame_len = settings.max_frame_len;
     cfg.seed = random_seed();
     cfg.sasl = settings.sasl.clone();
+    cfg.host_names = cs.hosts.iter().map(|(name, _)| name.clone()).collect();
     let session = Session::new(cfg, Instant::now());
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Mutex::new(Shared {

@@ -21,7 +21,10 @@
 #![warn(missing_docs)]
 // On docs.rs: label each item with the cargo feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![forbid(unsafe_code)]
+// No `unsafe` anywhere, except the GSS-API calls of the `sasl-gssapi` feature (in
+// `sasl/gss.rs` alone, which allows it for itself).
+#![cfg_attr(not(feature = "sasl-gssapi"), forbid(unsafe_code))]
+#![cfg_attr(feature = "sasl-gssapi", deny(unsafe_code))]
 
 mod acl;
 mod builder;

@@ -72,6 +72,9 @@ pub struct SessionConfig {
     pub backoff_max: Duration,
     /// SASL to run on every connection before the session is used (`None`: no SASL).
     pub sasl: Option<SaslMechanism>,
+    /// The hosts' names as the connect string gives them, by index: what a SASL mechanism
+    /// that authenticates the server by name (Kerberos) is told. Empty: unknown.
+    pub host_names: Vec<String>,
 }
 
 impl SessionConfig {
@@ -88,6 +91,7 @@ impl SessionConfig {
             backoff_base: Duration::from_millis(50),
             backoff_max: Duration::from_secs(1),
             sasl: None,
+            host_names: Vec::new(),
         }
     }
 }

@@ -176,7 +176,8 @@ impl<T> Session<T> {
         self.ping_interval = (self.read_timeout / 2).min(Duration::from_secs(10));
         if let Some(mechanism) = &self.cfg.sasl {
             // SASL first: nothing else of the session goes out until it is done.
-            let exchange = mechanism.exchange();
+            let server = self.cfg.host_names.get(host).map_or("", String::as_str);
+            let exchange = mechanism.exchange(server);
             self.sasl = Some(sasl::SaslInProgress {
                 exchange,
                 read_only,

@@ -25,11 +25,14 @@ pub enum SaslStep {
     Done,
 }
 
+/// The factory of a mechanism's exchanges, given the server's host name.
+type NewExchange = dyn Fn(&str) -> Box<dyn SaslExchange> + Send + Sync;
+
 /// A SASL mechanism: makes a fresh [`SaslExchange`] for every connection.
 #[derive(Clone)]
 pub struct SaslMechanism {
     name: String,
-    new_exchange: Arc<dyn Fn() -> Box<dyn SaslExchange> + Send + Sync>,
+    new_exchange: Arc<NewExchange>,
 }
 
 impl SaslMechanism {
@@ -37,6 +40,16 @@ impl SaslMechanism {
     pub fn new(
         name: impl Into<String>,
         new_exchange: impl Fn() -> Box<dyn SaslExchange> + Send + Sync + 'static,
+    ) -> SaslMechanism {
+        SaslMechanism::per_server(name, move |_| new_exchange())
+    }
+
+    /// A mechanism whose exchanges depend on the server: `new_exchange` is given the host
+    /// name of the server connected to, as the connect string spells it (`""` when unknown),
+    /// e.g. to name its Kerberos service principal `zookeeper/<host>`.
+    pub fn per_server(
+        name: impl Into<String>,
+        new_exchange: impl Fn(&str) -> Box<dyn SaslExchange> + Send + Sync + 'static,
     ) -> SaslMechanism {
         SaslMechanism {
             name: name.into(),
@@ -49,8 +62,10 @@ impl SaslMechanism {
         &self.name
     }
 
-    pub(crate) fn exchange(&self) -> Box<dyn SaslExchange> {
-        (self.new_exchange)()
+    /// A new exchange with the server `server`, as the session makes on each connection
+    /// (public so that a mechanism can be tried on its own).
+    pub fn exchange(&self, server: &str) -> Box<dyn SaslExchange> {
+        (self.new_exchange)(server)
     }
 }
 

@@ -1,9 +1,17 @@
 //! SASL mechanisms for [`ClientBuilder::sasl`](crate::ClientBuilder::sasl): the session core
 //! runs the exchange on every connection; this module supplies DIGEST-MD5 (feature
-//! `sasl-digest`).
+//! `sasl-digest`) and Kerberos through the system's GSS-API library (feature
+//! `sasl-gssapi`: links MIT krb5's `libgssapi_krb5`; Debian's `libkrb5-dev` to build).
 
 #[cfg(feature = "sasl-digest")]
 mod digest;
+#[cfg(feature = "sasl-gssapi")]
+#[allow(unsafe_code)]
+mod gss;
+#[cfg(feature = "sasl-gssapi")]
+mod gssapi;
+#[cfg(feature = "sasl-gssapi")]
+pub use gssapi::{gssapi, Kerberos, DEFAULT_SERVICE};
 #[cfg(feature = "sasl-digest")]
 mod md5;
 

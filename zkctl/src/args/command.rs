@@ -23,6 +23,19 @@ pub struct Globals {
     pub tls: Option<Box<Tls>>,
     /// `--sasl-digest USER --sasl-password-file FILE`.
     pub sasl_digest: Option<SaslDigest>,
+    /// `--sasl-kerberos PRINCIPAL [--keytab FILE] [--sasl-service-principal NAME]`.
+    pub kerberos: Option<KerberosArgs>,
+}
+
+/// `--sasl-kerberos PRINCIPAL [--keytab FILE] [--sasl-service-principal NAME]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KerberosArgs {
+    /// The client's principal.
+    pub principal: String,
+    /// Its keytab; without one, the ticket cache (`kinit PRINCIPAL` first).
+    pub keytab: Option<String>,
+    /// The server's principal (default `zookeeper/<host>`).
+    pub service_principal: Option<String>,
 }
 
 /// `--sasl-digest USER --sasl-password-file FILE`. The parser only notes the file (it does

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 pub use command::{
     Action, BenchKind, BenchOptions, BenchRuntime, CacheKind, Command, CounterAction, CreateArgs,
-    Globals, QueueAction, QueueKind, SaslDigest, Tls,
+    Globals, KerberosArgs, QueueAction, QueueKind, SaslDigest, Tls,
 };
 pub use spec::{command_help, general_help};
 use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
@@ -368,6 +368,30 @@ fn sasl_digest(flags: &Flags) -> Result<Option<SaslDigest>, UsageError> {
     }
 }
 
+/// `--sasl-kerberos PRINCIPAL [--keytab FILE] [--sasl-service-principal NAME]`.
+fn kerberos(flags: &Flags) -> Result<Option<KerberosArgs>, UsageError> {
+    let Some(principal) = flags.value("sasl-kerberos") else {
+        return match ["keytab", "sasl-service-principal"]
+            .into_iter()
+            .find(|f| flags.has(f))
+        {
+            Some(f) => usage(format!("--{f} needs --sasl-kerberos PRINCIPAL")),
+            None => Ok(None),
+        };
+    };
+    if principal.trim().is_empty() {
+        return usage("--sasl-kerberos needs a principal (e.g. app@EXAMPLE.COM)");
+    }
+    if flags.has("sasl-digest") {
+        return usage("--sasl-kerberos and --sasl-digest: one SASL mechanism at a time");
+    }
+    Ok(Some(KerberosArgs {
+        principal: principal.to_string(),
+        keytab: flags.value("keytab").map(str::to_string),
+        service_principal: flags.value("sasl-service-principal").map(str::to_string),
+    }))
+}
+
 /// The `--tls*` flags: `None` when none is given.
 fn tls(flags: &Flags) -> Result<Option<Box<Tls>>, UsageError> {
     let any = ["tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name"]
@@ -424,6 +448,7 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
     let verbosity = flags.0.iter().filter(|(n, _)| *n == "verbose").count();
     let tls = tls(flags)?;
     let sasl_digest = sasl_digest(flags)?;
+    let kerberos = kerberos(flags)?;
     Ok(Globals {
         server,
         server_given,
@@ -432,6 +457,7 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
         verbosity: verbosity.min(u8::MAX.into()) as u8,
         tls,
         sasl_digest,
+        kerberos,
         auth,
     })
 }
@@ -925,6 +951,29 @@ mod tests {
             }
             assert!(general_help().contains(&format!("{} {}", c.name, c.synopsis)));
         }
+    }
+
+    #[test]
+    fn kerberos_flags() {
+        let (g, _) = command("--sasl-kerberos app@ZKR.TEST --keytab /k/app.keytab ls /");
+        assert_eq!(
+            g.kerberos,
+            Some(KerberosArgs {
+                principal: "app@ZKR.TEST".into(),
+                keytab: Some("/k/app.keytab".into()),
+                service_principal: None,
+            })
+        );
+        let (g, _) = command("--sasl-kerberos app --sasl-service-principal zookeeper/zk1 ls /");
+        let k = g.kerberos.unwrap();
+        assert_eq!(k.keytab, None);
+        assert_eq!(k.service_principal.as_deref(), Some("zookeeper/zk1"));
+        assert!(error("--keytab /k/app.keytab ls /").contains("needs --sasl-kerberos"));
+        assert!(error("--sasl-service-principal zk ls /").contains("needs --sasl-kerberos"));
+        assert!(
+            error("--sasl-kerberos app --sasl-digest u --sasl-password-file f ls /")
+                .contains("one SASL mechanism")
+        );
     }
 
     #[test]

@@ -101,6 +101,22 @@ pub const GLOBAL_FLAGS: &[FlagSpec] = &[
         "FILE",
         "the SASL password: the file's first line (never on the command line)",
     ),
+    valued(
+        "sasl-kerberos",
+        "PRINCIPAL",
+        "authenticate with Kerberos (SASL GSSAPI) as PRINCIPAL: from --keytab, else the \
+         ticket cache",
+    ),
+    valued(
+        "keytab",
+        "FILE",
+        "with --sasl-kerberos: the principal's keytab",
+    ),
+    valued(
+        "sasl-service-principal",
+        "NAME",
+        "with --sasl-kerberos: the server's principal (default zookeeper/<host>)",
+    ),
     switch(
         "tls",
         "connect with TLS, trusting the platform's store (implied by any --tls-* flag)",

@@ -14,6 +14,7 @@ pub mod watch;
 
 use std::time::Duration;
 
+use zkr_client::sasl::Kerberos;
 use zkr_client::{Client, ClientBuilder, TlsOptions};
 
 use crate::args::{Command, Globals};
@@ -41,6 +42,16 @@ pub fn builder(g: &Globals) -> ClientBuilder {
     if let Some(sasl) = &g.sasl_digest {
         let password = sasl.password.clone().unwrap_or_default();
         b = b.sasl(zkr_client::sasl::digest_md5(&sasl.user, password));
+    }
+    if let Some(k) = &g.kerberos {
+        let mut settings = match &k.keytab {
+            Some(keytab) => Kerberos::from_keytab(&k.principal, keytab),
+            None => Kerberos::from_ticket_cache(),
+        };
+        if let Some(service) = &k.service_principal {
+            settings = settings.service_principal(service);
+        }
+        b = b.sasl(zkr_client::sasl::gssapi(settings));
     }
     if let Some(tls) = &g.tls {
         let mut options = TlsOptions::new();
