@@ -5,11 +5,16 @@
 # - Debian's `libcurator-recipes-java` (Curator 5.4.0 jars under /usr/share/java) and a JDK
 #   with javac, for tests/curator_interop.rs (it compiles tests/java/CuratorPeer.java);
 # - the `openssl` command, with which zkr-testkit makes the certificates of its TLS servers
-#   (`TlsCertificates::generate`).
+#   (`TlsCertificates::generate`);
+# - MIT Kerberos (Debian's `krb5-kdc`, `krb5-admin-server` and `krb5-user`: krb5kdc,
+#   kdb5_util, kadmin.local, kinit, klist), with which zkr-testkit runs a throw-away KDC
+#   (`KerberosRealm::start`) for GSSAPI tests.
 #
 # Idempotent: installs only what is missing (the server jar unless ZKR_ZOOKEEPER_CLASSPATH is
 # set, java unless found, the Curator jar unless ZKR_CURATOR_CLASSPATH is set, javac unless
-# found, openssl unless found or ZKR_OPENSSL is set). Prints one line saying what it did.
+# found, openssl unless found or ZKR_OPENSSL is set, the krb5 packages unless krb5kdc,
+# kadmin.local and kinit are found, on the PATH or in /usr/sbin, /usr/local/sbin, /sbin, or
+# ZKR_KRB5_PATH is set). Prints one line saying what it did.
 set -euo pipefail
 
 JAR=/usr/share/java/zookeeper.jar
@@ -45,6 +50,13 @@ have_javac() {
     fi
 }
 
+# A command on the PATH or in an sbin folder (Debian's KDC commands live in /usr/sbin, which a
+# non-root PATH may lack; zkr-testkit looks there too).
+have_command() {
+    command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/local/sbin/$1" ] \
+        || [ -x "/sbin/$1" ]
+}
+
 packages=()
 if [ -z "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && [ ! -f "$JAR" ]; then
     packages+=(zookeeper)
@@ -61,13 +73,17 @@ fi
 if [ -z "${ZKR_OPENSSL:-}" ] && ! command -v openssl >/dev/null 2>&1; then
     packages+=(openssl)
 fi
+if [ -z "${ZKR_KRB5_PATH:-}" ] \
+    && ! { have_command krb5kdc && have_command kadmin.local && have_command kinit; }; then
+    packages+=(krb5-kdc krb5-admin-server krb5-user)
+fi
 
 if [ "${#packages[@]}" -eq 0 ]; then
     server="$JAR"
     [ -n "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && server="ZKR_ZOOKEEPER_CLASSPATH"
     curator="$CURATOR_JAR"
     [ -n "${ZKR_CURATOR_CLASSPATH:-}" ] && curator="ZKR_CURATOR_CLASSPATH"
-    echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac and openssl found)"
+    echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac, openssl and krb5 found)"
     exit 0
 fi
 

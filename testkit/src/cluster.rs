@@ -83,6 +83,7 @@ impl TestingCluster {
                 message: "an ensemble needs at least one member".into(),
             });
         }
+        options.check()?;
         let install = Installation::resolve(options.classpath.as_deref(), options.java.as_deref())?;
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;

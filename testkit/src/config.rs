@@ -80,10 +80,16 @@ pub(crate) fn zoo_cfg(
     }
     if !options.sasl_users.is_empty() {
         line("authProvider.sasl", &SASL_PROVIDER);
-        if options.sasl_required {
-            // Read as the system property zookeeper.sessionRequireClientSASLAuth.
-            line("sessionRequireClientSASLAuth", &true);
-        }
+    }
+    if options.kerberos.is_some() {
+        line("authProvider.1", &SASL_PROVIDER);
+        // Read as zookeeper.kerberos.*: alice/host@REALM becomes sasl:alice.
+        line("kerberos.removeHostFromPrincipal", &true);
+        line("kerberos.removeRealmFromPrincipal", &true);
+    }
+    if options.sasl_required && (!options.sasl_users.is_empty() || options.kerberos.is_some()) {
+        // Read as the system property zookeeper.sessionRequireClientSASLAuth.
+        line("sessionRequireClientSASLAuth", &true);
     }
     if let (Some(tls), Some(port)) = (&options.tls, secure_port) {
         tls_lines(&mut cfg, tls, port);
@@ -125,16 +131,31 @@ const SASL_PROVIDER: &str = "org.apache.zookeeper.server.auth.SASLAuthentication
 /// The JAAS file of a server with SASL users (written into its folder).
 pub(crate) const JAAS_FILE: &str = "jaas.conf";
 
-/// The JAAS `Server` section for DIGEST-MD5 users, `None` without any.
+/// A JAAS option value between double quotes.
+fn jaas_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// The JAAS `Server` section: Kerberos with a keytab, or DIGEST-MD5 users;
+/// `None` without SASL. (Options with both are refused before a server
+/// starts; Kerberos would win here.)
 pub(crate) fn jaas_config(options: &ServerOptions) -> Option<String> {
+    if let Some(krb) = &options.kerberos {
+        return Some(format!(
+            "Server {{\n  com.sun.security.auth.module.Krb5LoginModule required\n  \
+             useKeyTab=true\n  keyTab=\"{}\"\n  storeKey=true\n  useTicketCache=false\n  \
+             principal=\"{}\";\n}};\n",
+            jaas_escape(&krb.keytab.display().to_string()),
+            jaas_escape(&krb.principal),
+        ));
+    }
     if options.sasl_users.is_empty() {
         return None;
     }
     let mut jaas =
         String::from("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required");
     for (user, password) in &options.sasl_users {
-        let escape = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-        let _ = write!(jaas, "\n  user_{}=\"{}\"", user, escape(password));
+        let _ = write!(jaas, "\n  user_{}=\"{}\"", user, jaas_escape(password));
     }
     jaas.push_str(";\n};\n");
     Some(jaas)
@@ -205,11 +226,16 @@ pub(crate) fn jvm_args(options: &ServerOptions, server_dir: &Path) -> Vec<OsStri
     if options.read_only_mode {
         args.push(prop("readonlymode.enabled", "true"));
     }
-    if !options.sasl_users.is_empty() {
+    if !options.sasl_users.is_empty() || options.kerberos.is_some() {
         args.push(prop(
             "java.security.auth.login.config",
             server_dir.join(JAAS_FILE),
         ));
+    }
+    if let Some(krb) = &options.kerberos {
+        // The realm's configuration, never /etc/krb5.conf.
+        args.push(prop("java.security.krb5.conf", &krb.krb5_conf));
+        args.push(prop("sun.security.krb5.debug", "false"));
     }
     args.extend(options.jvm_args.iter().map(OsString::from));
     for (key, value) in &options.system_properties {
@@ -250,6 +276,63 @@ mod tests {
         )));
         assert!(jaas_config(&ServerOptions::new()).is_none());
         assert!(!zoo_cfg(&ServerOptions::new(), Path::new("/d"), 1, None, &[]).contains("sasl"));
+    }
+
+    #[test]
+    fn kerberos_makes_a_jaas_file_the_provider_lines_and_jvm_flags() {
+        let mut options = ServerOptions::new().require_sasl(true);
+        options.kerberos = Some(crate::kerberos::KerberosSettings {
+            krb5_conf: "/realm/krb5.conf".into(),
+            keytab: "/realm/zookeeper_localhost.keytab".into(),
+            principal: "zookeeper/localhost@ZKR.TEST".into(),
+        });
+        assert_eq!(
+            options.kerberos_principal(),
+            Some("zookeeper/localhost@ZKR.TEST")
+        );
+        let jaas = jaas_config(&options).unwrap();
+        assert_eq!(
+            jaas,
+            "Server {\n  com.sun.security.auth.module.Krb5LoginModule required\n  \
+             useKeyTab=true\n  keyTab=\"/realm/zookeeper_localhost.keytab\"\n  \
+             storeKey=true\n  useTicketCache=false\n  \
+             principal=\"zookeeper/localhost@ZKR.TEST\";\n};\n"
+        );
+        let cfg = zoo_cfg(&options, Path::new("/d"), 1, None, &[]);
+        let expected = format!(
+            "authProvider.1={SASL_PROVIDER}\n\
+             kerberos.removeHostFromPrincipal=true\n\
+             kerberos.removeRealmFromPrincipal=true\n\
+             sessionRequireClientSASLAuth=true\n"
+        );
+        assert!(cfg.ends_with(&expected), "{cfg}");
+        assert!(!cfg.contains("authProvider.sasl"), "{cfg}");
+        let args: Vec<String> = jvm_args(&options, Path::new("/srv"))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        for expected in [
+            "-Djava.security.auth.login.config=/srv/jaas.conf",
+            "-Djava.security.krb5.conf=/realm/krb5.conf",
+            "-Dsun.security.krb5.debug=false",
+        ] {
+            assert!(args.iter().any(|a| a == expected), "{expected} in {args:?}");
+        }
+        assert!(options.check().is_ok());
+        // Optional SASL: no requirement line.
+        let optional = ServerOptions {
+            sasl_required: false,
+            ..options.clone()
+        };
+        let cfg = zoo_cfg(&optional, Path::new("/d"), 1, None, &[]);
+        assert!(!cfg.contains("sessionRequireClientSASLAuth"), "{cfg}");
+        // Without Kerberos: none of it.
+        let args = jvm_args(&ServerOptions::new(), Path::new("/srv"));
+        assert!(!args.iter().any(|a| a.to_string_lossy().contains("krb5")));
+        // One SASL mechanism per server.
+        let both = options.sasl_digest_user("bob", "pw");
+        let err = both.check().unwrap_err().to_string();
+        assert!(err.contains("cannot be combined"), "{err}");
     }
 
     #[test]

@@ -45,6 +45,24 @@
 //! # Ok::<(), zkr_testkit::Error>(())
 //! ```
 //!
+//! # Kerberos
+//!
+//! [`KerberosRealm::start`] runs a real MIT `krb5kdc` for the realm
+//! `ZKR.TEST` in a temporary folder and makes principals, keytabs and ticket
+//! caches; [`ServerOptions::kerberos`] makes a server authenticate clients
+//! with GSSAPI against it:
+//!
+//! ```no_run
+//! use zkr_testkit::{KerberosRealm, ServerOptions, TestingServer};
+//!
+//! let realm = KerberosRealm::start()?;
+//! let keytab = realm.add_principal_with_keytab("zookeeper/localhost")?;
+//! let options = ServerOptions::new().kerberos(&realm, &keytab, "zookeeper/localhost");
+//! let server = TestingServer::start_with(options)?;
+//! # drop(server);
+//! # Ok::<(), zkr_testkit::Error>(())
+//! ```
+//!
 //! # Platform
 //!
 //! Unix only: processes are paused, resumed and stopped with signals sent by
@@ -60,6 +78,7 @@ mod error;
 pub mod faults;
 mod four_letter;
 mod instance;
+mod kerberos;
 mod listen;
 mod locate;
 pub mod measure;
@@ -76,6 +95,7 @@ pub use cluster::TestingCluster;
 pub use error::{Error, Result};
 pub use faults::{Fault, FaultRecord, FaultSchedule, FaultScheduleBuilder};
 pub use four_letter::{four_letter_word, server_mode, Mode};
+pub use kerberos::{KerberosRealm, KRB5_PATH_ENV};
 pub use locate::{Installation, CLASSPATH_ENV, DEBIAN_SERVER_JAR, JAVA_ENV};
 pub use options::ServerOptions;
 pub use ports::free_port;
@@ -96,5 +116,6 @@ mod tests {
         send_sync::<crate::Error>();
         send_sync::<crate::TlsCertificates>();
         send_sync::<crate::ServerOptions>();
+        send_sync::<crate::KerberosRealm>();
     }
 }

@@ -9,6 +9,9 @@
 //! listening socket on it (not just anyone: a process that took the port
 //! would otherwise pass for the server). Elsewhere we fall back to a TCP
 //! connection.
+//!
+//! [`KerberosRealm`](crate::KerberosRealm) uses the same tables to check that
+//! its KDC listens, and listens alone, on its port.
 
 use std::fs;
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -67,9 +70,25 @@ pub(crate) fn wait_listening(instance: &Instance, port: u16, timeout: Duration) 
     }
 }
 
+/// How many TCP sockets listen on `port` (any address), from
+/// `/proc/net/tcp{,6}`; `None` when `/proc` cannot tell. More than one means
+/// processes share the port with `SO_REUSEPORT` (as MIT's `krb5kdc` does).
+pub(crate) fn tcp_listeners(port: u16) -> Option<usize> {
+    let mut tables = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|t| fs::read_to_string(t).ok())
+        .peekable();
+    tables.peek()?;
+    Some(
+        tables
+            .map(|table| listening_inodes(&table, port).len())
+            .sum(),
+    )
+}
+
 /// Whether process `pid` has a TCP socket listening on `port`, from
 /// `/proc/net/tcp{,6}` and `/proc/<pid>/fd`; `None` when `/proc` cannot tell.
-fn listens(pid: u32, port: u16) -> Option<bool> {
+pub(crate) fn listens(pid: u32, port: u16) -> Option<bool> {
     let mut tables = ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
         .filter_map(|t| fs::read_to_string(t).ok())
@@ -133,7 +152,9 @@ mod tests {
         assert_eq!(listens(me, port), Some(true));
         // pid 1 does not own it (or its fds are not ours to read).
         assert_ne!(listens(1, port), Some(true));
+        assert_eq!(tcp_listeners(port), Some(1));
         drop(listener);
         assert_eq!(listens(me, port), Some(false));
+        assert_eq!(tcp_listeners(port), Some(0));
     }
 }

@@ -1,9 +1,11 @@
 //! User-facing knobs for the servers this crate starts.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::error::{Error, Result};
+use crate::kerberos::{KerberosRealm, KerberosSettings};
 use crate::tls::{ClientAuth, TlsCertificates, TlsSettings};
 
 /// How to configure and start a [`TestingServer`](crate::TestingServer) or
@@ -50,6 +52,7 @@ pub struct ServerOptions {
     pub(crate) tls: Option<TlsSettings>,
     pub(crate) sasl_users: Vec<(String, String)>,
     pub(crate) sasl_required: bool,
+    pub(crate) kerberos: Option<KerberosSettings>,
 }
 
 impl Default for ServerOptions {
@@ -71,6 +74,7 @@ impl Default for ServerOptions {
             tls: None,
             sasl_users: Vec::new(),
             sasl_required: false,
+            kerberos: None,
         }
     }
 }
@@ -270,10 +274,100 @@ impl ServerOptions {
 
     /// Whether sessions must authenticate with SASL (`sessionRequireClientSASLAuth`): the
     /// server closes the others with `SessionClosedRequireSaslAuth`. Needs a
-    /// [`ServerOptions::sasl_digest_user`].
+    /// [`ServerOptions::sasl_digest_user`] or [`ServerOptions::kerberos`] (without either
+    /// it has no effect).
     pub fn require_sasl(mut self, required: bool) -> Self {
         self.sasl_required = required;
         self
+    }
+
+    /// Authenticates SASL clients with Kerberos (GSSAPI) in `realm`: the server logs in
+    /// as `service_principal` (e.g. `zookeeper/localhost`; `@ZKR.TEST` is appended unless
+    /// it names a realm) with the keys in `service_keytab` (from
+    /// [`KerberosRealm::add_principal_with_keytab`]), and a client that authenticates as
+    /// `alice@ZKR.TEST` (or `alice/<host>@ZKR.TEST`) gets the identity `sasl:alice`. SASL
+    /// stays optional for clients unless [`ServerOptions::require_sasl`].
+    ///
+    /// The server accepts tickets for exactly that service principal: a client must ask
+    /// for `zookeeper/localhost` to reach a server started with it, whatever address it
+    /// connects to (`127.0.0.1` too: Java's client turns `127.0.0.1` back into
+    /// `localhost`). A client that names the service after the address it
+    /// dials without canonicalizing it wants `zookeeper/127.0.0.1`: give that principal to
+    /// the server instead.
+    ///
+    /// The server's JAAS file (written into its folder) gets
+    ///
+    /// ```text
+    /// Server {
+    ///   com.sun.security.auth.module.Krb5LoginModule required
+    ///   useKeyTab=true
+    ///   keyTab="<service_keytab>"
+    ///   storeKey=true
+    ///   useTicketCache=false
+    ///   principal="zookeeper/localhost@ZKR.TEST";
+    /// };
+    /// ```
+    ///
+    /// its JVM `-Djava.security.auth.login.config=<that file>`,
+    /// `-Djava.security.krb5.conf=<realm's krb5.conf>` and
+    /// `-Dsun.security.krb5.debug=false`, and `zoo.cfg`
+    ///
+    /// ```text
+    /// authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
+    /// kerberos.removeHostFromPrincipal=true
+    /// kerberos.removeRealmFromPrincipal=true
+    /// ```
+    ///
+    /// The options keep paths and names only: the realm must outlive the servers
+    /// (a server logs in to the KDC when it starts). A server offers one SASL mechanism,
+    /// so this cannot be combined with [`ServerOptions::sasl_digest_user`]: starting a
+    /// server with both fails with [`Error::InvalidArgument`].
+    ///
+    /// ```no_run
+    /// use zkr_testkit::{KerberosRealm, ServerOptions, TestingServer};
+    ///
+    /// let realm = KerberosRealm::start()?;
+    /// let keytab = realm.add_principal_with_keytab("zookeeper/localhost")?;
+    /// let server = TestingServer::start_with(
+    ///     ServerOptions::new()
+    ///         .kerberos(&realm, &keytab, "zookeeper/localhost")
+    ///         .require_sasl(true),
+    /// )?;
+    /// # drop(server);
+    /// # Ok::<(), zkr_testkit::Error>(())
+    /// ```
+    pub fn kerberos(
+        mut self,
+        realm: &KerberosRealm,
+        service_keytab: &Path,
+        service_principal: &str,
+    ) -> Self {
+        self.kerberos = Some(KerberosSettings {
+            krb5_conf: realm.krb5_conf().to_path_buf(),
+            keytab: service_keytab.to_path_buf(),
+            principal: realm.full_principal(service_principal),
+        });
+        self
+    }
+
+    /// The service principal given to [`kerberos`](Self::kerberos), with its realm
+    /// (`zookeeper/localhost@ZKR.TEST`), `None` without Kerberos.
+    pub fn kerberos_principal(&self) -> Option<&str> {
+        self.kerberos.as_ref().map(|k| k.principal.as_str())
+    }
+
+    /// Refuses combinations a server cannot run with.
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.kerberos.is_some() && !self.sasl_users.is_empty() {
+            return Err(Error::InvalidArgument {
+                message: "ServerOptions::kerberos and ServerOptions::sasl_digest_user cannot \
+                          be combined: a ZooKeeper server offers one SASL mechanism (GSSAPI \
+                          when its JAAS Server section logs in with Kerberos, DIGEST-MD5 \
+                          otherwise)"
+                    .to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// Like [`tls`](Self::tls), but the server presents

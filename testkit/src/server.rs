@@ -115,8 +115,11 @@ impl TestingServer {
     ///
     /// # Errors
     ///
-    /// As for [`start`](Self::start).
+    /// As for [`start`](Self::start); [`Error::InvalidArgument`] for options
+    /// no server can run with ([`ServerOptions::kerberos`] together with
+    /// [`ServerOptions::sasl_digest_user`]).
     pub fn start_with(options: ServerOptions) -> Result<Self> {
+        options.check()?;
         let install = Installation::resolve(options.classpath.as_deref(), options.java.as_deref())?;
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;
