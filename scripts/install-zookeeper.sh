@@ -8,7 +8,8 @@
 #   (`TlsCertificates::generate`);
 # - MIT Kerberos (Debian's `krb5-kdc`, `krb5-admin-server` and `krb5-user`: krb5kdc,
 #   kdb5_util, kadmin.local, kinit, klist), with which zkr-testkit runs a throw-away KDC
-#   (`KerberosRealm::start`) for GSSAPI tests.
+#   (`KerberosRealm::start`) for GSSAPI tests, and `libkrb5-dev` (the GSS-API library to link
+#   against: the `sasl-gssapi` feature of zkr-client, which zkctl turns on).
 #
 # Idempotent: installs only what is missing (the server jar unless ZKR_ZOOKEEPER_CLASSPATH is
 # set, java unless found, the Curator jar unless ZKR_CURATOR_CLASSPATH is set, javac unless
@@ -77,13 +78,18 @@ if [ -z "${ZKR_KRB5_PATH:-}" ] \
     && ! { have_command krb5kdc && have_command kadmin.local && have_command kinit; }; then
     packages+=(krb5-kdc krb5-admin-server krb5-user)
 fi
+# The link-time library of `sasl-gssapi` (the runtime one, libgssapi-krb5-2, comes with it).
+if ! compgen -G '/usr/lib/*/libgssapi_krb5.so' >/dev/null \
+    && ! compgen -G '/usr/lib/libgssapi_krb5.so' >/dev/null; then
+    packages+=(libkrb5-dev)
+fi
 
 if [ "${#packages[@]}" -eq 0 ]; then
     server="$JAR"
     [ -n "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && server="ZKR_ZOOKEEPER_CLASSPATH"
     curator="$CURATOR_JAR"
     [ -n "${ZKR_CURATOR_CLASSPATH:-}" ] && curator="ZKR_CURATOR_CLASSPATH"
-    echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac, openssl and krb5 found)"
+    echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac, openssl, krb5 and libkrb5-dev found)"
     exit 0
 fi
 

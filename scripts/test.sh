@@ -13,4 +13,8 @@ cargo run --quiet --example tls_client --features tls
 # The optional `sasl-digest` feature against real servers with a JAAS file, and its example.
 cargo test -p zkr-client --features sasl-digest --test sasl "$@"
 cargo run --quiet --example sasl_digest --features sasl-digest
+# The optional `sasl-gssapi` feature (Kerberos) against the test kit's own MIT KDC and a
+# Kerberos server (krb5 and libkrb5-dev come from install-zookeeper.sh), and its example.
+cargo test -p zkr-client --features sasl-gssapi --test sasl_kerberos "$@"
+cargo run --quiet --example sasl_kerberos --features sasl-gssapi
 cargo test --workspace --doc

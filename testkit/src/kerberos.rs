@@ -75,6 +75,7 @@ const LOG_TAIL_LINES: usize = 20;
 ///  rdns = false
 ///  dns_canonicalize_hostname = false
 ///  udp_preference_limit = 1            # TCP only
+///  clockskew = 1                       # an expired ticket is refused 1 s after its end
 ///  default_ccache_name = FILE:<dir>/ccache
 /// [realms]
 ///  ZKR.TEST = {
@@ -664,7 +665,8 @@ fn krb5_conf_text(dir: &Path, port: u16) -> String {
          dns_lookup_realm = false\n \
          rdns = false\n \
          dns_canonicalize_hostname = false\n \
-         udp_preference_limit = 1\n",
+         udp_preference_limit = 1\n \
+         clockskew = 1\n",
     );
     let _ = writeln!(
         conf,

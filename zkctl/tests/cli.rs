@@ -415,6 +415,44 @@ fn tls_flags_connect_to_a_secure_port() {
 }
 
 #[test]
+fn sasl_kerberos_flags_authenticate_with_a_keytab() {
+    let realm = zkr_testkit::KerberosRealm::start().expect("a KDC");
+    let service = realm
+        .add_principal_with_keytab("zookeeper/localhost")
+        .unwrap();
+    let ops = realm.add_principal_with_keytab("ops").unwrap();
+    let other = realm.add_principal_with_keytab("other").unwrap();
+    let zk = TestingServer::start_with(ServerOptions::new().kerberos(
+        &realm,
+        &service,
+        "zookeeper/localhost",
+    ))
+    .expect("ZooKeeper with Kerberos");
+    let server = format!("localhost:{}", zk.address().port());
+    let run = |keytab: &std::path::Path, extra: &[&str]| {
+        let mut c = zkctl_on(&server, &["--connect-timeout", "3000"]);
+        c.env("KRB5_CONFIG", realm.krb5_conf())
+            .args(["--sasl-kerberos", "ops@ZKR.TEST", "--keytab"])
+            .arg(keytab)
+            .args(extra);
+        finish(c.spawn().expect("spawn zkctl"), Duration::from_secs(10))
+    };
+    let made = run(&ops, &["create", "/krb", "x"]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let read = run(&ops, &["get", "/krb"]);
+    assert!(read.status.success(), "{}", stderr(&read));
+    // Another principal's keytab: one line naming the cause, exit 1.
+    let refused = run(&other, &["get", "/krb"]);
+    assert_eq!(exit_code(refused.status), 1);
+    let err = stderr(&refused);
+    assert!(
+        err.starts_with("zkctl: AuthFailed") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(err.contains("ops@ZKR.TEST"), "{err}");
+}
+
+#[test]
 fn sasl_digest_flags_authenticate_with_a_password_file() {
     let dir = zkr_testkit::TempDir::new().unwrap();
     let good = dir.path().join("good");

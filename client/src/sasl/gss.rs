@@ -244,26 +244,41 @@ unsafe impl Send for Credentials {}
 unsafe impl Sync for Credentials {}
 
 impl Credentials {
+    /// `principal`'s credentials, its keys from `keytab`, tickets kept in `cache`.
     pub(crate) fn from_keytab(principal: &str, keytab: &str, cache: &str) -> Result<Self, String> {
-        let name = Name::principal(principal)?;
-        let strings = [
-            CString::new("client_keytab"),
-            CString::new(keytab),
-            CString::new("ccache"),
-            CString::new(cache),
-        ];
-        let [k1, v1, k2, v2] = strings.map(|s| s.map_err(|_| "a NUL byte in a path".to_string()));
-        let (k1, v1, k2, v2) = (k1?, v1?, k2?, v2?);
-        let elements = [
-            KeyValueElement {
-                key: k1.as_ptr(),
-                value: v1.as_ptr(),
-            },
-            KeyValueElement {
-                key: k2.as_ptr(),
-                value: v2.as_ptr(),
-            },
-        ];
+        let what = format!("credentials of {principal} from the keytab {keytab}");
+        Credentials::from_store(
+            Some(principal),
+            &[("client_keytab", keytab), ("ccache", cache)],
+            &what,
+        )
+    }
+
+    /// The credentials in the ticket cache `cache` (e.g. `FILE:/tmp/app.ccache`).
+    pub(crate) fn from_cache(cache: &str) -> Result<Self, String> {
+        let what = format!("credentials from the ticket cache {cache}");
+        Credentials::from_store(None, &[("ccache", cache)], &what)
+    }
+
+    /// `gss_acquire_cred_from` with a credential store (MIT's extension).
+    fn from_store(
+        principal: Option<&str>,
+        store: &[(&str, &str)],
+        what: &str,
+    ) -> Result<Self, String> {
+        let name = principal.map(Name::principal).transpose()?;
+        let strings = store
+            .iter()
+            .map(|(k, v)| Ok((CString::new(*k)?, CString::new(*v)?)))
+            .collect::<Result<Vec<_>, std::ffi::NulError>>()
+            .map_err(|_| format!("{what}: a NUL byte in a path"))?;
+        let elements: Vec<KeyValueElement> = strings
+            .iter()
+            .map(|(k, v)| KeyValueElement {
+                key: k.as_ptr(),
+                value: v.as_ptr(),
+            })
+            .collect();
         let store = KeyValueSet {
             count: elements.len() as OmUint32,
             elements: elements.as_ptr(),
@@ -273,7 +288,7 @@ impl Credentials {
         let major = unsafe {
             gss_acquire_cred_from(
                 &mut minor,
-                name.0,
+                name.as_ref().map_or(ptr::null_mut(), |n| n.0),
                 0,
                 ptr::null(),
                 GSS_C_INITIATE,
@@ -284,11 +299,7 @@ impl Credentials {
             )
         };
         if major & ERROR_MASK != 0 {
-            return Err(failure(
-                &format!("credentials of {principal} from the keytab {keytab}"),
-                major,
-                minor,
-            ));
+            return Err(failure(what, major, minor));
         }
         Ok(Credentials(cred))
     }

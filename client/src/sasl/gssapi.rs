@@ -40,6 +40,8 @@ enum Identity {
     Default,
     /// This principal, from this keytab.
     Keytab { principal: String, keytab: PathBuf },
+    /// The principal of this ticket cache.
+    Cache(String),
 }
 
 impl Kerberos {
@@ -48,6 +50,16 @@ impl Kerberos {
     pub fn from_ticket_cache() -> Kerberos {
         Kerberos {
             identity: Identity::Default,
+            service_principal: None,
+        }
+    }
+
+    /// The identity in the ticket cache `cache`, e.g. `FILE:/run/app/krb5cc` (what
+    /// `KRB5CCNAME` would name; a bare path is a `FILE:` cache). Unlike
+    /// [`Kerberos::from_ticket_cache`], it does not depend on the process's environment.
+    pub fn from_ticket_cache_at(cache: impl Into<String>) -> Kerberos {
+        Kerberos {
+            identity: Identity::Cache(cache.into()),
             service_principal: None,
         }
     }
@@ -96,6 +108,7 @@ pub fn gssapi(settings: Kerberos) -> SaslMechanism {
             Identity::Keytab { principal, keytab } => {
                 Credentials::from_keytab(principal, &keytab.to_string_lossy(), &cache).map(Some)
             }
+            Identity::Cache(path) => Credentials::from_cache(path).map(Some),
         };
         Box::new(GssapiExchange {
             setup: target.and_then(|t| credentials.map(|c| (t, c))),

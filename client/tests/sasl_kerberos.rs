@@ -1,0 +1,251 @@
+//! SASL GSSAPI (Kerberos) against a real MIT KDC and a ZooKeeper server that logs in with its
+//! keytab, both started by the test kit: a keytab gives the session its principal and `sasl`
+//! ACLs work; a wrong keytab and an expired ticket end the client with `AuthFailed` naming
+//! the cause; the ticket cache works; every new connection authenticates again; the server
+//! principal is `zookeeper/<host>` by default, with the host as the connect string names it.
+#![cfg(feature = "sasl-gssapi")]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use zkr_client::sasl::{gssapi, Kerberos};
+use zkr_client::{
+    Acl, Client, ClientBuilder, ConnectionState, CreateMode, CreateOptions, ErrorCode, Id, Perms,
+};
+use zkr_testkit::{FaultyProxy, KerberosRealm, ServerOptions, TestingServer};
+
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// The realm, its principals' keytabs, and a server of the realm (`zookeeper/localhost`),
+/// shared by the tests of this file.
+struct Kdc {
+    realm: KerberosRealm,
+    alice: PathBuf,
+    bob: PathBuf,
+    server: TestingServer,
+}
+
+fn kdc() -> &'static Kdc {
+    static KDC: OnceLock<Kdc> = OnceLock::new();
+    KDC.get_or_init(|| {
+        let realm = KerberosRealm::start().expect("a KDC (scripts/install-zookeeper.sh)");
+        // The client library reads the realm's settings from here (the process's only realm).
+        std::env::set_var("KRB5_CONFIG", realm.krb5_conf());
+        let service = realm
+            .add_principal_with_keytab("zookeeper/localhost")
+            .unwrap();
+        let alice = realm.add_principal_with_keytab("alice").unwrap();
+        let bob = realm.add_principal_with_keytab("bob").unwrap();
+        let server = TestingServer::start_with(ServerOptions::new().kerberos(
+            &realm,
+            &service,
+            "zookeeper/localhost",
+        ))
+        .expect("a Kerberos ZooKeeper server");
+        Kdc {
+            realm,
+            alice,
+            bob,
+            server,
+        }
+    })
+}
+
+/// The server as `localhost:<port>`: its principal is `zookeeper/localhost`.
+fn localhost(kdc: &Kdc) -> String {
+    format!("localhost:{}", kdc.server.address().port())
+}
+
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(DEADLINE, f)
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {what}"))
+}
+
+fn builder(connect: &str, kerberos: Kerberos) -> ClientBuilder {
+    ClientBuilder::new(connect)
+        .session_timeout(Duration::from_secs(4))
+        .connect_timeout(Duration::from_secs(4))
+        .sasl(gssapi(kerberos))
+}
+
+async fn identity(client: &Client) -> Vec<(String, String)> {
+    client.who_am_i().await.unwrap()
+}
+
+fn sasl(name: &str) -> (String, String) {
+    ("sasl".to_string(), name.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keytab_gives_the_session_its_principal_and_sasl_acls_hold() {
+    let kdc = kdc();
+    let alice = within(
+        "alice connects",
+        builder(
+            &localhost(kdc),
+            Kerberos::from_keytab("alice@ZKR.TEST", &kdc.alice),
+        )
+        .connect(),
+    )
+    .await
+    .unwrap();
+    assert!(identity(&alice).await.contains(&sasl("alice")));
+    let acl = [Acl {
+        perms: Perms::ALL,
+        id: Id {
+            scheme: "sasl",
+            id: "alice",
+        },
+    }];
+    alice
+        .create_with(
+            "/krb-alice",
+            b"hers",
+            &CreateOptions::new(CreateMode::Persistent).acl(&acl),
+        )
+        .await
+        .unwrap();
+    assert_eq!(&alice.get_data("/krb-alice").await.unwrap().0[..], b"hers");
+    // Bob, authenticated as himself, is refused.
+    let bob = within(
+        "bob connects",
+        builder(&localhost(kdc), Kerberos::from_keytab("bob", &kdc.bob)).connect(),
+    )
+    .await
+    .unwrap();
+    assert!(identity(&bob).await.contains(&sasl("bob")));
+    let refused = bob.get_data("/krb-alice").await.unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::NoAuth, "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_keytab_ends_the_client_with_auth_failed_naming_it() {
+    let kdc = kdc();
+    let e = within(
+        "connect",
+        builder(
+            &localhost(kdc),
+            Kerberos::from_keytab("alice@ZKR.TEST", &kdc.bob),
+        )
+        .connect(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
+    let text = e.to_string();
+    assert!(text.contains("alice@ZKR.TEST"), "{text}");
+    assert!(text.contains(&kdc.bob.display().to_string()), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_principal_is_zookeeper_at_the_host_named_or_the_one_given() {
+    let kdc = kdc();
+    // Through 127.0.0.1 the default is zookeeper/127.0.0.1, which the KDC does not know.
+    let by_ip = kdc.server.connect_string();
+    let e = within(
+        "connect by IP",
+        builder(&by_ip, Kerberos::from_keytab("alice", &kdc.alice)).connect(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
+    assert!(e.to_string().contains("not found"), "{e}");
+    // Named explicitly, the same address works.
+    let alice = within(
+        "connect by IP, principal given",
+        builder(
+            &by_ip,
+            Kerberos::from_keytab("alice", &kdc.alice).service_principal("zookeeper/localhost"),
+        )
+        .connect(),
+    )
+    .await
+    .unwrap();
+    assert!(identity(&alice).await.contains(&sasl("alice")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_new_connection_authenticates_again() {
+    let kdc = kdc();
+    let proxy = FaultyProxy::start(kdc.server.address()).unwrap();
+    let alice = within(
+        "connect",
+        builder(
+            &proxy.connect_string(),
+            Kerberos::from_keytab("alice", &kdc.alice).service_principal("zookeeper/localhost"),
+        )
+        .connect(),
+    )
+    .await
+    .unwrap();
+    let session = alice.session_id();
+    let mut states = alice.state_changes();
+    proxy.cut();
+    within("reconnected", async {
+        while let Some(change) = states.next().await {
+            if change.state == ConnectionState::Reconnected {
+                return;
+            }
+        }
+        panic!("state changes ended");
+    })
+    .await;
+    assert_eq!(alice.session_id(), session, "the same session");
+    assert!(
+        identity(&alice).await.contains(&sasl("alice")),
+        "the new connection is authenticated too"
+    );
+}
+
+/// Ticket caches named explicitly (`KRB5CCNAME` is the process's, and MIT krb5 keeps the
+/// default cache's name per thread once it has read it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ticket_cache_works_and_an_expired_ticket_is_refused_naming_it() {
+    let kdc = kdc();
+    let dir = kdc.realm.dir();
+    let good = dir.join("alice.ccache");
+    kdc.realm.kinit("alice", &kdc.alice, &good, None).unwrap();
+    let alice = within(
+        "connect from the cache",
+        builder(
+            &localhost(kdc),
+            Kerberos::from_ticket_cache_at(format!("FILE:{}", good.display())),
+        )
+        .connect(),
+    )
+    .await
+    .unwrap();
+    assert!(identity(&alice).await.contains(&sasl("alice")));
+
+    let short = dir.join("bob-short.ccache");
+    kdc.realm
+        .kinit("bob", &kdc.bob, &short, Some(Duration::from_secs(1)))
+        .unwrap();
+    let deadline = Instant::now() + DEADLINE;
+    while kdc.realm.has_valid_ticket(&short).unwrap() {
+        assert!(Instant::now() < deadline, "bob's 1 s ticket never expired");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The KDC still honours a ticket for its clock skew (the realm's is 1 s) after its
+    // end: connect until it is refused, within the deadline.
+    let cache = format!("FILE:{}", short.display());
+    let e = within("an expired ticket refused", async {
+        loop {
+            match builder(&localhost(kdc), Kerberos::from_ticket_cache_at(&cache))
+                .connect()
+                .await
+            {
+                Ok(client) => {
+                    let _ = client.close().await;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => return e,
+            }
+        }
+    })
+    .await;
+    assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
+    assert!(e.to_string().contains("expired"), "{e}");
+}
