@@ -5,6 +5,7 @@
 #   recipes/tests/invariants.rs            watches sessions  (zkr_testkit::FaultSchedule, proxies)
 #   recipes/tests/invariants_mutex.rs      mutex semaphore   (zkr_testkit::FaultSchedule, proxies)
 #   recipes/tests/invariants_leadership.rs latch selector    (zkr_testkit::FaultSchedule, proxies)
+#   recipes/tests/invariants_data.rs       caches queues     (zkr_testkit::FaultSchedule, proxies)
 # CI runs the short forms (25 s, 45 s) as part of scripts/test.sh.
 #
 #   scripts/faults.sh [SECONDS] [SUITE...]     # SECONDS: ZKR_FAULT_SECS, default 1800;
@@ -18,7 +19,7 @@ export ZKR_FAULT_SECS="$seconds"
 mkdir -p target
 : > target/faults.log
 status=0
-for target in invariants invariants_mutex invariants_leadership; do
+for target in invariants invariants_mutex invariants_leadership invariants_data; do
     cargo test -p zkr-recipes --test "$target" -- --nocapture --test-threads 1 "$@" 2>&1 \
         | tee -a target/faults.log | grep -E '^(suite=|fault schedule|test |  VIOLATION)' \
         || status=1

@@ -102,9 +102,26 @@ async fn converges_with<F: FnMut() -> Tree>(
     root: &str,
     max_depth: usize,
     with_root: bool,
-    mut view: F,
+    view: F,
 ) {
-    let deadline = tokio::time::Instant::now() + DEADLINE;
+    if let Err(diff) = try_converge(client, root, max_depth, with_root, DEADLINE, view).await {
+        panic!("{what}: the cache did not converge within {DEADLINE:?}: {diff}");
+    }
+}
+
+/// Waits at most `within` until `view()` equals a fresh read of `root` (without the root
+/// itself unless `with_root`; at `max_depth`, a node's own children are not compared, as a
+/// cache does not follow them there). `Ok` with how long it took, or the first difference.
+pub async fn try_converge<F: FnMut() -> Tree>(
+    client: &Client,
+    root: &str,
+    max_depth: usize,
+    with_root: bool,
+    within: Duration,
+    mut view: F,
+) -> Result<Duration, String> {
+    let started = tokio::time::Instant::now();
+    let deadline = started + within;
     loop {
         let mut server = fresh_read(client, root, max_depth).await;
         if !with_root {
@@ -125,11 +142,12 @@ async fn converges_with<F: FnMut() -> Tree>(
             }
         }
         let diff = first_difference(&cache, &server);
-        let Some(diff) = diff else { return };
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: the cache did not converge within {DEADLINE:?}: {diff}"
-        );
+        let Some(diff) = diff else {
+            return Ok(started.elapsed());
+        };
+        if tokio::time::Instant::now() >= deadline {
+            return Err(diff);
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -160,6 +178,11 @@ impl Rng {
             });
         eprintln!("{what}: seed {seed} (replay with ZKR_SEED={seed})");
         Rng(seed)
+    }
+
+    /// From a seed (made odd: xorshift never leaves 0).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
     }
 
     pub fn below(&mut self, n: usize) -> usize {
