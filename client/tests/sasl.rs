@@ -11,6 +11,8 @@ use zkr_client::{
     sasl, Acl, Client, ClientBuilder, ConnectionState, CreateMode, CreateOptions, ErrorCode, Id,
     Perms,
 };
+mod support;
+
 use zkr_testkit::{FaultyProxy, ServerOptions, TestingServer};
 
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -104,19 +106,7 @@ async fn every_new_connection_authenticates_again() {
     )
     .await
     .unwrap();
-    let session = alice.session_id();
-    let mut states = alice.state_changes();
-    proxy.cut();
-    within("reconnected", async {
-        while let Some(change) = states.next().await {
-            if change.state == ConnectionState::Reconnected {
-                return;
-            }
-        }
-        panic!("state changes ended");
-    })
-    .await;
-    assert_eq!(alice.session_id(), session, "the same session");
+    support::cut_and_reconnect(&proxy, &alice, DEADLINE).await;
     let me = alice.who_am_i().await.unwrap();
     assert!(
         me.contains(&("sasl".to_string(), "alice".to_string())),

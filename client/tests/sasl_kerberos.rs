@@ -10,9 +10,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use zkr_client::sasl::{gssapi, Kerberos};
-use zkr_client::{
-    Acl, Client, ClientBuilder, ConnectionState, CreateMode, CreateOptions, ErrorCode, Id, Perms,
-};
+use zkr_client::{Acl, Client, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+mod support;
+
 use zkr_testkit::{FaultyProxy, KerberosRealm, ServerOptions, TestingServer};
 
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -180,19 +180,7 @@ async fn every_new_connection_authenticates_again() {
     )
     .await
     .unwrap();
-    let session = alice.session_id();
-    let mut states = alice.state_changes();
-    proxy.cut();
-    within("reconnected", async {
-        while let Some(change) = states.next().await {
-            if change.state == ConnectionState::Reconnected {
-                return;
-            }
-        }
-        panic!("state changes ended");
-    })
-    .await;
-    assert_eq!(alice.session_id(), session, "the same session");
+    support::cut_and_reconnect(&proxy, &alice, DEADLINE).await;
     assert!(
         identity(&alice).await.contains(&sasl("alice")),
         "the new connection is authenticated too"
