@@ -227,3 +227,66 @@ async fn unreadable_files_fail_at_once() {
     assert!(err.to_string().contains("/no/such/key.pem"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(1));
 }
+
+/// TLS applies to every host of the connect string: a session over TLS to a 3-node
+/// ensemble survives the loss of the member it uses, reconnecting to another over TLS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_session_fails_over_to_another_member() {
+    let cluster = tokio::task::block_in_place(|| {
+        zkr_testkit::TestingCluster::start_with(
+            3,
+            ServerOptions::new().tls(certs(), ClientAuth::None),
+        )
+    })
+    .expect("a TLS ensemble");
+    // Two members in the connect string: whichever the client uses, killing both in turn
+    // makes it move at least once.
+    let members = format!(
+        "{},{}",
+        cluster.member_secure_connect_string(0).unwrap(),
+        cluster.member_secure_connect_string(1).unwrap()
+    );
+    let client = within(
+        "connect",
+        ClientBuilder::new(&members)
+            .session_timeout(Duration::from_secs(10))
+            .tls(trusting())
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let session = client.session_id();
+    client
+        .create("/tls-failover", b"", CreateMode::Ephemeral)
+        .await
+        .unwrap();
+    let mut states = client.state_changes();
+    for member in [0, 1] {
+        tokio::task::block_in_place(|| cluster.kill(member)).unwrap();
+        // Usable again (on the other member, over TLS), with the same session.
+        within("a read after the kill", async {
+            loop {
+                match client.exists("/tls-failover").await {
+                    Ok(found) => return assert!(found.is_some(), "the ephemeral is there"),
+                    Err(e) => assert!(e.is_retryable(), "{e}"),
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+        .await;
+        assert_eq!(client.session_id(), session);
+        tokio::task::block_in_place(|| {
+            cluster.restart(member)?;
+            cluster.wait_serving(member, DEADLINE)
+        })
+        .unwrap();
+    }
+    let mut reconnected = 0;
+    while let Some(change) = states.try_next() {
+        if change.state == zkr_client::ConnectionState::Reconnected {
+            reconnected += 1;
+        }
+    }
+    assert!(reconnected >= 1, "the client never moved to another member");
+    client.close().await.unwrap();
+}
