@@ -138,9 +138,7 @@ async fn caches() {
         settled.elapsed().as_secs_f32().max(slowest.as_secs_f32()),
         violations.len()
     );
-    for record in &injected {
-        println!("  fault: {}", record.fault);
-    }
+    print_faults(&injected, started);
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }
 
@@ -152,6 +150,53 @@ type CacheCheck<'a> = (
     bool,
     Box<dyn Fn() -> support::tree::Tree + 'a>,
 );
+
+/// Steps that hung, each with when it was noticed, the client's state and every member's
+/// mode then (to tell a client that stopped from an ensemble that did).
+#[derive(Clone)]
+struct Hangs {
+    list: Arc<Mutex<Vec<String>>>,
+    since: Instant,
+    cluster: Arc<zkr_testkit::TestingCluster>,
+}
+
+impl Hangs {
+    fn record(&self, what: String, client: &Client) {
+        let modes: Vec<String> = tokio::task::block_in_place(|| {
+            (0..self.cluster.len())
+                .map(|i| {
+                    let address = self.cluster.member_address(i);
+                    match zkr_testkit::server_mode(address, Duration::from_millis(500)) {
+                        Ok(Some(mode)) => format!("{mode:?}"),
+                        Ok(None) => "not serving".to_string(),
+                        Err(_) => "no answer".to_string(),
+                    }
+                })
+                .collect()
+        });
+        self.list.lock().unwrap().push(format!(
+            "{what} (noticed at {:.1}s; client {:?}, session {:#x}; members {modes:?})",
+            self.since.elapsed().as_secs_f32(),
+            client.state(),
+            client.session_id()
+        ));
+    }
+}
+
+/// Prints the faults with their start, from `since`.
+fn print_faults(injected: &[zkr_testkit::FaultRecord], since: Instant) {
+    for record in injected {
+        println!(
+            "  fault at {:.1}s for {:.1}s: {}",
+            record
+                .started
+                .saturating_duration_since(since)
+                .as_secs_f32(),
+            (record.ended - record.started).as_secs_f32(),
+            record.fault
+        );
+    }
+}
 
 /// What happened to the items of one queue.
 #[derive(Default)]
@@ -176,15 +221,14 @@ async fn consume(
     ledger: Arc<Mutex<Ledger>>,
     stop: Arc<AtomicBool>,
     takes: Arc<AtomicU64>,
-    hangs: Arc<Mutex<Vec<String>>>,
+    hangs: Hangs,
 ) -> QueueConsumer {
     while !stop.load(Ordering::Relaxed) {
         let take = consumer.take_timeout(Duration::from_millis(300));
         let message = match tokio::time::timeout(STEP_DEADLINE, take).await {
             Err(_) => {
-                hangs.lock().unwrap().push(format!(
-                    "a take with a 300 ms timeout hung past {STEP_DEADLINE:?}"
-                ));
+                let what = format!("a take with a 300 ms timeout hung past {STEP_DEADLINE:?}");
+                hangs.record(what, &client);
                 continue;
             }
             Ok(Ok(Some(m))) => m,
@@ -203,10 +247,10 @@ async fn consume(
         if locked {
             match tokio::time::timeout(STEP_DEADLINE, message.complete()).await {
                 Err(_) => {
-                    hangs
-                        .lock()
-                        .unwrap()
-                        .push(format!("completing item {id} hung past {STEP_DEADLINE:?}"));
+                    hangs.record(
+                        format!("completing item {id} hung past {STEP_DEADLINE:?}"),
+                        &client,
+                    );
                     ledger.lock().unwrap().complete_in_doubt.insert(id);
                 }
                 Ok(Ok(())) => *ledger.lock().unwrap().completed.entry(id).or_default() += 1,
@@ -245,7 +289,11 @@ async fn queues() {
     ];
     let stop = Arc::new(AtomicBool::new(false));
     let takes = Arc::new(AtomicU64::new(0));
-    let hangs = Arc::new(Mutex::new(Vec::<String>::new()));
+    let hangs = Hangs {
+        list: Arc::new(Mutex::new(Vec::new())),
+        since: Instant::now(),
+        cluster: rig.cluster.clone(),
+    };
     let mut consumers = Vec::new();
     for (q, ledger) in queues.iter().zip(&ledgers) {
         for client in [&ca, &cb] {
@@ -272,10 +320,8 @@ async fn queues() {
         for (q, ledger) in producers.iter().zip(&ledgers) {
             let put = tokio::time::timeout(STEP_DEADLINE, q.put(next.to_string())).await;
             let put = put.unwrap_or_else(|_| {
-                hangs
-                    .lock()
-                    .unwrap()
-                    .push(format!("putting item {next} hung past {STEP_DEADLINE:?}"));
+                let what = format!("putting item {next} hung past {STEP_DEADLINE:?}");
+                hangs.record(what, &producer);
                 Err(zkr_client::Error::connection_loss())
             });
             match put {
@@ -333,7 +379,7 @@ async fn queues() {
             in_doubt_claims += consumer.unwrap().stats().in_doubt;
         }
     }
-    violations.extend(hangs.lock().unwrap().iter().cloned());
+    violations.extend(hangs.list.lock().unwrap().iter().cloned());
 
     // With a lock path: every acknowledged item completed exactly once.
     let locked = ledgers[0].lock().unwrap();
@@ -386,8 +432,6 @@ async fn queues() {
         settled.elapsed().as_secs_f32(),
         violations.len()
     );
-    for record in &injected {
-        println!("  fault: {}", record.fault);
-    }
+    print_faults(&injected, hangs.since);
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }
