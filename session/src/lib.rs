@@ -243,6 +243,11 @@ pub struct Session<T> {
     out: BytesMut,
     next_xid: i32,
     pending: VecDeque<Pending<T>>,
+    /// For each ping in flight on this connection, the newest request sent before it. The
+    /// server answers a session's requests in order, pings included: a ping answered while
+    /// that request is still pending means the request was lost on the way (the stream lost
+    /// bytes without breaking), and it would otherwise wait forever on a live connection.
+    pings: VecDeque<Option<i32>>,
     waiting: VecDeque<Request<T>>,
     pending_auth: VecDeque<Option<T>>,
     /// Tokens of `add_auth` calls made while disconnected, by index into `cfg.auth`.
@@ -295,6 +300,7 @@ impl<T> Session<T> {
             out: BytesMut::with_capacity(16 * 1024),
             next_xid: 1,
             pending: VecDeque::new(),
+            pings: VecDeque::new(),
             waiting: VecDeque::new(),
             pending_auth: VecDeque::new(),
             pending_auth_later: Vec::new(),
@@ -693,6 +699,7 @@ impl<T> Session<T> {
                 } else {
                     if now >= self.last_send + self.ping_interval {
                         encode_header_only(&mut self.out, xid::PING, OpCode::Ping);
+                        self.pings.push_back(self.pending.back().map(|p| p.xid));
                         self.last_send = now;
                     }
                     if let Some((probe_at, interval)) = self.rw_probe {

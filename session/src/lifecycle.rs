@@ -62,6 +62,7 @@ impl<T> Session<T> {
         }
         self.out.clear();
         self.sasl = None;
+        self.pings.clear();
         // In flight: may or may not have been applied. Never re-sent.
         let reason = self.loss_reason.take();
         if active {

@@ -32,7 +32,18 @@ impl<T> Session<T> {
                 }
                 Ok(())
             }
-            xid::PING => Ok(()),
+            xid::PING => {
+                let before = self.pings.pop_front().flatten();
+                if let Some(lost) = before.filter(|x| self.pending.iter().any(|p| p.xid == *x)) {
+                    self.loss_reason = Some(LossReason::detail(format!(
+                        "the server answered a ping sent after request xid {lost} but not that \
+                         request: it was lost on the way, so the connection is dropped rather \
+                         than left waiting"
+                    )));
+                    self.connection_lost(now);
+                }
+                Ok(())
+            }
             xid::SET_WATCHES => Ok(()),
             xid::AUTH => {
                 let token = self.pending_auth.pop_front().flatten();

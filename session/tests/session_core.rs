@@ -297,6 +297,53 @@ fn reply_with_unexpected_xid_drops_the_connection() {
     ok_of(&sim.events(), d);
 }
 
+/// A request lost on the way (a stream that dropped its bytes without breaking, as a
+/// middlebox can): the server answers a later ping, never the request. Found by the data
+/// invariant suite (seed 11888572907505754814): puts and takes waited forever on live
+/// connections, answered pings keeping them alive.
+#[test]
+fn a_ping_answered_before_an_older_request_drops_the_connection() {
+    let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
+    let lost = sim.get_data("/lost");
+    assert_eq!(sim.take_sent()[0].xid, 1);
+    // Idle for the ping interval (2 s of a 6 s session): a ping, after request 1.
+    sim.run_until(2_000);
+    assert_eq!(&sim.take_bytes()[..], &PING);
+    sim.set_time(2_100);
+    sim.reply(-2, 0, ErrorCode::Ok, &[]);
+    let ev = sim.events();
+    assert_eq!(disconnects(&ev), 1, "{ev:?}");
+    assert_eq!(states(&ev), [Suspended]);
+    let e = err_of(&ev, lost);
+    assert_eq!(e.code(), ErrorCode::ConnectionLoss);
+    assert!(e.to_string().contains("lost on the way"), "{e}");
+}
+
+/// The same ping, answered after the request's own reply: nothing is wrong.
+#[test]
+fn a_ping_answered_after_the_requests_before_it_is_fine() {
+    let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
+    let slow = sim.get_data("/slow");
+    sim.take_sent();
+    sim.run_until(2_000);
+    assert_eq!(&sim.take_bytes()[..], &PING);
+    sim.set_time(2_100);
+    sim.reply(1, 5, ErrorCode::Ok, &get_data_body(b"x"));
+    sim.reply(-2, 0, ErrorCode::Ok, &[]);
+    let ev = sim.events();
+    ok_of(&ev, slow);
+    assert_eq!(disconnects(&ev), 0, "{ev:?}");
+    // A ping with nothing pending before it, answered while a newer request waits: fine.
+    sim.run_until(4_100);
+    assert_eq!(&sim.take_bytes()[..], &PING);
+    let newer = sim.get_data("/newer");
+    sim.take_sent();
+    sim.reply(-2, 0, ErrorCode::Ok, &[]);
+    assert_eq!(disconnects(&sim.events()), 0);
+    sim.reply(2, 6, ErrorCode::Ok, &get_data_body(b"y"));
+    ok_of(&sim.events(), newer);
+}
+
 #[test]
 fn reply_with_nothing_pending_drops_the_connection() {
     let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x42);
