@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use beliefs::{finish, Rig, SERIAL};
+use beliefs::{finish, print_faults, Rig, SERIAL};
 use support::tree::{fresh_read, try_converge, view_of, Rng};
 use zkr_client::{Client, CreateMode, ErrorCode};
 use zkr_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
@@ -180,21 +180,6 @@ impl Hangs {
             client.state(),
             client.session_id()
         ));
-    }
-}
-
-/// Prints the faults with their start, from `since`.
-fn print_faults(injected: &[zkr_testkit::FaultRecord], since: Instant) {
-    for record in injected {
-        println!(
-            "  fault at {:.1}s for {:.1}s: {}",
-            record
-                .started
-                .saturating_duration_since(since)
-                .as_secs_f32(),
-            (record.ended - record.started).as_secs_f32(),
-            record.fault
-        );
     }
 }
 

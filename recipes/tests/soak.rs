@@ -325,16 +325,6 @@ async fn soak() {
         metrics.num_alive_tasks(),
         violations.len()
     );
-    for record in &injected {
-        println!(
-            "  fault at {:.1}s for {:.1}s: {}",
-            record
-                .started
-                .saturating_duration_since(started)
-                .as_secs_f32(),
-            (record.ended - record.started).as_secs_f32(),
-            record.fault
-        );
-    }
+    beliefs::print_faults(&injected, started);
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }

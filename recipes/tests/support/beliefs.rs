@@ -226,6 +226,22 @@ impl Rig {
     }
 }
 
+/// Prints each injected fault with its start and length, from `since` (to read a slow step or
+/// a hang against the faults around it).
+pub fn print_faults(injected: &[zkr_testkit::FaultRecord], since: Instant) {
+    for record in injected {
+        println!(
+            "  fault at {:.1}s for {:.1}s: {}",
+            record
+                .started
+                .saturating_duration_since(since)
+                .as_secs_f32(),
+            (record.ended - record.started).as_secs_f32(),
+            record.fault
+        );
+    }
+}
+
 /// Waits until the schedule is done (its duration over, the last fault healed), then stops
 /// it: healed, every member serving, a leader. Returns the log.
 pub async fn finish(schedule: zkr_testkit::FaultSchedule) -> Vec<zkr_testkit::FaultRecord> {
