@@ -248,6 +248,11 @@ impl<T> Drop for EventStream<T> {
         let mut state = self.shared.lock();
         state.reader_alive = false;
         state.items.clear();
+        // The reader's waker keeps its task's allocation alive for as long as a sender
+        // lives (a client's state-change sender lives as long as the session): let it go.
+        let waker = state.waker.take();
+        drop(state);
+        drop(waker);
     }
 }
 
@@ -321,6 +326,26 @@ mod tests {
         }
         assert_eq!(rx.len(), 100_000);
         assert_eq!(rx.try_next(), Some(0));
+    }
+
+    #[test]
+    fn a_dropped_reader_lets_go_of_its_waker() {
+        let (tx, mut rx) = event_stream::<E>(8);
+        let task = Arc::new(NoWake);
+        let waker = Waker::from(task.clone());
+        assert_eq!(
+            rx.poll_event(&mut Context::from_waker(&waker)),
+            Poll::Pending
+        );
+        drop(waker);
+        assert_eq!(Arc::strong_count(&task), 2, "the stream holds the waker");
+        drop(rx);
+        assert_eq!(
+            Arc::strong_count(&task),
+            1,
+            "a live sender must not keep the finished reader's task alive"
+        );
+        drop(tx);
     }
 
     struct NoWake;

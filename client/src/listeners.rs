@@ -4,6 +4,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::event_stream::{event_stream, unbounded_event_stream, EventSender, EventStream, Lagged};
 
+/// The fewest senders worth a sweep for dropped readers.
+const MIN_SWEEP: usize = 16;
+
 /// One source's event streams (a recipe's, or the client's state changes): every
 /// [`Listeners::subscribe`] gets its own [`EventStream`] of the events from then on, so
 /// readers never hold each other up. Closing ends them all (after the events already queued).
@@ -13,6 +16,11 @@ pub struct Listeners<T> {
 
 struct ListenersInner<T> {
     senders: Vec<EventSender<T>>,
+    /// `senders.len()` at which [`Listeners::subscribe`] next drops the senders whose
+    /// readers are gone: twice the live count after the last sweep, so a source that is
+    /// subscribed to and dropped over and over (a recipe per request on a long-lived
+    /// client) holds O(live readers), at O(1) amortised per subscription.
+    sweep_at: usize,
     /// `None`: unbounded streams.
     capacity: Option<usize>,
     make: fn(usize) -> (EventSender<T>, EventStream<T>),
@@ -70,6 +78,7 @@ impl<T: Clone> Listeners<T> {
         Listeners {
             inner: Arc::new(Mutex::new(ListenersInner {
                 senders: Vec::new(),
+                sweep_at: MIN_SWEEP,
                 capacity,
                 make,
                 closed: false,
@@ -82,6 +91,10 @@ impl<T: Clone> Listeners<T> {
         let mut inner = self.lock();
         let (tx, rx) = (inner.make)(inner.capacity.unwrap_or(usize::MAX));
         if !inner.closed {
+            if inner.senders.len() >= inner.sweep_at {
+                inner.senders.retain(|s| !s.is_closed());
+                inner.sweep_at = (inner.senders.len() * 2).max(MIN_SWEEP);
+            }
             inner.senders.push(tx);
         }
         rx
@@ -117,5 +130,31 @@ impl<T: Clone> Listeners<T> {
         let mut inner = self.lock();
         inner.closed = true;
         inner.senders.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readers_that_come_and_go_do_not_pile_up_between_events() {
+        // A recipe per request on a long-lived client: each subscribes to the client's
+        // state changes and drops its stream, while the state never changes.
+        let listeners = Listeners::<u32>::unbounded();
+        let kept: Vec<EventStream<u32>> = (0..5).map(|_| listeners.subscribe()).collect();
+        for _ in 0..10_000 {
+            drop(listeners.subscribe());
+        }
+        let senders = listeners.lock().senders.len();
+        assert!(
+            senders <= 2 * MIN_SWEEP + kept.len(),
+            "{senders} senders held for {} live readers",
+            kept.len()
+        );
+        listeners.send(7);
+        for mut stream in kept {
+            assert_eq!(stream.try_next(), Some(7));
+        }
     }
 }
