@@ -2,18 +2,29 @@
 # Runs the codec's cargo-fuzz targets (fuzz/fuzz_targets/*) for SECONDS each, with nightly.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      # default: 60 s, every target
+#   scripts/fuzz.sh --minimize [TARGET...]     # shrink fuzz/corpus/<target> (cargo fuzz cmin)
 #
-# Each target starts from its committed seeds (fuzz/seeds/<target>, read only) and grows its
-# working corpus in fuzz/corpus/<target> (gitignored). A crash is saved under
-# fuzz/artifacts/<target>/ and makes the script exit non-zero once every target has run.
+# Each target starts from its committed seeds (fuzz/seeds/<target>, written by hand, read
+# only) and its corpus (fuzz/corpus/<target>, committed in minimized form), and grows the
+# corpus. After a campaign, --minimize keeps only inputs that add coverage, and the result
+# is what gets committed; the stable test suites replay both folders (fuzz/replay.rs). A
+# crash is saved under fuzz/artifacts/<target>/ and makes the script exit non-zero once every
+# target has run.
 # Extra cargo-fuzz flags can be given in CARGO_FUZZ_FLAGS (e.g. "-s none" to fuzz without
 # AddressSanitizer: the codec has no unsafe code, and it runs about four times as fast).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-seconds="${1:-60}"
-shift || true
+minimize=false
+if [[ "${1:-}" == "--minimize" ]]; then
+    minimize=true
+    shift
+    seconds=0
+else
+    seconds="${1:-60}"
+    shift || true
+fi
 if ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
     echo "usage: $0 [SECONDS] [TARGET...]" >&2
     exit 2
@@ -37,6 +48,18 @@ fi
 # Build every target once, up front.
 # shellcheck disable=SC2086
 cargo +nightly fuzz build ${CARGO_FUZZ_FLAGS:-}
+
+if $minimize; then
+    for target in "${targets[@]}"; do
+        mkdir -p "fuzz/corpus/$target"
+        before="$(find "fuzz/corpus/$target" -type f | wc -l)"
+        # shellcheck disable=SC2086
+        cargo +nightly fuzz cmin ${CARGO_FUZZ_FLAGS:-} "$target" "fuzz/corpus/$target" \
+            -- -print_final_stats=0 >/dev/null 2>&1
+        echo "$target: $before inputs -> $(find "fuzz/corpus/$target" -type f | wc -l)"
+    done
+    exit 0
+fi
 
 failed=()
 summary=()

@@ -1,38 +1,12 @@
-//! Replays the committed fuzz seeds (`fuzz/seeds/<target>/*`) through the fuzz target bodies
-//! in `zkr_codec::fuzzing`, so that the corpus is checked by every stable `cargo test`, not
-//! only when someone runs the fuzzer with nightly.
+//! Replays the committed fuzz seeds (`fuzz/seeds/<target>/*`) and minimized corpora
+//! (`fuzz/corpus/<target>/*`) through the fuzz target bodies in `zkr_codec::fuzzing`, so that
+//! they are checked by every stable `cargo test`, not only when someone runs the fuzzer with
+//! nightly.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+#[path = "../../fuzz/replay.rs"]
+mod replay;
 
-/// `fuzz/seeds/<target>`, from this crate's manifest directory.
-fn seed_dir(target: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/seeds")
-        .join(target)
-}
-
-/// Runs every seed of `target` through `run`; returns how many there were.
-fn replay(target: &str, run: fn(&[u8])) -> usize {
-    let dir = seed_dir(target);
-    let entries = fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let mut count = 0;
-    for entry in entries {
-        let path = entry.expect("readable directory entry").path();
-        if !path.is_file() {
-            continue;
-        }
-        let data = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let outcome = std::panic::catch_unwind(|| run(&data));
-        assert!(
-            outcome.is_ok(),
-            "fuzz target {target} panicked on seed {}",
-            path.display()
-        );
-        count += 1;
-    }
-    count
-}
+use replay::{replay, seeds};
 
 #[test]
 fn frame_seeds() {
@@ -67,9 +41,7 @@ fn record_seeds_decode() {
         ("reply", reply_decodes as fn(&[u8]) -> bool),
         ("request", request_decodes),
     ] {
-        for entry in fs::read_dir(seed_dir(target)).expect("seed directory") {
-            let path = entry.expect("entry").path();
-            let data = fs::read(&path).expect("seed");
+        for (path, data) in seeds(target) {
             assert!(decodes(&data), "{} does not decode", path.display());
         }
     }
@@ -82,8 +54,7 @@ fn every_kind_is_seeded() {
     use zkr_codec::fuzzing::{REPLY_KINDS, REQUEST_KINDS};
     for (target, kinds) in [("reply", REPLY_KINDS), ("request", REQUEST_KINDS)] {
         let mut seen = vec![false; kinds.len()];
-        for entry in fs::read_dir(seed_dir(target)).expect("seed directory") {
-            let data = fs::read(entry.expect("entry").path()).expect("seed");
+        for (_, data) in seeds(target) {
             if let Some(&selector) = data.first() {
                 seen[usize::from(selector) % kinds.len()] = true;
             }

@@ -1,4 +1,5 @@
-//! Replays the committed seeds of the `session` fuzz target (`fuzz/seeds/session/*`) through
+//! Replays the committed seeds and minimized corpus of the `session` fuzz target
+//! (`fuzz/seeds/session/*`, `fuzz/corpus/session/*`) through
 //! `zkr_session::fuzzing::session`, so the corpus is checked by every stable
 //! `cargo test`, not only when someone runs the fuzzer with nightly.
 //!
@@ -8,14 +9,10 @@
 //! `zkr_session::fuzzing::KNOWN_BUGS`). To read one:
 //! `zkr_session::fuzzing::session_trace(&bytes)` prints every action and event.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+#[path = "../../fuzz/replay.rs"]
+mod replay;
 
 use zkr_session::fuzzing::{session, session_strict};
-
-fn seed_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/session")
-}
 
 fn unhex(hex: &str) -> Vec<u8> {
     let hex: String = hex.split_whitespace().collect();
@@ -27,23 +24,7 @@ fn unhex(hex: &str) -> Vec<u8> {
 
 #[test]
 fn session_seeds() {
-    let dir = seed_dir();
-    let entries = fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let mut count = 0;
-    for entry in entries {
-        let path = entry.expect("readable directory entry").path();
-        if !path.is_file() {
-            continue;
-        }
-        let data = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let outcome = std::panic::catch_unwind(|| session(&data));
-        assert!(
-            outcome.is_ok(),
-            "fuzz target session panicked on seed {}",
-            path.display()
-        );
-        count += 1;
-    }
+    let count = replay::replay("session", session);
     assert!(count >= 10, "only {count} session seeds");
 }
 

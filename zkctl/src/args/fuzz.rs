@@ -30,20 +30,20 @@ pub fn parse_any(data: &[u8]) {
     }
 }
 
+// The stable replay of the committed inputs, shared with the other fuzz targets' crates.
+#[cfg(test)]
+#[path = "../../../fuzz/replay.rs"]
+mod replay;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The committed seeds (`fuzz/seeds/zkctl_args/*`) replayed on stable.
+    /// The committed seeds and minimized corpus (`fuzz/seeds/zkctl_args/*`,
+    /// `fuzz/corpus/zkctl_args/*`) replayed on stable.
     #[test]
     fn seeds() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/zkctl_args");
-        let mut count = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let data = std::fs::read(entry.unwrap().path()).unwrap();
-            parse_any(&data);
-            count += 1;
-        }
+        let count = super::replay::replay("zkctl_args", parse_any);
         assert!(count >= 5, "{count} seeds");
     }
 }
