@@ -221,7 +221,11 @@ impl Client {
     ) -> (Result<Reply>, OneshotWatch) {
         let (watch_tx, watch_rx) = oneshot::channel();
         let result = self
-            .call_with_sink(op, frame, kind, path, |_| WatchSink::Once(watch_tx))
+            .call_with_sink(op, frame, kind, path, |server_path| WatchSink::Once {
+                tx: watch_tx,
+                kind,
+                path: server_path.to_string(),
+            })
             .await;
         (result, OneshotWatch::new(watch_rx))
     }

@@ -36,6 +36,8 @@ pub(crate) struct Driver {
     probe_rx: mpsc::UnboundedReceiver<usize>,
     read_buf: BytesMut,
     sinks: HashMap<WatcherId, WatchSink>,
+    /// `sinks.len()` at which the next new sink triggers [`Driver::sweep_abandoned`].
+    sweep_at: usize,
     /// The host of the current (or last) connection attempt, for the logs.
     host: usize,
     /// The last session id, for the logs (a `Lost` change carries 0).
@@ -48,6 +50,9 @@ pub(crate) struct Driver {
     timer: Pin<Box<tokio::time::Sleep>>,
     armed: Option<Instant>,
 }
+
+/// The fewest watch sinks worth a sweep for abandoned one-shot watches.
+const MIN_SWEEP: usize = 64;
 
 /// Smallest free space kept in the read buffer before a read.
 const READ_RESERVE: usize = 64 * 1024;
@@ -75,6 +80,7 @@ impl Driver {
             probe_rx,
             read_buf: BytesMut::with_capacity(READ_RESERVE),
             sinks: HashMap::new(),
+            sweep_at: MIN_SWEEP,
             host: 0,
             last_session: 0,
             handles_gone: false,
@@ -175,6 +181,9 @@ impl Driver {
                 Some((id, sink)) => {
                     self.sinks.insert(id, sink);
                     self.session.submit(request, now);
+                    if self.sinks.len() >= self.sweep_at {
+                        self.sweep_abandoned(now);
+                    }
                 }
                 None => self.session.submit(request, now),
             },
@@ -202,6 +211,33 @@ impl Driver {
             }
             Command::Close(reply) => self.session.close(reply, now),
         }
+    }
+
+    /// Forgets the one-shot watches nobody waits for any more: their `OneshotWatch` (or the
+    /// call that would have made it) was dropped before the event came. Without this, a
+    /// service that leaves a watch on a node that never changes, again and again, would grow
+    /// the sinks and the session's registry by one entry per call for the life of the
+    /// session. Run when the sinks double since the last sweep, so it costs O(1) amortised per
+    /// watch; the server's watch goes too when no other watcher of the session needs it.
+    fn sweep_abandoned(&mut self, now: Instant) {
+        let abandoned: Vec<WatcherId> = self
+            .sinks
+            .iter()
+            .filter(|(_, sink)| match sink {
+                WatchSink::Once { tx, .. } => tx.is_closed(),
+                WatchSink::Group { tx, .. } => tx.is_closed(),
+                WatchSink::Stream(_) => false,
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in abandoned {
+            if let Some(WatchSink::Once { kind, path, .. } | WatchSink::Group { kind, path, .. }) =
+                self.sinks.remove(&id)
+            {
+                self.session.forget_registration(id, kind, &path, now);
+            }
+        }
+        self.sweep_at = (self.sinks.len() * 2).max(MIN_SWEEP);
     }
 
     /// Writes what the core has to send, as far as the socket takes it without blocking.
@@ -341,9 +377,9 @@ impl Driver {
                     };
                     let delivered = match self.sinks.get(&watcher) {
                         Some(WatchSink::Stream(tx)) => tx.send(Ok(event)),
-                        Some(WatchSink::Once(_) | WatchSink::Group { .. }) => {
+                        Some(WatchSink::Once { .. } | WatchSink::Group { .. }) => {
                             match self.sinks.remove(&watcher) {
-                                Some(WatchSink::Once(tx)) => drop(tx.send(event)),
+                                Some(WatchSink::Once { tx, .. }) => drop(tx.send(event)),
                                 Some(WatchSink::Group { tx, .. }) => drop(tx.send(event)),
                                 _ => {}
                             }

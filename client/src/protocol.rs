@@ -19,8 +19,13 @@ pub(crate) type ReplyTx = oneshot::Sender<Result<Reply, Error>>;
 
 /// Where a watcher's events go.
 pub(crate) enum WatchSink {
-    /// A one-shot watch: the first event ends it.
-    Once(oneshot::Sender<WatchedEvent>),
+    /// A one-shot watch: the first event ends it. Its kind and server path are kept so that
+    /// the driver can forget it once nobody waits for it (see `Driver::sweep_abandoned`).
+    Once {
+        tx: oneshot::Sender<WatchedEvent>,
+        kind: WatchKind,
+        path: String,
+    },
     /// A persistent watch: every event, until the receiver is dropped.
     Stream(EventSender<PersistentWatchItem>),
     /// A one-shot watch left through a [`crate::Watcher`]: the first event ends it and goes

@@ -17,7 +17,10 @@ use tokio::sync::{mpsc, oneshot};
 /// session event (`Expired`, `Closed`) if the session ended first.
 ///
 /// Watches survive reconnects: the client re-registers them with the last zxid it saw, so a
-/// change made while it was disconnected still fires the watch. Dropping it is fine.
+/// change made while it was disconnected still fires the watch. Dropping it is fine: the
+/// client forgets a watch nobody waits for (in batches, as new watches are left), and
+/// removes the server's watch when no other watcher of the session needs it, so a session
+/// that leaves and drops watches for its whole life holds only the live ones.
 #[derive(Debug)]
 pub struct OneshotWatch {
     rx: oneshot::Receiver<WatchedEvent>,
