@@ -47,6 +47,11 @@ enum Identity {
 impl Kerberos {
     /// The identity in the default ticket cache (`kinit` first; `KRB5CCNAME` picks the
     /// cache), or in MIT krb5's default client keytab (`KRB5_CLIENT_KTNAME`).
+    ///
+    /// MIT krb5 reads `KRB5CCNAME` once per thread and keeps the name it found for that
+    /// thread, and the client runs the exchange on whichever runtime thread drives the
+    /// session: a process that changes `KRB5CCNAME` after start-up (or runs several
+    /// identities) should name its cache with [`Kerberos::from_ticket_cache_at`].
     pub fn from_ticket_cache() -> Kerberos {
         Kerberos {
             identity: Identity::Default,
