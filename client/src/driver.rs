@@ -196,19 +196,10 @@ impl Driver {
                 self.sinks.remove(&id);
                 self.session.forget_watcher(id, now);
             }
-            Command::ForgetGroup(forgotten) => {
-                let ids: Vec<WatcherId> = self
-                    .sinks
-                    .iter()
-                    .filter(|(_, sink)| matches!(sink, WatchSink::Group { group, .. } if *group == forgotten))
-                    .map(|(id, _)| *id)
-                    .collect();
-                for id in ids {
-                    if let Some(WatchSink::Group { kind, path, .. }) = self.sinks.remove(&id) {
-                        self.session.forget_registration(id, kind, &path, now);
-                    }
-                }
-            }
+            Command::ForgetGroup(forgotten) => self.forget_sinks(
+                now,
+                |sink| matches!(sink, WatchSink::Group { group, .. } if *group == forgotten),
+            ),
             Command::Close(reply) => self.session.close(reply, now),
         }
     }
@@ -220,24 +211,30 @@ impl Driver {
     /// session. Run when the sinks double since the last sweep, so it costs O(1) amortised per
     /// watch; the server's watch goes too when no other watcher of the session needs it.
     fn sweep_abandoned(&mut self, now: Instant) {
-        let abandoned: Vec<WatcherId> = self
+        self.forget_sinks(now, |sink| match sink {
+            WatchSink::Once { tx, .. } => tx.is_closed(),
+            WatchSink::Group { tx, .. } => tx.is_closed(),
+            WatchSink::Stream(_) => false,
+        });
+        self.sweep_at = (self.sinks.len() * 2).max(MIN_SWEEP);
+    }
+
+    /// Drops the one-shot sinks that `unwanted` picks and forgets their registrations (see
+    /// `Session::forget_registration`: in flight, registered, or the server's watch too).
+    fn forget_sinks(&mut self, now: Instant, unwanted: impl Fn(&WatchSink) -> bool) {
+        let ids: Vec<WatcherId> = self
             .sinks
             .iter()
-            .filter(|(_, sink)| match sink {
-                WatchSink::Once { tx, .. } => tx.is_closed(),
-                WatchSink::Group { tx, .. } => tx.is_closed(),
-                WatchSink::Stream(_) => false,
-            })
+            .filter(|(_, sink)| unwanted(sink))
             .map(|(id, _)| *id)
             .collect();
-        for id in abandoned {
+        for id in ids {
             if let Some(WatchSink::Once { kind, path, .. } | WatchSink::Group { kind, path, .. }) =
                 self.sinks.remove(&id)
             {
                 self.session.forget_registration(id, kind, &path, now);
             }
         }
-        self.sweep_at = (self.sinks.len() * 2).max(MIN_SWEEP);
     }
 
     /// Writes what the core has to send, as far as the socket takes it without blocking.
