@@ -1,14 +1,15 @@
 //! The caches over a real 3-member ensemble under faults: the member a cache's session uses
 //! is killed and restarted while another client makes random changes, and a cache's session
-//! expires (its only member paused past the session timeout) while changes go on. Once the
-//! faults stop, every cache equals a fresh read. Seeds are printed (replay with ZKR_SEED).
+//! expires (its only member paused past the session timeout) while changes go on, and a watch
+//! notification is swallowed by a black hole. Once the faults stop, every cache equals a
+//! fresh read. Seeds are printed (replay with ZKR_SEED).
 
 use std::time::Duration;
 
 use tokio::task::block_in_place;
 use zkr_client::{Client, ConnectionState, CreateMode};
 use zkr_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
-use zkr_testkit::{four_letter_word, TestingCluster};
+use zkr_testkit::{four_letter_word, Direction, FaultyProxy, TestingCluster, TestingServer};
 
 mod support;
 use support::tree::*;
@@ -179,4 +180,54 @@ async fn caches_converge_after_their_session_expires() {
         matches!((lost, back), (Some(l), Some(b)) if l < b),
         "Lost then Reconnected: {told:?}"
     );
+}
+
+/// A notification lost in a black hole towards the client, on a connection that outlives
+/// the hole (shorter than the read timeout): when the hole heals the proxy closes that
+/// connection, as TCP would, the session reconnects, and the cache re-reads and catches up.
+/// No client can notice a lost notification on a connection that goes on (the server
+/// dropped the watch when it fired), which is why the test kit never lets one go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cache_catches_up_after_a_black_hole_swallowed_a_notification() {
+    let zk = block_in_place(TestingServer::start).unwrap();
+    let proxy = FaultyProxy::start(zk.address()).unwrap();
+    let writer = client(&zk.connect_string(), SESSION_TIMEOUT).await;
+    writer
+        .create("/bh", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    writer
+        .create("/bh/a", b"0", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let cache_client = client(&proxy.connect_string(), SESSION_TIMEOUT).await;
+    let session = cache_client.session_id();
+    let cache = PathChildrenCache::new(&cache_client, "/bh");
+    within(
+        "the initial build",
+        cache.start(StartMode::BuildInitialCache),
+    )
+    .await
+    .unwrap();
+    let data = |cache: &PathChildrenCache| cache.current("/bh/a").and_then(|d| d.data.clone());
+    assert_eq!(data(&cache).as_deref(), Some(&b"0"[..]));
+    eventually("the data watch is set", || async {
+        block_in_place(|| server_watches(&zk, session)).contains(&"/bh/a".to_string())
+    })
+    .await;
+
+    proxy.black_hole(Direction::ToClient);
+    writer.set_data("/bh/a", b"1", None).await.unwrap();
+    // The watch fired on the server, and its notification went into the hole.
+    eventually("the notification is sent", || async {
+        !block_in_place(|| server_watches(&zk, session)).contains(&"/bh/a".to_string())
+    })
+    .await;
+    proxy.pass(Direction::ToClient);
+
+    eventually("the cache learns of the change", || async {
+        data(&cache).as_deref() == Some(&b"1"[..])
+    })
+    .await;
+    assert_eq!(cache_client.session_id(), session, "the session survived");
 }

@@ -114,8 +114,8 @@ impl Connection {
 /// | call | effect |
 /// |---|---|
 /// | [`latency`](Self::latency) | every chunk relayed that way is delivered that much later (in order) |
-/// | [`black_hole`](Self::black_hole) | bytes going that way are dropped silently; connections stay open |
-/// | [`pass`](Self::pass) | that way relays normally again (no latency, no black hole) |
+/// | [`black_hole`](Self::black_hole) | bytes going that way are dropped silently; connections stay open while it lasts |
+/// | [`pass`](Self::pass) | that way relays normally again (no latency, no black hole); a connection that lost bytes to the hole is closed |
 /// | [`reset`](Self::reset) | every open connection is closed (both peers see EOF or a reset) |
 /// | [`cut_after`](Self::cut_after) | each open connection is closed after N more bytes that way |
 /// | [`mute_replies`](Self::mute_replies) | black hole towards the client (requests still arrive) |
@@ -132,7 +132,7 @@ impl Connection {
 /// // Connect clients to `proxy.connect_string()`, then:
 /// proxy.latency(Direction::ToClient, Duration::from_millis(300)); // slow replies
 /// proxy.black_hole(Direction::ToServer); // requests vanish, the connection stays open
-/// proxy.pass(Direction::Both);           // back to normal, same connections
+/// proxy.pass(Direction::Both);           // back to normal; connections that lost bytes close
 /// proxy.cut_after(Direction::ToClient, 10); // cut in the middle of the next reply
 /// proxy.mute_replies(true); // requests reach the server, replies are lost
 /// proxy.cut();              // ... and the connection drops
@@ -201,6 +201,11 @@ impl FaultyProxy {
 
     /// Drops every byte going in `direction`, silently: connections stay open and new ones
     /// are accepted (and black-holed too), so the peers see silence, not an error.
+    ///
+    /// When the hole heals ([`pass`](Self::pass), [`clear`](Self::clear),
+    /// `mute_replies(false)`), each connection that lost bytes to it is closed, as TCP would
+    /// end it: a stream never resumes with a gap in it. Connections that lost nothing carry
+    /// on.
     pub fn black_hole(&self, direction: Direction) {
         self.faults.each_lane(direction, |lane| {
             lane.black_hole.store(true, Ordering::SeqCst)
@@ -208,7 +213,8 @@ impl FaultyProxy {
     }
 
     /// Relays `direction` normally again: no latency, no black hole. Open connections stay
-    /// open (what a black hole dropped stays lost).
+    /// open, except those that lost bytes to the black hole: they are closed (within the
+    /// proxy's poll interval), since a TCP stream cannot go on with a gap.
     pub fn pass(&self, direction: Direction) {
         self.faults.each_lane(direction, |lane| {
             lane.black_hole.store(false, Ordering::SeqCst);
@@ -264,7 +270,8 @@ impl FaultyProxy {
     }
 
     /// Ends every fault (latency, black holes, partition, byte budgets) without closing
-    /// anything: open connections carry on.
+    /// anything: open connections carry on (except those that lost bytes to a black hole,
+    /// as [`pass`](Self::pass) says).
     pub fn clear(&self) {
         self.pass(Direction::Both);
         for connection in self.faults.live_connections() {
@@ -395,8 +402,17 @@ fn relay(
     let budget = connection.budget(to_client);
     let mut buf = vec![0u8; 64 * 1024];
     let reset = |faults: &Faults| faults.generation.load(Ordering::SeqCst) != generation;
+    // Whether a black hole dropped bytes of this connection. Once the hole heals, such a
+    // connection is closed: a TCP stream never resumes with a gap (real TCP retransmits, or
+    // gives up and resets), and carrying on would let a peer silently miss a frame, say a
+    // watch notification, which no ZooKeeper client could ever notice.
+    let mut lost = false;
     loop {
         if reset(faults) {
+            break;
+        }
+        if lost && !lane.black_hole.load(Ordering::SeqCst) {
+            let _ = tx.send(Chunk::Close(due(lane)));
             break;
         }
         match from.read(&mut buf) {
@@ -407,6 +423,7 @@ fn relay(
             }
             Ok(n) => {
                 if lane.black_hole.load(Ordering::SeqCst) {
+                    lost = true;
                     continue;
                 }
                 let left = budget.load(Ordering::SeqCst);
@@ -563,9 +580,9 @@ mod tests {
         assert!(sent.elapsed() >= Duration::from_millis(150), "delayed");
 
         proxy.pass(Direction::Both);
+        // A black hole that dropped nothing: the same connection carries on.
         proxy.black_hole(Direction::ToServer);
-        s.write_all(b"lost").unwrap();
-        assert_eq!(read_some(&mut s, 4), b"", "silence, not an error");
+        std::thread::sleep(POLL * 3);
         proxy.pass(Direction::ToServer);
         s.write_all(b"back").unwrap();
         assert_eq!(
@@ -574,6 +591,25 @@ mod tests {
             "the same connection works again"
         );
         assert_eq!(proxy.open_connections(), 1);
+
+        // One that dropped bytes: silence while it lasts, then the connection is closed,
+        // never resumed with a gap.
+        proxy.black_hole(Direction::ToServer);
+        s.write_all(b"lost").unwrap();
+        assert_eq!(read_some(&mut s, 4), b"", "silence, not an error");
+        assert_eq!(proxy.open_connections(), 1, "open while the hole lasts");
+        proxy.pass(Direction::ToServer);
+        wait_for("closed once healed", || proxy.open_connections() == 0);
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = [0u8; 1];
+        let end = matches!(s.read(&mut buf), Ok(0) | Err(_));
+        assert!(
+            end,
+            "the client sees the connection end, not the bytes after the gap"
+        );
+        let mut t = connect(&proxy);
+        t.write_all(b"new").unwrap();
+        assert_eq!(read_some(&mut t, 3), b"new", "new connections work");
     }
 
     #[test]
