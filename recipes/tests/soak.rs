@@ -90,13 +90,14 @@ fn rss_kib() -> u64 {
 }
 
 /// Resident memory of this process, KiB, once the allocator has handed its free pages back:
-/// what the process holds, the figure the resident-memory check judges.
+/// the figure the resident-memory check judges.
 ///
 /// glibc's malloc keeps freed memory in its arenas (up to eight per core, one picked per
 /// thread) until asked to return it. The test kit's proxies relay each connection on four
-/// threads, new ones at every reconnection, so untrimmed the resident set ratchets up with
-/// the high-water mark of every arena whatever is held: in a 20-minute run, 1.1 MiB of
-/// arenas grew to 4.6 MiB while the live heap stayed near 1 MiB. Both figures are printed.
+/// threads, new ones at every reconnection, so untrimmed the resident set follows the
+/// high-water mark of every arena: in a 20-minute run, 1.1 MiB of arenas grew to 4.6 MiB
+/// while the live heap stayed near 1 MiB. Trimming does not undo fragmentation, though (in
+/// an hour-long run it released far less than that), so both figures are printed.
 fn held_rss_kib() -> u64 {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
