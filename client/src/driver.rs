@@ -237,6 +237,18 @@ impl Driver {
         }
     }
 
+    /// At a disconnection: empties the read buffer and hands back what a burst made it and
+    /// the sinks grow to (as the core does with its own queues), so a long-lived client does
+    /// not keep its largest frame and its most watches allocated for good. Replies still
+    /// sliced from the old buffer keep their bytes until dropped.
+    fn release_burst_capacity(&mut self) {
+        self.read_buf.clear();
+        if self.read_buf.capacity() > 2 * READ_RESERVE {
+            self.read_buf = BytesMut::with_capacity(READ_RESERVE);
+        }
+        self.sinks.shrink_to(MIN_SWEEP);
+    }
+
     /// Writes what the core has to send, as far as the socket takes it without blocking.
     fn flush(&mut self) -> io::Result<()> {
         let Some(transport) = &mut self.transport else {
@@ -344,7 +356,7 @@ impl Driver {
                 Event::Disconnect => {
                     self.transport = None;
                     self.connecting = None;
-                    self.read_buf.clear();
+                    self.release_burst_capacity();
                     let failure = self.session.last_connection_failure().map(str::to_owned);
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     shared.attempt = None;

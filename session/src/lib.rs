@@ -49,6 +49,13 @@ pub use sasl::{SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
 pub use watches::{WatchBatch, WatchKind, WatchRegistry, WatcherId};
 
+/// Bytes of output buffer a session keeps across connections (a burst grows it further,
+/// until the next teardown).
+const KEEP_OUT: usize = 16 * 1024;
+
+/// Entries each of a session's queues and maps keeps across connections.
+const KEEP_QUEUED: usize = 64;
+
 /// Settings of the session core.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -297,7 +304,7 @@ impl<T> Session<T> {
             ping_interval: negotiated,
             disconnected_since: None,
             rw_probe: None,
-            out: BytesMut::with_capacity(16 * 1024),
+            out: BytesMut::with_capacity(KEEP_OUT),
             next_xid: 1,
             pending: VecDeque::new(),
             pings: VecDeque::new(),
@@ -568,6 +575,8 @@ impl<T> Session<T> {
             return;
         };
         self.out.clear();
+        // Again here: the teardown's failed replies have been taken from the event queue.
+        self.release_burst_capacity();
         // A session made by a read-only server is local to it: another server would refuse
         // or expire it, so ask for a new one until a read-write server has been seen.
         let (session_id, passwd): (i64, &[u8]) = if self.seen_read_write {

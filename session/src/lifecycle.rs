@@ -85,6 +85,7 @@ impl<T> Session<T> {
             });
         }
         self.rw_probe = None;
+        self.release_burst_capacity();
         if self.closing.is_some() {
             self.finish_close();
             return false;
@@ -95,6 +96,25 @@ impl<T> Session<T> {
         }
         self.conn = Conn::Idle { retry_at: now };
         true
+    }
+
+    /// Hands back what a burst made the connection's buffers and queues grow to, keeping
+    /// [`KEEP_OUT`] bytes and [`KEEP_QUEUED`] entries. Run at each teardown and handshake
+    /// (rare, and the queues are then empty or nearly so): without it a long-lived client holds the largest
+    /// burst it ever saw for the rest of its life, and each reconnection after another burst
+    /// elsewhere in the process ratchets the resident set further.
+    pub(super) fn release_burst_capacity(&mut self) {
+        if self.out.capacity() > KEEP_OUT {
+            self.out = BytesMut::with_capacity(KEEP_OUT);
+        }
+        self.pending.shrink_to(KEEP_QUEUED);
+        self.pings.shrink_to(KEEP_QUEUED);
+        self.pending_auth.shrink_to(KEEP_QUEUED);
+        self.waiting.shrink_to(KEEP_QUEUED);
+        self.events.shrink_to(KEEP_QUEUED);
+        self.triggered.shrink_to(KEEP_QUEUED);
+        self.forgotten.shrink_to(KEEP_QUEUED);
+        self.watches.shrink_to(KEEP_QUEUED);
     }
 
     /// The next attempt, after `delay`.
@@ -264,5 +284,80 @@ impl std::fmt::Display for SharedIoError {
 impl std::error::Error for SharedIoError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&*self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zkr_codec::{jute, write_frame, PathWatchRequest};
+
+    /// A session whose handshake is done, on one host.
+    fn open_session(now: Instant) -> Session<u32> {
+        let mut s = Session::new(SessionConfig::new(1, Duration::from_secs(10)), now);
+        s.handle_connected(now);
+        let sent = s.transmit().len();
+        s.advance_transmit(sent);
+        let mut reply = BytesMut::new();
+        write_frame(&mut reply, |buf| {
+            jute::put_i32(buf, 0);
+            jute::put_i32(buf, 10_000);
+            jute::put_i64(buf, 0x1234);
+            jute::put_buffer(buf, &[0xAB; 16]);
+            jute::put_bool(buf, false);
+        });
+        s.handle_read(&mut reply, now);
+        while s.poll_event().is_some() {}
+        assert!(matches!(s.conn, Conn::Open { .. }));
+        s
+    }
+
+    #[test]
+    fn a_teardown_hands_back_what_a_burst_grew() {
+        let now = Instant::now();
+        let mut s = open_session(now);
+        let path = "/a-path-long-enough-to-fill-the-output-buffer-quickly";
+        for token in 0..5_000 {
+            let mut frame = BytesMut::new();
+            encode_request(
+                &mut frame,
+                0,
+                OpCode::GetData,
+                &PathWatchRequest { path, watch: false },
+            );
+            s.submit(
+                Request {
+                    frame,
+                    op: OpCode::GetData,
+                    token,
+                    watch: None,
+                },
+                now,
+            );
+        }
+        assert!(s.out.capacity() > KEEP_OUT && s.pending.capacity() > KEEP_QUEUED);
+
+        s.handle_disconnected(now);
+        let failed = std::iter::from_fn(|| s.poll_event())
+            .filter(|e| matches!(e, Event::Reply { result: Err(_), .. }))
+            .count();
+        assert_eq!(failed, 5_000, "every request in flight is answered");
+        assert!(s.out.capacity() <= KEEP_OUT, "{}", s.out.capacity());
+        assert!(
+            s.pending.capacity() <= 2 * KEEP_QUEUED,
+            "{}",
+            s.pending.capacity()
+        );
+        // The failed replies were still queued at the teardown; the next handshake finds
+        // the queue drained.
+        let next = s.poll_timeout().expect("a reconnection is planned");
+        s.handle_timeout(next);
+        while s.poll_event().is_some() {}
+        s.handle_connected(next);
+        assert!(
+            s.events.capacity() <= 2 * KEEP_QUEUED,
+            "{}",
+            s.events.capacity()
+        );
     }
 }

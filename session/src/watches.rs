@@ -254,16 +254,28 @@ impl WatchRegistry {
         out
     }
 
-    /// Removes every registration (session lost or closed) and returns the watchers.
-    pub fn drain(&mut self) -> Vec<WatcherId> {
-        let mut out = Vec::new();
-        for table in [
+    /// Lowers each table's capacity to `min` or its length, whichever is more: a burst of
+    /// watches does not stay allocated once they have fired.
+    pub(crate) fn shrink_to(&mut self, min: usize) {
+        for table in self.tables_mut() {
+            table.0.shrink_to(min);
+        }
+    }
+
+    fn tables_mut(&mut self) -> [&mut Table; 5] {
+        [
             &mut self.data,
             &mut self.exist,
             &mut self.child,
             &mut self.persistent,
             &mut self.recursive,
-        ] {
+        ]
+    }
+
+    /// Removes every registration (session lost or closed) and returns the watchers.
+    pub fn drain(&mut self) -> Vec<WatcherId> {
+        let mut out = Vec::new();
+        for table in self.tables_mut() {
             for (_, ids) in table.0.drain() {
                 out.extend(ids);
             }
