@@ -10,7 +10,9 @@
 //! hang (take longer than the suites' shared [`STEP_DEADLINE`]); steps slower than
 //! [`SLOW_STEP`] are listed with what was going on, to read against the fault log.
 //!
-//! 3 minutes by default (CI); `scripts/soak.sh` runs an hour (`ZKR_SOAK_SECS=3600`).
+//! 3 minutes by default (CI); `scripts/soak.sh` runs an hour (`ZKR_SOAK_SECS=3600`). glibc's
+//! malloc arenas are capped at what a service on the soak's runtime would use
+//! ([`MALLOC_ARENAS`]; `ZKR_SOAK_MALLOC_ARENAS=0` keeps glibc's default).
 //! `ZKR_SOAK_STOP_AT_END=1` ends the process at the end-of-run measurement, so a heap
 //! profiler (heaptrack) reports what the run retained as leaked.
 
@@ -92,12 +94,10 @@ fn rss_kib() -> u64 {
 /// Resident memory of this process, KiB, once the allocator has handed its free pages back:
 /// the figure the resident-memory check judges.
 ///
-/// glibc's malloc keeps freed memory in its arenas (up to eight per core, one picked per
-/// thread) until asked to return it. The test kit's proxies relay each connection on four
-/// threads, new ones at every reconnection, so untrimmed the resident set follows the
-/// high-water mark of every arena: in a 20-minute run, 1.1 MiB of arenas grew to 4.6 MiB
-/// while the live heap stayed near 1 MiB. Trimming does not undo fragmentation, though (in
-/// an hour-long run it released far less than that), so both figures are printed.
+/// glibc's malloc keeps freed memory in its arenas until asked to return it, so untrimmed
+/// the resident set follows each arena's high-water mark. Trimming does not undo
+/// fragmentation, though: what it leaves grows with the number of arenas (see
+/// [`MALLOC_ARENAS`]). Both figures are printed.
 fn held_rss_kib() -> u64 {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -134,8 +134,64 @@ async fn heap_floor_kib(window: Duration) -> u64 {
     floor
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn soak() {
+/// Worker threads of the soak's runtime.
+const WORKERS: usize = 2;
+
+/// glibc's malloc arenas the soak's process may use, unless `ZKR_SOAK_MALLOC_ARENAS` says
+/// otherwise (0: glibc's default, eight per core): one per thread a service on this runtime
+/// allocates from (its workers and the thread blocked on the runtime).
+///
+/// glibc gives each new thread an arena of its own until it has eight per core, and an
+/// arena's fragmentation stays resident. A service on this runtime has three such threads;
+/// the soak's process also has the test kit's proxies, which relay every connection on four
+/// threads of their own (about 20 at a time). Uncapped, the resident set follows 16 arenas'
+/// fragmentation and grew 17.6% between 15 and 60 minutes of an hour-long run while the live
+/// heap stayed near 1.4 MiB; with one arena it stayed flat. The cap keeps the figure about
+/// the library rather than about the test kit's threads.
+const MALLOC_ARENAS: usize = WORKERS + 1;
+
+/// Caps glibc's malloc arenas (`M_ARENA_MAX`) before the runtime's threads allocate.
+/// Returns the cap, or `None` where glibc's default stays.
+fn cap_malloc_arenas() -> Option<usize> {
+    let arenas = std::env::var("ZKR_SOAK_MALLOC_ARENAS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(MALLOC_ARENAS);
+    if arenas == 0 {
+        return None;
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            /// glibc: sets an allocator parameter; returns 1 on success.
+            fn mallopt(
+                param: std::os::raw::c_int,
+                value: std::os::raw::c_int,
+            ) -> std::os::raw::c_int;
+        }
+        /// glibc's `M_ARENA_MAX`.
+        const M_ARENA_MAX: std::os::raw::c_int = -8;
+        // SAFETY: mallopt only sets a limit the allocator reads when it makes an arena.
+        let set = unsafe { mallopt(M_ARENA_MAX, arenas as std::os::raw::c_int) };
+        assert_eq!(set, 1, "mallopt(M_ARENA_MAX, {arenas})");
+        Some(arenas)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
+#[test]
+fn soak() {
+    let arenas = cap_malloc_arenas();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(WORKERS)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(run(arenas));
+}
+
+async fn run(arenas: Option<usize>) {
     let secs = soak_secs();
     let rig = Rig::start().await;
     let admin = rig.client().await;
@@ -165,7 +221,10 @@ async fn soak() {
         .session_timeout(SESSION)
         .start();
     let seed = faults.seed();
-    println!("soak for {secs}s; fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed})");
+    println!(
+        "soak for {secs}s; fault schedule seed={seed} (replay with ZKR_FAULT_SEED={seed}); malloc arenas {}",
+        arenas.map_or("glibc's default".to_string(), |n| format!("capped at {n}"))
+    );
     let mut workers = Vec::new();
     for (k, client) in clients.iter().enumerate() {
         let client = client.clone();
@@ -361,12 +420,13 @@ async fn soak() {
         println!("  slow step: {step:?}");
     }
     println!(
-        "suite=soak seed={seed} duration={:.0}s faults={} operations={} (errors {}) slow_steps={} heap_kib base={base_heap} idle={idle_heap} end={end_heap} closed={closed_heap} rss_kib warm={warm_rss} end={end_rss} held_rss_kib warm={warm_held} end={end_held} samples(s,heap,rss,held)={:?} tasks={}/{baseline_tasks} violations={}",
+        "suite=soak seed={seed} duration={:.0}s faults={} operations={} (errors {}) slow_steps={} malloc_arenas={} heap_kib base={base_heap} idle={idle_heap} end={end_heap} closed={closed_heap} rss_kib warm={warm_rss} end={end_rss} held_rss_kib warm={warm_held} end={end_held} samples(s,heap,rss,held)={:?} tasks={}/{baseline_tasks} violations={}",
         started.elapsed().as_secs_f32(),
         injected.len(),
         steps.load(Ordering::Relaxed),
         errors.load(Ordering::Relaxed),
         slow.len(),
+        arenas.map_or("default".to_string(), |n| n.to_string()),
         samples,
         metrics.num_alive_tasks(),
         violations.len()
