@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The long soak (recipes/tests/soak.rs): mixed operations and recipes on three sessions under
 # the fault injector for SECONDS (default 3600), resident memory and live heap sampled every
-# minute; fails if the resident set (once malloc has returned its free pages) grew more than
-# 10% after warm-up, the live heap grew, a recipe's znode or a task was left behind, or a step
-# hung. CI runs the 3-minute form as part of scripts/test.sh.
+# minute; fails if the resident set (once malloc has returned its free pages; glibc's arenas
+# capped at the runtime's threads, ZKR_SOAK_MALLOC_ARENAS=0 for glibc's default) grew more
+# than 10% after warm-up, the live heap grew, a recipe's znode or a task was left behind, or a
+# step hung. CI runs the 3-minute form as part of scripts/test.sh.
 #
 #   scripts/soak.sh [SECONDS]
 set -euo pipefail
