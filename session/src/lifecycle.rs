@@ -100,9 +100,8 @@ impl<T> Session<T> {
 
     /// Hands back what a burst made the connection's buffers and queues grow to, keeping
     /// [`KEEP_OUT`] bytes and [`KEEP_QUEUED`] entries. Run at each teardown and handshake
-    /// (rare, and the queues are then empty or nearly so): without it a long-lived client holds the largest
-    /// burst it ever saw for the rest of its life, and each reconnection after another burst
-    /// elsewhere in the process ratchets the resident set further.
+    /// (rare, and the queues are then empty or nearly so): without it a long-lived client
+    /// holds the largest burst it ever saw for the rest of its life.
     pub(super) fn release_burst_capacity(&mut self) {
         if self.out.capacity() > KEEP_OUT {
             self.out = BytesMut::with_capacity(KEEP_OUT);
