@@ -73,11 +73,16 @@ impl std::fmt::Debug for SlowStep {
     }
 }
 
-fn soak_secs() -> u64 {
-    std::env::var("ZKR_SOAK_SECS")
+/// The number in environment variable `name`, or `default`.
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(180)
+        .unwrap_or(default)
+}
+
+fn soak_secs() -> u64 {
+    env_number("ZKR_SOAK_SECS", 180)
 }
 
 /// Resident memory of this process, KiB.
@@ -91,6 +96,22 @@ fn rss_kib() -> u64 {
     pages * 4
 }
 
+/// The glibc allocator controls the soak uses (no crate wraps them without dependencies).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod glibc {
+    use std::os::raw::c_int;
+
+    /// `mallopt`'s parameter for the most arenas malloc makes.
+    pub const M_ARENA_MAX: c_int = -8;
+
+    extern "C" {
+        /// Returns the free memory of every arena to the system.
+        pub fn malloc_trim(pad: usize) -> c_int;
+        /// Sets an allocator parameter; returns 1 on success.
+        pub fn mallopt(param: c_int, value: c_int) -> c_int;
+    }
+}
+
 /// Resident memory of this process, KiB, once the allocator has handed its free pages back:
 /// the figure the resident-memory check judges.
 ///
@@ -101,13 +122,9 @@ fn rss_kib() -> u64 {
 fn held_rss_kib() -> u64 {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        extern "C" {
-            /// glibc: returns the free memory of every arena to the system.
-            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
-        }
         // SAFETY: malloc_trim only releases free memory, under the arenas' own locks.
         unsafe {
-            malloc_trim(0);
+            glibc::malloc_trim(0);
         }
     }
     rss_kib()
@@ -153,26 +170,14 @@ const MALLOC_ARENAS: usize = WORKERS + 1;
 /// Caps glibc's malloc arenas (`M_ARENA_MAX`) before the runtime's threads allocate.
 /// Returns the cap, or `None` where glibc's default stays.
 fn cap_malloc_arenas() -> Option<usize> {
-    let arenas = std::env::var("ZKR_SOAK_MALLOC_ARENAS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(MALLOC_ARENAS);
+    let arenas = env_number("ZKR_SOAK_MALLOC_ARENAS", MALLOC_ARENAS as u64) as usize;
     if arenas == 0 {
         return None;
     }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        extern "C" {
-            /// glibc: sets an allocator parameter; returns 1 on success.
-            fn mallopt(
-                param: std::os::raw::c_int,
-                value: std::os::raw::c_int,
-            ) -> std::os::raw::c_int;
-        }
-        /// glibc's `M_ARENA_MAX`.
-        const M_ARENA_MAX: std::os::raw::c_int = -8;
         // SAFETY: mallopt only sets a limit the allocator reads when it makes an arena.
-        let set = unsafe { mallopt(M_ARENA_MAX, arenas as std::os::raw::c_int) };
+        let set = unsafe { glibc::mallopt(glibc::M_ARENA_MAX, arenas as std::os::raw::c_int) };
         assert_eq!(set, 1, "mallopt(M_ARENA_MAX, {arenas})");
         Some(arenas)
     }
