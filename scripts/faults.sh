@@ -3,8 +3,8 @@
 # 3-node ensemble; prints each suite's summary line (and the seed, to replay one with
 # ZKR_FAULT_SEED=<seed>). The full output goes to target/faults.log.
 #   recipes/tests/invariants.rs            watches sessions  (zkr_testkit::FaultSchedule, proxies)
-#   recipes/tests/invariants_mutex.rs      mutex semaphore   (zkr_testkit::FaultSchedule, proxies)
-#   recipes/tests/invariants_leadership.rs latch selector    (zkr_testkit::FaultSchedule, proxies)
+#   recipes/tests/invariants_mutex.rs      mutex semaphore read_write       (FaultSchedule, proxies)
+#   recipes/tests/invariants_leadership.rs latch election master selector   (FaultSchedule, proxies)
 #   recipes/tests/invariants_data.rs       caches queues     (zkr_testkit::FaultSchedule, proxies)
 # CI runs the short forms (25 s, 45 s) as part of scripts/test.sh.
 #

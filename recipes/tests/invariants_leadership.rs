@@ -7,6 +7,9 @@
 //!   suspended/lost connection, whichever it sees first (standard policy). While the faults
 //!   run, a leader steps down after 0.2-3 s (closes its latch, joins again at the back), so
 //!   leadership keeps moving through the faults.
+//! - `election` (ZooKeeper's own `LeaderElectionSupport` recipe) and `master` (one ephemeral
+//!   node): the same as `latch`, with `LeaderElection` (a belief ends at any event out of
+//!   ELECTED) and `MasterElection`; a leader stops and starts again, or resigns and rejoins.
 //! - `selector`: 4 `LeaderSelector`s with auto-requeue; a participant believes it leads while
 //!   its leadership task runs (from its start, if the context says it leads, until its term
 //!   ends, it sees the context cancelled or the connection suspended, or its future is
@@ -14,8 +17,8 @@
 //!
 //! Violations: two participants believing they lead at one instant; and after the faults
 //! stop (schedule stopped, everything healed), not exactly one leader within the session
-//! timeout + 10 s (measured from the end of the healing; the latch's one must also be the
-//! one its znode says).
+//! timeout + 10 s (measured from the end of the healing; in the churn suites, latch,
+//! election and master, it must also be the one the znodes say).
 //!
 //! `ZKR_FAULT_SECS` sets the fault duration (45 s by default), `ZKR_FAULT_SEED` replays.
 
@@ -23,13 +26,18 @@
 mod beliefs;
 mod support;
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, SESSION, STEP_DEADLINE};
 use zkr_client::{Client, ConnectionState, CreateMode};
-use zkr_recipes::{ConnectionStatePolicy, LeaderContext, LeaderLatch, LeaderSelector};
+use zkr_recipes::leader::{ElectionEvents, LeadershipChanges};
+use zkr_recipes::{
+    ConnectionStatePolicy, ElectionState, LeaderContext, LeaderElection, LeaderLatch,
+    LeaderSelector, MasterElection,
+};
 
 const PARTICIPANTS: usize = 4;
 /// After healing, exactly one must lead within this.
@@ -68,8 +76,180 @@ fn print_summary(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn latch() {
+/// What the churn suites (latch, election, master) need of a leadership recipe.
+trait Contender: Send + Sized + 'static {
+    /// The suite's name, and the word for the recipe in its summary.
+    const NAME: &'static str;
+    /// Joins as the participant with id `id` (at the back of the line, for fair recipes).
+    fn join(client: &Client, id: &str) -> Self;
+    /// Whether the recipe says this participant leads now.
+    fn leads(&self) -> bool;
+    /// The recipe's next change: `Some(true)` to look again, `Some(false)` when it says
+    /// leadership ended, `None` when it has stopped telling.
+    fn changed(&mut self) -> impl Future<Output = Option<bool>> + Send;
+    /// Leaves, deleting its node.
+    fn leave(self) -> impl Future<Output = ()> + Send;
+    /// The id of the participant the znodes say leads.
+    fn leader_by_znodes(admin: &Client) -> impl Future<Output = Option<String>> + Send;
+}
+
+struct Latch(LeaderLatch, LeadershipChanges);
+
+impl Contender for Latch {
+    const NAME: &'static str = "latch";
+    fn join(client: &Client, id: &str) -> Self {
+        let latch = LeaderLatch::start(client, "/inv/latch", id);
+        let changes = latch.subscribe();
+        Latch(latch, changes)
+    }
+    fn leads(&self) -> bool {
+        self.0.has_leadership()
+    }
+    async fn changed(&mut self) -> Option<bool> {
+        self.1.next().await
+    }
+    async fn leave(self) {
+        let _ = self.0.close(Default::default()).await;
+    }
+    async fn leader_by_znodes(admin: &Client) -> Option<String> {
+        let first = zkr_recipes::leader::participants(admin, "/inv/latch")
+            .await
+            .ok()?
+            .into_iter()
+            .next();
+        first.map(|p| p.id)
+    }
+}
+
+struct Election(LeaderElection, ElectionEvents);
+
+impl Contender for Election {
+    const NAME: &'static str = "election";
+    fn join(client: &Client, id: &str) -> Self {
+        let election = LeaderElection::new(client, "/inv/election", id);
+        let events = election.subscribe();
+        election.start();
+        Election(election, events)
+    }
+    fn leads(&self) -> bool {
+        self.0.is_leader()
+    }
+    async fn changed(&mut self) -> Option<bool> {
+        // Any step out of ELECTED (FAILED, DETERMINE, STOP...) ends leadership.
+        let event = self.1.next().await?;
+        Some(event.state() == ElectionState::Elected)
+    }
+    async fn leave(self) {
+        let _ = self.0.stop().await;
+    }
+    async fn leader_by_znodes(admin: &Client) -> Option<String> {
+        // Not started: only reads the offers.
+        let reader = LeaderElection::new(admin, "/inv/election", "checker");
+        reader.leader_host_name().await.ok()?
+    }
+}
+
+struct Master(MasterElection, zkr_client::Current<bool>);
+
+impl Contender for Master {
+    const NAME: &'static str = "master";
+    fn join(client: &Client, id: &str) -> Self {
+        let master = MasterElection::start_at(client, "/inv/master", id);
+        let mastership = master.mastership();
+        Master(master, mastership)
+    }
+    fn leads(&self) -> bool {
+        self.0.is_master()
+    }
+    async fn changed(&mut self) -> Option<bool> {
+        self.1.changed().await
+    }
+    async fn leave(self) {
+        let _ = self.0.close().await;
+    }
+    async fn leader_by_znodes(admin: &Client) -> Option<String> {
+        let (data, _) = admin.get_data("/inv/master").await.ok()?;
+        Some(String::from_utf8_lossy(&data).into_owned())
+    }
+}
+
+/// One participant of a churn suite: joins, believes it leads from the recipe's word (when
+/// the connection is not suspended) until the recipe says otherwise or the connection is
+/// suspended; while `churn` is set, a leader leaves after 0.2-3 s and joins again.
+async fn contend<C: Contender>(
+    who: usize,
+    client: Client,
+    beliefs: Arc<Beliefs>,
+    stop: Arc<AtomicBool>,
+    churn: Arc<AtomicBool>,
+    counts: Arc<[AtomicU64; 2]>,
+    mut jitter: Jitter,
+) {
+    let [gained, ended_by_state] = &*counts;
+    let id = format!("p{who}");
+    loop {
+        let mut contender = C::join(&client, &id);
+        let mut states = client.state_changes();
+        // Leadership gained before the subscription has no event: look once.
+        let mut check = true;
+        let mut step_down_at = Instant::now();
+        let stepped_down = loop {
+            if stop.load(Ordering::Relaxed) {
+                break false;
+            }
+            if check {
+                check = false;
+                if contender.leads() && !suspended(client.state()) {
+                    if !beliefs.believes(who) {
+                        gained.fetch_add(1, Ordering::Relaxed);
+                        step_down_at = Instant::now() + jitter.millis(200, 3000);
+                    }
+                    beliefs.begin(who, Instant::now(), client.session_id());
+                }
+            }
+            // While the faults run, a leader leaves after a while and joins again at the
+            // back, so leadership keeps moving through the faults.
+            let leading = beliefs.believes(who);
+            if leading && churn.load(Ordering::Relaxed) && Instant::now() >= step_down_at {
+                beliefs.end(who, Instant::now(), "stepped down");
+                break true;
+            }
+            let wake = if leading {
+                step_down_at.saturating_duration_since(Instant::now())
+            } else {
+                Duration::from_millis(200)
+            };
+            tokio::select! {
+                change = contender.changed() => match change {
+                    Some(true) => check = true,
+                    Some(false) => beliefs.end(who, Instant::now(), "recipe: lost"),
+                    None => break false,
+                },
+                change = states.next() => match change {
+                    Some(c) if suspended(c.state) => {
+                        if beliefs.believes(who) {
+                            ended_by_state.fetch_add(1, Ordering::Relaxed);
+                        }
+                        beliefs.end(who, Instant::now(), "connection suspended");
+                    }
+                    // Back: the recipe may lead again without a new event.
+                    Some(_) => check = true,
+                    None => break false,
+                },
+                _ = tokio::time::sleep(wake.min(Duration::from_millis(200))) => {}
+            }
+        };
+        beliefs.end(who, Instant::now(), "left");
+        let _ = tokio::time::timeout(STEP_DEADLINE, contender.leave()).await;
+        if !stepped_down {
+            return;
+        }
+    }
+}
+
+/// A churn suite: 4 participants of recipe `C` under the fault schedule; after healing,
+/// exactly one leads within the bound, and it is the one the znodes say.
+async fn churn_suite<C: Contender>() {
     let _serial = SERIAL.lock().await;
     let rig = Rig::start().await;
     let admin = rig.client().await;
@@ -79,7 +259,8 @@ async fn latch() {
         .unwrap();
     let beliefs = Arc::new(Beliefs::new());
     let stop = Arc::new(AtomicBool::new(false));
-    let (gained, ended_by_state) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    // Leadership terms gained, and ended by a suspended connection before the recipe said so.
+    let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
     let mut clients = Vec::new();
     for _ in 0..PARTICIPANTS {
         clients.push(rig.client().await);
@@ -90,72 +271,16 @@ async fn latch() {
     let churn = Arc::new(AtomicBool::new(true));
     let mut tasks = Vec::new();
     for (who, client) in clients.iter().enumerate() {
-        let (client, beliefs, stop, churn) =
-            (client.clone(), beliefs.clone(), stop.clone(), churn.clone());
-        let (gained, ended_by_state) = (gained.clone(), ended_by_state.clone());
-        let mut jitter = Jitter(seed ^ (who as u64 + 1).wrapping_mul(0x9e37_79b9));
-        tasks.push(tokio::spawn(async move {
-            let id = format!("p{who}");
-            loop {
-                let latch = LeaderLatch::start(&client, "/inv/latch", &id);
-                let mut changes = latch.subscribe();
-                let mut states = client.state_changes();
-                // Leadership gained before the subscription has no event: look once.
-                let mut check = true;
-                let mut step_down_at = Instant::now();
-                let stepped_down = loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break false;
-                    }
-                    if check {
-                        check = false;
-                        if latch.has_leadership() && !suspended(client.state()) {
-                            if !beliefs.believes(who) {
-                                gained.fetch_add(1, Ordering::Relaxed);
-                                step_down_at = Instant::now() + jitter.millis(200, 3000);
-                            }
-                            beliefs.begin(who, Instant::now(), client.session_id());
-                        }
-                    }
-                    // While the faults run, a leader leaves after a while and joins again
-                    // at the back, so leadership keeps moving through the faults.
-                    let leading = beliefs.believes(who);
-                    if leading && churn.load(Ordering::Relaxed) && Instant::now() >= step_down_at {
-                        beliefs.end(who, Instant::now(), "stepped down");
-                        break true;
-                    }
-                    let wake = if leading {
-                        step_down_at.saturating_duration_since(Instant::now())
-                    } else {
-                        Duration::from_millis(200)
-                    };
-                    tokio::select! {
-                        change = changes.next() => match change {
-                            Some(true) => check = true,
-                            Some(false) => beliefs.end(who, Instant::now(), "latch: lost"),
-                            None => break false,
-                        },
-                        change = states.next() => match change {
-                            Some(c) if suspended(c.state) => {
-                                if beliefs.believes(who) {
-                                    ended_by_state.fetch_add(1, Ordering::Relaxed);
-                                }
-                                beliefs.end(who, Instant::now(), "connection suspended");
-                            }
-                            // Back: the latch may lead again without a new event.
-                            Some(_) => check = true,
-                            None => break false,
-                        },
-                        _ = tokio::time::sleep(wake.min(Duration::from_millis(200))) => {}
-                    }
-                };
-                beliefs.end(who, Instant::now(), "latch closed");
-                let _ = tokio::time::timeout(STEP_DEADLINE, latch.close(Default::default())).await;
-                if !stepped_down {
-                    return;
-                }
-            }
-        }));
+        let jitter = Jitter(seed ^ (who as u64 + 1).wrapping_mul(0x9e37_79b9));
+        tasks.push(tokio::spawn(contend::<C>(
+            who,
+            client.clone(),
+            beliefs.clone(),
+            stop.clone(),
+            churn.clone(),
+            counts.clone(),
+            jitter,
+        )));
     }
     let log = finish(schedule).await;
     churn.store(false, Ordering::Relaxed);
@@ -169,11 +294,7 @@ async fn latch() {
             "after healing, not exactly one leader within {CONVERGENCE:?}: {leader:?} believe"
         )),
         Some(_) => {
-            let said = zkr_recipes::leader::participants(&admin, "/inv/latch")
-                .await
-                .ok()
-                .and_then(|p| p.into_iter().next())
-                .map(|p| p.id);
+            let said = C::leader_by_znodes(&admin).await;
             let want = format!("p{}", leader[0]);
             if said.as_deref() != Some(want.as_str()) {
                 violations.push(format!(
@@ -187,25 +308,41 @@ async fn latch() {
         let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
     }
     violations.splice(0..0, beliefs.violations(1, Instant::now()));
+    let name = C::NAME;
     print_summary(
-        "latch",
+        name,
         seed,
         started,
         &log,
         &beliefs,
         format!(
-            "leadership terms {}, ended by a suspended connection before the latch said so {}, one leader {:.2}s after healing (churn stopped at healing)",
-            gained.load(Ordering::Relaxed),
-            ended_by_state.load(Ordering::Relaxed),
+            "leadership terms {}, ended by a suspended connection before the {name} said so {}, one leader {:.2}s after healing (churn stopped at healing)",
+            counts[0].load(Ordering::Relaxed),
+            counts[1].load(Ordering::Relaxed),
             converged.map(|d| d.as_secs_f64()).unwrap_or(f64::NAN)
         ),
         &violations,
     );
     assert!(
         violations.is_empty(),
-        "suite=latch seed={seed}: {} violations (replay with ZKR_FAULT_SEED={seed})",
+        "suite={name} seed={seed}: {} violations (replay with ZKR_FAULT_SEED={seed})",
         violations.len()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latch() {
+    churn_suite::<Latch>().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn election() {
+    churn_suite::<Election>().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn master() {
+    churn_suite::<Master>().await;
 }
 
 /// Ends the belief when the leadership task's future ends or is dropped.

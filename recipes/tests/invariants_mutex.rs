@@ -10,7 +10,9 @@
 //! `lost()` signal (standard policy: a suspended connection ends the belief), stop believing,
 //! release. The checker records every belief as an interval on one monotonic clock.
 //! Violation: more believers at one instant than the recipe allows (1 for the mutex, 2 for a
-//! semaphore with 2 leases), or a step that hangs past its deadline.
+//! semaphore with 2 leases; for the read/write lock, a writer beside anyone else, while
+//! readers may share), or a step that hangs past its deadline. In the `read_write` suite
+//! each participant takes the write lock one round in three and the read lock otherwise.
 //!
 //! `ZKR_FAULT_SECS` sets the fault duration (45 s by default; `scripts/faults.sh` runs 1800),
 //! `ZKR_FAULT_SEED` replays a schedule.
@@ -25,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use beliefs::{finish, settle, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
 use zkr_client::{Client, ConnectionState, CreateMode};
-use zkr_recipes::{InterProcessMutex, InterProcessSemaphoreV2};
+use zkr_recipes::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
 
 const PARTICIPANTS: usize = 4;
 /// How long one acquire waits before giving up and trying again.
@@ -42,11 +44,16 @@ struct Counts {
     lost: AtomicU64,
 }
 
-/// Either recipe, behind one acquire.
-#[derive(Clone)]
+/// A writer's weight in the read/write suite: as much as every participant reading at once,
+/// so the limit (`PARTICIPANTS`) allows all readers or one writer alone.
+const WRITER: usize = PARTICIPANTS;
+
+/// Each recipe, behind one acquire.
 enum Recipe {
     Mutex(InterProcessMutex),
     Semaphore(InterProcessSemaphoreV2),
+    /// The lock, and the rounds so far (every third one writes).
+    ReadWrite(InterProcessReadWriteLock, AtomicU64),
 }
 
 /// A held lock or lease.
@@ -83,10 +90,23 @@ impl Held {
 }
 
 impl Recipe {
-    async fn try_acquire(&self, timeout: Duration) -> zkr_client::Result<Option<Held>> {
+    /// What was acquired, and its weight against the suite's limit.
+    async fn try_acquire(&self, timeout: Duration) -> zkr_client::Result<Option<(Held, usize)>> {
         Ok(match self {
-            Recipe::Mutex(m) => m.try_acquire(timeout).await?.map(Held::Guard),
-            Recipe::Semaphore(s) => s.try_acquire_one(timeout).await?.map(Held::Lease),
+            Recipe::Mutex(m) => m.try_acquire(timeout).await?.map(|g| (Held::Guard(g), 1)),
+            Recipe::Semaphore(s) => s
+                .try_acquire_one(timeout)
+                .await?
+                .map(|l| (Held::Lease(l), 1)),
+            Recipe::ReadWrite(lock, rounds) => {
+                if rounds.fetch_add(1, Ordering::Relaxed) % 3 == 0 {
+                    let guard = lock.write_lock().try_acquire(timeout).await?;
+                    guard.map(|g| (Held::Guard(g.into_guard()), WRITER))
+                } else {
+                    let guard = lock.read_lock().try_acquire(timeout).await?;
+                    guard.map(|g| (Held::Guard(g), 1))
+                }
+            }
         })
     }
 }
@@ -103,32 +123,32 @@ async fn one_round(
 ) -> bool {
     counts.attempts.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
-    let held = match tokio::time::timeout(STEP_DEADLINE, recipe.try_acquire(ACQUIRE_TIMEOUT)).await
-    {
-        Err(_) => {
-            hangs.lock().unwrap().push(format!(
+    let (held, weight) =
+        match tokio::time::timeout(STEP_DEADLINE, recipe.try_acquire(ACQUIRE_TIMEOUT)).await {
+            Err(_) => {
+                hangs.lock().unwrap().push(format!(
                 "participant {who}: acquire (timeout {ACQUIRE_TIMEOUT:?}) still pending after {:?}",
                 started.elapsed()
             ));
-            return false;
-        }
-        Ok(Ok(Some(held))) => held,
-        Ok(Ok(None)) => {
-            counts.timeouts.fetch_add(1, Ordering::Relaxed);
-            return true;
-        }
-        Ok(Err(_)) => {
-            counts.errors.fetch_add(1, Ordering::Relaxed);
-            settle(client).await;
-            return true;
-        }
-    };
+                return false;
+            }
+            Ok(Ok(Some(acquired))) => acquired,
+            Ok(Ok(None)) => {
+                counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                return true;
+            }
+            Ok(Err(_)) => {
+                counts.errors.fetch_add(1, Ordering::Relaxed);
+                settle(client).await;
+                return true;
+            }
+        };
     let t0 = Instant::now();
     counts.acquired.fetch_add(1, Ordering::Relaxed);
     // Believe only what the guard says: acquired on a connection that is already suspended
     // means "not held" under the standard policy.
     if held.is_held() {
-        beliefs.begin(who, t0, held.session_id());
+        beliefs.begin_weighted(who, t0, held.session_id(), weight);
         let ended_by = tokio::select! {
             _ = tokio::time::sleep(hold) => "released",
             _ = held.lost() => match client.state() {
@@ -292,4 +312,53 @@ async fn semaphore() {
         Recipe::Semaphore(InterProcessSemaphoreV2::new(client, "/inv/semaphore", 2))
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_write() {
+    run_suite("read_write", PARTICIPANTS, |client| {
+        Recipe::ReadWrite(
+            InterProcessReadWriteLock::new(client, "/inv/read_write"),
+            AtomicU64::new(0),
+        )
+    })
+    .await;
+}
+
+/// The read/write suite's checker can fail: readers may share, a writer may not.
+#[test]
+fn the_checker_allows_readers_together_and_no_one_beside_a_writer() {
+    let beliefs = Beliefs::new();
+    let t = Instant::now();
+    let ms = |n| t + Duration::from_millis(n);
+    for reader in 0..PARTICIPANTS {
+        beliefs.begin(reader, ms(0), 1);
+    }
+    for reader in 0..PARTICIPANTS {
+        beliefs.end(reader, ms(10), "released");
+    }
+    assert!(beliefs.violations(PARTICIPANTS, ms(100)).is_empty());
+
+    beliefs.begin_weighted(0, ms(20), 1, WRITER);
+    beliefs.end(0, ms(30), "released");
+    assert!(beliefs.violations(PARTICIPANTS, ms(100)).is_empty());
+
+    beliefs.begin_weighted(0, ms(40), 1, WRITER);
+    beliefs.begin(1, ms(45), 1);
+    beliefs.end(1, ms(46), "released");
+    beliefs.end(0, ms(50), "released");
+    let found = beliefs.violations(PARTICIPANTS, ms(100));
+    assert_eq!(found.len(), 1, "{found:?}");
+    // The episode is the reader's millisecond beside the writer, and names both.
+    assert!(found[0].contains("(1.000 ms):"), "{}", found[0]);
+    assert!(
+        found[0].contains("participant 0 (weight 4)"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[0].contains("participant 1 (weight 1)"),
+        "{}",
+        found[0]
+    );
 }

@@ -1,6 +1,8 @@
 //! The invariant suites' checker: what every participant believed (it holds a lock, a
 //! lease, leadership) and when, as intervals on one monotonic clock, and the instants where
-//! more participants believed at once than the recipe allows.
+//! more participants believed at once than the recipe allows. A belief weighs 1 unless
+//! begun with a weight (a write lock weighs as much as every reader together, so one writer
+//! with anyone else is over the limit).
 #![allow(dead_code)] // each suite uses some of these
 
 use std::collections::BTreeMap;
@@ -20,11 +22,14 @@ pub struct Interval {
     pub session: i64,
     /// Why the belief ended ("released", "suspended", "lost", "latch", ...).
     pub ended_by: &'static str,
+    /// What it counts for against the limit.
+    pub weight: usize,
 }
 
 #[derive(Debug, Default)]
 struct State {
-    open: BTreeMap<usize, (Instant, i64)>,
+    /// Who believes now: since when, on which session, with what weight.
+    open: BTreeMap<usize, (Instant, i64, usize)>,
     closed: Vec<Interval>,
 }
 
@@ -58,21 +63,28 @@ impl Beliefs {
 
     /// `who` believes from `at` (no-op if it already does).
     pub fn begin(&self, who: usize, at: Instant, session: i64) {
+        self.begin_weighted(who, at, session, 1);
+    }
+
+    /// `who` believes from `at`, counting `weight` against the limit (no-op if it already
+    /// believes).
+    pub fn begin_weighted(&self, who: usize, at: Instant, session: i64, weight: usize) {
         let mut state = self.state();
-        state.open.entry(who).or_insert((at, session));
+        state.open.entry(who).or_insert((at, session, weight));
         self.believers.send_replace(state.open.len());
     }
 
     /// `who` stops believing at `at` (no-op if it did not).
     pub fn end(&self, who: usize, at: Instant, ended_by: &'static str) {
         let mut state = self.state();
-        if let Some((from, session)) = state.open.remove(&who) {
+        if let Some((from, session, weight)) = state.open.remove(&who) {
             state.closed.push(Interval {
                 who,
                 from,
                 to: at,
                 session,
                 ended_by,
+                weight,
             });
         }
         self.believers.send_replace(state.open.len());
@@ -102,13 +114,19 @@ impl Beliefs {
     pub fn intervals(&self, now: Instant) -> Vec<Interval> {
         let state = self.state();
         let mut all = state.closed.clone();
-        all.extend(state.open.iter().map(|(&who, &(from, session))| Interval {
-            who,
-            from,
-            to: now,
-            session,
-            ended_by: "(still believing)",
-        }));
+        all.extend(
+            state
+                .open
+                .iter()
+                .map(|(&who, &(from, session, weight))| Interval {
+                    who,
+                    from,
+                    to: now,
+                    session,
+                    ended_by: "(still believing)",
+                    weight,
+                }),
+        );
         all.sort_by_key(|i| i.from);
         all
     }
@@ -120,8 +138,9 @@ impl Beliefs {
 
     pub fn show(&self, i: &Interval) -> String {
         format!(
-            "participant {} session 0x{:x} [{:.3} ms, {:.3} ms] ({:.3} ms, ended by {})",
+            "participant {} (weight {}) session 0x{:x} [{:.3} ms, {:.3} ms] ({:.3} ms, ended by {})",
             i.who,
+            i.weight,
             i.session,
             self.ms(i.from),
             self.ms(i.to),
@@ -130,9 +149,10 @@ impl Beliefs {
         )
     }
 
-    /// The violations: each instant where more than `limit` participants believed at once
-    /// (intervals are closed, [from, to]; at equal instants an end counts before a begin),
-    /// with the intervals involved. One entry per maximal overlap episode.
+    /// The violations: each instant where the beliefs held at once weighed more than `limit`
+    /// (more than `limit` participants, when every weight is 1; intervals are closed,
+    /// [from, to]; at equal instants an end counts before a begin), with the intervals
+    /// involved. One entry per maximal overlap episode.
     pub fn violations(&self, limit: usize, now: Instant) -> Vec<String> {
         let intervals = self.intervals(now);
         // (time, 0 = end / 1 = begin, index)
@@ -151,7 +171,8 @@ impl Beliefs {
             } else {
                 active.retain(|&a| a != k);
             }
-            if active.len() > limit {
+            let weight: usize = active.iter().map(|&a| intervals[a].weight).sum();
+            if weight > limit {
                 let e = episode.get_or_insert((at, Vec::new()));
                 for &a in &active {
                     if !e.1.contains(&a) {
@@ -160,8 +181,7 @@ impl Beliefs {
                 }
             } else if let Some((from, members)) = episode.take() {
                 let mut text = format!(
-                    "{} believed at once (limit {limit}) from {:.3} ms to {:.3} ms ({:.3} ms):",
-                    limit + 1,
+                    "beliefs over the limit of {limit} at once from {:.3} ms to {:.3} ms ({:.3} ms):",
                     self.ms(from),
                     self.ms(at),
                     (at - from).as_secs_f64() * 1000.0
