@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use beliefs::{finish, settle, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
+use beliefs::{finish, lock_dir_report, settle, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
 use zkr_client::{Client, ConnectionState, CreateMode};
 use zkr_recipes::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
 
@@ -42,6 +42,19 @@ struct Counts {
     errors: AtomicU64,
     /// Beliefs ended by the lost signal rather than the participant's own release.
     lost: AtomicU64,
+    /// The first errors, with when and who, printed with the summary.
+    error_log: Mutex<Vec<String>>,
+}
+
+impl Counts {
+    fn error(&self, beliefs: &Beliefs, who: usize, step: &str, e: &zkr_client::Error) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        let mut log = self.error_log.lock().unwrap();
+        if log.len() < 50 {
+            let at = beliefs.ms(Instant::now());
+            log.push(format!("{at:9.0} ms participant {who} {step}: {e}"));
+        }
+    }
 }
 
 /// A writer's weight in the read/write suite: as much as every participant reading at once,
@@ -171,8 +184,8 @@ async fn one_round(
             false
         }
         Ok(Ok(())) => true,
-        Ok(Err(_)) => {
-            counts.errors.fetch_add(1, Ordering::Relaxed);
+        Ok(Err(e)) => {
+            counts.error(beliefs, who, "release", &e);
             settle(client).await;
             true
         }
@@ -253,8 +266,9 @@ async fn run_suite(suite: &str, limit: usize, make: fn(&Client) -> Recipe) {
             ok = counts.acquired.load(Ordering::Relaxed) > before;
         }
         if !ok {
+            let report = lock_dir_report(&rig, &clients, &format!("/inv/{suite}")).await;
             hangs.lock().unwrap().push(format!(
-                "participant {who}: no acquire within 20 s after healing"
+                "participant {who}: no acquire within 20 s after healing; then:\n{report}"
             ));
         }
         after.push(t.elapsed().as_millis());
@@ -287,6 +301,9 @@ async fn run_suite(suite: &str, limit: usize, make: fn(&Client) -> Recipe) {
             beliefs.ms(r.ended),
             r.fault
         );
+    }
+    for e in counts.error_log.lock().unwrap().iter() {
+        println!("  error at {e}");
     }
     for v in &violations {
         println!("  VIOLATION (seed {seed}): {v}");

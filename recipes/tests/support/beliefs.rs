@@ -274,6 +274,63 @@ pub async fn finish(schedule: zkr_testkit::FaultSchedule) -> Vec<zkr_testkit::Fa
     tokio::task::block_in_place(|| schedule.stop())
 }
 
+/// What a lock's directory holds, for a violation's report: each member's children of `dir`
+/// (read on a direct session, so a member that lags shows), each child's owner (which
+/// participant's session, or another), and each participant's own listing.
+pub async fn lock_dir_report(rig: &Rig, clients: &[zkr_client::Client], dir: &str) -> String {
+    let sessions: Vec<i64> = clients.iter().map(|c| c.session_id()).collect();
+    let owner = |session: i64| match sessions.iter().position(|&s| s == session) {
+        Some(who) => format!("participant {who}"),
+        None => format!("session 0x{session:x}, no participant's"),
+    };
+    let mut out = format!("    sessions: {:x?}", sessions);
+    for member in 0..rig.cluster.len() {
+        let direct = zkr_client::ClientBuilder::new(rig.cluster.member_connect_string(member))
+            .session_timeout(SESSION)
+            .connect_timeout(Duration::from_secs(5))
+            .connect()
+            .await;
+        let Ok(direct) = direct else {
+            let _ = write!(out, "\n    member {member}: no session");
+            continue;
+        };
+        match direct.get_children(dir).await {
+            Ok(children) => {
+                let _ = write!(out, "\n    member {member}: {} children", children.len());
+                for name in children.iter() {
+                    let path = format!("{dir}/{name}");
+                    let stat = direct.exists(&path).await.ok().flatten();
+                    let _ = match stat {
+                        Some(s) => write!(
+                            out,
+                            "\n      {name} czxid 0x{:x} owner {}",
+                            s.czxid,
+                            owner(s.ephemeral_owner)
+                        ),
+                        None => write!(out, "\n      {name} (gone)"),
+                    };
+                }
+            }
+            Err(e) => {
+                let _ = write!(out, "\n    member {member}: {e}");
+            }
+        }
+        let _ = direct.close().await;
+    }
+    for (who, client) in clients.iter().enumerate() {
+        let listing = match client.get_children(dir).await {
+            Ok(children) => format!("{:?}", children.iter().collect::<Vec<_>>()),
+            Err(e) => e.to_string(),
+        };
+        let _ = write!(
+            out,
+            "\n    participant {who} ({:?}) lists {listing}",
+            client.state()
+        );
+    }
+    out
+}
+
 /// Waits (at most 5 s) for `client` to be connected again after an error.
 pub async fn settle(client: &zkr_client::Client) {
     let mut states = client.state_changes();
