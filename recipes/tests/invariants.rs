@@ -26,6 +26,22 @@ use zkr_testkit::faults::fault_duration_from_env;
 /// (the 2 s session timeout after the disconnect) and the reconnect attempts around it.
 const REQUEST_DEADLINE: Duration = Duration::from_secs(8);
 
+/// Creates per bucket in the sessions suite: each session creates into a bucket of its own and
+/// moves to a new one every `BUCKET` ids, so a listing stays far below the 1 MiB frame limit
+/// however long the run (a 30-minute run makes some 300,000 nodes; in one directory, its
+/// listing would be refused as too large a frame).
+const BUCKET: u64 = 1_000;
+
+/// The children of `path`, retried through errors.
+async fn list_until_ok(client: &Client, path: &str) -> Vec<String> {
+    loop {
+        match client.get_children(path).await {
+            Ok(c) => return c.to_vec(),
+            Err(_) => settle(client).await,
+        }
+    }
+}
+
 /// How long the faults last: `ZKR_FAULT_SECS`, 25 s by default.
 fn fault_time() -> Duration {
     fault_duration_from_env(Duration::from_secs(25))
@@ -231,13 +247,15 @@ async fn watches() {
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }
 
-/// Several sessions issue sequential creates and reads through the faults. No request may
-/// hang past its deadline, every request ends Ok or with an error, and no create is applied
-/// twice: every id appears at most once on the server, and every acknowledged one exactly
-/// once.
+/// Several sessions issue sequential creates and reads (listings of the bucket they create
+/// into) through the faults. No request may hang past its deadline, every request ends Ok
+/// or with an error, and no create is applied twice: every id appears at most once on the
+/// server, and every acknowledged one exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions() {
-    let rig = Rig::start().await;
+    // A 30-minute run leaves some 700,000 nodes: more than the test kit's default 256 MiB
+    // heap holds comfortably.
+    let rig = Rig::start_with(zkr_testkit::ServerOptions::new().jvm_arg("-Xmx1g")).await;
     let admin = rig.client().await;
     admin
         .create("/inv-s", b"", CreateMode::Persistent)
@@ -256,25 +274,48 @@ async fn sessions() {
         workers.push(tokio::spawn(async move {
             let (mut acked, mut ok, mut failed) = (Vec::new(), 0u64, 0u64);
             let mut i = 0u64;
+            // The bucket made so far (see BUCKET).
+            let mut made: Option<String> = None;
             while !stop.load(Ordering::Relaxed) {
-                i += 1;
-                let id = format!("c{k}-{i}");
+                let dir = format!("/inv-s/c{k}-{}", (i + 1) / BUCKET);
                 let t0 = Instant::now();
-                let outcome = if i % 3 == 0 {
-                    tokio::time::timeout(REQUEST_DEADLINE, client.get_children("/inv-s"))
-                        .await
-                        .map(|r| r.map(drop))
-                } else {
+                let outcome = if made.as_deref() != Some(dir.as_str()) {
+                    // A new bucket, made before the creates into it.
                     tokio::time::timeout(
                         REQUEST_DEADLINE,
-                        client.create("/inv-s/n-", id.as_bytes(), CreateMode::PersistentSequential),
+                        client.create(&dir, b"", CreateMode::Persistent),
                     )
                     .await
-                    .map(|r| {
-                        r.map(|_| {
-                            acked.push(id.clone());
-                        })
+                    .map(|r| match r {
+                        Err(e) if e.code() != ErrorCode::NodeExists => Err(e),
+                        _ => {
+                            made = Some(dir.clone());
+                            Ok(())
+                        }
                     })
+                } else {
+                    i += 1;
+                    let id = format!("c{k}-{i}");
+                    if i % 3 == 0 {
+                        tokio::time::timeout(REQUEST_DEADLINE, client.get_children(&dir))
+                            .await
+                            .map(|r| r.map(drop))
+                    } else {
+                        tokio::time::timeout(
+                            REQUEST_DEADLINE,
+                            client.create(
+                                &format!("{dir}/n-"),
+                                id.as_bytes(),
+                                CreateMode::PersistentSequential,
+                            ),
+                        )
+                        .await
+                        .map(|r| {
+                            r.map(|_| {
+                                acked.push(id.clone());
+                            })
+                        })
+                    }
                 };
                 match outcome {
                     Ok(Ok(())) => ok += 1,
@@ -303,30 +344,35 @@ async fn sessions() {
 
     // What the server holds.
     let mut violations = hung.lock().unwrap().clone();
-    let children = within("listing", async {
-        loop {
-            match admin.get_children("/inv-s").await {
-                Ok(c) => return c.to_vec(),
-                Err(_) => settle(&admin).await,
-            }
-        }
-    })
-    .await;
+    // Bucket by bucket, the reads 256 at a time (pipelined on the admin's session).
     let mut count: HashMap<String, usize> = HashMap::new();
-    for child in &children {
-        let path = format!("/inv-s/{child}");
-        let data = within("a read", async {
-            loop {
-                match admin.get_data(&path).await {
-                    Ok((d, _)) => return d,
-                    Err(_) => settle(&admin).await,
-                }
+    let mut nodes = 0;
+    for bucket in within("listing", list_until_ok(&admin, "/inv-s")).await {
+        let dir = format!("/inv-s/{bucket}");
+        let children = within("listing", list_until_ok(&admin, &dir)).await;
+        nodes += children.len();
+        for chunk in children.chunks(256) {
+            let mut reads = tokio::task::JoinSet::new();
+            for child in chunk {
+                let (admin, path) = (admin.clone(), format!("{dir}/{child}"));
+                reads.spawn(async move {
+                    loop {
+                        match admin.get_data(&path).await {
+                            Ok((d, _)) => return d,
+                            Err(_) => settle(&admin).await,
+                        }
+                    }
+                });
             }
-        })
-        .await;
-        *count
-            .entry(String::from_utf8_lossy(&data).into_owned())
-            .or_default() += 1;
+            within("a bucket's reads", async {
+                while let Some(data) = reads.join_next().await {
+                    *count
+                        .entry(String::from_utf8_lossy(&data.unwrap()).into_owned())
+                        .or_default() += 1;
+                }
+            })
+            .await;
+        }
     }
     for (id, n) in &count {
         if *n > 1 {
@@ -344,7 +390,7 @@ async fn sessions() {
         injected.len(),
         ok + failed,
         acked.len(),
-        children.len(),
+        nodes,
         violations.len()
     );
     for record in &injected {

@@ -216,8 +216,13 @@ pub struct Rig {
 
 impl Rig {
     pub async fn start() -> Rig {
+        Rig::start_with(zkr_testkit::ServerOptions::new()).await
+    }
+
+    /// [`Rig::start`] with the members' settings (a larger heap, say).
+    pub async fn start_with(options: zkr_testkit::ServerOptions) -> Rig {
         let cluster = std::sync::Arc::new(
-            tokio::task::block_in_place(|| zkr_testkit::TestingCluster::start(3))
+            tokio::task::block_in_place(|| zkr_testkit::TestingCluster::start_with(3, options))
                 .expect("a 3-node ensemble"),
         );
         let proxies = zkr_testkit::faults::proxies_for(&cluster).expect("proxies");
