@@ -136,26 +136,26 @@ async fn one_round(
 ) -> bool {
     counts.attempts.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
-    let (held, weight) =
-        match tokio::time::timeout(STEP_DEADLINE, recipe.try_acquire(ACQUIRE_TIMEOUT)).await {
-            Err(_) => {
-                hangs.lock().unwrap().push(format!(
+    let attempt = tokio::time::timeout(STEP_DEADLINE, recipe.try_acquire(ACQUIRE_TIMEOUT)).await;
+    let (held, weight) = match attempt {
+        Err(_) => {
+            hangs.lock().unwrap().push(format!(
                 "participant {who}: acquire (timeout {ACQUIRE_TIMEOUT:?}) still pending after {:?}",
                 started.elapsed()
             ));
-                return false;
-            }
-            Ok(Ok(Some(acquired))) => acquired,
-            Ok(Ok(None)) => {
-                counts.timeouts.fetch_add(1, Ordering::Relaxed);
-                return true;
-            }
-            Ok(Err(_)) => {
-                counts.errors.fetch_add(1, Ordering::Relaxed);
-                settle(client).await;
-                return true;
-            }
-        };
+            return false;
+        }
+        Ok(Ok(Some(acquired))) => acquired,
+        Ok(Ok(None)) => {
+            counts.timeouts.fetch_add(1, Ordering::Relaxed);
+            return true;
+        }
+        Ok(Err(e)) => {
+            counts.error(beliefs, who, "acquire", &e);
+            settle(client).await;
+            return true;
+        }
+    };
     let t0 = Instant::now();
     counts.acquired.fetch_add(1, Ordering::Relaxed);
     // Believe only what the guard says: acquired on a connection that is already suspended
