@@ -27,20 +27,11 @@ use zkr_testkit::faults::fault_duration_from_env;
 const REQUEST_DEADLINE: Duration = Duration::from_secs(8);
 
 /// Creates per bucket in the sessions suite: each session creates into a bucket of its own and
-/// moves to a new one every `BUCKET` ids, so a listing stays far below the 1 MiB frame limit
-/// however long the run (a 30-minute run makes some 300,000 nodes; in one directory, its
-/// listing would be refused as too large a frame).
+/// moves to a new one every `BUCKET` ids, checking and removing the one it leaves. A listing
+/// stays far below the 1 MiB frame limit (a 30-minute run creates some two million nodes; in
+/// one directory, its listing would be refused as too large a frame), and the members' data
+/// stays small.
 const BUCKET: u64 = 1_000;
-
-/// The children of `path`, retried through errors.
-async fn list_until_ok(client: &Client, path: &str) -> Vec<String> {
-    loop {
-        match client.get_children(path).await {
-            Ok(c) => return c.to_vec(),
-            Err(_) => settle(client).await,
-        }
-    }
-}
 
 /// How long the faults last: `ZKR_FAULT_SECS`, 25 s by default.
 fn fault_time() -> Duration {
@@ -250,12 +241,11 @@ async fn watches() {
 /// Several sessions issue sequential creates and reads (listings of the bucket they create
 /// into) through the faults. No request may hang past its deadline, every request ends Ok
 /// or with an error, and no create is applied twice: every id appears at most once on the
-/// server, and every acknowledged one exactly once.
+/// server, and every acknowledged one exactly once (each bucket checked when its session
+/// moves on, then removed; see [`check_bucket`]).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions() {
-    // A 30-minute run leaves some 700,000 nodes: more than the test kit's default 256 MiB
-    // heap holds comfortably.
-    let rig = Rig::start_with(zkr_testkit::ServerOptions::new().jvm_arg("-Xmx1g")).await;
+    let rig = Rig::start().await;
     let admin = rig.client().await;
     admin
         .create("/inv-s", b"", CreateMode::Persistent)
@@ -272,7 +262,9 @@ async fn sessions() {
         let client = rig.client().await;
         let (stop, hung) = (stop.clone(), hung.clone());
         workers.push(tokio::spawn(async move {
-            let (mut acked, mut ok, mut failed) = (Vec::new(), 0u64, 0u64);
+            let mut tally = SessionTally::default();
+            // The ids acknowledged in the current bucket.
+            let mut acked = Vec::new();
             let mut i = 0u64;
             // The bucket made so far (see BUCKET).
             let mut made: Option<String> = None;
@@ -280,6 +272,9 @@ async fn sessions() {
                 let dir = format!("/inv-s/c{k}-{}", (i + 1) / BUCKET);
                 let t0 = Instant::now();
                 let outcome = if made.as_deref() != Some(dir.as_str()) {
+                    if let Some(done) = made.take() {
+                        check_bucket(&client, &done, &mut acked, &mut tally).await;
+                    }
                     // A new bucket, made before the creates into it.
                     tokio::time::timeout(
                         REQUEST_DEADLINE,
@@ -313,14 +308,15 @@ async fn sessions() {
                         .map(|r| {
                             r.map(|_| {
                                 acked.push(id.clone());
+                                tally.acked += 1;
                             })
                         })
                     }
                 };
                 match outcome {
-                    Ok(Ok(())) => ok += 1,
+                    Ok(Ok(())) => tally.ok += 1,
                     Ok(Err(_)) => {
-                        failed += 1;
+                        tally.failed += 1;
                         settle(&client).await;
                     }
                     Err(_) => hung.lock().unwrap().push(format!(
@@ -329,72 +325,136 @@ async fn sessions() {
                     )),
                 }
             }
-            (acked, ok, failed)
+            if let Some(last) = made {
+                check_bucket(&client, &last, &mut acked, &mut tally).await;
+            }
+            tally
         }));
     }
     let injected = finish(faults).await;
     stop.store(true, Ordering::Relaxed);
-    let (mut acked, mut ok, mut failed) = (Vec::new(), 0, 0);
-    for w in workers {
-        let (a, o, f) = within("a worker to stop", w).await.unwrap();
-        acked.extend(a);
-        ok += o;
-        failed += f;
-    }
-
-    // What the server holds.
     let mut violations = hung.lock().unwrap().clone();
-    // Bucket by bucket, the reads 256 at a time (pipelined on the admin's session).
-    let mut count: HashMap<String, usize> = HashMap::new();
-    let mut nodes = 0;
-    for bucket in within("listing", list_until_ok(&admin, "/inv-s")).await {
-        let dir = format!("/inv-s/{bucket}");
-        let children = within("listing", list_until_ok(&admin, &dir)).await;
-        nodes += children.len();
-        for chunk in children.chunks(256) {
-            let mut reads = tokio::task::JoinSet::new();
-            for child in chunk {
-                let (admin, path) = (admin.clone(), format!("{dir}/{child}"));
-                reads.spawn(async move {
-                    loop {
-                        match admin.get_data(&path).await {
-                            Ok((d, _)) => return d,
-                            Err(_) => settle(&admin).await,
-                        }
-                    }
-                });
-            }
-            within("a bucket's reads", async {
-                while let Some(data) = reads.join_next().await {
-                    *count
-                        .entry(String::from_utf8_lossy(&data.unwrap()).into_owned())
-                        .or_default() += 1;
-                }
-            })
-            .await;
-        }
+    let mut all = SessionTally::default();
+    for w in workers {
+        let tally = within("a worker to check its last bucket", w)
+            .await
+            .unwrap();
+        all.ok += tally.ok;
+        all.failed += tally.failed;
+        all.acked += tally.acked;
+        all.nodes += tally.nodes;
+        all.buckets += tally.buckets;
+        violations.extend(tally.violations);
     }
-    for (id, n) in &count {
-        if *n > 1 {
-            violations.push(format!("{id} created {n} times"));
-        }
-    }
-    for id in &acked {
-        if !count.contains_key(id) {
-            violations.push(format!("{id} was acknowledged but is not on the server"));
-        }
-    }
+    let SessionTally {
+        ok,
+        failed,
+        acked,
+        nodes,
+        buckets,
+        ..
+    } = all;
     println!(
-        "suite=sessions seed={seed} duration={:.0}s faults={} operations={} (ok {ok}, errors {failed}, creates acknowledged {}, nodes {}) violations={}",
+        "suite=sessions seed={seed} duration={:.0}s faults={} operations={} (ok {ok}, errors {failed}, creates acknowledged {acked}, nodes {nodes} in {buckets} buckets) violations={}",
         started.elapsed().as_secs_f32(),
         injected.len(),
         ok + failed,
-        acked.len(),
-        nodes,
         violations.len()
     );
     for record in &injected {
         println!("  fault: {}", record.fault);
     }
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
+}
+
+/// What one session of the sessions suite did and found.
+#[derive(Default)]
+struct SessionTally {
+    ok: u64,
+    failed: u64,
+    acked: u64,
+    /// Nodes found in the buckets checked.
+    nodes: u64,
+    buckets: u64,
+    violations: Vec<String>,
+}
+
+/// Checks a bucket its session has finished with against what the session was told, then
+/// removes it (so the tree stays small however long the run: a 30-minute run creates some
+/// two million nodes): every id in `acked` is there, and no id is there twice. Reads and
+/// deletes retry through the faults and are not held to the request deadline; a sync first,
+/// so whichever member answers has every acknowledged create.
+async fn check_bucket(
+    client: &Client,
+    dir: &str,
+    acked: &mut Vec<String>,
+    tally: &mut SessionTally,
+) {
+    let mut count: HashMap<String, usize> = HashMap::new();
+    loop {
+        if let Err(e) = client.sync(dir).await {
+            if e.code() != ErrorCode::NoNode {
+                settle(client).await;
+                continue;
+            }
+        }
+        let children = match client.get_children(dir).await {
+            Ok(c) => c.to_vec(),
+            // Removed by an earlier round whose reply was lost.
+            Err(e) if e.code() == ErrorCode::NoNode => break,
+            Err(_) => {
+                settle(client).await;
+                continue;
+            }
+        };
+        // Read then delete each child, 256 in flight (pipelined on the session).
+        for chunk in children.chunks(256) {
+            let mut work = tokio::task::JoinSet::new();
+            for child in chunk {
+                let (client, path) = (client.clone(), format!("{dir}/{child}"));
+                work.spawn(async move {
+                    let data = loop {
+                        match client.get_data(&path).await {
+                            Ok((data, _)) => break data,
+                            Err(_) => settle(&client).await,
+                        }
+                    };
+                    loop {
+                        match client.delete(&path, None).await {
+                            Ok(()) => break,
+                            Err(e) if e.code() == ErrorCode::NoNode => break,
+                            Err(_) => settle(&client).await,
+                        }
+                    }
+                    data
+                });
+            }
+            while let Some(data) = work.join_next().await {
+                let id = String::from_utf8_lossy(&data.unwrap()).into_owned();
+                *count.entry(id).or_default() += 1;
+            }
+        }
+        match client.delete(dir, None).await {
+            Ok(()) => break,
+            Err(e) if e.code() == ErrorCode::NoNode => break,
+            // NotEmpty: a create whose reply was lost landed since the listing. Either way,
+            // list again.
+            Err(e) if e.code() == ErrorCode::NotEmpty => {}
+            Err(_) => settle(client).await,
+        }
+    }
+    tally.buckets += 1;
+    tally.nodes += count.values().sum::<usize>() as u64;
+    for (id, n) in &count {
+        if *n > 1 {
+            tally.violations.push(format!("{id} created {n} times"));
+        }
+    }
+    for id in acked.drain(..) {
+        if !count.contains_key(&id) {
+            tally
+                .violations
+                .push(format!("{id} was acknowledged but is not on the server"));
+        }
+    }
 }

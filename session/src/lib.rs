@@ -255,7 +255,9 @@ pub struct Session<T> {
     /// that request is still pending means the request was lost on the way (the stream lost
     /// bytes without breaking), and it would otherwise wait forever on a live connection.
     pings: VecDeque<Option<i32>>,
-    waiting: VecDeque<Request<T>>,
+    /// Requests made while no session was usable, with when each was made: sent when one
+    /// is, failed if none is within the session timeout (see `fail_stale_waiting`).
+    waiting: VecDeque<(Instant, Request<T>)>,
     pending_auth: VecDeque<Option<T>>,
     /// Tokens of `add_auth` calls made while disconnected, by index into `cfg.auth`.
     pending_auth_later: Vec<(usize, T)>,
@@ -422,6 +424,9 @@ impl<T> Session<T> {
         if let Some(deadline) = self.expiry_deadline() {
             at(deadline);
         }
+        if let Some(deadline) = self.waiting_deadline() {
+            at(deadline);
+        }
         if let Some((_, deadline)) = &self.closing {
             at(*deadline);
         }
@@ -430,7 +435,8 @@ impl<T> Session<T> {
 
     // ----- Input from the application -----
 
-    /// Queues a request: sent now if a session is open, else when one is.
+    /// Queues a request: sent now if a session is open, else when one is; failed with
+    /// `ConnectionLoss` if none is within the session timeout.
     pub fn submit(&mut self, request: Request<T>, now: Instant) {
         if self.conn == Conn::Closed || self.closing.is_some() {
             self.fail(Some(request.token), request.watch, Error::closed());
@@ -439,7 +445,7 @@ impl<T> Session<T> {
         if matches!(self.conn, Conn::Open { .. }) && self.waiting.is_empty() {
             self.send(request, now);
         } else {
-            self.waiting.push_back(request);
+            self.waiting.push_back((now, request));
         }
     }
 
@@ -746,6 +752,7 @@ impl<T> Session<T> {
                 }
             }
         }
+        self.fail_stale_waiting(now);
     }
 
     /// While read-only, a read-write server was found at `host`: move there.

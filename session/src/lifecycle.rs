@@ -14,6 +14,41 @@ impl<T> Session<T> {
         }
     }
 
+    /// When the oldest request waiting for a connection has waited the session timeout
+    /// (`None` while a connection is open: the queue is then sent, not waiting).
+    pub(super) fn waiting_deadline(&self) -> Option<Instant> {
+        match (self.conn, self.waiting.front()) {
+            (Conn::Open { .. }, _) | (_, None) => None,
+            (_, Some((since, _))) => Some(*since + self.negotiated),
+        }
+    }
+
+    /// Fails the requests that have waited the session timeout for a connection. While the
+    /// session lives, expiry comes first (it fails them all); this bounds the wait once the
+    /// session is gone and no server answers, where a request would otherwise wait for a new
+    /// session however long that takes. The Java client fails its queue at each failed
+    /// connection attempt; the session timeout is the bound a caller already reasons with.
+    pub(super) fn fail_stale_waiting(&mut self, now: Instant) {
+        while let Some(deadline) = self.waiting_deadline() {
+            if now < deadline {
+                break;
+            }
+            let Some((_, request)) = self.waiting.pop_front() else {
+                break;
+            };
+            let mut detail = format!(
+                "no connection to a server within the session timeout ({} ms)",
+                self.negotiated.as_millis()
+            );
+            if let Some(failure) = &self.last_failure {
+                detail.push_str("; last attempt: ");
+                detail.push_str(failure);
+            }
+            let error = Error::connection_loss().with_detail(detail);
+            self.fail(Some(request.token), request.watch, error);
+        }
+    }
+
     /// How long one attempt (TCP connection and handshake) may take. The Java client's
     /// rule: a host gets its share of the session timeout.
     pub(super) fn connect_timeout(&self) -> Duration {
@@ -148,7 +183,7 @@ impl<T> Session<T> {
     }
 
     pub(super) fn fail_waiting(&mut self, error: impl Fn() -> Error) {
-        while let Some(request) = self.waiting.pop_front() {
+        while let Some((_, request)) = self.waiting.pop_front() {
             self.fail(Some(request.token), request.watch, error());
         }
     }

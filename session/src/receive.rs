@@ -305,7 +305,7 @@ impl<T> Session<T> {
         }
         self.cfg.auth = auth;
         self.reregister_watches(now);
-        while let Some(request) = self.waiting.pop_front() {
+        while let Some((_, request)) = self.waiting.pop_front() {
             self.send(request, now);
         }
 

@@ -653,6 +653,46 @@ fn disconnected_longer_than_the_session_timeout_is_lost() {
     assert_eq!(state_changes(&ev), [(Reconnected, 0x43)]);
 }
 
+/// Found by the sessions invariant suite (30 minutes, seed 11798505285612818441): once the
+/// session was lost, a request made while no server answered waited for a new session
+/// however long that took (nine waited over 8 s with a 2 s session timeout). It now fails
+/// with `ConnectionLoss` after waiting the session timeout, as one made while suspended does.
+#[test]
+fn a_request_waits_for_a_connection_no_longer_than_the_session_timeout() {
+    let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
+    sim.set_time(1_000);
+    sim.s.handle_disconnected(sim.now);
+    sim.events();
+    let ev = fail_connects_until(&mut sim, 7_000);
+    assert_eq!(state_changes(&ev), [(Lost, 0)]);
+    // No session and no server: a request made now waits for a connection...
+    let waiting = sim.get_data("/w");
+    let ev = fail_connects_until(&mut sim, 12_999);
+    assert!(reply_of(&ev, waiting).is_none(), "{ev:?}");
+    // ...for the session timeout, no longer.
+    let ev = fail_connects_until(&mut sim, 13_000);
+    let err = err_of(&ev, waiting);
+    assert_eq!(err.code(), ErrorCode::ConnectionLoss);
+    assert!(
+        err.to_string()
+            .contains("within the session timeout (6000 ms)"),
+        "{err}"
+    );
+    // The next session does not send it.
+    let (req, ev) = reconnect(&mut sim, 0x43, 6_000);
+    assert_eq!(req.session_id, 0);
+    assert_eq!(state_changes(&ev), [(Reconnected, 0x43)]);
+    assert!(sim.s.transmit().is_empty(), "the failed request was sent");
+    // A request made while connecting, answered by the next session, is sent as before.
+    sim.s.handle_disconnected(sim.now);
+    sim.events();
+    let later = sim.get_data("/w");
+    let (_, ev) = reconnect(&mut sim, 0x43, 6_000);
+    assert!(reply_of(&ev, later).is_none());
+    let sent = sim.take_sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+}
+
 #[test]
 fn a_session_reported_lost_is_not_resumed_by_a_late_handshake() {
     let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
