@@ -94,14 +94,19 @@ pub fn guaranteed_delete(client: &Client, path: String) {
 
 /// Deletes, in the background, every child of `parent` whose name starts with `prefix` (a
 /// protected create's `_c_<uuid>-`): the cleanup of a create whose outcome is unknown because
-/// its caller went away. The listing is sent after the create on the same session, so the
-/// server has applied the create when it lists.
+/// its caller went away. The listing follows a `sync`: after a reconnect to another member,
+/// that member may not have applied the create yet, and a listing without it could miss the
+/// node and leave it for the session's life.
 pub fn guaranteed_delete_protected(client: &Client, parent: String, prefix: String) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         let client = client.clone();
         runtime.spawn(async move {
             loop {
-                match client.get_children(&parent).await {
+                let listed = match client.sync(&parent).await {
+                    Ok(()) => client.get_children(&parent).await,
+                    Err(e) => Err(e),
+                };
+                match listed {
                     Ok(children) => {
                         for name in children.iter().filter(|n| n.starts_with(&prefix)) {
                             let path = super::paths::join(&parent, name);

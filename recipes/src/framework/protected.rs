@@ -93,6 +93,15 @@ pub async fn find_protected(
     protected: &ProtectedName,
     mode: CreateMode,
 ) -> Result<Option<(String, Stat)>> {
+    // The create may have been applied by the leader and not yet by the member we
+    // reconnected to (one that was paused or slow): without the sync, its listing can miss
+    // our node, we would create a second one, and the first would stay for the session's
+    // life, first in line for a lock that nobody then gets.
+    match client.sync(parent).await {
+        Ok(()) => {}
+        Err(e) if e.code() == ErrorCode::NoNode => return Ok(None),
+        Err(e) => return Err(e),
+    }
     let children = match client.get_children(parent).await {
         Ok(c) => c,
         Err(e) if e.code() == ErrorCode::NoNode => return Ok(None),
