@@ -19,6 +19,7 @@ pub use delete::{
 pub use namespace::connect_with_namespace;
 pub use paths::{create_parents, join, join_all, node_name, parent};
 pub use policy::ConnectionStatePolicy;
+pub(crate) use protected::list_in_doubt;
 pub use protected::{create_protected, find_protected, ProtectedName, PROTECTED_PREFIX};
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;

@@ -1,7 +1,7 @@
 //! Protected creates (Curator's `withProtection`): a node named `_c_<uuid>-<name>`, so that
 //! after a connection loss during the create we can find out whether it happened.
 
-use zkr_client::{Client, CreateMode, CreateOptions, ErrorCode, Result, Stat};
+use zkr_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result, Stat};
 
 use super::connection::wait_connected;
 use super::delete::guaranteed_delete;
@@ -93,19 +93,8 @@ pub async fn find_protected(
     protected: &ProtectedName,
     mode: CreateMode,
 ) -> Result<Option<(String, Stat)>> {
-    // The create may have been applied by the leader and not yet by the member we
-    // reconnected to (one that was paused or slow): without the sync, its listing can miss
-    // our node, we would create a second one, and the first would stay for the session's
-    // life, first in line for a lock that nobody then gets.
-    match client.sync(parent).await {
-        Ok(()) => {}
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let children = match client.get_children(parent).await {
-        Ok(c) => c,
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(children) = list_in_doubt(client, parent).await? else {
+        return Ok(None);
     };
     let Some(name) = children.iter().find(|n| n.starts_with(protected.prefix())) else {
         return Ok(None);
@@ -120,4 +109,21 @@ pub async fn find_protected(
         return Ok(None);
     }
     Ok(Some((path, stat)))
+}
+
+/// The children of `parent` where a create whose reply was lost would be, `None` if `parent`
+/// is gone. Synced first: the create may have been applied by the leader and not yet by the
+/// member we reconnected to (one just resumed from a pause, or slow); a listing there could
+/// miss the node, a second one would be made, and the first would stay for the session's
+/// life (first in line, for a lock, and nobody then gets it).
+pub(crate) async fn list_in_doubt(client: &Client, parent: &str) -> Result<Option<Children>> {
+    let listed = match client.sync(parent).await {
+        Ok(()) => client.get_children(parent).await,
+        Err(e) => Err(e),
+    };
+    match listed {
+        Ok(children) => Ok(Some(children)),
+        Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+        Err(e) => Err(e),
+    }
 }

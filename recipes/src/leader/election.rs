@@ -707,17 +707,8 @@ async fn resolve_in_doubt(
     host_name: &str,
     session: i64,
 ) -> Result<Option<(String, i64)>> {
-    // Synced first: a member we reconnected to may not have applied the create yet
-    // (`find_protected` says why that matters).
-    match client.sync(root).await {
-        Ok(()) => {}
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let children = match client.get_children(root).await {
-        Ok(c) => c,
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(children) = framework::list_in_doubt(client, root).await? else {
+        return Ok(None);
     };
     let paths: Vec<String> = sorted_offers(children.iter())
         .iter()
