@@ -20,6 +20,8 @@
 //!   [`queue::SimpleDistributedQueue`].
 //! - More locks: [`InterProcessReadWriteLock`], [`InterProcessSemaphoreV2`] and its
 //!   [`Lease`]s, [`InterProcessSemaphoreMutex`], [`InterProcessMultiLock`].
+//! - Service discovery (`discovery`, with the `discovery` feature): Curator's registry,
+//!   `ServiceDiscovery`, `ServiceCache`, `ServiceProvider`.
 #![warn(missing_docs)]
 // On docs.rs: label each item with the cargo feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -28,6 +30,9 @@
 pub mod barrier;
 pub mod cache;
 pub mod counter;
+#[cfg(feature = "discovery")]
+#[cfg_attr(docsrs, doc(cfg(feature = "discovery")))]
+pub mod discovery;
 pub mod framework;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

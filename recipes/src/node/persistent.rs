@@ -334,6 +334,36 @@ impl PersistentNode {
         }
     }
 
+    /// A node already created at `actual` on the client's current session (by a recipe that
+    /// made the first create itself, to see its exact error), kept from there: starting it
+    /// adopts the node without writing it, and later re-creations use `actual`'s name.
+    pub(crate) fn adopt(
+        client: &Client,
+        actual: &str,
+        mode: CreateMode,
+        data: &[u8],
+    ) -> PersistentNode {
+        let node = PersistentNode::new(client, actual, mode, data);
+        {
+            let mut state = node.inner.state();
+            state.actual = Some(actual.to_string());
+            state.created_by = client.session_id();
+        }
+        node.inner.creates.send_modify(|n| *n += 1);
+        node
+    }
+
+    /// Stops keeping the node without deleting it (another keeper holds it now).
+    pub(crate) fn forget(&self) {
+        let running = std::mem::replace(&mut *self.inner.run(), Run::Closed);
+        if let Run::Running(stop, task) = running {
+            drop(stop);
+            task.abort();
+        }
+        self.inner.listeners.close();
+        self.inner.state().actual = None;
+    }
+
     /// Creates the node under a protected name (`_c_<uuid>-<name>`), so a create whose reply
     /// was lost is found rather than made twice (Curator's `useProtection`).
     pub fn with_protection(self) -> PersistentNode {

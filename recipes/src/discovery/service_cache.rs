@@ -1,0 +1,295 @@
+//! [`ServiceCache`]: the live instances of one service, parsed once per change.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::de::DeserializeOwned;
+use zkr_client::{Client, EventStream, Lagged, Listeners, Result, DEFAULT_EVENT_CAPACITY};
+
+use super::json::from_json;
+use super::ServiceInstance;
+use crate::cache::{CacheEvent, PathChildrenCache, StartMode};
+
+/// The instances of a service at one moment, in node-name order: an `Arc`, taken without
+/// copying or waiting on the network.
+pub type Instances<P> = Arc<[Arc<ServiceInstance<P>>]>;
+
+/// What a [`ServiceCache`] tells, in the order the server applied the changes.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServiceCacheEvent<P> {
+    /// An instance was registered.
+    Added(Arc<ServiceInstance<P>>),
+    /// An instance's node was written.
+    Updated {
+        /// What the cache held before.
+        old: Arc<ServiceInstance<P>>,
+        /// What it holds now.
+        new: Arc<ServiceInstance<P>>,
+    },
+    /// An instance was unregistered (its node deleted, or no longer readable as one).
+    Removed(Arc<ServiceInstance<P>>),
+    /// A node under the service is not an instance's JSON (or not of this payload type): it
+    /// is left out of the cache, and told once per version of the node.
+    Skipped {
+        /// The node's path.
+        path: String,
+        /// Why it could not be read.
+        reason: String,
+    },
+    /// The connection dropped; the cache keeps its view but may fall behind.
+    Suspended,
+    /// Connected again; the cache re-reads what it may have missed.
+    Reconnected,
+    /// The session was lost; the cache re-reads everything on the new one.
+    Lost,
+    /// The reader fell behind and `missed` events were dropped: re-read
+    /// [`ServiceCache::instances`].
+    Lagged {
+        /// How many events were dropped.
+        missed: u64,
+    },
+}
+
+// By hand: the derive would ask `P: Clone`, and the instances are shared, not copied.
+impl<P> Clone for ServiceCacheEvent<P> {
+    fn clone(&self) -> Self {
+        match self {
+            ServiceCacheEvent::Added(i) => ServiceCacheEvent::Added(i.clone()),
+            ServiceCacheEvent::Updated { old, new } => ServiceCacheEvent::Updated {
+                old: old.clone(),
+                new: new.clone(),
+            },
+            ServiceCacheEvent::Removed(i) => ServiceCacheEvent::Removed(i.clone()),
+            ServiceCacheEvent::Skipped { path, reason } => ServiceCacheEvent::Skipped {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            ServiceCacheEvent::Suspended => ServiceCacheEvent::Suspended,
+            ServiceCacheEvent::Reconnected => ServiceCacheEvent::Reconnected,
+            ServiceCacheEvent::Lost => ServiceCacheEvent::Lost,
+            ServiceCacheEvent::Lagged { missed } => ServiceCacheEvent::Lagged { missed: *missed },
+        }
+    }
+}
+
+impl<P> From<Lagged> for ServiceCacheEvent<P> {
+    fn from(lagged: Lagged) -> Self {
+        ServiceCacheEvent::Lagged {
+            missed: lagged.missed,
+        }
+    }
+}
+
+/// A live view of one service's instances, as Curator's `ServiceCache`: a
+/// [`PathChildrenCache`] of `<base>/<name>` (with its guarantees: convergence after faults,
+/// identity by `czxid`, server order), each node parsed once per version into a
+/// [`ServiceInstance`]. Reading the instances touches no network and copies nothing.
+///
+/// ```no_run
+/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// use zkr_recipes::discovery::{ServiceCacheEvent, ServiceDiscovery};
+/// let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
+/// let cache = discovery.service_cache("api");
+/// let mut events = cache.events();
+/// cache.start().await?;
+/// println!("{} instances", cache.instances().len());
+/// while let Some(event) = events.next().await {
+///     if let ServiceCacheEvent::Added(instance) = event {
+///         println!("new instance {} at {:?}", instance.id, instance.address);
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[must_use = "dropping a cache stops it"]
+pub struct ServiceCache<P> {
+    shared: Arc<Shared<P>>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+struct Shared<P> {
+    children: PathChildrenCache,
+    /// Node path -> what we made of its current version.
+    known: Mutex<BTreeMap<String, Known<P>>>,
+    instances: Mutex<Instances<P>>,
+    listeners: Listeners<ServiceCacheEvent<P>>,
+    _payload: PhantomData<fn() -> P>,
+}
+
+struct Known<P> {
+    czxid: i64,
+    mzxid: i64,
+    /// `None`: not an instance (told as `Skipped`).
+    instance: Option<Arc<ServiceInstance<P>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<P> ServiceCache<P>
+where
+    P: DeserializeOwned + Send + Sync + 'static,
+{
+    /// A cache of the instances under `service_path` (`<base>/<name>`), not started.
+    pub(crate) fn new(client: &Client, service_path: &str) -> ServiceCache<P> {
+        ServiceCache {
+            shared: Arc::new(Shared {
+                children: PathChildrenCache::new(client, service_path),
+                known: Mutex::new(BTreeMap::new()),
+                instances: Mutex::new(Arc::from(Vec::new())),
+                listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
+                _payload: PhantomData,
+            }),
+            task: Mutex::new(None),
+        }
+    }
+
+    /// Reads every instance, then follows changes; returns once the first read is in (the
+    /// instances found are not told as events). Starting twice is an error.
+    pub async fn start(&self) -> Result<()> {
+        let mut changes = self.shared.children.events();
+        self.shared
+            .children
+            .start(StartMode::BuildInitialCache)
+            .await?;
+        self.shared.resync(false);
+        let shared = self.shared.clone();
+        let task = tokio::spawn(async move {
+            while let Some(first) = changes.next().await {
+                let mut changed = shared.relay(first);
+                while let Some(more) = changes.try_next() {
+                    changed |= shared.relay(more);
+                }
+                if changed {
+                    shared.resync(true);
+                }
+            }
+            shared.listeners.close();
+        });
+        if let Some(old) = lock(&self.task).replace(task) {
+            old.abort();
+        }
+        Ok(())
+    }
+
+    /// The instances now, in node-name order.
+    pub fn instances(&self) -> Instances<P> {
+        lock(&self.shared.instances).clone()
+    }
+
+    /// A stream of the events from now on. Any number of streams; each is bounded.
+    pub fn events(&self) -> EventStream<ServiceCacheEvent<P>> {
+        self.shared.listeners.subscribe()
+    }
+
+    /// The service's path, `<base>/<name>`.
+    pub fn path(&self) -> &str {
+        self.shared.children.path()
+    }
+
+    /// Stops following: the watches are removed from the server, the event streams end.
+    /// Dropping the cache does the same without waiting.
+    pub async fn close(&self) {
+        self.shared.children.close().await;
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+        self.shared.listeners.close();
+    }
+}
+
+impl<P: DeserializeOwned> Shared<P> {
+    /// Passes on connection events; says whether the children may have changed.
+    fn relay(&self, event: CacheEvent) -> bool {
+        let told = match event {
+            CacheEvent::Suspended => ServiceCacheEvent::Suspended,
+            CacheEvent::Reconnected => ServiceCacheEvent::Reconnected,
+            CacheEvent::Lost => ServiceCacheEvent::Lost,
+            _ => return true,
+        };
+        self.listeners.send(told);
+        false
+    }
+
+    /// Brings the parsed instances in line with the children cache: a node is parsed again
+    /// only when its version changed (`czxid`, `mzxid`). With `tell`, each difference is an
+    /// event.
+    fn resync(&self, tell: bool) {
+        let snapshot = self.children.snapshot();
+        let mut known = lock(&self.known);
+        let mut events = Vec::new();
+        known.retain(|path, entry| {
+            let path_gone = snapshot
+                .get(path)
+                .is_none_or(|c| c.stat.czxid != entry.czxid);
+            if path_gone {
+                if let Some(instance) = &entry.instance {
+                    events.push(ServiceCacheEvent::Removed(instance.clone()));
+                }
+            }
+            !path_gone
+        });
+        for child in snapshot.values() {
+            if let Some(entry) = known.get(&child.path) {
+                if entry.mzxid == child.stat.mzxid {
+                    continue;
+                }
+            }
+            let parsed = from_json::<P>(child.bytes());
+            let instance = match parsed {
+                Ok(instance) => Some(Arc::new(instance)),
+                Err(e) => {
+                    zkr_client::log!(warn, path = %child.path, error = %e, "not a service instance: skipped");
+                    events.push(ServiceCacheEvent::Skipped {
+                        path: child.path.clone(),
+                        reason: e.to_string(),
+                    });
+                    None
+                }
+            };
+            let old = known.insert(
+                child.path.clone(),
+                Known {
+                    czxid: child.stat.czxid,
+                    mzxid: child.stat.mzxid,
+                    instance: instance.clone(),
+                },
+            );
+            match (old.and_then(|o| o.instance), instance) {
+                (None, Some(new)) => events.push(ServiceCacheEvent::Added(new)),
+                (Some(old), Some(new)) => events.push(ServiceCacheEvent::Updated { old, new }),
+                (Some(old), None) => events.push(ServiceCacheEvent::Removed(old)),
+                (None, None) => {}
+            }
+        }
+        let instances: Vec<_> = known.values().filter_map(|k| k.instance.clone()).collect();
+        *lock(&self.instances) = Arc::from(instances);
+        drop(known);
+        if tell {
+            for event in events {
+                self.listeners.send(event);
+            }
+        }
+    }
+}
+
+impl<P> Drop for ServiceCache<P> {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.task).take() {
+            task.abort();
+        }
+        self.shared.listeners.close();
+    }
+}
+
+impl<P> std::fmt::Debug for ServiceCache<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceCache")
+            .field("path", &self.shared.children.path())
+            .field("instances", &lock(&self.shared.instances).len())
+            .finish()
+    }
+}
