@@ -92,7 +92,10 @@ async fn register_query_update_unregister_on_curators_layout() {
         discovery.query_for_instance("api", "d1").await.unwrap(),
         Some(dynamic.clone())
     );
-    assert_eq!(discovery.query_for_instance("api", "nope").await.unwrap(), None);
+    assert_eq!(
+        discovery.query_for_instance("api", "nope").await.unwrap(),
+        None
+    );
     assert_eq!(found[0].uri().unwrap(), "http://10.0.0.5:8080");
 
     // Update: the same node written, not made again.
@@ -102,7 +105,10 @@ async fn register_query_update_unregister_on_curators_layout() {
     discovery.update(&moved).await.unwrap();
     let (data, stat) = other.get_data("/services/api/d1").await.unwrap();
     assert_eq!(stat.czxid, before.czxid);
-    assert_eq!(&data[..], &to_json(&moved, JsonFormat::Compatible).unwrap()[..]);
+    assert_eq!(
+        &data[..],
+        &to_json(&moved, JsonFormat::Compatible).unwrap()[..]
+    );
     let unknown = instance("api", "ghost", ServiceType::Dynamic);
     let e = discovery.update(&unknown).await.unwrap_err();
     assert!(e.is_invalid_input(), "{e}");
@@ -148,7 +154,10 @@ async fn a_permanent_instance_outlives_close_and_drop() {
             ("d", ServiceType::Dynamic),
             ("s", ServiceType::Static),
         ] {
-            discovery.register(&instance("svc", id, kind)).await.unwrap();
+            discovery
+                .register(&instance("svc", id, kind))
+                .await
+                .unwrap();
         }
         assert_eq!(children(&other, "/reg/svc").await, 3);
         if closing {
@@ -241,7 +250,10 @@ async fn an_instance_comes_back_on_a_new_session() {
     })
     .await;
     let (data, _) = other.get_data("/services/api/i1").await.unwrap();
-    assert_eq!(&data[..], &to_json(&me, JsonFormat::Compatible).unwrap()[..]);
+    assert_eq!(
+        &data[..],
+        &to_json(&me, JsonFormat::Compatible).unwrap()[..]
+    );
     let (_, watch) = other.exists_and_watch("/services/api/i1").await.unwrap();
     assert!(
         tokio::time::timeout(TIMEOUT * 2, watch).await.is_err(),
@@ -274,7 +286,10 @@ async fn an_unregister_racing_a_reregistration_stays_unregistered() {
         next_state(&mut states, ConnectionState::Reconnected).await;
         within("unregister", unregister).await.unwrap().unwrap();
         let (stat, watch) = other.exists_and_watch("/services/api/i1").await.unwrap();
-        assert!(stat.is_none(), "round {round}: still there after unregister");
+        assert!(
+            stat.is_none(),
+            "round {round}: still there after unregister"
+        );
         // Another reconnect: nothing may register it again.
         proxy.reset();
         next_state(&mut states, ConnectionState::Reconnected).await;
@@ -297,7 +312,10 @@ async fn a_register_dropped_half_way_leaves_nothing() {
     let proxy = FaultyProxy::start(zk.address()).unwrap();
     let client = Client::connect(&proxy.connect_string()).await.unwrap();
     let other = connect(&zk).await;
-    other.create("/services", b"", CreateMode::Persistent).await.unwrap();
+    other
+        .create("/services", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
     other
         .create("/services/api", b"", CreateMode::Persistent)
         .await
@@ -311,7 +329,10 @@ async fn a_register_dropped_half_way_leaves_nothing() {
         discovery.register(&instance("api", "s1", ServiceType::Static)),
     )
     .await;
-    assert!(dropped.is_err(), "the register finished before it was dropped");
+    assert!(
+        dropped.is_err(),
+        "the register finished before it was dropped"
+    );
     // It was made (the watch says so), then deleted by the dropped future's guard.
     let made = within("the create", watch).await;
     assert_eq!(made.event_type, EventType::NodeCreated);
@@ -331,8 +352,8 @@ async fn the_cache_follows_and_the_provider_picks() {
     let zk = TestingServer::start().unwrap();
     let writer = connect(&zk).await;
     let reader = connect(&zk).await;
-    let registry = ServiceDiscovery::<Details>::new(&writer, "/services")
-        .with_format(JsonFormat::WithEnabled);
+    let registry =
+        ServiceDiscovery::<Details>::new(&writer, "/services").with_format(JsonFormat::WithEnabled);
     let a = instance("api", "a", ServiceType::Dynamic);
     registry.register(&a).await.unwrap();
 
@@ -376,7 +397,9 @@ async fn the_cache_follows_and_the_provider_picks() {
     // The provider: round robin over the enabled, filtered, not-down instances.
     let provider = discovery.provider("api").build();
     provider.start().await.unwrap();
-    let picks: Vec<String> = (0..4).map(|_| provider.instance().unwrap().id.clone()).collect();
+    let picks: Vec<String> = (0..4)
+        .map(|_| provider.instance().unwrap().id.clone())
+        .collect();
     assert_eq!(picks, ["a", "b", "a", "b"]);
     let b_now = provider
         .all_instances()
@@ -384,7 +407,11 @@ async fn the_cache_follows_and_the_provider_picks() {
         .find(|i| i.id == "b")
         .unwrap();
     provider.note_error(&b_now);
-    assert_eq!(provider.all_instances().len(), 2, "one error is below the threshold");
+    assert_eq!(
+        provider.all_instances().len(),
+        2,
+        "one error is below the threshold"
+    );
     provider.note_error(&b_now);
     assert!(
         (0..4).all(|_| provider.instance().unwrap().id == "a"),
@@ -431,7 +458,9 @@ async fn the_cache_follows_and_the_provider_picks() {
     next_state(&mut states, ConnectionState::Reconnected).await;
     let mut back = off.clone();
     back.enabled = true;
-    within("update after restart", registry.update(&back)).await.unwrap();
+    within("update after restart", registry.update(&back))
+        .await
+        .unwrap();
     eventually("the cache sees the update after the restart", || async {
         cache.instances().iter().any(|i| i.id == "a" && i.enabled)
     })
@@ -439,5 +468,8 @@ async fn the_cache_follows_and_the_provider_picks() {
     provider.close().await;
     short.close().await;
     cache.close().await;
-    within("the cache's stream ends", async { while events.next().await.is_some() {} }).await;
+    within("the cache's stream ends", async {
+        while events.next().await.is_some() {}
+    })
+    .await;
 }
