@@ -139,11 +139,18 @@ where
     /// One instance, as the strategy picks it among the allowed ones; `None` if there are
     /// none.
     pub fn instance(&self) -> Option<Arc<ServiceInstance<P>>> {
-        let all = self.cache.instances();
+        let views = self.cache.views();
         let errors = self.errors();
+        if self.filters.is_empty() && errors.is_empty() {
+            // Nothing to filter but `enabled`, done once per change by the cache.
+            return self
+                .strategy
+                .pick(&Candidates::every(&views.enabled))
+                .cloned();
+        }
         let now = Instant::now();
         let allowed = |i: &ServiceInstance<P>| self.allowed(i, &errors, now);
-        let candidates = Candidates::new(&all, &allowed);
+        let candidates = Candidates::new(&views.all, &allowed);
         self.strategy.pick(&candidates).cloned()
     }
 

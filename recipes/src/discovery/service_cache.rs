@@ -112,9 +112,25 @@ struct Shared<P> {
     children: PathChildrenCache,
     /// Node path -> what we made of its current version.
     known: Mutex<BTreeMap<String, Known<P>>>,
-    instances: Mutex<Instances<P>>,
+    /// Every instance, and the enabled ones (a provider's candidates when it has no filter
+    /// and no instance down: picked by index, without a walk).
+    views: Mutex<Views<P>>,
     listeners: Listeners<ServiceCacheEvent<P>>,
     _payload: PhantomData<fn() -> P>,
+}
+
+pub(crate) struct Views<P> {
+    pub(crate) all: Instances<P>,
+    pub(crate) enabled: Instances<P>,
+}
+
+impl<P> Clone for Views<P> {
+    fn clone(&self) -> Self {
+        Views {
+            all: self.all.clone(),
+            enabled: self.enabled.clone(),
+        }
+    }
 }
 
 struct Known<P> {
@@ -138,7 +154,10 @@ where
             shared: Arc::new(Shared {
                 children: PathChildrenCache::new(client, service_path),
                 known: Mutex::new(BTreeMap::new()),
-                instances: Mutex::new(Arc::from(Vec::new())),
+                views: Mutex::new(Views {
+                    all: Arc::from(Vec::new()),
+                    enabled: Arc::from(Vec::new()),
+                }),
                 listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
                 _payload: PhantomData,
             }),
@@ -176,7 +195,12 @@ where
 
     /// The instances now, in node-name order.
     pub fn instances(&self) -> Instances<P> {
-        lock(&self.shared.instances).clone()
+        lock(&self.shared.views).all.clone()
+    }
+
+    /// Every instance and the enabled ones, taken together.
+    pub(crate) fn views(&self) -> Views<P> {
+        lock(&self.shared.views).clone()
     }
 
     /// A stream of the events from now on. Any number of streams; each is bounded.
@@ -265,8 +289,12 @@ impl<P: DeserializeOwned> Shared<P> {
                 (None, None) => {}
             }
         }
-        let instances: Vec<_> = known.values().filter_map(|k| k.instance.clone()).collect();
-        *lock(&self.instances) = Arc::from(instances);
+        let all: Vec<_> = known.values().filter_map(|k| k.instance.clone()).collect();
+        let enabled: Vec<_> = all.iter().filter(|i| i.enabled).cloned().collect();
+        *lock(&self.views) = Views {
+            all: Arc::from(all),
+            enabled: Arc::from(enabled),
+        };
         drop(known);
         if tell {
             for event in events {
@@ -289,7 +317,7 @@ impl<P> std::fmt::Debug for ServiceCache<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServiceCache")
             .field("path", &self.shared.children.path())
-            .field("instances", &lock(&self.shared.instances).len())
+            .field("instances", &lock(&self.shared.views).all.len())
             .finish()
     }
 }

@@ -11,7 +11,8 @@ use super::ServiceInstance;
 /// `get(i)` walks the snapshot.
 pub struct Candidates<'a, P> {
     all: &'a [Arc<ServiceInstance<P>>],
-    allowed: &'a dyn Fn(&ServiceInstance<P>) -> bool,
+    /// `None`: every one of `all` is a candidate (picked by index).
+    allowed: Option<&'a dyn Fn(&ServiceInstance<P>) -> bool>,
     len: usize,
 }
 
@@ -21,7 +22,20 @@ impl<'a, P> Candidates<'a, P> {
         allowed: &'a dyn Fn(&ServiceInstance<P>) -> bool,
     ) -> Candidates<'a, P> {
         let len = all.iter().filter(|i| allowed(i)).count();
-        Candidates { all, allowed, len }
+        Candidates {
+            all,
+            allowed: Some(allowed),
+            len,
+        }
+    }
+
+    /// Every one of `all`.
+    pub(crate) fn every(all: &'a [Arc<ServiceInstance<P>>]) -> Candidates<'a, P> {
+        Candidates {
+            all,
+            allowed: None,
+            len: all.len(),
+        }
     }
 
     /// How many there are.
@@ -36,13 +50,18 @@ impl<'a, P> Candidates<'a, P> {
 
     /// The `index`-th, in node-name order.
     pub fn get(&self, index: usize) -> Option<&'a Arc<ServiceInstance<P>>> {
-        self.iter().nth(index)
+        match self.allowed {
+            None => self.all.get(index),
+            Some(_) => self.iter().nth(index),
+        }
     }
 
     /// All of them, in node-name order.
     pub fn iter(&self) -> impl Iterator<Item = &'a Arc<ServiceInstance<P>>> + '_ {
         let allowed = self.allowed;
-        self.all.iter().filter(move |i| allowed(i))
+        self.all
+            .iter()
+            .filter(move |i| allowed.is_none_or(|allowed| allowed(i)))
     }
 }
 
@@ -131,7 +150,8 @@ impl<P> ProviderStrategy<P> for Random {
 /// for a new one (Curator's `StickyStrategy`).
 pub struct Sticky<P, S> {
     inner: S,
-    current: Mutex<Option<Arc<ServiceInstance<P>>>>,
+    /// The pick, and where it was among the candidates (looked at first).
+    current: Mutex<Option<(usize, Arc<ServiceInstance<P>>)>>,
 }
 
 impl<P, S> Sticky<P, S> {
@@ -155,16 +175,23 @@ impl<P, S: std::fmt::Debug> std::fmt::Debug for Sticky<P, S> {
 impl<P: Send + Sync, S: ProviderStrategy<P>> ProviderStrategy<P> for Sticky<P, S> {
     fn pick<'a>(&self, candidates: &Candidates<'a, P>) -> Option<&'a Arc<ServiceInstance<P>>> {
         let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(held) = current.as_ref() {
-            if let Some(same) = candidates.iter().find(|c| c.id == held.id) {
-                if !Arc::ptr_eq(same, held) {
-                    *current = Some(same.clone());
-                }
-                return Some(same);
+        if let Some((at, held)) = current.as_ref() {
+            let same = |c: &Arc<ServiceInstance<P>>| Arc::ptr_eq(c, held) || c.id == held.id;
+            let found = match candidates.get(*at) {
+                Some(c) if same(c) => Some((*at, c)),
+                _ => candidates.iter().enumerate().find(|(_, c)| same(c)),
+            };
+            if let Some((at, c)) = found {
+                // Refreshed: an updated instance, or a new place among the candidates.
+                *current = Some((at, c.clone()));
+                return Some(c);
             }
         }
         let picked = self.inner.pick(candidates);
-        *current = picked.cloned();
+        *current = picked.and_then(|p| {
+            let at = candidates.iter().position(|c| Arc::ptr_eq(c, p))?;
+            Some((at, p.clone()))
+        });
         picked
     }
 }

@@ -51,6 +51,9 @@ struct State {
     created_by: i64,
     ttl: Option<Duration>,
     protection: Option<ProtectedName>,
+    /// Made by the caller just before starting (`adopt`): the first round watches it
+    /// without creating it again.
+    adopted: bool,
 }
 
 struct Inner {
@@ -220,7 +223,14 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
     let mut states = client.state_changes();
     let work = async {
         loop {
-            let path = match inner.ensure().await {
+            let adopted = std::mem::take(&mut inner.state().adopted);
+            let adopted = adopted.then(|| inner.state().actual.clone()).flatten();
+            let ensured = match adopted {
+                // Its watch below finds it, or finds it gone and comes back here.
+                Some(path) => Ok(path),
+                None => inner.ensure().await,
+            };
+            let path = match ensured {
                 Ok(path) => path,
                 Err(e) if e.is_closed() => return,
                 Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
@@ -326,6 +336,7 @@ impl PersistentNode {
                     created_by: 0,
                     ttl: None,
                     protection: None,
+                    adopted: false,
                 }),
                 listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
                 creates,
@@ -348,6 +359,7 @@ impl PersistentNode {
             let mut state = node.inner.state();
             state.actual = Some(actual.to_string());
             state.created_by = client.session_id();
+            state.adopted = true;
         }
         node.inner.creates.send_modify(|n| *n += 1);
         node
