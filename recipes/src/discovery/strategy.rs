@@ -6,20 +6,23 @@ use std::sync::{Arc, Mutex};
 
 use super::ServiceInstance;
 
+/// Whether an instance may be picked.
+type Allowed<'a, P> = &'a dyn Fn(&ServiceInstance<P>) -> bool;
+
 /// The instances a strategy may pick from: the cache's snapshot seen through the provider's
 /// filters (the caller's, the down-instance policy, enabled only). Nothing is copied:
 /// `get(i)` walks the snapshot.
 pub struct Candidates<'a, P> {
     all: &'a [Arc<ServiceInstance<P>>],
     /// `None`: every one of `all` is a candidate (picked by index).
-    allowed: Option<&'a dyn Fn(&ServiceInstance<P>) -> bool>,
+    allowed: Option<Allowed<'a, P>>,
     len: usize,
 }
 
 impl<'a, P> Candidates<'a, P> {
     pub(crate) fn new(
         all: &'a [Arc<ServiceInstance<P>>],
-        allowed: &'a dyn Fn(&ServiceInstance<P>) -> bool,
+        allowed: Allowed<'a, P>,
     ) -> Candidates<'a, P> {
         let len = all.iter().filter(|i| allowed(i)).count();
         Candidates {
