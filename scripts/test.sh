@@ -17,7 +17,7 @@ cargo run --quiet --example sasl_digest --features sasl-digest
 # Kerberos server (krb5 and libkrb5-dev come from install-zookeeper.sh), and its example.
 cargo test -p zkr-client --features sasl-gssapi --test sasl_kerberos "$@"
 cargo run --quiet --example sasl_kerberos --features sasl-gssapi
-# The optional `discovery` feature: its example against a server it starts.
+# The optional `discovery` feature: its example against a server it starts (its doc tests run
+# with every crate's below).
 cargo run --quiet --example service_discovery --features discovery
-cargo test -p zkr-recipes --features discovery --doc "$@"
-cargo test --workspace --doc
+cargo test --workspace --doc --features discovery
