@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use zkr::Client;
-use zkr_recipes::leader::ElectionEvents;
+use zkr::EventStream;
 use zkr_recipes::{ElectionEvent, LeaderElection};
 use zkr_testkit::TestingServer;
 
@@ -30,7 +30,7 @@ async fn main() -> Result<(), Error> {
     for name in ["alpha.example.com", "beta.example.com", "gamma.example.com"] {
         let client = Client::connect(&connect).await?;
         let election = LeaderElection::new(&client, ROOT, name);
-        let mut events = election.subscribe();
+        let mut events = election.events();
         election.start();
         // Print this host's events until it has settled (ELECTED or READY).
         print_until(start, name, &mut events, |e| {
@@ -91,7 +91,7 @@ async fn main() -> Result<(), Error> {
 async fn print_until(
     start: Instant,
     host: &str,
-    events: &mut ElectionEvents,
+    events: &mut EventStream<ElectionEvent>,
     last: impl Fn(ElectionEvent) -> bool,
 ) -> Result<(), Error> {
     loop {

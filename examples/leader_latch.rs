@@ -64,7 +64,7 @@ async fn main() -> Result<(), Error> {
     let leaving = members.remove(leader);
     let id = leaving.latch.id().to_string();
     let started = Instant::now();
-    leaving.latch.close(CloseMode::NotifyLeader).await?;
+    leaving.latch.close_with(CloseMode::NotifyLeader).await?;
     leaving.client.close().await?;
     println!("{id} leaves the election");
     let leader = settle(&members).await?;
@@ -95,7 +95,7 @@ async fn main() -> Result<(), Error> {
     drop(crashed);
 
     for m in members {
-        m.latch.close(CloseMode::Silent).await?;
+        m.latch.close_with(CloseMode::Silent).await?;
         m.client.close().await?;
     }
     let checker = Client::connect(&connect).await?;
@@ -115,7 +115,7 @@ async fn settle(members: &[Member]) -> Result<usize, Error> {
     let deadline = Instant::now() + WAIT;
     loop {
         let leaders: Vec<usize> = (0..members.len())
-            .filter(|&i| members[i].latch.has_leadership())
+            .filter(|&i| members[i].latch.is_leader())
             .collect();
         if let [only] = leaders[..] {
             let mut agreed = true;

@@ -60,7 +60,7 @@ async fn main() -> Result<(), Error> {
         workers[master].1.id(),
         started.elapsed().as_millis(),
         workers[resigned].1.id(),
-        workers[resigned].1.is_master()
+        workers[resigned].1.is_leader()
     );
 
     for (client, election) in workers {
@@ -81,7 +81,7 @@ async fn sole_master(workers: &[(Client, MasterElection)]) -> Result<usize, Erro
     let deadline = Instant::now() + WAIT;
     loop {
         let masters: Vec<usize> = (0..workers.len())
-            .filter(|&i| workers[i].1.is_master())
+            .filter(|&i| workers[i].1.is_leader())
             .collect();
         match masters[..] {
             [only] => return Ok(only),

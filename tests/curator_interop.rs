@@ -409,13 +409,16 @@ async fn leader_latch_elects_one_across_languages() {
     // Exactly one leads.
     assert_eq!(j1.ask("has", "HAS_LEADERSHIP").await, "true");
     assert_eq!(j2.ask("has", "HAS_LEADERSHIP").await, "false");
-    assert!(!rust.has_leadership(), "rust leads beside curator");
+    assert!(!rust.is_leader(), "rust leads beside curator");
 
     // The Curator leader leaves: Rust, next in line, leads; java-2 still does not.
-    let mut changes = rust.subscribe();
+    let mut changes = rust.events();
     j1.ask("close", "CLOSED").await;
-    assert_eq!(within("rust leads", changes.next()).await, Some(true));
-    assert!(rust.has_leadership());
+    assert_eq!(
+        within("rust leads", changes.next()).await,
+        Some(zkr_recipes::LeadershipEvent::Gained)
+    );
+    assert!(rust.is_leader());
     assert_eq!(j2.ask("has", "HAS_LEADERSHIP").await, "false");
     assert_eq!(
         j2.ask_list("participants", "PARTICIPANTS").await,
@@ -436,7 +439,7 @@ async fn leader_latch_elects_one_across_languages() {
     assert_eq!(j1.ask_list("participants", "PARTICIPANTS").await, ids);
 
     // The Rust leader leaves: java-2 leads (and only java-2).
-    rust.close(CloseMode::Silent).await.unwrap();
+    rust.close_with(CloseMode::Silent).await.unwrap();
     j2.expect("LEADER").await;
     assert_eq!(j1.ask("has", "HAS_LEADERSHIP").await, "false");
     assert_eq!(
@@ -495,7 +498,7 @@ async fn leader_selectors_take_turns_across_languages() {
         .collect();
     assert_eq!(ours, expected);
     assert_eq!(peer.ask("has", "HAS_LEADERSHIP").await, "false");
-    assert!(selector.has_leadership());
+    assert!(selector.is_leader());
 
     // The Rust term ends: Curator's participant leads.
     stop.notify_one();
@@ -515,7 +518,7 @@ async fn leader_selectors_take_turns_across_languages() {
         .map(|p| p.id)
         .collect();
     assert_eq!(ours, ["java-sel", "rust-sel"]);
-    assert!(!selector.has_leadership(), "rust leads beside curator");
+    assert!(!selector.is_leader(), "rust leads beside curator");
 
     // The Curator term ends: Rust leads again.
     peer.ask("relinquish", "RELINQUISHING").await;

@@ -48,7 +48,7 @@ pub use leader::{
     CancelReason, ElectionEvent, ElectionState, LeaderContext, LeaderElection, LeaderSelector,
     MasterElection,
 };
-pub use leader::{CloseMode, LeaderLatch, Participant};
+pub use leader::{CloseMode, LeaderLatch, Leadership, LeadershipEvent, Participant};
 pub use lock::{revoke, InterProcessMutex, LockGuard};
 pub use lock::{
     InterProcessMultiLock, InterProcessReadWriteLock, InterProcessSemaphoreMutex,

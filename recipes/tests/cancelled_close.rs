@@ -111,7 +111,7 @@ async fn a_dropped_latch_close_still_deletes_the_node() {
     within("leadership", latch.await_leadership())
         .await
         .unwrap();
-    rig.cancel_while_cut_off("/latch", any, latch.close(CloseMode::Silent))
+    rig.cancel_while_cut_off("/latch", any, latch.close_with(CloseMode::Silent))
         .await;
 }
 

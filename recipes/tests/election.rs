@@ -14,7 +14,7 @@ use support::*;
 
 /// Collects events until (and including) `last`, failing after the deadline.
 async fn events_until(
-    events: &mut zkr_recipes::leader::ElectionEvents,
+    events: &mut zkr_client::EventStream<zkr_recipes::leader::ElectionEvent>,
     last: ElectionEvent,
 ) -> Vec<ElectionEvent> {
     let mut seen = Vec::new();
@@ -69,7 +69,7 @@ async fn three_participants_first_offered_first_elected() {
         let client = Client::connect(&zk.connect_string()).await.unwrap();
         let election = LeaderElection::new(&client, "/election-sm", &format!("host-{i}"));
         assert_eq!(election.state(), ElectionState::Stop);
-        let mut sub = election.subscribe();
+        let mut sub = election.events();
         assert!(election.start());
         assert!(!election.start(), "started twice");
         // Each one settles before the next offers: the order of offers is 1, 2, 3.
@@ -128,7 +128,7 @@ async fn three_participants_first_offered_first_elected() {
     assert_eq!(events[1].try_next(), None, "the third one was disturbed");
 
     // Started again: it offers anew, behind the others.
-    let mut again = first.subscribe();
+    let mut again = first.events();
     assert!(first.start());
     assert_eq!(
         events_until(&mut again, ReadyComplete).await,
@@ -150,11 +150,11 @@ async fn leader_whose_node_is_deleted_fails_and_offers_again() {
     let ca = Client::connect(&zk.connect_string()).await.unwrap();
     let cb = Client::connect(&zk.connect_string()).await.unwrap();
     let a = LeaderElection::new(&ca, "/election-del", "a");
-    let mut a_events = a.subscribe();
+    let mut a_events = a.events();
     a.start();
     events_until(&mut a_events, ElectedComplete).await;
     let b = LeaderElection::new(&cb, "/election-del", "b");
-    let mut b_events = b.subscribe();
+    let mut b_events = b.events();
     b.start();
     events_until(&mut b_events, ReadyComplete).await;
 
@@ -192,7 +192,7 @@ async fn session_loss(policy: ConnectionStatePolicy) {
         .unwrap();
     let old_session = client.session_id();
     let election = LeaderElection::with_policy(&client, "/election-exp", "a", policy);
-    let mut events = election.subscribe();
+    let mut events = election.events();
     election.start();
     events_until(&mut events, ElectedComplete).await;
     let old_node = election.node_path().unwrap();

@@ -32,8 +32,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, SESSION, STEP_DEADLINE};
+use zkr_client::EventStream;
 use zkr_client::{Client, ConnectionState, CreateMode};
-use zkr_recipes::leader::{ElectionEvents, LeadershipChanges};
+use zkr_recipes::leader::{ElectionEvent, LeadershipEvent};
 use zkr_recipes::{
     ConnectionStatePolicy, ElectionState, LeaderContext, LeaderElection, LeaderLatch,
     LeaderSelector, MasterElection,
@@ -93,23 +94,24 @@ trait Contender: Send + Sized + 'static {
     fn leader_by_znodes(admin: &Client) -> impl Future<Output = Option<String>> + Send;
 }
 
-struct Latch(LeaderLatch, LeadershipChanges);
+struct Latch(LeaderLatch, EventStream<LeadershipEvent>);
 
 impl Contender for Latch {
     const NAME: &'static str = "latch";
     fn join(client: &Client, id: &str) -> Self {
         let latch = LeaderLatch::start(client, "/inv/latch", id);
-        let changes = latch.subscribe();
+        let changes = latch.events();
         Latch(latch, changes)
     }
     fn leads(&self) -> bool {
-        self.0.has_leadership()
+        self.0.is_leader()
     }
     async fn changed(&mut self) -> Option<bool> {
-        self.1.next().await
+        // Lost ends leadership; anything else (gained, lagged) means look again.
+        Some(self.1.next().await? != LeadershipEvent::Lost)
     }
     async fn leave(self) {
-        let _ = self.0.close(Default::default()).await;
+        let _ = self.0.close().await;
     }
     async fn leader_by_znodes(admin: &Client) -> Option<String> {
         let first = zkr_recipes::leader::participants(admin, "/inv/latch")
@@ -121,13 +123,13 @@ impl Contender for Latch {
     }
 }
 
-struct Election(LeaderElection, ElectionEvents);
+struct Election(LeaderElection, EventStream<ElectionEvent>);
 
 impl Contender for Election {
     const NAME: &'static str = "election";
     fn join(client: &Client, id: &str) -> Self {
         let election = LeaderElection::new(client, "/inv/election", id);
-        let events = election.subscribe();
+        let events = election.events();
         election.start();
         Election(election, events)
     }
@@ -155,11 +157,11 @@ impl Contender for Master {
     const NAME: &'static str = "master";
     fn join(client: &Client, id: &str) -> Self {
         let master = MasterElection::start_at(client, "/inv/master", id);
-        let mastership = master.mastership();
+        let mastership = master.leadership();
         Master(master, mastership)
     }
     fn leads(&self) -> bool {
-        self.0.is_master()
+        self.0.is_leader()
     }
     async fn changed(&mut self) -> Option<bool> {
         self.1.changed().await

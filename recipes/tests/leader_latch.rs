@@ -16,7 +16,7 @@ async fn sole_leader(latches: &[LeaderLatch]) -> usize {
     let deadline = tokio::time::Instant::now() + DEADLINE;
     loop {
         let leaders: Vec<usize> = (0..latches.len())
-            .filter(|&i| latches[i].has_leadership())
+            .filter(|&i| latches[i].is_leader())
             .collect();
         if let [only] = leaders[..] {
             // Every participant must agree on who leads.
@@ -63,11 +63,11 @@ async fn ten_latches_one_leader_then_another() {
 
     // The leader leaves: exactly one other takes over.
     let leaving = latches.remove(first);
-    let mut gone = leaving.subscribe();
-    leaving.close(CloseMode::NotifyLeader).await.unwrap();
+    let mut gone = leaving.events();
+    leaving.close_with(CloseMode::NotifyLeader).await.unwrap();
     assert_eq!(
         tokio::time::timeout(DEADLINE, gone.next()).await.unwrap(),
-        Some(false)
+        Some(zkr_recipes::LeadershipEvent::Lost)
     );
     let second = sole_leader(&latches).await;
     assert_ne!(latches[second].id(), format!("p{first}"));
@@ -75,7 +75,7 @@ async fn ten_latches_one_leader_then_another() {
 
     // Everyone leaves: no node stays behind.
     for latch in latches {
-        latch.close(CloseMode::Silent).await.unwrap();
+        latch.close_with(CloseMode::Silent).await.unwrap();
     }
     let left = clients[0].get_children("/election").await.unwrap();
     assert!(left.is_empty(), "nodes left: {:?}", left.to_vec());
@@ -87,9 +87,9 @@ async fn leader_notices_its_node_deleted_and_rejoins() {
     let a = Client::connect(&zk.connect_string()).await.unwrap();
     let b = Client::connect(&zk.connect_string()).await.unwrap();
     let la = LeaderLatch::start(&a, "/e2", "a");
-    assert!(la.await_leadership_timeout(DEADLINE).await);
+    assert!(la.await_leadership_timeout(DEADLINE).await.unwrap());
     let lb = LeaderLatch::start(&b, "/e2", "b");
-    let mut a_changes = la.subscribe();
+    let mut a_changes = la.events();
     // Someone deletes the leader's node: a must step down, b must lead.
     let node = la.our_path().unwrap();
     b.delete(&node, None).await.unwrap();
@@ -97,9 +97,9 @@ async fn leader_notices_its_node_deleted_and_rejoins() {
         tokio::time::timeout(DEADLINE, a_changes.next())
             .await
             .unwrap(),
-        Some(false)
+        Some(zkr_recipes::LeadershipEvent::Lost)
     );
-    assert!(lb.await_leadership_timeout(DEADLINE).await);
+    assert!(lb.await_leadership_timeout(DEADLINE).await.unwrap());
     // a comes back in line behind b, with a new node (a moment after b leads: both react to
     // the same deletion).
     let deadline = tokio::time::Instant::now() + DEADLINE;
@@ -125,7 +125,7 @@ async fn dropped_latch_leaves_no_node() {
     let a = Client::connect(&zk.connect_string()).await.unwrap();
     a.create("/e3", b"", CreateMode::Persistent).await.unwrap();
     let latch = LeaderLatch::start(&a, "/e3", "x");
-    assert!(latch.await_leadership_timeout(DEADLINE).await);
+    assert!(latch.await_leadership_timeout(DEADLINE).await.unwrap());
     drop(latch);
     let deadline = tokio::time::Instant::now() + DEADLINE;
     while !a.get_children("/e3").await.unwrap().is_empty() {
@@ -146,7 +146,7 @@ async fn errors_no_retry_can_fix_stop_the_latch_and_say_why() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::BadArguments, "{err}");
     assert!(err.to_string().contains("bad/path"), "{err}");
-    assert!(!latch.has_leadership());
+    assert!(!latch.is_leader());
     // No permission to create under the path.
     let read_only = [Acl {
         perms: Perms::READ,
@@ -161,7 +161,7 @@ async fn errors_no_retry_can_fix_stop_the_latch_and_say_why() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
     assert_eq!(latch.failure().map(|e| e.code()), Some(ErrorCode::NoAuth));
-    latch.close(CloseMode::Silent).await.unwrap();
+    latch.close_with(CloseMode::Silent).await.unwrap();
     // The client is still fine.
     assert!(client.exists("/locked").await.unwrap().is_some());
 }

@@ -191,7 +191,7 @@ async fn interrupt_ends_the_term_and_the_next_one_leads() {
             }
         })
     };
-    assert!(a.await_leadership_timeout(DEADLINE).await);
+    assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
     let b = LeaderSelector::start(&cb, "/sel-int", "b", |_ctx| std::future::pending::<()>());
     eventually("b in line", || async {
         a.participants().await.unwrap().len() == 2
@@ -207,12 +207,12 @@ async fn interrupt_ends_the_term_and_the_next_one_leads() {
     assert!(!b.interrupt_leadership(), "b does not lead");
 
     assert!(a.interrupt_leadership());
-    assert!(!a.has_leadership());
+    assert!(!a.is_leader());
     assert_eq!(
         within("reason", reason_rx.recv()).await,
         Some(CancelReason::Interrupted)
     );
-    assert!(b.await_leadership_timeout(DEADLINE).await);
+    assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
     assert!(dropped.load(Ordering::SeqCst), "a's task was not dropped");
     // No auto-requeue: a stays out until asked back.
     eventually("a's node gone", || async {
@@ -228,7 +228,7 @@ async fn interrupt_ends_the_term_and_the_next_one_leads() {
     })
     .await;
     within("close b", b.close()).await.unwrap();
-    assert!(a.await_leadership_timeout(DEADLINE).await);
+    assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
     assert_eq!(a.terms(), 2);
     within("close a", a.close()).await.unwrap();
     assert!(children(&ca, "/sel-int").await.is_empty());
@@ -240,12 +240,12 @@ async fn close_and_drop_release_leadership_and_leave_no_node() {
     let ca = Client::connect(&zk.connect_string()).await.unwrap();
     let cb = Client::connect(&zk.connect_string()).await.unwrap();
     let a = LeaderSelector::start(&ca, "/sel-close", "a", |_| std::future::pending::<()>());
-    assert!(a.await_leadership_timeout(DEADLINE).await);
+    assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
     let b = LeaderSelector::start(&cb, "/sel-close", "b", |_| std::future::pending::<()>());
     let mut a_leads = a.leadership();
     within("close a", a.close()).await.unwrap();
     assert!(!a_leads.get(), "leadership after close");
-    assert!(b.await_leadership_timeout(DEADLINE).await);
+    assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
     assert_eq!(
         b.participants()
             .await
@@ -278,7 +278,7 @@ async fn close_and_drop_release_leadership_and_leave_no_node() {
         ca.exists(&node).await.unwrap().is_none()
     })
     .await;
-    assert!(!c.has_leadership());
+    assert!(!c.is_leader());
     within("close c", c.close()).await.unwrap();
 }
 
@@ -298,7 +298,7 @@ async fn a_panicking_task_ends_its_term_and_releases() {
         });
     // The first term panics; with auto-requeue, a leads again in a second term.
     eventually("a's second term", || async {
-        a.terms() == 2 && a.has_leadership()
+        a.terms() == 2 && a.is_leader()
     })
     .await;
     let b = LeaderSelector::start(&cb, "/sel-panic", "b", |_| std::future::pending::<()>());
@@ -307,7 +307,7 @@ async fn a_panicking_task_ends_its_term_and_releases() {
     })
     .await;
     within("close a", a.close()).await.unwrap();
-    assert!(b.await_leadership_timeout(DEADLINE).await);
+    assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
     within("close b", b.close()).await.unwrap();
     assert!(children(&ca, "/sel-panic").await.is_empty());
 }
@@ -331,7 +331,7 @@ async fn leader_whose_node_is_deleted_stops_and_requeues() {
                 std::future::pending::<()>().await;
             }
         });
-    assert!(a.await_leadership_timeout(DEADLINE).await);
+    assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
     let b = LeaderSelector::start(&cb, "/sel-del", "b", |_| std::future::pending::<()>());
     eventually("b in line", || async {
         a.participants().await.unwrap().len() == 2
@@ -343,14 +343,14 @@ async fn leader_whose_node_is_deleted_stops_and_requeues() {
         within("reason", reason_rx.recv()).await,
         Some((1, CancelReason::NodeDeleted))
     );
-    assert!(b.await_leadership_timeout(DEADLINE).await);
+    assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
     // Auto-requeue: a is back in line behind b.
     eventually("a requeued", || async {
         let parts = b.participants().await.unwrap();
         parts.iter().map(|p| p.id.as_str()).collect::<Vec<_>>() == ["b", "a"]
     })
     .await;
-    assert!(!a.has_leadership());
+    assert!(!a.is_leader());
     within("close a", a.close()).await.unwrap();
     within("close b", b.close()).await.unwrap();
     // a was closed while waiting in line: its node goes in the background.
@@ -383,7 +383,7 @@ async fn grace_period_lets_the_task_wind_down_while_still_holding_the_lock() {
                 }
             }
         });
-    assert!(a.await_leadership_timeout(DEADLINE).await);
+    assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
     let b = LeaderSelector::start(&cb, "/sel-grace", "b", |_| std::future::pending::<()>());
     eventually("b in line", || async {
         a.participants().await.unwrap().len() == 2
@@ -395,11 +395,11 @@ async fn grace_period_lets_the_task_wind_down_while_still_holding_the_lock() {
         Some(CancelReason::Interrupted)
     );
     // Leadership is reported lost at once, but the lock is kept while winding down.
-    assert!(!a.has_leadership());
+    assert!(!a.is_leader());
     assert_eq!(b.leader().await.unwrap().unwrap().id, "a");
-    assert!(!b.has_leadership());
+    assert!(!b.is_leader());
     go_tx.send(()).unwrap();
-    assert!(b.await_leadership_timeout(DEADLINE).await);
+    assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
     within("close a", a.close()).await.unwrap();
     within("close b", b.close()).await.unwrap();
 }
@@ -492,7 +492,7 @@ async fn session_expiry_while_leading_hands_over_without_two_leaders() {
     let (reasons_tx, mut reasons) = mpsc::unbounded_channel();
     let std = ConnectionStatePolicy::Standard;
     let a = recorded(&a_client, "/sel-exp", "a", std, &terms, &reasons_tx);
-    assert!(a.await_leadership_timeout(DEADLINE).await);
+    assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
     let b_client = scenario.other_client().await;
     let c_client = scenario.other_client().await;
     let b = recorded(&b_client, "/sel-exp", "b", std, &terms, &reasons_tx);
@@ -509,7 +509,7 @@ async fn session_expiry_while_leading_hands_over_without_two_leaders() {
         within("a's term cancelled", reasons.recv()).await,
         Some(("a".to_string(), CancelReason::Suspended))
     );
-    assert!(!a.has_leadership());
+    assert!(!a.is_leader());
     // Another participant takes over once the ensemble has expired a's session.
     within("b or c leads", async {
         let mut bl = b.leadership();
@@ -520,7 +520,7 @@ async fn session_expiry_while_leading_hands_over_without_two_leaders() {
         }
     })
     .await;
-    assert!(!a.has_leadership());
+    assert!(!a.is_leader());
     // a's client, cut off, reports its session lost (suspended longer than the timeout).
     within("a lost", async {
         while let Some(change) = a_states.next().await {
@@ -546,7 +546,7 @@ async fn session_expiry_while_leading_hands_over_without_two_leaders() {
             .any(|p| p.id == "a" && !p.is_leader)
     })
     .await;
-    assert!(!a.has_leadership());
+    assert!(!a.is_leader());
     assert_eq!(
         terms.overlaps.load(Ordering::SeqCst),
         0,
@@ -576,7 +576,7 @@ async fn session_expiry_while_leading_hands_over_without_two_leaders() {
     let (reasons_tx, mut reasons) = mpsc::unbounded_channel();
     let only = ConnectionStatePolicy::SessionOnly;
     let a = recorded(&a_client, "/sel-exp2", "a", only, &terms, &reasons_tx);
-    assert!(a.await_leadership_timeout(DEADLINE).await);
+    assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
     let b = recorded(&b_client, "/sel-exp2", "b", only, &terms, &reasons_tx);
     eventually("two in line", || async {
         b.participants().await.unwrap().len() == 2
@@ -593,14 +593,11 @@ async fn session_expiry_while_leading_hands_over_without_two_leaders() {
     })
     .await;
     // Suspended, and still leading under session-only (the session may be alive).
-    assert!(
-        a.has_leadership(),
-        "session-only: a suspension ended the term"
-    );
+    assert!(a.is_leader(), "session-only: a suspension ended the term");
     let reason = within("a's term cancelled", reasons.recv()).await;
-    assert!(!a.has_leadership());
+    assert!(!a.is_leader());
     assert_eq!(reason, Some(("a".to_string(), CancelReason::SessionLost)));
-    assert!(b.await_leadership_timeout(DEADLINE).await);
+    assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
     scenario.cluster.resume(scenario.frozen).unwrap();
     for s in [a, b] {
         within("close", s.close()).await.unwrap();

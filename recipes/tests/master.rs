@@ -16,7 +16,7 @@ async fn sole_master(contenders: &[(Client, MasterElection)]) -> usize {
     let deadline = Instant::now() + DEADLINE;
     loop {
         let masters: Vec<usize> = (0..contenders.len())
-            .filter(|&i| contenders[i].1.is_master())
+            .filter(|&i| contenders[i].1.is_leader())
             .collect();
         assert!(masters.len() <= 1, "two masters at once: {masters:?}");
         if let [only] = masters[..] {
@@ -26,7 +26,7 @@ async fn sole_master(contenders: &[(Client, MasterElection)]) -> usize {
             assert_eq!(stat.ephemeral_owner, client.session_id());
             if contenders
                 .iter()
-                .all(|(_, e)| e.is_master() == (e.id() == election.id()))
+                .all(|(_, e)| e.is_leader() == (e.id() == election.id()))
             {
                 return only;
             }
@@ -56,7 +56,7 @@ async fn exactly_one_master_among_five_then_one_new() {
         Some(all[first].1.id())
     );
     let (_, leaving) = all.remove(first);
-    let mut was = leaving.mastership();
+    let mut was = leaving.leadership();
     leaving.close().await.unwrap();
     assert!(!was.get());
     let second = sole_master(&all).await;
@@ -68,7 +68,7 @@ async fn exactly_one_master_among_five_then_one_new() {
         .await
         .unwrap()
         .unwrap();
-    assert!(!all[second].1.is_master());
+    assert!(!all[second].1.is_leader());
     let third = sole_master(&all).await;
     assert_ne!(all[third].1.id(), resigned_id);
     // Rejoined, it contends again: once everyone else leaves, it is master.
@@ -78,7 +78,7 @@ async fn exactly_one_master_among_five_then_one_new() {
     for (_, election) in all.drain(..) {
         election.close().await.unwrap();
     }
-    assert!(keep.1.await_master_timeout(DEADLINE).await);
+    assert!(keep.1.await_leadership_timeout(DEADLINE).await.unwrap());
     // Dropped: the node goes in the background.
     drop(keep.1);
     let deadline = Instant::now() + DEADLINE;
@@ -93,7 +93,7 @@ async fn deleted_node_means_a_new_contest() {
     let zk = TestingServer::start().unwrap();
     let all = contenders(&zk, "/jobs/master", 3).await;
     let first = sole_master(&all).await;
-    let mut was = all[first].1.mastership();
+    let mut was = all[first].1.leadership();
     all[(first + 1) % 3]
         .0
         .delete("/jobs/master", None)
@@ -119,7 +119,7 @@ async fn a_master_whose_session_is_lost_steps_down_and_wins_again_with_the_new_o
         .unwrap();
     let old_session = client.session_id();
     let election = MasterElection::start(&client, "solo");
-    assert!(election.await_master_timeout(DEADLINE).await);
+    assert!(election.await_leadership_timeout(DEADLINE).await.unwrap());
     let mut states = client.state_changes();
     zk.pause().unwrap();
     let suspended = async {
@@ -130,7 +130,7 @@ async fn a_master_whose_session_is_lost_steps_down_and_wins_again_with_the_new_o
         }
     };
     tokio::time::timeout(DEADLINE, suspended).await.unwrap();
-    assert!(!election.is_master(), "master while suspended");
+    assert!(!election.is_leader(), "master while suspended");
     let lost = async {
         while let Some(change) = states.next().await {
             if change.state == ConnectionState::Lost {
@@ -139,12 +139,12 @@ async fn a_master_whose_session_is_lost_steps_down_and_wins_again_with_the_new_o
         }
     };
     tokio::time::timeout(DEADLINE, lost).await.unwrap();
-    assert!(!election.is_master());
+    assert!(!election.is_leader());
     zk.resume().unwrap();
     // The old session's node may outlive the old session on the server for a moment: it has
     // our id but is not ours, so it must not count. Master again only with the new session.
-    assert!(election.await_master_timeout(DEADLINE).await);
-    assert!(election.is_master());
+    assert!(election.await_leadership_timeout(DEADLINE).await.unwrap());
+    assert!(election.is_leader());
     assert_ne!(client.session_id(), old_session);
     let (data, stat) = client.get_data("/master").await.unwrap();
     assert_eq!(&data[..], b"solo");

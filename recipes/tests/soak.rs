@@ -255,7 +255,7 @@ async fn run(arenas: Option<usize>) {
                             let _ = latch
                                 .await_leadership_timeout(Duration::from_millis(300))
                                 .await;
-                            latch.close(CloseMode::Silent).await
+                            latch.close_with(CloseMode::Silent).await
                         }
                         2 => {
                             let cache = PathChildrenCache::new(&client, "/soak/items");

@@ -38,6 +38,7 @@ use zkr_client::{
     Listeners, OneshotWatch, Result, StateChange, StateChanges,
 };
 
+use super::leadership::{backoff, LeaderFlag, Leadership};
 use crate::framework::{
     self, create_parents, delete_for_sure, delete_until_gone, guaranteed_delete, join, join_all,
     node_name, wait_connected, ConnectionStatePolicy, Wake,
@@ -128,36 +129,6 @@ pub struct LeaderOffer {
     pub data: zkr_client::Bytes,
 }
 
-/// Every event of one election from the moment of subscription, in order; none is dropped
-/// (they come at the pace of elections, so the queue is not bounded). A
-/// [`futures_core::Stream`] of [`ElectionEvent`].
-#[derive(Debug)]
-pub struct ElectionEvents {
-    rx: EventStream<ElectionEvent>,
-}
-
-impl ElectionEvents {
-    /// The next event; `None` once the election object is gone.
-    pub async fn next(&mut self) -> Option<ElectionEvent> {
-        self.rx.next().await
-    }
-
-    /// An event already dispatched, without waiting.
-    pub fn try_next(&mut self) -> Option<ElectionEvent> {
-        self.rx.try_next()
-    }
-}
-
-impl futures_core::Stream for ElectionEvents {
-    type Item = ElectionEvent;
-    fn poll_next(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<ElectionEvent>> {
-        self.get_mut().rx.poll_event(cx)
-    }
-}
-
 #[derive(Debug, Default)]
 struct Offer {
     /// Our node, when it exists.
@@ -176,6 +147,8 @@ struct Shared {
     policy: ConnectionStatePolicy,
     state: watch::Sender<ElectionState>,
     listeners: Listeners<ElectionEvent>,
+    /// ELECTED or not, for the leader recipes' shared vocabulary.
+    flag: LeaderFlag,
     offer: Mutex<Offer>,
 }
 
@@ -194,6 +167,7 @@ impl Shared {
                 *current = state;
                 changed
             });
+            self.flag.set(state == ElectionState::Elected, false);
             Some(event)
         });
     }
@@ -219,7 +193,7 @@ impl Shared {
 /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
 /// use zkr_recipes::{ElectionEvent, LeaderElection};
 /// let election = LeaderElection::new(&client, "/services/reports", "host-a.example.com");
-/// let mut events = election.subscribe();
+/// let mut events = election.events();
 /// election.start();
 /// while let Some(event) = events.next().await {
 ///     if event == ElectionEvent::ElectedComplete {
@@ -261,6 +235,7 @@ impl LeaderElection {
                 policy,
                 state,
                 listeners: Listeners::unbounded(),
+                flag: LeaderFlag::new(),
                 offer: Mutex::new(Offer::default()),
             }),
             task: Mutex::new(None),
@@ -278,6 +253,7 @@ impl LeaderElection {
         if task.as_ref().is_some_and(|t| !t.is_finished()) {
             return false;
         }
+        self.shared.flag.reopen();
         self.shared.dispatch(ElectionEvent::Start);
         *task = Some(tokio::spawn(run(self.shared.clone())));
         true
@@ -305,14 +281,35 @@ impl LeaderElection {
             None => Ok(()),
         };
         self.shared.dispatch(ElectionEvent::StopComplete);
+        self.shared.flag.end(zkr_client::Error::closed());
         result
     }
 
-    /// Every event from now on.
-    pub fn subscribe(&self) -> ElectionEvents {
-        ElectionEvents {
-            rx: self.shared.listeners.subscribe(),
-        }
+    /// Stops the election for good ([`LeaderElection::stop`], consuming it).
+    pub async fn close(self) -> Result<()> {
+        self.stop().await
+    }
+
+    /// Every event from now on, in order; none is dropped (they come at the pace of
+    /// elections, so the stream is not bounded).
+    pub fn events(&self) -> EventStream<ElectionEvent> {
+        self.shared.listeners.subscribe()
+    }
+
+    /// Waits until this participant leads (ELECTED). Fails once the election is stopped.
+    pub async fn await_leadership(&self) -> Result<()> {
+        self.shared.flag.wait().await
+    }
+
+    /// Waits at most `timeout` for leadership: `Ok(true)` once ELECTED, `Ok(false)` if the
+    /// time ran out; fails once stopped.
+    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
+        Leadership::await_leadership_timeout(self, timeout).await
+    }
+
+    /// Whether ELECTED, to read or wait on (coalesces quick changes).
+    pub fn leadership(&self) -> zkr_client::Current<bool> {
+        self.shared.flag.current()
     }
 
     /// The current state.
@@ -321,7 +318,7 @@ impl LeaderElection {
     }
 
     /// The current state, to read or wait on (coalesces quick changes;
-    /// [`LeaderElection::subscribe`] sees every event).
+    /// [`LeaderElection::events`] sees every event).
     pub fn states(&self) -> zkr_client::Current<ElectionState> {
         zkr_client::Current::from_watch(self.shared.state.subscribe())
     }
@@ -374,6 +371,30 @@ impl LeaderElection {
     /// The leader's host name (the Java recipe's `getLeaderHostName`), if there is any offer.
     pub async fn leader_host_name(&self) -> Result<Option<String>> {
         Ok(self.leader_offer().await?.map(|o| o.host_name))
+    }
+}
+
+impl Leadership for LeaderElection {
+    type Event = ElectionEvent;
+
+    fn is_leader(&self) -> bool {
+        LeaderElection::is_leader(self)
+    }
+
+    fn leadership(&self) -> zkr_client::Current<bool> {
+        LeaderElection::leadership(self)
+    }
+
+    fn await_leadership(&self) -> impl std::future::Future<Output = Result<()>> + Send {
+        self.shared.flag.wait()
+    }
+
+    fn events(&self) -> EventStream<ElectionEvent> {
+        LeaderElection::events(self)
+    }
+
+    fn close(self) -> impl std::future::Future<Output = Result<()>> + Send {
+        LeaderElection::close(self)
     }
 }
 
@@ -689,7 +710,7 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
                 // Not retryable as such (e.g. no permission): try again, slowly.
                 shared.offer().in_doubt = None;
                 failures = failures.saturating_add(1);
-                tokio::time::sleep(Duration::from_millis(100u64 << failures.min(6))).await;
+                tokio::time::sleep(backoff(failures)).await;
                 if wait_connected(client).await.is_err() {
                     return false;
                 }

@@ -12,12 +12,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zkr_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
-    EventStream, Listeners, OneshotWatch, Result, StateChanges,
+    EventStream, OneshotWatch, Result, StateChanges,
 };
+
+use super::leadership::{LeaderFlag, Leadership, LeadershipEvent};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,
@@ -30,7 +31,7 @@ use crate::sequence::{key_fn, rank, sort_key};
 /// The lock name of latch nodes.
 pub const LATCH_NAME: &str = "latch-";
 
-/// How [`LeaderLatch::close`] treats leadership listeners.
+/// How [`LeaderLatch::close_with`] treats leadership listeners.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum CloseMode {
@@ -52,31 +53,6 @@ pub struct Participant {
     pub path: String,
 }
 
-/// Leadership transitions of one latch, in order; none is ever dropped (they come at the
-/// pace of elections, so the queue is not bounded). A [`futures_core::Stream`] of `bool`.
-#[derive(Debug)]
-pub struct LeadershipChanges {
-    rx: EventStream<bool>,
-}
-
-impl LeadershipChanges {
-    /// The next transition: `true` when leadership was gained, `false` when lost. `None`
-    /// once the latch is gone.
-    pub async fn next(&mut self) -> Option<bool> {
-        self.rx.next().await
-    }
-}
-
-impl futures_core::Stream for LeadershipChanges {
-    type Item = bool;
-    fn poll_next(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<bool>> {
-        self.get_mut().rx.poll_event(cx)
-    }
-}
-
 #[derive(Debug, Default)]
 struct NodeState {
     /// Our node, when it exists.
@@ -91,32 +67,20 @@ struct Shared {
     path: String,
     id: String,
     policy: ConnectionStatePolicy,
-    leader: watch::Sender<bool>,
-    listeners: Listeners<bool>,
+    flag: LeaderFlag,
     node: Mutex<NodeState>,
-    /// Why the latch stopped, if an error no retry can fix ended it (a bad path, no
-    /// permission to create under it).
-    failure: watch::Sender<Option<Error>>,
 }
 
 impl Shared {
     /// Ends the latch for good with `error`.
     fn fail(&self, error: Error) {
         self.set_leader(false, true);
-        self.failure.send_replace(Some(error));
+        self.flag.end(error);
     }
 
     fn set_leader(&self, is_leader: bool, notify: bool) {
-        let changed = self.leader.send_if_modified(|current| {
-            let changed = *current != is_leader;
-            *current = is_leader;
-            changed
-        });
-        if changed {
+        if self.flag.set(is_leader, notify) {
             zkr_client::log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
-        }
-        if changed && notify {
-            self.listeners.send(is_leader);
         }
     }
 
@@ -143,8 +107,8 @@ impl Shared {
 /// use zkr_recipes::LeaderLatch;
 /// let latch = LeaderLatch::start(&client, "/election/reports", "host-a");
 /// latch.await_leadership().await?;
-/// // ... lead; watch `latch.has_leadership()` or `latch.subscribe()` ...
-/// latch.close(Default::default()).await?;
+/// // ... lead; watch `latch.is_leader()` or `latch.events()` ...
+/// latch.close().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -170,21 +134,17 @@ impl LeaderLatch {
         id: &str,
         policy: ConnectionStatePolicy,
     ) -> LeaderLatch {
-        let (leader, _) = watch::channel(false);
-        let (failure, _) = watch::channel(None);
         let shared = Arc::new(Shared {
             client: client.clone(),
             path: path.to_string(),
             id: id.to_string(),
             policy,
-            leader,
-            listeners: Listeners::unbounded(),
+            flag: LeaderFlag::new(),
             node: Mutex::new(NodeState::default()),
-            failure,
         });
         // A bad path can never work: say so rather than retry.
         if let Err(e) = validate_path(path, false) {
-            shared.failure.send_replace(Some(e));
+            shared.flag.end(e);
             return LeaderLatch { shared, task: None };
         }
         let task = tokio::spawn(run(shared.clone()));
@@ -204,51 +164,40 @@ impl LeaderLatch {
         &self.shared.id
     }
 
-    /// Whether this participant leads now.
-    pub fn has_leadership(&self) -> bool {
-        *self.shared.leader.borrow()
+    /// Whether this participant leads now (Curator's `hasLeadership`).
+    pub fn is_leader(&self) -> bool {
+        self.shared.flag.get()
     }
 
     /// Waits until this participant leads. Fails if the latch stopped for good (see
     /// [`LeaderLatch::failure`]).
     pub async fn await_leadership(&self) -> Result<()> {
-        let mut leads = self.shared.leader.subscribe();
-        let mut failure = self.shared.failure.subscribe();
-        tokio::select! {
-            _ = leads.wait_for(|leads| *leads) => Ok(()),
-            failed = failure.wait_for(Option::is_some) => Err(match failed {
-                Ok(error) => error.clone().unwrap_or_else(Error::closed),
-                Err(_) => Error::closed(),
-            }),
-        }
+        self.shared.flag.wait().await
+    }
+
+    /// Waits at most `timeout` for leadership: `Ok(true)` once leading, `Ok(false)` if the
+    /// time ran out, the error that stopped the latch for good otherwise.
+    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
+        Leadership::await_leadership_timeout(self, timeout).await
     }
 
     /// The error that stopped the latch for good, if one did: an invalid path, or an error
     /// no retry can fix (e.g. `NoAuth` creating under the path). Connection trouble never
     /// stops a latch.
     pub fn failure(&self) -> Option<Error> {
-        self.shared.failure.borrow().clone()
+        self.shared.flag.ended()
     }
 
-    /// Waits at most `timeout` for leadership; whether it leads.
-    pub async fn await_leadership_timeout(&self, timeout: Duration) -> bool {
-        matches!(
-            tokio::time::timeout(timeout, self.await_leadership()).await,
-            Ok(Ok(()))
-        )
-    }
-
-    /// Every leadership transition from now on.
-    pub fn subscribe(&self) -> LeadershipChanges {
-        LeadershipChanges {
-            rx: self.shared.listeners.subscribe(),
-        }
+    /// Every leadership transition from now on; none is dropped (they come at the pace of
+    /// elections, so the stream is not bounded).
+    pub fn events(&self) -> EventStream<LeadershipEvent> {
+        self.shared.flag.events()
     }
 
     /// The current leadership value, to read or wait on (coalesces quick changes; use
-    /// [`LeaderLatch::subscribe`] to see every one).
+    /// [`LeaderLatch::events`] to see every one).
     pub fn leadership(&self) -> zkr_client::Current<bool> {
-        zkr_client::Current::from_watch(self.shared.leader.subscribe())
+        self.shared.flag.current()
     }
 
     /// This participant's node, when it has one.
@@ -267,14 +216,22 @@ impl LeaderLatch {
     }
 
     /// Leaves the election: stops the latch's task and deletes its node (retrying through
-    /// connection loss). With [`CloseMode::NotifyLeader`], listeners hear leadership end.
-    pub async fn close(mut self, mode: CloseMode) -> Result<()> {
+    /// connection loss). Listeners are not told leadership ends (Curator's default,
+    /// [`CloseMode::Silent`]); their streams end.
+    pub async fn close(self) -> Result<()> {
+        self.close_with(CloseMode::Silent).await
+    }
+
+    /// [`LeaderLatch::close`], choosing whether listeners hear leadership end
+    /// ([`CloseMode::NotifyLeader`]).
+    pub async fn close_with(mut self, mode: CloseMode) -> Result<()> {
         if let Some(task) = self.task.take() {
             task.abort();
             let _ = task.await;
         }
-        self.shared
-            .set_leader(false, mode == CloseMode::NotifyLeader);
+        let notify = mode == CloseMode::NotifyLeader;
+        self.shared.set_leader(false, notify);
+        self.shared.flag.close(notify);
         let (path, in_doubt) = {
             let mut node = self.shared.node();
             (node.path.take(), node.in_doubt.take())
@@ -291,11 +248,36 @@ impl LeaderLatch {
     }
 }
 
+impl Leadership for LeaderLatch {
+    type Event = LeadershipEvent;
+
+    fn is_leader(&self) -> bool {
+        LeaderLatch::is_leader(self)
+    }
+
+    fn leadership(&self) -> zkr_client::Current<bool> {
+        LeaderLatch::leadership(self)
+    }
+
+    fn await_leadership(&self) -> impl std::future::Future<Output = Result<()>> + Send {
+        self.shared.flag.wait()
+    }
+
+    fn events(&self) -> EventStream<LeadershipEvent> {
+        LeaderLatch::events(self)
+    }
+
+    fn close(self) -> impl std::future::Future<Output = Result<()>> + Send {
+        LeaderLatch::close(self)
+    }
+}
+
 impl Drop for LeaderLatch {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
             task.abort();
             self.shared.set_leader(false, false);
+            self.shared.flag.close(false);
             self.shared.cleanup_in_background();
         }
     }

@@ -16,12 +16,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zkr_client::{
-    Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventType, OneshotWatch, Result,
-    Stat, StateChange, StateChanges,
+    Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventStream, EventType,
+    OneshotWatch, Result, Stat, StateChange, StateChanges,
 };
+
+use super::leadership::{backoff, LeaderFlag, Leadership, LeadershipEvent};
 
 use crate::framework::{self, create_parents, parent, wait_connected, ConnectionStatePolicy, Wake};
 
@@ -57,18 +58,14 @@ struct Shared {
     path: String,
     id: String,
     policy: ConnectionStatePolicy,
-    master: watch::Sender<bool>,
+    flag: LeaderFlag,
     /// A session under which we may own the node (won, or a create in doubt): cleanup looks.
     maybe_owner: Mutex<Option<i64>>,
 }
 
 impl Shared {
     fn set_master(&self, is_master: bool) {
-        self.master.send_if_modified(|current| {
-            let changed = *current != is_master;
-            *current = is_master;
-            changed
-        });
+        self.flag.set(is_master, true);
     }
 
     fn maybe_owner(&self) -> std::sync::MutexGuard<'_, Option<i64>> {
@@ -82,8 +79,8 @@ impl Shared {
 /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
 /// use zkr_recipes::MasterElection;
 /// let contender = MasterElection::start(&client, "worker-7");
-/// contender.await_master().await;
-/// // ... act as master while `contender.is_master()` ...
+/// contender.await_leadership().await?;
+/// // ... act as master while `contender.is_leader()` ...
 /// contender.close().await?;
 /// # Ok(()) }
 /// ```
@@ -115,14 +112,13 @@ impl MasterElection {
         id: &str,
         policy: ConnectionStatePolicy,
     ) -> MasterElection {
-        let (master, _) = watch::channel(false);
         let election = MasterElection {
             shared: Arc::new(Shared {
                 client: client.clone(),
                 path: path.to_string(),
                 id: id.to_string(),
                 policy,
-                master,
+                flag: LeaderFlag::new(),
                 maybe_owner: Mutex::new(None),
             }),
             task: Mutex::new(None),
@@ -147,8 +143,8 @@ impl MasterElection {
 
     /// Whether this contender is master now: it created the node, the node is owned by the
     /// current session, and (under the standard policy) the connection is up.
-    pub fn is_master(&self) -> bool {
-        *self.shared.master.borrow()
+    pub fn is_leader(&self) -> bool {
+        self.shared.flag.get()
             && self
                 .shared
                 .maybe_owner()
@@ -159,22 +155,25 @@ impl MasterElection {
                 .is_error_state(self.shared.client.state())
     }
 
-    /// Waits until this contender is master.
-    pub async fn await_master(&self) {
-        let mut rx = self.shared.master.subscribe();
-        let _ = rx.wait_for(|m| *m).await;
+    /// Waits until this contender is master. Fails once it resigned or closed.
+    pub async fn await_leadership(&self) -> Result<()> {
+        self.shared.flag.wait().await
     }
 
-    /// Waits at most `timeout` to be master; whether it is.
-    pub async fn await_master_timeout(&self, timeout: Duration) -> bool {
-        tokio::time::timeout(timeout, self.await_master())
-            .await
-            .is_ok()
+    /// Waits at most `timeout` to be master: `Ok(true)` once master, `Ok(false)` if the time
+    /// ran out; fails once it resigned.
+    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
+        Leadership::await_leadership_timeout(self, timeout).await
     }
 
     /// The mastership value, to read or wait on (coalesces quick changes).
-    pub fn mastership(&self) -> zkr_client::Current<bool> {
-        zkr_client::Current::from_watch(self.shared.master.subscribe())
+    pub fn leadership(&self) -> zkr_client::Current<bool> {
+        self.shared.flag.current()
+    }
+
+    /// Every mastership transition from now on (none is dropped).
+    pub fn events(&self) -> EventStream<LeadershipEvent> {
+        self.shared.flag.events()
     }
 
     /// The current master's id (the node's data), if there is a master.
@@ -196,6 +195,7 @@ impl MasterElection {
             let _ = task.await;
         }
         self.shared.set_master(false);
+        self.shared.flag.end(Error::closed());
         let session = self.shared.maybe_owner().take();
         match session {
             Some(session) => {
@@ -218,13 +218,41 @@ impl MasterElection {
         if task.as_ref().is_some_and(|t| !t.is_finished()) {
             return false;
         }
+        self.shared.flag.reopen();
         *task = Some(tokio::spawn(run(self.shared.clone())));
         true
     }
 
-    /// Leaves the contest for good: [`MasterElection::resign`], consuming the contender.
+    /// Leaves the contest for good: [`MasterElection::resign`], consuming the contender; its
+    /// event streams end.
     pub async fn close(self) -> Result<()> {
-        self.resign().await
+        let result = self.resign().await;
+        self.shared.flag.close(true);
+        result
+    }
+}
+
+impl Leadership for MasterElection {
+    type Event = LeadershipEvent;
+
+    fn is_leader(&self) -> bool {
+        MasterElection::is_leader(self)
+    }
+
+    fn leadership(&self) -> zkr_client::Current<bool> {
+        MasterElection::leadership(self)
+    }
+
+    fn await_leadership(&self) -> impl std::future::Future<Output = Result<()>> + Send {
+        self.shared.flag.wait()
+    }
+
+    fn events(&self) -> EventStream<LeadershipEvent> {
+        MasterElection::events(self)
+    }
+
+    fn close(self) -> impl std::future::Future<Output = Result<()>> + Send {
+        MasterElection::close(self)
     }
 }
 
@@ -234,7 +262,7 @@ impl Drop for MasterElection {
         if let Some(task) = self.task().take() {
             task.abort();
         }
-        self.shared.set_master(false);
+        self.shared.flag.close(true);
         if let Some(session) = self.shared.maybe_owner().take() {
             delete_if_ours_in_background(&self.shared, session);
         }
@@ -365,7 +393,7 @@ async fn run(shared: Arc<Shared>) {
                 // E.g. no permission: try again, slowly.
                 *shared.maybe_owner() = None;
                 failures = failures.saturating_add(1);
-                tokio::time::sleep(Duration::from_millis(100u64 << failures.min(6))).await;
+                tokio::time::sleep(backoff(failures)).await;
                 continue;
             }
         }

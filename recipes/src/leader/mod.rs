@@ -3,15 +3,20 @@
 //! - [`LeaderSelector`]: Curator's selector (leads while a task runs, on a mutex).
 //! - [`LeaderElection`]: ZooKeeper's own election recipe, as a state machine with events.
 //! - [`MasterElection`]: one ephemeral node; whoever creates it is master.
+//!
+//! All four speak one vocabulary, the [`Leadership`] trait: `is_leader`, `leadership`,
+//! `await_leadership`, `await_leadership_timeout`, `events` and `close` (Curator's names, such
+//! as `hasLeadership`, are in each type's docs).
 
 mod election;
 mod latch;
+mod leadership;
 mod master;
 mod selector;
 
-pub use election::{
-    ElectionEvent, ElectionEvents, ElectionState, LeaderElection, LeaderOffer, OFFER_PREFIX,
-};
-pub use latch::{participants, CloseMode, LeaderLatch, LeadershipChanges, Participant, LATCH_NAME};
+pub use leadership::{Leadership, LeadershipEvent};
+
+pub use election::{ElectionEvent, ElectionState, LeaderElection, LeaderOffer, OFFER_PREFIX};
+pub use latch::{participants, CloseMode, LeaderLatch, Participant, LATCH_NAME};
 pub use master::{MasterElection, DEFAULT_MASTER_PATH};
 pub use selector::{CancelReason, LeaderContext, LeaderSelector, LeaderSelectorBuilder};

@@ -29,9 +29,10 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
-use zkr_client::{Client, ConnectionState, ErrorCode, EventType, Result};
+use zkr_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Result};
 
 use super::latch::{participants_of, Participant};
+use super::leadership::{backoff, LeaderFlag, Leadership, LeadershipEvent};
 use crate::framework::{wait_connected, ConnectionStatePolicy};
 use crate::lock::{InterProcessMutex, LockGuard};
 
@@ -145,7 +146,7 @@ struct Shared {
     policy: ConnectionStatePolicy,
     auto_requeue: std::sync::atomic::AtomicBool,
     cancel_grace: Duration,
-    leader: watch::Sender<bool>,
+    flag: LeaderFlag,
     control: Mutex<Control>,
     wake: Notify,
     closed: watch::Sender<bool>,
@@ -159,7 +160,7 @@ impl std::fmt::Debug for Shared {
             .field("path", &self.path)
             .field("id", &self.id)
             .field("policy", &self.policy)
-            .field("leader", &*self.leader.borrow())
+            .field("leader", &self.flag.get())
             .field("terms", &self.terms.load(Ordering::Relaxed))
             .finish()
     }
@@ -171,12 +172,7 @@ impl Shared {
     }
 
     fn set_leader(&self, is_leader: bool) {
-        let changed = self.leader.send_if_modified(|current| {
-            let changed = *current != is_leader;
-            *current = is_leader;
-            changed
-        });
-        if changed {
+        if self.flag.set(is_leader, true) {
             zkr_client::log!(info, leader = is_leader, "selector leadership changed");
         }
     }
@@ -189,6 +185,7 @@ impl Shared {
             control.term.clone()
         };
         self.set_leader(false);
+        self.flag.close(true);
         if let Some(term) = term {
             cancel(&term, CancelReason::Closed);
         }
@@ -259,7 +256,6 @@ impl LeaderSelectorBuilder {
         F: Fn(LeaderContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let (leader, _) = watch::channel(false);
         let (closed, closed_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             client: self.client,
@@ -268,7 +264,7 @@ impl LeaderSelectorBuilder {
             policy: self.policy,
             auto_requeue: self.auto_requeue.into(),
             cancel_grace: self.cancel_grace,
-            leader,
+            flag: LeaderFlag::new(),
             control: Mutex::new(Control {
                 busy: true,
                 ..Control::default()
@@ -347,22 +343,32 @@ impl LeaderSelector {
     }
 
     /// Whether this participant leads now (its leadership task is running and not being
-    /// cancelled).
-    pub fn has_leadership(&self) -> bool {
-        *self.shared.leader.borrow()
+    /// cancelled; Curator's `hasLeadership`).
+    pub fn is_leader(&self) -> bool {
+        self.shared.flag.get()
     }
 
     /// The leadership value, to read or wait on (coalesces quick changes).
     pub fn leadership(&self) -> zkr_client::Current<bool> {
-        zkr_client::Current::from_watch(self.shared.leader.subscribe())
+        self.shared.flag.current()
     }
 
-    /// Waits at most `timeout` for leadership; whether it leads.
-    pub async fn await_leadership_timeout(&self, timeout: Duration) -> bool {
-        let mut rx = self.shared.leader.subscribe();
-        tokio::time::timeout(timeout, rx.wait_for(|leads| *leads))
-            .await
-            .is_ok_and(|r| r.is_ok())
+    /// Waits until this participant leads (its term has started). Fails once the selector is
+    /// closed.
+    pub async fn await_leadership(&self) -> Result<()> {
+        self.shared.flag.wait().await
+    }
+
+    /// Waits at most `timeout` for leadership: `Ok(true)` once leading, `Ok(false)` if the
+    /// time ran out; fails once closed.
+    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
+        Leadership::await_leadership_timeout(self, timeout).await
+    }
+
+    /// Every leadership transition (a term starting, a term ending) from now on; none is
+    /// dropped.
+    pub fn events(&self) -> EventStream<LeadershipEvent> {
+        self.shared.flag.events()
     }
 
     /// How many terms this selector has started.
@@ -433,6 +439,30 @@ impl LeaderSelector {
     }
 }
 
+impl Leadership for LeaderSelector {
+    type Event = LeadershipEvent;
+
+    fn is_leader(&self) -> bool {
+        LeaderSelector::is_leader(self)
+    }
+
+    fn leadership(&self) -> zkr_client::Current<bool> {
+        LeaderSelector::leadership(self)
+    }
+
+    fn await_leadership(&self) -> impl Future<Output = Result<()>> + Send {
+        self.shared.flag.wait()
+    }
+
+    fn events(&self) -> EventStream<LeadershipEvent> {
+        LeaderSelector::events(self)
+    }
+
+    fn close(self) -> impl Future<Output = Result<()>> + Send {
+        LeaderSelector::close(self)
+    }
+}
+
 impl Drop for LeaderSelector {
     /// Like [`LeaderSelector::close`], in the background: leadership is reported lost at
     /// once, the leadership task is cancelled and the node deleted by the selector's task.
@@ -484,9 +514,8 @@ async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<(
                 // Not retryable by the lock itself (e.g. no permission): back off, then try
                 // again if requeueing, like Curator.
                 failures = failures.saturating_add(1);
-                let backoff = Duration::from_millis(100u64 << failures.min(6));
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
+                    _ = tokio::time::sleep(backoff(failures)) => {}
                     _ = closed.wait_for(|c| *c) => return Ok(()),
                 }
                 end_attempt(&shared);

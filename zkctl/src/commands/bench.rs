@@ -488,14 +488,14 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> 
             led.map(|()| (next, at))
         });
         let closed = Instant::now();
-        leader.close(CloseMode::Silent).await?;
+        leader.close_with(CloseMode::Silent).await?;
         let (next, at) = bounded("the hand-off", told)
             .await?
             .map_err(|e| zkr_client::Error::invalid(format!("latch task failed: {e}")))??;
         handoffs.push(at.duration_since(closed).as_nanos() as u64);
         leader = next;
     }
-    leader.close(CloseMode::Silent).await?;
+    leader.close_with(CloseMode::Silent).await?;
     let mut out = vec![figure("handoffs", handoffs.len(), "handoffs")];
     let handoffs = Latencies::new(handoffs);
     handoffs.figures("handoff_", false, &mut out);

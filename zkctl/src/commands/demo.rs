@@ -115,7 +115,7 @@ async fn story(
     // 1. The leader leaves cleanly: its node is deleted, and the next in line is told.
     let leaving = line.remove(0);
     let started = Instant::now();
-    leaving.latch.close(CloseMode::Silent).await?;
+    leaving.latch.close_with(CloseMode::Silent).await?;
     step("the next leader", line[0].latch.await_leadership()).await??;
     say!(
         "{} leaves (closes its latch): {} is told it leads {} later",
@@ -129,10 +129,10 @@ async fn story(
     //    behind it (which watched its node) moves up to watch the one before.
     if line.len() > 3 {
         let middle = line.remove(line.len() / 2);
-        middle.latch.close(CloseMode::Silent).await?;
+        middle.latch.close_with(CloseMode::Silent).await?;
         close(&middle.client).await;
         let leader = &line[0];
-        let still = leader.latch.has_leadership();
+        let still = leader.latch.is_leader();
         say!(
             "{} leaves from the middle of the line: {} {} leads",
             middle.name,
@@ -157,7 +157,7 @@ async fn story(
     }
     show_line(admin, &path).await?;
     for p in line {
-        p.latch.close(CloseMode::Silent).await?;
+        p.latch.close_with(CloseMode::Silent).await?;
         close(&p.client).await;
     }
     Ok(())

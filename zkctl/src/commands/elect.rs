@@ -7,7 +7,7 @@
 //! participant take over), is stopped before leaving on SIGINT/SIGTERM/SIGHUP, and is killed
 //! by a watchdog if zkctl dies (see [`crate::child`]).
 //!
-//! Leadership is followed through `LeaderLatch::subscribe`, which delivers every transition in
+//! Leadership is followed through `LeaderLatch::events`, which delivers every transition in
 //! order. This command runs on a current-thread runtime, so subscribing right after
 //! `LeaderLatch::start` happens before the latch's task first runs: no transition is missed.
 
@@ -16,7 +16,8 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use zkr_client::Client;
-use zkr_recipes::leader::LeadershipChanges;
+use zkr_client::EventStream;
+use zkr_recipes::leader::LeadershipEvent;
 use zkr_recipes::{CloseMode, LeaderLatch};
 
 use crate::args::Globals;
@@ -84,7 +85,7 @@ impl Election<'_> {
     async fn run(&mut self, once: bool) -> Outcome {
         loop {
             let latch = LeaderLatch::start(self.client, self.path, self.id);
-            let mut changes = latch.subscribe();
+            let mut changes = latch.events();
             eprintln!("zkctl: joined the election at {} as {}", self.path, self.id);
             match self.membership(&latch, &mut changes).await {
                 Ok(status) => {
@@ -120,14 +121,16 @@ impl Election<'_> {
     async fn membership(
         &mut self,
         latch: &LeaderLatch,
-        changes: &mut LeadershipChanges,
+        changes: &mut EventStream<LeadershipEvent>,
     ) -> Result<ExitStatus, Stop> {
         let mut leading = false;
         loop {
             while !leading {
                 tokio::select! {
                     change = changes.next() => match change {
-                        Some(now) => leading = now,
+                        Some(LeadershipEvent::Lost) => leading = false,
+                        // Gained, or transitions missed: look.
+                        Some(_) => leading = latch.is_leader(),
                         None => return Err(Stop::Failed(Failure::msg(format!(
                             "the election at {} ended (the session was closed)", self.path
                         )))),
@@ -135,7 +138,7 @@ impl Election<'_> {
                     signal = self.shutdown.recv() => return Err(Stop::Signal(signal)),
                 }
             }
-            if !latch.has_leadership() {
+            if !latch.is_leader() {
                 // Lost again already: that transition is queued; do not start.
                 leading = false;
                 continue;
@@ -185,7 +188,7 @@ impl Election<'_> {
     /// Leaves the election: the node is deleted now, so the next participant leads at once.
     /// Bounded by the session timeout (an unreachable server expires the node anyway).
     async fn leave(&self, latch: LeaderLatch) {
-        let closing = latch.close(CloseMode::Silent);
+        let closing = latch.close_with(CloseMode::Silent);
         match tokio::time::timeout(self.client.session_timeout(), closing).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => eprintln!("zkctl: leaving {}: {e}", self.path),
@@ -204,6 +207,10 @@ enum Stop {
 }
 
 /// Resolves when leadership is lost (or the latch is gone).
-async fn lost(changes: &mut LeadershipChanges) {
-    while let Some(true) = changes.next().await {}
+async fn lost(changes: &mut EventStream<LeadershipEvent>) {
+    while let Some(event) = changes.next().await {
+        if event == LeadershipEvent::Lost {
+            return;
+        }
+    }
 }

@@ -1,0 +1,164 @@
+//! The leader recipes' one vocabulary ([`Leadership`]), the same test for each of
+//! `LeaderLatch`, `LeaderSelector`, `LeaderElection` and `MasterElection`, written once over
+//! the trait: the first contender leads, the second waits (and a bounded wait says so
+//! without an error); the first leaves, the second is told and leads; a wait on a stopped
+//! recipe fails with an error of kind "closed", not a hang.
+
+use std::future::Future;
+use std::time::Duration;
+
+use zkr_client::Client;
+use zkr_recipes::leader::{ElectionEvent, Leadership, LeadershipEvent};
+use zkr_recipes::{LeaderElection, LeaderLatch, LeaderSelector, MasterElection};
+use zkr_testkit::TestingServer;
+
+mod support;
+use support::*;
+
+/// Runs the story with contenders made by `join`; `gained` says whether an event tells that
+/// leadership was gained.
+async fn story<L, J>(name: &str, join: J, gained: impl Fn(&L::Event) -> bool)
+where
+    L: Leadership + Send + Sync + 'static,
+    L::Event: std::fmt::Debug,
+    J: Fn(&Client, &str) -> L,
+{
+    let zk = TestingServer::start().unwrap();
+    let (a_client, b_client) = (connect(&zk).await, connect(&zk).await);
+    let a = join(&a_client, "a");
+    within(name, a.await_leadership()).await.unwrap();
+    assert!(a.is_leader(), "{name}: a leads");
+    assert!(a.leadership().get(), "{name}: a's leadership value");
+
+    let b = join(&b_client, "b");
+    let mut b_events = b.events();
+    assert_eq!(
+        b.await_leadership_timeout(Duration::from_millis(300))
+            .await
+            .unwrap(),
+        false,
+        "{name}: b waits while a leads"
+    );
+    assert!(!b.is_leader());
+
+    within(name, a.close()).await.unwrap();
+    within(&format!("{name}: b told it leads"), async {
+        loop {
+            let event = b_events.next().await.expect("b's events ended");
+            if gained(&event) {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
+    assert!(b.is_leader(), "{name}: b leads");
+    within(name, b.close()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_latch() {
+    story(
+        "latch",
+        |c: &Client, id: &str| LeaderLatch::start(c, "/lead/latch", id),
+        |e| *e == LeadershipEvent::Gained,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selector() {
+    story(
+        "selector",
+        |c: &Client, id: &str| {
+            LeaderSelector::start(c, "/lead/selector", id, |ctx| async move {
+                ctx.cancelled().await;
+            })
+        },
+        |e| *e == LeadershipEvent::Gained,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_election() {
+    story(
+        "election",
+        |c: &Client, id: &str| {
+            let election = LeaderElection::new(c, "/lead/election", id);
+            election.start();
+            election
+        },
+        |e| *e == ElectionEvent::ElectedComplete,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_master_election() {
+    story(
+        "master",
+        |c: &Client, id: &str| MasterElection::start_at(c, "/lead/master", id),
+        |e| *e == LeadershipEvent::Gained,
+    )
+    .await;
+}
+
+/// Waits on a recipe that stops meanwhile end with an error whose kind is "closed".
+async fn a_wait_ends_when_stopped<F: Future<Output = zkr_client::Result<()>>>(
+    name: &str,
+    wait: F,
+    stop: impl Future<Output = ()>,
+) {
+    let (waited, ()) = tokio::join!(within(name, wait), stop);
+    let e = waited.expect_err("the wait succeeded");
+    assert!(e.is_closed(), "{name}: {e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_on_a_stopped_recipe_fails_as_closed() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    let holder = MasterElection::start_at(&client, "/stop/master", "holder");
+    holder.await_leadership().await.unwrap();
+
+    let other = connect(&zk).await;
+    let master = MasterElection::start_at(&other, "/stop/master", "waiter");
+    a_wait_ends_when_stopped("master resigns", master.await_leadership(), async {
+        master.resign().await.unwrap();
+    })
+    .await;
+    // Contending again: waits again (and wins once the holder leaves).
+    assert!(master.rejoin());
+    holder.close().await.unwrap();
+    within("master after the holder left", master.await_leadership())
+        .await
+        .unwrap();
+
+    let election = LeaderElection::new(&other, "/stop/election", "e");
+    a_wait_ends_when_stopped(
+        "election stopped before it led",
+        election.await_leadership(),
+        async {
+            election.stop().await.unwrap();
+        },
+    )
+    .await;
+    let lock = zkr_recipes::InterProcessMutex::new(&client, "/stop/selector");
+    let guard = within("the lock", lock.acquire()).await.unwrap();
+    let selector = LeaderSelector::start(&other, "/stop/selector", "s", |ctx| async move {
+        ctx.cancelled().await;
+    });
+    // The selector waits behind the lock; a bad-path latch fails at once with its reason.
+    let latch = LeaderLatch::start(&other, "no-slash", "l");
+    let e = within("bad path", latch.await_leadership())
+        .await
+        .unwrap_err();
+    assert!(e.is_invalid_input(), "{e}");
+    assert!(!selector.is_leader());
+    guard.release().await.unwrap();
+    within("the selector leads", selector.await_leadership())
+        .await
+        .unwrap();
+    selector.close().await.unwrap();
+}
