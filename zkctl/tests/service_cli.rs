@@ -361,7 +361,7 @@ fn registered_while_the_command_runs_listed_picked_and_watched() {
 }
 
 #[test]
-fn a_permanent_instance_stays_until_unregistered() {
+fn permanent_instances_stay_until_unregistered_static_ones_go_with_the_command() {
     let base = "/perm";
     let out = run(&[
         "service",
@@ -423,6 +423,40 @@ fn a_permanent_instance_stays_until_unregistered() {
         stderr(&out)
     );
     assert_eq!(ok(&["service", "list", base, "jobs"]).lines().count(), 2);
+
+    // A static instance is persistent too, but unregistered when its command ends.
+    let file = Scratch::new("static");
+    let mut with_static = register_while_waiting(
+        &[
+            base,
+            "jobs",
+            "--address",
+            "batch-3",
+            "--port",
+            "9000",
+            "--id",
+            "s-1",
+            "--type",
+            "static",
+        ],
+        &file,
+    );
+    wait_until(
+        "the static command to start",
+        Duration::from_secs(20),
+        || file.text().ends_with('\n'),
+    );
+    let stat = ok(&["stat", "/perm/jobs/s-1"]);
+    assert!(stat.contains("ephemeralOwner = 0x0\n"), "{stat}");
+    assert!(ok(&["get", "/perm/jobs/s-1"]).contains(r#""serviceType":"STATIC""#));
+    release(&mut with_static, 3);
+    let out = finish(with_static, Duration::from_secs(20));
+    assert_eq!(exit_code(out.status), 3, "{}", stderr(&out));
+    assert_eq!(stderr(&out), "zkctl: registered /perm/jobs/s-1\n");
+    assert_eq!(
+        stderr(&run(&["get", "/perm/jobs/s-1"])),
+        "zkctl: NoNode: /perm/jobs/s-1\n"
+    );
 
     // unregister deletes them; a second time it is NoNode (exit 1).
     assert_eq!(ok(&["service", "unregister", base, "jobs", "p-1"]), "");
