@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zkr_testkit::TestingServer;
+use zkr_testkit::{FaultyProxy, ServerOptions, TestingServer};
 
 fn server() -> &'static TestingServer {
     static SERVER: OnceLock<TestingServer> = OnceLock::new();
@@ -23,9 +23,14 @@ fn server() -> &'static TestingServer {
 
 /// `zkctl --server <test server> ARGS...`, not started yet.
 fn zkctl(args: &[&str]) -> Command {
+    zkctl_on(&server().connect_string(), args)
+}
+
+/// `zkctl --server SERVER ARGS...`, not started yet.
+fn zkctl_on(server: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
     c.arg("--server")
-        .arg(server().connect_string())
+        .arg(server)
         .args(args)
         .env_remove("ZK_SERVER")
         .stdin(Stdio::null())
@@ -145,11 +150,19 @@ const WAIT_ON_STDIN: &str =
 
 /// `zkctl service register ... -- sh -c WAIT_ON_STDIN FILE`, its stdin a pipe the test holds.
 fn register_while_waiting(args: &[&str], file: &Scratch) -> Child {
+    register_on(&server().connect_string(), args, file)
+}
+
+/// [`register_while_waiting`] through `server`.
+fn register_on(server: &str, args: &[&str], file: &Scratch) -> Child {
     let file = file.0.display().to_string();
     let mut all = vec!["service", "register"];
     all.extend_from_slice(args);
     all.extend(["--", "sh", "-c", WAIT_ON_STDIN, &file]);
-    zkctl(&all).stdin(Stdio::piped()).spawn().unwrap()
+    zkctl_on(server, &all)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Ends the command `register_while_waiting` started, with exit code `code`.
@@ -668,4 +681,86 @@ fn bad_arguments_exit_with_the_usage_code() {
         "{help}"
     );
     assert!(ok(&["--help"]).contains("5 no instance to pick"));
+}
+
+#[test]
+fn a_dynamic_instance_comes_back_after_a_restart_and_an_expired_session() {
+    // Its own server; the registering zkctl reaches it through a proxy that can cut it off,
+    // the observers directly.
+    let own = TestingServer::start_with(ServerOptions::new().max_session_timeout_ms(4000))
+        .expect("ZooKeeper");
+    let proxy = FaultyProxy::start(own.address()).unwrap();
+    let direct = own.connect_string();
+    let list = || {
+        let out = finish(
+            zkctl_on(&direct, &["service", "list", "/far", "api"])
+                .spawn()
+                .unwrap(),
+            Duration::from_secs(20),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut watch = zkctl_on(&direct, &["service", "watch", "/far", "api"])
+        .spawn()
+        .unwrap();
+    let mut events = Lines::of(&mut watch);
+    events.wait_for("initialized");
+
+    let file = Scratch::new("far");
+    let mut registered = register_on(
+        &proxy.connect_string(),
+        &[
+            "--session-timeout",
+            "2000",
+            "/far",
+            "api",
+            "--address",
+            "10.0.0.7",
+            "--port",
+            "80",
+            "--id",
+            "far-1",
+        ],
+        &file,
+    );
+    wait_until("the command to start", Duration::from_secs(20), || {
+        file.text().ends_with('\n')
+    });
+    events.wait_for("added api far-1 10.0.0.7:80");
+    let first = list();
+    assert!(first.starts_with("api far-1 10.0.0.7:80 {"), "{first}");
+
+    // A server restart: the connection drops and comes back; the instance is there after it.
+    own.restart().unwrap();
+    wait_until(
+        "the instance after a restart",
+        Duration::from_secs(30),
+        || list() == first,
+    );
+
+    // Cut off past the session timeout: the server expires the session and its ephemeral
+    // node; once back, zkctl registers the instance again (the same JSON), CMD still running.
+    proxy.partition();
+    wait_until("the session to expire", Duration::from_secs(30), || {
+        list().is_empty()
+    });
+    events.wait_for("removed api far-1 10.0.0.7:80");
+    proxy.heal();
+    wait_until("the instance to come back", Duration::from_secs(30), || {
+        list() == first
+    });
+    events.wait_for("added api far-1 10.0.0.7:80");
+
+    release(&mut registered, 0);
+    let out = finish(registered, Duration::from_secs(20));
+    assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    assert_eq!(list(), "");
+    signal(watch.id(), "TERM");
+    let out = finish(watch, Duration::from_secs(20));
+    assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
+    eprintln!(
+        "service events across a restart and an expiry: {:?}",
+        events.all()
+    );
 }
