@@ -533,6 +533,13 @@ fn nodes_that_are_not_instances_are_named_and_skipped() {
     let mut watch = zkctl(&["service", "watch", base, "web"]).spawn().unwrap();
     let mut events = Lines::of(&mut watch);
     events.wait_for("initialized");
+    // A Java process updating the instance (updateService: a setData of its JSON).
+    ok(&[
+        "set",
+        "/mixed/web/ok",
+        r#"{"name":"web","id":"ok","address":"h","port":81,"serviceType":"PERMANENT"}"#,
+    ]);
+    events.wait_for("updated web ok h:81");
     ok(&["create", "/mixed/web/later", "[1,2]"]);
     let deadline = Instant::now() + Duration::from_secs(20);
     while !events.seen.iter().any(|l| l.starts_with("skipped ")) {
@@ -547,15 +554,15 @@ fn nodes_that_are_not_instances_are_named_and_skipped() {
     assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
     let lines = events.all();
     assert_eq!(
-        lines[..2],
-        ["added web ok h:80", "initialized"],
+        lines[..3],
+        ["added web ok h:80", "initialized", "updated web ok h:81"],
         "{lines:?}"
     );
     assert!(
-        lines[2].starts_with("skipped /mixed/web/later not a service instance: "),
+        lines[3].starts_with("skipped /mixed/web/later not a service instance: "),
         "{lines:?}"
     );
-    assert_eq!(lines[3..], ["instance web ok h:80"], "{lines:?}");
+    assert_eq!(lines[4..], ["instance web ok h:81"], "{lines:?}");
 }
 
 #[test]
