@@ -14,6 +14,8 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_LOCK_TIMEOUT: u8 = 3;
 /// Exit code when the lock was lost while the command ran.
 pub const EXIT_LOCK_LOST: u8 = 4;
+/// Exit code when `service pick` finds no instance to pick.
+pub const EXIT_NO_INSTANCE: u8 = 5;
 /// Exit code when the command to run cannot be started (as shells do).
 pub const EXIT_CANNOT_RUN: u8 = 127;
 

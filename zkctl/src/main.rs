@@ -4,8 +4,8 @@
 //! view of a subtree (`cache`), Curator's queues (`queue`) and counters (`counter`), a command
 //! run under a Curator-compatible lock (`lock`), only while leading an election (`elect`),
 //! inside a double barrier (`barrier`) or as a group member (`member`; `members` lists them),
-//! benchmarks (`bench`) and the leader-latch story (`demo`). See `zkctl --help` and
-//! `zkctl/README.md`.
+//! Curator's service discovery registry (`service`), benchmarks (`bench`) and the leader-latch
+//! story (`demo`). See `zkctl --help` and `zkctl/README.md`.
 //!
 //! Failures are one line on stderr and an exit code (2: usage, 1: ZooKeeper or I/O); never a
 //! panic message with a backtrace.

@@ -348,6 +348,9 @@ impl PersistentNode {
     /// A node already created at `actual` on the client's current session (by a recipe that
     /// made the first create itself, to see its exact error), kept from there: starting it
     /// adopts the node without writing it, and later re-creations use `actual`'s name.
+    /// (Only service discovery uses it: without the feature it would be dead code, a warning
+    /// in the default build, which the publish dry run refuses.)
+    #[cfg(feature = "discovery")]
     pub(crate) fn adopt(
         client: &Client,
         actual: &str,
@@ -366,6 +369,7 @@ impl PersistentNode {
     }
 
     /// Stops keeping the node without deleting it (another keeper holds it now).
+    #[cfg(feature = "discovery")]
     pub(crate) fn forget(&self) {
         let running = std::mem::replace(&mut *self.inner.run(), Run::Closed);
         if let Run::Running(stop, task) = running {

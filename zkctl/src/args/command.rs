@@ -182,6 +182,88 @@ pub enum QueueAction {
     },
 }
 
+/// How a registered service instance's node lives (`service register --type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceKind {
+    /// Ephemeral: Curator's `DYNAMIC` (the default).
+    Dynamic,
+    /// Persistent, deleted when the registration ends: `STATIC`.
+    Static,
+    /// Persistent, left in place when zkctl ends: `PERMANENT`.
+    Permanent,
+}
+
+/// How `service pick` picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickStrategy {
+    /// Each in turn (Curator's default).
+    RoundRobin,
+    /// Any one, uniformly.
+    Random,
+}
+
+/// `service register`: the instance and the command to run while it is registered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceRegistration {
+    /// The service's name.
+    pub name: String,
+    /// The instance id (`None`: a random UUID).
+    pub id: Option<String>,
+    /// Host name or address.
+    pub address: String,
+    /// Port.
+    pub port: Option<u16>,
+    /// TLS port.
+    pub ssl_port: Option<u16>,
+    /// The payload, JSON text (checked when the command runs: the parser is std only).
+    pub payload: Option<String>,
+    /// How the node lives.
+    pub kind: ServiceKind,
+    /// `--enabled` (`None`: not given, and no `enabled` key is written).
+    pub enabled: Option<bool>,
+    /// A URI template (checked when the command runs).
+    pub uri_spec: Option<String>,
+    /// SIGTERM-to-SIGKILL grace period.
+    pub grace: Duration,
+    /// The command to run (empty: register and exit, for a permanent instance).
+    pub command: Vec<String>,
+}
+
+/// What `zkctl service` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServiceAction {
+    /// Register an instance while a command runs.
+    Register(Box<ServiceRegistration>),
+    /// Delete an instance's node.
+    Unregister {
+        /// The service's name.
+        name: String,
+        /// The instance id.
+        id: String,
+    },
+    /// List instances (of one service, or of all).
+    List {
+        /// The service (`None`: every service).
+        name: Option<String>,
+    },
+    /// Print a service cache's events.
+    Watch {
+        /// The service's name.
+        name: String,
+        /// End after this long (`None`: at a signal).
+        run_for: Option<Duration>,
+    },
+    /// Pick instances from a provider.
+    Pick {
+        /// The service's name.
+        name: String,
+        /// How to pick.
+        strategy: PickStrategy,
+        /// How many picks.
+        count: usize,
+    },
+}
+
 /// How to create a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateArgs {
@@ -308,6 +390,13 @@ pub enum Command {
     Members {
         /// The group's node.
         path: String,
+    },
+    /// `service register|unregister|list|watch|pick BASE ...`
+    Service {
+        /// The registry's base path.
+        base: String,
+        /// What to do.
+        action: ServiceAction,
     },
     /// `lock PATH [--timeout MS] -- CMD...`
     Lock {

@@ -22,7 +22,8 @@ use std::time::Duration;
 
 pub use command::{
     Action, BenchKind, BenchOptions, BenchRuntime, CacheKind, Command, CounterAction, CreateArgs,
-    Globals, KerberosArgs, QueueAction, QueueKind, SaslDigest, Tls,
+    Globals, KerberosArgs, PickStrategy, QueueAction, QueueKind, SaslDigest, ServiceAction,
+    ServiceKind, ServiceRegistration, Tls,
 };
 pub use spec::{command_help, general_help};
 use spec::{command_spec, CommandSpec, GLOBAL_FLAGS};
@@ -226,6 +227,7 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
     let n = s.positionals.len();
     if n < spec.min_args {
         let missing = match (spec.name, n) {
+            ("service", 0) => "an action: register, unregister, list, watch or pick",
             (_, 0) => "PATH",
             ("counter", _) => "an action: get, add N, set N or cas OLD NEW",
             _ => spec.synopsis.split(' ').nth(n).unwrap_or("an argument"),
@@ -241,7 +243,8 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
             spec.synopsis
         ));
     }
-    if spec.takes_command && s.trailing.is_empty() {
+    // `service` runs a command only for `register`, and there optionally (checked below).
+    if spec.takes_command && s.trailing.is_empty() && spec.name != "service" {
         return usage(format!(
             "'{}' needs a command to run: zkctl {} {}",
             spec.name, spec.name, spec.synopsis
@@ -319,6 +322,10 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
             }
         }
         "members" => Command::Members { path: path() },
+        "service" => {
+            let args = (0..n).map(|_| path()).collect();
+            service(&flags, args, s.trailing, s.dashes)?
+        }
         "queue" => {
             let (action, queue_path) = (path(), path());
             let data = (n == 3).then(&mut path);
@@ -613,6 +620,203 @@ fn queue(
         other => return usage(format!("'queue' does put or take, not '{other}'")),
     };
     Ok(Command::Queue { path, action })
+}
+
+/// The forms of `service`: each action and what follows it.
+const SERVICE_FORMS: &[(&str, &str)] = &[
+    (
+        "register",
+        "BASE NAME --address A --port P [FLAGS] [-- CMD [ARGS...]]",
+    ),
+    ("unregister", "BASE NAME ID"),
+    ("list", "BASE [NAME]"),
+    ("watch", "BASE NAME [--for MS]"),
+    (
+        "pick",
+        "BASE NAME [--strategy round-robin|random] [--count N]",
+    ),
+];
+
+/// The `service` action a flag belongs to (`None`: a global flag).
+fn service_flag_action(flag: &str) -> Option<&'static str> {
+    match flag {
+        "address" | "port" | "ssl-port" | "id" | "payload" | "type" | "enabled" | "uri-spec"
+        | "grace" => Some("register"),
+        "for" => Some("watch"),
+        "strategy" | "count" => Some("pick"),
+        _ => None,
+    }
+}
+
+/// A service name or instance id: one node name.
+fn node_name(what: &str, name: String) -> Result<String, UsageError> {
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return usage(format!(
+            "{what} is a node name (not empty, no '/', not . or ..), not '{name}'"
+        ));
+    }
+    Ok(name)
+}
+
+/// `--port P`, `--ssl-port P`: 1 to 65535.
+fn port(flags: &Flags, name: &str) -> Result<Option<u16>, UsageError> {
+    match flags.value(name) {
+        None => Ok(None),
+        Some(v) => match v.parse::<u16>() {
+            Ok(p) if p > 0 => Ok(Some(p)),
+            _ => usage(format!("--{name} needs a port number (1-65535), not '{v}'")),
+        },
+    }
+}
+
+fn service(
+    flags: &Flags,
+    args: Vec<String>,
+    trailing: Vec<String>,
+    dashes: bool,
+) -> Result<Command, UsageError> {
+    let mut args = args.into_iter();
+    let action = args.next().unwrap_or_default();
+    let Some(&(action, form)) = SERVICE_FORMS.iter().find(|(a, _)| *a == action) else {
+        return usage(format!(
+            "'service' does register, unregister, list, watch or pick, not '{action}'"
+        ));
+    };
+    for (flag, _) in &flags.0 {
+        match service_flag_action(flag) {
+            Some(owner) if owner != action => {
+                return usage(format!("--{flag} is for 'service {owner}'"))
+            }
+            _ => {}
+        }
+    }
+    let rest: Vec<String> = args.collect();
+    let (min, max) = match action {
+        "unregister" => (3, 3),
+        "list" => (1, 2),
+        _ => (2, 2),
+    };
+    if rest.len() < min {
+        let missing = ["BASE", "NAME", "ID"][rest.len()];
+        return usage(format!(
+            "'service {action}' needs {missing}: zkctl service {action} {form}"
+        ));
+    }
+    if rest.len() > max || (!trailing.is_empty() && !dashes) {
+        return usage(if action == "register" {
+            // As with `member`: without `--` the words cannot be told apart.
+            format!("'service register' needs -- before the command: zkctl service register {form}")
+        } else {
+            format!(
+                "'service {action}' takes {form}, got {} arguments",
+                rest.len()
+            )
+        });
+    }
+    if !trailing.is_empty() && action != "register" {
+        return usage(format!(
+            "'service {action}' runs no command (-- CMD is for 'service register')"
+        ));
+    }
+    let mut rest = rest.into_iter();
+    let base = rest.next().unwrap_or_default();
+    let name = rest
+        .next()
+        .map(|n| node_name("a service name", n))
+        .transpose()?;
+    let name_given = || name.clone().unwrap_or_default();
+    let action = match action {
+        "register" => {
+            ServiceAction::Register(Box::new(registration(flags, name_given(), trailing)?))
+        }
+        "unregister" => ServiceAction::Unregister {
+            name: name_given(),
+            id: node_name("an instance id", rest.next().unwrap_or_default())?,
+        },
+        "list" => ServiceAction::List { name },
+        "watch" => ServiceAction::Watch {
+            name: name_given(),
+            run_for: flags.millis("for")?,
+        },
+        _ => ServiceAction::Pick {
+            name: name_given(),
+            strategy: match flags.value("strategy") {
+                None | Some("round-robin") => PickStrategy::RoundRobin,
+                Some("random") => PickStrategy::Random,
+                Some(other) => {
+                    return usage(format!(
+                        "--strategy: '{other}' is not round-robin or random"
+                    ))
+                }
+            },
+            count: flags.positive("count")?.unwrap_or(1),
+        },
+    };
+    Ok(Command::Service { base, action })
+}
+
+/// `service register`'s flags.
+fn registration(
+    flags: &Flags,
+    name: String,
+    command: Vec<String>,
+) -> Result<ServiceRegistration, UsageError> {
+    let address = match flags.value("address") {
+        Some(a) if !a.trim().is_empty() => a.to_string(),
+        Some(_) => return usage("--address needs a host name or address, not an empty value"),
+        None => {
+            return usage("'service register' needs --address A (where the instance is reached)")
+        }
+    };
+    let (port, ssl_port) = (port(flags, "port")?, port(flags, "ssl-port")?);
+    if port.is_none() && ssl_port.is_none() {
+        return usage("'service register' needs --port P (or --ssl-port P)");
+    }
+    let id = flags
+        .value("id")
+        .map(|id| node_name("an instance id", id.to_string()))
+        .transpose()?;
+    let kind = match flags.value("type") {
+        None | Some("dynamic") => ServiceKind::Dynamic,
+        Some("static") => ServiceKind::Static,
+        Some("permanent") => ServiceKind::Permanent,
+        Some(other) => {
+            return usage(format!(
+                "--type: '{other}' is not dynamic, static or permanent"
+            ))
+        }
+    };
+    let enabled = match flags.value("enabled") {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(other) => return usage(format!("--enabled: '{other}' is not true or false")),
+    };
+    if command.is_empty() && kind != ServiceKind::Permanent {
+        let why = match kind {
+            ServiceKind::Dynamic => {
+                "a dynamic instance's node is ephemeral and goes with zkctl's session"
+            }
+            _ => "a static instance is unregistered when zkctl ends",
+        };
+        return usage(format!(
+            "'service register' needs -- CMD to run while registered: {why} \
+             (--type permanent registers and exits)"
+        ));
+    }
+    Ok(ServiceRegistration {
+        name,
+        id,
+        address,
+        port,
+        ssl_port,
+        payload: flags.value("payload").map(str::to_string),
+        kind,
+        enabled,
+        uri_spec: flags.value("uri-spec").map(str::to_string),
+        grace: grace(flags)?,
+        command,
+    })
 }
 
 fn bench(flags: &Flags, kind: &str) -> Result<BenchOptions, UsageError> {
@@ -940,6 +1144,148 @@ mod tests {
         let (_, c) = command("members /g");
         assert_eq!(c, Command::Members { path: "/g".into() });
         assert!(error("members /g extra").starts_with("'members' takes 1 argument"));
+    }
+
+    #[test]
+    fn service_actions() {
+        let (_, c) = command(
+            "service register /services api --address 10.0.0.5 --port 8080 --ssl-port 8443 \
+             --id i-1 --payload {\"zone\":\"a\"} --type static --enabled false \
+             --uri-spec {scheme}://{address}:{port} --grace 500 -- ./serve --port 80",
+        );
+        assert_eq!(
+            c,
+            Command::Service {
+                base: "/services".into(),
+                action: ServiceAction::Register(Box::new(ServiceRegistration {
+                    name: "api".into(),
+                    id: Some("i-1".into()),
+                    address: "10.0.0.5".into(),
+                    port: Some(8080),
+                    ssl_port: Some(8443),
+                    payload: Some(r#"{"zone":"a"}"#.into()),
+                    kind: ServiceKind::Static,
+                    enabled: Some(false),
+                    uri_spec: Some("{scheme}://{address}:{port}".into()),
+                    grace: Duration::from_millis(500),
+                    command: vec!["./serve".into(), "--port".into(), "80".into()],
+                })),
+            }
+        );
+        // A permanent instance needs no command; --ssl-port alone will do.
+        let (_, c) = command("service register /s api --address h --ssl-port 443 --type permanent");
+        let Command::Service {
+            action: ServiceAction::Register(r),
+            ..
+        } = c
+        else {
+            panic!("{c:?}")
+        };
+        assert_eq!(
+            (r.port, r.ssl_port, r.kind),
+            (None, Some(443), ServiceKind::Permanent)
+        );
+        assert!(r.command.is_empty() && r.id.is_none() && r.enabled.is_none());
+        let service = |line: &str| match command(line).1 {
+            Command::Service { base, action } => (base, action),
+            other => panic!("{line}: {other:?}"),
+        };
+        assert_eq!(
+            service("service unregister /s api i-1"),
+            (
+                "/s".into(),
+                ServiceAction::Unregister {
+                    name: "api".into(),
+                    id: "i-1".into()
+                }
+            )
+        );
+        assert_eq!(
+            service("service list /s").1,
+            ServiceAction::List { name: None }
+        );
+        assert_eq!(
+            service("service list /s api").1,
+            ServiceAction::List {
+                name: Some("api".into())
+            }
+        );
+        assert_eq!(
+            service("service watch /s api --for 1500").1,
+            ServiceAction::Watch {
+                name: "api".into(),
+                run_for: Some(Duration::from_millis(1500))
+            }
+        );
+        assert_eq!(
+            service("service pick /s api").1,
+            ServiceAction::Pick {
+                name: "api".into(),
+                strategy: PickStrategy::RoundRobin,
+                count: 1
+            }
+        );
+        assert_eq!(
+            service("service pick /s api --strategy random --count 3").1,
+            ServiceAction::Pick {
+                name: "api".into(),
+                strategy: PickStrategy::Random,
+                count: 3
+            }
+        );
+        assert!(general_help().contains("service register|unregister|list|watch|pick"));
+    }
+
+    #[test]
+    fn service_usage_errors() {
+        let register = "service register /s api --address h --port 80";
+        assert!(error("service").contains("needs an action: register, unregister"));
+        assert!(error("service frob /s").contains("not 'frob'"));
+        assert!(error("service list").starts_with("'service list' needs BASE"));
+        assert!(error("service watch /s").starts_with("'service watch' needs NAME"));
+        assert!(error("service unregister /s api").starts_with("'service unregister' needs ID"));
+        assert!(error("service list /s a b").contains("takes BASE [NAME], got 3"));
+        assert!(error("service pick /s a -- true").contains("runs no command"));
+        assert!(error(&format!("{register} ./serve")).contains("needs -- before the command"));
+        assert!(error(&format!("{register} ./serve 80")).contains("needs -- before the command"));
+        // Dynamic and static instances go when zkctl ends: they need a command.
+        assert!(error(register).contains("ephemeral"));
+        assert!(error(&format!("{register} --type static")).contains("static"));
+        assert_eq!(
+            error("service register /s api --port 80 -- true"),
+            "'service register' needs --address A (where the instance is reached)"
+        );
+        assert!(error("service register /s api --address h -- true").contains("needs --port P"));
+        assert!(error("service register /s api --address= --port 1 -- true").contains("empty"));
+        for bad in ["0", "65536", "-1", "http"] {
+            assert_eq!(
+                error(&format!("{register} --port {bad} -- true").replace("--port 80 ", "")),
+                format!("--port needs a port number (1-65535), not '{bad}'")
+            );
+        }
+        assert!(error(&format!("{register} --ssl-port 70000 -- true")).contains("--ssl-port"));
+        assert!(error(&format!("{register} --type forever -- true")).contains("'forever'"));
+        assert!(error(&format!("{register} --enabled yes -- true")).contains("'yes'"));
+        assert!(error(&format!("{register} --id a/b -- true")).contains("an instance id"));
+        assert!(error("service list /s a/b").contains("a service name"));
+        assert!(error("service unregister /s a ..").contains("an instance id"));
+        // Each action's flags are its own.
+        assert_eq!(
+            error(&format!("{register} --count 2 -- true")),
+            "--count is for 'service pick'"
+        );
+        assert_eq!(
+            error("service watch /s api --port 1"),
+            "--port is for 'service register'"
+        );
+        assert_eq!(
+            error("service pick /s api --for 1"),
+            "--for is for 'service watch'"
+        );
+        assert!(error("service pick /s api --strategy sticky").contains("'sticky'"));
+        assert!(error("service pick /s api --count 0").contains("at least 1"));
+        assert!(error("service watch /s api --for soon").contains("milliseconds"));
+        assert!(error("service list /s --bogus").contains("unknown flag --bogus"));
     }
 
     #[test]

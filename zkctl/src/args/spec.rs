@@ -397,6 +397,80 @@ pub const COMMANDS: &[CommandSpec] = &[
         takes_command: false,
     },
     CommandSpec {
+        name: "service",
+        synopsis: "register|unregister|list|watch|pick BASE [NAME] ...",
+        about: "register, find and watch services in Curator's service discovery registry",
+        details: "The registry of Curator's ServiceDiscovery (curator-x-discovery): instance ID of\n\
+                  service NAME is the node BASE/NAME/ID, its data the instance's JSON as Curator\n\
+                  writes it, so Java services (Curator, Spring Cloud Zookeeper) share it.\n\
+                  \n\
+                  register BASE NAME --address A --port P [FLAGS] [-- CMD [ARGS...]]\n\
+                  Registers an instance (--id, else a random UUID) while CMD runs, then\n\
+                  unregisters it, as `member` does: CMD gets ZKCTL_SERVICE_NODE and\n\
+                  ZKCTL_SERVICE_ID, a line on stderr names the node, and the exit code is CMD's\n\
+                  (127: CMD cannot be started, 128+N: signal N). --type dynamic (the default) is\n\
+                  an ephemeral node kept across connection and session loss; static a persistent\n\
+                  one, deleted when CMD ends; permanent a persistent one that stays after zkctl\n\
+                  (CMD optional: without it zkctl prints the node's path and exits; remove it\n\
+                  with `service unregister`). The JSON has Curator's default format; with\n\
+                  --enabled it also has the `enabled` key.\n\
+                  unregister BASE NAME ID: deletes the instance's node (NoNode: exit 1).\n\
+                  list BASE [NAME]: one line per instance, `NAME ID ADDRESS:PORT JSON` (JSON: the\n\
+                  node's data as stored; `-` for a missing address or port); without NAME, each\n\
+                  service's name on a line of its own, then its instances. A node that is not an\n\
+                  instance is named on stderr with the reason, and the others are listed.\n\
+                  watch BASE NAME: a ServiceCache's events as `cache` prints them: `added`,\n\
+                  `updated`, `removed` (each `NAME ID ADDRESS:PORT`), `skipped PATH REASON`,\n\
+                  `initialized`, `suspended`, `reconnected`, `lost`, `lagged N`; the instances\n\
+                  found at the start come first as `added`, then `initialized`. When it ends\n\
+                  (--for, or SIGINT/SIGTERM/SIGHUP) it prints the instances, one `instance NAME ID\n\
+                  ADDRESS:PORT` line each, and exits 0.\n\
+                  pick BASE NAME: --count picks (default 1) from a started ServiceProvider\n\
+                  (enabled instances only), each printed as `list` prints it; exit 5 when there\n\
+                  is no instance to pick.",
+        flags: &[
+            valued("address", "A", "register: the host name or address (required)"),
+            valued(
+                "port",
+                "P",
+                "register: the port, 1-65535 (required unless --ssl-port)",
+            ),
+            valued("ssl-port", "P", "register: the TLS port, 1-65535"),
+            valued("id", "ID", "register: the instance id (default: a random UUID)"),
+            valued(
+                "payload",
+                "JSON",
+                "register: the payload, any JSON value (default null)",
+            ),
+            valued(
+                "type",
+                "T",
+                "register: dynamic (ephemeral, the default), static or permanent",
+            ),
+            valued(
+                "enabled",
+                "true|false",
+                "register: whether providers may pick it (writes the `enabled` key)",
+            ),
+            valued(
+                "uri-spec",
+                "TEMPLATE",
+                "register: a URI template, e.g. {scheme}://{address}:{port}",
+            ),
+            GRACE,
+            valued("for", "MS", "watch: end MS milliseconds after connecting"),
+            valued(
+                "strategy",
+                "S",
+                "pick: round-robin (the default) or random",
+            ),
+            valued("count", "N", "pick: how many picks (default 1)"),
+        ],
+        min_args: 1,
+        max_args: 4,
+        takes_command: true,
+    },
+    CommandSpec {
         name: "lock",
         synopsis: "PATH [--] CMD [ARGS...]",
         about: "run CMD holding a Curator-compatible mutex (InterProcessMutex)",
@@ -532,8 +606,9 @@ pub fn general_help() -> String {
     push_flags(&mut out, GLOBAL_FLAGS);
     out.push_str(
         "\nExit codes: 0 ok, 1 ZooKeeper or I/O error (and `counter cas` not applied),\n\
-         2 usage error, 3 a timeout (lock, barrier, queue take); lock/elect/barrier/member:\n\
-         CMD's (see zkctl lock --help). Run `zkctl COMMAND --help` for a command's flags.\n",
+         2 usage error, 3 a timeout (lock, barrier, queue take), 5 no instance to pick\n\
+         (service pick); lock/elect/barrier/member/service register: CMD's (see\n\
+         zkctl lock --help). Run `zkctl COMMAND --help` for a command's flags.\n",
     );
     out
 }

@@ -10,6 +10,7 @@ pub mod elect;
 pub mod group;
 pub mod lock;
 pub mod queue;
+pub mod service;
 pub mod watch;
 
 use std::time::Duration;
@@ -120,6 +121,7 @@ pub async fn run(g: Globals, command: Command) -> Outcome {
             command,
         } => group::member(&g, &path, &id, &data, grace, &command).await,
         Command::Members { path } => group::members(&g, &path).await,
+        Command::Service { base, action } => service::run(&g, &base, action).await,
         data_command => {
             let client = connect(&g).await?;
             let result = data::run(&client, data_command).await;

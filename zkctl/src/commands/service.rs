@@ -1,0 +1,541 @@
+//! `service register|unregister|list|watch|pick BASE ...`: Curator's service discovery
+//! registry (`curator-x-discovery`) from a shell, on the recipes' `discovery` module.
+//!
+//! - `register` runs CMD as `member` does (see [`crate::child`]) while the instance is
+//!   registered by a [`ServiceDiscovery`] (which keeps it across connection and session loss),
+//!   then unregisters it; a permanent instance may be registered without CMD and stays.
+//! - `unregister` deletes one instance's node.
+//! - `list` reads the registry: one line per instance with its JSON as stored; a node that is
+//!   not an instance is named on stderr, never hiding the others.
+//! - `watch` prints a [`ServiceCache`](zkr_recipes::discovery::ServiceCache)'s events as
+//!   `cache` prints its own, then the instances.
+//! - `pick` asks a started [`ServiceProvider`](zkr_recipes::discovery::ServiceProvider).
+//!
+//! Instances are read as `ServiceInstance<serde_json::Value>` (any payload); `register`
+//! writes `--payload` (any JSON value) as given, compact, its keys in the order given (a
+//! `Value` would sort them: Jackson's `@class` is expected first).
+
+use std::collections::HashMap;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+use zkr_client::{Client, ErrorCode};
+use zkr_recipes::discovery::{
+    self, JsonFormat, Random, RoundRobin, ServiceCacheEvent, ServiceDiscovery, ServiceInstance,
+    ServiceType, UriSpec,
+};
+
+use crate::args::{Globals, PickStrategy, ServiceAction, ServiceKind, ServiceRegistration};
+use crate::child::{exit_code, Supervised};
+use crate::commands::{close, connect};
+use crate::failure::{Failure, Outcome, EXIT_NO_INSTANCE};
+use crate::output::say;
+use crate::pipeline;
+use crate::signals::{Shutdown, Terminate};
+
+/// Runs one `service` action on the registry under `base`.
+pub async fn run(g: &Globals, base: &str, action: ServiceAction) -> Outcome {
+    zkr_client::validate_path(base, false)?;
+    match action {
+        ServiceAction::Register(registration) => register(g, base, &registration).await,
+        ServiceAction::Watch { name, run_for } => watch(g, base, &name, run_for).await,
+        action => {
+            let client = connect(g).await?;
+            let result = match action {
+                ServiceAction::Unregister { name, id } => {
+                    let path = child(&child(base, &name), &id);
+                    client
+                        .delete(&path, None)
+                        .await
+                        .map(|()| 0)
+                        .map_err(Into::into)
+                }
+                ServiceAction::List { name } => list(&client, base, name.as_deref()).await,
+                ServiceAction::Pick {
+                    name,
+                    strategy,
+                    count,
+                } => pick(&client, base, &name, strategy, count).await,
+                ServiceAction::Register(_) | ServiceAction::Watch { .. } => unreachable!(),
+            };
+            close(&client).await;
+            result
+        }
+    }
+}
+
+/// `parent/name` (`/name` under the root).
+fn child(parent: &str, name: &str) -> String {
+    format!("{}/{name}", parent.trim_end_matches('/'))
+}
+
+/// `NAME ID ADDRESS:PORT`, `-` for a missing address or port.
+fn identity<P>(instance: &ServiceInstance<P>) -> String {
+    format!(
+        "{} {} {}:{}",
+        instance.name,
+        instance.id,
+        instance.address.as_deref().unwrap_or("-"),
+        instance
+            .port
+            .map_or_else(|| "-".to_string(), |p| p.to_string())
+    )
+}
+
+/// An instance as `list` and `pick` print it: `NAME ID ADDRESS:PORT JSON`, the JSON as stored
+/// (a JSON text has line breaks only between tokens: they become spaces, so it stays one line).
+fn instance_line<P>(instance: &ServiceInstance<P>, json: &[u8]) -> String {
+    let text = String::from_utf8_lossy(json).replace(['\n', '\r'], " ");
+    format!("{} {}", identity(instance), text.trim())
+}
+
+/// What `register` writes as the payload: the JSON text given, compact.
+type Payload = Box<RawValue>;
+
+/// `--payload`: checked as JSON, then written as given without the whitespace between tokens
+/// (as Jackson writes it); JSON `null` is no payload.
+fn payload(text: &str) -> Result<Option<Payload>, Failure> {
+    let not_json = |e: serde_json::Error| Failure::Usage(format!("--payload is not JSON ({e})"));
+    if serde_json::from_str::<Value>(text)
+        .map_err(not_json)?
+        .is_null()
+    {
+        return Ok(None);
+    }
+    RawValue::from_string(compact(text))
+        .map(Some)
+        .map_err(not_json)
+}
+
+/// JSON text without whitespace outside strings.
+fn compact(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The instance `service register` was given; a payload that is not JSON or a bad URI
+/// template is a usage error (the parser, std only, cannot tell).
+fn instance(r: &ServiceRegistration) -> Result<ServiceInstance<Payload>, Failure> {
+    let mut builder = ServiceInstance::<Payload>::builder(&r.name)
+        .address(&r.address)
+        .service_type(match r.kind {
+            ServiceKind::Dynamic => ServiceType::Dynamic,
+            ServiceKind::Static => ServiceType::Static,
+            ServiceKind::Permanent => ServiceType::Permanent,
+        });
+    if let Some(id) = &r.id {
+        builder = builder.id(id);
+    }
+    if let Some(port) = r.port {
+        builder = builder.port(port);
+    }
+    if let Some(port) = r.ssl_port {
+        builder = builder.ssl_port(port);
+    }
+    if let Some(payload) = r.payload.as_deref().map(payload).transpose()?.flatten() {
+        builder = builder.payload(payload);
+    }
+    if let Some(template) = &r.uri_spec {
+        match UriSpec::parse(template) {
+            Ok(spec) => builder = builder.uri_spec(spec),
+            Err(e) => {
+                let why = e.to_string();
+                let why = why.strip_prefix("BadArguments: ").unwrap_or(&why);
+                return Err(Failure::Usage(format!("--uri-spec: {why}")));
+            }
+        }
+    }
+    if let Some(enabled) = r.enabled {
+        builder = builder.enabled(enabled);
+    }
+    Ok(builder.build()?)
+}
+
+/// Registers, runs CMD, unregisters; the exit code is CMD's (0 without CMD).
+async fn register(g: &Globals, base: &str, r: &ServiceRegistration) -> Outcome {
+    let instance = instance(r)?;
+    // `--enabled` is written only in Curator's second format (the default one has no key).
+    let format = match r.enabled {
+        Some(_) => JsonFormat::WithEnabled,
+        None => JsonFormat::Compatible,
+    };
+    // Listen first: from here on a termination request is handled, never fatal.
+    let mut shutdown = Shutdown::install()?;
+    let client = tokio::select! {
+        client = connect(g) => client?,
+        signal = shutdown.recv() => return Ok(signal.exit_code()),
+    };
+    let discovery = ServiceDiscovery::<Payload>::new(&client, base).with_format(format);
+    let result = registered(&client, &discovery, &instance, r, &mut shutdown).await;
+    // Closing the session deletes a dynamic instance now if unregistering could not.
+    close(&client).await;
+    result
+}
+
+/// How CMD's run ended.
+enum End {
+    Exited(io::Result<ExitStatus>),
+    Signal(Terminate),
+}
+
+async fn registered(
+    client: &Client,
+    discovery: &ServiceDiscovery<Payload>,
+    instance: &ServiceInstance<Payload>,
+    r: &ServiceRegistration,
+    shutdown: &mut Shutdown,
+) -> Outcome {
+    // Dropping the registration on a signal is safe: the recipe deletes what it made.
+    tokio::select! {
+        done = discovery.register(instance) => done?,
+        signal = shutdown.recv() => return Ok(signal.exit_code()),
+    }
+    let node = discovery.path_for(&instance.name, &instance.id);
+    if r.command.is_empty() {
+        // A permanent instance (the parser allows no other without CMD): it stays.
+        say(&node)?;
+        return Ok(0);
+    }
+    eprintln!("zkctl: registered {node}");
+    let result = run_command(&node, instance, r, shutdown).await;
+    if r.kind == ServiceKind::Permanent {
+        eprintln!(
+            "zkctl: {node} stays registered (permanent; `zkctl service unregister {} {} {}` \
+             removes it)",
+            discovery.base_path(),
+            instance.name,
+            instance.id
+        );
+    } else {
+        unregister(client, discovery, instance, &node).await;
+    }
+    result
+}
+
+async fn run_command(
+    node: &str,
+    instance: &ServiceInstance<Payload>,
+    r: &ServiceRegistration,
+    shutdown: &mut Shutdown,
+) -> Outcome {
+    let mut child = Supervised::spawn(
+        &r.command,
+        &[
+            ("ZKCTL_SERVICE_NODE", node),
+            ("ZKCTL_SERVICE_ID", &instance.id),
+        ],
+    )?;
+    let end = tokio::select! {
+        status = child.wait() => End::Exited(status),
+        signal = shutdown.recv() => End::Signal(signal),
+    };
+    match end {
+        End::Exited(status) => Ok(exit_code(status?)),
+        End::Signal(signal) => {
+            eprintln!(
+                "zkctl: {}: stopping pid {}, then unregistering {node}",
+                signal.name,
+                child.pid()
+            );
+            if let Err(e) = child.stop(r.grace, Some(shutdown)).await {
+                eprintln!("zkctl: stopping pid {}: {e}", child.pid());
+            }
+            Ok(signal.exit_code())
+        }
+    }
+}
+
+/// Unregisters, waiting at most a session timeout for the server.
+async fn unregister(
+    client: &Client,
+    discovery: &ServiceDiscovery<Payload>,
+    instance: &ServiceInstance<Payload>,
+    node: &str,
+) {
+    let outcome =
+        tokio::time::timeout(client.session_timeout(), discovery.unregister(instance)).await;
+    let left_behind = match instance.service_type {
+        ServiceType::Static => "it stays until `zkctl service unregister`",
+        _ => "the node goes with the session",
+    };
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => eprintln!("zkctl: unregistering {node}: {e} ({left_behind})"),
+        Err(_) => eprintln!("zkctl: could not confirm unregistering {node} ({left_behind})"),
+    }
+}
+
+/// `list BASE [NAME]`.
+async fn list(client: &Client, base: &str, name: Option<&str>) -> Outcome {
+    match name {
+        Some(name) => list_service(client, base, name).await?,
+        None => {
+            let discovery = ServiceDiscovery::<Value>::new(client, base);
+            for name in discovery.query_for_names().await? {
+                say(&name)?;
+                list_service(client, base, &name).await?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// One service's instances, by node name; a node that is not an instance is named on stderr.
+/// A service (or base) that does not exist has none.
+async fn list_service(client: &Client, base: &str, name: &str) -> Result<(), Failure> {
+    let parent = child(base, name);
+    let mut ids = match client.get_children(&parent).await {
+        Ok(children) => children.to_vec(),
+        Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    ids.sort();
+    let nodes: Vec<String> = ids.iter().map(|id| child(&parent, id)).collect();
+    let data = pipeline::all_chunked(&nodes, |node| client.get_data(node)).await;
+    for (node, read) in nodes.iter().zip(data) {
+        match read {
+            Ok((json, _)) => match discovery::from_json::<Value>(&json) {
+                Ok(instance) => say(instance_line(&instance, &json))?,
+                Err(e) => {
+                    let why = e.to_string();
+                    let why = why.strip_prefix("BadArguments: ").unwrap_or(&why);
+                    eprintln!("zkctl: {node}: skipped: {why}");
+                }
+            },
+            // Unregistered between the listing and the read.
+            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// `watch BASE NAME [--for MS]`: events until `run_for` has passed (once started) or a
+/// signal comes, then the instances; exits 0.
+async fn watch(g: &Globals, base: &str, name: &str, run_for: Option<Duration>) -> Outcome {
+    let mut shutdown = Shutdown::install()?;
+    let client = connect(g).await?;
+    let result = follow(&client, base, name, run_for, &mut shutdown).await;
+    close(&client).await;
+    result
+}
+
+async fn follow(
+    client: &Client,
+    base: &str,
+    name: &str,
+    run_for: Option<Duration>,
+    shutdown: &mut Shutdown,
+) -> Outcome {
+    let discovery = ServiceDiscovery::<Value>::new(client, base);
+    let cache = discovery.service_cache(name);
+    // Taken before the start; the start's own read is not told as events, so the instances it
+    // found are printed from the snapshot (on this current-thread runtime, nothing can change
+    // it between the start's return and the read).
+    let mut events = cache.events();
+    cache.start().await?;
+    for instance in cache.instances().iter() {
+        say(format!("added {}", identity(instance)))?;
+    }
+    say("initialized")?;
+    let deadline = run_for.map(|d| tokio::time::Instant::now() + d);
+    let until_deadline = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(until_deadline);
+    loop {
+        tokio::select! {
+            _ = shutdown.recv() => break,
+            () = &mut until_deadline => break,
+            event = events.next() => match event {
+                Some(event) => {
+                    if let Some(line) = event_line(&event) {
+                        say(line)?;
+                    }
+                }
+                None => return Err(Failure::msg(format!(
+                    "the cache of {} stopped", cache.path()
+                ))),
+            },
+        }
+    }
+    // The events already queued belong to the instances printed below.
+    while let Some(event) = events.try_next() {
+        if let Some(line) = event_line(&event) {
+            say(line)?;
+        }
+    }
+    for instance in cache.instances().iter() {
+        say(format!("instance {}", identity(instance)))?;
+    }
+    Ok(0)
+}
+
+/// One event as a line (`added api 1 10.0.0.5:8080`); `None` for kinds this version does not
+/// know.
+fn event_line(event: &ServiceCacheEvent<Value>) -> Option<String> {
+    Some(match event {
+        ServiceCacheEvent::Added(i) => format!("added {}", identity(i)),
+        ServiceCacheEvent::Updated { new, .. } => format!("updated {}", identity(new)),
+        ServiceCacheEvent::Removed(i) => format!("removed {}", identity(i)),
+        ServiceCacheEvent::Skipped { path, reason } => {
+            let reason = reason.strip_prefix("BadArguments: ").unwrap_or(reason);
+            format!("skipped {path} {reason}")
+        }
+        ServiceCacheEvent::Suspended => "suspended".to_string(),
+        ServiceCacheEvent::Reconnected => "reconnected".to_string(),
+        ServiceCacheEvent::Lost => "lost".to_string(),
+        ServiceCacheEvent::Lagged { missed } => format!("lagged {missed}"),
+        _ => return None,
+    })
+}
+
+/// `pick BASE NAME`: `count` picks from a started provider, each printed as `list` prints it
+/// (the JSON read from its node once picked).
+async fn pick(
+    client: &Client,
+    base: &str,
+    name: &str,
+    strategy: PickStrategy,
+    count: usize,
+) -> Outcome {
+    let discovery = ServiceDiscovery::<Value>::new(client, base);
+    let provider = match strategy {
+        PickStrategy::RoundRobin => discovery.provider(name).strategy(RoundRobin::new()),
+        PickStrategy::Random => discovery.provider(name).strategy(Random::new()),
+    }
+    .build();
+    provider.start().await?;
+    let candidates = provider.all_instances();
+    if candidates.is_empty() {
+        let path = child(base, name);
+        let cached = provider.cached_instances().len();
+        let why = if cached == 0 {
+            format!("no instance of service {name} is registered at {path}")
+        } else {
+            format!("none of the {cached} instances at {path} is enabled")
+        };
+        return Err(Failure::Message(
+            format!("nothing to pick: {why}"),
+            EXIT_NO_INSTANCE,
+        ));
+    }
+    // Each candidate's JSON as stored, read once (pipelined) whatever the number of picks.
+    let nodes: Vec<String> = candidates
+        .iter()
+        .map(|i| discovery.path_for(&i.name, &i.id))
+        .collect();
+    let reads = pipeline::all_chunked(&nodes, |node| client.get_data(node)).await;
+    let mut stored: HashMap<&str, Vec<u8>> = HashMap::new();
+    for (instance, read) in candidates.iter().zip(reads) {
+        match read {
+            Ok((json, _)) => {
+                stored.insert(&instance.id, json.to_vec());
+            }
+            // Gone since (or a DYNAMIC_SEQUENTIAL node, named id + sequence): the instance
+            // as the provider holds it, in Curator's format.
+            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for _ in 0..count {
+        let Some(instance) = provider.instance() else {
+            return Err(Failure::Message(
+                format!("nothing to pick: the instances of {name} went"),
+                EXIT_NO_INSTANCE,
+            ));
+        };
+        let line = match stored.get(instance.id.as_str()) {
+            Some(json) => instance_line(&instance, json),
+            None => instance_line(&instance, &written(&instance)?),
+        };
+        say(line)?;
+    }
+    Ok(0)
+}
+
+/// The instance in Curator's default format.
+fn written(instance: &Arc<ServiceInstance<Value>>) -> Result<Vec<u8>, Failure> {
+    Ok(discovery::to_json(
+        instance.as_ref(),
+        JsonFormat::Compatible,
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_are_written_as_given_without_whitespace() {
+        let text = |json: &str| payload(json).unwrap().map(|p| p.get().to_string());
+        assert_eq!(
+            text("{ \"zone\" : \"a b\\\" }\",\n \"@class\":\"x.Y\", \"n\": [1, 2.50] }"),
+            Some(r#"{"zone":"a b\" }","@class":"x.Y","n":[1,2.50]}"#.to_string())
+        );
+        assert_eq!(text(" \"plain\" "), Some(r#""plain""#.to_string()));
+        assert_eq!(text("null"), None);
+        for bad in ["{zone:1}", "", "[1,]", "1 2"] {
+            assert!(matches!(payload(bad), Err(Failure::Usage(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lines() {
+        let instance = ServiceInstance::<Value>::builder("api")
+            .id("i-1")
+            .address("10.0.0.5")
+            .port(8080)
+            .build()
+            .unwrap();
+        assert_eq!(identity(&instance), "api i-1 10.0.0.5:8080");
+        assert_eq!(
+            instance_line(&instance, b"{\"a\":\n1}\r\n"),
+            "api i-1 10.0.0.5:8080 {\"a\": 1}"
+        );
+        let bare = ServiceInstance::<Value>::builder("api")
+            .id("i-2")
+            .ssl_port(8443)
+            .build()
+            .unwrap();
+        assert_eq!(identity(&bare), "api i-2 -:-");
+        let added = ServiceCacheEvent::Added(Arc::new(instance.clone()));
+        assert_eq!(event_line(&added).unwrap(), "added api i-1 10.0.0.5:8080");
+        let skipped = ServiceCacheEvent::<Value>::Skipped {
+            path: "/s/api/x".into(),
+            reason: "BadArguments: not a service instance: EOF".into(),
+        };
+        assert_eq!(
+            event_line(&skipped).unwrap(),
+            "skipped /s/api/x not a service instance: EOF"
+        );
+        assert_eq!(
+            event_line(&ServiceCacheEvent::<Value>::Lagged { missed: 3 }).unwrap(),
+            "lagged 3"
+        );
+    }
+}
