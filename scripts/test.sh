@@ -17,4 +17,7 @@ cargo run --quiet --example sasl_digest --features sasl-digest
 # Kerberos server (krb5 and libkrb5-dev come from install-zookeeper.sh), and its example.
 cargo test -p zkr-client --features sasl-gssapi --test sasl_kerberos "$@"
 cargo run --quiet --example sasl_kerberos --features sasl-gssapi
+# Service discovery against Curator 5.4's own (the root crate's `discovery` feature, which the
+# workspace run above does not turn on for it).
+cargo test --features discovery --test curator_discovery "$@"
 cargo test --workspace --doc
