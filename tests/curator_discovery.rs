@@ -313,11 +313,14 @@ async fn java_unregister<P>(peer: &mut Peer, instance: &ServiceInstance<P>) {
 
 /// Waits until the peer's ServiceCache holds exactly `want` (sorted by id): its view now
 /// (`cached`), then each `CACHE_CHANGED` it prints, until one matches (or the deadline).
-async fn java_cache_until(peer: &mut Peer, want: &[Seen]) {
+async fn java_cache_until(peer: &mut Peer, what: &str, want: &[Seen]) {
     let now = parse_list(&peer.ask("cached", "CACHED").await);
     if now == want {
         return;
     }
+    // Shown if the wait fails (the peer's message has only the raw lines).
+    let ids: Vec<&str> = want.iter().map(|s| s.id.as_str()).collect();
+    eprintln!("{what}: waiting for Curator's cache to hold {ids:?}; it holds {now:#?}");
     peer.expect_event("CACHE_CHANGED", |rest| parse_list(rest) == want)
         .await;
 }
@@ -748,12 +751,12 @@ async fn each_cache_follows_the_other_side() {
         std::slice::from_ref(&java),
     )
     .await;
-    java_cache_until(&mut peer, &seen_all(&[&java])).await;
+    java_cache_until(&mut peer, "Curator's own registration", &seen_all(&[&java])).await;
 
     // We register: Curator's cache sees it.
     let ours = full("api", "zkr-1", 9090, details(ODD, 2));
     within("register", discovery.register(&ours)).await.unwrap();
-    java_cache_until(&mut peer, &seen_all(&[&java, &ours])).await;
+    java_cache_until(&mut peer, "our registration", &seen_all(&[&java, &ours])).await;
     cache_until(
         || cache.instances(),
         &mut events,
@@ -799,7 +802,7 @@ async fn each_cache_follows_the_other_side() {
     ours2.payload = Some(details("z2", -2));
     ours2.uri_spec = Some(UriSpec::parse("{scheme}://{address}:{port}/v2").unwrap());
     within("update", discovery.update(&ours2)).await.unwrap();
-    java_cache_until(&mut peer, &seen_all(&[&java2, &ours2])).await;
+    java_cache_until(&mut peer, "our update", &seen_all(&[&java2, &ours2])).await;
     cache_until(
         || provider.cached_instances(),
         &mut provider_events,
@@ -831,7 +834,7 @@ async fn each_cache_follows_the_other_side() {
     within("unregister", discovery.unregister(&ours2))
         .await
         .unwrap();
-    java_cache_until(&mut peer, &[]).await;
+    java_cache_until(&mut peer, "our unregistration", &[]).await;
     cache_until(|| cache.instances(), &mut events, "our unregistration", &[]).await;
     cache_until(
         || provider.cached_instances(),
@@ -873,7 +876,7 @@ async fn registrations_and_caches_carry_on_across_a_server_restart() {
         &both,
     )
     .await;
-    java_cache_until(&mut peer, &seen_all(&[&java, &ours])).await;
+    java_cache_until(&mut peer, "before the restart", &seen_all(&[&java, &ours])).await;
 
     let java_path = "/services/api/java-1";
     let java_czxid = czxid(&client, java_path).await;
@@ -883,7 +886,7 @@ async fn registrations_and_caches_carry_on_across_a_server_restart() {
     // Curator deletes and creates its node again on RECONNECTED: once it has, its
     // re-registration cannot overwrite the updates below.
     until_made_again(&client, java_path, java_czxid).await;
-    java_cache_until(&mut peer, &seen_all(&[&java, &ours])).await;
+    java_cache_until(&mut peer, "after the restart", &seen_all(&[&java, &ours])).await;
     cache_until(
         || cache.instances(),
         &mut events,
@@ -918,7 +921,7 @@ async fn registrations_and_caches_carry_on_across_a_server_restart() {
         &sorted(&all),
     )
     .await;
-    java_cache_until(&mut peer, &seen_all(&all)).await;
+    java_cache_until(&mut peer, "changes after the restart", &seen_all(&all)).await;
     cache.close().await;
     peer.exit().await;
     within("close", discovery.close()).await.unwrap();
@@ -960,13 +963,13 @@ async fn our_instance_comes_back_after_our_session_expires() {
         &sorted(&[&java, &ours]),
     )
     .await;
-    java_cache_until(&mut peer, &seen_all(&[&java, &ours])).await;
+    java_cache_until(&mut peer, "before", &seen_all(&[&java, &ours])).await;
 
     let old_session = client.session_id();
     let mut states = client.state_changes();
     proxy.partition();
     // The server expires our session: our ephemeral instance goes, Curator's cache sees it.
-    java_cache_until(&mut peer, &seen_all(&[&java])).await;
+    java_cache_until(&mut peer, "our session expired", &seen_all(&[&java])).await;
     // Curator writes while we cannot see.
     let mut java2 = java.clone();
     java2.payload = Some(details("j2", 20));
@@ -982,7 +985,7 @@ async fn our_instance_comes_back_after_our_session_expires() {
 
     // Ours comes back by itself; Curator's cache sees it with every field.
     let all = [&java2, &java3, &ours];
-    java_cache_until(&mut peer, &seen_all(&all)).await;
+    java_cache_until(&mut peer, "our instance back", &seen_all(&all)).await;
     let (data, stat) = observer.get_data("/services/api/zkr-1").await.unwrap();
     assert_eq!(
         stat.ephemeral_owner,
@@ -1011,7 +1014,12 @@ async fn our_instance_comes_back_after_our_session_expires() {
     within("unregister", discovery.unregister(&ours))
         .await
         .unwrap();
-    java_cache_until(&mut peer, &seen_all(&[&java2, &java3])).await;
+    java_cache_until(
+        &mut peer,
+        "our unregistration",
+        &seen_all(&[&java2, &java3]),
+    )
+    .await;
     java_unregister(&mut peer, &java3).await;
     cache_until(
         || cache.instances(),
