@@ -8,7 +8,8 @@
 //! - both ways: what one side registers the other finds with every field equal (queries, the
 //!   caches, the providers), the payload's Java class included;
 //! - both caches follow the other side's registrations, updates and unregistrations, across a
-//!   server restart and across an expiry of our session (our instance comes back by itself).
+//!   server restart, a server outage longer than the sessions (both instances come back by
+//!   themselves) and an expiry of our session alone (ours comes back by itself).
 //!
 //! Needs a JDK and Curator's jars, curator-x-discovery included
 //! (`scripts/install-zookeeper.sh`); never skips. Every wait has a deadline. Run with
@@ -922,6 +923,99 @@ async fn registrations_and_caches_carry_on_across_a_server_restart() {
     )
     .await;
     java_cache_until(&mut peer, "changes after the restart", &seen_all(&all)).await;
+    cache.close().await;
+    peer.exit().await;
+    within("close", discovery.close()).await.unwrap();
+}
+
+/// The server is down longer than the sessions' timeouts: both clients give their sessions up
+/// (ours tells `Lost`, Curator's injects an expiry), and on the server's return each side
+/// registers its instance again by itself on its new session; both caches hold both instances
+/// with every field again, each node owned by its side's new session, and follow the other
+/// side's changes from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_instances_come_back_after_a_server_outage_longer_than_the_sessions() {
+    let zk = block_in_place(TestingServer::start).unwrap();
+    let client = within(
+        "connect",
+        Client::builder(&zk.connect_string())
+            .session_timeout(Duration::from_secs(2))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let mut peer = start_peer::<Typed>("java-outage", &zk, "compatible").await;
+    let discovery = ServiceDiscovery::<Typed>::new(&client, BASE);
+    let java = full("api", "java-1", 8080, details("j", 1));
+    let ours = full("api", "zkr-1", 9090, details(ODD, 2));
+    java_register(&mut peer, &java).await;
+    within("register", discovery.register(&ours)).await.unwrap();
+    peer.ask("cache api", "CACHE_STARTED").await;
+    let cache = discovery.service_cache("api");
+    let mut events = cache.events();
+    within("cache", cache.start()).await.unwrap();
+    let both = sorted(&[&java, &ours]);
+    cache_until(
+        || cache.instances(),
+        &mut events,
+        "before the outage",
+        &both,
+    )
+    .await;
+    java_cache_until(&mut peer, "before the outage", &seen_all(&[&java, &ours])).await;
+    let java_path = "/services/api/java-1";
+    let our_path = "/services/api/zkr-1";
+    let old_java = czxid(&client, java_path).await;
+    let old_ours = czxid(&client, our_path).await;
+
+    let old_session = client.session_id();
+    let mut states = client.state_changes();
+    block_in_place(|| zk.stop()).unwrap();
+    // Down until both sides have given their sessions up.
+    next_state(&mut states, ConnectionState::Lost).await;
+    peer.expect_event("CACHE_STATE", |state| state == "LOST")
+        .await;
+    block_in_place(|| zk.restart()).unwrap();
+    let new_session = next_state(&mut states, ConnectionState::Reconnected).await;
+    assert_ne!(new_session, old_session, "a new session");
+
+    // Each side made its node again, on its new session.
+    until_made_again(&client, our_path, old_ours).await;
+    until_made_again(&client, java_path, old_java).await;
+    let observer = connect(&zk).await;
+    let (data, stat) = observer.get_data(our_path).await.unwrap();
+    assert_eq!(
+        stat.ephemeral_owner,
+        client.session_id(),
+        "ours, on our new session"
+    );
+    assert_eq!(
+        &data[..],
+        &to_json(&ours, JsonFormat::Compatible).unwrap()[..]
+    );
+    java_cache_until(&mut peer, "after the outage", &seen_all(&[&java, &ours])).await;
+    cache_until(|| cache.instances(), &mut events, "after the outage", &both).await;
+
+    // And on from there.
+    let mut java2 = java.clone();
+    java2.payload = Some(details("j2", 20));
+    java_update(&mut peer, &java2).await;
+    let mut ours2 = ours.clone();
+    ours2.port = Some(9091);
+    within("update", discovery.update(&ours2)).await.unwrap();
+    cache_until(
+        || cache.instances(),
+        &mut events,
+        "Curator's update after the outage",
+        &sorted(&[&java2, &ours2]),
+    )
+    .await;
+    java_cache_until(
+        &mut peer,
+        "our update after the outage",
+        &seen_all(&[&java2, &ours2]),
+    )
+    .await;
     cache.close().await;
     peer.exit().await;
     within("close", discovery.close()).await.unwrap();
