@@ -44,6 +44,11 @@ const DETAILS_CLASS: &str = "CuratorDiscoveryPeer$Details";
 /// quotes, backslashes, a slash, DEL, U+2028, non-ASCII (2, 3 and 4 bytes in UTF-8).
 const ODD: &str = "caf\u{e9} \u{0}\u{1}\u{7}\u{8}\t\n\u{c}\r\u{1f}\u{7f}\"\\/ \u{2028} 日本 😀";
 
+/// A URI template with every variable Curator fills, literal braces, an unknown variable (which
+/// Curator makes empty) and non-ASCII text.
+const EVERY_VARIABLE: &str = "{scheme}://{address}:{port}/{ssl-port}/{name}/{id}\
+     ?t={registration-time-utc}&k={service-type}&b={[}x{]}&u={unknown}/é";
+
 /// The payload of `CuratorDiscoveryPeer$Details`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Details {
@@ -455,13 +460,7 @@ async fn curator_and_zkr_write_the_same_bytes() {
         ))
         .registration_time_utc(i64::MAX)
         .service_type(ServiceType::Static)
-        .uri_spec(
-            UriSpec::parse(
-                "{scheme}://{address}:{port}/{ssl-port}/{name}/{id}?t={registration-time-utc}\
-                 &k={service-type}&b={[}x{]}&u={unknown}/é",
-            )
-            .unwrap(),
-        )
+        .uri_spec(UriSpec::parse(EVERY_VARIABLE).unwrap())
         .enabled(false)
         .build()
         .unwrap();
@@ -528,6 +527,9 @@ async fn curator_instances_are_found_by_zkr_with_every_field() {
     other.uri_spec = None;
     other.ssl_port = None;
     java_register(&mut peer, &other).await;
+    let mut sequential = full("web", "java-seq", 81, details("s", 5));
+    sequential.service_type = ServiceType::DynamicSequential;
+    java_register(&mut peer, &sequential).await;
 
     let discovery = ServiceDiscovery::<Typed>::new(&client, BASE);
     assert_eq!(
@@ -551,6 +553,27 @@ async fn curator_instances_are_found_by_zkr_with_every_field() {
             .await
             .unwrap(),
         Some(other.clone())
+    );
+    // The sequential one: its node is its id and Curator's sequence number.
+    assert_eq!(
+        within("instances", discovery.query_for_instances("web"))
+            .await
+            .unwrap(),
+        sorted(&[&other, &sequential])
+    );
+    let mut nodes: Vec<String> = client
+        .get_children("/services/web")
+        .await
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    nodes.sort();
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
+    let sequence = nodes[1].strip_prefix("java-seq").unwrap_or_default();
+    assert!(
+        sequence.len() == 10 && sequence.bytes().all(|b| b.is_ascii_digit()),
+        "{nodes:?}"
     );
     let cache = discovery.service_cache("api");
     within("cache", cache.start()).await.unwrap();
@@ -589,6 +612,9 @@ async fn zkr_instances_are_found_by_curator_with_every_field() {
     let mut other = full("web", "zkr-3", 80, details("c", 2));
     other.address = None;
     other.port = None;
+    let mut sequential = full("web", "zkr-seq", 81, details("s", 5));
+    sequential.service_type = ServiceType::DynamicSequential;
+    sequential.uri_spec = Some(UriSpec::parse(EVERY_VARIABLE).unwrap());
     within("register", discovery.register(&first))
         .await
         .unwrap();
@@ -596,6 +622,9 @@ async fn zkr_instances_are_found_by_curator_with_every_field() {
         .await
         .unwrap();
     within("register", discovery.register(&other))
+        .await
+        .unwrap();
+    within("register", discovery.register(&sequential))
         .await
         .unwrap();
     let (data, _) = client.get_data("/services/api/zkr-1").await.unwrap();
@@ -608,9 +637,11 @@ async fn zkr_instances_are_found_by_curator_with_every_field() {
     assert_eq!(peer.ask("names", "NAMES").await, "api,web");
     let both = seen_all(&[&first, &disabled]);
     assert_eq!(parse_list(&peer.ask("query api", "INSTANCES").await), both);
+    // The sequential one too (its id from its JSON), and Curator builds the same URI from
+    // every variable as ours.
     assert_eq!(
         parse_list(&peer.ask("query web", "INSTANCES").await),
-        [seen(&other)]
+        seen_all(&[&other, &sequential])
     );
     let one = peer
         .ask(&format!("queryone api {}", text("zkr-1")), "INSTANCE")
