@@ -2,8 +2,10 @@
 # Installs what the tests need to run real ZooKeeper servers and real Apache Curator peers:
 # - Debian's `zookeeper` package (server jar at /usr/share/java/zookeeper.jar plus its
 #   dependency jars) and a java runtime, for zkr-testkit;
-# - Debian's `libcurator-recipes-java` (Curator 5.4.0 jars under /usr/share/java) and a JDK
-#   with javac, for tests/curator_interop.rs (it compiles tests/java/CuratorPeer.java);
+# - Debian's `libcurator-recipes-java` (Curator 5.4.0 jars under /usr/share/java), its
+#   `libcurator-discovery-java` (curator-x-discovery, with the Jackson jars it depends on) and a
+#   JDK with javac, for the Curator interop tests (tests/curator_interop.rs,
+#   tests/curator_discovery.rs, ...: they compile tests/java/*.java);
 # - the `openssl` command, with which zkr-testkit makes the certificates of its TLS servers
 #   (`TlsCertificates::generate`);
 # - MIT Kerberos (Debian's `krb5-kdc`, `krb5-admin-server` and `krb5-user`: krb5kdc,
@@ -12,14 +14,15 @@
 #   against: the `sasl-gssapi` feature of zkr-client, which zkctl turns on).
 #
 # Idempotent: installs only what is missing (the server jar unless ZKR_ZOOKEEPER_CLASSPATH is
-# set, java unless found, the Curator jar unless ZKR_CURATOR_CLASSPATH is set, javac unless
-# found, openssl unless found or ZKR_OPENSSL is set, the krb5 packages unless krb5kdc,
-# kadmin.local and kinit are found, on the PATH or in /usr/sbin, /usr/local/sbin, /sbin, or
-# ZKR_KRB5_PATH is set). Prints one line saying what it did.
+# set, java unless found, each Curator jar (recipes, discovery) unless ZKR_CURATOR_CLASSPATH
+# is set, javac unless found, openssl unless found or ZKR_OPENSSL is set, the krb5 packages
+# unless krb5kdc, kadmin.local and kinit are found, on the PATH or in /usr/sbin,
+# /usr/local/sbin, /sbin, or ZKR_KRB5_PATH is set). Prints one line saying what it did.
 set -euo pipefail
 
 JAR=/usr/share/java/zookeeper.jar
 CURATOR_JAR=/usr/share/java/curator-recipes.jar
+DISCOVERY_JAR=/usr/share/java/curator-x-discovery.jar
 
 # Run as root directly, else through sudo when available.
 as_root() {
@@ -65,6 +68,9 @@ fi
 if [ -z "${ZKR_CURATOR_CLASSPATH:-}" ] && [ ! -f "$CURATOR_JAR" ]; then
     packages+=(libcurator-recipes-java)
 fi
+if [ -z "${ZKR_CURATOR_CLASSPATH:-}" ] && [ ! -f "$DISCOVERY_JAR" ]; then
+    packages+=(libcurator-discovery-java)
+fi
 if ! have_javac; then
     # A JDK brings java too.
     packages+=(default-jdk-headless)
@@ -87,7 +93,7 @@ fi
 if [ "${#packages[@]}" -eq 0 ]; then
     server="$JAR"
     [ -n "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && server="ZKR_ZOOKEEPER_CLASSPATH"
-    curator="$CURATOR_JAR"
+    curator="$CURATOR_JAR, $DISCOVERY_JAR"
     [ -n "${ZKR_CURATOR_CLASSPATH:-}" ] && curator="ZKR_CURATOR_CLASSPATH"
     echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac, openssl, krb5 and libkrb5-dev found)"
     exit 0

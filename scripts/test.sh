@@ -17,7 +17,9 @@ cargo run --quiet --example sasl_digest --features sasl-digest
 # Kerberos server (krb5 and libkrb5-dev come from install-zookeeper.sh), and its example.
 cargo test -p zkr-client --features sasl-gssapi --test sasl_kerberos "$@"
 cargo run --quiet --example sasl_kerberos --features sasl-gssapi
-# The optional `discovery` feature: its example against a server it starts (its doc tests run
-# with every crate's below).
+# The optional `discovery` feature (the root crate's, which the workspace run above does not
+# turn on for it): service discovery against Curator 5.4's own, the example against a server
+# it starts, and every crate's doc tests with it.
+cargo test --features discovery --test curator_discovery "$@"
 cargo run --quiet --example service_discovery --features discovery
 cargo test --workspace --doc --features discovery

@@ -1,11 +1,13 @@
 //! The Java side of the Curator interop tests (`tests/curator_interop.rs`,
-//! `tests/curator_recipes.rs`): compiles `tests/java/CuratorPeer.java` with javac against
-//! Debian's Curator 5.4.0 jars, runs it, and talks to it over stdin/stdout; plus the helpers
-//! both files wait with.
+//! `tests/curator_recipes.rs`, `tests/curator_discovery.rs`): compiles `tests/java/*.java`
+//! (`CuratorPeer`, `CuratorDiscoveryPeer`, ...) with javac against Debian's Curator 5.4.0 jars
+//! (curator-x-discovery and the Jackson jars it needs included), runs a peer, and talks to it
+//! over stdin/stdout; plus the helpers the test files wait with.
 //!
 //! Needs a JDK (javac) and Curator's jars; `scripts/install-zookeeper.sh` installs both. Nothing
 //! here skips: without Java or Curator it panics and says so. `ZKR_CURATOR_CLASSPATH` (a
-//! complete classpath for Curator) and `ZKR_JAVAC` override the Debian layout.
+//! complete classpath for Curator, curator-x-discovery and Jackson included) and `ZKR_JAVAC`
+//! override the Debian layout.
 #![allow(dead_code)] // each test file uses some of these
 
 use std::collections::hash_map::DefaultHasher;
@@ -31,13 +33,20 @@ pub const START: Duration = Duration::from_secs(90);
 pub const QUIET: Duration = Duration::from_millis(1500);
 
 const INSTALL_HINT: &str = "run scripts/install-zookeeper.sh (it installs Debian's \
-     libcurator-recipes-java and a JDK with javac), or set ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
+     libcurator-recipes-java, libcurator-discovery-java and a JDK with javac), or set \
+     ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
 
 // ----- Java and Curator -----
 
-/// The Debian jars the peer needs (each `/usr/share/java/<name>.jar`, or `<name>-<version>.jar`).
+/// The Debian jars the peers need (each `/usr/share/java/<name>.jar`, or `<name>-<version>.jar`):
+/// Curator's recipes, its service discovery (`libcurator-discovery-java`) and the Jackson jars
+/// that one writes its JSON with, and their dependencies.
 const REQUIRED_JARS: &[&str] = &[
     "curator-recipes",
+    "curator-x-discovery",
+    "jackson-databind",
+    "jackson-core",
+    "jackson-annotations",
     "curator-framework",
     "curator-client",
     "zookeeper",
@@ -51,11 +60,11 @@ const JAR_DIR: &str = "/usr/share/java";
 
 struct Java {
     java: PathBuf,
-    /// The compiled peer, then Curator.
+    /// The compiled peers, then Curator.
     classpath: OsString,
 }
 
-/// Java, Curator and the compiled peer, set up once per test binary; panics (never skips)
+/// Java, Curator and the compiled peers, set up once per test binary; panics (never skips)
 /// when something is missing.
 fn java() -> &'static Java {
     static JAVA: OnceLock<Result<Java, String>> = OnceLock::new();
@@ -80,7 +89,7 @@ fn setup_java() -> Result<Java, String> {
             .java()
             .to_path_buf(),
     };
-    let classes = compile_peer(&javac, &curator)?;
+    let classes = compile_peers(&javac, &curator)?;
     let mut entries = vec![classes];
     entries.extend(std::env::split_paths(&curator));
     let classpath = std::env::join_paths(entries).map_err(|e| e.to_string())?;
@@ -147,20 +156,34 @@ fn find_tool(var: &str, name: &str) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("no {name} (set {var}, JAVA_HOME, or put it on the PATH)"))
 }
 
-/// Compiles the peer into a folder of the tests' temporary directory named after the
-/// source and classpath, so it is compiled once, not on every run (javac is slow). The
-/// folder appears atomically (compiled elsewhere, then renamed), so concurrent runs never
-/// see half-written classes.
-fn compile_peer(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/CuratorPeer.java");
-    let text = fs::read(&source).map_err(|e| format!("reading {}: {e}", source.display()))?;
+/// Compiles every `tests/java/*.java` (in one javac run) into a folder of the tests'
+/// temporary directory named after the sources and the classpath, so they are compiled once,
+/// not on every run (javac is slow). The folder appears atomically (compiled elsewhere, then
+/// renamed), so concurrent runs never see half-written classes.
+fn compile_peers(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");
+    let mut sources: Vec<PathBuf> = fs::read_dir(&folder)
+        .map_err(|e| format!("listing {}: {e}", folder.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "java"))
+        .collect();
+    sources.sort();
+    if sources.is_empty() {
+        return Err(format!("no .java file in {}", folder.display()));
+    }
     let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
+    for source in &sources {
+        let text = fs::read(source).map_err(|e| format!("reading {}: {e}", source.display()))?;
+        source.file_name().hash(&mut hasher);
+        text.hash(&mut hasher);
+    }
     curator.hash(&mut hasher);
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let name = format!("curator-peer-{:016x}", hasher.finish());
+    let name = format!("curator-peers-{:016x}", hasher.finish());
     let dir = base.join(&name);
-    if dir.join("CuratorPeer.class").is_file() {
+    // The marker is written last: its presence means every class is there.
+    let done = dir.join("compiled");
+    if done.is_file() {
         return Ok(dir);
     }
     let scratch = base.join(format!("{name}.{}", std::process::id()));
@@ -171,23 +194,25 @@ fn compile_peer(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
         .arg(&scratch)
         .arg("-cp")
         .arg(curator)
-        .arg(&source)
+        .args(&sources)
         .output()
         .map_err(|e| format!("running {}: {e}", javac.display()))?;
     if !out.status.success() {
         let _ = fs::remove_dir_all(&scratch);
         return Err(format!(
             "javac {} failed ({}):\n{}{}",
-            source.display(),
+            folder.display(),
             out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         ));
     }
+    fs::write(scratch.join("compiled"), b"")
+        .map_err(|e| format!("writing {}: {e}", scratch.display()))?;
     if fs::rename(&scratch, &dir).is_err() {
         // Another run got there first.
         let _ = fs::remove_dir_all(&scratch);
-        if !dir.join("CuratorPeer.class").is_file() {
+        if !done.is_file() {
             return Err(format!("could not move the classes to {}", dir.display()));
         }
     }
@@ -202,6 +227,9 @@ const EVENTS: &[&str] = &[
     "NOT_LEADER",
     "REVOCATION_REQUESTED",
     "COUNT_CHANGED",
+    // CuratorDiscoveryPeer's ServiceCache listener.
+    "CACHE_CHANGED",
+    "CACHE_STATE",
 ];
 
 /// A line's keyword and the rest.
@@ -227,6 +255,12 @@ pub struct Peer {
 impl Peer {
     /// Starts `java CuratorPeer <args>` and waits for its session.
     pub async fn start(name: &str, args: &[&str]) -> Peer {
+        Peer::start_class("CuratorPeer", name, args).await
+    }
+
+    /// Starts `java <class> <args>` (a peer of `tests/java/`, same protocol) and waits for its
+    /// first line, `CONNECTED`.
+    pub async fn start_class(class: &str, name: &str, args: &[&str]) -> Peer {
         let java = java();
         let mut child = Command::new(&java.java)
             .args([
@@ -238,7 +272,7 @@ impl Peer {
                 "-cp",
             ])
             .arg(&java.classpath)
-            .arg("CuratorPeer")
+            .arg(class)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -147,10 +147,37 @@ pub(crate) fn from_json<P: DeserializeOwned>(bytes: &[u8]) -> Result<ServiceInst
 }
 
 /// serde_json's compact output with Jackson's escapes: control characters without a short
-/// escape are written `\u00XX` with upper-case hex digits (serde_json writes lower case).
+/// escape are written `\u00XX` with upper-case hex digits (serde_json writes lower case), and
+/// a character outside the Basic Multilingual Plane as its UTF-16 surrogate pair, escaped
+/// (`😀` is `\uD83D\uDE00`: Jackson 2.14's UTF-8 writer, which Curator 5.4 uses, escapes
+/// surrogates; serde_json writes the 4 UTF-8 bytes).
 struct JacksonFormatter;
 
 impl serde_json::ser::Formatter for JacksonFormatter {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        // Only a 4-byte UTF-8 sequence (lead byte 0xF0..=0xF4) is outside the BMP.
+        if !fragment.bytes().any(|b| b >= 0xF0) {
+            return writer.write_all(fragment.as_bytes());
+        }
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if c.len_utf8() < 4 {
+                continue;
+            }
+            writer.write_all(&fragment.as_bytes()[start..i])?;
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04X}")?;
+            }
+            start = i + c.len_utf8();
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
     fn write_char_escape<W: ?Sized + io::Write>(
         &mut self,
         writer: &mut W,
@@ -233,7 +260,7 @@ mod tests {
 
     #[test]
     fn escapes_as_jackson_does() {
-        let instance = ServiceInstance::<()>::builder("a\u{1}\n\"\\é😀")
+        let instance = ServiceInstance::<()>::builder("a\u{1}\n\"\\é😀日")
             .id("x")
             .address("h/1")
             .registration_time_utc(0)
@@ -241,7 +268,7 @@ mod tests {
             .unwrap();
         let json = String::from_utf8(to_json(&instance, JsonFormat::Compatible).unwrap()).unwrap();
         assert!(
-            json.starts_with(r#"{"name":"a\u0001\n\"\\é😀","id":"x","address":"h/1","#),
+            json.starts_with(r#"{"name":"a\u0001\n\"\\é\uD83D\uDE00日","id":"x","address":"h/1","#),
             "{json}"
         );
         let upper = ServiceInstance::<()>::builder("\u{1f}")
