@@ -164,7 +164,7 @@ impl Client {
     // ----- Plumbing -----
 
     /// Encodes a request frame (xid 0), refusing one over the packet limit.
-    fn frame<R: Encode + ?Sized>(
+    pub(crate) fn frame<R: Encode + ?Sized>(
         &self,
         op: OpCode,
         record: &R,
@@ -197,7 +197,7 @@ impl Client {
             .map_err(|_| Error::closed())
     }
 
-    async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {
+    pub(crate) async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Request {
             request: Request {
@@ -211,20 +211,23 @@ impl Client {
         rx.await.map_err(|_| Error::closed())?
     }
 
-    /// Sends a request that leaves a one-shot watch if it succeeds.
-    async fn call_watched(
+    /// Sends a request that leaves a one-shot watch on `server_path` (chroot applied, or a
+    /// path the chroot never applies to, like `/zookeeper/config`) if it succeeds.
+    pub(crate) async fn call_watched(
         &self,
         op: OpCode,
         frame: BytesMut,
         kind: WatchKind,
-        path: &str,
+        server_path: String,
     ) -> (Result<Reply>, OneshotWatch) {
         let (watch_tx, watch_rx) = oneshot::channel();
         let result = self
-            .call_with_sink(op, frame, kind, path, |server_path| WatchSink::Once {
-                tx: watch_tx,
-                kind,
-                path: server_path.to_string(),
+            .call_with_sink(op, frame, kind, server_path, |server_path| {
+                WatchSink::Once {
+                    tx: watch_tx,
+                    kind,
+                    path: server_path.to_string(),
+                }
             })
             .await;
         (result, OneshotWatch::new(watch_rx))
@@ -239,11 +242,14 @@ impl Client {
         path: &str,
         watcher: &Watcher,
     ) -> Result<Reply> {
-        self.call_with_sink(op, frame, kind, path, |server_path| WatchSink::Group {
-            group: watcher.group,
-            tx: watcher.tx.clone(),
-            kind,
-            path: server_path.to_string(),
+        let server_path = self.server_path(path);
+        self.call_with_sink(op, frame, kind, server_path, |server_path| {
+            WatchSink::Group {
+                group: watcher.group,
+                tx: watcher.tx.clone(),
+                kind,
+                path: server_path.to_string(),
+            }
         })
         .await
     }
@@ -253,11 +259,10 @@ impl Client {
         op: OpCode,
         frame: BytesMut,
         kind: WatchKind,
-        path: &str,
+        server_path: String,
         sink: impl FnOnce(&str) -> WatchSink,
     ) -> Result<Reply> {
         let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
-        let server_path = self.server_path(path);
         let sink = sink(&server_path);
         let (tx, rx) = oneshot::channel::<Result<Reply>>();
         self.send(Command::Request {
@@ -400,7 +405,12 @@ impl Client {
     pub async fn exists_and_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch)> {
         let frame = self.path_watch(OpCode::Exists, path, true)?;
         let (result, watch) = self
-            .call_watched(OpCode::Exists, frame, WatchKind::Exist, path)
+            .call_watched(
+                OpCode::Exists,
+                frame,
+                WatchKind::Exist,
+                self.server_path(path),
+            )
             .await;
         let stat = stat_or_none(result).map_err(|e| e.with_path(path))?;
         Ok((stat, watch))
@@ -421,7 +431,12 @@ impl Client {
     pub async fn get_data_and_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch)> {
         let frame = self.path_watch(OpCode::GetData, path, true)?;
         let (result, watch) = self
-            .call_watched(OpCode::GetData, frame, WatchKind::Data, path)
+            .call_watched(
+                OpCode::GetData,
+                frame,
+                WatchKind::Data,
+                self.server_path(path),
+            )
             .await;
         let (data, stat) = data_and_stat(result.map_err(|e| e.with_path(path))?.body)?;
         Ok((data, stat, watch))
@@ -581,7 +596,12 @@ impl Client {
     pub async fn get_children_and_watch(&self, path: &str) -> Result<(Children, OneshotWatch)> {
         let frame = self.path_watch(OpCode::GetChildren2, path, true)?;
         let (result, watch) = self
-            .call_watched(OpCode::GetChildren2, frame, WatchKind::Child, path)
+            .call_watched(
+                OpCode::GetChildren2,
+                frame,
+                WatchKind::Child,
+                self.server_path(path),
+            )
             .await;
         let children = Children::from_get_children2(result.map_err(|e| e.with_path(path))?.body)?;
         Ok((children, watch))
