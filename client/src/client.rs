@@ -131,7 +131,7 @@ impl Client {
 
     // ----- State -----
 
-    fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+    pub(crate) fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
         self.inner.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -140,7 +140,7 @@ impl Client {
         self.shared().current.state
     }
 
-    /// The current session id (0 when there is none).
+    /// The current session id (0 when there is none); see [`Client::session_password`].
     pub fn session_id(&self) -> i64 {
         self.shared().current.session_id
     }
@@ -190,7 +190,7 @@ impl Client {
         self.inner.chroot.to_client(server_path).to_string()
     }
 
-    fn send(&self, command: Command) -> Result<()> {
+    pub(crate) fn send(&self, command: Command) -> Result<()> {
         self.inner
             .commands
             .send(command)
@@ -211,23 +211,32 @@ impl Client {
         rx.await.map_err(|_| Error::closed())?
     }
 
-    /// Sends a request that leaves a one-shot watch on `server_path` (chroot applied, or a
-    /// path the chroot never applies to, like `/zookeeper/config`) if it succeeds.
-    pub(crate) async fn call_watched(
+    /// Sends a request that leaves a one-shot watch if it succeeds.
+    async fn call_watched(
         &self,
         op: OpCode,
         frame: BytesMut,
         kind: WatchKind,
-        server_path: String,
+        path: &str,
     ) -> (Result<Reply>, OneshotWatch) {
-        let (watch_tx, watch_rx) = oneshot::channel();
+        self.call_watched_at(op, frame, kind, self.server_path(path))
+            .await
+    }
+
+    /// [`Client::call_watched`] on a server path (one the chroot never applies to, too).
+    pub(crate) async fn call_watched_at(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        at: String,
+    ) -> (Result<Reply>, OneshotWatch) {
+        let (tx, watch_rx) = oneshot::channel();
         let result = self
-            .call_with_sink(op, frame, kind, server_path, |server_path| {
-                WatchSink::Once {
-                    tx: watch_tx,
-                    kind,
-                    path: server_path.to_string(),
-                }
+            .call_with_sink(op, frame, kind, at, |p| WatchSink::Once {
+                tx,
+                kind,
+                path: p.to_string(),
             })
             .await;
         (result, OneshotWatch::new(watch_rx))
@@ -242,14 +251,12 @@ impl Client {
         path: &str,
         watcher: &Watcher,
     ) -> Result<Reply> {
-        let server_path = self.server_path(path);
-        self.call_with_sink(op, frame, kind, server_path, |server_path| {
-            WatchSink::Group {
-                group: watcher.group,
-                tx: watcher.tx.clone(),
-                kind,
-                path: server_path.to_string(),
-            }
+        let at = self.server_path(path);
+        self.call_with_sink(op, frame, kind, at, |p| WatchSink::Group {
+            group: watcher.group,
+            tx: watcher.tx.clone(),
+            kind,
+            path: p.to_string(),
         })
         .await
     }
@@ -405,12 +412,7 @@ impl Client {
     pub async fn exists_and_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch)> {
         let frame = self.path_watch(OpCode::Exists, path, true)?;
         let (result, watch) = self
-            .call_watched(
-                OpCode::Exists,
-                frame,
-                WatchKind::Exist,
-                self.server_path(path),
-            )
+            .call_watched(OpCode::Exists, frame, WatchKind::Exist, path)
             .await;
         let stat = stat_or_none(result).map_err(|e| e.with_path(path))?;
         Ok((stat, watch))
@@ -431,12 +433,7 @@ impl Client {
     pub async fn get_data_and_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch)> {
         let frame = self.path_watch(OpCode::GetData, path, true)?;
         let (result, watch) = self
-            .call_watched(
-                OpCode::GetData,
-                frame,
-                WatchKind::Data,
-                self.server_path(path),
-            )
+            .call_watched(OpCode::GetData, frame, WatchKind::Data, path)
             .await;
         let (data, stat) = data_and_stat(result.map_err(|e| e.with_path(path))?.body)?;
         Ok((data, stat, watch))
@@ -596,12 +593,7 @@ impl Client {
     pub async fn get_children_and_watch(&self, path: &str) -> Result<(Children, OneshotWatch)> {
         let frame = self.path_watch(OpCode::GetChildren2, path, true)?;
         let (result, watch) = self
-            .call_watched(
-                OpCode::GetChildren2,
-                frame,
-                WatchKind::Child,
-                self.server_path(path),
-            )
+            .call_watched(OpCode::GetChildren2, frame, WatchKind::Child, path)
             .await;
         let children = Children::from_get_children2(result.map_err(|e| e.with_path(path))?.body)?;
         Ok((children, watch))

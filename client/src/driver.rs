@@ -49,6 +49,8 @@ pub(crate) struct Driver {
     /// harmless, and is re-armed at the real deadline.
     timer: Pin<Box<tokio::time::Sleep>>,
     armed: Option<Instant>,
+    /// Callers of `Client::detach`, told (by the drop) when the driver is gone.
+    detached: Vec<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// The fewest watch sinks worth a sweep for abandoned one-shot watches.
@@ -86,6 +88,7 @@ impl Driver {
             handles_gone: false,
             timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             armed: None,
+            detached: Vec::new(),
         }
     }
 
@@ -201,6 +204,10 @@ impl Driver {
                 |sink| matches!(sink, WatchSink::Group { group, .. } if *group == forgotten),
             ),
             Command::Close(reply) => self.session.close(reply, now),
+            Command::Detach(done) => {
+                self.detached.push(done);
+                self.session.detach(now);
+            }
         }
     }
 
@@ -410,7 +417,15 @@ impl Driver {
                     if change.state.is_connected() {
                         shared.attempt = None;
                     }
-                    if change.state == ConnectionState::AuthFailed {
+                    shared.password = if change.session_id != 0 {
+                        self.session.session_password().to_vec()
+                    } else {
+                        Vec::new()
+                    };
+                    if matches!(
+                        change.state,
+                        ConnectionState::AuthFailed | ConnectionState::Lost
+                    ) {
                         // Before anyone hears of it: connect() reports this reason.
                         shared.last_failure =
                             self.session.last_connection_failure().map(str::to_owned);

@@ -43,6 +43,7 @@ mod path;
 mod protocol;
 mod reconfig;
 pub mod sasl;
+mod session_handoff;
 mod state_changes;
 #[cfg(feature = "tls")]
 mod tls;

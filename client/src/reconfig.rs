@@ -138,7 +138,7 @@ impl Client {
     pub async fn get_config_and_watch(&self) -> Result<(EnsembleConfig, Stat, OneshotWatch)> {
         let frame = self.config_request(true)?;
         let (reply, watch) = self
-            .call_watched(OpCode::GetData, frame, WatchKind::Data, CONFIG_NODE.into())
+            .call_watched_at(OpCode::GetData, frame, WatchKind::Data, CONFIG_NODE.into())
             .await;
         let (config, stat) = config_and_stat(reply.map_err(|e| e.with_path(CONFIG_NODE))?)?;
         Ok((config, stat, watch))
