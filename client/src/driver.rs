@@ -208,7 +208,32 @@ impl Driver {
                 self.detached.push(done);
                 self.session.detach(now);
             }
+            Command::UpdateHosts { hosts, reply } => {
+                let _ = reply.send(self.update_hosts(hosts, now));
+            }
         }
+    }
+
+    /// Takes a new host list (see `Session::update_hosts`); returns whether the client
+    /// moves. Hosts are the same when their name and port are (as given, not resolved).
+    fn update_hosts(&mut self, hosts: Vec<(String, u16)>, now: Instant) -> bool {
+        let kept: Vec<Option<usize>> = hosts
+            .iter()
+            .map(|h| self.hosts.iter().position(|old| old == h))
+            .collect();
+        let names = hosts.iter().map(|(name, _)| name.clone()).collect();
+        let moved = self.session.update_hosts(&kept, names, now);
+        if let Some(host) = self.session.current_host() {
+            self.host = host;
+        } else {
+            self.host = 0;
+        }
+        self.hosts = hosts;
+        // A read-write probe under way would answer with an index into the old list.
+        let (probe_tx, probe_rx) = mpsc::unbounded_channel();
+        self.probe_tx = probe_tx;
+        self.probe_rx = probe_rx;
+        moved
     }
 
     /// Forgets the one-shot watches nobody waits for any more: their `OneshotWatch` (or the

@@ -36,6 +36,7 @@ mod current;
 mod driver;
 mod ensemble_config;
 mod event_stream;
+mod host_list;
 mod listeners;
 mod log;
 mod multi;

@@ -60,6 +60,11 @@ pub(crate) enum Command {
     Close(Option<ReplyTx>),
     /// Stop without closing the session; the sender is dropped once the connection is.
     Detach(oneshot::Sender<()>),
+    /// A new host list; the answer says whether the client moves.
+    UpdateHosts {
+        hosts: Vec<(String, u16)>,
+        reply: oneshot::Sender<bool>,
+    },
 }
 
 /// State shared between the driver and the handles: the current state and the subscribers.

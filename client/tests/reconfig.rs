@@ -247,3 +247,100 @@ async fn futures_join<A: std::future::Future, B: std::future::Future>(
 ) -> (A::Output, B::Output) {
     tokio::join!(a, b)
 }
+
+/// Sessions connected to member `i`, as its `cons` lists them (one line per connection;
+/// the four-letter word's own has no session).
+fn clients_on(cluster: &TestingCluster, i: usize) -> usize {
+    let cons =
+        zkr_testkit::four_letter_word(cluster.member_address(i), "cons", Duration::from_secs(2))
+            .unwrap();
+    cons.lines().filter(|l| l.contains("sid=0x")).count()
+}
+
+/// ZOOKEEPER-1355 on a real ensemble: 30 clients on members 1-3 are given the 5 members
+/// after 4 and 5 join. Each client of a kept member moves with probability 1 - 3/5, to 4
+/// or 5; the expected load is 6 per member. Bounds, about 3.5 standard deviations of that
+/// draw: no member above 14 clients, 4 and 5 together at least 4 (expected 12). Without
+/// rebalancing 4 and 5 would get none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_spread_over_added_members() {
+    let mut cluster = reconfigurable(3);
+    let admin = superuser(&cluster.member_connect_string(0)).await;
+    let four = block_in_place(|| cluster.add_member()).unwrap();
+    let five = block_in_place(|| cluster.add_member()).unwrap();
+    let change = Reconfig::incremental()
+        .add_member(cluster.member_spec(four))
+        .add_member(cluster.member_spec(five));
+    let (config, _) = within("adding 4 and 5", admin.reconfig(&change))
+        .await
+        .unwrap();
+    admin.close().await.unwrap();
+    let old = (0..3)
+        .map(|i| cluster.member_connect_string(i))
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut clients = Vec::new();
+    for _ in 0..30 {
+        clients.push(within("connecting", Client::connect(&old)).await.unwrap());
+    }
+    let new = config.client_addresses().join(",");
+    let mut moved = 0;
+    for client in &clients {
+        let session = client.session_id();
+        let mut states = client.state_changes();
+        if within("updating hosts", client.update_hosts(&new))
+            .await
+            .unwrap()
+        {
+            moved += 1;
+            within("reconnecting", async {
+                while let Some(change) = states.next().await {
+                    if change.state == ConnectionState::Reconnected {
+                        return;
+                    }
+                }
+            })
+            .await;
+            assert_eq!(client.session_id(), session, "the same session");
+        }
+    }
+    // The servers see the moves (an old connection may take a moment to be closed).
+    let mut loads = Vec::new();
+    within("30 connections in all", async {
+        loop {
+            loads = (0..5).map(|i| clients_on(&cluster, i)).collect::<Vec<_>>();
+            if loads.iter().sum::<usize>() == 30 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    eprintln!("moved {moved} of 30; clients per member: {loads:?}");
+    assert!(loads.iter().all(|&n| n <= 14), "{loads:?}");
+    assert!(loads[3] + loads[4] >= 4, "{loads:?}");
+    assert_eq!(
+        loads[3] + loads[4],
+        moved,
+        "every client that moved went to 4 or 5"
+    );
+}
+
+#[tokio::test]
+async fn update_hosts_refuses_bad_input_before_anything_changes() {
+    // No server needed: nothing is sent.
+    let client = Client::builder("127.0.0.1:1/app").start().unwrap();
+    for (hosts, expected) in [
+        ("127.0.0.1:2/other", "the chroot cannot change"),
+        ("", "no host in connect string"),
+        ("h:notaport", "bad port"),
+    ] {
+        let err = client.update_hosts(hosts).await.unwrap_err();
+        assert!(err.is_invalid_input(), "{hosts}: {err}");
+        assert!(err.to_string().contains(expected), "{hosts}: {err}");
+    }
+    // The same chroot, or none, is fine.
+    client.update_hosts("127.0.0.1:3/app").await.unwrap();
+    client.update_hosts("127.0.0.1:4").await.unwrap();
+    client.close().await.unwrap();
+}

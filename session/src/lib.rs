@@ -21,8 +21,10 @@
 mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod host_update;
 mod hosts;
 mod lifecycle;
+pub mod rebalance;
 mod receive;
 mod reply_check;
 mod sasl;
