@@ -7,6 +7,19 @@ use crate::error::{Error, Result};
 use crate::session::ConnectionState;
 use crate::ErrorCode;
 
+/// A session to reattach to. Its `Debug` leaves the password out: builders get logged.
+#[derive(Clone)]
+pub(crate) struct SessionToResume {
+    pub(crate) id: i64,
+    pub(crate) password: Vec<u8>,
+}
+
+impl std::fmt::Debug for SessionToResume {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "session {:#x} (password hidden)", self.id)
+    }
+}
+
 /// Settings for a [`Client`]; [`ClientBuilder::connect`] starts it.
 ///
 /// ```no_run
@@ -28,7 +41,7 @@ pub struct ClientBuilder {
     pub(crate) auth: Vec<(String, Vec<u8>)>,
     pub(crate) max_frame_len: usize,
     pub(crate) sasl: Option<crate::sasl::SaslMechanism>,
-    pub(crate) resume: Option<(i64, Vec<u8>)>,
+    pub(crate) resume: Option<SessionToResume>,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
 }
@@ -102,7 +115,10 @@ impl ClientBuilder {
     /// # Ok(()) }
     /// ```
     pub fn resume(mut self, session_id: i64, password: impl Into<Vec<u8>>) -> ClientBuilder {
-        self.resume = Some((session_id, password.into()));
+        self.resume = Some(SessionToResume {
+            id: session_id,
+            password: password.into(),
+        });
         self
     }
 

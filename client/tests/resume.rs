@@ -173,3 +173,14 @@ async fn resuming_session_zero_is_refused_before_connecting() {
         .unwrap_err();
     assert!(err.is_invalid_input(), "{err}");
 }
+
+#[test]
+fn a_builder_never_shows_the_password() {
+    let builder = Client::builder("127.0.0.1:1").resume(0x1234, b"secret-password!".to_vec());
+    let shown = format!("{builder:?}");
+    assert!(
+        shown.contains("session 0x1234 (password hidden)"),
+        "{shown}"
+    );
+    assert!(!shown.contains("115, 101, 99"), "{shown}"); // "sec" as bytes
+}
