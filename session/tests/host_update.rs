@@ -89,3 +89,28 @@ fn an_empty_list_is_ignored() {
     assert!(sim.events().is_empty());
     assert_eq!(sim.s.current_host(), Some(host));
 }
+
+/// The fuzz harness's invariants (every token answered once, no event after `Closed`,
+/// `Connect` only to a host of the current list, legal state transitions, no timer in the
+/// past) over random scripts in which the host list changes and the client detaches.
+#[test]
+fn random_scripts_with_host_changes_keep_the_invariants() {
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..20_000 {
+        let len = 3 + (next() % 200) as usize;
+        let mut script: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        // Make the host changes frequent: many action bytes 0x2d (update) or 0x4d (detach).
+        for i in (3..len).step_by(7) {
+            if next() % 3 == 0 {
+                script[i] = if next() % 8 == 0 { 0x4d } else { 0x2d };
+            }
+        }
+        zkr_session::fuzzing::session_with_host_updates(&script);
+    }
+}
