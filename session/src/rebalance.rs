@@ -20,6 +20,7 @@ use crate::hosts::Rng;
 
 /// What a change of the host list means for this client.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Rebalance {
     /// Every host of the new list (indices into it), in the order to try them.
     pub order: Vec<usize>,

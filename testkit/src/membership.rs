@@ -131,3 +131,38 @@ fn dynamic_file_of(dir: &Path) -> Result<Option<(u64, String)>> {
         .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
     Ok(Some((version, dynamic)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tempdir::TempDir;
+
+    #[test]
+    fn reads_the_dynamic_file_zoo_cfg_points_at_with_its_version() {
+        let dir = TempDir::new().unwrap();
+        let dynamic = dir.path().join("zoo.cfg.dynamic.10000000a");
+        fs::write(&dynamic, "server.1=127.0.0.1:1:2:participant;127.0.0.1:3\n").unwrap();
+        fs::write(
+            dir.path().join(config::ZOO_CFG),
+            format!("tickTime=200\ndynamicConfigFile={}\n", dynamic.display()),
+        )
+        .unwrap();
+        let (version, text) = dynamic_file_of(dir.path()).unwrap().unwrap();
+        assert_eq!(version, 0x1_0000_000a);
+        assert!(text.starts_with("server.1="), "{text}");
+        // The file the test kit writes has no version suffix: 0.
+        fs::write(
+            dir.path().join(config::ZOO_CFG),
+            format!(
+                "dynamicConfigFile={}\n",
+                dir.path().join(config::DYNAMIC_CFG).display()
+            ),
+        )
+        .unwrap();
+        fs::write(dir.path().join(config::DYNAMIC_CFG), "server.2=h:1:2\n").unwrap();
+        assert_eq!(dynamic_file_of(dir.path()).unwrap().unwrap().0, 0);
+        // A static member: none.
+        fs::write(dir.path().join(config::ZOO_CFG), "clientPort=1\n").unwrap();
+        assert!(dynamic_file_of(dir.path()).unwrap().is_none());
+    }
+}
