@@ -7,6 +7,19 @@ use crate::error::{Error, Result};
 use crate::session::ConnectionState;
 use crate::ErrorCode;
 
+/// A session to reattach to. Its `Debug` leaves the password out: builders get logged.
+#[derive(Clone)]
+pub(crate) struct SessionToResume {
+    pub(crate) id: i64,
+    pub(crate) password: Vec<u8>,
+}
+
+impl std::fmt::Debug for SessionToResume {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "session {:#x} (password hidden)", self.id)
+    }
+}
+
 /// Settings for a [`Client`]; [`ClientBuilder::connect`] starts it.
 ///
 /// ```no_run
@@ -28,6 +41,7 @@ pub struct ClientBuilder {
     pub(crate) auth: Vec<(String, Vec<u8>)>,
     pub(crate) max_frame_len: usize,
     pub(crate) sasl: Option<crate::sasl::SaslMechanism>,
+    pub(crate) resume: Option<SessionToResume>,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
 }
@@ -43,6 +57,7 @@ impl ClientBuilder {
             auth: Vec::new(),
             max_frame_len: zkr_codec::DEFAULT_MAX_FRAME_LEN,
             sasl: None,
+            resume: None,
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -78,6 +93,32 @@ impl ClientBuilder {
     #[cfg(feature = "tls")]
     pub fn tls(mut self, options: crate::tls::TlsOptions) -> ClientBuilder {
         self.tls = Some(options);
+        self
+    }
+
+    /// Reattaches to a live session, made by another client (another process, say), instead
+    /// of starting a new one: its id ([`Client::session_id`]) and password
+    /// ([`Client::session_password`]), as the Java client's constructor takes them. The
+    /// session keeps its ephemeral nodes (and so its locks and leadership) and its
+    /// identities on the server; this client's own settings (auth, watches) are its own.
+    ///
+    /// If the session expired in the meantime, or the password is wrong (ZooKeeper answers
+    /// both alike), [`ClientBuilder::connect`] fails at once with `SessionExpired` and says
+    /// so (`the server refused to resume session 0x...: it has expired, or its password is
+    /// wrong`). A client made with [`ClientBuilder::start`] reports
+    /// [`ConnectionState::Lost`] instead and goes on with a new session, as after any
+    /// session loss.
+    ///
+    /// ```no_run
+    /// # async fn demo(id: i64, password: Vec<u8>) -> zkr_client::Result<()> {
+    /// let client = zkr_client::ClientBuilder::new("zk1:2181").resume(id, password).connect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn resume(mut self, session_id: i64, password: impl Into<Vec<u8>>) -> ClientBuilder {
+        self.resume = Some(SessionToResume {
+            id: session_id,
+            password: password.into(),
+        });
         self
     }
 
@@ -142,6 +183,19 @@ impl ClientBuilder {
                             .clone()
                             .unwrap_or_else(|| "SASL authentication failed".into());
                         return Err(Error::server(ErrorCode::AuthFailed).with_detail(why));
+                    }
+                    // The session to resume is gone: no new one in its place.
+                    Some(change)
+                        if change.state == ConnectionState::Lost && self.resume.is_some() =>
+                    {
+                        let why = shared
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .last_failure
+                            .clone()
+                            .unwrap_or_else(|| "the session to resume has expired".into());
+                        client.close_in_background();
+                        return Err(Error::session_expired().with_detail(why));
                     }
                     Some(change) if change.state == ConnectionState::Closed => {
                         return Err(Error::closed())

@@ -131,7 +131,7 @@ impl Client {
 
     // ----- State -----
 
-    fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+    pub(crate) fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
         self.inner.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -140,7 +140,7 @@ impl Client {
         self.shared().current.state
     }
 
-    /// The current session id (0 when there is none).
+    /// The current session id (0 when there is none); see [`Client::session_password`].
     pub fn session_id(&self) -> i64 {
         self.shared().current.session_id
     }
@@ -164,7 +164,7 @@ impl Client {
     // ----- Plumbing -----
 
     /// Encodes a request frame (xid 0), refusing one over the packet limit.
-    fn frame<R: Encode + ?Sized>(
+    pub(crate) fn frame<R: Encode + ?Sized>(
         &self,
         op: OpCode,
         record: &R,
@@ -190,14 +190,14 @@ impl Client {
         self.inner.chroot.to_client(server_path).to_string()
     }
 
-    fn send(&self, command: Command) -> Result<()> {
+    pub(crate) fn send(&self, command: Command) -> Result<()> {
         self.inner
             .commands
             .send(command)
             .map_err(|_| Error::closed())
     }
 
-    async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {
+    pub(crate) async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Request {
             request: Request {
@@ -219,12 +219,24 @@ impl Client {
         kind: WatchKind,
         path: &str,
     ) -> (Result<Reply>, OneshotWatch) {
-        let (watch_tx, watch_rx) = oneshot::channel();
+        self.call_watched_at(op, frame, kind, self.server_path(path))
+            .await
+    }
+
+    /// [`Client::call_watched`] on a server path (one the chroot never applies to, too).
+    pub(crate) async fn call_watched_at(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        at: String,
+    ) -> (Result<Reply>, OneshotWatch) {
+        let (tx, watch_rx) = oneshot::channel();
         let result = self
-            .call_with_sink(op, frame, kind, path, |server_path| WatchSink::Once {
-                tx: watch_tx,
+            .call_with_sink(op, frame, kind, at, |p| WatchSink::Once {
+                tx,
                 kind,
-                path: server_path.to_string(),
+                path: p.to_string(),
             })
             .await;
         (result, OneshotWatch::new(watch_rx))
@@ -239,11 +251,12 @@ impl Client {
         path: &str,
         watcher: &Watcher,
     ) -> Result<Reply> {
-        self.call_with_sink(op, frame, kind, path, |server_path| WatchSink::Group {
+        let at = self.server_path(path);
+        self.call_with_sink(op, frame, kind, at, |p| WatchSink::Group {
             group: watcher.group,
             tx: watcher.tx.clone(),
             kind,
-            path: server_path.to_string(),
+            path: p.to_string(),
         })
         .await
     }
@@ -253,11 +266,10 @@ impl Client {
         op: OpCode,
         frame: BytesMut,
         kind: WatchKind,
-        path: &str,
+        server_path: String,
         sink: impl FnOnce(&str) -> WatchSink,
     ) -> Result<Reply> {
         let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
-        let server_path = self.server_path(path);
         let sink = sink(&server_path);
         let (tx, rx) = oneshot::channel::<Result<Reply>>();
         self.send(Command::Request {

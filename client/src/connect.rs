@@ -35,6 +35,14 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
     cfg.seed = random_seed();
     cfg.sasl = settings.sasl.clone();
     cfg.host_names = cs.hosts.iter().map(|(name, _)| name.clone()).collect();
+    if let Some(resume) = &settings.resume {
+        if resume.id == 0 {
+            return Err(Error::invalid(
+                "cannot resume session 0 (0 means no session)",
+            ));
+        }
+    }
+    cfg.resume = settings.resume.as_ref().map(|r| (r.id, r.password.clone()));
     let session = Session::new(cfg, Instant::now());
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Mutex::new(Shared {
@@ -42,6 +50,7 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
             state: ConnectionState::Connecting,
             session_id: 0,
         },
+        password: Vec::new(),
         negotiated_timeout: settings.session_timeout,
         subscribers: crate::listeners::Listeners::unbounded(),
         last_failure: None,

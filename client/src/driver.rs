@@ -49,6 +49,8 @@ pub(crate) struct Driver {
     /// harmless, and is re-armed at the real deadline.
     timer: Pin<Box<tokio::time::Sleep>>,
     armed: Option<Instant>,
+    /// Callers of `Client::detach`, told (by the drop) when the driver is gone.
+    detached: Vec<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// The fewest watch sinks worth a sweep for abandoned one-shot watches.
@@ -86,6 +88,7 @@ impl Driver {
             handles_gone: false,
             timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             armed: None,
+            detached: Vec::new(),
         }
     }
 
@@ -201,7 +204,36 @@ impl Driver {
                 |sink| matches!(sink, WatchSink::Group { group, .. } if *group == forgotten),
             ),
             Command::Close(reply) => self.session.close(reply, now),
+            Command::Detach(done) => {
+                self.detached.push(done);
+                self.session.detach(now);
+            }
+            Command::UpdateHosts { hosts, reply } => {
+                let _ = reply.send(self.update_hosts(hosts, now));
+            }
         }
+    }
+
+    /// Takes a new host list (see `Session::update_hosts`); returns whether the client
+    /// moves. Hosts are the same when their name and port are (as given, not resolved).
+    fn update_hosts(&mut self, hosts: Vec<(String, u16)>, now: Instant) -> bool {
+        let kept: Vec<Option<usize>> = hosts
+            .iter()
+            .map(|h| self.hosts.iter().position(|old| old == h))
+            .collect();
+        let names = hosts.iter().map(|(name, _)| name.clone()).collect();
+        let moved = self.session.update_hosts(&kept, names, now);
+        if let Some(host) = self.session.current_host() {
+            self.host = host;
+        } else {
+            self.host = 0;
+        }
+        self.hosts = hosts;
+        // A read-write probe under way would answer with an index into the old list.
+        let (probe_tx, probe_rx) = mpsc::unbounded_channel();
+        self.probe_tx = probe_tx;
+        self.probe_rx = probe_rx;
+        moved
     }
 
     /// Forgets the one-shot watches nobody waits for any more: their `OneshotWatch` (or the
@@ -410,7 +442,15 @@ impl Driver {
                     if change.state.is_connected() {
                         shared.attempt = None;
                     }
-                    if change.state == ConnectionState::AuthFailed {
+                    shared.password = if change.session_id != 0 {
+                        self.session.session_password().to_vec()
+                    } else {
+                        Vec::new()
+                    };
+                    if matches!(
+                        change.state,
+                        ConnectionState::AuthFailed | ConnectionState::Lost
+                    ) {
                         // Before anyone hears of it: connect() reports this reason.
                         shared.last_failure =
                             self.session.last_connection_failure().map(str::to_owned);

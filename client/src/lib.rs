@@ -34,13 +34,17 @@ mod connect;
 mod connect_string;
 mod current;
 mod driver;
+mod ensemble_config;
 mod event_stream;
+mod host_list;
 mod listeners;
 mod log;
 mod multi;
 mod path;
 mod protocol;
+mod reconfig;
 pub mod sasl;
+mod session_handoff;
 mod state_changes;
 #[cfg(feature = "tls")]
 mod tls;
@@ -55,6 +59,9 @@ pub use children::Children;
 pub use client::{Client, CreateOptions};
 pub use connect_string::{ConnectString, DEFAULT_PORT};
 pub use current::Current;
+pub use ensemble_config::{
+    ClientAddress, ConfigParseError, EnsembleConfig, EnsembleMember, MemberRole, PeerAddress,
+};
 /// The sans-I/O session core this client drives (its own crate, `zkr-session`).
 use zkr_session as session;
 pub use zkr_session::{Error, ErrorCode, Result};
@@ -68,6 +75,7 @@ pub use event_stream::{
 pub use listeners::Listeners;
 pub use multi::{Op, OpResult};
 pub use path::{validate_path, Chroot};
+pub use reconfig::{Reconfig, CONFIG_NODE};
 pub use state_changes::StateChanges;
 #[cfg(feature = "tls")]
 pub use tls::TlsOptions;

@@ -58,12 +58,21 @@ pub(crate) enum Command {
     ForgetGroup(WatcherGroup),
     /// Close the session.
     Close(Option<ReplyTx>),
+    /// Stop without closing the session; the sender is dropped once the connection is.
+    Detach(oneshot::Sender<()>),
+    /// A new host list; the answer says whether the client moves.
+    UpdateHosts {
+        hosts: Vec<(String, u16)>,
+        reply: oneshot::Sender<bool>,
+    },
 }
 
 /// State shared between the driver and the handles: the current state and the subscribers.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) current: StateChange,
+    /// The current session's password (empty when there is no session).
+    pub(crate) password: Vec<u8>,
     pub(crate) negotiated_timeout: Duration,
     pub(crate) subscribers: crate::listeners::Listeners<StateChange>,
     /// Why the last connection or connection attempt ended (the core's words), for the

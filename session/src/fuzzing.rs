@@ -91,6 +91,20 @@ pub struct KnownBugs {
     pub submitted_close_session_token_leak: bool,
 }
 
+/// [`session`], where action 13 may also change the host list
+/// ([`Session::update_hosts`](crate::Session::update_hosts)) or detach
+/// ([`Session::detach`](crate::Session::detach)): the same invariants must hold.
+pub fn session_with_host_updates(data: &[u8]) {
+    let mut h = Harness::new(data, KNOWN_BUGS);
+    h.host_updates = true;
+    let mut steps = 0;
+    while !h.input.is_empty() && steps < 4096 {
+        h.step();
+        steps += 1;
+    }
+    h.finish();
+}
+
 /// The known bugs [`session`] tolerates today.
 pub const KNOWN_BUGS: KnownBugs = KnownBugs {
     add_auth_token_leak: false,
@@ -378,6 +392,9 @@ struct Harness<'a> {
     close_session_tokens: Vec<u32>,
     /// What happened, step by step (only for [`session_trace`]).
     trace: Option<Vec<String>>,
+    /// Whether action 13 with bit 0x20 changes the host list, and with 0x40 detaches
+    /// (only for [`session_with_host_updates`]: the committed corpus keeps its meaning).
+    host_updates: bool,
 }
 
 impl<'a> Harness<'a> {
@@ -435,6 +452,7 @@ impl<'a> Harness<'a> {
             tolerate,
             close_session_tokens: Vec::new(),
             trace: None,
+            host_updates: false,
         };
         h.after_step();
         h
@@ -939,6 +957,8 @@ impl<'a> Harness<'a> {
                 self.s
                     .add_auth("digest".into(), b"other:pw".to_vec(), token, self.now);
             }
+            13 if self.host_updates && action & 0x20 != 0 => self.update_hosts(),
+            13 if self.host_updates && action & 0x40 != 0 => self.s.detach(self.now),
             13 => {
                 let host = usize::from(self.input.byte()) % self.host_count;
                 if !(self.tolerate.read_write_found && self.s.closing.is_some()) {
@@ -962,6 +982,23 @@ impl<'a> Harness<'a> {
             }
         }
         self.after_step();
+    }
+
+    /// A new host list of 1 to 4 hosts, each either one of the current hosts (at most once)
+    /// or a new one.
+    fn update_hosts(&mut self) {
+        let count = 1 + usize::from(self.input.byte() % 4);
+        let mut used = HashSet::new();
+        let kept: Vec<Option<usize>> = (0..count)
+            .map(|_| {
+                let old = usize::from(self.input.byte()) % (self.host_count + 1);
+                (old < self.host_count && used.insert(old)).then_some(old)
+            })
+            .collect();
+        let names = (0..count).map(|i| format!("host-{i}")).collect();
+        self.s.update_hosts(&kept, names, self.now);
+        // Checked against the new list from now on (events are drained after the step).
+        self.host_count = count;
     }
 
     /// Closes the session and lets every timer run out: every token must be answered.

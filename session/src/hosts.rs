@@ -93,6 +93,18 @@ impl HostPicker {
         (self.current(), delay)
     }
 
+    /// A new host list, tried in `order` (every host once) from `order[start]`: a fresh
+    /// round, no back-off owed.
+    pub fn reorder(&mut self, order: Vec<usize>, start: usize) {
+        if order.is_empty() {
+            return;
+        }
+        self.cursor = start.min(order.len() - 1);
+        self.order = order;
+        self.round_start = self.cursor;
+        self.failed_rounds = 0;
+    }
+
     /// Jumps to a given host (a read-write server found while read-only).
     pub fn jump_to(&mut self, host: usize) {
         if let Some(i) = self.order.iter().position(|&h| h == host) {

@@ -21,8 +21,10 @@
 mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod host_update;
 mod hosts;
 mod lifecycle;
+pub mod rebalance;
 mod receive;
 mod reply_check;
 mod sasl;
@@ -82,6 +84,11 @@ pub struct SessionConfig {
     /// The hosts' names as the connect string gives them, by index: what a SASL mechanism
     /// that authenticates the server by name (Kerberos) is told. Empty: unknown.
     pub host_names: Vec<String>,
+    /// A live session to reattach to, `(session id, password)`, instead of asking for a new
+    /// one (the Java client's constructor with a session id and password). If the server
+    /// says it expired (or the password is wrong), the state becomes `Lost`, and the next
+    /// connection asks for a new session.
+    pub resume: Option<(i64, Vec<u8>)>,
 }
 
 impl SessionConfig {
@@ -99,6 +106,7 @@ impl SessionConfig {
             backoff_max: Duration::from_secs(1),
             sasl: None,
             host_names: Vec::new(),
+            resume: None,
         }
     }
 }
@@ -288,18 +296,22 @@ impl<T> Session<T> {
         let mut rng = Rng::new(cfg.seed);
         let hosts = HostPicker::new(cfg.host_count, &mut rng, cfg.backoff_base, cfg.backoff_max);
         let negotiated = cfg.session_timeout;
+        let (session_id, passwd) = cfg.resume.clone().unwrap_or((0, vec![0; 16]));
+        let resuming = session_id != 0;
         let mut session = Session {
             cfg,
             rng,
             hosts,
             conn: Conn::Idle { retry_at: now },
             state: ConnectionState::Connecting,
-            session_id: 0,
-            passwd: vec![0; 16],
+            session_id,
+            passwd,
             negotiated,
             last_zxid: 0,
             ever_connected: false,
-            seen_read_write: false,
+            // A session to resume is presented to the first server (it is taken to be a
+            // global one, made by a read-write server).
+            seen_read_write: resuming,
             last_recv: now,
             last_send: now,
             read_timeout: negotiated,
@@ -469,6 +481,15 @@ impl<T> Session<T> {
             self.pending_auth_later.push((self.cfg.auth.len(), token));
         }
         self.cfg.auth.push((scheme, auth));
+    }
+
+    /// Stops without closing the session: the connection is dropped with no closeSession,
+    /// so the session lives on the server until its timeout passes (its ephemeral nodes
+    /// too), for another client to resume with its id and password
+    /// ([`SessionConfig::resume`]). Requests in flight or waiting fail as at a close; the
+    /// state becomes `Closed`.
+    pub fn detach(&mut self, _now: Instant) {
+        self.finish_close();
     }
 
     /// Closes the session: sends closeSession if connected and finishes when it is answered

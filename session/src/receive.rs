@@ -170,10 +170,18 @@ impl<T> Session<T> {
     ) -> Result<(), Error> {
         let (response, read_only) = decode_connect_response(frame)?;
         if response.timeout_ms <= 0 {
-            // The server says the session expired.
-            self.loss_reason = Some(LossReason::detail(
-                "the server says the session expired".into(),
-            ));
+            // The server says the session expired (ZooKeeper answers a wrong password the
+            // same way: a timeout of 0).
+            let detail = if self.ever_connected || self.session_id == 0 {
+                "the server says the session expired".to_string()
+            } else {
+                format!(
+                    "the server refused to resume session {:#x}: it has expired, or its \
+                     password is wrong",
+                    self.session_id
+                )
+            };
+            self.loss_reason = Some(LossReason::detail(detail));
             self.lose_session();
             self.connection_lost(now);
             return Ok(());

@@ -48,12 +48,14 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub struct TestingCluster {
     // Dropped before `dir`: JVMs die before their folders are deleted.
-    members: Vec<Instance>,
+    pub(crate) members: Vec<Instance>,
     /// Each member's TLS port, when the options ask for TLS.
-    secure_ports: Vec<Option<u16>>,
-    install: Installation,
-    options: ServerOptions,
-    dir: TempDir,
+    pub(crate) secure_ports: Vec<Option<u16>>,
+    /// Each member's client, quorum and election ports.
+    pub(crate) peers: Vec<PeerPorts>,
+    pub(crate) install: Installation,
+    pub(crate) options: ServerOptions,
+    pub(crate) dir: TempDir,
 }
 
 impl TestingCluster {
@@ -88,12 +90,13 @@ impl TestingCluster {
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;
         loop {
-            let (members, secure_ports) = create_members(n, &options, dir.path())?;
+            let (members, secure_ports, peers) = create_members(n, &options, dir.path())?;
             match start_all(&members, &secure_ports, &install, &options) {
                 Ok(()) => {
                     return Ok(TestingCluster {
                         members,
                         secure_ports,
+                        peers,
                         install,
                         options,
                         dir,
@@ -118,7 +121,7 @@ impl TestingCluster {
         }
     }
 
-    fn member(&self, i: usize) -> &Instance {
+    pub(crate) fn member(&self, i: usize) -> &Instance {
         assert!(
             i < self.members.len(),
             "ensemble member {i} does not exist: the ensemble has {} members (0..{})",
@@ -368,13 +371,12 @@ fn start_all(
     Ok(())
 }
 
+/// The members, their TLS ports and their other ports.
+type CreatedMembers = (Vec<Instance>, Vec<Option<u16>>, Vec<PeerPorts>);
+
 /// Picks ports and writes every member's folder under `root`; returns the
-/// members and their TLS ports.
-fn create_members(
-    n: usize,
-    options: &ServerOptions,
-    root: &Path,
-) -> Result<(Vec<Instance>, Vec<Option<u16>>)> {
+/// members, their TLS ports and their other ports.
+fn create_members(n: usize, options: &ServerOptions, root: &Path) -> Result<CreatedMembers> {
     let per_member = if options.tls.is_some() { 4 } else { 3 };
     let ports = free_ports(per_member * n).map_err(|e| Error::io("finding free ports", e))?;
     let peers: Vec<PeerPorts> = ports
@@ -389,32 +391,57 @@ fn create_members(
         .chunks(per_member)
         .map(|p| p.get(3).copied())
         .collect();
+    let lines: Vec<String> = peers
+        .iter()
+        .enumerate()
+        .map(|(i, p)| config::dynamic_line(i + 1, p))
+        .collect();
     let members = peers
         .iter()
         .zip(&secure_ports)
         .enumerate()
         .map(|(i, (peer, secure_port))| {
-            let myid = i + 1;
-            let dir = root.join(format!("member-{myid}"));
-            let cfg = config::zoo_cfg(
-                options,
-                &dir.join(config::DATA_DIR),
-                peer.client,
-                *secure_port,
-                &peers,
-            );
-            Instance::create(
-                format!(
-                    "ensemble member {i} (myid {myid}, 127.0.0.1:{})",
-                    peer.client
-                ),
-                dir,
-                peer.client,
-                config::QUORUM_MAIN,
-                &cfg,
-                Some(myid),
-            )
+            create_member(root, i, peer, *secure_port, &peers, options, &lines)
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok((members, secure_ports))
+    Ok((members, secure_ports, peers))
+}
+
+/// Writes member `i`'s folder under `root`: `zoo.cfg` (naming `peers` for a static
+/// ensemble) and, for a reconfigurable one, the dynamic file with `dynamic_lines`.
+pub(crate) fn create_member(
+    root: &Path,
+    i: usize,
+    peer: &PeerPorts,
+    secure_port: Option<u16>,
+    peers: &[PeerPorts],
+    options: &ServerOptions,
+    dynamic_lines: &[String],
+) -> Result<Instance> {
+    let myid = i + 1;
+    let dir = root.join(format!("member-{myid}"));
+    let cfg = config::zoo_cfg(
+        options,
+        &dir.join(config::DATA_DIR),
+        peer.client,
+        secure_port,
+        peers,
+    );
+    let instance = Instance::create(
+        format!(
+            "ensemble member {i} (myid {myid}, 127.0.0.1:{})",
+            peer.client
+        ),
+        dir,
+        peer.client,
+        config::QUORUM_MAIN,
+        &cfg,
+        Some(myid),
+    )?;
+    if options.reconfig {
+        let path = instance.dir().join(config::DYNAMIC_CFG);
+        fs::write(&path, config::dynamic_cfg(dynamic_lines))
+            .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+    }
+    Ok(instance)
 }

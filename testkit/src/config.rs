@@ -14,6 +14,15 @@ pub(crate) const LOG_FILE: &str = "zookeeper.log";
 pub(crate) const LOG4J_PROPERTIES: &str = "log4j.properties";
 pub(crate) const LOGBACK_XML: &str = "logback.xml";
 pub(crate) const DATA_DIR: &str = "data";
+/// The dynamic configuration file of a reconfigurable ensemble member (the server
+/// writes later versions as `zoo.cfg.dynamic.<version>` and points `zoo.cfg` at them).
+pub(crate) const DYNAMIC_CFG: &str = "zoo.cfg.dynamic";
+
+/// The superuser of reconfigurable ensembles, `(user, password)`: `addauth digest
+/// super:zkr-superuser` makes a session superuser, which `reconfig` needs.
+pub const SUPERUSER: (&str, &str) = ("super", "zkr-superuser");
+/// `super:` and the base64 SHA-1 of `super:zkr-superuser` (ZooKeeper's digest form).
+const SUPER_DIGEST: &str = "super:JUyK56rv/57dur9b6SwCzAg55n4=";
 
 /// Main class of a standalone server.
 pub(crate) const STANDALONE_MAIN: &str = "org.apache.zookeeper.server.ZooKeeperServerMain";
@@ -50,8 +59,12 @@ pub(crate) fn zoo_cfg(
     };
     line("tickTime", &options.tick_time_ms);
     line("dataDir", &data_dir.display());
-    line("clientPort", &client_port);
-    line("clientPortAddress", &"127.0.0.1");
+    let dynamic = options.reconfig && !peers.is_empty();
+    if !dynamic {
+        // A reconfigurable member has its client address in its dynamic line instead.
+        line("clientPort", &client_port);
+        line("clientPortAddress", &"127.0.0.1");
+    }
     // Tests open many connections from one address.
     line("maxClientCnxns", &0);
     // srvr/stat/conf/mntr... are how we (and tests) probe servers.
@@ -67,6 +80,15 @@ pub(crate) fn zoo_cfg(
     if !peers.is_empty() {
         line("initLimit", &options.effective_init_limit());
         line("syncLimit", &options.effective_sync_limit());
+    }
+    if dynamic {
+        line("reconfigEnabled", &true);
+        line("standaloneEnabled", &false);
+        line(
+            "dynamicConfigFile",
+            &data_dir.with_file_name(DYNAMIC_CFG).display(),
+        );
+    } else if !peers.is_empty() {
         for (i, p) in peers.iter().enumerate() {
             // 3.5+ syntax: host:quorumPort:electionPort;clientAddress:clientPort
             line(
@@ -100,6 +122,25 @@ pub(crate) fn zoo_cfg(
         cfg.push('\n');
     }
     cfg
+}
+
+/// One member's line of a dynamic configuration file, as ZooKeeper writes it.
+pub(crate) fn dynamic_line(myid: usize, p: &PeerPorts) -> String {
+    format!(
+        "server.{myid}=127.0.0.1:{}:{}:participant;127.0.0.1:{}",
+        p.quorum, p.election, p.client
+    )
+}
+
+/// The dynamic configuration file a member is started with: `members` (lines from
+/// [`dynamic_line`] or from a running member's file), one per line.
+pub(crate) fn dynamic_cfg(members: &[String]) -> String {
+    let mut text = String::new();
+    for member in members {
+        text.push_str(member);
+        text.push('\n');
+    }
+    text
 }
 
 /// The TLS settings. ZooKeeper's configuration parser (`QuorumPeerConfig`,
@@ -225,6 +266,12 @@ pub(crate) fn jvm_args(options: &ServerOptions, server_dir: &Path) -> Vec<OsStri
     }
     if options.read_only_mode {
         args.push(prop("readonlymode.enabled", "true"));
+    }
+    if options.reconfig {
+        args.push(prop(
+            "zookeeper.DigestAuthenticationProvider.superDigest",
+            SUPER_DIGEST,
+        ));
     }
     if !options.sasl_users.is_empty() || options.kerberos.is_some() {
         args.push(prop(
@@ -389,6 +436,43 @@ mod tests {
             "{cfg}"
         );
         assert!(cfg.contains("initLimit=50\nsyncLimit=10\n"), "{cfg}");
+    }
+
+    #[test]
+    fn reconfigurable_ensemble_config() {
+        let peers = [PeerPorts {
+            client: 1,
+            quorum: 2,
+            election: 3,
+        }];
+        let options = ServerOptions::new().reconfig(true);
+        let cfg = zoo_cfg(&options, Path::new("/m/data"), 1, None, &peers);
+        for expected in [
+            "reconfigEnabled=true\n",
+            "standaloneEnabled=false\n",
+            "dynamicConfigFile=/m/zoo.cfg.dynamic\n",
+            "initLimit=50\n",
+        ] {
+            assert!(cfg.contains(expected), "{expected:?} missing from\n{cfg}");
+        }
+        for absent in ["clientPort", "server.1"] {
+            assert!(!cfg.contains(absent), "{absent:?} in\n{cfg}");
+        }
+        assert_eq!(
+            dynamic_cfg(&[dynamic_line(1, &peers[0])]),
+            "server.1=127.0.0.1:2:3:participant;127.0.0.1:1\n"
+        );
+        let args = jvm_args(&options, Path::new("/srv"));
+        assert!(args.contains(&OsString::from(
+            "-Dzookeeper.DigestAuthenticationProvider.superDigest=\
+             super:JUyK56rv/57dur9b6SwCzAg55n4="
+        )));
+        // A standalone server ignores the option.
+        let cfg = zoo_cfg(&options, Path::new("/d"), 1, None, &[]);
+        assert!(
+            cfg.contains("clientPort=1\n") && !cfg.contains("reconfig"),
+            "{cfg}"
+        );
     }
 
     /// A set of certificates laid out in a folder, without running openssl.

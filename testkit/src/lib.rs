@@ -82,6 +82,7 @@ mod kerberos;
 mod listen;
 mod locate;
 pub mod measure;
+mod membership;
 mod options;
 mod ports;
 mod process;
@@ -92,6 +93,7 @@ mod tempdir;
 mod tls;
 
 pub use cluster::TestingCluster;
+pub use config::SUPERUSER;
 pub use error::{Error, Result};
 pub use faults::{Fault, FaultRecord, FaultSchedule, FaultScheduleBuilder};
 pub use four_letter::{four_letter_word, server_mode, Mode};

@@ -53,6 +53,7 @@ pub struct ServerOptions {
     pub(crate) sasl_users: Vec<(String, String)>,
     pub(crate) sasl_required: bool,
     pub(crate) kerberos: Option<KerberosSettings>,
+    pub(crate) reconfig: bool,
 }
 
 impl Default for ServerOptions {
@@ -75,6 +76,7 @@ impl Default for ServerOptions {
             sasl_users: Vec::new(),
             sasl_required: false,
             kerberos: None,
+            reconfig: false,
         }
     }
 }
@@ -354,6 +356,36 @@ impl ServerOptions {
     /// (`zookeeper/localhost@ZKR.TEST`), `None` without Kerberos.
     pub fn kerberos_principal(&self) -> Option<&str> {
         self.kerberos.as_ref().map(|k| k.principal.as_str())
+    }
+
+    /// Makes an ensemble reconfigurable (ZooKeeper 3.5+'s dynamic reconfiguration), as the
+    /// admin guide sets one up: `reconfigEnabled=true`, `standaloneEnabled=false`, and the
+    /// members in a dynamic configuration file (`zoo.cfg.dynamic`, one
+    /// `server.N=127.0.0.1:QUORUM:ELECTION:participant;127.0.0.1:CLIENT` line each, no
+    /// `clientPort` in `zoo.cfg`), which the servers rewrite as the membership changes. ACLs
+    /// stay on: `reconfig` needs the superuser [`SUPERUSER`](crate::SUPERUSER) (digest
+    /// `super:zkr-superuser`, given to the JVMs as
+    /// `zookeeper.DigestAuthenticationProvider.superDigest`), so a session without it gets
+    /// `NoAuth`. See [`TestingCluster::add_member`](crate::TestingCluster::add_member).
+    /// Default: off. Only for ensembles: a [`TestingServer`](crate::TestingServer) ignores
+    /// it.
+    ///
+    /// ```no_run
+    /// use zkr_testkit::{ServerOptions, TestingCluster};
+    /// let mut cluster = TestingCluster::start_with(3, ServerOptions::new().reconfig(true))?;
+    /// let added = cluster.add_member()?; // serving, not voting yet
+    /// let line = cluster.member_spec(added); // for reconfig's joining list
+    /// # drop(line);
+    /// # Ok::<(), zkr_testkit::Error>(())
+    /// ```
+    pub fn reconfig(mut self, enabled: bool) -> Self {
+        self.reconfig = enabled;
+        self
+    }
+
+    /// Whether [`reconfig`](Self::reconfig) is on.
+    pub fn is_reconfigurable(&self) -> bool {
+        self.reconfig
     }
 
     /// Refuses combinations a server cannot run with.

@@ -25,6 +25,8 @@ pub struct Globals {
     pub sasl_digest: Option<SaslDigest>,
     /// `--sasl-kerberos PRINCIPAL [--keytab FILE] [--sasl-service-principal NAME]`.
     pub kerberos: Option<KerberosArgs>,
+    /// `--resume ID:PASSWORD_HEX`: the session to reattach to (left open at exit).
+    pub resume: Option<(i64, Vec<u8>)>,
 }
 
 /// `--sasl-kerberos PRINCIPAL [--keytab FILE] [--sasl-service-principal NAME]`.
@@ -424,6 +426,19 @@ pub enum Command {
     },
     /// `bench KIND [...]`
     Bench(BenchOptions),
+    /// `config`
+    Config,
+    /// `reconfig --add SPEC... --remove ID... | --members SPEC... [--from-version V]`
+    Reconfig {
+        /// Member lines to add (incremental).
+        add: Vec<String>,
+        /// Member ids to remove (incremental).
+        remove: Vec<u64>,
+        /// The whole new membership (bulk); empty for an incremental change.
+        members: Vec<String>,
+        /// Apply only if the configuration is this version.
+        from_version: Option<i64>,
+    },
     /// `demo [--participants N]`
     Demo {
         /// How many participants.

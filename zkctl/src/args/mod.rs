@@ -14,6 +14,7 @@
 //! `zkctl set /a x --version 3` is a conditional set.
 
 mod command;
+mod ensemble;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
 mod spec;
@@ -344,6 +345,14 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
             grace: grace(&flags)?,
             command: s.trailing,
         },
+        "config" => Command::Config,
+        "reconfig" => ensemble::reconfig(&flags)?,
+        "bench" | "demo" if globals.resume.is_some() => {
+            return usage(format!(
+                "--resume takes one session; '{}' opens several",
+                spec.name
+            ))
+        }
         "bench" => Command::Bench(bench(&flags, &path())?),
         "demo" => match flags.positive("participants")?.unwrap_or(10) {
             // The story needs a leader and someone to take over.
@@ -456,6 +465,7 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
     let tls = tls(flags)?;
     let sasl_digest = sasl_digest(flags)?;
     let kerberos = kerberos(flags)?;
+    let resume = ensemble::resume(flags)?;
     Ok(Globals {
         server,
         server_given,
@@ -466,6 +476,7 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
         sasl_digest,
         kerberos,
         auth,
+        resume,
     })
 }
 

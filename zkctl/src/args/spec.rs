@@ -117,6 +117,12 @@ pub const GLOBAL_FLAGS: &[FlagSpec] = &[
         "NAME",
         "with --sasl-kerberos: the server's principal (default zookeeper/<host>)",
     ),
+    valued(
+        "resume",
+        "ID:PASSWORD_HEX",
+        "reattach to a live session (id as 0x-hex or decimal) instead of making one; \
+         zkctl leaves it open at exit",
+    ),
     switch(
         "tls",
         "connect with TLS, trusting the platform's store (implied by any --tls-* flag)",
@@ -518,6 +524,47 @@ pub const COMMANDS: &[CommandSpec] = &[
         min_args: 1,
         max_args: 1,
         takes_command: true,
+    },
+    CommandSpec {
+        name: "config",
+        synopsis: "",
+        about: "print the ensemble's configuration as ZooKeeper writes it",
+        details: "Reads /zookeeper/config (never under the chroot): one\n\
+                  `server.N=HOST:QUORUM_PORT:ELECTION_PORT:ROLE;CLIENT_HOST:CLIENT_PORT` line\n\
+                  per member, then `version=V` (hex; what reconfig --from-version takes).",
+        flags: &[],
+        min_args: 0,
+        max_args: 0,
+        takes_command: false,
+    },
+    CommandSpec {
+        name: "reconfig",
+        synopsis: "--add SPEC... --remove ID... | --members SPEC...",
+        about: "change the ensemble's members; prints the new configuration",
+        details: "Incremental (--add and --remove, repeatable or comma-separated) or bulk\n\
+                  (--members: the whole new membership). SPEC is a member line,\n\
+                  server.N=HOST:QUORUM_PORT:ELECTION_PORT[:ROLE][;[CLIENT_HOST:]PORT].\n\
+                  Needs servers with reconfigEnabled=true and a superuser session\n\
+                  (--auth digest:super:PASSWORD) unless they skip ACLs. The server's refusals\n\
+                  (ReconfigDisabled, NewConfigNoQuorum, ReconfigInProgress, BadVersion,\n\
+                  NoAuth) exit 1 with their name.",
+        flags: &[
+            valued("add", "SPEC", "a member to add (repeatable)"),
+            valued("remove", "ID", "a member id to remove (repeatable)"),
+            valued(
+                "members",
+                "SPEC",
+                "bulk: a member of the new configuration (repeatable)",
+            ),
+            valued(
+                "from-version",
+                "V",
+                "only if the configuration is version V (hex, as `config` prints it)",
+            ),
+        ],
+        min_args: 0,
+        max_args: 0,
+        takes_command: false,
     },
     CommandSpec {
         name: "bench",

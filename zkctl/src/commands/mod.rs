@@ -7,12 +7,14 @@ pub mod counter;
 pub mod data;
 pub mod demo;
 pub mod elect;
+pub mod ensemble;
 pub mod group;
 pub mod lock;
 pub mod queue;
 pub mod service;
 pub mod watch;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use zkr_client::sasl::Kerberos;
@@ -25,6 +27,11 @@ use crate::failure::{Failure, Outcome};
 /// session then ends at its timeout).
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// Set with `--resume`: the session is borrowed, so [`close`] leaves it open (detaches)
+/// for its owner, wherever a command would close it. One flag for the process: zkctl
+/// runs one command, and `--resume` is refused for the commands with several sessions.
+static LEAVE_SESSION_OPEN: AtomicBool = AtomicBool::new(false);
+
 /// A client for the global settings, connected (or the client's error: it names the hosts
 /// when none is reachable).
 pub async fn connect(g: &Globals) -> Result<Client, Failure> {
@@ -36,6 +43,9 @@ pub fn builder(g: &Globals) -> ClientBuilder {
     let mut b = ClientBuilder::new(&g.server).session_timeout(g.session_timeout);
     if let Some(t) = g.connect_timeout {
         b = b.connect_timeout(t);
+    }
+    if let Some((id, password)) = &g.resume {
+        b = b.resume(*id, password.clone());
     }
     for (scheme, credentials) in &g.auth {
         b = b.auth(scheme.as_str(), credentials.as_bytes());
@@ -71,13 +81,19 @@ pub fn builder(g: &Globals) -> ClientBuilder {
 }
 
 /// Closes a session so its ephemeral nodes go now, not at the session timeout; bounded, so
-/// an unreachable server does not hold zkctl.
+/// an unreachable server does not hold zkctl. A session resumed with `--resume` is left
+/// open instead, as it was found.
 pub async fn close(client: &Client) {
+    if LEAVE_SESSION_OPEN.load(Ordering::Relaxed) {
+        client.detach().await;
+        return;
+    }
     let _ = tokio::time::timeout(CLOSE_TIMEOUT, client.close()).await;
 }
 
 /// Runs a parsed command; `Ok` holds the exit code.
 pub async fn run(g: Globals, command: Command) -> Outcome {
+    LEAVE_SESSION_OPEN.store(g.resume.is_some(), Ordering::Relaxed);
     match command {
         Command::Lock {
             path,
@@ -122,6 +138,12 @@ pub async fn run(g: Globals, command: Command) -> Outcome {
         } => group::member(&g, &path, &id, &data, grace, &command).await,
         Command::Members { path } => group::members(&g, &path).await,
         Command::Service { base, action } => service::run(&g, &base, action).await,
+        Command::Config | Command::Reconfig { .. } => {
+            let client = connect(&g).await?;
+            let result = ensemble::run(&client, command).await;
+            close(&client).await;
+            result
+        }
         data_command => {
             let client = connect(&g).await?;
             let result = data::run(&client, data_command).await;

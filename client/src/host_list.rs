@@ -1,0 +1,48 @@
+//! [`Client::update_hosts`]: the client's host list changes under a live session, with
+//! ZOOKEEPER-1355's probabilistic rebalancing (`zkr_session::rebalance`).
+
+use tokio::sync::oneshot;
+
+use crate::client::Client;
+use crate::connect_string::ConnectString;
+use crate::error::{Error, Result};
+use crate::protocol::Command;
+
+impl Client {
+    /// Replaces the hosts this client connects to (the Java client's `updateServerList`),
+    /// keeping the session: after a membership change, give it the new members' client
+    /// addresses (for instance [`EnsembleConfig::client_addresses`](crate::EnsembleConfig)
+    /// from [`Client::get_config`]). Returns whether the client leaves its current host.
+    ///
+    /// ZOOKEEPER-1355's rebalancing decides, so that many clients spread evenly over the new
+    /// list without all reconnecting: a client whose host left moves; when hosts were added,
+    /// a client whose host stays moves with probability `1 - old/new`, to an added host;
+    /// otherwise it stays. A client that moves drops its connection and reconnects at once
+    /// (`Suspended`, then `Reconnected`, same session). Hosts are compared by name and port
+    /// as written (the Java client also compares resolved addresses).
+    ///
+    /// The connect string's chroot, if any, must be the client's own: it cannot change.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+    /// let (config, _) = client.get_config().await?;
+    /// client.update_hosts(&config.client_addresses().join(",")).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn update_hosts(&self, connect_string: &str) -> Result<bool> {
+        let parsed = ConnectString::parse(connect_string)?;
+        if parsed.chroot.as_str().is_some() && &parsed.chroot != self.chroot() {
+            return Err(Error::invalid(format!(
+                "the chroot cannot change: {connect_string:?} has {}, the client {}",
+                parsed.chroot.as_str().unwrap_or("/"),
+                self.chroot().as_str().unwrap_or("none")
+            )));
+        }
+        let (reply, moved) = oneshot::channel();
+        self.send(Command::UpdateHosts {
+            hosts: parsed.hosts,
+            reply,
+        })?;
+        moved.await.map_err(|_| Error::closed())
+    }
+}

@@ -1,0 +1,55 @@
+//! The connect string's hosts change under a live session (`Client::update_hosts`): the
+//! picker gets the new list, and ZOOKEEPER-1355's rebalancing ([`crate::rebalance`]) decides
+//! whether this client leaves its host, keeping its session either way.
+
+use super::*;
+
+impl<T> Session<T> {
+    /// The hosts changed: `kept[i]` is the old index of new host `i`, or `None` for a host
+    /// that was not in the list; `names[i]` its name (for SASL), like
+    /// [`SessionConfig::host_names`]. From now on host indices (in [`Event::Connect`],
+    /// [`Event::ProbeReadWrite`], [`Session::current_host`]) are into the new list.
+    ///
+    /// A client that stays keeps its connection. One that moves (its host left, or the
+    /// draw sends it to an added host) drops the connection, or the attempt under way, and
+    /// connects to its new host at once: the session goes on there (`Suspended`, then
+    /// `Reconnected`). Returns whether it moves. An empty list is ignored (false).
+    pub fn update_hosts(
+        &mut self,
+        kept: &[Option<usize>],
+        names: Vec<String>,
+        now: Instant,
+    ) -> bool {
+        if kept.is_empty() || self.conn == Conn::Closed {
+            return false;
+        }
+        let old_count = self.hosts.host_count();
+        // The host we are on, or the one we would try next.
+        let on = self.current_host().unwrap_or_else(|| self.hosts.current());
+        let current = kept.iter().position(|k| *k == Some(on));
+        let is_kept: Vec<bool> = kept.iter().map(Option::is_some).collect();
+        let plan = rebalance::rebalance(old_count, &is_kept, current, &mut self.rng);
+        self.hosts.reorder(plan.order, plan.start);
+        self.cfg.host_count = kept.len();
+        self.cfg.host_names = names;
+        let renumbered = current.filter(|_| !plan.move_now);
+        match (&mut self.conn, renumbered) {
+            (Conn::Idle { .. } | Conn::Closed, _) => {}
+            (
+                Conn::Connecting { host, .. }
+                | Conn::Handshaking { host, .. }
+                | Conn::Open { host, .. },
+                Some(new_index),
+            ) => *host = new_index,
+            (_, None) => {
+                self.loss_reason = Some(LossReason::detail(
+                    "the host list changed: moving to another host to even the load".into(),
+                ));
+                if self.tear_down(now) {
+                    self.schedule_connect(now, Duration::ZERO);
+                }
+            }
+        }
+        plan.move_now
+    }
+}
