@@ -33,6 +33,7 @@ impl std::fmt::Debug for SessionToResume {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
+#[must_use]
 pub struct ClientBuilder {
     pub(crate) connect_string: String,
     pub(crate) session_timeout: Duration,
@@ -42,6 +43,8 @@ pub struct ClientBuilder {
     pub(crate) max_frame_len: usize,
     pub(crate) sasl: Option<crate::sasl::SaslMechanism>,
     pub(crate) resume: Option<SessionToResume>,
+    pub(crate) host_provider: Option<crate::host_provider::SharedProvider>,
+    pub(crate) follow_ensemble: bool,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
 }
@@ -58,6 +61,8 @@ impl ClientBuilder {
             max_frame_len: zkr_codec::DEFAULT_MAX_FRAME_LEN,
             sasl: None,
             resume: None,
+            host_provider: None,
+            follow_ensemble: false,
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -68,7 +73,7 @@ impl ClientBuilder {
     /// password, a server without SASL) is final: the state becomes
     /// [`ConnectionState::AuthFailed`], requests fail with `AuthFailed`, the client closes,
     /// and [`ClientBuilder::connect`] returns the reason. See
-    /// [`sasl::digest_md5`](crate::sasl::digest_md5) (feature `sasl-digest`).
+    /// `sasl::digest_md5` (feature `sasl-digest`).
     ///
     /// ```no_run
     /// # #[cfg(feature = "sasl-digest")]
@@ -119,6 +124,42 @@ impl ClientBuilder {
             id: session_id,
             password: password.into(),
         });
+        self
+    }
+
+    /// Where the hosts come from, asked at every connection attempt (see [`HostProvider`]
+    /// for an example). The connect string still gives the chroot, and the hosts used
+    /// when the provider fails. Cannot be combined with
+    /// [`ClientBuilder::follow_ensemble`] (two sources of hosts would undo each other).
+    ///
+    /// [`HostProvider`]: crate::HostProvider
+    pub fn host_provider(mut self, provider: impl crate::HostProvider) -> ClientBuilder {
+        self.host_provider = Some(crate::host_provider::SharedProvider(std::sync::Arc::new(
+            provider,
+        )));
+        self
+    }
+
+    /// Follows the ensemble's membership (Curator's `EnsembleTracker`): the client watches
+    /// `/zookeeper/config` ([`Client::get_config_and_watch`]), again after every change and
+    /// every new connection, and gives the members' client addresses to
+    /// [`Client::update_hosts`], keeping its chroot. So a client follows a rolling
+    /// replacement of every member (new hosts, new ports) with its session, as long as one
+    /// of its hosts is up at each step. Members without a client address in the
+    /// configuration (ZooKeeper 3.4-style `server.N` lines) leave the list unchanged.
+    /// Default off (Curator's is on). Cannot be combined with
+    /// [`ClientBuilder::host_provider`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> zkr_client::Result<()> {
+    /// let client = zkr_client::ClientBuilder::new("zk1:2181,zk2:2181,zk3:2181/app")
+    ///     .follow_ensemble(true)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn follow_ensemble(mut self, follow: bool) -> ClientBuilder {
+        self.follow_ensemble = follow;
         self
     }
 

@@ -48,7 +48,7 @@ use crate::watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 /// ```
 #[derive(Clone)]
 pub struct Client {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 pub(crate) struct Inner {

@@ -25,6 +25,11 @@ pub(crate) fn start(settings: &ClientBuilder) -> Result<Client> {
 /// [`ClientBuilder::connect`]'s report when no session comes).
 pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mutex<Shared>>)> {
     let cs = ConnectString::parse(&settings.connect_string)?;
+    if settings.host_provider.is_some() && settings.follow_ensemble {
+        return Err(Error::invalid(
+            "a host provider and follow_ensemble cannot be combined: both set the hosts",
+        ));
+    }
     if settings.session_timeout.is_zero() {
         return Err(Error::invalid("the session timeout must be positive"));
     }
@@ -55,6 +60,8 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
         subscribers: crate::listeners::Listeners::unbounded(),
         last_failure: None,
         attempt: None,
+        host_failures: Vec::new(),
+        hosts: crate::host_list::host_strings(&cs.hosts),
     }));
     #[allow(unused_mut)]
     let mut connector = Connector::default();
@@ -69,6 +76,7 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
         rx,
         shared.clone(),
         connector,
+        settings.host_provider.clone(),
     );
     tokio::spawn(driver.run());
     let client = Client::from_inner(Inner {
@@ -78,6 +86,9 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
         next_watcher: AtomicU64::new(1),
         shared: shared.clone(),
     });
+    if settings.follow_ensemble {
+        crate::ensemble_tracker::spawn(&client);
+    }
     Ok((client, shared))
 }
 

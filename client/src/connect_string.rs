@@ -51,7 +51,7 @@ impl ConnectString {
     }
 }
 
-fn parse_host(item: &str) -> std::result::Result<(String, u16), String> {
+pub(crate) fn parse_host(item: &str) -> std::result::Result<(String, u16), String> {
     let (host, port) = if let Some(rest) = item.strip_prefix('[') {
         let end = rest.find(']').ok_or("missing ']'")?;
         let host = &rest[..end];

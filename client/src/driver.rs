@@ -14,13 +14,22 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tokio::sync::mpsc;
 
+use crate::host_provider::SharedProvider;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
 use crate::transport::{Connector, Transport};
 use crate::watched_event::WatchedEvent;
 
-type ConnectFuture = Pin<Box<dyn Future<Output = io::Result<Transport>> + Send>>;
+type ConnectFuture = Pin<Box<dyn Future<Output = Attempted> + Send>>;
+
+/// What a connection attempt's future ends with.
+enum Attempted {
+    /// The connection, or why there is none.
+    Connected(io::Result<Transport>),
+    /// The host provider's answer, asked before connecting.
+    Hosts(Result<Vec<(String, u16)>, String>),
+}
 
 pub(crate) struct Driver {
     session: Session<ReplyTx>,
@@ -51,6 +60,13 @@ pub(crate) struct Driver {
     armed: Option<Instant>,
     /// Callers of `Client::detach`, told (by the drop) when the driver is gone.
     detached: Vec<tokio::sync::oneshot::Sender<()>>,
+    /// Asked for the hosts before every connection attempt, if set.
+    provider: Option<SharedProvider>,
+    /// The attempt that waits for the provider's answer: its timeout and shuffle.
+    pending: Option<(Duration, u64)>,
+    /// The provider's list was just taken (and moved the client): the next attempt uses it
+    /// without asking again.
+    fresh_hosts: bool,
 }
 
 /// The fewest watch sinks worth a sweep for abandoned one-shot watches.
@@ -67,6 +83,7 @@ impl Driver {
         commands: mpsc::UnboundedReceiver<Command>,
         shared: Arc<Mutex<Shared>>,
         connector: Connector,
+        provider: Option<SharedProvider>,
     ) -> Driver {
         let (probe_tx, probe_rx) = mpsc::unbounded_channel();
         Driver {
@@ -89,6 +106,9 @@ impl Driver {
             timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             armed: None,
             detached: Vec::new(),
+            provider,
+            pending: None,
+            fresh_hosts: false,
         }
     }
 
@@ -139,9 +159,16 @@ impl Driver {
                         self.session.handle_io_error(e, Instant::now());
                     }
                 }
-                connected = connecting(&mut self.connecting) => {
+                attempted = connecting(&mut self.connecting) => {
                     self.connecting = None;
                     let now = Instant::now();
+                    let connected = match attempted {
+                        Attempted::Connected(connected) => connected,
+                        Attempted::Hosts(hosts) => {
+                            self.provided(hosts, now);
+                            continue;
+                        }
+                    };
                     match connected {
                         Ok(transport) => {
                             self.transport = Some(transport);
@@ -156,6 +183,11 @@ impl Driver {
                         }
                         Err(e) => {
                             crate::log!(debug, error = %e, "connection attempt failed");
+                            let (name, port) = &self.hosts[self.host];
+                            self.shared
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .host_failed(format!("{name}:{port}"), e.to_string());
                             // Kept by the core as the reason, for connect()'s error.
                             self.session.handle_io_error(e, now)
                         }
@@ -214,6 +246,56 @@ impl Driver {
         }
     }
 
+    /// Connects to host `host`: its name resolved now, every address a candidate.
+    fn start_connect(&mut self, host: usize, timeout: Duration, shuffle: u64) {
+        let (name, port) = self.hosts[host].clone();
+        crate::log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
+        self.host = host;
+        let attempt = Attempt {
+            host: format!("{name}:{port}"),
+            handshaking: false,
+            since: Instant::now(),
+        };
+        self.track_attempt(|current| *current = Some(attempt));
+        let connector = self.connector.clone();
+        self.connecting = Some(Box::pin(async move {
+            Attempted::Connected(
+                crate::resolve::connect_host(&connector, &name, port, timeout, shuffle).await,
+            )
+        }));
+    }
+
+    /// The host provider answered before an attempt: a new list is taken as
+    /// `Client::update_hosts` takes one; then the attempt goes on (unless the client moves,
+    /// in which case the core starts a new one at once).
+    fn provided(&mut self, hosts: Result<Vec<(String, u16)>, String>, now: Instant) {
+        let Some((timeout, shuffle)) = self.pending.take() else {
+            return;
+        };
+        match hosts {
+            Ok(hosts) if hosts != self.hosts => {
+                crate::log!(info, hosts = ?hosts, "the host provider changed the hosts");
+                if self.update_hosts(hosts, now) {
+                    // The core dropped this attempt and connects to the new host at once.
+                    self.fresh_hosts = true;
+                    return;
+                }
+            }
+            Ok(_) => {}
+            Err(why) => {
+                crate::log!(warn, error = %why, "the host provider failed; using the last hosts");
+                self.shared
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .host_failed("host provider".into(), why);
+            }
+        }
+        match self.session.current_host() {
+            Some(host) => self.start_connect(host, timeout, shuffle),
+            None => self.fresh_hosts = false,
+        }
+    }
+
     /// Takes a new host list (see `Session::update_hosts`); returns whether the client
     /// moves. Hosts are the same when their name and port are (as given, not resolved).
     fn update_hosts(&mut self, hosts: Vec<(String, u16)>, now: Instant) -> bool {
@@ -228,6 +310,8 @@ impl Driver {
         } else {
             self.host = 0;
         }
+        self.shared.lock().unwrap_or_else(|e| e.into_inner()).hosts =
+            crate::host_list::host_strings(&hosts);
         self.hosts = hosts;
         // A read-write probe under way would answer with an index into the old list.
         let (probe_tx, probe_rx) = mpsc::unbounded_channel();
@@ -370,20 +454,23 @@ impl Driver {
     fn process_events(&mut self) -> bool {
         while let Some(event) = self.session.poll_event() {
             match event {
-                Event::Connect { host, timeout } => {
-                    let (name, port) = self.hosts[host].clone();
-                    crate::log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
+                Event::Connect {
+                    host,
+                    timeout,
+                    shuffle,
+                } => {
                     self.host = host;
-                    let attempt = Attempt {
-                        host: format!("{name}:{port}"),
-                        handshaking: false,
-                        since: Instant::now(),
-                    };
-                    self.track_attempt(|current| *current = Some(attempt));
-                    let connector = self.connector.clone();
-                    self.connecting = Some(Box::pin(async move {
-                        connector.connect(&name, port, timeout).await
-                    }));
+                    let fresh = std::mem::take(&mut self.fresh_hosts);
+                    match self.provider.clone() {
+                        Some(provider) if !fresh => {
+                            self.pending = Some((timeout, shuffle));
+                            self.connecting =
+                                Some(Box::pin(
+                                    async move { Attempted::Hosts(provider.ask().await) },
+                                ));
+                        }
+                        _ => self.start_connect(host, timeout, shuffle),
+                    }
                 }
                 Event::Disconnect => {
                     self.transport = None;
@@ -441,6 +528,7 @@ impl Driver {
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     if change.state.is_connected() {
                         shared.attempt = None;
+                        shared.host_failures.clear();
                     }
                     shared.password = if change.session_id != 0 {
                         self.session.session_password().to_vec()
@@ -495,7 +583,7 @@ async fn writable(transport: &Option<Transport>) -> io::Result<()> {
     }
 }
 
-async fn connecting(attempt: &mut Option<ConnectFuture>) -> io::Result<Transport> {
+async fn connecting(attempt: &mut Option<ConnectFuture>) -> Attempted {
     match attempt {
         Some(f) => f.await,
         None => std::future::pending().await,

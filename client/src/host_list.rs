@@ -9,6 +9,20 @@ use crate::error::{Error, Result};
 use crate::protocol::Command;
 
 impl Client {
+    /// The hosts this client connects to now (`host:port`, IPv6 in brackets), in the order
+    /// of its connect string or of the last change ([`Client::update_hosts`], a
+    /// [`HostProvider`](crate::HostProvider), [`ClientBuilder::follow_ensemble`]).
+    ///
+    /// [`ClientBuilder::follow_ensemble`]: crate::ClientBuilder::follow_ensemble
+    pub fn hosts(&self) -> Vec<String> {
+        self.inner
+            .shared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .hosts
+            .clone()
+    }
+
     /// Replaces the hosts this client connects to (the Java client's `updateServerList`),
     /// keeping the session: after a membership change, give it the new members' client
     /// addresses (for instance [`EnsembleConfig::client_addresses`](crate::EnsembleConfig)
@@ -45,4 +59,18 @@ impl Client {
         })?;
         moved.await.map_err(|_| Error::closed())
     }
+}
+
+/// `host:port` for each host, IPv6 addresses in brackets.
+pub(crate) fn host_strings(hosts: &[(String, u16)]) -> Vec<String> {
+    hosts
+        .iter()
+        .map(|(name, port)| {
+            if name.contains(':') {
+                format!("[{name}]:{port}")
+            } else {
+                format!("{name}:{port}")
+            }
+        })
+        .collect()
 }

@@ -35,14 +35,17 @@ mod connect_string;
 mod current;
 mod driver;
 mod ensemble_config;
+mod ensemble_tracker;
 mod event_stream;
 mod host_list;
+mod host_provider;
 mod listeners;
 mod log;
 mod multi;
 mod path;
 mod protocol;
 mod reconfig;
+mod resolve;
 pub mod sasl;
 mod session_handoff;
 mod state_changes;
@@ -62,6 +65,7 @@ pub use current::Current;
 pub use ensemble_config::{
     ClientAddress, ConfigParseError, EnsembleConfig, EnsembleMember, MemberRole, PeerAddress,
 };
+pub use host_provider::{HostProvider, HostsFuture};
 /// The sans-I/O session core this client drives (its own crate, `zkr-session`).
 use zkr_session as session;
 pub use zkr_session::{Error, ErrorCode, Result};

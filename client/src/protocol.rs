@@ -80,6 +80,11 @@ pub(crate) struct Shared {
     pub(crate) last_failure: Option<String>,
     /// The connection attempt under way, if any (none once a session is established).
     pub(crate) attempt: Option<Attempt>,
+    /// Why each host (`name:port`) failed since the last session was established, in the
+    /// order they last failed: a connect error names them all.
+    pub(crate) host_failures: Vec<(String, String)>,
+    /// The hosts the client connects to now (`name:port`), as the driver has them.
+    pub(crate) hosts: Vec<String>,
 }
 
 /// A connection attempt under way, as the driver last saw it.
@@ -94,12 +99,26 @@ pub(crate) struct Attempt {
 }
 
 impl Shared {
+    /// Keeps why `host` failed (replacing what it said before).
+    pub(crate) fn host_failed(&mut self, host: String, why: String) {
+        self.host_failures.retain(|(h, _)| *h != host);
+        self.host_failures.push((host, why));
+    }
+
     /// Why no session was made yet, in words, for a connect that timed out: the last
     /// failure, and the attempt under way if it has lasted (`None` when nothing is known).
     pub(crate) fn connect_report(&self, now: Instant) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(failure) = &self.last_failure {
             parts.push(format!("last attempt: {failure}"));
+        }
+        if !self.host_failures.is_empty() {
+            let each: Vec<String> = self
+                .host_failures
+                .iter()
+                .map(|(host, why)| format!("{host}: {why}"))
+                .collect();
+            parts.push(format!("no server reachable: {}", each.join("; ")));
         }
         if let Some(attempt) = &self.attempt {
             let ms = now.saturating_duration_since(attempt.since).as_millis();

@@ -4,6 +4,7 @@
 //! loop for both, and TLS costs nothing when the feature is off.
 
 use std::io;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -21,36 +22,32 @@ pub(crate) struct Connector {
 }
 
 impl Connector {
-    /// Connects to `name:port` (and runs the TLS handshake), within `timeout`.
+    /// Connects to `name:port` (every address the name has now, in a shuffled order) and
+    /// runs the TLS handshake, within `timeout`.
     pub(crate) async fn connect(
         &self,
         name: &str,
         port: u16,
         timeout: Duration,
     ) -> io::Result<Transport> {
-        let attempt = async {
-            let tcp = TcpStream::connect((name, port)).await?;
-            let _ = tcp.set_nodelay(true);
-            #[cfg(feature = "tls")]
-            if let Some(tls) = &self.tls {
-                let conn = tls.handshake(&tcp, name).await?;
-                return Ok(Transport {
-                    tcp,
-                    tls: Some(conn),
-                });
-            }
-            Ok(Transport::plain(tcp))
-        };
-        match tokio::time::timeout(timeout, attempt).await {
-            Ok(result) => result,
-            Err(_) => Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "no connection to {name}:{port} within {} ms",
-                    timeout.as_millis()
-                ),
-            )),
+        crate::resolve::connect_host(self, name, port, timeout, crate::connect::random_seed()).await
+    }
+
+    /// Connects to one address of the host `name` (the name TLS checks the certificate
+    /// against) and runs the TLS handshake. No timeout of its own: the caller's covers it.
+    pub(crate) async fn connect_addr(&self, addr: SocketAddr, name: &str) -> io::Result<Transport> {
+        let tcp = TcpStream::connect(addr).await?;
+        let _ = tcp.set_nodelay(true);
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let conn = tls.handshake(&tcp, name).await?;
+            return Ok(Transport {
+                tcp,
+                tls: Some(conn),
+            });
         }
+        let _ = name;
+        Ok(Transport::plain(tcp))
     }
 }
 

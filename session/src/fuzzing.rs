@@ -516,7 +516,7 @@ impl<'a> Harness<'a> {
             assert!(allowed, "{event:?} after Event::Closed");
         }
         match event {
-            Event::Connect { host, timeout } => {
+            Event::Connect { host, timeout, .. } => {
                 assert!(host < self.host_count, "Connect to host {host}");
                 assert!(!timeout.is_zero(), "Connect with no time to do it");
                 assert!(

@@ -176,6 +176,11 @@ pub enum Event<T> {
         host: usize,
         /// How long the attempt may take.
         timeout: Duration,
+        /// A random value for ordering the addresses the host's name resolves to (every
+        /// address is a candidate, tried in a shuffled order): drawn from the session's
+        /// seeded generator (a stream of its own, so the other draws are unchanged), hence
+        /// repeatable under a fixed [`SessionConfig::seed`].
+        shuffle: u64,
     },
     /// Close the current connection (and forget any unread bytes).
     Disconnect,
@@ -234,6 +239,8 @@ struct Pending<T> {
 pub struct Session<T> {
     cfg: SessionConfig,
     rng: Rng,
+    /// The address shuffles' own stream (see [`Event::Connect`]'s `shuffle`).
+    shuffle_rng: Rng,
     hosts: HostPicker,
     conn: Conn,
     state: ConnectionState,
@@ -294,6 +301,7 @@ impl<T> Session<T> {
     /// A session that starts by connecting to the first (shuffled) host.
     pub fn new(cfg: SessionConfig, now: Instant) -> Session<T> {
         let mut rng = Rng::new(cfg.seed);
+        let shuffle_rng = Rng::new(cfg.seed ^ 0x5EED_0FAD_D2E5_5E55);
         let hosts = HostPicker::new(cfg.host_count, &mut rng, cfg.backoff_base, cfg.backoff_max);
         let negotiated = cfg.session_timeout;
         let (session_id, passwd) = cfg.resume.clone().unwrap_or((0, vec![0; 16]));
@@ -301,6 +309,7 @@ impl<T> Session<T> {
         let mut session = Session {
             cfg,
             rng,
+            shuffle_rng,
             hosts,
             conn: Conn::Idle { retry_at: now },
             state: ConnectionState::Connecting,

@@ -62,7 +62,12 @@ impl<T> Session<T> {
             host,
             deadline: now + timeout,
         };
-        self.events.push_back(Event::Connect { host, timeout });
+        let shuffle = self.shuffle_rng.next_u64();
+        self.events.push_back(Event::Connect {
+            host,
+            timeout,
+            shuffle,
+        });
     }
 
     /// The server sent bytes that make no sense: drop the connection. Requests in flight

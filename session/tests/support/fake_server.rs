@@ -389,7 +389,7 @@ pub fn connects(events: &[Event<u32>]) -> Vec<(usize, Duration)> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::Connect { host, timeout } => Some((*host, *timeout)),
+            Event::Connect { host, timeout, .. } => Some((*host, *timeout)),
             _ => None,
         })
         .collect()
