@@ -145,8 +145,10 @@ impl ClientBuilder {
     /// every new connection, and gives the members' client addresses to
     /// [`Client::update_hosts`], keeping its chroot. So a client follows a rolling
     /// replacement of every member (new hosts, new ports) with its session, as long as one
-    /// of its hosts is up at each step. Members without a client address in the
-    /// configuration (ZooKeeper 3.4-style `server.N` lines) leave the list unchanged.
+    /// of its hosts is up at each step. The first reading only completes the host list (the
+    /// client stays on its member: nothing in flight is cut); each later change of the
+    /// configuration rebalances as `update_hosts` does (ZOOKEEPER-1355). Members without a
+    /// client address in the configuration leave the list unchanged.
     /// Default off (Curator's is on). Cannot be combined with
     /// [`ClientBuilder::host_provider`].
     ///

@@ -240,8 +240,12 @@ impl Driver {
                 self.detached.push(done);
                 self.session.detach(now);
             }
-            Command::UpdateHosts { hosts, reply } => {
-                let _ = reply.send(self.update_hosts(hosts, now));
+            Command::UpdateHosts {
+                hosts,
+                rebalance,
+                reply,
+            } => {
+                let _ = reply.send(self.update_hosts(hosts, rebalance, now));
             }
         }
     }
@@ -275,7 +279,7 @@ impl Driver {
         match hosts {
             Ok(hosts) if hosts != self.hosts => {
                 crate::log!(info, hosts = ?hosts, "the host provider changed the hosts");
-                if self.update_hosts(hosts, now) {
+                if self.update_hosts(hosts, true, now) {
                     // The core dropped this attempt and connects to the new host at once.
                     self.fresh_hosts = true;
                     return;
@@ -298,13 +302,17 @@ impl Driver {
 
     /// Takes a new host list (see `Session::update_hosts`); returns whether the client
     /// moves. Hosts are the same when their name and port are (as given, not resolved).
-    fn update_hosts(&mut self, hosts: Vec<(String, u16)>, now: Instant) -> bool {
+    fn update_hosts(&mut self, hosts: Vec<(String, u16)>, rebalance: bool, now: Instant) -> bool {
         let kept: Vec<Option<usize>> = hosts
             .iter()
             .map(|h| self.hosts.iter().position(|old| old == h))
             .collect();
         let names = hosts.iter().map(|(name, _)| name.clone()).collect();
-        let moved = self.session.update_hosts(&kept, names, now);
+        let moved = if rebalance {
+            self.session.update_hosts(&kept, names, now)
+        } else {
+            self.session.replace_hosts(&kept, names, now)
+        };
         if let Some(host) = self.session.current_host() {
             self.host = host;
         } else {

@@ -20,6 +20,9 @@ pub(crate) fn spawn(client: &Client) {
 
 async fn track(weak: Weak<Inner>, mut states: crate::StateChanges) {
     let mut connected = states.initial().state.is_connected();
+    // The configuration version last applied: the first reading only completes the host
+    // list (the client is on a member already: no move); each later change rebalances.
+    let mut applied: Option<i64> = None;
     loop {
         // Read (and watch) the configuration whenever connected: at start, after every
         // change, and after every new connection (a change may have been missed meanwhile).
@@ -29,8 +32,11 @@ async fn track(weak: Weak<Inner>, mut states: crate::StateChanges) {
             match client.get_config_and_watch().await {
                 Ok((config, _, watch)) => {
                     let hosts = config.client_addresses();
-                    if !hosts.is_empty() {
-                        match client.update_hosts(&hosts.join(",")).await {
+                    let version = Some(config.version());
+                    let rebalance = applied.is_some() && applied != version;
+                    if !hosts.is_empty() && applied != version {
+                        applied = version;
+                        match client.change_hosts(&hosts.join(","), rebalance).await {
                             Ok(moved) => {
                                 crate::log!(debug, hosts = ?hosts, moved, "following the ensemble");
                                 let _ = moved;

@@ -44,6 +44,12 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn update_hosts(&self, connect_string: &str) -> Result<bool> {
+        self.change_hosts(connect_string, true).await
+    }
+
+    /// [`Client::update_hosts`], with or without ZOOKEEPER-1355's draw (without it, a
+    /// client whose host is kept stays on it).
+    pub(crate) async fn change_hosts(&self, connect_string: &str, rebalance: bool) -> Result<bool> {
         let parsed = ConnectString::parse(connect_string)?;
         if parsed.chroot.as_str().is_some() && &parsed.chroot != self.chroot() {
             return Err(Error::invalid(format!(
@@ -55,6 +61,7 @@ impl Client {
         let (reply, moved) = oneshot::channel();
         self.send(Command::UpdateHosts {
             hosts: parsed.hosts,
+            rebalance,
             reply,
         })?;
         moved.await.map_err(|_| Error::closed())

@@ -63,6 +63,8 @@ pub(crate) enum Command {
     /// A new host list; the answer says whether the client moves.
     UpdateHosts {
         hosts: Vec<(String, u16)>,
+        /// ZOOKEEPER-1355's draw (else a client whose host is kept stays).
+        rebalance: bool,
         reply: oneshot::Sender<bool>,
     },
 }

@@ -20,10 +20,37 @@ impl<T> Session<T> {
         names: Vec<String>,
         now: Instant,
     ) -> bool {
+        self.change_hosts(kept, names, now, true)
+    }
+
+    /// Like [`Session::update_hosts`], without the rebalancing draw: a client whose host is
+    /// kept stays on it (the hosts are new to this client, not to the ensemble: say an
+    /// ensemble tracker's first reading of the membership); one whose host left moves.
+    pub fn replace_hosts(
+        &mut self,
+        kept: &[Option<usize>],
+        names: Vec<String>,
+        now: Instant,
+    ) -> bool {
+        self.change_hosts(kept, names, now, false)
+    }
+
+    fn change_hosts(
+        &mut self,
+        kept: &[Option<usize>],
+        names: Vec<String>,
+        now: Instant,
+        rebalance: bool,
+    ) -> bool {
         if kept.is_empty() || self.conn == Conn::Closed {
             return false;
         }
-        let old_count = self.hosts.host_count();
+        let old_count = if rebalance {
+            self.hosts.host_count()
+        } else {
+            // As if no host were added: a kept host is never left for an added one.
+            kept.len()
+        };
         // The host we are on, or the one we would try next.
         let on = self.current_host().unwrap_or_else(|| self.hosts.current());
         let current = kept.iter().position(|k| *k == Some(on));

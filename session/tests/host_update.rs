@@ -114,3 +114,36 @@ fn random_scripts_with_host_changes_keep_the_invariants() {
         zkr_session::fuzzing::session_with_host_updates(&script);
     }
 }
+
+#[test]
+fn replace_hosts_never_draws_a_move_away_from_a_kept_host() {
+    // update_hosts moves a client of 2 hosts given 8 (6 added) with probability 3/4;
+    // replace_hosts never does, whatever the seed.
+    for seed in 1..=40u64 {
+        let mut cfg = config(2, 4_000);
+        cfg.seed = seed;
+        let mut sim = Sim::new(cfg);
+        let host = match sim.events().as_slice() {
+            [Event::Connect { host, .. }] => *host,
+            other => panic!("{other:?}"),
+        };
+        sim.s.handle_connected(sim.now);
+        sim.take_connect_request();
+        sim.respond_connect(4_000, 0x51, &[7; 16], false);
+        sim.events();
+        let mut kept = vec![None; 8];
+        kept[0] = Some(0);
+        kept[1] = Some(1);
+        let names = (0..8).map(|i| format!("h{i}")).collect();
+        assert!(!sim.s.replace_hosts(&kept, names, sim.now), "seed {seed}");
+        assert!(sim.events().is_empty(), "seed {seed}: no disconnect");
+        assert_eq!(sim.s.current_host(), Some(host), "seed {seed}");
+    }
+    // A client whose host left still moves.
+    let (mut sim, host) = connected_on_two_hosts();
+    let kept = vec![Some(1 - host), None];
+    assert!(sim
+        .s
+        .replace_hosts(&kept, vec!["x".into(), "y".into()], sim.now));
+    assert!(sim.events().iter().any(|e| matches!(e, Event::Disconnect)));
+}

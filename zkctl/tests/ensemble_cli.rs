@@ -270,3 +270,17 @@ fn resume_borrows_a_session_made_by_another_process_and_leaves_it_open() {
         "{err}"
     );
 }
+
+#[test]
+fn follow_ensemble_runs_a_command_and_exits() {
+    // The tracker reads the configuration at connect; zkctl still ends when the command
+    // does (the tracker never keeps a client alive). zkctl() fails after 20 s otherwise.
+    let cluster = TestingCluster::start_with(3, ServerOptions::new().reconfig(true))
+        .expect("ZooKeeper (scripts/install-zookeeper.sh)");
+    let member = format!("127.0.0.1:{}", cluster.member_port(0));
+    ok(&member, &["--follow-ensemble", "create", "/followed", "x"]);
+    let printed = ok(&member, &["--follow-ensemble", "get", "/followed"]);
+    assert!(printed.contains('x'), "{printed}");
+    let printed = ok(&member, &["--follow-ensemble", "config"]);
+    assert_eq!(printed.lines().count(), 4, "{printed}");
+}

@@ -27,6 +27,8 @@ pub struct Globals {
     pub kerberos: Option<KerberosArgs>,
     /// `--resume ID:PASSWORD_HEX`: the session to reattach to (left open at exit).
     pub resume: Option<(i64, Vec<u8>)>,
+    /// `--follow-ensemble`: the client's hosts follow `/zookeeper/config`.
+    pub follow_ensemble: bool,
 }
 
 /// `--sasl-kerberos PRINCIPAL [--keytab FILE] [--sasl-service-principal NAME]`.

@@ -1,4 +1,4 @@
-//! The flags of changing ensembles: `--resume ID:PASSWORD_HEX` (a global flag) and
+//! The flags of changing ensembles: `--resume ID:PASSWORD_HEX` and `--follow-ensemble` (global flags) and
 //! `reconfig`'s `--add`, `--remove`, `--members` and `--from-version`.
 
 use super::{usage, Command, Flags, UsageError};
@@ -111,6 +111,14 @@ mod tests {
 
     fn error(line: &str) -> String {
         parsed(line).unwrap_err().0
+    }
+
+    #[test]
+    fn follow_ensemble_is_a_global_switch() {
+        assert!(run("--follow-ensemble ls /").0.follow_ensemble);
+        assert!(run("ls / --follow-ensemble").0.follow_ensemble);
+        assert!(!run("ls /").0.follow_ensemble);
+        assert!(error("--follow-ensemble=yes ls /").contains("follow-ensemble"));
     }
 
     #[test]

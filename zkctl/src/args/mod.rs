@@ -477,6 +477,7 @@ fn globals(flags: &Flags, env_server: Option<String>) -> Result<Globals, UsageEr
         kerberos,
         auth,
         resume,
+        follow_ensemble: flags.has("follow-ensemble"),
     })
 }
 

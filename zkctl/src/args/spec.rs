@@ -124,6 +124,11 @@ pub const GLOBAL_FLAGS: &[FlagSpec] = &[
          zkctl leaves it open at exit",
     ),
     switch(
+        "follow-ensemble",
+        "follow the ensemble's membership (/zookeeper/config) while running, so the session \
+         survives members being replaced",
+    ),
+    switch(
         "tls",
         "connect with TLS, trusting the platform's store (implied by any --tls-* flag)",
     ),

@@ -47,6 +47,9 @@ pub fn builder(g: &Globals) -> ClientBuilder {
     if let Some((id, password)) = &g.resume {
         b = b.resume(*id, password.clone());
     }
+    if g.follow_ensemble {
+        b = b.follow_ensemble(true);
+    }
     for (scheme, credentials) in &g.auth {
         b = b.auth(scheme.as_str(), credentials.as_bytes());
     }
