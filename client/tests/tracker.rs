@@ -116,3 +116,36 @@ async fn the_tracker_follows_members_joining_and_leaving_keeping_the_chroot() {
     client.close().await.unwrap();
     admin.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tracker_does_not_keep_a_dropped_client_alive() {
+    let cluster =
+        block_in_place(|| TestingCluster::start_with(3, ServerOptions::new().reconfig(true)))
+            .expect("start ZooKeeper (run scripts/install-zookeeper.sh)");
+    let observer = within("connecting", Client::connect(&cluster.connect_string()))
+        .await
+        .unwrap();
+    let client = within(
+        "connecting with the tracker",
+        ClientBuilder::new(cluster.connect_string())
+            .follow_ensemble(true)
+            .connect(),
+    )
+    .await
+    .unwrap();
+    client
+        .create("/mine", b"", CreateMode::Ephemeral)
+        .await
+        .unwrap();
+    // The tracker has read the configuration and waits on its watch.
+    wait_hosts(&client, &cluster, &[0, 1, 2]).await;
+    // Every handle gone: the session closes (its ephemeral node goes at once, not at
+    // expiry), the tracker's weak hold notwithstanding.
+    drop(client);
+    within("the ephemeral node going", async {
+        while observer.exists("/mine").await.unwrap().is_some() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+}
