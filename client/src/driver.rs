@@ -463,6 +463,8 @@ impl Driver {
                     self.transport = None;
                     return true;
                 }
+                // An event of a newer core that this driver does not act on yet.
+                _ => {}
             }
         }
         false

@@ -210,6 +210,7 @@ fn cancel(term: &watch::Sender<Option<CancelReason>>, reason: CancelReason) -> b
 
 /// Settings for a [`LeaderSelector`]; [`LeaderSelectorBuilder::start`] starts it.
 #[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `start`"]
 pub struct LeaderSelectorBuilder {
     client: Client,
     path: String,
