@@ -2,9 +2,10 @@
 //! (`curator-x-discovery` 5.4, in a JVM running `tests/java/CuratorDiscoveryBench.java`), in one
 //! run on one server:
 //! - register + unregister of a `DYNAMIC` instance, against the floor of the same work done by
-//!   hand (create the ephemeral node, delete it: two round trips); then Curator's
+//!   hand (create the ephemeral node, delete it: two round trips); and Curator's
 //!   `registerService` + `unregisterService` of the same instance and its floor through
-//!   Curator's client, timed inside the JVM after a JIT warm-up;
+//!   Curator's client, timed inside the JVM after a JIT warm-up (the rounds alternate, ours
+//!   then Curator's, in 5 chunks);
 //! - a pick from a started provider (round robin, random, sticky) over 10, 100 and 1,000
 //!   instances, against the floor of reading the snapshot (cloning its `Arc`); then Curator's
 //!   `ServiceProvider.getInstance()` (`RoundRobinStrategy`, its default, and `RandomStrategy`)
@@ -46,6 +47,8 @@ use support::{Peer, BENCH_JVM, TEST_JVM};
 const CURATOR: &str = "CuratorDiscoveryBench";
 /// Curator's batches of picks, as ours.
 const BATCHES: usize = 7;
+/// Register rounds alternate between ours and Curator's in this many chunks.
+const REGISTER_CHUNKS: usize = 5;
 
 type Payload = serde_json::Value;
 
@@ -175,7 +178,7 @@ fn batches(n: usize, mut pick: impl FnMut() -> bool) -> f64 {
     batches[BATCHES / 2]
 }
 
-async fn register_unregister(client: &Client, args: &Args, curator: Option<&mut Peer>) {
+async fn register_unregister(client: &Client, args: &Args, mut curator: Option<&mut Peer>) {
     let rounds = args.rounds;
     let discovery = ServiceDiscovery::<Payload>::new(client, "/bench/reg");
     let me = instance("me", 8080);
@@ -193,33 +196,35 @@ async fn register_unregister(client: &Client, args: &Args, curator: Option<&mut 
     }
     let mut ours = Vec::with_capacity(rounds);
     let mut floor = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
-        let started = Instant::now();
-        discovery.register(&me).await.unwrap();
-        discovery.unregister(&me).await.unwrap();
-        ours.push(started.elapsed());
-        let started = Instant::now();
-        client
-            .create("/bench/reg/api/me", &data, CreateMode::Ephemeral)
-            .await
-            .unwrap();
-        client.delete("/bench/reg/api/me", None).await.unwrap();
-        floor.push(started.elapsed());
+    // In chunks, ours then Curator's (the same instance, under a base of its own, on its
+    // session): a change in the machine's load falls on both.
+    let mut answer = None;
+    for chunk in 0..REGISTER_CHUNKS {
+        let share = rounds * (chunk + 1) / REGISTER_CHUNKS - rounds * chunk / REGISTER_CHUNKS;
+        for _ in 0..share {
+            let started = Instant::now();
+            discovery.register(&me).await.unwrap();
+            discovery.unregister(&me).await.unwrap();
+            ours.push(started.elapsed());
+            let started = Instant::now();
+            client
+                .create("/bench/reg/api/me", &data, CreateMode::Ephemeral)
+                .await
+                .unwrap();
+            client.delete("/bench/reg/api/me", None).await.unwrap();
+            floor.push(started.elapsed());
+        }
+        if let Some(peer) = curator.as_deref_mut() {
+            let warmup = if chunk == 0 { args.warmup_rounds } else { 0 };
+            let command = format!("register /bench/curator-reg {warmup} {share}");
+            answer = Some(ask(peer, &command, "REGISTER").await);
+        }
     }
     let ours = report("register_unregister", ours);
     let floor = report("create_delete_floor", floor);
     println!("register_unregister_to_floor {:.2} x", ours / floor);
-    let Some(peer) = curator else { return };
-    // The same instance, under a base of its own, on Curator's session.
-    let answer = ask(
-        peer,
-        &format!(
-            "register /bench/curator-reg {} {rounds}",
-            args.warmup_rounds
-        ),
-        "REGISTER",
-    )
-    .await;
+    let Some(answer) = answer else { return };
+    assert_eq!(field(&answer, "rounds") as usize, rounds, "{answer}");
     let theirs = field(&answer, "p50_us");
     let their_floor = field(&answer, "floor_p50_us");
     println!("curator_register_unregister_p50 {theirs:.0} us");

@@ -10,11 +10,13 @@
 // the end of stdin) closes everything and answers `BYE`.
 //
 //   register BASE WARMUP ROUNDS
-//       -> REGISTER p50_us P p99_us P floor_p50_us P floor_p99_us P
+//       -> REGISTER p50_us P p99_us P floor_p50_us P floor_p99_us P rounds TOTAL
 //       registerService + unregisterService of a DYNAMIC instance (name `api`, id `me`,
 //       10.0.0.1:8080, payload {"zone":"a"}: the bench's own) under BASE, ROUNDS times after
 //       WARMUP untimed rounds; each round also times the floor through the same CuratorFramework:
-//       create the ephemeral node (the serializer's bytes), delete it.
+//       create the ephemeral node (the serializer's bytes), delete it. The figures are over the
+//       TOTAL timed rounds of every `register` so far: the bench alternates chunks of ours and
+//       of Curator's, so that a change in the machine's load falls on both.
 //   pick BASE NAME STRATEGY N PICKS BATCHES WARMUP_MS BUDGET_MS
 //       -> PICK ns NS instances N batch B
 //       a ServiceProvider of NAME under BASE (whose N instances the bench registered) with
@@ -34,8 +36,10 @@ import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -70,6 +74,9 @@ public final class CuratorDiscoveryBench {
     private static volatile Object sink;
 
     private final CuratorFramework client;
+    /// Every timed register round so far, and its floor, ns.
+    private final List<Long> registerNs = new ArrayList<>();
+    private final List<Long> floorNs = new ArrayList<>();
 
     private CuratorDiscoveryBench(CuratorFramework client) {
         this.client = client;
@@ -161,8 +168,6 @@ public final class CuratorDiscoveryBench {
             ServiceType.DYNAMIC, null, true);
         byte[] bytes = new JsonInstanceSerializer<>(Map.class).serialize(me);
         String path = ZKPaths.makePath(ZKPaths.makePath(base, "api"), "me");
-        long[] ours = new long[rounds];
-        long[] floor = new long[rounds];
         try (ServiceDiscovery<Map> discovery = discovery(base)) {
             for (int i = 0; i < warmup; i++) {
                 discovery.registerService(me);
@@ -174,17 +179,18 @@ public final class CuratorDiscoveryBench {
                 long started = System.nanoTime();
                 discovery.registerService(me);
                 discovery.unregisterService(me);
-                ours[i] = System.nanoTime() - started;
+                registerNs.add(System.nanoTime() - started);
                 started = System.nanoTime();
                 client.create().withMode(CreateMode.EPHEMERAL).forPath(path, bytes);
                 client.delete().forPath(path);
-                floor[i] = System.nanoTime() - started;
+                floorNs.add(System.nanoTime() - started);
             }
         }
-        Arrays.sort(ours);
-        Arrays.sort(floor);
-        say(String.format("REGISTER p50_us %.1f p99_us %.1f floor_p50_us %.1f floor_p99_us %.1f",
-            percentile(ours, 0.5), percentile(ours, 0.99), percentile(floor, 0.5), percentile(floor, 0.99)));
+        long[] ours = registerNs.stream().mapToLong(Long::longValue).sorted().toArray();
+        long[] floor = floorNs.stream().mapToLong(Long::longValue).sorted().toArray();
+        say(String.format("REGISTER p50_us %.1f p99_us %.1f floor_p50_us %.1f floor_p99_us %.1f rounds %d",
+            percentile(ours, 0.5), percentile(ours, 0.99), percentile(floor, 0.5), percentile(floor, 0.99),
+            ours.length));
     }
 
     /// In µs; the same rank as the bench's own `percentile`.
