@@ -33,7 +33,7 @@ impl std::fmt::Debug for SessionToResume {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
-#[must_use]
+#[must_use = "a builder does nothing until `connect`"]
 pub struct ClientBuilder {
     pub(crate) connect_string: String,
     pub(crate) session_timeout: Duration,

@@ -61,6 +61,8 @@ pub(crate) struct Inner {
 
 /// How to create a node: mode, ACL, TTL, and whether to return its Stat.
 #[derive(Debug, Clone, Copy)]
+#[must_use = "options do nothing until passed to `create_with`"]
+#[non_exhaustive]
 pub struct CreateOptions<'a> {
     /// The mode.
     pub mode: CreateMode,
@@ -690,6 +692,11 @@ impl Client {
         let kind = match mode {
             AddWatchMode::Persistent => WatchKind::Persistent,
             AddWatchMode::PersistentRecursive => WatchKind::PersistentRecursive,
+            other => {
+                return Err(Error::invalid(format!(
+                    "{other:?}: not a watch mode this client can follow"
+                )))
+            }
         };
         self.send(Command::Request {
             request: Request {

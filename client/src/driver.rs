@@ -559,6 +559,8 @@ impl Driver {
                     self.transport = None;
                     return true;
                 }
+                // An event of a newer core that this driver does not act on yet.
+                _ => {}
             }
         }
         false

@@ -69,6 +69,7 @@ impl Future for OneshotWatch {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping a persistent watch removes it from the server"]
 pub struct PersistentWatch {
     id: WatcherId,
     rx: EventStream<PersistentWatchItem>,

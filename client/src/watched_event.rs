@@ -17,6 +17,7 @@ impl From<Lagged> for PersistentWatchItem {
 
 /// A watch notification, with the path as the client sees it (chroot removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WatchedEvent {
     /// What happened: a node event, or [`EventType::None`] for a session event.
     pub event_type: EventType,
@@ -28,6 +29,16 @@ pub struct WatchedEvent {
 }
 
 impl WatchedEvent {
+    /// A notification of `event_type` on `path` in `state` (to compare with one received;
+    /// ZooKeeper 3.9 added a zxid to it, which a later version of this type may carry).
+    pub fn new(event_type: EventType, state: KeeperState, path: &str) -> WatchedEvent {
+        WatchedEvent {
+            event_type,
+            state,
+            path: path.to_string(),
+        }
+    }
+
     /// Whether this is a session event (the watch ended without a node event).
     pub fn is_session_event(&self) -> bool {
         self.event_type == EventType::None

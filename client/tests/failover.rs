@@ -89,11 +89,7 @@ async fn set_retrying(client: &Client, path: &str, data: &[u8]) {
 }
 
 fn changed(path: &str) -> WatchedEvent {
-    WatchedEvent {
-        event_type: EventType::NodeDataChanged,
-        state: KeeperState::SyncConnected,
-        path: path.to_string(),
-    }
+    WatchedEvent::new(EventType::NodeDataChanged, KeeperState::SyncConnected, path)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -307,11 +303,11 @@ async fn failover_with_load_keeps_the_session_and_every_watch() {
     let event = within("the child watch", DEADLINE, &mut child_watch).await;
     assert_eq!(
         event,
-        WatchedEvent {
-            event_type: EventType::NodeChildrenChanged,
-            state: KeeperState::SyncConnected,
-            path: "/w/kids".into(),
-        }
+        WatchedEvent::new(
+            EventType::NodeChildrenChanged,
+            KeeperState::SyncConnected,
+            "/w/kids"
+        )
     );
 
     // The recursive watch: every change once, in order, then the sentinel (anything

@@ -6,6 +6,7 @@ use std::fmt;
 ///
 /// Every decoder in this crate returns this instead of panicking, whatever the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// The input ended before the record did.
     UnexpectedEof {

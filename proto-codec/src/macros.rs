@@ -8,6 +8,8 @@ macro_rules! open_enum {
     }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        // Later versions of ZooKeeper add values: a match needs a wildcard arm.
+        #[non_exhaustive]
         pub enum $name {
             $($(#[$vmeta])* $variant,)*
             /// A value this version does not know, kept as it came.
@@ -71,6 +73,8 @@ macro_rules! closed_enum {
     }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        // Later versions of ZooKeeper add values: a match needs a wildcard arm.
+        #[non_exhaustive]
         pub enum $name {
             $($(#[$vmeta])* $variant,)*
         }

@@ -60,6 +60,7 @@ const KEEP_QUEUED: usize = 64;
 
 /// Settings of the session core.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SessionConfig {
     /// Number of hosts in the connect string (the driver knows their addresses).
     pub host_count: usize,
@@ -148,6 +149,7 @@ pub struct Request<T> {
 /// A successful reply: the zxid and the body (everything after the reply header), a slice of
 /// the frame that arrived.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Reply {
     /// The zxid in the reply header.
     pub zxid: i64,
@@ -157,6 +159,7 @@ pub struct Reply {
 
 /// A watch event for one watcher, with the server path (the driver removes any chroot).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WatchEvent {
     /// What happened.
     pub event_type: EventType,
@@ -168,6 +171,7 @@ pub struct WatchEvent {
 
 /// What the core tells its driver.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event<T> {
     /// Open a TCP connection to host number `host`, within `timeout`; then call
     /// [`Session::handle_connected`] or [`Session::handle_connect_failed`].

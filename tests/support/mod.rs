@@ -1,5 +1,6 @@
 //! The Java side of the Curator interop tests (`tests/curator_interop.rs`,
-//! `tests/curator_recipes.rs`, `tests/curator_discovery.rs`): compiles `tests/java/*.java`
+//! `tests/curator_recipes.rs`, `tests/curator_discovery.rs`) and of `benches/discovery.rs`
+//! (which includes this file with `#[path]`): compiles `tests/java/*.java`
 //! (`CuratorPeer`, `CuratorDiscoveryPeer`, ...) with javac against Debian's Curator 5.4.0 jars
 //! (curator-x-discovery and the Jackson jars it needs included), runs a peer, and talks to it
 //! over stdin/stdout; plus the helpers the test files wait with.
@@ -232,6 +233,11 @@ const EVENTS: &[&str] = &[
     "CACHE_STATE",
 ];
 
+/// JVM flags for the interop tests: quick to start, small.
+pub const TEST_JVM: &[&str] = &["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m"];
+/// JVM flags for benchmarks (`benches/discovery.rs`): the full JIT.
+pub const BENCH_JVM: &[&str] = &["-Xmx512m"];
+
 /// A line's keyword and the rest.
 fn split(line: &str) -> (&str, &str) {
     line.split_once(' ').unwrap_or((line, ""))
@@ -261,12 +267,15 @@ impl Peer {
     /// Starts `java <class> <args>` (a peer of `tests/java/`, same protocol) and waits for its
     /// first line, `CONNECTED`.
     pub async fn start_class(class: &str, name: &str, args: &[&str]) -> Peer {
+        Peer::start_with_jvm(class, name, TEST_JVM, args).await
+    }
+
+    /// As [`Peer::start_class`], with the JVM's flags: [`TEST_JVM`] or [`BENCH_JVM`].
+    pub async fn start_with_jvm(class: &str, name: &str, jvm: &[&str], args: &[&str]) -> Peer {
         let java = java();
         let mut child = Command::new(&java.java)
+            .args(jvm)
             .args([
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "-Xmx128m",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-Dorg.slf4j.simpleLogger.logFile=System.err",
                 "-cp",

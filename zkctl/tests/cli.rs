@@ -4,14 +4,16 @@
 //! one server (started once; the test kit's watchdog stops it when this process exits) and
 //! each works under its own path.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod support;
+use support::*;
 use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
 /// The session timeout the election and lock tests ask for: short, so a killed holder's
@@ -31,87 +33,14 @@ fn zkctl(args: &[&str]) -> Command {
     zkctl_on(&server().connect_string(), args)
 }
 
-/// `zkctl --server SERVER ARGS...`, not started yet.
-fn zkctl_on(server: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_zkctl"));
-    c.arg("--server")
-        .arg(server)
-        .args(args)
-        .env_remove("ZK_SERVER")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-/// Waits for a child under a deadline (killing it and failing if it is late), collecting its
-/// output on threads so a full pipe cannot block it.
-fn finish(mut child: Child, within: Duration) -> Output {
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + within;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "zkctl did not finish within {within:?}; stderr: {}",
-                String::from_utf8_lossy(&stderr.join().unwrap())
-            );
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
-    Output {
-        status,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-    }
-}
-
-fn drain(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(mut p) = pipe {
-            let _ = p.read_to_end(&mut buf);
-        }
-        buf
-    })
-}
-
-/// Runs `zkctl ARGS` to completion (10 s at most).
+/// Runs `zkctl ARGS` to completion (20 s at most).
 fn run(args: &[&str]) -> Output {
-    finish(
-        zkctl(args).spawn().expect("spawn zkctl"),
-        Duration::from_secs(10),
-    )
+    run_on(&server().connect_string(), args)
 }
 
 /// Runs and expects success; returns stdout.
 fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "zkctl {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 stdout")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Polls `cond` every 10 ms until it holds, or fails after `within`.
-fn wait_until(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(10));
-    }
+    ok_on(&server().connect_string(), args)
 }
 
 /// A scratch folder for files the commands write, deleted when dropped.
@@ -144,15 +73,6 @@ fn lines(path: &PathBuf) -> Vec<String> {
         .collect()
 }
 
-fn signal(pid: u32, sig: &str) {
-    // The shell's own `kill`, as the tool does: `/bin/kill` (procps) may not be installed.
-    let status = Command::new("sh")
-        .args(["-c", "kill -s \"$1\" \"$2\"", "kill", sig, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -s {sig} {pid}");
-}
-
 /// Whether a process runs: it exists and is not a zombie (an orphaned command that was
 /// killed stays a zombie until init reaps it).
 fn alive(pid: u32) -> bool {
@@ -163,10 +83,6 @@ fn alive(pid: u32) -> bool {
             .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
         Err(_) => false,
     }
-}
-
-fn exit_code(status: ExitStatus) -> i32 {
-    status.code().expect("exited normally")
 }
 
 #[test]

@@ -321,4 +321,24 @@ mod tests {
             assert!(read.unwrap_err().is_invalid_input());
         }
     }
+
+    /// Every prefix of Curator's bytes, and every one-byte change of them, reads as an
+    /// instance or as an error: never a panic.
+    #[test]
+    fn mangled_curator_bytes_never_panic() {
+        for golden in [CURATOR_COMPATIBLE, CURATOR_WITH_ENABLED] {
+            let bytes = golden.as_bytes();
+            for end in 0..bytes.len() {
+                assert!(from_json::<Value>(&bytes[..end]).is_err(), "prefix {end}");
+            }
+            for at in 0..bytes.len() {
+                for byte in [b'"', b'{', b'}', b'0', b'\\', b'x', 0xff, 0] {
+                    let mut mangled = bytes.to_vec();
+                    mangled[at] = byte;
+                    let _ = from_json::<Value>(&mangled);
+                    let _ = from_json::<String>(&mangled);
+                }
+            }
+        }
+    }
 }

@@ -38,7 +38,7 @@ use zkr_client::{
     Listeners, OneshotWatch, Result, StateChange, StateChanges,
 };
 
-use super::leadership::{backoff, LeaderFlag, Leadership};
+use super::leadership::{backoff, leadership_by_inherent_methods, LeaderFlag, Leadership};
 use crate::framework::{
     self, create_parents, delete_for_sure, delete_until_gone, guaranteed_delete, join, join_all,
     node_name, wait_connected, ConnectionStatePolicy, Wake,
@@ -374,29 +374,7 @@ impl LeaderElection {
     }
 }
 
-impl Leadership for LeaderElection {
-    type Event = ElectionEvent;
-
-    fn is_leader(&self) -> bool {
-        LeaderElection::is_leader(self)
-    }
-
-    fn leadership(&self) -> zkr_client::Current<bool> {
-        LeaderElection::leadership(self)
-    }
-
-    fn await_leadership(&self) -> impl std::future::Future<Output = Result<()>> + Send {
-        self.shared.flag.wait()
-    }
-
-    fn events(&self) -> EventStream<ElectionEvent> {
-        LeaderElection::events(self)
-    }
-
-    fn close(self) -> impl std::future::Future<Output = Result<()>> + Send {
-        LeaderElection::close(self)
-    }
-}
+leadership_by_inherent_methods!(LeaderElection, ElectionEvent);
 
 impl Drop for LeaderElection {
     /// Stops the election in the background: the offer is deleted by a background task.

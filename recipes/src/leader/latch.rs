@@ -18,7 +18,7 @@ use zkr_client::{
     EventStream, OneshotWatch, Result, StateChanges,
 };
 
-use super::leadership::{LeaderFlag, Leadership, LeadershipEvent};
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,
@@ -248,29 +248,7 @@ impl LeaderLatch {
     }
 }
 
-impl Leadership for LeaderLatch {
-    type Event = LeadershipEvent;
-
-    fn is_leader(&self) -> bool {
-        LeaderLatch::is_leader(self)
-    }
-
-    fn leadership(&self) -> zkr_client::Current<bool> {
-        LeaderLatch::leadership(self)
-    }
-
-    fn await_leadership(&self) -> impl std::future::Future<Output = Result<()>> + Send {
-        self.shared.flag.wait()
-    }
-
-    fn events(&self) -> EventStream<LeadershipEvent> {
-        LeaderLatch::events(self)
-    }
-
-    fn close(self) -> impl std::future::Future<Output = Result<()>> + Send {
-        LeaderLatch::close(self)
-    }
-}
+leadership_by_inherent_methods!(LeaderLatch, LeadershipEvent);
 
 impl Drop for LeaderLatch {
     fn drop(&mut self) {

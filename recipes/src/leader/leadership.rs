@@ -95,6 +95,39 @@ pub trait Leadership {
         Self: Sized;
 }
 
+/// The [`Leadership`] impl of a recipe whose inherent methods have the trait's names and
+/// whose `shared.flag` is its [`LeaderFlag`]: the same five lines for each of the four.
+macro_rules! leadership_by_inherent_methods {
+    ($recipe:ty, $event:ty) => {
+        impl $crate::leader::Leadership for $recipe {
+            type Event = $event;
+
+            fn is_leader(&self) -> bool {
+                <$recipe>::is_leader(self)
+            }
+
+            fn leadership(&self) -> zkr_client::Current<bool> {
+                <$recipe>::leadership(self)
+            }
+
+            fn await_leadership(
+                &self,
+            ) -> impl std::future::Future<Output = zkr_client::Result<()>> + Send {
+                self.shared.flag.wait()
+            }
+
+            fn events(&self) -> zkr_client::EventStream<$event> {
+                <$recipe>::events(self)
+            }
+
+            fn close(self) -> impl std::future::Future<Output = zkr_client::Result<()>> + Send {
+                <$recipe>::close(self)
+            }
+        }
+    };
+}
+pub(crate) use leadership_by_inherent_methods;
+
 /// How long to wait before another round after `failures` failed rounds in a row: 100 ms,
 /// doubling up to 6.4 s.
 pub(crate) fn backoff(failures: u32) -> Duration {

@@ -22,7 +22,9 @@ use zkr_client::{
     OneshotWatch, Result, Stat, StateChange, StateChanges,
 };
 
-use super::leadership::{backoff, LeaderFlag, Leadership, LeadershipEvent};
+use super::leadership::{
+    backoff, leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent,
+};
 
 use crate::framework::{self, create_parents, parent, wait_connected, ConnectionStatePolicy, Wake};
 
@@ -232,29 +234,7 @@ impl MasterElection {
     }
 }
 
-impl Leadership for MasterElection {
-    type Event = LeadershipEvent;
-
-    fn is_leader(&self) -> bool {
-        MasterElection::is_leader(self)
-    }
-
-    fn leadership(&self) -> zkr_client::Current<bool> {
-        MasterElection::leadership(self)
-    }
-
-    fn await_leadership(&self) -> impl std::future::Future<Output = Result<()>> + Send {
-        self.shared.flag.wait()
-    }
-
-    fn events(&self) -> EventStream<LeadershipEvent> {
-        MasterElection::events(self)
-    }
-
-    fn close(self) -> impl std::future::Future<Output = Result<()>> + Send {
-        MasterElection::close(self)
-    }
-}
+leadership_by_inherent_methods!(MasterElection, LeadershipEvent);
 
 impl Drop for MasterElection {
     /// Leaves the contest; the node, if ours, is deleted in the background.

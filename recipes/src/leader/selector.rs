@@ -32,7 +32,9 @@ use tokio::task::JoinHandle;
 use zkr_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Result};
 
 use super::latch::{participants_of, Participant};
-use super::leadership::{backoff, LeaderFlag, Leadership, LeadershipEvent};
+use super::leadership::{
+    backoff, leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent,
+};
 use crate::framework::{wait_connected, ConnectionStatePolicy};
 use crate::lock::{InterProcessMutex, LockGuard};
 
@@ -208,6 +210,7 @@ fn cancel(term: &watch::Sender<Option<CancelReason>>, reason: CancelReason) -> b
 
 /// Settings for a [`LeaderSelector`]; [`LeaderSelectorBuilder::start`] starts it.
 #[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `start`"]
 pub struct LeaderSelectorBuilder {
     client: Client,
     path: String,
@@ -439,29 +442,7 @@ impl LeaderSelector {
     }
 }
 
-impl Leadership for LeaderSelector {
-    type Event = LeadershipEvent;
-
-    fn is_leader(&self) -> bool {
-        LeaderSelector::is_leader(self)
-    }
-
-    fn leadership(&self) -> zkr_client::Current<bool> {
-        LeaderSelector::leadership(self)
-    }
-
-    fn await_leadership(&self) -> impl Future<Output = Result<()>> + Send {
-        self.shared.flag.wait()
-    }
-
-    fn events(&self) -> EventStream<LeadershipEvent> {
-        LeaderSelector::events(self)
-    }
-
-    fn close(self) -> impl Future<Output = Result<()>> + Send {
-        LeaderSelector::close(self)
-    }
-}
+leadership_by_inherent_methods!(LeaderSelector, LeadershipEvent);
 
 impl Drop for LeaderSelector {
     /// Like [`LeaderSelector::close`], in the background: leadership is reported lost at
