@@ -357,11 +357,20 @@ async fn the_cache_follows_and_the_provider_picks() {
     let a = instance("api", "a", ServiceType::Dynamic);
     registry.register(&a).await.unwrap();
 
+    // A node that is not an instance before the cache starts: told as skipped.
+    writer
+        .create("/services/api/early-junk", b"[]", CreateMode::Ephemeral)
+        .await
+        .unwrap();
     let discovery = ServiceDiscovery::<Details>::new(&reader, "/services");
     let cache = discovery.service_cache("api");
     let mut events = cache.events();
     cache.start().await.unwrap();
     assert_eq!(cache.instances().len(), 1);
+    match next_change(&mut events).await {
+        ServiceCacheEvent::Skipped { path, .. } => assert_eq!(path, "/services/api/early-junk"),
+        other => panic!("{other:?}"),
+    }
     assert_eq!(*cache.instances()[0], a);
 
     let b = instance("api", "b", ServiceType::Dynamic);

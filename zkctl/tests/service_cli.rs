@@ -446,7 +446,7 @@ fn nodes_that_are_not_instances_are_named_and_skipped() {
     assert_eq!(ok(&["service", "list", base]), format!("web\n{stdout}"));
     assert_eq!(ok(&["service", "pick", base, "web"]), stdout);
 
-    // A watch names a bad node written while it runs, as an event.
+    // A watch names the bad nodes there when it starts, and one written while it runs.
     let mut watch = zkctl(&["service", "watch", base, "web"]).spawn().unwrap();
     let mut events = Lines::of(&mut watch);
     events.wait_for("initialized");
@@ -470,16 +470,27 @@ fn nodes_that_are_not_instances_are_named_and_skipped() {
     let out = finish(watch, Duration::from_secs(20));
     assert_eq!(exit_code(out.status), 0, "{}", stderr(&out));
     let lines = events.all();
+    // The nodes that were bad when it started are named before `initialized`, the one
+    // written later as it comes.
+    assert_eq!(lines[0], "added web ok h:80", "{lines:?}");
+    for (line, node) in lines[1..4].iter().zip(["junk", "no-id", "zz-empty"]) {
+        assert!(
+            line.starts_with(&format!(
+                "skipped /mixed/web/{node} not a service instance: "
+            )),
+            "{lines:?}"
+        );
+    }
     assert_eq!(
-        lines[..3],
-        ["added web ok h:80", "initialized", "updated web ok h:81"],
+        lines[4..6],
+        ["initialized", "updated web ok h:81"],
         "{lines:?}"
     );
     assert!(
-        lines[3].starts_with("skipped /mixed/web/later not a service instance: "),
+        lines[6].starts_with("skipped /mixed/web/later not a service instance: "),
         "{lines:?}"
     );
-    assert_eq!(lines[4..], ["instance web ok h:81"], "{lines:?}");
+    assert_eq!(lines[7..], ["instance web ok h:81"], "{lines:?}");
 }
 
 #[test]

@@ -166,7 +166,8 @@ where
     }
 
     /// Reads every instance, then follows changes; returns once the first read is in (the
-    /// instances found are not told as events). Starting twice is an error.
+    /// instances found are not told as events; nodes that are not instances are, as
+    /// `Skipped`). Starting twice is an error.
     pub async fn start(&self) -> Result<()> {
         let mut changes = self.shared.children.events();
         self.shared
@@ -296,8 +297,10 @@ impl<P: DeserializeOwned> Shared<P> {
             enabled: Arc::from(enabled),
         };
         drop(known);
-        if tell {
-            for event in events {
+        for event in events {
+            // The first read tells only the nodes it had to skip: a reader subscribed
+            // before `start` learns of them, as it would of any later one.
+            if tell || matches!(event, ServiceCacheEvent::Skipped { .. }) {
                 self.listeners.send(event);
             }
         }

@@ -350,13 +350,18 @@ async fn follow(
 ) -> Outcome {
     let discovery = ServiceDiscovery::<Value>::new(client, base);
     let cache = discovery.service_cache(name);
-    // Taken before the start; the start's own read is not told as events, so the instances it
-    // found are printed from the snapshot (on this current-thread runtime, nothing can change
-    // it between the start's return and the read).
+    // Taken before the start; the start's own read tells only the nodes it skipped, so the
+    // instances it found are printed from the snapshot (on this current-thread runtime,
+    // nothing can change it between the start's return and the read), then those skips.
     let mut events = cache.events();
     cache.start().await?;
     for instance in cache.instances().iter() {
         say(format!("added {}", identity(instance)))?;
+    }
+    while let Some(event) = events.try_next() {
+        if let Some(line) = event_line(&event) {
+            say(line)?;
+        }
     }
     say("initialized")?;
     let deadline = run_for.map(|d| tokio::time::Instant::now() + d);
