@@ -80,18 +80,12 @@ where
     }
 
     /// Writes instances in `format` (before registering any).
-    pub fn with_format(self, format: JsonFormat) -> ServiceDiscovery<P> {
-        match Arc::try_unwrap(self.inner) {
-            Ok(mut inner) => {
-                inner.format = format;
-                ServiceDiscovery {
-                    inner: Arc::new(inner),
-                }
-            }
-            // Only one handle exists until the caller clones nothing: unreachable, but keep
-            // the old format rather than panic.
-            Err(inner) => ServiceDiscovery { inner },
+    pub fn with_format(mut self, format: JsonFormat) -> ServiceDiscovery<P> {
+        // The registry is not `Clone`: this is its only handle, so the `Arc` is ours alone.
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.format = format;
         }
+        self
     }
 
     /// The base path.

@@ -81,13 +81,7 @@ async fn keep(
             (View::Children(cache), events)
         }
     };
-    let deadline = run_for.map(|d| tokio::time::Instant::now() + d);
-    let until_deadline = async {
-        match deadline {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
+    let until_deadline = super::run_for(run_for);
     tokio::pin!(until_deadline);
     loop {
         tokio::select! {

@@ -86,6 +86,14 @@ pub fn builder(g: &Globals) -> ClientBuilder {
 /// Closes a session so its ephemeral nodes go now, not at the session timeout; bounded, so
 /// an unreachable server does not hold zkctl. A session resumed with `--resume` is left
 /// open instead, as it was found.
+/// Resolves `run_for` from now (a command's `--for MS`), or never without it.
+pub async fn run_for(run_for: Option<Duration>) {
+    match run_for {
+        Some(d) => tokio::time::sleep(d).await,
+        None => std::future::pending().await,
+    }
+}
+
 pub async fn close(client: &Client) {
     if LEAVE_SESSION_OPEN.load(Ordering::Relaxed) {
         client.detach().await;

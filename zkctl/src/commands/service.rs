@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
-use zkr_client::{Client, ErrorCode};
+use zkr_client::{Client, ErrorCode, EventStream};
 use zkr_recipes::discovery::{
     self, JsonFormat, Random, RoundRobin, ServiceCacheEvent, ServiceDiscovery, ServiceInstance,
     ServiceType, UriSpec,
@@ -358,19 +358,9 @@ async fn follow(
     for instance in cache.instances().iter() {
         say(format!("added {}", identity(instance)))?;
     }
-    while let Some(event) = events.try_next() {
-        if let Some(line) = event_line(&event) {
-            say(line)?;
-        }
-    }
+    print_queued(&mut events)?;
     say("initialized")?;
-    let deadline = run_for.map(|d| tokio::time::Instant::now() + d);
-    let until_deadline = async {
-        match deadline {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
+    let until_deadline = super::run_for(run_for);
     tokio::pin!(until_deadline);
     loop {
         tokio::select! {
@@ -389,15 +379,21 @@ async fn follow(
         }
     }
     // The events already queued belong to the instances printed below.
+    print_queued(&mut events)?;
+    for instance in cache.instances().iter() {
+        say(format!("instance {}", identity(instance)))?;
+    }
+    Ok(0)
+}
+
+/// Prints the events already queued, without waiting.
+fn print_queued(events: &mut EventStream<ServiceCacheEvent<Value>>) -> Result<(), Failure> {
     while let Some(event) = events.try_next() {
         if let Some(line) = event_line(&event) {
             say(line)?;
         }
     }
-    for instance in cache.instances().iter() {
-        say(format!("instance {}", identity(instance)))?;
-    }
-    Ok(0)
+    Ok(())
 }
 
 /// One event as a line (`added api 1 10.0.0.5:8080`); `None` for kinds this version does not
