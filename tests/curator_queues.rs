@@ -48,6 +48,17 @@ async fn names(client: &Client, dir: &str) -> Vec<String> {
     names
 }
 
+/// Returns once `dir` has no children, waking on child watches rather than polling.
+async fn until_empty(client: &Client, dir: &str) {
+    loop {
+        let (children, watch) = client.get_children_and_watch(dir).await.unwrap();
+        if children.is_empty() {
+            return;
+        }
+        watch.await;
+    }
+}
+
 /// The next `n` items Curator's consumer takes.
 async fn curator_takes(peer: &mut QueuePeer, n: usize) -> Vec<Vec<u8>> {
     let mut items = Vec::new();
@@ -152,9 +163,19 @@ async fn lock_paths_exclude_each_other() {
     peer.ask_within("consume queue /lq /lq-locks -", "CONSUMING", DEADLINE)
         .await;
     assert_eq!(curator_takes(&mut peer, 1).await, [b"retry me".to_vec()]);
+    // Curator tells ITEM from its consumer callback and deletes the item and its lock node
+    // after the callback returns; exiting before that would cut the deletes short.
+    within(
+        "Curator deletes the taken item",
+        until_empty(&client, "/lq"),
+    )
+    .await;
+    within(
+        "Curator deletes its lock node",
+        until_empty(&client, "/lq-locks"),
+    )
+    .await;
     peer.exit().await;
-    assert!(names(&client, "/lq").await.is_empty());
-    assert!(names(&client, "/lq-locks").await.is_empty());
 }
 
 #[tokio::test]
