@@ -14,7 +14,7 @@ use std::hint::black_box;
 
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zkr_codec::{
+use zkrs_codec::{
     check_frame, encode_request, parse_reply, write_frame, Decode, Encode, ErrorCode,
     GetChildren2Response, GetDataRequest, GetDataResponse, List, OpCode, ReplyHeader, Stat,
     DEFAULT_MAX_FRAME_LEN,

@@ -32,12 +32,12 @@
 
 use std::time::{Duration, Instant};
 
-use zkr::Client;
-use zkr_client::CreateMode;
-use zkr_recipes::discovery::{
+use zkrs::Client;
+use zkrs_client::CreateMode;
+use zkrs_recipes::discovery::{
     Random, RoundRobin, ServiceDiscovery, ServiceInstance, ServiceProvider, Sticky,
 };
-use zkr_testkit::{ServerOptions, TestingServer};
+use zkrs_testkit::{ServerOptions, TestingServer};
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -182,7 +182,7 @@ async fn register_unregister(client: &Client, args: &Args, mut curator: Option<&
     let rounds = args.rounds;
     let discovery = ServiceDiscovery::<Payload>::new(client, "/bench/reg");
     let me = instance("me", 8080);
-    let data = zkr_recipes::discovery::to_json(&me, Default::default()).unwrap();
+    let data = zkrs_recipes::discovery::to_json(&me, Default::default()).unwrap();
     // Warm up as Curator's side does: parents made, buffers grown, and the server's JIT warm
     // (ours runs first).
     for _ in 0..args.warmup_rounds.max(20) {

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use zkr::{Client, CreateMode};
-use zkr_testkit::TestingServer;
+use zkrs::{Client, CreateMode};
+use zkrs_testkit::TestingServer;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
-use zkr::{Client, CreateMode, ErrorCode, EventStream};
-use zkr_recipes::cache::{CacheEvent, ChildData, NodeCache};
-use zkr_testkit::TestingServer;
+use zkrs::{Client, CreateMode, ErrorCode, EventStream};
+use zkrs_recipes::cache::{CacheEvent, ChildData, NodeCache};
+use zkrs_testkit::TestingServer;
 
 const PATH: &str = "/example/config";
 const WAIT: Duration = Duration::from_secs(10);

@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zkr::{Client, ErrorCode};
-use zkr_recipes::barrier::DistributedDoubleBarrier;
-use zkr_testkit::TestingServer;
+use zkrs::{Client, ErrorCode};
+use zkrs_recipes::barrier::DistributedDoubleBarrier;
+use zkrs_testkit::TestingServer;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 

@@ -8,10 +8,10 @@
 
 use std::time::{Duration, Instant};
 
-use zkr::Client;
-use zkr::EventStream;
-use zkr_recipes::{ElectionEvent, LeaderElection};
-use zkr_testkit::TestingServer;
+use zkrs::Client;
+use zkrs::EventStream;
+use zkrs_recipes::{ElectionEvent, LeaderElection};
+use zkrs_testkit::TestingServer;
 
 const ROOT: &str = "/example/election";
 const WAIT: Duration = Duration::from_secs(10);

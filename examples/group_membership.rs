@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
-use zkr::{Bytes, Client};
-use zkr_recipes::cache::CacheEvent;
-use zkr_recipes::node::GroupMember;
-use zkr_testkit::TestingServer;
+use zkrs::{Bytes, Client};
+use zkrs_recipes::cache::CacheEvent;
+use zkrs_recipes::node::GroupMember;
+use zkrs_testkit::TestingServer;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 

@@ -8,9 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use zkr::Client;
-use zkr_recipes::{CloseMode, LeaderLatch};
-use zkr_testkit::TestingServer;
+use zkrs::Client;
+use zkrs_recipes::{CloseMode, LeaderLatch};
+use zkrs_testkit::TestingServer;
 
 const PATH: &str = "/example/leader";
 const WAIT: Duration = Duration::from_secs(10);

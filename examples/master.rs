@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
-use zkr::Client;
-use zkr_recipes::MasterElection;
-use zkr_testkit::TestingServer;
+use zkrs::Client;
+use zkrs_recipes::MasterElection;
+use zkrs_testkit::TestingServer;
 
 const PATH: &str = "/example/master";
 const WAIT: Duration = Duration::from_secs(10);

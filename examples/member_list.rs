@@ -12,9 +12,9 @@
 
 use std::time::Duration;
 
-use zkr::{Client, CreateMode, ErrorCode, EventStream};
-use zkr_recipes::cache::{CacheEvent, PathChildrenCache, StartMode};
-use zkr_testkit::TestingServer;
+use zkrs::{Client, CreateMode, ErrorCode, EventStream};
+use zkrs_recipes::cache::{CacheEvent, PathChildrenCache, StartMode};
+use zkrs_testkit::TestingServer;
 
 const PATH: &str = "/example/members";
 const WAIT: Duration = Duration::from_secs(10);

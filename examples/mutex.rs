@@ -8,9 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use zkr::{Client, CreateMode, ErrorCode};
-use zkr_recipes::InterProcessMutex;
-use zkr_testkit::TestingServer;
+use zkrs::{Client, CreateMode, ErrorCode};
+use zkrs_recipes::InterProcessMutex;
+use zkrs_testkit::TestingServer;
 
 const LOCK: &str = "/example/mutex";
 const COUNTER: &str = "/example/counter";
@@ -57,7 +57,7 @@ async fn main() -> Result<(), Error> {
                     println!(
                         "{:>5} ms  worker-{w} holds {} (round {round}): {value} -> {}",
                         start.elapsed().as_millis(),
-                        zkr_recipes::framework::node_name(guard.path()),
+                        zkrs_recipes::framework::node_name(guard.path()),
                         value + 1
                     );
                 }

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zkr::{Client, CreateMode, ErrorCode};
-use zkr_recipes::InterProcessReadWriteLock;
-use zkr_testkit::TestingServer;
+use zkrs::{Client, CreateMode, ErrorCode};
+use zkrs_recipes::InterProcessReadWriteLock;
+use zkrs_testkit::TestingServer;
 
 const LOCK: &str = "/example/rwlock";
 const DATA: &str = "/example/config";

@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use zkr::{sasl, Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
-use zkr_testkit::{ServerOptions, TestingServer};
+use zkrs::{sasl, Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+use zkrs_testkit::{ServerOptions, TestingServer};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -41,7 +41,7 @@ async fn main() -> Result<(), Error> {
             &CreateOptions::new(CreateMode::Ephemeral).acl(&acl),
         )
         .await?;
-    let anonymous = zkr::Client::connect(&server.connect_string()).await?;
+    let anonymous = zkrs::Client::connect(&server.connect_string()).await?;
     match anonymous.get_data("/reports").await {
         Err(e) if e.code() == ErrorCode::NoAuth => println!("an anonymous session is refused: {e}"),
         other => return Err(format!("expected NoAuth, got {other:?}").into()),

@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
-use zkr::sasl::{gssapi, Kerberos};
-use zkr::{Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
-use zkr_testkit::{KerberosRealm, ServerOptions, TestingServer};
+use zkrs::sasl::{gssapi, Kerberos};
+use zkrs::{Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+use zkrs_testkit::{KerberosRealm, ServerOptions, TestingServer};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -58,7 +58,7 @@ async fn main() -> Result<(), Error> {
             &CreateOptions::new(CreateMode::Ephemeral).acl(&acl),
         )
         .await?;
-    let anonymous = zkr::Client::connect(&connect).await?;
+    let anonymous = zkrs::Client::connect(&connect).await?;
     match anonymous.get_data("/reports").await {
         Err(e) if e.code() == ErrorCode::NoAuth => println!("an anonymous session is refused: {e}"),
         other => return Err(format!("expected NoAuth, got {other:?}").into()),

@@ -14,12 +14,12 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use zkr::Client;
-use zkr_recipes::discovery::{
+use zkrs::Client;
+use zkrs_recipes::discovery::{
     DownInstancePolicy, JavaTyped, JsonFormat, ServiceCacheEvent, ServiceDiscovery,
     ServiceInstance, UriSpec,
 };
-use zkr_testkit::TestingServer;
+use zkrs_testkit::TestingServer;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -64,7 +64,7 @@ async fn start_instance(
 
 /// Waits for the cache event `wanted` says is the one, printing every event on the way.
 async fn until(
-    events: &mut zkr::EventStream<ServiceCacheEvent<Payload>>,
+    events: &mut zkrs::EventStream<ServiceCacheEvent<Payload>>,
     wanted: impl Fn(&ServiceCacheEvent<Payload>) -> bool,
 ) -> Result<(), Error> {
     let deadline = tokio::time::Instant::now() + WAIT;

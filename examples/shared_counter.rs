@@ -11,10 +11,10 @@
 
 use std::time::Duration;
 
-use zkr::{Client, ErrorCode};
-use zkr_recipes::counter::{DistributedAtomicLong, SharedCount, SharedValueEvent};
-use zkr_recipes::RetryPolicy;
-use zkr_testkit::TestingServer;
+use zkrs::{Client, ErrorCode};
+use zkrs_recipes::counter::{DistributedAtomicLong, SharedCount, SharedValueEvent};
+use zkrs_recipes::RetryPolicy;
+use zkrs_testkit::TestingServer;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 

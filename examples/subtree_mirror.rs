@@ -10,9 +10,9 @@
 
 use std::time::Duration;
 
-use zkr::{Client, CreateMode, ErrorCode, EventStream};
-use zkr_recipes::cache::{CacheEvent, CuratorCache};
-use zkr_testkit::TestingServer;
+use zkrs::{Client, CreateMode, ErrorCode, EventStream};
+use zkrs_recipes::cache::{CacheEvent, CuratorCache};
+use zkrs_testkit::TestingServer;
 
 const ROOT: &str = "/example/app";
 const WAIT: Duration = Duration::from_secs(10);

@@ -9,8 +9,8 @@
 //! `TlsOptions::new().ca_file("ca.pem").client_cert("client.pem", "client.key")`, and
 //! `.server_name("zk.internal")` when the connect string has IPs the certificates don't name.
 
-use zkr::{Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms, TlsOptions};
-use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
+use zkrs::{Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms, TlsOptions};
+use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -52,7 +52,7 @@ async fn main() -> Result<(), Error> {
     println!("read back: {}", String::from_utf8_lossy(&data));
 
     // A plain session (on the ordinary port) has no x509 identity: refused.
-    let plain = zkr::Client::connect(&server.connect_string()).await?;
+    let plain = zkrs::Client::connect(&server.connect_string()).await?;
     match plain.get_data("/tls-example").await {
         Err(e) if e.code() == ErrorCode::NoAuth => println!("a plain session is refused: {e}"),
         other => return Err(format!("a plain session should be refused, got {other:?}").into()),

@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use zkr::Client;
-use zkr_recipes::queue::DistributedQueue;
-use zkr_testkit::TestingServer;
+use zkrs::Client;
+use zkrs_recipes::queue::DistributedQueue;
+use zkrs_testkit::TestingServer;
 
 const QUEUE: &str = "/example/jobs";
 const LOCKS: &str = "/example/jobs-locks";
@@ -38,7 +38,7 @@ async fn main() -> Result<(), Error> {
                 queue.put(format!("{run}:job-{p}-{j}")).await?;
             }
             client.close().await?;
-            Ok::<_, zkr::Error>(())
+            Ok::<_, zkrs::Error>(())
         });
     }
 
@@ -80,7 +80,7 @@ async fn main() -> Result<(), Error> {
                 message.complete().await?;
             }
             client.close().await?;
-            Ok::<_, zkr::Error>(())
+            Ok::<_, zkrs::Error>(())
         });
     }
     while let Some(done) = consumers.join_next().await {

@@ -3,8 +3,8 @@
 # proto-codec/tests/vectors/jute-vectors.txt.
 #
 # - frame:   every `Frame.*` vector as it is, plus two streams of several frames each.
-# - reply:   every reply record, behind the selector byte `zkr_codec::fuzzing::reply` expects.
-# - request: every request record, behind the selector byte `zkr_codec::fuzzing::request`
+# - reply:   every reply record, behind the selector byte `zkrs_codec::fuzzing::reply` expects.
+# - request: every request record, behind the selector byte `zkrs_codec::fuzzing::request`
 #            expects.
 #
 # The selector bytes are the positions in `REPLY_KINDS` / `REQUEST_KINDS` of

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the tests need to run real ZooKeeper servers and real Apache Curator peers:
 # - Debian's `zookeeper` package (server jar at /usr/share/java/zookeeper.jar plus its
-#   dependency jars) and a java runtime, for zkr-testkit;
+#   dependency jars) and a java runtime, for zkrs-testkit;
 # - Debian's `libcurator-recipes-java` (Curator 5.4.0 jars under /usr/share/java), its
 #   `libcurator-discovery-java` (curator-x-discovery, with the Jackson jars it depends on) and a
 #   JDK with javac, for the Curator interop tests (tests/curator_interop.rs,
 #   tests/curator_discovery.rs, ...: they compile tests/java/*.java);
-# - the `openssl` command, with which zkr-testkit makes the certificates of its TLS servers
+# - the `openssl` command, with which zkrs-testkit makes the certificates of its TLS servers
 #   (`TlsCertificates::generate`);
 # - MIT Kerberos (Debian's `krb5-kdc`, `krb5-admin-server` and `krb5-user`: krb5kdc,
-#   kdb5_util, kadmin.local, kinit, klist), with which zkr-testkit runs a throw-away KDC
+#   kdb5_util, kadmin.local, kinit, klist), with which zkrs-testkit runs a throw-away KDC
 #   (`KerberosRealm::start`) for GSSAPI tests, and `libkrb5-dev` (the GSS-API library to link
-#   against: the `sasl-gssapi` feature of zkr-client, which zkctl turns on).
+#   against: the `sasl-gssapi` feature of zkrs-client, which zkctl turns on).
 #
 # Idempotent: installs only what is missing (the server jar unless ZKR_ZOOKEEPER_CLASSPATH is
 # set, java unless found, each Curator jar (recipes, discovery) unless ZKR_CURATOR_CLASSPATH
@@ -55,7 +55,7 @@ have_javac() {
 }
 
 # A command on the PATH or in an sbin folder (Debian's KDC commands live in /usr/sbin, which a
-# non-root PATH may lack; zkr-testkit looks there too).
+# non-root PATH may lack; zkrs-testkit looks there too).
 have_command() {
     command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/local/sbin/$1" ] \
         || [ -x "/sbin/$1" ]

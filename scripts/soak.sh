@@ -10,5 +10,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-zookeeper.sh
-ZKR_SOAK_SECS="${1:-3600}" cargo test -p zkr-recipes --test soak -- --nocapture 2>&1 \
+ZKR_SOAK_SECS="${1:-3600}" cargo test -p zkrs-recipes --test soak -- --nocapture 2>&1 \
     | tee target/soak.log | grep -E '^(suite=|soak for|test |  fault)'

@@ -5,23 +5,23 @@
 //! - [`client`]: the async client (also re-exported at the top level),
 //! - [`recipes`]: Curator-compatible recipes (elections, locks, caches, queues, counters, ...).
 //!
-//! Real ZooKeeper servers for tests and examples come from the `zkr-testkit` crate (a
+//! Real ZooKeeper servers for tests and examples come from the `zkrs-testkit` crate (a
 //! dev-dependency: a service that depends on `zkr` does not build a server launcher).
 //!
 //! ```no_run
-//! # async fn demo() -> zkr::Result<()> {
-//! let client = zkr::Client::connect("127.0.0.1:2181").await?;
-//! client.create("/hello", b"world", zkr::CreateMode::Ephemeral).await?;
+//! # async fn demo() -> zkrs::Result<()> {
+//! let client = zkrs::Client::connect("127.0.0.1:2181").await?;
+//! client.create("/hello", b"world", zkrs::CreateMode::Ephemeral).await?;
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
 // On docs.rs: label each item with the cargo feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use zkr_client as client;
-pub use zkr_client::*;
-pub use zkr_codec as codec;
-pub use zkr_recipes as recipes;
+pub use zkrs_client as client;
+pub use zkrs_client::*;
+pub use zkrs_codec as codec;
+pub use zkrs_recipes as recipes;
 
 /// The README's Rust examples, compiled as doctests so they stay true.
 #[cfg(doctest)]

@@ -1,7 +1,7 @@
 //! Service discovery interop with the real Apache Curator 5.4 (`curator-x-discovery`): a Java
 //! peer (`tests/java/CuratorDiscoveryPeer.java`) runs Curator's own `ServiceDiscovery`,
 //! `JsonInstanceSerializer`, `ServiceCache` and `ServiceProvider` on the same server and base
-//! path as ours ([`zkr_recipes::discovery`]):
+//! path as ours ([`zkrs_recipes::discovery`]):
 //! - the bytes: Curator's serializer and our `to_json` write the same instance (every field,
 //!   control characters, non-ASCII text, a POJO payload with its `@class`, a String, a Map, no
 //!   payload) byte for byte, in both of Curator's formats;
@@ -27,12 +27,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::task::block_in_place;
 use tokio::time::{timeout_at, Instant};
-use zkr_client::{Client, ConnectionState, EventStream, StateChanges};
-use zkr_recipes::discovery::{
+use zkrs_client::{Client, ConnectionState, EventStream, StateChanges};
+use zkrs_recipes::discovery::{
     from_json, to_json, Instances, JavaTyped, JsonFormat, ServiceCacheEvent, ServiceDiscovery,
     ServiceInstance, ServiceType, UriSpec,
 };
-use zkr_testkit::{FaultyProxy, TestingServer};
+use zkrs_testkit::{FaultyProxy, TestingServer};
 
 use support::{connect, within, Peer, DEADLINE};
 

@@ -19,19 +19,19 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::{timeout, Instant};
-use zkr_client::{Client, CreateMode, ErrorCode, EventStream, Op, Stat};
-use zkr_recipes::cache::{
+use zkrs_client::{Client, CreateMode, ErrorCode, EventStream, Op, Stat};
+use zkrs_recipes::cache::{
     CacheEvent, ChildData, CuratorCache, NodeCache, PathChildrenCache, Snapshot, StartMode,
     TreeCache,
 };
-use zkr_recipes::framework::{create_parents, join, node_name, parent};
-use zkr_recipes::lock::{decode_count, encode_count};
-use zkr_recipes::sequence::{key_fn, rank, read_write_sort_key, sort_key, sorted};
-use zkr_recipes::{
+use zkrs_recipes::framework::{create_parents, join, node_name, parent};
+use zkrs_recipes::lock::{decode_count, encode_count};
+use zkrs_recipes::sequence::{key_fn, rank, read_write_sort_key, sort_key, sorted};
+use zkrs_recipes::{
     revoke, CloseMode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
     LeaderLatch, LeaderSelector,
 };
-use zkr_testkit::TestingServer;
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::{children_until, connect, new_name, within, Peer, DEADLINE, START};
@@ -416,7 +416,7 @@ async fn leader_latch_elects_one_across_languages() {
     j1.ask("close", "CLOSED").await;
     assert_eq!(
         within("rust leads", changes.next()).await,
-        Some(zkr_recipes::LeadershipEvent::Gained)
+        Some(zkrs_recipes::LeadershipEvent::Gained)
     );
     assert!(rust.is_leader());
     assert_eq!(j2.ask("has", "HAS_LEADERSHIP").await, "false");
@@ -993,7 +993,7 @@ async fn run_ours(client: &Client, steps: &[Step]) {
 }
 
 /// `path` and everything below it, parents before children.
-async fn subtree(client: &Client, path: &str) -> zkr_client::Result<Vec<String>> {
+async fn subtree(client: &Client, path: &str) -> zkrs_client::Result<Vec<String>> {
     let mut order = vec![path.to_string()];
     let mut i = 0;
     while i < order.len() {
@@ -1006,7 +1006,7 @@ async fn subtree(client: &Client, path: &str) -> zkr_client::Result<Vec<String>>
 }
 
 /// Deletes `path` and everything below it, deepest first, one request each.
-async fn delete_one_by_one(client: &Client, path: &str) -> zkr_client::Result<()> {
+async fn delete_one_by_one(client: &Client, path: &str) -> zkrs_client::Result<()> {
     for node in subtree(client, path).await?.iter().rev() {
         client.delete(node, None).await?;
     }

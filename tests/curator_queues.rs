@@ -8,12 +8,12 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use zkr_client::{Client, ErrorCode};
-use zkr_recipes::queue::{
+use zkrs_client::{Client, ErrorCode};
+use zkrs_recipes::queue::{
     DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue,
     SimpleDistributedQueue,
 };
-use zkr_testkit::TestingServer;
+use zkrs_testkit::TestingServer;
 
 #[path = "../recipes/tests/support/curator_peer.rs"]
 mod curator_peer;

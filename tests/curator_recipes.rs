@@ -15,13 +15,13 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 use tokio::time::{timeout_at, Instant};
-use zkr_client::{Bytes, Client, CreateMode, ErrorCode, EventStream, Stat};
-use zkr_recipes::barrier::{DistributedDoubleBarrier, READY_NODE};
-use zkr_recipes::counter::{DistributedAtomicLong, PromotedToLock, SharedCount, SharedValueEvent};
-use zkr_recipes::framework::{join, node_name};
-use zkr_recipes::node::GroupMember;
-use zkr_recipes::{InterProcessMutex, RetryPolicy};
-use zkr_testkit::TestingServer;
+use zkrs_client::{Bytes, Client, CreateMode, ErrorCode, EventStream, Stat};
+use zkrs_recipes::barrier::{DistributedDoubleBarrier, READY_NODE};
+use zkrs_recipes::counter::{DistributedAtomicLong, PromotedToLock, SharedCount, SharedValueEvent};
+use zkrs_recipes::framework::{join, node_name};
+use zkrs_recipes::node::GroupMember;
+use zkrs_recipes::{InterProcessMutex, RetryPolicy};
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::{children_until, connect, new_name, within, Peer, DEADLINE};

@@ -2,9 +2,9 @@
 //! sender that does the minimum any client must do (the ceiling).
 //!
 //! ```text
-//! cargo bench -p zkr-client --bench session                      # starts a server itself
-//! cargo bench -p zkr-client --bench session -- --server 127.0.0.1:2181
-//! cargo bench -p zkr-client --bench session -- --ops 400000 --rounds 3 --rt multi
+//! cargo bench -p zkrs-client --bench session                      # starts a server itself
+//! cargo bench -p zkrs-client --bench session -- --server 127.0.0.1:2181
+//! cargo bench -p zkrs-client --bench session -- --ops 400000 --rounds 3 --rt multi
 //! ```
 //!
 //! Options:
@@ -64,8 +64,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
-use zkr_client::{Client, CreateMode, ErrorCode};
-use zkr_codec::{
+use zkrs_client::{Client, CreateMode, ErrorCode};
+use zkrs_codec::{
     check_frame, decode_connect_response, encode_connect_request, encode_request, ConnectRequest,
     GetDataRequest, OpCode, DEFAULT_MAX_FRAME_LEN, REQUEST_XID_OFFSET,
 };
@@ -153,7 +153,7 @@ impl Args {
 /// schedstat). Measured phases must not end threads (they don't: connections are made
 /// before).
 fn cpu_time() -> Duration {
-    zkr_testkit::measure::process_cpu_time()
+    zkrs_testkit::measure::process_cpu_time()
 }
 
 // ----- Results -----
@@ -678,7 +678,7 @@ fn main() {
     // Started (or not) before the runtime: nothing of the test kit runs during measurement.
     // The test kit's JVM settings favour start-up (C1 only); a benchmark wants the server's
     // steady state: the full JIT and a larger heap (ServerOptions::benchmark).
-    let (server, connect) = zkr_testkit::TestingServer::given_or_started(args.server.as_deref());
+    let (server, connect) = zkrs_testkit::TestingServer::given_or_started(args.server.as_deref());
     let addr: SocketAddr = {
         use std::net::ToSocketAddrs;
         connect

@@ -1,6 +1,6 @@
 //! [`AclEntry`]: an owned ACL entry, for ACLs read from the server or built at run time.
 
-use zkr_codec::{Acl, Id, Perms};
+use zkrs_codec::{Acl, Id, Perms};
 
 /// One access-control entry with owned strings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

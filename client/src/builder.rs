@@ -23,9 +23,9 @@ impl std::fmt::Debug for SessionToResume {
 /// Settings for a [`Client`]; [`ClientBuilder::connect`] starts it.
 ///
 /// ```no_run
-/// # async fn demo() -> zkr_client::Result<()> {
+/// # async fn demo() -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// let client = zkr_client::ClientBuilder::new("127.0.0.1:2181,127.0.0.1:2182/app")
+/// let client = zkrs_client::ClientBuilder::new("127.0.0.1:2181,127.0.0.1:2182/app")
 ///     .session_timeout(Duration::from_secs(10))
 ///     .auth("digest", "user:secret")
 ///     .connect()
@@ -58,7 +58,7 @@ impl ClientBuilder {
             connect_timeout: None,
             can_be_read_only: false,
             auth: Vec::new(),
-            max_frame_len: zkr_codec::DEFAULT_MAX_FRAME_LEN,
+            max_frame_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN,
             sasl: None,
             resume: None,
             host_provider: None,
@@ -77,10 +77,10 @@ impl ClientBuilder {
     ///
     /// ```no_run
     /// # #[cfg(feature = "sasl-digest")]
-    /// # async fn f() -> zkr_client::Result<()> {
+    /// # async fn f() -> zkrs_client::Result<()> {
     /// let password = std::fs::read_to_string("/etc/zk/password").unwrap_or_default();
-    /// let client = zkr_client::ClientBuilder::new("zk1:2181")
-    ///     .sasl(zkr_client::sasl::digest_md5("alice", password.trim_end()))
+    /// let client = zkrs_client::ClientBuilder::new("zk1:2181")
+    ///     .sasl(zkrs_client::sasl::digest_md5("alice", password.trim_end()))
     ///     .connect()
     ///     .await?;
     /// # Ok(()) }
@@ -115,8 +115,8 @@ impl ClientBuilder {
     /// session loss.
     ///
     /// ```no_run
-    /// # async fn demo(id: i64, password: Vec<u8>) -> zkr_client::Result<()> {
-    /// let client = zkr_client::ClientBuilder::new("zk1:2181").resume(id, password).connect().await?;
+    /// # async fn demo(id: i64, password: Vec<u8>) -> zkrs_client::Result<()> {
+    /// let client = zkrs_client::ClientBuilder::new("zk1:2181").resume(id, password).connect().await?;
     /// # Ok(()) }
     /// ```
     pub fn resume(mut self, session_id: i64, password: impl Into<Vec<u8>>) -> ClientBuilder {
@@ -153,8 +153,8 @@ impl ClientBuilder {
     /// [`ClientBuilder::host_provider`].
     ///
     /// ```no_run
-    /// # async fn demo() -> zkr_client::Result<()> {
-    /// let client = zkr_client::ClientBuilder::new("zk1:2181,zk2:2181,zk3:2181/app")
+    /// # async fn demo() -> zkrs_client::Result<()> {
+    /// let client = zkrs_client::ClientBuilder::new("zk1:2181,zk2:2181,zk3:2181/app")
     ///     .follow_ensemble(true)
     ///     .connect()
     ///     .await?;

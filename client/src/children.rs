@@ -3,7 +3,7 @@
 use std::fmt;
 
 use bytes::Bytes;
-use zkr_codec::{Decode, GetChildren2Response, GetChildrenResponse, List, ListIter, Stat};
+use zkrs_codec::{Decode, GetChildren2Response, GetChildrenResponse, List, ListIter, Stat};
 
 use crate::error::Result;
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, oneshot};
-use zkr_codec::{
+use zkrs_codec::{
     encode_header_only, encode_request, Acl, AddWatchMode, AddWatchRequest, Create2Response,
     CreateMode, CreateRequest, CreateResponse, CreateTtlRequest, Decode, DeleteRequest, Encode,
     ErrorCode, GetAclResponse, GetAllChildrenNumberResponse, GetDataResponse,
@@ -36,8 +36,8 @@ use crate::watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 /// dropped.
 ///
 /// ```no_run
-/// # async fn demo() -> zkr_client::Result<()> {
-/// use zkr_client::{Client, CreateMode};
+/// # async fn demo() -> zkrs_client::Result<()> {
+/// use zkrs_client::{Client, CreateMode};
 /// let client = Client::connect("127.0.0.1:2181").await?;
 /// client.create("/demo", b"hello", CreateMode::Persistent).await?;
 /// let (data, stat) = client.get_data("/demo").await?;
@@ -446,7 +446,7 @@ impl Client {
     /// [`Client::get_children_with_watcher`].
     ///
     /// ```no_run
-    /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+    /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
     /// let (watcher, mut events) = client.watcher();
     /// for path in ["/a", "/b", "/c"] {
     ///     client.exists_with_watcher(path, &watcher).await?;
@@ -861,25 +861,25 @@ impl Client {
         let mut failure: Option<(usize, ErrorCode)> = None;
         for (i, r) in decoded.results.iter().enumerate() {
             results.push(match r {
-                zkr_codec::MultiOpResult::Create(path) => OpResult::Create {
+                zkrs_codec::MultiOpResult::Create(path) => OpResult::Create {
                     path: self.client_path(path),
                     stat: None,
                 },
-                zkr_codec::MultiOpResult::Create2 { response, .. } => OpResult::Create {
+                zkrs_codec::MultiOpResult::Create2 { response, .. } => OpResult::Create {
                     path: self.client_path(response.path),
                     stat: Some(response.stat),
                 },
-                zkr_codec::MultiOpResult::Delete => OpResult::Delete,
-                zkr_codec::MultiOpResult::SetData(stat) => OpResult::SetData(stat),
-                zkr_codec::MultiOpResult::Check => OpResult::Check,
-                zkr_codec::MultiOpResult::GetData { data, stat } => OpResult::GetData {
+                zkrs_codec::MultiOpResult::Delete => OpResult::Delete,
+                zkrs_codec::MultiOpResult::SetData(stat) => OpResult::SetData(stat),
+                zkrs_codec::MultiOpResult::Check => OpResult::Check,
+                zkrs_codec::MultiOpResult::GetData { data, stat } => OpResult::GetData {
                     data: data.map_or_else(Bytes::new, |d| reply.body.slice_ref(d)),
                     stat,
                 },
-                zkr_codec::MultiOpResult::GetChildren(children) => {
+                zkrs_codec::MultiOpResult::GetChildren(children) => {
                     OpResult::GetChildren(children.iter().map(str::to_string).collect())
                 }
-                zkr_codec::MultiOpResult::Error(code) => {
+                zkrs_codec::MultiOpResult::Error(code) => {
                     // In a failed transaction: Ok for ops before the failure, the error, then
                     // RuntimeInconsistency for the ones rolled back.
                     if failure.is_none() && !code.is_ok() && code != ErrorCode::RuntimeInconsistency

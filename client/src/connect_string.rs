@@ -19,7 +19,7 @@ impl ConnectString {
     /// Parses a connect string.
     ///
     /// ```
-    /// use zkr_client::ConnectString;
+    /// use zkrs_client::ConnectString;
     /// let cs = ConnectString::parse("a:2181,b,[::1]:2182/app").unwrap();
     /// assert_eq!(cs.hosts, vec![("a".into(), 2181), ("b".into(), 2181), ("::1".into(), 2182)]);
     /// assert_eq!(cs.chroot.as_str(), Some("/app"));

@@ -5,8 +5,8 @@
 /// step (the recipes' event streams give every transition). Clone it freely.
 ///
 /// ```no_run
-/// // `leading` from, say, `LeaderLatch::leadership()` (zkr-recipes).
-/// # async fn demo(mut leading: zkr_client::Current<bool>) {
+/// // `leading` from, say, `LeaderLatch::leadership()` (zkrs-recipes).
+/// # async fn demo(mut leading: zkrs_client::Current<bool>) {
 /// leading.wait_for(|l| *l).await; // until we lead
 /// println!("leading: {}", leading.get());
 /// # }

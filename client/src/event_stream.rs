@@ -61,7 +61,7 @@ impl<T> Shared<T> {
 ///
 /// ```
 /// use futures_core::Stream;
-/// use zkr_client::{event_stream, Lagged};
+/// use zkrs_client::{event_stream, Lagged};
 ///
 /// #[derive(Debug, PartialEq)]
 /// enum Event { Value(u32), Lagged(u64) }

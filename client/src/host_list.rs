@@ -1,5 +1,5 @@
 //! [`Client::update_hosts`]: the client's host list changes under a live session, with
-//! ZOOKEEPER-1355's probabilistic rebalancing (`zkr_session::rebalance`).
+//! ZOOKEEPER-1355's probabilistic rebalancing (`zkrs_session::rebalance`).
 
 use tokio::sync::oneshot;
 
@@ -38,7 +38,7 @@ impl Client {
     /// The connect string's chroot, if any, must be the client's own: it cannot change.
     ///
     /// ```no_run
-    /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+    /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
     /// let (config, _) = client.get_config().await?;
     /// client.update_hosts(&config.client_addresses().join(",")).await?;
     /// # Ok(()) }

@@ -28,7 +28,7 @@ pub type HostsFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<String>>> + Se
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use zkr_client::{ClientBuilder, HostProvider, HostsFuture};
+/// use zkrs_client::{ClientBuilder, HostProvider, HostsFuture};
 ///
 /// /// The ready addresses of a headless service, as some watcher of the endpoints keeps them.
 /// struct Endpoints(Arc<tokio::sync::RwLock<Vec<String>>>);
@@ -42,7 +42,7 @@ pub type HostsFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<String>>> + Se
 ///     }
 /// }
 ///
-/// # async fn demo(endpoints: Arc<tokio::sync::RwLock<Vec<String>>>) -> zkr_client::Result<()> {
+/// # async fn demo(endpoints: Arc<tokio::sync::RwLock<Vec<String>>>) -> zkrs_client::Result<()> {
 /// // The connect string gives the chroot, and the hosts to use if the provider fails.
 /// let client = ClientBuilder::new("zk-0.zk:2181/app")
 ///     .host_provider(Endpoints(endpoints))

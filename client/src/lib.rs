@@ -1,15 +1,15 @@
 //! An async Apache ZooKeeper client.
 //!
 //! - [`Client`]: a cheap, cloneable handle with every ZooKeeper 3.5-3.9 operation.
-//! - The session itself is `zkr-session`'s sans-I/O core (xid matching, pipelining, pings,
+//! - The session itself is `zkrs-session`'s sans-I/O core (xid matching, pipelining, pings,
 //!   timeouts, reconnects, session expiry, watch re-registration), driven here by a thin
 //!   tokio task.
 //! - Connection states as Curator names them ([`ConnectionState`]), with a subscription that
 //!   never misses a transition ([`Client::state_changes`]).
 //!
 //! ```no_run
-//! # async fn demo() -> zkr_client::Result<()> {
-//! use zkr_client::{Client, CreateMode};
+//! # async fn demo() -> zkrs_client::Result<()> {
+//! use zkrs_client::{Client, CreateMode};
 //! let client = Client::connect("127.0.0.1:2181/app").await?;
 //! let path = client.create("/jobs/job-", b"{}", CreateMode::PersistentSequential).await?;
 //! let (_data, _stat, watch) = client.get_data_and_watch(&path).await?;
@@ -66,12 +66,12 @@ pub use ensemble_config::{
     ClientAddress, ConfigParseError, EnsembleConfig, EnsembleMember, MemberRole, PeerAddress,
 };
 pub use host_provider::{HostProvider, HostsFuture};
-/// The sans-I/O session core this client drives (its own crate, `zkr-session`).
-use zkr_session as session;
-pub use zkr_session::{Error, ErrorCode, Result};
+/// The sans-I/O session core this client drives (its own crate, `zkrs-session`).
+use zkrs_session as session;
+pub use zkrs_session::{Error, ErrorCode, Result};
 /// The error type, from the session core.
 mod error {
-    pub(crate) use zkr_session::{Error, Result};
+    pub(crate) use zkrs_session::{Error, Result};
 }
 pub use event_stream::{
     event_stream, unbounded_event_stream, EventSender, EventStream, Lagged, DEFAULT_EVENT_CAPACITY,
@@ -89,7 +89,7 @@ pub use tls::TlsOptions;
 pub use tracing as __tracing;
 pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 pub use watched_event::{PersistentWatchItem, WatchedEvent};
-pub use zkr_codec::{
+pub use zkrs_codec::{
     Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType,
 };
-pub use zkr_session::{ConnectionState, StateChange};
+pub use zkrs_session::{ConnectionState, StateChange};

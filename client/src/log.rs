@@ -1,11 +1,11 @@
 //! Structured events for operators, through the `tracing` crate when the `tracing` feature
 //! is on (off by default: then these expand to nothing and cost nothing).
 //!
-//! Events use the target `zkr` and these fields: `host` (`name:port`), `session` (the
+//! Events use the target `zkrs` and these fields: `host` (`name:port`), `session` (the
 //! session id in hex), `timeout_ms`, `error` (the cause of a lost connection), `path`.
 
 /// `log!(info, field = value, ...; "message")` forwards to `tracing::info!` (or `warn`,
-/// `debug`) with the target `zkr`, when the `tracing` feature is on.
+/// `debug`) with the target `zkrs`, when the `tracing` feature is on.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! log {
@@ -13,7 +13,7 @@ macro_rules! log {
         // Checked in the calling crate: each has a `tracing` feature that turns on this one's.
         #[cfg(feature = "tracing")]
         {
-            $crate::__tracing::$level!(target: "zkr", $($arg)+);
+            $crate::__tracing::$level!(target: "zkrs", $($arg)+);
         }
     }};
 }

@@ -1,7 +1,7 @@
 //! Owned operations and results for `multi` (atomic writes) and `multi_read`.
 
 use bytes::Bytes;
-use zkr_codec::{Acl, CreateMode, Stat};
+use zkrs_codec::{Acl, CreateMode, Stat};
 
 use crate::acl::AclEntry;
 

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// characters (the ranges ZooKeeper refuses).
 ///
 /// ```
-/// use zkr_client::validate_path;
+/// use zkrs_client::validate_path;
 /// assert!(validate_path("/app/config", false).is_ok());
 /// assert!(validate_path("/app/lock-", true).is_ok());
 /// assert!(validate_path("/app/", true).is_ok());
@@ -158,7 +158,7 @@ mod tests {
             let err = validate_path(path, false).unwrap_err();
             assert!(err.to_string().contains(why), "{path:?}: {err}");
             assert!(err.is_invalid_input());
-            assert_eq!(err.code(), zkr_codec::ErrorCode::BadArguments);
+            assert_eq!(err.code(), zkrs_codec::ErrorCode::BadArguments);
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Display;
 
-use zkr_codec::{
+use zkrs_codec::{
     Decode, ErrorCode, GetDataResponse, OpCode, PathWatchRequest, ReconfigRequest, Stat,
 };
 
@@ -23,8 +23,8 @@ pub const CONFIG_NODE: &str = "/zookeeper/config";
 /// the configuration is still a given version.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_client::Reconfig;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_client::Reconfig;
 /// let (current, _) = client.get_config().await?;
 /// let change = Reconfig::incremental()
 ///     .add_member("server.4=10.0.0.4:2888:3888:participant;10.0.0.4:2181")

@@ -28,8 +28,8 @@ use crate::error::{Error, Result};
 /// file fails [`ClientBuilder::connect`](crate::ClientBuilder::connect) at once.
 ///
 /// ```no_run
-/// # async fn f() -> zkr_client::Result<()> {
-/// use zkr_client::{ClientBuilder, TlsOptions};
+/// # async fn f() -> zkrs_client::Result<()> {
+/// use zkrs_client::{ClientBuilder, TlsOptions};
 ///
 /// let tls = TlsOptions::new()
 ///     .ca_file("/etc/zookeeper/tls/ca.pem")

@@ -50,14 +50,14 @@ impl Future for OneshotWatch {
 /// never waits for a slow reader, and a reader that stops reading a busy recursive watch
 /// costs at most that many events of memory. When the buffer is full the oldest events are
 /// dropped and the reader gets one `Err(Lagged { missed })` where they were; it should then
-/// re-read what it watches. `zkr_recipes::cache::PersistentWatcher` also keeps the watch
+/// re-read what it watches. `zkrs_recipes::cache::PersistentWatcher` also keeps the watch
 /// across session loss.
 ///
 /// Dropping it removes the watch from the server when no other watcher needs it.
 ///
 /// ```no_run
-/// # async fn f(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_client::AddWatchMode;
+/// # async fn f(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_client::AddWatchMode;
 ///
 /// let mut watch = client.add_watch("/config", AddWatchMode::PersistentRecursive).await?;
 /// while let Some(item) = watch.next().await {

@@ -1,6 +1,6 @@
 //! [`WatchedEvent`]: what a watch tells.
 
-use zkr_codec::{EventType, KeeperState};
+use zkrs_codec::{EventType, KeeperState};
 
 use crate::event_stream::Lagged;
 

@@ -13,9 +13,9 @@
 
 use std::time::Duration;
 
-use zkr_client::{Client, CreateMode, EventType};
-use zkr_testkit::measure::{live_heap_bytes, CountingAllocator};
-use zkr_testkit::TestingServer;
+use zkrs_client::{Client, CreateMode, EventType};
+use zkrs_testkit::measure::{live_heap_bytes, CountingAllocator};
+use zkrs_testkit::TestingServer;
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;

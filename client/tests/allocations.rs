@@ -11,11 +11,11 @@
 //! before counting starts. The runtime is tokio's current-thread one, so the caller's task
 //! and the client's driver task both run on the test thread (the count is global anyway).
 //!
-//! Run with `cargo test -p zkr-client --test allocations -- --nocapture` to see the figures.
+//! Run with `cargo test -p zkrs-client --test allocations -- --nocapture` to see the figures.
 
-use zkr_client::{Client, CreateMode};
-use zkr_testkit::measure::{allocation_counts, CountingAllocator};
-use zkr_testkit::TestingServer;
+use zkrs_client::{Client, CreateMode};
+use zkrs_testkit::measure::{allocation_counts, CountingAllocator};
+use zkrs_testkit::TestingServer;
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;

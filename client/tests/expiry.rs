@@ -18,8 +18,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::block_in_place;
-use zkr_client::*;
-use zkr_testkit::{ServerOptions, TestingServer};
+use zkrs_client::*;
+use zkrs_testkit::{ServerOptions, TestingServer};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 

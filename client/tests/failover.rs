@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use tokio::task::{block_in_place, JoinSet};
-use zkr_client::*;
-use zkr_testkit::{four_letter_word, ServerOptions, TestingCluster, TestingServer};
+use zkrs_client::*;
+use zkrs_testkit::{four_letter_word, ServerOptions, TestingCluster, TestingServer};
 
 /// The session timeout: longer than a leader election plus a reconnect on a busy machine, and
 /// long enough that the client does not notice a paused leader (read timeout 2/3 of it, 10 s)

@@ -1,4 +1,4 @@
-//! Hostile servers: a scripted fake ZooKeeper server (`zkr_testkit::ScriptedServer`) plays,
+//! Hostile servers: a scripted fake ZooKeeper server (`zkrs_testkit::ScriptedServer`) plays,
 //! byte for byte, what no real server sends, against the real client. For every case the
 //! client must answer the call with a clear error (or reconnect and carry on), never panic,
 //! never wait past the session timeout, and never allocate from a length field before the
@@ -15,12 +15,12 @@ use std::future::Future;
 use std::io;
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, ClientBuilder, Error, ErrorCode};
-use zkr_testkit::scripted::{
+use zkrs_client::{Client, ClientBuilder, Error, ErrorCode};
+use zkrs_testkit::scripted::{
     connect_response_frame, reply_frame, Jute, Request, ScriptedConnection, OP_GET_CHILDREN,
     OP_GET_DATA,
 };
-use zkr_testkit::ScriptedServer;
+use zkrs_testkit::ScriptedServer;
 
 // ----- Memory: a counting allocator for the test's own thread -----
 

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkr_client::*;
-use zkr_testkit::{FaultyProxy, TestingServer};
+use zkrs_client::*;
+use zkrs_testkit::{FaultyProxy, TestingServer};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use zkr_client::*;
-use zkr_testkit::TestingServer;
+use zkrs_client::*;
+use zkrs_testkit::TestingServer;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
@@ -401,7 +401,7 @@ async fn a_persistent_watch_read_late_drops_its_oldest_events_and_says_so() {
     // The server sends a session its notifications before the reply to the write that
     // triggered them, so all ten events reached the watch before the last write returned.
     let first = within("lagged", watch.next()).await.unwrap();
-    assert_eq!(first, Err(zkr_client::Lagged { missed: 6 }));
+    assert_eq!(first, Err(zkrs_client::Lagged { missed: 6 }));
     for _ in 0..4 {
         let e = within("kept", watch.next()).await.unwrap().unwrap();
         assert_eq!(e.event_type, EventType::NodeDataChanged);
@@ -497,7 +497,7 @@ async fn bad_input_is_refused_before_sending() {
 
 #[tokio::test]
 async fn no_server_reachable_is_a_clear_error() {
-    let port = zkr_testkit::free_port().unwrap();
+    let port = zkrs_testkit::free_port().unwrap();
     let err = ClientBuilder::new(format!("127.0.0.1:{port}"))
         .connect_timeout(Duration::from_millis(500))
         .connect()

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use zkr_client::{ClientBuilder, ConnectionState, CreateMode, ErrorCode, StateChanges};
-use zkr_testkit::{ServerOptions, TestingCluster};
+use zkrs_client::{ClientBuilder, ConnectionState, CreateMode, ErrorCode, StateChanges};
+use zkrs_testkit::{ServerOptions, TestingCluster};
 
 async fn wait_for_state(
     changes: &mut StateChanges,

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkr_client::*;
-use zkr_testkit::{ServerOptions, TestingCluster, SUPERUSER};
+use zkrs_client::*;
+use zkrs_testkit::{ServerOptions, TestingCluster, SUPERUSER};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -206,7 +206,7 @@ async fn reconfigurable_ensembles_refuse_bad_changes() {
     // cannot be in sync: NewConfigNoQuorum. Their ports are free ones nobody listens on.
     let dead: Vec<String> = (7..10)
         .map(|id| {
-            let [a, b, c] = [(); 3].map(|_| zkr_testkit::free_port().unwrap());
+            let [a, b, c] = [(); 3].map(|_| zkrs_testkit::free_port().unwrap());
             format!("server.{id}=127.0.0.1:{a}:{b}:participant;127.0.0.1:{c}")
         })
         .collect();
@@ -252,7 +252,7 @@ async fn futures_join<A: std::future::Future, B: std::future::Future>(
 /// the four-letter word's own has no session).
 fn clients_on(cluster: &TestingCluster, i: usize) -> usize {
     let cons =
-        zkr_testkit::four_letter_word(cluster.member_address(i), "cons", Duration::from_secs(2))
+        zkrs_testkit::four_letter_word(cluster.member_address(i), "cons", Duration::from_secs(2))
             .unwrap();
     cons.lines().filter(|l| l.contains("sid=0x")).count()
 }

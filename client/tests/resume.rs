@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use tokio::task::block_in_place;
-use zkr_client::*;
-use zkr_testkit::TestingServer;
+use zkrs_client::*;
+use zkrs_testkit::TestingServer;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 

@@ -7,13 +7,13 @@ use std::future::Future;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use zkr_client::{
+use zkrs_client::{
     sasl, Acl, Client, ClientBuilder, ConnectionState, CreateMode, CreateOptions, ErrorCode, Id,
     Perms,
 };
 mod support;
 
-use zkr_testkit::{FaultyProxy, ServerOptions, TestingServer};
+use zkrs_testkit::{FaultyProxy, ServerOptions, TestingServer};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use zkr_client::sasl::{gssapi, Kerberos};
-use zkr_client::{Acl, Client, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+use zkrs_client::sasl::{gssapi, Kerberos};
+use zkrs_client::{Acl, Client, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
 mod support;
 
-use zkr_testkit::{FaultyProxy, KerberosRealm, ServerOptions, TestingServer};
+use zkrs_testkit::{FaultyProxy, KerberosRealm, ServerOptions, TestingServer};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 

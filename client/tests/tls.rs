@@ -6,8 +6,10 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use zkr_client::{Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms, TlsOptions};
-use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
+use zkrs_client::{
+    Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms, TlsOptions,
+};
+use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 /// Short, so a refused handshake ends the test quickly; long enough for a real one.
@@ -45,7 +47,7 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
 }
 
 /// Connects with `tls`; the error's text when it fails.
-async fn try_connect(cs: &str, tls: TlsOptions) -> Result<zkr_client::Client, String> {
+async fn try_connect(cs: &str, tls: TlsOptions) -> Result<zkrs_client::Client, String> {
     within(
         "connect",
         ClientBuilder::new(cs)
@@ -95,7 +97,7 @@ async fn server_only_tls_carries_a_session() {
         assert!(read.await.unwrap().unwrap().is_some());
     }
     // A plain client on the ordinary port sees the same data.
-    let plain = zkr_client::Client::connect(&zk.connect_string())
+    let plain = zkrs_client::Client::connect(&zk.connect_string())
         .await
         .unwrap();
     assert_eq!(
@@ -137,7 +139,7 @@ async fn mutual_tls_gives_the_session_its_x509_identity() {
         b"secret"
     );
     // A plain session on the ordinary port has no x509 identity: refused.
-    let plain = zkr_client::Client::connect(&zk.connect_string())
+    let plain = zkrs_client::Client::connect(&zk.connect_string())
         .await
         .unwrap();
     let refused = plain.get_data("/tls-mine").await.unwrap_err();
@@ -233,7 +235,7 @@ async fn unreadable_files_fail_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tls_session_fails_over_to_another_member() {
     let cluster = tokio::task::block_in_place(|| {
-        zkr_testkit::TestingCluster::start_with(
+        zkrs_testkit::TestingCluster::start_with(
             3,
             ServerOptions::new().tls(certs(), ClientAuth::None),
         )
@@ -283,7 +285,7 @@ async fn a_tls_session_fails_over_to_another_member() {
     }
     let mut reconnected = 0;
     while let Some(change) = states.try_next() {
-        if change.state == zkr_client::ConnectionState::Reconnected {
+        if change.state == zkrs_client::ConnectionState::Reconnected {
             reconnected += 1;
         }
     }

@@ -11,8 +11,8 @@ use tokio::task::block_in_place;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
-use zkr_client::{Client, ConnectionState};
-use zkr_testkit::TestingServer;
+use zkrs_client::{Client, ConnectionState};
+use zkrs_testkit::TestingServer;
 
 /// Keeps every event as one line: `LEVEL message field=value ...`.
 #[derive(Clone, Default)]
@@ -32,7 +32,7 @@ impl Visit for Line {
 
 impl Subscriber for Lines {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.target() == "zkr"
+        metadata.target() == "zkrs"
     }
     fn new_span(&self, _: &Attributes<'_>) -> Id {
         Id::from_u64(1)

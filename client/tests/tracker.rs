@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkr_client::*;
-use zkr_testkit::{ServerOptions, TestingCluster, SUPERUSER};
+use zkrs_client::*;
+use zkrs_testkit::{ServerOptions, TestingCluster, SUPERUSER};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 

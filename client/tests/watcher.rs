@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use zkr_client::*;
-use zkr_testkit::{four_letter_word, TestingServer};
+use zkrs_client::*;
+use zkrs_testkit::{four_letter_word, TestingServer};
 
 const DEADLINE: Duration = Duration::from_secs(10);
 

@@ -1,7 +1,7 @@
-//! Fuzz target `sequence`: see `zkr_recipes::fuzzing::sequence` (Curator's ordering rules
+//! Fuzz target `sequence`: see `zkrs_recipes::fuzzing::sequence` (Curator's ordering rules
 //! on arbitrary child names, against reference versions).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| zkr_recipes::fuzzing::sequence(data));
+fuzz_target!(|data: &[u8]| zkrs_recipes::fuzzing::sequence(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `session`: see `zkr_session::fuzzing::session`.
+//! Fuzz target `session`: see `zkrs_session::fuzzing::session`.
 //!
 //! The input is a script of actions against the sans-I/O session core on virtual time (submit,
 //! server bytes raw or well-formed, time, connect, disconnect, close, ...); invariants are
@@ -7,4 +7,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| zkr_session::fuzzing::session(data));
+fuzz_target!(|data: &[u8]| zkrs_session::fuzzing::session(data));

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use bytes::BytesMut;
-//! use zkr_codec::{check_frame, encode_request, parse_reply, Decode, GetDataRequest,
+//! use zkrs_codec::{check_frame, encode_request, parse_reply, Decode, GetDataRequest,
 //!     GetDataResponse, OpCode, DEFAULT_MAX_FRAME_LEN};
 //!
 //! // A request frame, as the client sends it.
@@ -22,7 +22,7 @@
 //! let frame = [0u8, 0, 0, 0x10, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 6, 0xff, 0xff, 0xff, 0x9b];
 //! let len = check_frame(&frame, DEFAULT_MAX_FRAME_LEN).unwrap().expect("whole frame");
 //! let (header, body) = parse_reply(&frame[4..4 + len]).unwrap();
-//! assert_eq!(header.err, zkr_codec::ErrorCode::NoNode);
+//! assert_eq!(header.err, zkrs_codec::ErrorCode::NoNode);
 //! assert!(body.is_empty());
 //! # let _ = GetDataResponse::decode_prefix;
 //! ```

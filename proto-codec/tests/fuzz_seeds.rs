@@ -1,5 +1,5 @@
 //! Replays the committed fuzz seeds (`fuzz/seeds/<target>/*`) and minimized corpora
-//! (`fuzz/corpus/<target>/*`) through the fuzz target bodies in `zkr_codec::fuzzing`, so that
+//! (`fuzz/corpus/<target>/*`) through the fuzz target bodies in `zkrs_codec::fuzzing`, so that
 //! they are checked by every stable `cargo test`, not only when someone runs the fuzzer with
 //! nightly.
 
@@ -11,7 +11,7 @@ use replay::{replay, seeds};
 #[test]
 fn frame_seeds() {
     assert!(
-        replay("frame", zkr_codec::fuzzing::frame) > 0,
+        replay("frame", zkrs_codec::fuzzing::frame) > 0,
         "no frame seed"
     );
 }
@@ -19,7 +19,7 @@ fn frame_seeds() {
 #[test]
 fn reply_seeds() {
     assert!(
-        replay("reply", zkr_codec::fuzzing::reply) > 0,
+        replay("reply", zkrs_codec::fuzzing::reply) > 0,
         "no reply seed"
     );
 }
@@ -27,7 +27,7 @@ fn reply_seeds() {
 #[test]
 fn request_seeds() {
     assert!(
-        replay("request", zkr_codec::fuzzing::request) > 0,
+        replay("request", zkrs_codec::fuzzing::request) > 0,
         "no request seed"
     );
 }
@@ -36,7 +36,7 @@ fn request_seeds() {
 /// as the record its selector picks (a wrong selector would leave the fuzzer a useless seed).
 #[test]
 fn record_seeds_decode() {
-    use zkr_codec::fuzzing::{reply_decodes, request_decodes};
+    use zkrs_codec::fuzzing::{reply_decodes, request_decodes};
     for (target, decodes) in [
         ("reply", reply_decodes as fn(&[u8]) -> bool),
         ("request", request_decodes),
@@ -51,7 +51,7 @@ fn record_seeds_decode() {
 /// them starts from nothing.
 #[test]
 fn every_kind_is_seeded() {
-    use zkr_codec::fuzzing::{REPLY_KINDS, REQUEST_KINDS};
+    use zkrs_codec::fuzzing::{REPLY_KINDS, REQUEST_KINDS};
     for (target, kinds) in [("reply", REPLY_KINDS), ("request", REQUEST_KINDS)] {
         let mut seen = vec![false; kinds.len()];
         for (_, data) in seeds(target) {

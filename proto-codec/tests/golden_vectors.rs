@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt::Debug;
 
 use bytes::BytesMut;
-use zkr_codec::*;
+use zkrs_codec::*;
 
 const VECTORS: &str = include_str!("vectors/jute-vectors.txt");
 

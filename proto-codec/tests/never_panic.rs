@@ -9,7 +9,7 @@ use std::fmt::Debug;
 
 use proptest::prelude::*;
 use proptest::sample::Index;
-use zkr_codec::*;
+use zkrs_codec::*;
 
 const CASES: u32 = 512;
 
@@ -153,9 +153,9 @@ fn decode_everything(b: &[u8]) {
 /// The decoders, then the fuzz target bodies (which also check the round-trip invariants).
 fn everything(b: &[u8]) {
     decode_everything(b);
-    zkr_codec::fuzzing::frame(b);
-    zkr_codec::fuzzing::reply(b);
-    zkr_codec::fuzzing::request(b);
+    zkrs_codec::fuzzing::frame(b);
+    zkrs_codec::fuzzing::reply(b);
+    zkrs_codec::fuzzing::request(b);
 }
 
 /// Lengths a corrupted prefix may announce: null, negative, huge, just over the frame limit.
@@ -247,7 +247,7 @@ fn vectors_truncated_at_every_length() {
     for vector in &vectors {
         for end in 0..=vector.len() {
             decode_everything(&vector[..end]);
-            zkr_codec::fuzzing::frame(&vector[..end]);
+            zkrs_codec::fuzzing::frame(&vector[..end]);
         }
     }
 }

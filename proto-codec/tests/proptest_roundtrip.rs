@@ -9,7 +9,7 @@
 
 use bytes::BytesMut;
 use proptest::prelude::*;
-use zkr_codec::*;
+use zkrs_codec::*;
 
 /// Cases per property: enough to cover the enums and the null/empty corners, small enough for
 /// the whole suite to stay fast in debug builds.

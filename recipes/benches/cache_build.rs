@@ -2,9 +2,9 @@
 //! pipelined getData calls on one client, in the same run.
 //!
 //! ```text
-//! cargo bench -p zkr-recipes --bench cache_build                  # starts a server itself
-//! cargo bench -p zkr-recipes --bench cache_build -- --children 10000 --value 100 --rounds 5
-//! cargo bench -p zkr-recipes --bench cache_build -- --server 127.0.0.1:2181 --rt multi
+//! cargo bench -p zkrs-recipes --bench cache_build                  # starts a server itself
+//! cargo bench -p zkrs-recipes --bench cache_build -- --children 10000 --value 100 --rounds 5
+//! cargo bench -p zkrs-recipes --bench cache_build -- --server 127.0.0.1:2181 --rt multi
 //! ```
 //!
 //! Measured per round, in this order, on sessions opened before the clock starts:
@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, CreateMode, Op};
-use zkr_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
+use zkrs_client::{Client, CreateMode, Op};
+use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
 
 const ROOT: &str = "/zkr-cache-bench";
 
@@ -76,7 +76,7 @@ impl Args {
 fn main() {
     let args = Args::parse();
     // Started (or not) before the runtime: nothing of the test kit runs during measurement.
-    let (_server, connect) = zkr_testkit::TestingServer::given_or_started(args.server.as_deref());
+    let (_server, connect) = zkrs_testkit::TestingServer::given_or_started(args.server.as_deref());
     let runtime = if args.multi_thread {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

@@ -4,9 +4,9 @@
 //! the same server.
 //!
 //! ```text
-//! cargo bench -p zkr-recipes --bench queue_throughput              # starts a server itself
-//! cargo bench -p zkr-recipes --bench queue_throughput -- --items 10000 --rounds 3
-//! cargo bench -p zkr-recipes --bench queue_throughput -- --server 127.0.0.1:2181 --prefetch 4
+//! cargo bench -p zkrs-recipes --bench queue_throughput              # starts a server itself
+//! cargo bench -p zkrs-recipes --bench queue_throughput -- --items 10000 --rounds 3
+//! cargo bench -p zkrs-recipes --bench queue_throughput -- --server 127.0.0.1:2181 --prefetch 4
 //! ```
 //!
 //! Each round, in turn: ours, Curator's (DistributedQueue), then ours, Curator's
@@ -29,9 +29,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use zkr_client::Client;
-use zkr_recipes::framework::join_all;
-use zkr_recipes::queue::{DistributedQueue, SimpleDistributedQueue};
+use zkrs_client::Client;
+use zkrs_recipes::framework::join_all;
+use zkrs_recipes::queue::{DistributedQueue, SimpleDistributedQueue};
 
 #[path = "../tests/support/curator_peer.rs"]
 mod curator_peer;
@@ -98,7 +98,7 @@ impl Args {
 fn main() {
     let args = Args::parse();
     // Started (or not) before the runtime: nothing of the test kit runs during measurement.
-    let (_server, connect) = zkr_testkit::TestingServer::given_or_started(args.server.as_deref());
+    let (_server, connect) = zkrs_testkit::TestingServer::given_or_started(args.server.as_deref());
     let runtime = if args.multi_thread {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

@@ -4,8 +4,8 @@
 
 use bytes::BytesMut;
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zkr_codec::{Decode, Encode, GetChildren2Response, List, Stat};
-use zkr_recipes::sequence::{key_fn, rank, sort_key};
+use zkrs_codec::{Decode, Encode, GetChildren2Response, List, Stat};
+use zkrs_recipes::sequence::{key_fn, rank, sort_key};
 
 fn names(n: usize) -> Vec<String> {
     // Curator-style protected names, in the server's (unsorted) order.

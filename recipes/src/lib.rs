@@ -1,4 +1,4 @@
-//! Apache Curator's recipes on `zkr-client`, sharing znodes with Curator: a Rust process and
+//! Apache Curator's recipes on `zkrs-client`, sharing znodes with Curator: a Rust process and
 //! a Java process can contend for the same lock or take part in the same election.
 //!
 //! - [`sequence`]: Curator's ordering of contender nodes, allocation-free.

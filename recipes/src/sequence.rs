@@ -11,7 +11,7 @@
 /// The sort key of `name` for `lock_name` (Curator's `standardFixForSorting`).
 ///
 /// ```
-/// use zkr_recipes::sequence::sort_key;
+/// use zkrs_recipes::sequence::sort_key;
 /// assert_eq!(sort_key("_c_0f5c-lock-0000000007", "lock-"), "0000000007");
 /// assert_eq!(sort_key("foreign", "lock-"), "foreign");
 /// ```
@@ -54,7 +54,7 @@ pub fn read_write_sort_key(name: &str) -> &str {
 /// The 10-digit sequence number at the end of a sequential node's name.
 ///
 /// ```
-/// use zkr_recipes::sequence::sequence_number;
+/// use zkrs_recipes::sequence::sequence_number;
 /// assert_eq!(sequence_number("_c_x-latch-0000000042"), Some(42));
 /// assert_eq!(sequence_number("latch-42"), None);
 /// ```
@@ -84,7 +84,7 @@ pub struct Rank<'a> {
 /// the first contender. `None` when `ours` is not among them (its node is gone).
 ///
 /// ```
-/// use zkr_recipes::sequence::{rank, sort_key};
+/// use zkrs_recipes::sequence::{rank, sort_key};
 /// let children = ["_c_a-lock-0000000003", "_c_b-lock-0000000001", "_c_c-lock-0000000002"];
 /// let r = rank(children, "_c_c-lock-0000000002", |n| sort_key(n, "lock-")).unwrap();
 /// assert_eq!(r.index, 1);

@@ -6,8 +6,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use zkr_codec::{Decode, Encode, GetChildren2Response, List, Stat};
-use zkr_recipes::sequence::{first_blocker_before, key_fn, rank, read_write_sort_key, sort_key};
+use zkrs_codec::{Decode, Encode, GetChildren2Response, List, Stat};
+use zkrs_recipes::sequence::{first_blocker_before, key_fn, rank, read_write_sort_key, sort_key};
 
 struct Counting;
 
@@ -100,16 +100,16 @@ fn ranking_10000_borrowed_names_allocates_nothing() {
 
 #[test]
 fn uncontended_acquire_release_allocation_budget() {
-    let zk = zkr_testkit::TestingServer::start().unwrap();
+    let zk = zkrs_testkit::TestingServer::start().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let client = zkr_client::Client::connect(&zk.connect_string())
+        let client = zkrs_client::Client::connect(&zk.connect_string())
             .await
             .unwrap();
-        let mutex = zkr_recipes::InterProcessMutex::new(&client, "/alloc/lock");
+        let mutex = zkrs_recipes::InterProcessMutex::new(&client, "/alloc/lock");
         // Warm up: parents created, buffers grown, channels allocated.
         for _ in 0..20 {
             mutex.acquire().await.unwrap().release().await.unwrap();
@@ -126,7 +126,7 @@ fn uncontended_acquire_release_allocation_budget() {
         );
         start_counting();
         for _ in 0..N {
-            let p = zkr_recipes::framework::ProtectedName::new();
+            let p = zkrs_recipes::framework::ProtectedName::new();
             std::hint::black_box(p.path("/alloc/lock", "lock-"));
         }
         println!(
@@ -152,14 +152,14 @@ fn uncontended_acquire_release_allocation_budget() {
 /// nothing: the strategies walk the cache's `Arc` snapshot through the filters.
 #[test]
 fn a_provider_pick_allocates_nothing() {
-    use zkr_recipes::discovery::{Random, ServiceDiscovery, ServiceInstance, Sticky};
-    let zk = zkr_testkit::TestingServer::start().unwrap();
+    use zkrs_recipes::discovery::{Random, ServiceDiscovery, ServiceInstance, Sticky};
+    let zk = zkrs_testkit::TestingServer::start().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let client = zkr_client::Client::connect(&zk.connect_string())
+        let client = zkrs_client::Client::connect(&zk.connect_string())
             .await
             .unwrap();
         let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/alloc/services");

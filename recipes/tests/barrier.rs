@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use zkr_recipes::barrier::{DistributedBarrier, DistributedDoubleBarrier, READY_NODE};
-use zkr_testkit::TestingServer;
+use zkrs_recipes::barrier::{DistributedBarrier, DistributedDoubleBarrier, READY_NODE};
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;

@@ -3,11 +3,11 @@
 //! convergence after random changes, bounded events, and the lifecycle (start once; close
 //! and drop remove every watch from the server and end the streams).
 
-use zkr_client::{CreateMode, EventStream, Op};
-use zkr_recipes::cache::{
+use zkrs_client::{CreateMode, EventStream, Op};
+use zkrs_recipes::cache::{
     CacheEvent, CuratorCache, NodeCache, PathChildrenCache, StartMode, TreeCache, TreeCacheSelector,
 };
-use zkr_testkit::TestingServer;
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::tree::*;
@@ -377,7 +377,7 @@ async fn every_cache_converges_after_random_changes() {
     // Replaying the events gives the final state: per path, identity and version. (Between
     // events the cache also keeps the child-related part of a node's Stat current, silently.)
     let mut replay = std::collections::BTreeMap::new();
-    let key = |s: &zkr_client::Stat| (s.czxid, s.mzxid, s.version);
+    let key = |s: &zkrs_client::Stat| (s.czxid, s.mzxid, s.version);
     while let Some(event) = curator_events.try_next() {
         match event {
             CacheEvent::Added(d) => {

@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkr_client::{Client, ConnectionState, CreateMode};
-use zkr_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
-use zkr_testkit::{four_letter_word, Direction, FaultyProxy, TestingCluster, TestingServer};
+use zkrs_client::{Client, ConnectionState, CreateMode};
+use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
+use zkrs_testkit::{four_letter_word, Direction, FaultyProxy, TestingCluster, TestingServer};
 
 mod support;
 use support::tree::*;

@@ -11,12 +11,12 @@
 use std::future::Future;
 use std::time::Duration;
 
-use zkr_client::{Client, ClientBuilder, CreateMode};
-use zkr_recipes::barrier::DistributedDoubleBarrier;
-use zkr_recipes::node::PersistentNode;
-use zkr_recipes::queue::DistributedQueue;
-use zkr_recipes::{CloseMode, InterProcessMutex, LeaderElection, LeaderLatch};
-use zkr_testkit::{FaultyProxy, TestingServer};
+use zkrs_client::{Client, ClientBuilder, CreateMode};
+use zkrs_recipes::barrier::DistributedDoubleBarrier;
+use zkrs_recipes::node::PersistentNode;
+use zkrs_recipes::queue::DistributedQueue;
+use zkrs_recipes::{CloseMode, InterProcessMutex, LeaderElection, LeaderLatch};
+use zkrs_testkit::{FaultyProxy, TestingServer};
 
 mod support;
 use support::*;
@@ -122,7 +122,7 @@ async fn a_dropped_election_stop_still_deletes_the_offer() {
     election.start();
     assert!(
         election
-            .await_state(zkr_recipes::ElectionState::Elected, DEADLINE)
+            .await_state(zkrs_recipes::ElectionState::Elected, DEADLINE)
             .await
     );
     rig.cancel_while_cut_off("/election", any, election.stop())

@@ -8,10 +8,10 @@
 
 use std::time::Duration;
 
-use zkr_client::{Client, ClientBuilder, ConnectionState, CreateMode, StateChanges};
-use zkr_recipes::framework::node_name;
-use zkr_recipes::InterProcessMutex;
-use zkr_testkit::{FaultyProxy, TestingServer};
+use zkrs_client::{Client, ClientBuilder, ConnectionState, CreateMode, StateChanges};
+use zkrs_recipes::framework::node_name;
+use zkrs_recipes::InterProcessMutex;
+use zkrs_testkit::{FaultyProxy, TestingServer};
 
 mod support;
 use support::*;

@@ -5,13 +5,13 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use zkr_client::{Bytes, CreateMode, EventStream};
-use zkr_recipes::counter::{
+use zkrs_client::{Bytes, CreateMode, EventStream};
+use zkrs_recipes::counter::{
     DistributedAtomicInteger, DistributedAtomicLong, PromotedToLock, SharedCount, SharedValue,
     SharedValueEvent,
 };
-use zkr_recipes::RetryPolicy;
-use zkr_testkit::TestingServer;
+use zkrs_recipes::RetryPolicy;
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;

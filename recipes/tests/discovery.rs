@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::task::block_in_place;
-use zkr_client::{Client, ConnectionState, CreateMode, ErrorCode, EventType};
-use zkr_recipes::discovery::{
+use zkrs_client::{Client, ConnectionState, CreateMode, ErrorCode, EventType};
+use zkrs_recipes::discovery::{
     to_json, DownInstancePolicy, JsonFormat, Random, ServiceCacheEvent, ServiceDiscovery,
     ServiceInstance, ServiceType, UriSpec,
 };
-use zkr_testkit::{Direction, FaultyProxy, TestingServer};
+use zkrs_testkit::{Direction, FaultyProxy, TestingServer};
 
 mod support;
 use support::*;
@@ -42,7 +42,7 @@ fn instance(name: &str, id: &str, service_type: ServiceType) -> ServiceInstance<
 
 /// Waits for the next cache event that is not a connection change.
 async fn next_change<P: Send + Sync + 'static>(
-    events: &mut zkr_client::EventStream<ServiceCacheEvent<P>>,
+    events: &mut zkrs_client::EventStream<ServiceCacheEvent<P>>,
 ) -> ServiceCacheEvent<P> {
     within("a cache event", async {
         loop {

@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, ClientBuilder, ConnectionState};
-use zkr_recipes::{ConnectionStatePolicy, ElectionEvent, ElectionState, LeaderElection};
-use zkr_testkit::{ServerOptions, TestingServer};
+use zkrs_client::{Client, ClientBuilder, ConnectionState};
+use zkrs_recipes::{ConnectionStatePolicy, ElectionEvent, ElectionState, LeaderElection};
+use zkrs_testkit::{ServerOptions, TestingServer};
 
 use ElectionEvent::*;
 
@@ -14,7 +14,7 @@ use support::*;
 
 /// Collects events until (and including) `last`, failing after the deadline.
 async fn events_until(
-    events: &mut zkr_client::EventStream<zkr_recipes::leader::ElectionEvent>,
+    events: &mut zkrs_client::EventStream<zkrs_recipes::leader::ElectionEvent>,
     last: ElectionEvent,
 ) -> Vec<ElectionEvent> {
     let mut seen = Vec::new();

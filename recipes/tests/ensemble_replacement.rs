@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::task::block_in_place;
-use zkr_client::{Client, ClientBuilder, ConnectionState, ErrorCode, Reconfig};
-use zkr_recipes::{ConnectionStatePolicy, InterProcessMutex};
-use zkr_testkit::{ServerOptions, TestingCluster, SUPERUSER};
+use zkrs_client::{Client, ClientBuilder, ConnectionState, ErrorCode, Reconfig};
+use zkrs_recipes::{ConnectionStatePolicy, InterProcessMutex};
+use zkrs_testkit::{ServerOptions, TestingCluster, SUPERUSER};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 const SESSION_TIMEOUT: Duration = Duration::from_secs(8);
@@ -122,7 +122,7 @@ async fn wait_hosts(client: &Client, cluster: &TestingCluster, members: &[usize]
 /// The session owning the lock node, read through `client`: a read that meets a
 /// connection loss (the client's member just left) is tried again, as an application would;
 /// any other error, or a lost session, is returned.
-async fn lock_owner(client: &Client, path: &str) -> zkr_client::Result<i64> {
+async fn lock_owner(client: &Client, path: &str) -> zkrs_client::Result<i64> {
     within("reading the lock node", async {
         loop {
             match client.exists(path).await {

@@ -4,7 +4,7 @@
 //! checker of what every participant saw. Each test prints one summary line and fails on any
 //! violation.
 //!
-//! Short by default (CI); `ZKR_FAULT_SECS=1800 cargo test -p zkr-recipes --test invariants
+//! Short by default (CI); `ZKR_FAULT_SECS=1800 cargo test -p zkrs-recipes --test invariants
 //! -- --nocapture` runs the long form, `ZKR_FAULT_SEED=<n>` replays a schedule.
 
 #[path = "support/beliefs.rs"]
@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use beliefs::{finish, Rig};
 use support::within;
-use zkr_client::{Client, CreateMode, ErrorCode, EventType};
-use zkr_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
-use zkr_testkit::faults::fault_duration_from_env;
+use zkrs_client::{Client, CreateMode, ErrorCode, EventType};
+use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
+use zkrs_testkit::faults::fault_duration_from_env;
 
 /// No request may take longer: at worst it waits for the session to be declared lost
 /// (the 2 s session timeout after the disconnect) and the reconnect attempts around it.

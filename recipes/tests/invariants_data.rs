@@ -12,7 +12,7 @@
 //!   no item is delivered twice, and the items never delivered are no more than the claims
 //!   whose outcome was unknown (at most once).
 //!
-//! Short by default (CI); `ZKR_FAULT_SECS=1800 cargo test -p zkr-recipes --test
+//! Short by default (CI); `ZKR_FAULT_SECS=1800 cargo test -p zkrs-recipes --test
 //! invariants_data -- --nocapture --test-threads 1` runs the long form (`scripts/faults.sh`),
 //! `ZKR_FAULT_SEED=<n>` replays a schedule.
 
@@ -27,10 +27,10 @@ use std::time::{Duration, Instant};
 
 use beliefs::{finish, print_faults, Rig, SERIAL};
 use support::tree::{fresh_read, try_converge, view_of, Rng};
-use zkr_client::{Client, CreateMode, ErrorCode};
-use zkr_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
-use zkr_recipes::queue::{DistributedQueue, QueueConsumer};
-use zkr_testkit::faults::fault_duration_from_env;
+use zkrs_client::{Client, CreateMode, ErrorCode};
+use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
+use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
+use zkrs_testkit::faults::fault_duration_from_env;
 
 /// How long the faults last: `ZKR_FAULT_SECS`, 25 s by default.
 fn fault_time() -> Duration {
@@ -48,7 +48,7 @@ const DRAIN: Duration = Duration::from_secs(60);
 const STEP_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Whether `e` is connection trouble (the outcome of a write unknown), not a refusal.
-fn trouble(e: &zkr_client::Error) -> bool {
+fn trouble(e: &zkrs_client::Error) -> bool {
     e.is_retryable() || e.code() == ErrorCode::SessionExpired
 }
 
@@ -56,7 +56,7 @@ fn trouble(e: &zkr_client::Error) -> bool {
 async fn settle(client: &Client) {
     let _ = tokio::time::timeout(
         Duration::from_millis(500),
-        zkr_recipes::framework::wait_connected(client),
+        zkrs_recipes::framework::wait_connected(client),
     )
     .await;
 }
@@ -157,7 +157,7 @@ type CacheCheck<'a> = (
 struct Hangs {
     list: Arc<Mutex<Vec<String>>>,
     since: Instant,
-    cluster: Arc<zkr_testkit::TestingCluster>,
+    cluster: Arc<zkrs_testkit::TestingCluster>,
 }
 
 impl Hangs {
@@ -166,7 +166,7 @@ impl Hangs {
             (0..self.cluster.len())
                 .map(|i| {
                     let address = self.cluster.member_address(i);
-                    match zkr_testkit::server_mode(address, Duration::from_millis(500)) {
+                    match zkrs_testkit::server_mode(address, Duration::from_millis(500)) {
                         Ok(Some(mode)) => format!("{mode:?}"),
                         Ok(None) => "not serving".to_string(),
                         Err(_) => "no answer".to_string(),
@@ -307,7 +307,7 @@ async fn queues() {
             let put = put.unwrap_or_else(|_| {
                 let what = format!("putting item {next} hung past {STEP_DEADLINE:?}");
                 hangs.record(what, &producer);
-                Err(zkr_client::Error::connection_loss())
+                Err(zkrs_client::Error::connection_loss())
             });
             match put {
                 Ok(_) => ledger.lock().unwrap().acked.insert(next),

@@ -32,10 +32,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, SESSION, STEP_DEADLINE};
-use zkr_client::EventStream;
-use zkr_client::{Client, ConnectionState, CreateMode};
-use zkr_recipes::leader::{ElectionEvent, LeadershipEvent};
-use zkr_recipes::{
+use zkrs_client::EventStream;
+use zkrs_client::{Client, ConnectionState, CreateMode};
+use zkrs_recipes::leader::{ElectionEvent, LeadershipEvent};
+use zkrs_recipes::{
     ConnectionStatePolicy, ElectionState, LeaderContext, LeaderElection, LeaderLatch,
     LeaderSelector, MasterElection,
 };
@@ -52,7 +52,7 @@ fn print_summary(
     suite: &str,
     seed: u64,
     started: Instant,
-    log: &[zkr_testkit::FaultRecord],
+    log: &[zkrs_testkit::FaultRecord],
     beliefs: &Beliefs,
     extra: String,
     violations: &[String],
@@ -114,7 +114,7 @@ impl Contender for Latch {
         let _ = self.0.close().await;
     }
     async fn leader_by_znodes(admin: &Client) -> Option<String> {
-        let first = zkr_recipes::leader::participants(admin, "/inv/latch")
+        let first = zkrs_recipes::leader::participants(admin, "/inv/latch")
             .await
             .ok()?
             .into_iter()
@@ -151,7 +151,7 @@ impl Contender for Election {
     }
 }
 
-struct Master(MasterElection, zkr_client::Current<bool>);
+struct Master(MasterElection, zkrs_client::Current<bool>);
 
 impl Contender for Master {
     const NAME: &'static str = "master";

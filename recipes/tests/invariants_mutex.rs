@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use beliefs::{finish, lock_dir_report, settle, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
-use zkr_client::{Client, ConnectionState, CreateMode};
-use zkr_recipes::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
+use zkrs_client::{Client, ConnectionState, CreateMode};
+use zkrs_recipes::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
 
 const PARTICIPANTS: usize = 4;
 /// How long one acquire waits before giving up and trying again.
@@ -47,7 +47,7 @@ struct Counts {
 }
 
 impl Counts {
-    fn error(&self, beliefs: &Beliefs, who: usize, step: &str, e: &zkr_client::Error) {
+    fn error(&self, beliefs: &Beliefs, who: usize, step: &str, e: &zkrs_client::Error) {
         self.errors.fetch_add(1, Ordering::Relaxed);
         let mut log = self.error_log.lock().unwrap();
         if log.len() < 50 {
@@ -71,8 +71,8 @@ enum Recipe {
 
 /// A held lock or lease.
 enum Held {
-    Guard(zkr_recipes::LockGuard),
-    Lease(zkr_recipes::Lease),
+    Guard(zkrs_recipes::LockGuard),
+    Lease(zkrs_recipes::Lease),
 }
 
 impl Held {
@@ -94,7 +94,7 @@ impl Held {
             Held::Lease(l) => l.lost().await,
         }
     }
-    async fn release(self) -> zkr_client::Result<()> {
+    async fn release(self) -> zkrs_client::Result<()> {
         match self {
             Held::Guard(g) => g.release().await,
             Held::Lease(l) => l.release().await,
@@ -104,7 +104,7 @@ impl Held {
 
 impl Recipe {
     /// What was acquired, and its weight against the suite's limit.
-    async fn try_acquire(&self, timeout: Duration) -> zkr_client::Result<Option<(Held, usize)>> {
+    async fn try_acquire(&self, timeout: Duration) -> zkrs_client::Result<Option<(Held, usize)>> {
         Ok(match self {
             Recipe::Mutex(m) => m.try_acquire(timeout).await?.map(|g| (Held::Guard(g), 1)),
             Recipe::Semaphore(s) => s

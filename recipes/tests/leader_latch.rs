@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use zkr_client::{Acl, Client, CreateMode, CreateOptions, ErrorCode, Id, Perms};
-use zkr_recipes::{CloseMode, LeaderLatch};
-use zkr_testkit::TestingServer;
+use zkrs_client::{Acl, Client, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+use zkrs_recipes::{CloseMode, LeaderLatch};
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;
@@ -67,7 +67,7 @@ async fn ten_latches_one_leader_then_another() {
     leaving.close_with(CloseMode::NotifyLeader).await.unwrap();
     assert_eq!(
         tokio::time::timeout(DEADLINE, gone.next()).await.unwrap(),
-        Some(zkr_recipes::LeadershipEvent::Lost)
+        Some(zkrs_recipes::LeadershipEvent::Lost)
     );
     let second = sole_leader(&latches).await;
     assert_ne!(latches[second].id(), format!("p{first}"));
@@ -97,7 +97,7 @@ async fn leader_notices_its_node_deleted_and_rejoins() {
         tokio::time::timeout(DEADLINE, a_changes.next())
             .await
             .unwrap(),
-        Some(zkr_recipes::LeadershipEvent::Lost)
+        Some(zkrs_recipes::LeadershipEvent::Lost)
     );
     assert!(lb.await_leadership_timeout(DEADLINE).await.unwrap());
     // a comes back in line behind b, with a new node (a moment after b leads: both react to

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch};
-use zkr_client::{Client, ClientBuilder, ConnectionState};
-use zkr_recipes::{CancelReason, ConnectionStatePolicy, LeaderSelector};
-use zkr_testkit::{ServerOptions, TestingCluster, TestingServer};
+use zkrs_client::{Client, ClientBuilder, ConnectionState};
+use zkrs_recipes::{CancelReason, ConnectionStatePolicy, LeaderSelector};
+use zkrs_testkit::{ServerOptions, TestingCluster, TestingServer};
 
 mod support;
 use support::*;

@@ -7,10 +7,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use zkr_client::Client;
-use zkr_recipes::leader::{ElectionEvent, Leadership, LeadershipEvent};
-use zkr_recipes::{LeaderElection, LeaderLatch, LeaderSelector, MasterElection};
-use zkr_testkit::TestingServer;
+use zkrs_client::Client;
+use zkrs_recipes::leader::{ElectionEvent, Leadership, LeadershipEvent};
+use zkrs_recipes::{LeaderElection, LeaderLatch, LeaderSelector, MasterElection};
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;
@@ -104,7 +104,7 @@ async fn a_master_election() {
 }
 
 /// Waits on a recipe that stops meanwhile end with an error whose kind is "closed".
-async fn a_wait_ends_when_stopped<F: Future<Output = zkr_client::Result<()>>>(
+async fn a_wait_ends_when_stopped<F: Future<Output = zkrs_client::Result<()>>>(
     name: &str,
     wait: F,
     stop: impl Future<Output = ()>,
@@ -143,7 +143,7 @@ async fn a_wait_on_a_stopped_recipe_fails_as_closed() {
         },
     )
     .await;
-    let lock = zkr_recipes::InterProcessMutex::new(&client, "/stop/selector");
+    let lock = zkrs_recipes::InterProcessMutex::new(&client, "/stop/selector");
     let guard = within("the lock", lock.acquire()).await.unwrap();
     let selector = LeaderSelector::start(&other, "/stop/selector", "s", |ctx| async move {
         ctx.cancelled().await;

@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, ClientBuilder, ConnectionState};
-use zkr_recipes::MasterElection;
-use zkr_testkit::{ServerOptions, TestingServer};
+use zkrs_client::{Client, ClientBuilder, ConnectionState};
+use zkrs_recipes::MasterElection;
+use zkrs_testkit::{ServerOptions, TestingServer};
 
 mod support;
 use support::*;

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use zkr_client::{AddWatchMode, Client, ErrorCode, EventType};
-use zkr_recipes::lock::Lockable;
-use zkr_recipes::{
+use zkrs_client::{AddWatchMode, Client, ErrorCode, EventType};
+use zkrs_recipes::lock::Lockable;
+use zkrs_recipes::{
     InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
 };
-use zkr_testkit::TestingServer;
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;
@@ -41,7 +41,7 @@ async fn all_or_nothing() {
     assert!(children(&x, "/multi/a").await.is_empty());
     assert!(children(&x, "/multi/b").await.is_empty());
     // Our timed-out node under c goes in the background; only the holder's stays.
-    let holder = vec![zkr_recipes::framework::node_name(held.path()).to_string()];
+    let holder = vec![zkrs_recipes::framework::node_name(held.path()).to_string()];
     eventually("timed-out node under c deleted", || async {
         children(&x, "/multi/c").await == holder
     })
@@ -64,7 +64,7 @@ async fn all_or_nothing() {
     let held_paths: Vec<&str> = guard
         .guards()
         .iter()
-        .map(|g| zkr_recipes::framework::parent(g.path()))
+        .map(|g| zkrs_recipes::framework::parent(g.path()))
         .collect();
     assert_eq!(held_paths, paths);
     // Another session's single lock is excluded.
@@ -105,7 +105,7 @@ async fn released_in_reverse_order() {
             .expect("watch ended")
             .expect("no event dropped");
         if event.event_type == EventType::NodeDeleted {
-            deleted.push(zkr_recipes::framework::parent(&event.path).to_string());
+            deleted.push(zkrs_recipes::framework::parent(&event.path).to_string());
         }
     }
     assert_eq!(deleted, ["/rev/c", "/rev/b", "/rev/a"]);

@@ -4,9 +4,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::{Client, CreateMode, ErrorCode};
-use zkr_recipes::InterProcessMutex;
-use zkr_testkit::TestingServer;
+use zkrs_client::{Client, CreateMode, ErrorCode};
+use zkrs_recipes::InterProcessMutex;
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;
@@ -178,7 +178,7 @@ async fn a_bad_lock_path_is_refused_naming_it() {
 async fn namespaced_clients_share_locks_under_their_namespace() {
     let zk = TestingServer::start().unwrap();
     let connect = zk.connect_string();
-    let a = zkr_recipes::framework::connect_with_namespace(&connect, "/apps/billing", |b| b)
+    let a = zkrs_recipes::framework::connect_with_namespace(&connect, "/apps/billing", |b| b)
         .await
         .unwrap();
     let guard = InterProcessMutex::new(&a, "/lock").acquire().await.unwrap();
@@ -188,7 +188,7 @@ async fn namespaced_clients_share_locks_under_their_namespace() {
     let children = root.get_children("/apps/billing/lock").await.unwrap();
     assert_eq!(children.len(), 1);
     // A second namespaced client (the node exists now) contends for the same lock.
-    let b = zkr_recipes::framework::connect_with_namespace(&connect, "/apps/billing", |b| b)
+    let b = zkrs_recipes::framework::connect_with_namespace(&connect, "/apps/billing", |b| b)
         .await
         .unwrap();
     let other = InterProcessMutex::new(&b, "/lock");
@@ -199,7 +199,7 @@ async fn namespaced_clients_share_locks_under_their_namespace() {
         .is_none());
     guard.release().await.unwrap();
     assert!(other.try_acquire(DEADLINE).await.unwrap().is_some());
-    let err = zkr_recipes::framework::connect_with_namespace(&format!("{connect}/x"), "/y", |b| b)
+    let err = zkrs_recipes::framework::connect_with_namespace(&format!("{connect}/x"), "/y", |b| b)
         .await
         .unwrap_err();
     assert!(err.is_invalid_input(), "{err}");

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkr_client::{Client, ConnectionState, CreateMode, EventStream};
-use zkr_recipes::node::{GroupMember, PersistentNode, PersistentNodeEvent, PersistentTtlNode};
-use zkr_testkit::{ServerOptions, TestingServer};
+use zkrs_client::{Client, ConnectionState, CreateMode, EventStream};
+use zkrs_recipes::node::{GroupMember, PersistentNode, PersistentNodeEvent, PersistentTtlNode};
+use zkrs_testkit::{ServerOptions, TestingServer};
 
 mod support;
 use support::*;

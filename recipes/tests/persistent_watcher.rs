@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkr_client::{Client, ConnectionState, CreateMode, EventType};
-use zkr_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
-use zkr_testkit::TestingServer;
+use zkrs_client::{Client, ConnectionState, CreateMode, EventType};
+use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;

@@ -4,12 +4,12 @@
 
 use std::time::{Duration, SystemTime};
 
-use zkr_client::{Client, CreateMode, ErrorCode};
-use zkr_recipes::queue::{
+use zkrs_client::{Client, CreateMode, ErrorCode};
+use zkrs_recipes::queue::{
     encode_items, DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue,
     DistributedQueue, ErrorMode, Message, SimpleDistributedQueue,
 };
-use zkr_testkit::TestingServer;
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;
@@ -75,7 +75,7 @@ async fn a_consumer_lists_once_per_batch_not_per_item() {
     let client = connect(&zk).await;
     let queue = DistributedQueue::new(&client, "/q");
     let puts = (0..500).map(|i| queue.put(format!("{i:04}")));
-    for r in zkr_recipes::framework::join_all(puts).await {
+    for r in zkrs_recipes::framework::join_all(puts).await {
         r.unwrap();
     }
     let mut consumer = queue.consumer();
@@ -110,7 +110,7 @@ async fn competing_consumers_each_get_distinct_items() {
     let client = connect(&zk).await;
     let queue = DistributedQueue::new(&client, "/q");
     let puts = (0..300).map(|i| queue.put(format!("{i}")));
-    for r in zkr_recipes::framework::join_all(puts).await {
+    for r in zkrs_recipes::framework::join_all(puts).await {
         r.unwrap();
     }
     let mut tasks = Vec::new();

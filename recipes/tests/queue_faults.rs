@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use zkr_client::{Client, ConnectionState};
-use zkr_recipes::queue::{DistributedQueue, QueueConsumer};
-use zkr_testkit::{FaultyProxy, TestingServer};
+use zkrs_client::{Client, ConnectionState};
+use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
+use zkrs_testkit::{FaultyProxy, TestingServer};
 
 mod support;
 use support::*;

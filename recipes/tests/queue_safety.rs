@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
-use zkr_client::{Client, ErrorCode};
-use zkr_recipes::framework::join_all;
-use zkr_recipes::queue::{DistributedQueue, QueueConsumer};
-use zkr_testkit::{FaultyProxy, ServerOptions, TestingServer};
+use zkrs_client::{Client, ErrorCode};
+use zkrs_recipes::framework::join_all;
+use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
+use zkrs_testkit::{FaultyProxy, ServerOptions, TestingServer};
 
 mod support;
 use support::*;

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::Client;
-use zkr_recipes::InterProcessReadWriteLock;
-use zkr_testkit::TestingServer;
+use zkrs_client::Client;
+use zkrs_recipes::InterProcessReadWriteLock;
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;

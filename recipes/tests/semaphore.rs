@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::Client;
-use zkr_recipes::lock::{decode_count, encode_count};
-use zkr_recipes::{InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
-use zkr_testkit::TestingServer;
+use zkrs_client::Client;
+use zkrs_recipes::lock::{decode_count, encode_count};
+use zkrs_recipes::{InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
+use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;

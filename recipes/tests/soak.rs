@@ -25,16 +25,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beliefs::{Rig, SESSION, STEP_DEADLINE};
-use zkr_client::{Client, CreateMode};
-use zkr_recipes::cache::{PathChildrenCache, StartMode};
-use zkr_recipes::{CloseMode, InterProcessMutex, LeaderLatch};
+use zkrs_client::{Client, CreateMode};
+use zkrs_recipes::cache::{PathChildrenCache, StartMode};
+use zkrs_recipes::{CloseMode, InterProcessMutex, LeaderLatch};
 
 #[global_allocator]
-static GLOBAL: zkr_testkit::measure::CountingAllocator = zkr_testkit::measure::CountingAllocator;
+static GLOBAL: zkrs_testkit::measure::CountingAllocator = zkrs_testkit::measure::CountingAllocator;
 
 /// Bytes live on the heap, KiB.
 fn heap_kib() -> u64 {
-    (zkr_testkit::measure::live_heap_bytes() / 1024) as u64
+    (zkrs_testkit::measure::live_heap_bytes() / 1024) as u64
 }
 
 /// A step slower than this is listed (a lock wait is bounded by its own 2 s timeout, and one
@@ -221,7 +221,7 @@ async fn run(arenas: Option<usize>) {
     let slow = Arc::new(std::sync::Mutex::new(Vec::<SlowStep>::new()));
     let started = Instant::now();
     // The schedule runs as long as the soak (ZKR_FAULT_SECS is not read here).
-    let faults = zkr_testkit::FaultSchedule::builder(rig.cluster.clone(), rig.proxies.clone())
+    let faults = zkrs_testkit::FaultSchedule::builder(rig.cluster.clone(), rig.proxies.clone())
         .duration(Duration::from_secs(secs))
         .session_timeout(SESSION)
         .start();

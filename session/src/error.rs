@@ -4,8 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use zkr_codec::DecodeError;
-pub use zkr_codec::ErrorCode;
+use zkrs_codec::DecodeError;
+pub use zkrs_codec::ErrorCode;
 
 /// Why an operation failed.
 ///

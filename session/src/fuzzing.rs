@@ -58,7 +58,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use zkr_codec::{
+use zkrs_codec::{
     check_frame, decode_connect_request, encode_header_only, encode_request, jute, parse_request,
     write_frame, Acl, AddWatchMode, AddWatchRequest, AuthPacket, Create2Response, CreateMode,
     CreateRequest, Decode, Encode, ErrorCode, EventType, GetAclResponse,

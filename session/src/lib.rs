@@ -1,5 +1,5 @@
-//! `zkr-session`: the ZooKeeper session as a deterministic state machine with no sockets and
-//! no clock (the quinn-proto model). `zkr-client` drives it with a thin tokio task; another
+//! `zkrs-session`: the ZooKeeper session as a deterministic state machine with no sockets and
+//! no clock (the quinn-proto model). `zkrs-client` drives it with a thin tokio task; another
 //! runtime, a simulator or a fuzzer can drive it the same way.
 //!
 //! It is driven by `handle_*` calls (bytes received, connection opened or lost, time passed)
@@ -36,7 +36,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use zkr_codec::{
+use zkrs_codec::{
     check_frame, decode_connect_response, encode_connect_request, encode_header_only,
     encode_request, parse_reply, put_str_vec, xid, AuthPacket, ConnectRequest, Decode, Encode,
     EventType, GetSaslRequest, KeeperState, OpCode, SetSaslResponse, WatcherEvent, WatcherType,
@@ -99,7 +99,7 @@ impl SessionConfig {
             host_count,
             session_timeout,
             can_be_read_only: false,
-            max_frame_len: zkr_codec::DEFAULT_MAX_FRAME_LEN,
+            max_frame_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN,
             auth: Vec::new(),
             seed: 1,
             set_watches_batch_bytes: 128 * 1024,

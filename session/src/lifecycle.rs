@@ -329,7 +329,7 @@ impl std::error::Error for SharedIoError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zkr_codec::{jute, write_frame, PathWatchRequest};
+    use zkrs_codec::{jute, write_frame, PathWatchRequest};
 
     /// A session whose handshake is done, on one host.
     fn open_session(now: Instant) -> Session<u32> {

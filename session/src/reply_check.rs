@@ -4,7 +4,7 @@
 //! session core so that a malformed frame closes the connection (and the caller gets a clear
 //! error) instead of surfacing later as a half-read value.
 
-use zkr_codec::*;
+use zkrs_codec::*;
 
 /// Decodes `body` as the reply to `op` and throws the value away.
 pub fn check_reply(op: OpCode, body: &[u8]) -> Result<(), DecodeError> {

@@ -71,8 +71,8 @@ impl<T> Session<T> {
             } else {
                 OpCode::SetWatches
             };
-            zkr_codec::write_frame(&mut self.out, |buf| {
-                zkr_codec::RequestHeader {
+            zkrs_codec::write_frame(&mut self.out, |buf| {
+                zkrs_codec::RequestHeader {
                     xid: xid::SET_WATCHES,
                     op,
                 }

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use zkr_codec::{EventType, WatcherType};
+use zkrs_codec::{EventType, WatcherType};
 
 /// Identifies one watcher (one waiting future or one stream) to the driver.
 pub type WatcherId = u64;

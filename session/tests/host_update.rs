@@ -6,7 +6,7 @@
 mod fake_server;
 
 use fake_server::*;
-use zkr_session::{ConnectionState, Event};
+use zkrs_session::{ConnectionState, Event};
 
 fn connected_on_two_hosts() -> (Sim, usize) {
     let mut sim = Sim::new(config(2, 4_000));
@@ -111,7 +111,7 @@ fn random_scripts_with_host_changes_keep_the_invariants() {
                 script[i] = if next() % 8 == 0 { 0x4d } else { 0x2d };
             }
         }
-        zkr_session::fuzzing::session_with_host_updates(&script);
+        zkrs_session::fuzzing::session_with_host_updates(&script);
     }
 }
 

@@ -5,8 +5,8 @@
 mod fake_server;
 
 use fake_server::*;
-use zkr_codec::OpCode;
-use zkr_session::{ConnectionState, Event};
+use zkrs_codec::OpCode;
+use zkrs_session::{ConnectionState, Event};
 
 const PASSWD: [u8; 16] = [0x5A; 16];
 

@@ -9,12 +9,12 @@
 mod fake_server;
 
 use fake_server::*;
-use zkr_codec::{
+use zkrs_codec::{
     AddWatchMode, AddWatchRequest, AuthPacket, Decode, Encode, EventType, GetDataResponse,
     KeeperState, OpCode, PathWatchRequest, SetWatches, SetWatches2,
 };
-use zkr_session::{ConnectionState, ErrorCode};
-use zkr_session::{Event, WatchKind, WatchOp};
+use zkrs_session::{ConnectionState, ErrorCode};
+use zkrs_session::{Event, WatchKind, WatchOp};
 
 use ConnectionState::*;
 
@@ -23,7 +23,7 @@ const PING: [u8; 12] = [0, 0, 0, 8, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 0x0b];
 
 const PASSWD: [u8; 16] = [0xAB; 16];
 
-fn err_of(events: &[Event<u32>], token: u32) -> zkr_session::Error {
+fn err_of(events: &[Event<u32>], token: u32) -> zkrs_session::Error {
     match reply_of(events, token) {
         Some(Err(e)) => e.clone(),
         Some(Ok(r)) => panic!("token {token} succeeded: {r:?}"),
@@ -31,7 +31,7 @@ fn err_of(events: &[Event<u32>], token: u32) -> zkr_session::Error {
     }
 }
 
-fn ok_of(events: &[Event<u32>], token: u32) -> zkr_session::Reply {
+fn ok_of(events: &[Event<u32>], token: u32) -> zkrs_session::Reply {
     match reply_of(events, token) {
         Some(Ok(r)) => r.clone(),
         Some(Err(e)) => panic!("token {token} failed: {e}"),
@@ -194,7 +194,7 @@ fn request_submitted_during_the_handshake_waits_for_it() {
         1,
         1,
         ErrorCode::Ok,
-        &zkr_codec::PathRecord { path: "/" }.to_bytes(),
+        &zkrs_codec::PathRecord { path: "/" }.to_bytes(),
     );
     ok_of(&sim.events(), t);
 }
@@ -1052,7 +1052,7 @@ fn add_auth_token_is_answered_when_closed_before_connecting() {
 fn submitted_close_session_is_answered() {
     let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x42);
     let mut f = bytes::BytesMut::new();
-    zkr_codec::encode_header_only(&mut f, 0, OpCode::CloseSession);
+    zkrs_codec::encode_header_only(&mut f, 0, OpCode::CloseSession);
     let t = sim.submit_frame(OpCode::CloseSession, f, None);
     sim.s.close(Some(9_000), sim.now);
     let sent = sim.take_sent();
@@ -1366,9 +1366,9 @@ struct Scripted {
     step: usize,
 }
 
-impl zkr_session::SaslExchange for Scripted {
-    fn step(&mut self, server: Option<&[u8]>) -> Result<zkr_session::SaslStep, String> {
-        use zkr_session::SaslStep::*;
+impl zkrs_session::SaslExchange for Scripted {
+    fn step(&mut self, server: Option<&[u8]>) -> Result<zkrs_session::SaslStep, String> {
+        use zkrs_session::SaslStep::*;
         self.step += 1;
         match (self.step, server) {
             (1, None) => Ok(Send(b"hello".to_vec())),
@@ -1379,9 +1379,9 @@ impl zkr_session::SaslExchange for Scripted {
     }
 }
 
-fn sasl_config() -> zkr_session::SessionConfig {
+fn sasl_config() -> zkrs_session::SessionConfig {
     let mut cfg = config(1, 30_000);
-    cfg.sasl = Some(zkr_session::SaslMechanism::new("TEST", || {
+    cfg.sasl = Some(zkrs_session::SaslMechanism::new("TEST", || {
         Box::new(Scripted { step: 0 })
     }));
     cfg.auth = vec![("digest".into(), b"u:p".to_vec())];
@@ -1389,7 +1389,7 @@ fn sasl_config() -> zkr_session::SessionConfig {
 }
 
 fn sasl_token(sent: &Sent) -> Vec<u8> {
-    zkr_codec::GetSaslRequest::decode_prefix(&sent.body)
+    zkrs_codec::GetSaslRequest::decode_prefix(&sent.body)
         .unwrap()
         .token
         .to_vec()
@@ -1416,7 +1416,7 @@ fn sasl_runs_before_anything_else_and_the_session_opens_after_it() {
         sent[0].xid,
         0,
         ErrorCode::Ok,
-        &zkr_codec::SetSaslResponse {
+        &zkrs_codec::SetSaslResponse {
             token: b"challenge",
         }
         .to_bytes(),
@@ -1428,7 +1428,7 @@ fn sasl_runs_before_anything_else_and_the_session_opens_after_it() {
         sent[0].xid,
         0,
         ErrorCode::Ok,
-        &zkr_codec::SetSaslResponse { token: b"ok" }.to_bytes(),
+        &zkrs_codec::SetSaslResponse { token: b"ok" }.to_bytes(),
     );
     // Now: the identity, then the request, and Connected.
     let sent = sim.take_sent();
@@ -1442,7 +1442,7 @@ fn sasl_runs_before_anything_else_and_the_session_opens_after_it() {
         sent[1].xid,
         1,
         ErrorCode::Ok,
-        &zkr_codec::PathRecord { path: "/" }.to_bytes(),
+        &zkrs_codec::PathRecord { path: "/" }.to_bytes(),
     );
     ok_of(&sim.events(), t);
 }

@@ -1,18 +1,18 @@
 //! Replays the committed seeds and minimized corpus of the `session` fuzz target
 //! (`fuzz/seeds/session/*`, `fuzz/corpus/session/*`) through
-//! `zkr_session::fuzzing::session`, so the corpus is checked by every stable
+//! `zkrs_session::fuzzing::session`, so the corpus is checked by every stable
 //! `cargo test`, not only when someone runs the fuzzer with nightly.
 //!
 //! Reproducers of bugs that are not fixed yet are not in that folder (libFuzzer would stop on
 //! them while loading the corpus): they are below, as `#[ignore]`d tests that run them through
 //! `session_strict` (the fuzz target itself looks past these known bugs, see
-//! `zkr_session::fuzzing::KNOWN_BUGS`). To read one:
-//! `zkr_session::fuzzing::session_trace(&bytes)` prints every action and event.
+//! `zkrs_session::fuzzing::KNOWN_BUGS`). To read one:
+//! `zkrs_session::fuzzing::session_trace(&bytes)` prints every action and event.
 
 #[path = "../../fuzz/replay.rs"]
 mod replay;
 
-use zkr_session::fuzzing::{session, session_strict};
+use zkrs_session::fuzzing::{session, session_strict};
 
 fn unhex(hex: &str) -> Vec<u8> {
     let hex: String = hex.split_whitespace().collect();
@@ -38,7 +38,7 @@ fn empty_and_tiny_inputs() {
 }
 
 // Reproducers (found by the fuzzer or written by hand), decoded by
-// `zkr_session::fuzzing`: 3 bytes of settings, then actions.
+// `zkrs_session::fuzzing`: 3 bytes of settings, then actions.
 
 #[test]
 fn bug_add_auth_token_leak() {

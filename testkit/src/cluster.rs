@@ -33,7 +33,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use zkr_testkit::TestingCluster;
+/// use zkrs_testkit::TestingCluster;
 ///
 /// let cluster = TestingCluster::start(3)?;
 /// let connect = cluster.connect_string(); // "127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3"
@@ -43,7 +43,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// assert_ne!(leader, new_leader);
 /// cluster.restart(leader)?;               // rejoins as a follower
 /// # drop(connect);
-/// # Ok::<(), zkr_testkit::Error>(())
+/// # Ok::<(), zkrs_testkit::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct TestingCluster {

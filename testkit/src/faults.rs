@@ -258,7 +258,7 @@ struct Shared {
 /// ```no_run
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use zkr_testkit::{faults, FaultSchedule, TestingCluster};
+/// use zkrs_testkit::{faults, FaultSchedule, TestingCluster};
 ///
 /// let cluster = Arc::new(TestingCluster::start(3)?);
 /// let proxies = faults::proxies_for(&cluster)?;
@@ -350,7 +350,7 @@ impl FaultScheduleBuilder {
             let (plan, shared) = (plan.clone(), shared.clone());
             let (cluster, proxies) = (self.cluster.clone(), self.proxies.clone());
             std::thread::Builder::new()
-                .name("zkr-testkit-faults".into())
+                .name("zkrs-testkit-faults".into())
                 .spawn(move || inject(&plan, &shared, &cluster, &proxies))
                 .expect("spawning the fault schedule's thread")
         };

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// let server = zkr_testkit::TestingServer::start()?;
-/// let answer = zkr_testkit::four_letter_word(server.address(), "srvr", Duration::from_secs(2))?;
+/// let server = zkrs_testkit::TestingServer::start()?;
+/// let answer = zkrs_testkit::four_letter_word(server.address(), "srvr", Duration::from_secs(2))?;
 /// assert!(answer.contains("Mode: standalone"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -93,7 +93,7 @@ impl Mode {
     /// serving requests", which a server says while it has no quorum.
     ///
     /// ```
-    /// use zkr_testkit::Mode;
+    /// use zkrs_testkit::Mode;
     /// let answer = "Zookeeper version: 3.8.0\nMode: follower\nNode count: 5\n";
     /// assert_eq!(Mode::from_srvr(answer), Some(Mode::Follower));
     /// assert_eq!(Mode::from_srvr("This ZooKeeper instance is not currently serving requests"), None);

@@ -10,7 +10,7 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use zkr_testkit::{four_letter_word, TestingServer};
+//! use zkrs_testkit::{four_letter_word, TestingServer};
 //!
 //! let server = TestingServer::start()?;
 //! let stat = four_letter_word(server.address(), "srvr", Duration::from_secs(2))?;
@@ -34,15 +34,15 @@
 //! to its plain one:
 //!
 //! ```no_run
-//! use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
+//! use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 //!
 //! let certs = TlsCertificates::generate()?;
 //! let server = TestingServer::start_with(ServerOptions::new().tls(&certs, ClientAuth::Need))?;
 //! let tls_address = server.secure_connect_string().expect("a TLS port");
 //! // Connect there trusting certs.ca_pem(), presenting certs.client_cert_pem()
-//! // and certs.client_key_pem(): the session is x509:CN=zkr-client,O=zkr.
+//! // and certs.client_key_pem(): the session is x509:CN=zkrs-client,O=zkr.
 //! # drop(tls_address);
-//! # Ok::<(), zkr_testkit::Error>(())
+//! # Ok::<(), zkrs_testkit::Error>(())
 //! ```
 //!
 //! # Kerberos
@@ -53,14 +53,14 @@
 //! with GSSAPI against it:
 //!
 //! ```no_run
-//! use zkr_testkit::{KerberosRealm, ServerOptions, TestingServer};
+//! use zkrs_testkit::{KerberosRealm, ServerOptions, TestingServer};
 //!
 //! let realm = KerberosRealm::start()?;
 //! let keytab = realm.add_principal_with_keytab("zookeeper/localhost")?;
 //! let options = ServerOptions::new().kerberos(&realm, &keytab, "zookeeper/localhost");
 //! let server = TestingServer::start_with(options)?;
 //! # drop(server);
-//! # Ok::<(), zkr_testkit::Error>(())
+//! # Ok::<(), zkrs_testkit::Error>(())
 //! ```
 //!
 //! # Platform

@@ -63,9 +63,9 @@ const DEBIAN_MISSING_JARS: &[&str] = &["/usr/share/java/netty-codec.jar"];
 /// front that ZooKeeper is installed:
 ///
 /// ```no_run
-/// let install = zkr_testkit::Installation::detect()?;
+/// let install = zkrs_testkit::Installation::detect()?;
 /// println!("java {} -cp {:?}", install.java().display(), install.classpath());
-/// # Ok::<(), zkr_testkit::Error>(())
+/// # Ok::<(), zkrs_testkit::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installation {

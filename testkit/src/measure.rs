@@ -2,7 +2,7 @@
 //! counting global allocator the program installs) and CPU time.
 //!
 //! ```
-//! use zkr_testkit::measure::{allocation_counts, process_cpu_time, CountingAllocator};
+//! use zkrs_testkit::measure::{allocation_counts, process_cpu_time, CountingAllocator};
 //!
 //! #[global_allocator]
 //! static ALLOCATOR: CountingAllocator = CountingAllocator;

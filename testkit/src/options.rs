@@ -24,7 +24,7 @@ use crate::tls::{ClientAuth, TlsCertificates, TlsSettings};
 ///
 /// ```
 /// use std::time::Duration;
-/// use zkr_testkit::ServerOptions;
+/// use zkrs_testkit::ServerOptions;
 ///
 /// let options = ServerOptions::new()
 ///     .tick_time_ms(100)
@@ -233,7 +233,7 @@ impl ServerOptions {
     /// three (ZooKeeper's default cipher list holds TLS 1.2 suites only):
     ///
     /// ```
-    /// # use zkr_testkit::ServerOptions;
+    /// # use zkrs_testkit::ServerOptions;
     /// let tls13 = ServerOptions::new()
     ///     .config("ssl.protocol", "TLSv1.3")
     ///     .config("ssl.enabledProtocols", "TLSv1.3,TLSv1.2")
@@ -245,12 +245,12 @@ impl ServerOptions {
     /// factory setting for both ports).
     ///
     /// ```no_run
-    /// use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
+    /// use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
     ///
     /// let certs = TlsCertificates::generate()?;
     /// let server = TestingServer::start_with(ServerOptions::new().tls(&certs, ClientAuth::None))?;
     /// assert!(server.secure_port().is_some());
-    /// # Ok::<(), zkr_testkit::Error>(())
+    /// # Ok::<(), zkrs_testkit::Error>(())
     /// ```
     pub fn tls(self, certs: &TlsCertificates, client_auth: ClientAuth) -> Self {
         self.with_tls(certs, false, client_auth)
@@ -262,11 +262,11 @@ impl ServerOptions {
     /// `sasl:<user>`. SASL stays optional for clients unless [`ServerOptions::require_sasl`].
     ///
     /// ```no_run
-    /// use zkr_testkit::{ServerOptions, TestingServer};
+    /// use zkrs_testkit::{ServerOptions, TestingServer};
     /// let server = TestingServer::start_with(
     ///     ServerOptions::new().sasl_digest_user("alice", "alice-secret"),
     /// )?;
-    /// # Ok::<(), zkr_testkit::Error>(())
+    /// # Ok::<(), zkrs_testkit::Error>(())
     /// ```
     pub fn sasl_digest_user(mut self, user: &str, password: &str) -> Self {
         self.sasl_users
@@ -326,7 +326,7 @@ impl ServerOptions {
     /// server with both fails with [`Error::InvalidArgument`].
     ///
     /// ```no_run
-    /// use zkr_testkit::{KerberosRealm, ServerOptions, TestingServer};
+    /// use zkrs_testkit::{KerberosRealm, ServerOptions, TestingServer};
     ///
     /// let realm = KerberosRealm::start()?;
     /// let keytab = realm.add_principal_with_keytab("zookeeper/localhost")?;
@@ -336,7 +336,7 @@ impl ServerOptions {
     ///         .require_sasl(true),
     /// )?;
     /// # drop(server);
-    /// # Ok::<(), zkr_testkit::Error>(())
+    /// # Ok::<(), zkrs_testkit::Error>(())
     /// ```
     pub fn kerberos(
         mut self,
@@ -371,12 +371,12 @@ impl ServerOptions {
     /// it.
     ///
     /// ```no_run
-    /// use zkr_testkit::{ServerOptions, TestingCluster};
+    /// use zkrs_testkit::{ServerOptions, TestingCluster};
     /// let mut cluster = TestingCluster::start_with(3, ServerOptions::new().reconfig(true))?;
     /// let added = cluster.add_member()?; // serving, not voting yet
     /// let line = cluster.member_spec(added); // for reconfig's joining list
     /// # drop(line);
-    /// # Ok::<(), zkr_testkit::Error>(())
+    /// # Ok::<(), zkrs_testkit::Error>(())
     /// ```
     pub fn reconfig(mut self, enabled: bool) -> Self {
         self.reconfig = enabled;

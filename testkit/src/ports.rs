@@ -24,7 +24,7 @@ fn handed_out() -> &'static Mutex<HashSet<u16>> {
 /// Useful for "nothing listens here" tests too.
 ///
 /// ```
-/// let port = zkr_testkit::free_port()?;
+/// let port = zkrs_testkit::free_port()?;
 /// assert_ne!(port, 0);
 /// # Ok::<(), std::io::Error>(())
 /// ```

@@ -9,7 +9,7 @@
 //! so every JVM gets a sibling watchdog:
 //!
 //! ```text
-//! sh -c 'read -r line; [ "$line" = disarm ] || kill -9 "$1"' zkr-testkit-watchdog <jvm pid>
+//! sh -c 'read -r line; [ "$line" = disarm ] || kill -9 "$1"' zkrs-testkit-watchdog <jvm pid>
 //! ```
 //!
 //! Its stdin is a pipe whose only write end is held by this process (Rust
@@ -166,7 +166,7 @@ impl JvmProcess {
             ));
         }
         let status = Command::new("sh")
-            .args(["-c", "kill -s \"$1\" \"$2\"", "zkr-testkit-kill"])
+            .args(["-c", "kill -s \"$1\" \"$2\"", "zkrs-testkit-kill"])
             .arg(signal)
             .arg(self.pid().to_string())
             .stdin(Stdio::null())
@@ -212,7 +212,7 @@ impl Watchdog {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(WATCHDOG_SCRIPT)
-            .arg("zkr-testkit-watchdog") // $0, shows up in `ps`
+            .arg("zkrs-testkit-watchdog") // $0, shows up in `ps`
             .arg(OsStr::new(&jvm_pid.to_string()))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

@@ -124,9 +124,9 @@ impl Connection {
 /// | [`clear`](Self::clear) | every fault ends; connections stay open |
 ///
 /// ```no_run
-/// # fn demo(server: &zkr_testkit::TestingServer) -> std::io::Result<()> {
+/// # fn demo(server: &zkrs_testkit::TestingServer) -> std::io::Result<()> {
 /// use std::time::Duration;
-/// use zkr_testkit::{Direction, FaultyProxy};
+/// use zkrs_testkit::{Direction, FaultyProxy};
 ///
 /// let proxy = FaultyProxy::start(server.address())?;
 /// // Connect clients to `proxy.connect_string()`, then:
@@ -160,7 +160,7 @@ impl FaultyProxy {
         let faults = Arc::new(Faults::default());
         let shared = faults.clone();
         let acceptor = std::thread::Builder::new()
-            .name("zkr-testkit-proxy".into())
+            .name("zkrs-testkit-proxy".into())
             .spawn(move || accept_loop(listener, upstream, shared))?;
         Ok(FaultyProxy {
             address,
@@ -307,7 +307,7 @@ fn accept_loop(listener: TcpListener, upstream: SocketAddr, faults: Arc<Faults>)
                 }
                 let faults = faults.clone();
                 let _ = std::thread::Builder::new()
-                    .name("zkr-testkit-proxy-conn".into())
+                    .name("zkrs-testkit-proxy-conn".into())
                     .spawn(move || {
                         let _ = relay_connection(client, upstream, faults);
                     });
@@ -356,7 +356,7 @@ fn relay_connection(
         let (from, to) = (client.try_clone()?, server.try_clone()?);
         let (faults, connection) = (faults.clone(), connection.clone());
         std::thread::Builder::new()
-            .name("zkr-testkit-proxy-up".into())
+            .name("zkrs-testkit-proxy-up".into())
             .spawn(move || relay(from, to, &faults, &connection, generation, false))?
     };
     relay(server, client, &faults, &connection, generation, true);
@@ -391,7 +391,7 @@ fn relay(
         let (faults, from) = (faults.clone(), from.try_clone());
         let to = to.try_clone();
         std::thread::Builder::new()
-            .name("zkr-testkit-proxy-write".into())
+            .name("zkrs-testkit-proxy-write".into())
             .spawn(move || {
                 if let (Ok(from), Ok(to)) = (from, to) {
                     write_when_due(rx, from, to, &faults, generation);

@@ -9,8 +9,8 @@
 //! and write whatever the test wants.
 //!
 //! ```no_run
-//! use zkr_testkit::scripted::{reply_frame, Jute, OP_GET_DATA};
-//! use zkr_testkit::ScriptedServer;
+//! use zkrs_testkit::scripted::{reply_frame, Jute, OP_GET_DATA};
+//! use zkrs_testkit::ScriptedServer;
 //!
 //! // The first connection answers a getData with a data length the frame does not hold;
 //! // later ones behave.
@@ -132,7 +132,7 @@ impl ScriptedServer {
         let script: Arc<Script> = Arc::new(script);
         let shared = state.clone();
         let acceptor = std::thread::Builder::new()
-            .name("zkr-testkit-scripted".into())
+            .name("zkrs-testkit-scripted".into())
             .spawn(move || accept_loop(listener, script, shared))?;
         Ok(ScriptedServer {
             address,
@@ -197,7 +197,7 @@ fn accept_loop(listener: TcpListener, script: Arc<Script>, state: Arc<State>) {
         }
         let (script, shared) = (script.clone(), state.clone());
         let spawned = std::thread::Builder::new()
-            .name(format!("zkr-testkit-scripted-{index}"))
+            .name(format!("zkrs-testkit-scripted-{index}"))
             .spawn(move || {
                 let mut conn = ScriptedConnection {
                     stream,
@@ -538,7 +538,7 @@ impl Cursor<'_> {
 /// record may stop halfway.
 ///
 /// ```
-/// use zkr_testkit::scripted::Jute;
+/// use zkrs_testkit::scripted::Jute;
 /// // A getData reply body: the data, then a Stat.
 /// let body = Jute::new().buffer(b"hello").stat().into_vec();
 /// assert_eq!(body.len(), 4 + 5 + 68);

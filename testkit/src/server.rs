@@ -28,7 +28,7 @@ pub(crate) const PORT_ATTEMPTS: usize = 3;
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use zkr_testkit::TestingServer;
+/// use zkrs_testkit::TestingServer;
 ///
 /// let server = TestingServer::start()?;
 /// let connect = server.connect_string(); // "127.0.0.1:PORT": give it to a client
@@ -38,7 +38,7 @@ pub(crate) const PORT_ATTEMPTS: usize = 3;
 /// server.restart()?; // same port, same data: sessions survive
 /// server.stop()?;    // clients see connection refused
 /// # drop(connect);
-/// # Ok::<(), zkr_testkit::Error>(())
+/// # Ok::<(), zkrs_testkit::Error>(())
 /// ```
 ///
 /// # Orphans
@@ -77,9 +77,9 @@ impl TestingServer {
     /// lives as long as the caller keeps it) and its connect string.
     ///
     /// ```no_run
-    /// let (_server, connect) = zkr_testkit::TestingServer::from_env_or_start("ZK_SERVER")?;
+    /// let (_server, connect) = zkrs_testkit::TestingServer::from_env_or_start("ZK_SERVER")?;
     /// println!("using ZooKeeper at {connect}");
-    /// # Ok::<(), zkr_testkit::Error>(())
+    /// # Ok::<(), zkrs_testkit::Error>(())
     /// ```
     pub fn from_env_or_start(var: &str) -> Result<(Option<Self>, String)> {
         match std::env::var(var) {

@@ -9,12 +9,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// A fresh directory under [`std::env::temp_dir`], removed with everything in
 /// it when dropped.
 ///
-/// The name is `zkr-testkit-<pid>-<nanos>-<counter>`: the pid and the
+/// The name is `zkrs-testkit-<pid>-<nanos>-<counter>`: the pid and the
 /// counter make it unique within the machine and the process, the
 /// nanoseconds guard against pid reuse by an earlier, crashed run.
 ///
 /// ```
-/// let dir = zkr_testkit::TempDir::new()?;
+/// let dir = zkrs_testkit::TempDir::new()?;
 /// std::fs::write(dir.path().join("hello"), "hi")?;
 /// let path = dir.path().to_path_buf();
 /// drop(dir);
@@ -43,7 +43,7 @@ impl TempDir {
                 .map(|d| d.as_nanos())
                 .unwrap_or(0);
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!("zkr-testkit-{}-{nanos}-{n}", std::process::id()));
+            let path = base.join(format!("zkrs-testkit-{}-{nanos}-{n}", std::process::id()));
             // `create_dir` (not `create_dir_all`) fails if it already exists,
             // so we never share a directory with someone else.
             match fs::create_dir(&path) {
@@ -75,7 +75,7 @@ fn sweep_dead(base: &Path) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("zkr-testkit-")) else {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("zkrs-testkit-")) else {
             continue;
         };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
@@ -103,10 +103,10 @@ mod tests {
     fn folders_of_dead_processes_are_swept_and_live_ones_kept() {
         let base = TempDir::new().unwrap();
         // Linux pids stay below 2^22: this one never runs.
-        let dead = base.path().join("zkr-testkit-999999999-1-0");
+        let dead = base.path().join("zkrs-testkit-999999999-1-0");
         let live = base
             .path()
-            .join(format!("zkr-testkit-{}-1-0", std::process::id()));
+            .join(format!("zkrs-testkit-{}-1-0", std::process::id()));
         let other = base.path().join("unrelated-999999999");
         for d in [&dead, &live, &other] {
             fs::create_dir(d).unwrap();

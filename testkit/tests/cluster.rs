@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use common::{eventually, pid_alive};
-use zkr_testkit::{four_letter_word, Mode, TestingCluster};
+use zkrs_testkit::{four_letter_word, Mode, TestingCluster};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -101,7 +101,7 @@ fn ensemble_fails_over_and_members_rejoin() {
 fn tiny_ensembles() {
     let err = TestingCluster::start(0).unwrap_err();
     assert!(
-        matches!(err, zkr_testkit::Error::InvalidArgument { .. }),
+        matches!(err, zkrs_testkit::Error::InvalidArgument { .. }),
         "{err:?}"
     );
 

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zkr_testkit::{
+use zkrs_testkit::{
     four_letter_word, Error, Installation, KerberosRealm, ServerOptions, TestingServer,
 };
 

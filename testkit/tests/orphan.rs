@@ -10,7 +10,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::{eventually, pid_alive};
-use zkr_testkit::{four_letter_word, TestingServer};
+use zkrs_testkit::{four_letter_word, TestingServer};
 
 /// Set in the child process only.
 const CHILD_ENV: &str = "ZKR_TESTKIT_ORPHAN_CHILD";

@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use zkr_testkit::{four_letter_word, ServerOptions, TestingServer};
+use zkrs_testkit::{four_letter_word, ServerOptions, TestingServer};
 
 const OP_CREATE_TTL: i32 = 21;
 const PERSISTENT_WITH_TTL: i32 = 5;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{cmdline, eventually, pid_alive};
-use zkr_testkit::{four_letter_word, Error, Mode, ServerOptions, TestingServer};
+use zkrs_testkit::{four_letter_word, Error, Mode, ServerOptions, TestingServer};
 
 const ANSWER: Duration = Duration::from_secs(5);
 const SERVE: Duration = Duration::from_secs(30);
@@ -201,7 +201,7 @@ fn a_missing_server_says_how_to_install_it() {
          scripts/install-zookeeper.sh (apt-get install zookeeper) or set \
          ZKR_ZOOKEEPER_CLASSPATH"
     );
-    let err = zkr_testkit::TestingCluster::start_with(
+    let err = zkrs_testkit::TestingCluster::start_with(
         3,
         ServerOptions::new().classpath("/nonexistent/zkr/zookeeper.jar"),
     )

@@ -10,7 +10,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zkr_testkit::{
+use zkrs_testkit::{
     four_letter_word, ClientAuth, ServerOptions, TestingCluster, TestingServer, TlsCertificates,
 };
 
@@ -317,7 +317,7 @@ fn need_refuses_clients_without_an_accepted_certificate() {
     start_session(&mut client).unwrap();
     let ids = who_am_i(&mut client);
     assert_eq!(x509_ids(&ids), [certs.client_subject()], "{ids:?}");
-    assert_eq!(certs.client_subject(), "CN=zkr-client,O=zkr");
+    assert_eq!(certs.client_subject(), "CN=zkrs-client,O=zkr");
 }
 
 #[test]

@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::{timeout, timeout_at, Instant};
-use zkr_client::{Client, ErrorCode};
-use zkr_testkit::{Installation, TestingServer};
+use zkrs_client::{Client, ErrorCode};
+use zkrs_testkit::{Installation, TestingServer};
 
 /// For anything that should happen.
 pub const DEADLINE: Duration = Duration::from_secs(30);

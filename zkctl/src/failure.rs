@@ -25,7 +25,7 @@ pub enum Failure {
     /// A command-line mistake (exit 2, with a hint to `--help`).
     Usage(String),
     /// A ZooKeeper error: its Display names the code and the path (`NoNode: /a/b`).
-    Zk(zkr_client::Error),
+    Zk(zkrs_client::Error),
     /// Anything else worth a message, with its exit code.
     Message(String, u8),
     /// Exit with this code without a message (e.g. the child's exit code, or a signal's).
@@ -70,8 +70,8 @@ impl fmt::Display for Failure {
     }
 }
 
-impl From<zkr_client::Error> for Failure {
-    fn from(e: zkr_client::Error) -> Failure {
+impl From<zkrs_client::Error> for Failure {
+    fn from(e: zkrs_client::Error) -> Failure {
         Failure::Zk(e)
     }
 }

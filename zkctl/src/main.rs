@@ -1,4 +1,4 @@
-//! `zkctl`: a ZooKeeper command-line tool on `zkr-client` and `zkr-recipes`.
+//! `zkctl`: a ZooKeeper command-line tool on `zkrs-client` and `zkrs-recipes`.
 //!
 //! Data commands (`ls`, `get`, `stat`, `set`, `create`, `delete`, `tree`, `watch`), a live
 //! view of a subtree (`cache`), Curator's queues (`queue`) and counters (`counter`), a command
@@ -30,7 +30,8 @@ use failure::Failure;
 /// Counts heap allocations, for the figures of `zkctl bench` (one relaxed atomic add per
 /// allocation; nothing else reads them).
 #[global_allocator]
-static ALLOCATOR: zkr_testkit::measure::CountingAllocator = zkr_testkit::measure::CountingAllocator;
+static ALLOCATOR: zkrs_testkit::measure::CountingAllocator =
+    zkrs_testkit::measure::CountingAllocator;
 
 fn main() -> ExitCode {
     // A bug should still end in one line, not a backtrace.

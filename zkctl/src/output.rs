@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 
-use zkr_client::{Stat, WatchedEvent};
+use zkrs_client::{Stat, WatchedEvent};
 
 /// Prints a line on stdout, reporting errors (a closed pipe) instead of panicking as
 /// `println!` would.

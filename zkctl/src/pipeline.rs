@@ -8,7 +8,7 @@ pub const CHUNK: usize = 1000;
 
 /// Polls every future until all are done; results in the input order (the recipes
 /// framework's pipelined join).
-pub use zkr_recipes::framework::join_all as all;
+pub use zkrs_recipes::framework::join_all as all;
 
 /// Like [`all`] over `items`, at most [`CHUNK`] at a time (bounded memory for huge levels).
 pub async fn all_chunked<'a, T, F: Future>(

@@ -1,4 +1,4 @@
-//! `-v`: the client's and the recipes' structured events (target `zkr`) printed on stderr,
+//! `-v`: the client's and the recipes' structured events (target `zkrs`) printed on stderr,
 //! one line each, so an operator sees why a session was lost or who got a lock.
 //!
 //! A small `tracing` subscriber of our own rather than `tracing-subscriber`: zkctl prints
@@ -37,7 +37,7 @@ pub fn enable(verbosity: u8) {
 
 impl Subscriber for StderrEvents {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.is_event() && *metadata.level() <= self.level && metadata.target() == "zkr"
+        metadata.is_event() && *metadata.level() <= self.level && metadata.target() == "zkrs"
     }
 
     fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 use support::*;
-use zkr_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
+use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
 /// The session timeout the election and lock tests ask for: short, so a killed holder's
 /// session expires quickly (the server allows 400 ms to 4 s with the test kit's 200 ms tick).
@@ -337,7 +337,7 @@ fn tls_flags_connect_to_a_secure_port() {
 
 #[test]
 fn sasl_kerberos_flags_authenticate_with_a_keytab() {
-    let realm = zkr_testkit::KerberosRealm::start().expect("a KDC");
+    let realm = zkrs_testkit::KerberosRealm::start().expect("a KDC");
     let service = realm
         .add_principal_with_keytab("zookeeper/localhost")
         .unwrap();
@@ -376,7 +376,7 @@ fn sasl_kerberos_flags_authenticate_with_a_keytab() {
 
 #[test]
 fn sasl_digest_flags_authenticate_with_a_password_file() {
-    let dir = zkr_testkit::TempDir::new().unwrap();
+    let dir = zkrs_testkit::TempDir::new().unwrap();
     let good = dir.path().join("good");
     std::fs::write(&good, "ops-secret\n").unwrap();
     let bad = dir.path().join("bad");
@@ -619,7 +619,7 @@ fn errors_are_one_line_with_an_exit_code() {
     assert_eq!(exit_code(run(&["lock", "/l"]).status), 2);
 
     // No server: the client's message names the hosts.
-    let port = zkr_testkit::free_port().unwrap().to_string();
+    let port = zkrs_testkit::free_port().unwrap().to_string();
     let out = finish(
         Command::new(env!("CARGO_BIN_EXE_zkctl"))
             .args([
@@ -816,7 +816,7 @@ fn a_lost_lock_stops_the_command() {
 /// its own (one worker thread, so the session is kept alive between calls).
 struct Zk {
     rt: tokio::runtime::Runtime,
-    client: zkr_client::Client,
+    client: zkrs_client::Client,
 }
 
 impl Zk {
@@ -831,7 +831,7 @@ impl Zk {
             .build()
             .unwrap();
         let client = rt
-            .block_on(zkr_client::Client::connect(connect_string))
+            .block_on(zkrs_client::Client::connect(connect_string))
             .expect("connect");
         Zk { rt, client }
     }
@@ -849,7 +849,7 @@ impl Zk {
         self.rt
             .block_on(
                 self.client
-                    .create(path, data, zkr_client::CreateMode::Persistent),
+                    .create(path, data, zkrs_client::CreateMode::Persistent),
             )
             .unwrap_or_else(|e| panic!("create {path}: {e}"));
     }
@@ -1231,7 +1231,7 @@ fn cache_usage_errors() {
 fn cache_keeps_going_across_a_restart_and_an_expired_session() {
     // Its own server, restarted; zkctl reaches it through a proxy that can cut it off.
     let own = TestingServer::start_with(ServerOptions::new()).expect("ZooKeeper");
-    let proxy = zkr_testkit::FaultyProxy::start(own.address()).unwrap();
+    let proxy = zkrs_testkit::FaultyProxy::start(own.address()).unwrap();
     let zk = Zk::connect_to(&own.connect_string());
     zk.create("/faults", b"start");
     zk.create("/faults/a", b"a");

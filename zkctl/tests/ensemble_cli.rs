@@ -8,8 +8,8 @@ use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, CreateMode, EnsembleConfig};
-use zkr_testkit::{ServerOptions, TestingCluster, TestingServer, SUPERUSER};
+use zkrs_client::{Client, CreateMode, EnsembleConfig};
+use zkrs_testkit::{ServerOptions, TestingCluster, TestingServer, SUPERUSER};
 
 /// Runs `zkctl --server SERVER ARGS...` to completion (20 s at most).
 fn zkctl(server: &str, args: &[&str]) -> Output {

@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use zkr_testkit::TestingServer;
+use zkrs_testkit::TestingServer;
 
 fn server() -> &'static TestingServer {
     static SERVER: OnceLock<TestingServer> = OnceLock::new();

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 use support::*;
-use zkr_testkit::{FaultyProxy, ServerOptions, TestingServer};
+use zkrs_testkit::{FaultyProxy, ServerOptions, TestingServer};
 
 fn server() -> &'static TestingServer {
     static SERVER: OnceLock<TestingServer> = OnceLock::new();

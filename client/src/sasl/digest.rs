@@ -6,7 +6,7 @@
 //! server's challenge (realm, nonce, ...), our response proving we know the password, and
 //! the server's `rspauth` proving it knows it too, which is checked.
 
-use zkr_session::{SaslExchange, SaslStep};
+use zkrs_session::{SaslExchange, SaslStep};
 
 use super::md5::{hex, md5};
 

@@ -19,9 +19,9 @@ const NO_SECURITY_LAYER: u8 = 1;
 /// the settings of [`gssapi`](crate::sasl::gssapi).
 ///
 /// ```no_run
-/// # async fn demo() -> zkr_client::Result<()> {
-/// use zkr_client::sasl::{gssapi, Kerberos};
-/// let client = zkr_client::ClientBuilder::new("zk1.example.com:2181")
+/// # async fn demo() -> zkrs_client::Result<()> {
+/// use zkrs_client::sasl::{gssapi, Kerberos};
+/// let client = zkrs_client::ClientBuilder::new("zk1.example.com:2181")
 ///     .sasl(gssapi(Kerberos::from_keytab("app@EXAMPLE.COM", "/etc/app/app.keytab")))
 ///     .connect()
 ///     .await?;

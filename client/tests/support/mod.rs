@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use zkr_client::{Client, ConnectionState};
-use zkr_testkit::FaultyProxy;
+use zkrs_client::{Client, ConnectionState};
+use zkrs_testkit::FaultyProxy;
 
 /// Cuts every connection through `proxy` and waits (at most `deadline`) until `client` is
 /// reconnected, on the same session.

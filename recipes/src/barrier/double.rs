@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, CreateMode, Error, ErrorCode, Result};
+use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::wait_until;
 use crate::framework::{create_parents, join, DeleteOnDrop, Uuid};
@@ -22,9 +22,9 @@ pub const READY_NODE: &str = "ready";
 /// the node too.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkr_recipes::barrier::DistributedDoubleBarrier;
+/// use zkrs_recipes::barrier::DistributedDoubleBarrier;
 /// let barrier = DistributedDoubleBarrier::new(&client, "/jobs/phase-1", 5);
 /// if barrier.enter(Some(Duration::from_secs(30))).await? {
 ///     // ... all five are here: work ...
@@ -99,7 +99,7 @@ impl DistributedDoubleBarrier {
                 }
                 match wait_until(ready_watch, deadline).await {
                     None => return Ok(false),
-                    Some(event) if event.event_type == zkr_client::EventType::NodeCreated => break,
+                    Some(event) if event.event_type == zkrs_client::EventType::NodeCreated => break,
                     Some(_) => {
                         // Not the creation of `ready` (a session event, say): look again.
                         let (ready, watch) = self.client.exists_and_watch(&ready_path).await?;

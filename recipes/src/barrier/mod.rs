@@ -10,7 +10,7 @@ pub use single::DistributedBarrier;
 
 use std::time::Instant;
 
-use zkr_client::{OneshotWatch, WatchedEvent};
+use zkrs_client::{OneshotWatch, WatchedEvent};
 
 /// Waits for `watch` until `deadline` (forever if `None`); `None` when the deadline passed.
 pub(crate) async fn wait_until(

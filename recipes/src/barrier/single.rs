@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, CreateMode, ErrorCode, Result};
+use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
 use super::wait_until;
 use crate::framework::{create_parents, parent, wait_connected};
@@ -11,8 +11,8 @@ use crate::framework::{create_parents, parent, wait_connected};
 /// sets it, any number wait on it, and all of them go on when it is removed.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::barrier::DistributedBarrier;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::barrier::DistributedBarrier;
 /// let gate = DistributedBarrier::new(&client, "/app/gate");
 /// gate.set_barrier().await?;
 /// // elsewhere: DistributedBarrier::new(&other, "/app/gate").wait_on_barrier(None).await?;

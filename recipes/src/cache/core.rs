@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{mpsc, oneshot, watch};
-use zkr_client::{Client, Error, EventStream, Result};
+use zkrs_client::{Client, Error, EventStream, Result};
 
 use super::engine::{Command, Engine, OneShot, Settings, Watching};
 use super::persistent_watcher::PersistentWatcher;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zkr_client::{validate_path, Client, Result};
+use zkrs_client::{validate_path, Client, Result};
 
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
@@ -24,8 +24,8 @@ use super::{cache_handle, ChildData};
 /// (ZOOKEEPER-4466), and the cache stops hearing of changes.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::cache::CuratorCache;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::cache::CuratorCache;
 /// let mirror = CuratorCache::new(&client, "/app");
 /// mirror.start()?;
 /// mirror.wait_initialized().await?;
@@ -44,7 +44,7 @@ impl CuratorCache {
     /// A cache of the subtree at `path` (not started).
     pub fn new(client: &Client, path: &str) -> CuratorCache {
         CuratorCache {
-            core: CacheCore::new(client, zkr_client::DEFAULT_EVENT_CAPACITY),
+            core: CacheCore::new(client, zkrs_client::DEFAULT_EVENT_CAPACITY),
             path: path.to_string(),
             single_node: false,
         }

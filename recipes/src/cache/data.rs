@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zkr_client::{Bytes, Lagged, Stat};
+use zkrs_client::{Bytes, Lagged, Stat};
 
 /// One cached node: its path, Stat and (if the cache keeps data) its data.
 ///
@@ -64,7 +64,7 @@ pub enum CacheEvent {
     /// refused its persistent watch (`NoAuth`, say) and no retry will fix it.
     Failed(String),
     /// The reader fell behind and `missed` events were dropped here (see
-    /// [`zkr_client::EventStream`]). Re-read the cache's snapshot.
+    /// [`zkrs_client::EventStream`]). Re-read the cache's snapshot.
     Lagged {
         /// How many events were dropped.
         missed: u64,

@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
-use zkr_client::{
+use zkrs_client::{
     Client, ConnectionState, ErrorCode, EventType, StateChange, WatchedEvent, Watcher,
     WatcherEvents,
 };
@@ -87,7 +87,7 @@ enum Input {
     Fetched(Fetched),
     Node(WatchedEvent),
     Reset,
-    WatchFailed(zkr_client::Error),
+    WatchFailed(zkrs_client::Error),
 }
 
 impl Watching {
@@ -401,7 +401,7 @@ impl Engine {
     }
 
     /// A read found `path` with this Stat (and data).
-    fn found(&mut self, path: &str, stat: zkr_client::Stat, data: Option<zkr_client::Bytes>) {
+    fn found(&mut self, path: &str, stat: zkrs_client::Stat, data: Option<zkrs_client::Bytes>) {
         let is_root = path == self.settings.root;
         let previous = if is_root {
             self.root_czxid

@@ -1,6 +1,6 @@
 //! The reads a cache makes, and their answers as the cache's task handles them.
 
-use zkr_client::{Bytes, Children, Client, Result, Stat, Watcher};
+use zkrs_client::{Bytes, Children, Client, Result, Stat, Watcher};
 
 /// One answered read.
 pub(crate) enum Fetched {

@@ -21,14 +21,14 @@
 //! - **Lifecycle**: starting twice is an error; `close` (or dropping the cache) removes its
 //!   watches from the server, ends its event streams and its task.
 //! - **Bounded events**: each event stream holds at most
-//!   [`DEFAULT_EVENT_CAPACITY`](zkr_client::DEFAULT_EVENT_CAPACITY) unread events (or the
-//!   `event_capacity` set) in its [`EventStream`](zkr_client::EventStream); past that the
+//!   [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY) unread events (or the
+//!   `event_capacity` set) in its [`EventStream`](zkrs_client::EventStream); past that the
 //!   oldest are dropped and the reader gets [`CacheEvent::Lagged`]. A slow or absent reader never makes the cache wrong or slow;
 //!   the view is always complete.
 //!
 //! ```no_run
-//! # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-//! use zkr_recipes::cache::{CacheEvent, PathChildrenCache, StartMode};
+//! # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+//! use zkrs_recipes::cache::{CacheEvent, PathChildrenCache, StartMode};
 //! let members = PathChildrenCache::new(&client, "/app/members");
 //! let mut events = members.events();
 //! members.start(StartMode::BuildInitialCache).await?;
@@ -70,24 +70,24 @@ macro_rules! cache_handle {
     () => {
         /// A stream of the events from now on (call it before starting to see the initial
         /// build's events). Any number of streams may be taken; each is bounded.
-        pub fn events(&self) -> zkr_client::EventStream<$crate::cache::CacheEvent> {
+        pub fn events(&self) -> zkrs_client::EventStream<$crate::cache::CacheEvent> {
             self.core.events()
         }
 
         /// Sets the buffer of the event streams taken from now on (default
-        /// [`DEFAULT_EVENT_CAPACITY`](zkr_client::DEFAULT_EVENT_CAPACITY)).
+        /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
         pub fn event_capacity(self, capacity: usize) -> Self {
             self.core.set_event_capacity(capacity);
             self
         }
 
         /// Waits until the initial build is complete. Fails if the cache is closed first.
-        pub async fn wait_initialized(&self) -> zkr_client::Result<()> {
+        pub async fn wait_initialized(&self) -> zkrs_client::Result<()> {
             self.core.wait_initialized().await
         }
 
         /// Reads everything again (what a reconnect does) and waits until every read is in.
-        pub async fn rebuild(&self) -> zkr_client::Result<()> {
+        pub async fn rebuild(&self) -> zkrs_client::Result<()> {
             self.core.refresh().await
         }
 

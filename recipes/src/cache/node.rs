@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zkr_client::{validate_path, Client, Result};
+use zkrs_client::{validate_path, Client, Result};
 
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
@@ -14,8 +14,8 @@ use super::{cache_handle, ChildData};
 /// and [`Removed`](super::CacheEvent::Removed) events.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::cache::NodeCache;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::cache::NodeCache;
 /// let config = NodeCache::new(&client, "/app/config");
 /// let mut changes = config.events();
 /// config.start_with_initial_build().await?;
@@ -38,7 +38,7 @@ impl NodeCache {
     /// A cache of `path` (not started).
     pub fn new(client: &Client, path: &str) -> NodeCache {
         NodeCache {
-            core: CacheCore::new(client, zkr_client::DEFAULT_EVENT_CAPACITY),
+            core: CacheCore::new(client, zkrs_client::DEFAULT_EVENT_CAPACITY),
             path: path.to_string(),
         }
     }

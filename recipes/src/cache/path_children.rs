@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zkr_client::{validate_path, Client, Result};
+use zkrs_client::{validate_path, Client, Result};
 
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
@@ -27,8 +27,8 @@ pub enum StartMode {
 /// The parent itself is not in the view.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::cache::{PathChildrenCache, StartMode};
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::cache::{PathChildrenCache, StartMode};
 /// let workers = PathChildrenCache::new(&client, "/app/workers").cache_data(false);
 /// workers.start(StartMode::BuildInitialCache).await?;
 /// let names: Vec<String> = workers.current_data().iter().map(|c| c.name().to_string()).collect();
@@ -45,7 +45,7 @@ impl PathChildrenCache {
     /// A cache of the children of `path`, with their data (not started).
     pub fn new(client: &Client, path: &str) -> PathChildrenCache {
         PathChildrenCache {
-            core: CacheCore::new(client, zkr_client::DEFAULT_EVENT_CAPACITY),
+            core: CacheCore::new(client, zkrs_client::DEFAULT_EVENT_CAPACITY),
             path: path.to_string(),
             cache_data: true,
         }

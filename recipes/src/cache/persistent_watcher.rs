@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
-use zkr_client::{
+use zkrs_client::{
     event_stream, AddWatchMode, Client, ConnectionState, Error, EventSender, EventStream, Lagged,
     WatchedEvent, DEFAULT_EVENT_CAPACITY,
 };
@@ -49,8 +49,8 @@ impl From<Lagged> for PersistentWatcherEvent {
 /// Dropping it (or [`PersistentWatcher::close`]) removes the watch from the server.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) {
-/// use zkr_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
+/// # async fn demo(client: zkrs_client::Client) {
+/// use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
 /// let mut watcher = PersistentWatcher::start(&client, "/config", true);
 /// while let Some(event) = watcher.next().await {
 ///     match event {

@@ -5,7 +5,7 @@
 /// Curator's `TreeCacheSelector`. Both methods get full paths; both default to yes.
 ///
 /// ```
-/// use zkr_recipes::cache::TreeCacheSelector;
+/// use zkrs_recipes::cache::TreeCacheSelector;
 ///
 /// /// Caches everything but the (large) `/app/logs` subtree.
 /// struct SkipLogs;

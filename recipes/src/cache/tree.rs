@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zkr_client::{validate_path, Client, Result};
+use zkrs_client::{validate_path, Client, Result};
 
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
@@ -15,8 +15,8 @@ use super::{cache_handle, ChildData};
 /// as `Added`, then `Initialized`.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::cache::TreeCache;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::cache::TreeCache;
 /// let tree = TreeCache::new(&client, "/app").max_depth(2);
 /// tree.start()?;
 /// tree.wait_initialized().await?;
@@ -38,7 +38,7 @@ impl TreeCache {
     /// A cache of the subtree at `path`, every depth, with data (not started).
     pub fn new(client: &Client, path: &str) -> TreeCache {
         TreeCache {
-            core: CacheCore::new(client, zkr_client::DEFAULT_EVENT_CAPACITY),
+            core: CacheCore::new(client, zkrs_client::DEFAULT_EVENT_CAPACITY),
             path: path.to_string(),
             max_depth: usize::MAX,
             cache_data: true,

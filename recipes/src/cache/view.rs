@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use zkr_client::{Bytes, Stat};
+use zkrs_client::{Bytes, Stat};
 
 use crate::framework::Listeners;
 
@@ -234,7 +234,7 @@ pub(crate) fn depth(root: &str, path: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zkr_client::EventStream;
+    use zkrs_client::EventStream;
 
     fn writer() -> (ViewWriter, EventStream<CacheEvent>) {
         let listeners = Listeners::new(64);

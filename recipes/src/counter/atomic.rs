@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, CreateMode, ErrorCode, Result};
+use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
 use super::number::{read_number, Number};
 use crate::framework::{create_parents, parent, RetryPolicy};
@@ -339,9 +339,9 @@ atomic_counter!(
     /// again, so under connection loss an increment may apply twice, as with Curator's.
     ///
     /// ```no_run
-    /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-    /// use zkr_recipes::counter::DistributedAtomicLong;
-    /// use zkr_recipes::RetryPolicy;
+    /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+    /// use zkrs_recipes::counter::DistributedAtomicLong;
+    /// use zkrs_recipes::RetryPolicy;
     /// let hits = DistributedAtomicLong::new(&client, "/stats/hits", RetryPolicy::default());
     /// let r = hits.increment().await?;
     /// if r.succeeded {

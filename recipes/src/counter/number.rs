@@ -1,6 +1,6 @@
 //! How counters store numbers: big-endian, as Java's `ByteBuffer` writes them.
 
-use zkr_client::{Error, Result};
+use zkrs_client::{Error, Result};
 
 /// A number a counter node holds.
 pub(crate) trait Number: Copy + Eq + std::fmt::Debug + Send + Sync + 'static {
@@ -58,7 +58,7 @@ pub(crate) fn read_number<N: Number>(path: &str, data: &[u8]) -> Result<N> {
 /// A SharedCount value as Curator stores it: 4 bytes, big-endian.
 ///
 /// ```
-/// use zkr_recipes::counter::{decode_count, encode_count};
+/// use zkrs_recipes::counter::{decode_count, encode_count};
 /// assert_eq!(encode_count(3), [0, 0, 0, 3]);
 /// assert_eq!(decode_count(&encode_count(-7)), Some(-7));
 /// ```

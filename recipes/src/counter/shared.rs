@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
-use zkr_client::{
+use zkrs_client::{
     Bytes, Client, ConnectionState, CreateMode, Error, ErrorCode, EventStream, Lagged, Result,
     Stat, DEFAULT_EVENT_CAPACITY,
 };
@@ -286,8 +286,8 @@ async fn wait_connected_then_pause(client: &Client) {
 /// ([`SharedValue::try_set_value`]).
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::counter::SharedValue;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::counter::SharedValue;
 /// let mode = SharedValue::new(&client, "/app/mode", b"normal");
 /// mode.start().await?;
 /// let seen = mode.versioned_value()?;
@@ -304,8 +304,8 @@ pub struct SharedValue {
 /// `SharedCount` (the format a semaphore's shared maximum uses too).
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::counter::SharedCount;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::counter::SharedCount;
 /// let workers = SharedCount::new(&client, "/app/workers", 4);
 /// workers.start().await?;
 /// loop {

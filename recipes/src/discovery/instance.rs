@@ -3,7 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use zkr_client::{Error, Result};
+use zkrs_client::{Error, Result};
 
 use super::UriSpec;
 use crate::framework::Uuid;
@@ -57,7 +57,7 @@ impl std::fmt::Display for ServiceType {
 /// expects. A missing payload is `None` (JSON `null`).
 ///
 /// ```
-/// use zkr_recipes::discovery::{ServiceInstance, ServiceType};
+/// use zkrs_recipes::discovery::{ServiceInstance, ServiceType};
 /// let instance = ServiceInstance::builder("api")
 ///     .address("10.0.0.5")
 ///     .port(8080)

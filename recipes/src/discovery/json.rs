@@ -5,7 +5,7 @@ use std::io;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use zkr_client::{Error, Result};
+use zkrs_client::{Error, Result};
 
 use super::{ServiceInstance, ServiceType, UriSpec};
 
@@ -29,7 +29,7 @@ pub enum JsonFormat {
 /// the `@class` back and gives `P` the other keys.
 ///
 /// ```
-/// use zkr_recipes::discovery::JavaTyped;
+/// use zkrs_recipes::discovery::JavaTyped;
 /// #[derive(serde::Serialize, serde::Deserialize)]
 /// struct Details { zone: String }
 /// let payload = JavaTyped::new("com.example.Details", Details { zone: "a".into() });

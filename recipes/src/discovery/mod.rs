@@ -18,8 +18,8 @@
 //! persistent for `Static` and `Permanent`.
 //!
 //! ```no_run
-//! # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-//! use zkr_recipes::discovery::{ServiceDiscovery, ServiceInstance, UriSpec};
+//! # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+//! use zkrs_recipes::discovery::{ServiceDiscovery, ServiceInstance, UriSpec};
 //!
 //! let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
 //! let me = ServiceInstance::builder("api")
@@ -55,7 +55,7 @@ pub use uri_spec::{UriPart, UriSpec};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use zkr_client::Result;
+use zkrs_client::Result;
 
 /// Writes `instance` as Curator writes it in `format` (the bytes its node holds).
 pub fn to_json<P: Serialize>(instance: &ServiceInstance<P>, format: JsonFormat) -> Result<Vec<u8>> {
@@ -63,7 +63,7 @@ pub fn to_json<P: Serialize>(instance: &ServiceInstance<P>, format: JsonFormat) 
 }
 
 /// Reads an instance from a node's bytes (either of Curator's formats, unknown keys
-/// ignored). Errors are [`is_invalid_input`](zkr_client::Error::is_invalid_input).
+/// ignored). Errors are [`is_invalid_input`](zkrs_client::Error::is_invalid_input).
 pub fn from_json<P: DeserializeOwned>(bytes: &[u8]) -> Result<ServiceInstance<P>> {
     json::from_json(bytes)
 }

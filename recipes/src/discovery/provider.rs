@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
-use zkr_client::{EventStream, Result};
+use zkrs_client::{EventStream, Result};
 
 use super::strategy::{Candidates, ProviderStrategy, RoundRobin};
 use super::{Instances, ServiceCache, ServiceCacheEvent, ServiceInstance};
@@ -101,8 +101,8 @@ struct Errors {
 /// then the strategy's pick. Picking reads the cache's snapshot: no network, no allocation.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::discovery::{Random, ServiceDiscovery};
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::discovery::{Random, ServiceDiscovery};
 /// let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
 /// let provider = discovery
 ///     .provider("api")

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::de::DeserializeOwned;
-use zkr_client::{Client, EventStream, Lagged, Listeners, Result, DEFAULT_EVENT_CAPACITY};
+use zkrs_client::{Client, EventStream, Lagged, Listeners, Result, DEFAULT_EVENT_CAPACITY};
 
 use super::json::from_json;
 use super::ServiceInstance;
@@ -88,8 +88,8 @@ impl<P> From<Lagged> for ServiceCacheEvent<P> {
 /// [`ServiceInstance`]. Reading the instances touches no network and copies nothing.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::discovery::{ServiceCacheEvent, ServiceDiscovery};
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::discovery::{ServiceCacheEvent, ServiceDiscovery};
 /// let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
 /// let cache = discovery.service_cache("api");
 /// let mut events = cache.events();
@@ -267,7 +267,7 @@ impl<P: DeserializeOwned> Shared<P> {
             let instance = match parsed {
                 Ok(instance) => Some(Arc::new(instance)),
                 Err(e) => {
-                    zkr_client::log!(warn, path = %child.path, error = %e, "not a service instance: skipped");
+                    zkrs_client::log!(warn, path = %child.path, error = %e, "not a service instance: skipped");
                     events.push(ServiceCacheEvent::Skipped {
                         path: child.path.clone(),
                         reason: e.to_string(),

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use zkr_client::{Client, CreateMode, Error, ErrorCode, Result};
+use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::json::{from_json, to_json};
 use super::{JsonFormat, ServiceCache, ServiceInstance, ServiceProviderBuilder, ServiceType};
@@ -24,8 +24,8 @@ use crate::node::PersistentNode;
 /// session writes nothing (CURATOR-320's re-registration loops).
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::discovery::{ServiceDiscovery, ServiceInstance};
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::discovery::{ServiceDiscovery, ServiceInstance};
 /// let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
 /// let me = ServiceInstance::builder("api").address("10.0.0.5").port(8080).build()?;
 /// discovery.register(&me).await?;
@@ -157,7 +157,7 @@ where
         if let Some(guard) = guard.as_mut() {
             guard.disarm();
         }
-        zkr_client::log!(info, name = %instance.name, id = %instance.id, "service registered");
+        zkrs_client::log!(info, name = %instance.name, id = %instance.id, "service registered");
         Ok(())
     }
 
@@ -269,7 +269,7 @@ where
             Ok((data, _)) => match from_json(&data) {
                 Ok(instance) => Ok(Some(instance)),
                 Err(e) => {
-                    zkr_client::log!(warn, path = %path, error = %e, "not a service instance: skipped");
+                    zkrs_client::log!(warn, path = %path, error = %e, "not a service instance: skipped");
                     let _ = e;
                     Ok(None)
                 }

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
-use zkr_client::{Error, Result};
+use zkrs_client::{Error, Result};
 
 use super::ServiceInstance;
 
@@ -28,7 +28,7 @@ pub struct UriPart {
 /// text, as in Curator.
 ///
 /// ```
-/// use zkr_recipes::discovery::{ServiceInstance, UriSpec};
+/// use zkrs_recipes::discovery::{ServiceInstance, UriSpec};
 /// let spec = UriSpec::parse("{scheme}://{address}:{port}/v1").unwrap();
 /// let instance = ServiceInstance::<()>::builder("api")
 ///     .address("10.0.0.5")

@@ -1,6 +1,6 @@
 //! Waiting for the connection to come back.
 
-use zkr_client::{Client, ConnectionState, Error, Result};
+use zkrs_client::{Client, ConnectionState, Error, Result};
 
 /// Waits until the client is connected (returns the state: Connected, Reconnected or
 /// ReadOnly), or fails if the client is closed. Returns at once when already connected.

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use zkr_client::{Client, ErrorCode, Result};
+use zkrs_client::{Client, ErrorCode, Result};
 
 use super::connection::wait_connected;
 

@@ -24,5 +24,5 @@ pub use protected::{create_protected, find_protected, ProtectedName, PROTECTED_P
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;
 pub use wait::{recover, wait_or_recover, watch_or_state, Wake, Woke};
-/// The fan-out of event streams every recipe tells its events through (from `zkr-client`).
-pub use zkr_client::Listeners;
+/// The fan-out of event streams every recipe tells its events through (from `zkrs-client`).
+pub use zkrs_client::Listeners;

@@ -1,7 +1,7 @@
 //! Namespaces (Curator's `CuratorFrameworkFactory.builder().namespace(..)`): every path of a
 //! client lives under one node, created if it is missing.
 
-use zkr_client::{Client, ClientBuilder, ConnectString, Error, Result};
+use zkrs_client::{Client, ClientBuilder, ConnectString, Error, Result};
 
 use super::paths::create_parents;
 
@@ -13,15 +13,15 @@ use super::paths::create_parents;
 /// chroot whose node is missing fails every operation with `NoNode`.
 ///
 /// ```no_run
-/// # async fn demo() -> zkr_client::Result<()> {
+/// # async fn demo() -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// let client = zkr_recipes::framework::connect_with_namespace(
+/// let client = zkrs_recipes::framework::connect_with_namespace(
 ///     "127.0.0.1:2181",
 ///     "/apps/billing",
 ///     |b| b.session_timeout(Duration::from_secs(15)),
 /// )
 /// .await?;
-/// client.create("/invoices", b"", zkr_client::CreateMode::Persistent).await?; // /apps/billing/invoices
+/// client.create("/invoices", b"", zkrs_client::CreateMode::Persistent).await?; // /apps/billing/invoices
 /// # Ok(()) }
 /// ```
 pub async fn connect_with_namespace(
@@ -29,7 +29,7 @@ pub async fn connect_with_namespace(
     namespace: &str,
     configure: impl Fn(ClientBuilder) -> ClientBuilder,
 ) -> Result<Client> {
-    zkr_client::validate_path(namespace, false)?;
+    zkrs_client::validate_path(namespace, false)?;
     if ConnectString::parse(hosts)?.chroot.as_str().is_some() {
         return Err(Error::invalid(format!(
             "the connect string {hosts:?} has a chroot already; give the namespace alone"

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use zkr_client::{Client, CreateMode, ErrorCode, Result};
+use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
 /// `parent` + `/` + `child` (no double slash under the root).
 pub fn join(parent: &str, child: &str) -> String {

@@ -1,6 +1,6 @@
 //! Which connection states a recipe treats as "you may have lost it".
 
-use zkr_client::ConnectionState;
+use zkrs_client::ConnectionState;
 
 /// Curator's connection-state error policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,7 +1,7 @@
 //! Protected creates (Curator's `withProtection`): a node named `_c_<uuid>-<name>`, so that
 //! after a connection loss during the create we can find out whether it happened.
 
-use zkr_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result, Stat};
+use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result, Stat};
 
 use super::connection::wait_connected;
 use super::delete::guaranteed_delete;

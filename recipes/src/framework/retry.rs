@@ -3,14 +3,14 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use zkr_client::Result;
+use zkrs_client::Result;
 
 /// How often, and how long apart, an operation is tried again after a retryable error
-/// (connection loss, operation timeout, session moved: [`zkr_client::Error::is_retryable`]).
+/// (connection loss, operation timeout, session moved: [`zkrs_client::Error::is_retryable`]).
 ///
 /// ```
 /// use std::time::Duration;
-/// use zkr_recipes::RetryPolicy;
+/// use zkrs_recipes::RetryPolicy;
 /// let policy = RetryPolicy::exponential(Duration::from_millis(100), Duration::from_secs(5), 10);
 /// assert_eq!(policy.sleep_before_retry(0, Duration::ZERO).map(|d| d >= Duration::from_millis(100)), Some(true));
 /// assert_eq!(policy.sleep_before_retry(10, Duration::ZERO), None);
@@ -133,7 +133,7 @@ fn pseudo_random() -> u64 {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering};
-    use zkr_client::Error;
+    use zkrs_client::Error;
 
     #[test]
     fn policies_stop_when_they_should() {
@@ -174,7 +174,7 @@ mod tests {
         let r: Result<()> = p
             .run(|| async {
                 calls.fetch_add(1, Ordering::SeqCst);
-                Err(Error::server(zkr_client::ErrorCode::NoNode))
+                Err(Error::server(zkrs_client::ErrorCode::NoNode))
             })
             .await;
         assert!(r.is_err());

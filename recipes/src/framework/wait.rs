@@ -1,7 +1,7 @@
 //! Waiting for whichever comes first: a node event on a watch, or a connection-state change
 //! that matters to the recipe. Every recipe's task waits this way.
 
-use zkr_client::{
+use zkrs_client::{
     Client, ConnectionState, EventType, OneshotWatch, StateChange, StateChanges, WatchedEvent,
 };
 

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use zkr_client::{
+use zkrs_client::{
     Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventStream, EventType,
     Listeners, OneshotWatch, Result, StateChange, StateChanges,
 };
@@ -126,7 +126,7 @@ pub struct LeaderOffer {
     /// The host name stored in the node (its data, read as UTF-8).
     pub host_name: String,
     /// The node's data as stored.
-    pub data: zkr_client::Bytes,
+    pub data: zkrs_client::Bytes,
 }
 
 #[derive(Debug, Default)]
@@ -190,8 +190,8 @@ impl Shared {
 /// Subscribe before starting to see every event:
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::{ElectionEvent, LeaderElection};
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::{ElectionEvent, LeaderElection};
 /// let election = LeaderElection::new(&client, "/services/reports", "host-a.example.com");
 /// let mut events = election.events();
 /// election.start();
@@ -281,7 +281,7 @@ impl LeaderElection {
             None => Ok(()),
         };
         self.shared.dispatch(ElectionEvent::StopComplete);
-        self.shared.flag.end(zkr_client::Error::closed());
+        self.shared.flag.end(zkrs_client::Error::closed());
         result
     }
 
@@ -308,7 +308,7 @@ impl LeaderElection {
     }
 
     /// Whether ELECTED, to read or wait on (coalesces quick changes).
-    pub fn leadership(&self) -> zkr_client::Current<bool> {
+    pub fn leadership(&self) -> zkrs_client::Current<bool> {
         self.shared.flag.current()
     }
 
@@ -319,8 +319,8 @@ impl LeaderElection {
 
     /// The current state, to read or wait on (coalesces quick changes;
     /// [`LeaderElection::events`] sees every event).
-    pub fn states(&self) -> zkr_client::Current<ElectionState> {
-        zkr_client::Current::from_watch(self.shared.state.subscribe())
+    pub fn states(&self) -> zkrs_client::Current<ElectionState> {
+        zkrs_client::Current::from_watch(self.shared.state.subscribe())
     }
 
     /// Whether this participant leads: ELECTED, with its node owned by the current session,
@@ -482,7 +482,7 @@ async fn recover(shared: &Shared, changes: &mut StateChanges) -> bool {
 /// After a failed request: waits for the connection (applying the state changes on the way)
 /// and, after an error the connection does not explain, a moment, so that a lasting one (no
 /// permission, say) does not spin. False when the client is closed.
-async fn settle(shared: &Shared, changes: &mut StateChanges, error: &zkr_client::Error) -> bool {
+async fn settle(shared: &Shared, changes: &mut StateChanges, error: &zkrs_client::Error) -> bool {
     if !error.is_retryable() && error.code() != ErrorCode::SessionExpired {
         tokio::time::sleep(ERROR_PAUSE).await;
     }

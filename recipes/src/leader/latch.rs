@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use zkr_client::{
+use zkrs_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
     EventStream, OneshotWatch, Result, StateChanges,
 };
@@ -80,7 +80,7 @@ impl Shared {
 
     fn set_leader(&self, is_leader: bool, notify: bool) {
         if self.flag.set(is_leader, notify) {
-            zkr_client::log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
+            zkrs_client::log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
         }
     }
 
@@ -103,8 +103,8 @@ impl Shared {
 /// A participant in a leader election at a path, compatible with Curator's `LeaderLatch`.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::LeaderLatch;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::LeaderLatch;
 /// let latch = LeaderLatch::start(&client, "/election/reports", "host-a");
 /// latch.await_leadership().await?;
 /// // ... lead; watch `latch.is_leader()` or `latch.events()` ...
@@ -196,7 +196,7 @@ impl LeaderLatch {
 
     /// The current leadership value, to read or wait on (coalesces quick changes; use
     /// [`LeaderLatch::events`] to see every one).
-    pub fn leadership(&self) -> zkr_client::Current<bool> {
+    pub fn leadership(&self) -> zkrs_client::Current<bool> {
         self.shared.flag.current()
     }
 
@@ -422,7 +422,7 @@ async fn run(shared: Arc<Shared>) {
 async fn handle_state(
     shared: &Shared,
     mut state: ConnectionState,
-    changes: &mut zkr_client::StateChanges,
+    changes: &mut zkrs_client::StateChanges,
 ) -> bool {
     loop {
         if shared.policy.is_error_state(state) {
@@ -450,8 +450,8 @@ async fn handle_state(
 /// listing; `None` when the client is closed.
 async fn create_node(
     shared: &Shared,
-    changes: &mut zkr_client::StateChanges,
-) -> Option<(String, i64, Option<zkr_client::Children>)> {
+    changes: &mut zkrs_client::StateChanges,
+) -> Option<(String, i64, Option<zkrs_client::Children>)> {
     let client = &shared.client;
     let options = CreateOptions::new(CreateMode::EphemeralSequential).with_stat();
     loop {

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zkr_client::{Current, Error, EventStream, Lagged, Listeners, Result};
+use zkrs_client::{Current, Error, EventStream, Lagged, Listeners, Result};
 
 /// A leadership transition of one participant, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,10 +39,10 @@ impl From<Lagged> for LeadershipEvent {
 /// of them.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::leader::{Leadership, LeaderLatch, MasterElection};
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::leader::{Leadership, LeaderLatch, MasterElection};
 ///
-/// async fn lead_once(candidate: impl Leadership) -> zkr_client::Result<()> {
+/// async fn lead_once(candidate: impl Leadership) -> zkrs_client::Result<()> {
 ///     candidate.await_leadership().await?;
 ///     println!("leading: {}", candidate.is_leader());
 ///     candidate.close().await
@@ -106,21 +106,21 @@ macro_rules! leadership_by_inherent_methods {
                 <$recipe>::is_leader(self)
             }
 
-            fn leadership(&self) -> zkr_client::Current<bool> {
+            fn leadership(&self) -> zkrs_client::Current<bool> {
                 <$recipe>::leadership(self)
             }
 
             fn await_leadership(
                 &self,
-            ) -> impl std::future::Future<Output = zkr_client::Result<()>> + Send {
+            ) -> impl std::future::Future<Output = zkrs_client::Result<()>> + Send {
                 self.shared.flag.wait()
             }
 
-            fn events(&self) -> zkr_client::EventStream<$event> {
+            fn events(&self) -> zkrs_client::EventStream<$event> {
                 <$recipe>::events(self)
             }
 
-            fn close(self) -> impl std::future::Future<Output = zkr_client::Result<()>> + Send {
+            fn close(self) -> impl std::future::Future<Output = zkrs_client::Result<()>> + Send {
                 <$recipe>::close(self)
             }
         }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use zkr_client::{
+use zkrs_client::{
     Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventStream, EventType,
     OneshotWatch, Result, Stat, StateChange, StateChanges,
 };
@@ -78,8 +78,8 @@ impl Shared {
 /// A contender for mastership through a single ephemeral node.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::MasterElection;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::MasterElection;
 /// let contender = MasterElection::start(&client, "worker-7");
 /// contender.await_leadership().await?;
 /// // ... act as master while `contender.is_leader()` ...
@@ -169,7 +169,7 @@ impl MasterElection {
     }
 
     /// The mastership value, to read or wait on (coalesces quick changes).
-    pub fn leadership(&self) -> zkr_client::Current<bool> {
+    pub fn leadership(&self) -> zkrs_client::Current<bool> {
         self.shared.flag.current()
     }
 

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
-use zkr_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Result};
+use zkrs_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Result};
 
 use super::latch::{participants_of, Participant};
 use super::leadership::{
@@ -175,7 +175,7 @@ impl Shared {
 
     fn set_leader(&self, is_leader: bool) {
         if self.flag.set(is_leader, true) {
-            zkr_client::log!(info, leader = is_leader, "selector leadership changed");
+            zkrs_client::log!(info, leader = is_leader, "selector leadership changed");
         }
     }
 
@@ -289,8 +289,8 @@ impl LeaderSelectorBuilder {
 /// with Curator's `LeaderSelector` on the same path (a Java and a Rust process take turns).
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::LeaderSelector;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::LeaderSelector;
 /// let selector = LeaderSelector::builder(&client, "/election/reports")
 ///     .id("host-a")
 ///     .auto_requeue(true)
@@ -352,7 +352,7 @@ impl LeaderSelector {
     }
 
     /// The leadership value, to read or wait on (coalesces quick changes).
-    pub fn leadership(&self) -> zkr_client::Current<bool> {
+    pub fn leadership(&self) -> zkrs_client::Current<bool> {
         self.shared.flag.current()
     }
 
@@ -610,7 +610,7 @@ async fn connection_lost(
     client: &Client,
     session_id: i64,
     policy: ConnectionStatePolicy,
-    mut changes: zkr_client::StateChanges,
+    mut changes: zkrs_client::StateChanges,
 ) -> CancelReason {
     let verdict = |state: ConnectionState, session: i64| -> Option<CancelReason> {
         match state {
@@ -643,7 +643,7 @@ async fn node_deleted(client: &Client, path: &str) -> CancelReason {
                 let event = watch.await;
                 match event.event_type {
                     EventType::NodeDeleted => return CancelReason::NodeDeleted,
-                    EventType::None if event.state == zkr_client::KeeperState::Closed => {
+                    EventType::None if event.state == zkrs_client::KeeperState::Closed => {
                         return CancelReason::Closed
                     }
                     EventType::None => return CancelReason::SessionLost,

@@ -1,6 +1,6 @@
 //! [`LockGuard`]: proof of holding a lock node; releasing it deletes the node for sure.
 
-use zkr_client::{Client, ErrorCode, Result};
+use zkrs_client::{Client, ErrorCode, Result};
 
 use crate::framework::{delete_until_gone, guaranteed_delete, ConnectionStatePolicy};
 
@@ -83,7 +83,7 @@ impl LockGuard {
             }
             let event = watch.await;
             if event.is_session_event() {
-                return Err(zkr_client::Error::session_expired().with_path(self.path()));
+                return Err(zkrs_client::Error::session_expired().with_path(self.path()));
             }
         }
     }

@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use zkr_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result};
+use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result};
 
 use crate::framework::{
     create_parents, find_protected, guaranteed_delete, guaranteed_delete_protected, join,
@@ -146,7 +146,7 @@ pub(crate) async fn acquire_with_sequence(
     sequence: Option<&str>,
 ) -> Result<Option<Acquired>> {
     // Checked here so the error names the lock's path, not an internal node's.
-    zkr_client::validate_path(&spec.dir, false)?;
+    zkrs_client::validate_path(&spec.dir, false)?;
     let protected = ProtectedName::new();
     let (create_path, mode) = match sequence {
         None => (
@@ -229,7 +229,7 @@ pub(crate) async fn acquire_with_sequence(
                         continue 'attempt;
                     }
                     let path = cleanup.node.take().expect("our node");
-                    zkr_client::log!(debug, path = %path, dir = %spec.dir, "lock acquired");
+                    zkrs_client::log!(debug, path = %path, dir = %spec.dir, "lock acquired");
                     return Ok(Some(Acquired {
                         path,
                         session_id: owner,

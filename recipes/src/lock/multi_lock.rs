@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, Result};
+use zkrs_client::{Client, Result};
 
 use super::guard::LockGuard;
 use super::mutex::InterProcessMutex;
@@ -91,9 +91,9 @@ impl From<InterProcessSemaphoreMutex> for Lockable {
 /// for the first (use [`crate::lock::WriteLockGuard::read_lock`] for that).
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkr_recipes::{InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock};
+/// use zkrs_recipes::{InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock};
 ///
 /// // Mutexes at several paths.
 /// let both = InterProcessMultiLock::from_paths(&client, ["/locks/a", "/locks/b"]);

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, Result};
+use zkrs_client::{Client, Result};
 
 use super::guard::LockGuard;
 use super::internals::{acquire, participants, LockSpec, Rule};
@@ -17,8 +17,8 @@ use crate::framework::ConnectionStatePolicy;
 /// the guard is the proof of ownership.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::InterProcessMutex;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::InterProcessMutex;
 /// let mutex = InterProcessMutex::new(&client, "/locks/report");
 /// let guard = mutex.acquire().await?;
 /// // ... the critical section; stop if `guard.lost()` resolves ...

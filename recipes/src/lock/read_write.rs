@@ -3,7 +3,7 @@
 use std::ops::Deref;
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, Error, Result};
+use zkrs_client::{Client, Error, Result};
 
 use super::guard::LockGuard;
 use super::internals::{acquire_with_sequence, participants, LockSpec, Rule};
@@ -36,8 +36,8 @@ use crate::sequence::read_write_sort_key;
 /// every acquire makes a new node.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::InterProcessReadWriteLock;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::InterProcessReadWriteLock;
 /// let lock = InterProcessReadWriteLock::new(&client, "/locks/config");
 ///
 /// // Many readers may hold it at once.
@@ -258,7 +258,7 @@ impl WriteLockGuard {
     /// longer held, so no read lock is granted on its account).
     ///
     /// ```no_run
-    /// # async fn demo(lock: zkr_recipes::InterProcessReadWriteLock) -> zkr_client::Result<()> {
+    /// # async fn demo(lock: zkrs_recipes::InterProcessReadWriteLock) -> zkrs_client::Result<()> {
     /// let write = lock.write_lock().acquire().await?;
     /// // ... update the data ...
     /// let read = write.read_lock().await?;

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Result, WatchedEvent};
+use zkrs_client::{
+    Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Result, WatchedEvent,
+};
 
 use super::guard::LockGuard;
 use super::internals::Cleanup;
@@ -57,9 +59,9 @@ enum MaxLeases {
 /// nodes it made.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkr_recipes::InterProcessSemaphoreV2;
+/// use zkrs_recipes::InterProcessSemaphoreV2;
 /// let semaphore = InterProcessSemaphoreV2::new(&client, "/semaphores/db", 3);
 /// let lease = semaphore.acquire_one().await?;
 /// // ... at most 3 processes are here at once ...

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use zkr_client::{Client, Result};
+use zkrs_client::{Client, Result};
 
 use super::semaphore::{InterProcessSemaphoreV2, Lease};
 use crate::framework::ConnectionStatePolicy;
@@ -16,9 +16,9 @@ use crate::framework::ConnectionStatePolicy;
 /// it is not re-entrant (a second acquire by the holder waits for the first lease).
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkr_recipes::InterProcessSemaphoreMutex;
+/// use zkrs_recipes::InterProcessSemaphoreMutex;
 /// let mutex = InterProcessSemaphoreMutex::new(&client, "/locks/job");
 /// if let Some(lease) = mutex.try_acquire(Duration::from_secs(1)).await? {
 ///     // ... the critical section ...

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use zkr_client::{Bytes, Client, CreateMode, Error, EventStream, Result};
+use zkrs_client::{Bytes, Client, CreateMode, Error, EventStream, Result};
 
 use super::persistent::PersistentNode;
 use crate::cache::{CacheEvent, PathChildrenCache, StartMode};
@@ -15,8 +15,8 @@ use crate::framework::join;
 /// [`PathChildrenCache`]. Java and Rust members see each other.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::node::GroupMember;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::node::GroupMember;
 /// let me = GroupMember::new(&client, "/app/members", "host-a", b"10.0.0.1")?;
 /// me.start().await?;
 /// for (id, data) in me.current_members() {
@@ -44,7 +44,7 @@ impl GroupMember {
             )));
         }
         let node_path = join(path, id);
-        zkr_client::validate_path(&node_path, false)?;
+        zkrs_client::validate_path(&node_path, false)?;
         Ok(GroupMember {
             id: id.to_string(),
             path: path.to_string(),

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
-use zkr_client::{
+use zkrs_client::{
     Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventStream, EventType,
     Lagged, Result, DEFAULT_EVENT_CAPACITY,
 };
@@ -91,7 +91,7 @@ impl Inner {
     }
 
     fn created(&self, path: &str) {
-        zkr_client::log!(info, path = %path, "persistent node created");
+        zkrs_client::log!(info, path = %path, "persistent node created");
         {
             let mut state = self.state();
             state.actual = Some(path.to_string());
@@ -305,10 +305,10 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
 /// Closing (or dropping) it deletes the node.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkr_client::CreateMode;
-/// use zkr_recipes::node::PersistentNode;
+/// use zkrs_client::CreateMode;
+/// use zkrs_recipes::node::PersistentNode;
 /// let me = PersistentNode::new(&client, "/services/api/host-1", CreateMode::Ephemeral, b"10.0.0.1:80");
 /// me.start()?;
 /// assert!(me.wait_for_initial_create(Duration::from_secs(10)).await?);
@@ -396,7 +396,7 @@ impl PersistentNode {
     /// Starts keeping the node (in a task; needs a tokio runtime). Starting twice is an
     /// error.
     pub fn start(&self) -> Result<()> {
-        zkr_client::validate_path(&self.inner.path, self.inner.mode.is_sequential())?;
+        zkrs_client::validate_path(&self.inner.path, self.inner.mode.is_sequential())?;
         if self.inner.mode.is_ttl() && self.inner.state().ttl.is_none() {
             return Err(Error::invalid(format!(
                 "{}: {} needs a TTL (with_ttl)",

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use tokio::sync::oneshot;
-use zkr_client::{Client, CreateMode, Result};
+use zkrs_client::{Client, CreateMode, Result};
 
 use super::persistent::PersistentNode;
 use crate::framework::join;
@@ -18,9 +18,9 @@ pub const TOUCH_NODE: &str = "touch";
 /// container. Needs `zookeeper.extendedTypesEnabled=true` on the server.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkr_recipes::node::PersistentTtlNode;
+/// use zkrs_recipes::node::PersistentTtlNode;
 /// let node = PersistentTtlNode::new(&client, "/workers/w1", Duration::from_secs(30), b"busy");
 /// node.start()?;
 /// // ... gone about 30 s after this process stops touching it ...

@@ -8,7 +8,7 @@
 //! The bound is loose, as Curator's: producers that see room at the same moment all put.
 
 use tokio::time::Instant;
-use zkr_client::{AddWatchMode, Client, ErrorCode, PersistentWatch, Result};
+use zkrs_client::{AddWatchMode, Client, ErrorCode, PersistentWatch, Result};
 
 use crate::framework::wait_connected;
 

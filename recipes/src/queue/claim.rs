@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use tokio::sync::Notify;
-use zkr_client::{Bytes, Client, CreateMode, CreateOptions, Error, ErrorCode, Watcher};
+use zkrs_client::{Bytes, Client, CreateMode, CreateOptions, Error, ErrorCode, Watcher};
 
 use crate::framework::{join, wait_connected};
 
@@ -87,7 +87,7 @@ impl LockHeld {
     /// Deletes the lock node (retrying through connection loss while the session lasts).
     /// Cancel-safe: if this future is dropped before the node is gone, `Drop` deletes it in
     /// the background.
-    pub(crate) async fn release(mut self) -> zkr_client::Result<()> {
+    pub(crate) async fn release(mut self) -> zkrs_client::Result<()> {
         let result = delete_lock(&self.client, &self.node, self.session_id).await;
         self.armed = false;
         self.released.notify_one();
@@ -139,7 +139,7 @@ pub(crate) async fn delete_lock(
     client: &Client,
     node: &str,
     session_id: i64,
-) -> zkr_client::Result<()> {
+) -> zkrs_client::Result<()> {
     loop {
         if client.session_id() != session_id {
             return Ok(());

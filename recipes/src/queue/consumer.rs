@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::{Bytes, Error, Result};
+use zkrs_client::{Bytes, Error, Result};
 
 use super::engine::{ConsumerStats, Engine, Wait};
 use super::item::decode;
@@ -23,7 +23,7 @@ use super::spec::Spec;
 /// when they run out and the queue changed (Curator lists on every change): see the
 /// `cursor` notes in the [module docs](super).
 ///
-/// Why items come through `take()` and not an [`EventStream`](zkr_client::EventStream) like
+/// Why items come through `take()` and not an [`EventStream`](zkrs_client::EventStream) like
 /// the caches' events: an event stream drops its oldest entries when its reader falls
 /// behind, which is right for events and wrong for queue items. Here nothing is taken from
 /// the queue before it is asked for (beyond [`with_prefetch`](QueueConsumer::with_prefetch)).
@@ -34,8 +34,8 @@ use super::spec::Spec;
 /// are put back at the end of the queue.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::queue::DistributedQueue;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::queue::DistributedQueue;
 /// let queue = DistributedQueue::new(&client, "/queues/jobs").with_lock_path("/queues/jobs-locks");
 /// queue.put(b"job 1").await?;
 /// let mut consumer = queue.consumer();
@@ -106,8 +106,8 @@ impl QueueConsumer {
     /// Curator's `QueueConsumer.consumeMessage`.
     ///
     /// ```no_run
-    /// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-    /// use zkr_recipes::queue::DistributedQueue;
+    /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+    /// use zkrs_recipes::queue::DistributedQueue;
     /// let queue = DistributedQueue::new(&client, "/queues/mail").with_lock_path("/queues/mail-locks");
     /// let mut consumer = queue.consumer();
     /// let sent = consumer

@@ -29,7 +29,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::pin::Pin;
 use std::task::Poll;
 
-use zkr_client::{Children, OneshotWatch};
+use zkrs_client::{Children, OneshotWatch};
 
 use super::naming::Order;
 

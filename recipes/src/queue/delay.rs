@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use zkr_client::{Client, Error, Result};
+use zkrs_client::{Client, Error, Result};
 
 use super::item::encode_items;
 use super::naming::{delay_prefix, Order};
@@ -21,9 +21,9 @@ use super::spec::Spec;
 /// changes (an earlier item may have come).
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::{Duration, SystemTime};
-/// use zkr_recipes::queue::DistributedDelayQueue;
+/// use zkrs_recipes::queue::DistributedDelayQueue;
 /// let queue = DistributedDelayQueue::new(&client, "/queues/reminders");
 /// queue.put(b"call back", SystemTime::now() + Duration::from_secs(60)).await?;
 /// let reminder = queue.consumer().take().await?; // about a minute later

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::{Client, Result};
+use zkrs_client::{Client, Result};
 
 use super::item::encode_items;
 use super::naming::{Order, QUEUE_ITEM_PREFIX};
@@ -37,9 +37,9 @@ use super::spec::Spec;
 /// consumers skipping it. Retry if a duplicate is harmless. A dropped put future likewise.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkr_recipes::queue::DistributedQueue;
+/// use zkrs_recipes::queue::DistributedQueue;
 /// let queue = DistributedQueue::new(&client, "/queues/resize")
 ///     .with_lock_path("/queues/resize-locks")
 ///     .with_max_items(10_000);

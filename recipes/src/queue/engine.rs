@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
-use zkr_client::{ErrorCode, Result, Watcher, WatcherEvents};
+use zkrs_client::{ErrorCode, Result, Watcher, WatcherEvents};
 
 use super::claim::{claim_by_delete, claim_by_lock, Claimed, Taken};
 use super::cursor::{Cursor, Entry, Next};
@@ -153,7 +153,7 @@ impl Engine {
     }
 
     /// The data of the next item without taking it (`SimpleDistributedQueue::peek`).
-    pub(crate) async fn peek(&mut self) -> Result<Option<zkr_client::Bytes>> {
+    pub(crate) async fn peek(&mut self) -> Result<Option<zkrs_client::Bytes>> {
         if let Some(taken) = self.ready.front() {
             return Ok(Some(taken.data.clone()));
         }

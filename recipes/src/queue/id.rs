@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::{Client, CreateMode, Error, ErrorCode, Op, Result};
+use zkrs_client::{Client, CreateMode, Error, ErrorCode, Op, Result};
 
 use super::item::encode_items;
 use super::naming::{clean_id, id_prefix, item_id, Order};
@@ -20,8 +20,8 @@ use crate::framework::{join, join_all};
 /// order. A failed item put back keeps its id.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::queue::DistributedIdQueue;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::queue::DistributedIdQueue;
 /// let queue = DistributedIdQueue::new(&client, "/queues/builds");
 /// queue.put(b"build main", "main").await?;
 /// queue.put(b"build pr-7", "pr-7").await?;

@@ -10,7 +10,7 @@
 //! `put("A")` is `00010001 01 00000001 41 02`. Decoding borrows: the items are slices of the
 //! node's data, no copy.
 
-use zkr_client::{Bytes, Error, Result};
+use zkrs_client::{Bytes, Error, Result};
 
 /// The framing version Curator writes and accepts.
 pub const ITEM_FORMAT_VERSION: u32 = 0x0001_0001;
@@ -20,7 +20,7 @@ const END: u8 = 0x02;
 /// Frames `items` as one queue node's data, the way Curator's `ItemSerializer` does.
 ///
 /// ```
-/// use zkr_recipes::queue::encode_items;
+/// use zkrs_recipes::queue::encode_items;
 /// assert_eq!(encode_items([b"A"]), [0, 1, 0, 1, 1, 0, 0, 0, 1, b'A', 2]);
 /// ```
 pub fn encode_items<I>(items: I) -> Vec<u8>
@@ -57,11 +57,11 @@ where
 /// length, a missing end mark. Bytes after the end mark are ignored, as Curator does.
 ///
 /// ```
-/// use zkr_recipes::queue::{decode_items, encode_items};
-/// let data = zkr_client::Bytes::from(encode_items([&b"xy"[..], b"", b"z"]));
+/// use zkrs_recipes::queue::{decode_items, encode_items};
+/// let data = zkrs_client::Bytes::from(encode_items([&b"xy"[..], b"", b"z"]));
 /// let items = decode_items(&data).unwrap();
 /// assert_eq!(items, [&b"xy"[..], b"", b"z"]);
-/// assert!(decode_items(&zkr_client::Bytes::from_static(b"junk")).is_err());
+/// assert!(decode_items(&zkrs_client::Bytes::from_static(b"junk")).is_err());
 /// ```
 pub fn decode_items(data: &Bytes) -> Result<Vec<Bytes>> {
     decode(data).map_err(|why| Error::protocol(format!("not a queue item ({why})")))

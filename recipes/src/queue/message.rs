@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use zkr_client::{Bytes, CreateMode, Error, ErrorCode, Op, Result};
+use zkrs_client::{Bytes, CreateMode, Error, ErrorCode, Op, Result};
 
 use super::claim::LockHeld;
 use super::naming::{item_id, requeue_prefix};

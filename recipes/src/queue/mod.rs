@@ -38,8 +38,8 @@
 //! - **Removal by id** matches the id as stored (Curator compares the unescaped id).
 //!
 //! ```no_run
-//! # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-//! use zkr_recipes::queue::DistributedQueue;
+//! # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+//! use zkrs_recipes::queue::DistributedQueue;
 //! let queue = DistributedQueue::new(&client, "/queues/jobs").with_lock_path("/queues/jobs-locks");
 //! queue.put(b"job 1").await?;
 //! let mut consumer = queue.consumer();
@@ -121,20 +121,20 @@ macro_rules! queue_handle {
 
         /// How many item nodes the queue holds now (one listing; 0 if it does not exist).
         /// With a lock path, items being handled are counted too.
-        pub async fn len(&self) -> zkr_client::Result<usize> {
+        pub async fn len(&self) -> zkrs_client::Result<usize> {
             self.spec.validate()?;
             match self.spec.client.get_children(&self.spec.path).await {
                 Ok(children) => Ok(children
                     .iter()
                     .filter(|n| self.spec.order.is_item(n))
                     .count()),
-                Err(e) if e.code() == zkr_client::ErrorCode::NoNode => Ok(0),
+                Err(e) if e.code() == zkrs_client::ErrorCode::NoNode => Ok(0),
                 Err(e) => Err(e),
             }
         }
 
         /// Whether the queue holds no item now.
-        pub async fn is_empty(&self) -> zkr_client::Result<bool> {
+        pub async fn is_empty(&self) -> zkrs_client::Result<bool> {
             Ok(self.len().await? == 0)
         }
     };

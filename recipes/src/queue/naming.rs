@@ -73,7 +73,7 @@ impl Order {
 /// Curator's `DistributedPriorityQueue` names items: lower priorities sort first.
 ///
 /// ```
-/// use zkr_recipes::queue::priority_prefix;
+/// use zkrs_recipes::queue::priority_prefix;
 /// assert_eq!(priority_prefix(5), "queue-100000005");
 /// assert_eq!(priority_prefix(-1), "queue-0FFFFFFFF");
 /// ```
@@ -86,7 +86,7 @@ pub fn priority_prefix(priority: i32) -> String {
 /// names items.
 ///
 /// ```
-/// use zkr_recipes::queue::delay_prefix;
+/// use zkrs_recipes::queue::delay_prefix;
 /// assert_eq!(delay_prefix(0x18BCFE56800), "queue-|18BCFE56800|");
 /// assert_eq!(delay_prefix(255), "queue-|000000FF|");
 /// ```
@@ -98,7 +98,7 @@ pub fn delay_prefix(due_epoch_ms: u64) -> String {
 /// names items.
 ///
 /// ```
-/// use zkr_recipes::queue::id_prefix;
+/// use zkrs_recipes::queue::id_prefix;
 /// assert_eq!(id_prefix("job/7|a"), "queue-|job_7_a|");
 /// ```
 pub fn id_prefix(id: &str) -> String {
@@ -113,7 +113,7 @@ pub(crate) fn clean_id(id: &str) -> String {
 /// The id of an id-queue node (between the first two `|`), if it has one.
 ///
 /// ```
-/// use zkr_recipes::queue::item_id;
+/// use zkrs_recipes::queue::item_id;
 /// assert_eq!(item_id("queue-|job-7|0000000003"), Some("job-7"));
 /// assert_eq!(item_id("queue-0000000003"), None);
 /// ```
@@ -141,7 +141,7 @@ fn id_sort_key(name: &str) -> &str {
 /// or it does not parse: due now, as in Curator).
 ///
 /// ```
-/// use zkr_recipes::queue::delay_epoch_ms;
+/// use zkrs_recipes::queue::delay_epoch_ms;
 /// assert_eq!(delay_epoch_ms("queue-|18BCFE56800|0000000000"), 0x18BCFE56800);
 /// assert_eq!(delay_epoch_ms("queue-0000000000"), 0);
 /// ```

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkr_client::{Client, Result};
+use zkrs_client::{Client, Result};
 
 use super::item::encode_items;
 use super::naming::{priority_prefix, Order};
@@ -27,8 +27,8 @@ pub const DEFAULT_REFRESH_AFTER: usize = 10;
 /// rest of a long listing (Curator's `minItemsBeforeRefresh`).
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
-/// use zkr_recipes::queue::DistributedPriorityQueue;
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_recipes::queue::DistributedPriorityQueue;
 /// let queue = DistributedPriorityQueue::new(&client, "/queues/alerts");
 /// queue.put(b"disk 80%", 10).await?;
 /// queue.put(b"disk 99%", -5).await?;

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zkr_client::{CreateMode, Error, ErrorCode, Result};
+use zkrs_client::{CreateMode, Error, ErrorCode, Result};
 
 use super::bound::wait_for_room;
 use super::item::encode_items;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Mutex;
-use zkr_client::{Bytes, Client, Error, ErrorCode, Result};
+use zkrs_client::{Bytes, Client, Error, ErrorCode, Result};
 
 use super::engine::{ConsumerStats, Engine, Wait};
 use super::naming::{Order, SIMPLE_ITEM_PREFIX};
@@ -31,9 +31,9 @@ use super::spec::Spec;
 /// dropped.
 ///
 /// ```no_run
-/// # async fn demo(client: zkr_client::Client) -> zkr_client::Result<()> {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkr_recipes::queue::SimpleDistributedQueue;
+/// use zkrs_recipes::queue::SimpleDistributedQueue;
 /// let queue = SimpleDistributedQueue::new(&client, "/queues/tasks");
 /// queue.offer(b"task 1").await?;
 /// assert_eq!(queue.peek().await?.as_deref(), Some(&b"task 1"[..]));

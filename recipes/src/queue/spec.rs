@@ -1,7 +1,7 @@
 //! What a queue is (its node, kind, lock path, settings), shared by its handles and
 //! consumers, and the nodes it makes for itself.
 
-use zkr_client::{Client, CreateMode, Error, ErrorCode, Result};
+use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::naming::{requeue_prefix, Order};
 use super::ErrorMode;
@@ -39,7 +39,7 @@ impl Spec {
 
     /// Checks the paths (so a bad one is reported by name, before anything is sent).
     pub(crate) fn validate(&self) -> Result<()> {
-        zkr_client::validate_path(&self.path, false)?;
+        zkrs_client::validate_path(&self.path, false)?;
         if self.path == "/" {
             return Err(Error::invalid("a queue needs its own node, not the root"));
         }
@@ -47,7 +47,7 @@ impl Spec {
             return Err(Error::invalid("max_items must be at least 1"));
         }
         if let Some(lock) = &self.lock_path {
-            zkr_client::validate_path(lock, false)?;
+            zkrs_client::validate_path(lock, false)?;
             if lock == &self.path || lock == "/" {
                 return Err(Error::invalid(format!(
                     "the lock path {lock:?} must be a node of its own, not the queue's or the root"

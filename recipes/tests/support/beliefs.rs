@@ -210,28 +210,28 @@ pub const STEP_DEADLINE: Duration = Duration::from_secs(30);
 
 /// A 3-node ensemble, a proxy per member, and clients connecting through the proxies.
 pub struct Rig {
-    pub cluster: std::sync::Arc<zkr_testkit::TestingCluster>,
-    pub proxies: std::sync::Arc<[zkr_testkit::FaultyProxy]>,
+    pub cluster: std::sync::Arc<zkrs_testkit::TestingCluster>,
+    pub proxies: std::sync::Arc<[zkrs_testkit::FaultyProxy]>,
 }
 
 impl Rig {
     pub async fn start() -> Rig {
-        Rig::start_with(zkr_testkit::ServerOptions::new()).await
+        Rig::start_with(zkrs_testkit::ServerOptions::new()).await
     }
 
     /// [`Rig::start`] with the members' settings (a larger heap, say).
-    pub async fn start_with(options: zkr_testkit::ServerOptions) -> Rig {
+    pub async fn start_with(options: zkrs_testkit::ServerOptions) -> Rig {
         let cluster = std::sync::Arc::new(
-            tokio::task::block_in_place(|| zkr_testkit::TestingCluster::start_with(3, options))
+            tokio::task::block_in_place(|| zkrs_testkit::TestingCluster::start_with(3, options))
                 .expect("a 3-node ensemble"),
         );
-        let proxies = zkr_testkit::faults::proxies_for(&cluster).expect("proxies");
+        let proxies = zkrs_testkit::faults::proxies_for(&cluster).expect("proxies");
         Rig { cluster, proxies }
     }
 
     /// A new session through the proxies.
-    pub async fn client(&self) -> zkr_client::Client {
-        zkr_client::ClientBuilder::new(zkr_testkit::faults::proxies_connect_string(&self.proxies))
+    pub async fn client(&self) -> zkrs_client::Client {
+        zkrs_client::ClientBuilder::new(zkrs_testkit::faults::proxies_connect_string(&self.proxies))
             .session_timeout(SESSION)
             .connect_timeout(Duration::from_secs(20))
             .connect()
@@ -240,10 +240,10 @@ impl Rig {
     }
 
     /// The fault schedule over this rig, for `ZKR_FAULT_SECS` (default `default_secs`).
-    pub fn faults(&self, default_secs: u64) -> zkr_testkit::FaultSchedule {
-        zkr_testkit::FaultSchedule::builder(self.cluster.clone(), self.proxies.clone())
-            .seed(zkr_testkit::faults::random_seed())
-            .duration(zkr_testkit::faults::fault_duration_from_env(
+    pub fn faults(&self, default_secs: u64) -> zkrs_testkit::FaultSchedule {
+        zkrs_testkit::FaultSchedule::builder(self.cluster.clone(), self.proxies.clone())
+            .seed(zkrs_testkit::faults::random_seed())
+            .duration(zkrs_testkit::faults::fault_duration_from_env(
                 Duration::from_secs(default_secs),
             ))
             .session_timeout(SESSION)
@@ -253,7 +253,7 @@ impl Rig {
 
 /// Prints each injected fault with its start and length, from `since` (to read a slow step or
 /// a hang against the faults around it).
-pub fn print_faults(injected: &[zkr_testkit::FaultRecord], since: Instant) {
+pub fn print_faults(injected: &[zkrs_testkit::FaultRecord], since: Instant) {
     for record in injected {
         println!(
             "  fault at {:.1}s for {:.1}s: {}",
@@ -269,9 +269,9 @@ pub fn print_faults(injected: &[zkr_testkit::FaultRecord], since: Instant) {
 
 /// Waits until the schedule is done (its duration over, the last fault healed), then stops
 /// it: healed, every member serving, a leader. Returns the log.
-pub async fn finish(schedule: zkr_testkit::FaultSchedule) -> Vec<zkr_testkit::FaultRecord> {
+pub async fn finish(schedule: zkrs_testkit::FaultSchedule) -> Vec<zkrs_testkit::FaultRecord> {
     let deadline = Instant::now()
-        + zkr_testkit::faults::fault_duration_from_env(Duration::from_secs(45))
+        + zkrs_testkit::faults::fault_duration_from_env(Duration::from_secs(45))
         + Duration::from_secs(300);
     while !schedule.is_done() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -282,7 +282,7 @@ pub async fn finish(schedule: zkr_testkit::FaultSchedule) -> Vec<zkr_testkit::Fa
 /// What a lock's directory holds, for a violation's report: each member's children of `dir`
 /// (read on a direct session, so a member that lags shows), each child's owner (which
 /// participant's session, or another), and each participant's own listing.
-pub async fn lock_dir_report(rig: &Rig, clients: &[zkr_client::Client], dir: &str) -> String {
+pub async fn lock_dir_report(rig: &Rig, clients: &[zkrs_client::Client], dir: &str) -> String {
     let sessions: Vec<i64> = clients.iter().map(|c| c.session_id()).collect();
     let owner = |session: i64| match sessions.iter().position(|&s| s == session) {
         Some(who) => format!("participant {who}"),
@@ -290,7 +290,7 @@ pub async fn lock_dir_report(rig: &Rig, clients: &[zkr_client::Client], dir: &st
     };
     let mut out = format!("    sessions: {:x?}", sessions);
     for member in 0..rig.cluster.len() {
-        let direct = zkr_client::ClientBuilder::new(rig.cluster.member_connect_string(member))
+        let direct = zkrs_client::ClientBuilder::new(rig.cluster.member_connect_string(member))
             .session_timeout(SESSION)
             .connect_timeout(Duration::from_secs(5))
             .connect()
@@ -337,7 +337,7 @@ pub async fn lock_dir_report(rig: &Rig, clients: &[zkr_client::Client], dir: &st
 }
 
 /// Waits (at most 5 s) for `client` to be connected again after an error.
-pub async fn settle(client: &zkr_client::Client) {
+pub async fn settle(client: &zkrs_client::Client) {
     let mut states = client.state_changes();
     let _ = tokio::time::timeout(Duration::from_secs(5), async {
         while !client.state().is_connected() {

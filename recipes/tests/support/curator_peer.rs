@@ -63,7 +63,7 @@ fn setup_java() -> Result<Java, String> {
         .filter(|p| p.is_file());
     let java = match sibling {
         Some(java) => java,
-        None => zkr_testkit::Installation::detect()
+        None => zkrs_testkit::Installation::detect()
             .map_err(|e| format!("no java: {e}"))?
             .java()
             .to_path_buf(),

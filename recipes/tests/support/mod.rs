@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use zkr_client::{Client, ConnectionState, ErrorCode, StateChanges};
-use zkr_testkit::{four_letter_word, TestingServer};
+use zkrs_client::{Client, ConnectionState, ErrorCode, StateChanges};
+use zkrs_testkit::{four_letter_word, TestingServer};
 
 pub mod tree;
 

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use zkr_client::{Client, CreateMode, ErrorCode, Stat};
-use zkr_recipes::cache::Snapshot;
+use zkrs_client::{Client, CreateMode, ErrorCode, Stat};
+use zkrs_recipes::cache::Snapshot;
 
 use super::DEADLINE;
 
@@ -197,7 +197,7 @@ impl Rng {
 /// (leaves only), or delete and create again in one transaction (a new `czxid` at the same
 /// path). Errors that a concurrent layout makes legitimate (NoNode, NodeExists, NotEmpty)
 /// are ignored; connection errors are returned so fault tests can retry.
-pub async fn random_change(client: &Client, root: &str, rng: &mut Rng) -> zkr_client::Result<()> {
+pub async fn random_change(client: &Client, root: &str, rng: &mut Rng) -> zkrs_client::Result<()> {
     let a = ["a", "b", "c"][rng.below(3)];
     let path = if rng.below(2) == 0 {
         format!("{root}/{a}")
@@ -216,7 +216,7 @@ pub async fn random_change(client: &Client, root: &str, rng: &mut Rng) -> zkr_cl
             .map(drop),
         2 => client.delete(&path, None).await,
         _ => {
-            use zkr_client::Op;
+            use zkrs_client::Op;
             client
                 .multi(&[
                     Op::delete(&path, None),

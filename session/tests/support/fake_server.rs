@@ -9,14 +9,14 @@
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use zkr_codec::{
+use zkrs_codec::{
     check_frame, decode_connect_request, encode_request, jute, parse_request, write_frame,
     Create2Response, Encode, ErrorCode, EventType, GetChildrenResponse, GetDataResponse,
     KeeperState, List, OpCode, PathRecord, PathWatchRequest, ReplyHeader, Stat, StatResponse,
     WatcherEvent, DEFAULT_MAX_FRAME_LEN,
 };
-use zkr_session::{ConnectionState, Error};
-use zkr_session::{Event, Request, Session, SessionConfig, WatchKind, WatchOp, WatcherId};
+use zkrs_session::{ConnectionState, Error};
+use zkrs_session::{Event, Request, Session, SessionConfig, WatchKind, WatchOp, WatcherId};
 
 /// Milliseconds as a `Duration`.
 pub fn ms(n: u64) -> Duration {
@@ -366,7 +366,7 @@ impl Sim {
 }
 
 /// The `Reply` event's result for `token`, if there is one among `events`.
-pub fn reply_of(events: &[Event<u32>], token: u32) -> Option<&Result<zkr_session::Reply, Error>> {
+pub fn reply_of(events: &[Event<u32>], token: u32) -> Option<&Result<zkrs_session::Reply, Error>> {
     events.iter().find_map(|e| match e {
         Event::Reply { token: t, result } if *t == token => Some(result),
         _ => None,

@@ -11,8 +11,8 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use zkr_client::Client;
-use zkr_recipes::barrier::DistributedDoubleBarrier;
+use zkrs_client::Client;
+use zkrs_recipes::barrier::DistributedDoubleBarrier;
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
@@ -29,7 +29,7 @@ pub async fn run(
     grace: Duration,
     argv: &[String],
 ) -> Outcome {
-    zkr_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path, false)?;
     // Listen first: from here on a termination request is handled, never fatal.
     let mut shutdown = Shutdown::install()?;
     let client = tokio::select! {

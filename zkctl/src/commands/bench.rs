@@ -23,9 +23,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, CreateMode, Result};
-use zkr_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LockGuard};
-use zkr_testkit::measure::{allocation_counts, process_cpu_time};
+use zkrs_client::{Client, CreateMode, Result};
+use zkrs_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LockGuard};
+use zkrs_testkit::measure::{allocation_counts, process_cpu_time};
 
 use crate::args::{BenchKind, BenchOptions, Globals};
 use crate::commands::data::delete_tree;
@@ -58,7 +58,7 @@ pub async fn run(g: &Globals, o: BenchOptions) -> Outcome {
     };
     if let Err(e) = tokio::time::timeout(STUCK, delete_tree(&admin, &base, None))
         .await
-        .unwrap_or_else(|_| Err(zkr_client::Error::timeout("cleanup took too long")))
+        .unwrap_or_else(|_| Err(zkrs_client::Error::timeout("cleanup took too long")))
     {
         eprintln!("zkctl: could not delete {base}: {e}");
     }
@@ -192,7 +192,7 @@ where
                     outputs.push(op(client.clone(), task, ticket).await?);
                     table[ticket].store(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 }
-                Ok::<_, zkr_client::Error>(outputs)
+                Ok::<_, zkrs_client::Error>(outputs)
             }));
         }
     }
@@ -200,7 +200,7 @@ where
     for task in tasks {
         let o = task
             .await
-            .map_err(|e| zkr_client::Error::invalid(format!("benchmark task failed: {e}")))??;
+            .map_err(|e| zkrs_client::Error::invalid(format!("benchmark task failed: {e}")))??;
         outputs.extend(o);
     }
     let (elapsed, cpu, allocations) = (
@@ -328,7 +328,7 @@ async fn create(
 async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> Result<T> {
     tokio::time::timeout(STUCK, f)
         .await
-        .map_err(|_| zkr_client::Error::timeout(format!("stuck waiting for {what}")))
+        .map_err(|_| zkrs_client::Error::timeout(format!("stuck waiting for {what}")))
 }
 
 /// The yardsticks of a hand-off, measured on `client` in the same run: sequential getData
@@ -452,7 +452,7 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> R
         holder.release().await?;
         let (guard, acquired) = bounded("the hand-off", waiting)
             .await?
-            .map_err(|e| zkr_client::Error::invalid(format!("waiter task failed: {e}")))?;
+            .map_err(|e| zkrs_client::Error::invalid(format!("waiter task failed: {e}")))?;
         holder = guard?;
         handoffs.push(acquired.duration_since(released).as_nanos() as u64);
         std::mem::swap(&mut holder_mutex, &mut waiter_mutex);
@@ -491,7 +491,7 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> 
         leader.close_with(CloseMode::Silent).await?;
         let (next, at) = bounded("the hand-off", told)
             .await?
-            .map_err(|e| zkr_client::Error::invalid(format!("latch task failed: {e}")))??;
+            .map_err(|e| zkrs_client::Error::invalid(format!("latch task failed: {e}")))??;
         handoffs.push(at.duration_since(closed).as_nanos() as u64);
         leader = next;
     }

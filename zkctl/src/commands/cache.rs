@@ -15,8 +15,8 @@
 
 use std::time::Duration;
 
-use zkr_client::Client;
-use zkr_recipes::cache::{
+use zkrs_client::Client;
+use zkrs_recipes::cache::{
     CacheEvent, ChildData, CuratorCache, PathChildrenCache, Snapshot, StartMode, TreeCache,
 };
 
@@ -146,7 +146,7 @@ fn node_line(node: &ChildData) -> String {
 mod tests {
     use std::sync::Arc;
 
-    use zkr_client::{Bytes, Stat};
+    use zkrs_client::{Bytes, Stat};
 
     use super::*;
 

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use zkr_client::Client;
-use zkr_recipes::counter::{DistributedAtomicLong, SharedCount};
-use zkr_recipes::RetryPolicy;
+use zkrs_client::Client;
+use zkrs_recipes::counter::{DistributedAtomicLong, SharedCount};
+use zkrs_recipes::RetryPolicy;
 
 use crate::args::{CounterAction, Globals};
 use crate::commands::{close, connect};
@@ -14,7 +14,7 @@ use crate::output::say;
 
 /// Runs the action; prints the value after it.
 pub async fn run(g: &Globals, path: &str, action: CounterAction, int: bool) -> Outcome {
-    zkr_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path, false)?;
     let client = connect(g).await?;
     let result = if int {
         count(&client, path, action).await

@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use zkr_client::{Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result};
-use zkr_recipes::framework::{create_parents, join, parent};
+use zkrs_client::{Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result};
+use zkrs_recipes::framework::{create_parents, join, parent};
 
 use crate::args::{Command, CreateArgs};
 use crate::failure::{Failure, Outcome};

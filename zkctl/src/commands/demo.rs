@@ -6,9 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use zkr_client::{Client, Result};
-use zkr_recipes::{CloseMode, LeaderLatch};
-use zkr_testkit::TestingServer;
+use zkrs_client::{Client, Result};
+use zkrs_recipes::{CloseMode, LeaderLatch};
+use zkrs_testkit::TestingServer;
 
 use crate::args::Globals;
 use crate::commands::data::delete_tree;
@@ -165,7 +165,7 @@ async fn story(
 
 /// Prints the line as the server has it: ids in election order, the leader first.
 async fn show_line(admin: &Client, path: &str) -> std::result::Result<(), Failure> {
-    let participants = zkr_recipes::leader::participants(admin, path).await?;
+    let participants = zkrs_recipes::leader::participants(admin, path).await?;
     let names: Vec<&str> = participants.iter().map(|p| p.id.as_str()).collect();
     say!("  leader: {}", names.first().copied().unwrap_or("(none)"))?;
     say!("  line:   {}", names.join(", "))?;

@@ -15,10 +15,10 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use zkr_client::Client;
-use zkr_client::EventStream;
-use zkr_recipes::leader::LeadershipEvent;
-use zkr_recipes::{CloseMode, LeaderLatch};
+use zkrs_client::Client;
+use zkrs_client::EventStream;
+use zkrs_recipes::leader::LeadershipEvent;
+use zkrs_recipes::{CloseMode, LeaderLatch};
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
@@ -42,7 +42,7 @@ pub async fn run(
 ) -> Outcome {
     // Check the path here: the recipes would report it with their node name appended (and
     // the latch retries a refused create forever).
-    zkr_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path, false)?;
     let mut shutdown = Shutdown::install()?;
     let client = tokio::select! {
         client = connect(g) => client?,

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use zkr_client::{Client, Reconfig};
+use zkrs_client::{Client, Reconfig};
 
 use crate::args::Command;
 use crate::failure::Outcome;

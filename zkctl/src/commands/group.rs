@@ -9,8 +9,8 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use zkr_client::{Client, ErrorCode};
-use zkr_recipes::node::GroupMember;
+use zkrs_client::{Client, ErrorCode};
+use zkrs_recipes::node::GroupMember;
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
@@ -29,7 +29,7 @@ pub async fn member(
     grace: Duration,
     argv: &[String],
 ) -> Outcome {
-    zkr_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path, false)?;
     // Listen first: from here on a termination request is handled, never fatal.
     let mut shutdown = Shutdown::install()?;
     let client = tokio::select! {
@@ -103,7 +103,7 @@ async fn leave(client: &Client, membership: &GroupMember, path: &str) {
 /// Prints `ID DATA` per member, sorted by id (only reads: a listing, then every member's data,
 /// pipelined).
 pub async fn members(g: &Globals, path: &str) -> Outcome {
-    zkr_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path, false)?;
     let client = connect(g).await?;
     let result = list(&client, path).await;
     close(&client).await;

@@ -11,8 +11,8 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use zkr_client::Client;
-use zkr_recipes::{InterProcessMutex, LockGuard};
+use zkrs_client::Client;
+use zkrs_recipes::{InterProcessMutex, LockGuard};
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
@@ -31,7 +31,7 @@ pub async fn run(
 ) -> Outcome {
     // Check the path here: the recipes would report it with their node name appended (and
     // the latch retries a refused create forever).
-    zkr_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path, false)?;
     // Listen first: from here on a termination request is handled, never fatal.
     let mut shutdown = Shutdown::install()?;
     let client = tokio::select! {

@@ -17,8 +17,8 @@ pub mod watch;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use zkr_client::sasl::Kerberos;
-use zkr_client::{Client, ClientBuilder, TlsOptions};
+use zkrs_client::sasl::Kerberos;
+use zkrs_client::{Client, ClientBuilder, TlsOptions};
 
 use crate::args::{Command, Globals};
 use crate::failure::{Failure, Outcome};
@@ -55,7 +55,7 @@ pub fn builder(g: &Globals) -> ClientBuilder {
     }
     if let Some(sasl) = &g.sasl_digest {
         let password = sasl.password.clone().unwrap_or_default();
-        b = b.sasl(zkr_client::sasl::digest_md5(&sasl.user, password));
+        b = b.sasl(zkrs_client::sasl::digest_md5(&sasl.user, password));
     }
     if let Some(k) = &g.kerberos {
         let mut settings = match &k.keytab {
@@ -65,7 +65,7 @@ pub fn builder(g: &Globals) -> ClientBuilder {
         if let Some(service) = &k.service_principal {
             settings = settings.service_principal(service);
         }
-        b = b.sasl(zkr_client::sasl::gssapi(settings));
+        b = b.sasl(zkrs_client::sasl::gssapi(settings));
     }
     if let Some(tls) = &g.tls {
         let mut options = TlsOptions::new();

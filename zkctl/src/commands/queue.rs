@@ -11,8 +11,8 @@
 use std::io::BufRead;
 use std::time::{Duration, Instant, SystemTime};
 
-use zkr_client::{Bytes, Client};
-use zkr_recipes::queue::{
+use zkrs_client::{Bytes, Client};
+use zkrs_recipes::queue::{
     DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue,
     SimpleDistributedQueue,
 };

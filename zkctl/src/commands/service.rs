@@ -7,9 +7,9 @@
 //! - `unregister` deletes one instance's node.
 //! - `list` reads the registry: one line per instance with its JSON as stored; a node that is
 //!   not an instance is named on stderr, never hiding the others.
-//! - `watch` prints a [`ServiceCache`](zkr_recipes::discovery::ServiceCache)'s events as
+//! - `watch` prints a [`ServiceCache`](zkrs_recipes::discovery::ServiceCache)'s events as
 //!   `cache` prints its own, then the instances.
-//! - `pick` asks a started [`ServiceProvider`](zkr_recipes::discovery::ServiceProvider).
+//! - `pick` asks a started [`ServiceProvider`](zkrs_recipes::discovery::ServiceProvider).
 //!
 //! Instances are read as `ServiceInstance<serde_json::Value>` (any payload); `register`
 //! writes `--payload` (any JSON value) as given, compact, its keys in the order given (a
@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
-use zkr_client::{Client, ErrorCode, EventStream};
-use zkr_recipes::discovery::{
+use zkrs_client::{Client, ErrorCode, EventStream};
+use zkrs_recipes::discovery::{
     self, JsonFormat, Random, RoundRobin, ServiceCacheEvent, ServiceDiscovery, ServiceInstance,
     ServiceType, UriSpec,
 };
@@ -39,7 +39,7 @@ use crate::signals::{Shutdown, Terminate};
 
 /// Runs one `service` action on the registry under `base`.
 pub async fn run(g: &Globals, base: &str, action: ServiceAction) -> Outcome {
-    zkr_client::validate_path(base, false)?;
+    zkrs_client::validate_path(base, false)?;
     match action {
         ServiceAction::Register(registration) => register(g, base, &registration).await,
         ServiceAction::Watch { name, run_for } => watch(g, base, &name, run_for).await,

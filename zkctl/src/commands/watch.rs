@@ -4,7 +4,7 @@
 //! by the client after a reconnect, so unlike a chain of one-shot watches no change between
 //! two events goes unseen.
 
-use zkr_client::AddWatchMode;
+use zkrs_client::AddWatchMode;
 
 use crate::args::Globals;
 use crate::commands::{close, connect};
@@ -22,7 +22,7 @@ pub async fn run(g: &Globals, path: &str, recursive: bool, count: Option<u64>) -
 }
 
 async fn watch(
-    client: &zkr_client::Client,
+    client: &zkrs_client::Client,
     path: &str,
     recursive: bool,
     count: Option<u64>,
