@@ -1,11 +1,11 @@
 //! [`ClientBuilder`]: connect string, timeouts, identities, read-only mode, TLS.
 
+use crate::error::ErrorInternals;
 use std::time::Duration;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::session::ConnectionState;
-use crate::ErrorCode;
 
 /// A session to reattach to. Its `Debug` leaves the password out: builders get logged.
 #[derive(Clone)]
@@ -219,13 +219,18 @@ impl ClientBuilder {
                 match states.next().await {
                     Some(change) if change.state.is_connected() => return Ok(()),
                     Some(change) if change.state == ConnectionState::AuthFailed => {
-                        let why = shared
+                        let cause = shared
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .last_failure
-                            .clone()
-                            .unwrap_or_else(|| "SASL authentication failed".into());
-                        return Err(Error::server(ErrorCode::AuthFailed).with_detail(why));
+                            .auth_failure
+                            .clone();
+                        let mechanism = self.sasl.as_ref().map_or("SASL", |m| m.name());
+                        let error = Error::auth_failed()
+                            .with_detail(format!("{mechanism} authentication failed"));
+                        return Err(match cause {
+                            Some(cause) => error.with_cause(cause),
+                            None => error,
+                        });
                     }
                     // The session to resume is gone: no new one in its place.
                     Some(change)

@@ -5,6 +5,7 @@
 //! reply in the caller's task. Replies borrow from the frame they arrived in: `get_data`
 //! returns a `Bytes` slice of it, and [`Children`] iterates names in place.
 
+use crate::error::ErrorInternals;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! The one place that wires a client: the session core, the driver task that runs it, and
 //! the handle that talks to the driver, from a [`ClientBuilder`]'s settings.
 
+use crate::error::ErrorInternals;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -59,6 +60,7 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
         negotiated_timeout: settings.session_timeout,
         subscribers: crate::listeners::Listeners::unbounded(),
         last_failure: None,
+        auth_failure: None,
         attempt: None,
         host_failures: Vec::new(),
         hosts: crate::host_list::host_strings(&cs.hosts),

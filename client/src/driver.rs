@@ -550,6 +550,7 @@ impl Driver {
                         // Before anyone hears of it: connect() reports this reason.
                         shared.last_failure =
                             self.session.last_connection_failure().map(str::to_owned);
+                        shared.auth_failure = self.session.auth_failure().cloned();
                     }
                     shared.current = change;
                     shared.negotiated_timeout = self.session.negotiated_timeout();

@@ -26,6 +26,9 @@
 #![cfg_attr(not(feature = "sasl-gssapi"), forbid(unsafe_code))]
 #![cfg_attr(feature = "sasl-gssapi", deny(unsafe_code))]
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod acl;
 mod builder;
 mod children;
@@ -68,25 +71,19 @@ pub use ensemble_config::{
 pub use host_provider::{HostProvider, HostsFuture};
 /// The sans-I/O session core this client drives (its own crate, `zkrs-session`).
 use zkrs_session as session;
-pub use zkrs_session::{Error, ErrorCode, Result};
+pub use zkrs_session::{Error, ErrorCode, ErrorKind, Result};
 /// The error type, from the session core.
 mod error {
+    pub(crate) use zkrs_session::__private::ErrorInternals;
     pub(crate) use zkrs_session::{Error, Result};
 }
-pub use event_stream::{
-    event_stream, unbounded_event_stream, EventSender, EventStream, Lagged, DEFAULT_EVENT_CAPACITY,
-};
-pub use listeners::Listeners;
+pub use event_stream::{EventStream, Lagged, DEFAULT_EVENT_CAPACITY};
 pub use multi::{Op, OpResult};
 pub use path::{validate_path, Chroot};
 pub use reconfig::{Reconfig, CONFIG_NODE};
 pub use state_changes::StateChanges;
 #[cfg(feature = "tls")]
 pub use tls::TlsOptions;
-/// For the `log!` macro of the workspace's crates.
-#[cfg(feature = "tracing")]
-#[doc(hidden)]
-pub use tracing as __tracing;
 pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 pub use watched_event::{PersistentWatchItem, WatchedEvent};
 pub use zkrs_codec::{

@@ -13,7 +13,7 @@ macro_rules! log {
         // Checked in the calling crate: each has a `tracing` feature that turns on this one's.
         #[cfg(feature = "tracing")]
         {
-            $crate::__tracing::$level!(target: "zkrs", $($arg)+);
+            $crate::__private::tracing::$level!(target: "zkrs", $($arg)+);
         }
     }};
 }

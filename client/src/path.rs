@@ -3,6 +3,7 @@
 //! Paths are checked before anything is sent, so a bad path is a clear local error rather than
 //! a server-side `BadArguments` (or worse, a path the user did not mean).
 
+use crate::error::ErrorInternals;
 use crate::error::{Error, Result};
 
 /// Checks a node path: non-empty, absolute, no trailing `/` (unless `sequential`, where the

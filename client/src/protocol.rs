@@ -80,6 +80,8 @@ pub(crate) struct Shared {
     /// Why the last connection or connection attempt ended (the core's words), for the
     /// error of a connect that timed out. Updated when a connection ends.
     pub(crate) last_failure: Option<String>,
+    /// Why authentication failed, once it has: the cause of `connect`'s error.
+    pub(crate) auth_failure: Option<crate::sasl::SaslError>,
     /// The connection attempt under way, if any (none once a session is established).
     pub(crate) attempt: Option<Attempt>,
     /// Why each host (`name:port`) failed since the last session was established, in the

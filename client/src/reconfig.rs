@@ -2,6 +2,7 @@
 //! [`Client::reconfig`] (the Java client's `getConfig` and `ZooKeeperAdmin.reconfigure`),
 //! with [`Reconfig`], the change to ask for.
 
+use crate::error::ErrorInternals;
 use std::fmt::Display;
 
 use zkrs_codec::{

@@ -8,7 +8,7 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use crate::session::Rng;
+use crate::__private::Rng;
 use crate::transport::{Connector, Transport};
 
 /// Resolves `name:port` and connects to the first of its addresses that answers, in an

@@ -15,7 +15,7 @@ use std::future::Future;
 use std::io;
 use std::time::{Duration, Instant};
 
-use zkrs_client::{Client, ClientBuilder, Error, ErrorCode};
+use zkrs_client::{Client, ClientBuilder, Error, ErrorCode, ErrorKind};
 use zkrs_testkit::scripted::{
     connect_response_frame, reply_frame, Jute, Request, ScriptedConnection, OP_GET_CHILDREN,
     OP_GET_DATA,
@@ -161,6 +161,9 @@ fn message(e: &Error) -> String {
 /// Checks the code and that the message names the cause.
 fn assert_error(e: &Error, code: ErrorCode, needles: &[&str]) {
     assert_eq!(e.code(), code, "{}", message(e));
+    if code == ErrorCode::MarshallingError {
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{}", message(e));
+    }
     let text = message(e);
     for needle in needles {
         assert!(text.contains(needle), "{needle:?} not in {text:?}");

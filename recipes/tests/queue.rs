@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use zkrs_client::{Client, CreateMode, ErrorCode};
+use zkrs_client::{Client, CreateMode, ErrorCode, ErrorKind};
 use zkrs_recipes::queue::{
     encode_items, DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue,
     DistributedQueue, ErrorMode, Message, SimpleDistributedQueue,
@@ -274,9 +274,8 @@ async fn simple_queue_offer_take_poll_peek_element() {
     assert!(queue.peek().await.unwrap().is_none());
     assert!(queue.poll().await.unwrap().is_none());
     let e = queue.element().await.unwrap_err();
-    assert_eq!(e.code(), ErrorCode::NoNode);
-    assert!(e.to_string().contains("empty"), "{e}");
-    assert_eq!(queue.remove().await.unwrap_err().code(), ErrorCode::NoNode);
+    assert_eq!(e.kind(), ErrorKind::Empty, "{e}");
+    assert_eq!(queue.remove().await.unwrap_err().kind(), ErrorKind::Empty);
 
     assert_eq!(
         queue.offer(b"1").await.unwrap(),
@@ -639,7 +638,7 @@ async fn bad_input_and_foreign_nodes() {
     let mut consumer = queue.consumer();
     assert_eq!(text(&consumer.take().await.unwrap()), "good");
     let e = consumer.take().await.unwrap_err();
-    assert_eq!(e.code(), ErrorCode::MarshallingError);
+    assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}");
     assert_eq!(e.path(), Some("/q/queue-0000000002"), "{e}");
     assert!(e.to_string().contains("not a queue item"), "{e}");
     assert_eq!(text(&consumer.take().await.unwrap()), "also good");

@@ -18,13 +18,16 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod host_update;
 mod hosts;
 mod lifecycle;
-pub mod rebalance;
+mod rebalance;
 mod receive;
 mod reply_check;
 mod sasl;
@@ -43,13 +46,15 @@ use zkrs_codec::{
     WatchesRequest, REQUEST_XID_OFFSET,
 };
 
-pub use error::{Error, ErrorCode, Result};
-pub use hosts::{HostPicker, Rng};
+use error::ErrorInternals;
+pub use error::{Error, ErrorCode, ErrorKind, Result};
+use hosts::{HostPicker, Rng};
 use lifecycle::LossReason;
-pub use reply_check::check_reply;
-pub use sasl::{SaslExchange, SaslMechanism, SaslStep};
+pub(crate) use reply_check::check_reply;
+pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
-pub use watches::{WatchBatch, WatchKind, WatchRegistry, WatcherId};
+use watches::WatchRegistry;
+pub use watches::{WatchKind, WatcherId};
 
 /// Bytes of output buffer a session keeps across connections (a burst grows it further,
 /// until the next teardown).
@@ -289,6 +294,8 @@ pub struct Session<T> {
     loss_reason: Option<LossReason>,
     /// Why the last connection (or connection attempt) ended, for the driver's reports.
     last_failure: Option<String>,
+    /// Why SASL failed, once it has (the client then stops).
+    auth_failure: Option<SaslError>,
     extra_close_tokens: Vec<T>,
     // Watches and output.
     watches: WatchRegistry,
@@ -343,6 +350,7 @@ impl<T> Session<T> {
             close_xid: None,
             loss_reason: None,
             last_failure: None,
+            auth_failure: None,
             extra_close_tokens: Vec::new(),
             watches: WatchRegistry::default(),
             forgotten: std::collections::HashSet::new(),
@@ -386,17 +394,18 @@ impl<T> Session<T> {
         self.pending.len()
     }
 
-    /// The watch registry (read-only; for tests and diagnostics).
-    pub fn watches(&self) -> &WatchRegistry {
-        &self.watches
-    }
-
     /// Why the last connection, or connection attempt, ended (`could not connect: ...`,
     /// `no handshake reply within 2000 ms`, `the server sent a malformed frame (...)`, ...),
     /// or `None` if none has ended yet. Kept until the next one ends, so that a client that
     /// never gets a session can say why.
     pub fn last_connection_failure(&self) -> Option<&str> {
         self.last_failure.as_deref()
+    }
+
+    /// Why authentication failed, once the session has reached
+    /// [`ConnectionState::AuthFailed`]: the mechanism's refusal, or the server's.
+    pub fn auth_failure(&self) -> Option<&SaslError> {
+        self.auth_failure.as_ref()
     }
 
     /// The host of the current connection, if any.

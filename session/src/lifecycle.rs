@@ -74,9 +74,10 @@ impl<T> Session<T> {
     /// get ConnectionLoss (their outcome is unknown); only a request whose own reply was
     /// malformed gets the decoding error, where it is answered (`handle_frame`).
     pub(super) fn protocol_error(&mut self, now: Instant, error: Error) {
-        self.loss_reason = Some(LossReason::detail(format!(
-            "the server sent a malformed frame ({error})"
-        )));
+        self.loss_reason = Some(LossReason {
+            detail: "the server sent a malformed frame".into(),
+            cause: Some(std::sync::Arc::new(error)),
+        });
         self.connection_lost(now);
     }
 
@@ -279,17 +280,25 @@ impl<T> Session<T> {
 #[derive(Debug, Clone)]
 pub(super) struct LossReason {
     pub(super) detail: String,
-    pub(super) cause: Option<std::sync::Arc<std::io::Error>>,
+    /// What caused it (the I/O error, the malformed frame's error), shared by every request
+    /// that failed because of it: their errors' `source()`.
+    pub(super) cause: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl std::fmt::Display for LossReason {
-    /// The error's message without its code: `the connection failed: Connection reset ...`.
+    /// The core's words for `last_connection_failure`, with every cause:
+    /// `the connection failed: Connection reset ...`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.detail)?;
-        match &self.cause {
-            Some(cause) => write!(f, ": {cause}"),
-            None => Ok(()),
+        let mut cause = self
+            .cause
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static));
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
         }
+        Ok(())
     }
 }
 
@@ -304,25 +313,9 @@ impl LossReason {
     fn error(&self) -> Error {
         let error = Error::connection_loss().with_detail(self.detail.clone());
         match &self.cause {
-            Some(cause) => error.with_cause(SharedIoError(cause.clone())),
+            Some(cause) => error.with_shared_cause(cause.clone()),
             None => error,
         }
-    }
-}
-
-/// An `io::Error` shared by every request that failed because of it.
-#[derive(Debug)]
-struct SharedIoError(std::sync::Arc<std::io::Error>);
-
-impl std::fmt::Display for SharedIoError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for SharedIoError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
     }
 }
 

@@ -225,7 +225,10 @@ impl<T> Session<T> {
         self.pending.pop_front();
         if !header.err.is_ok() {
             self.auth_failed(
-                format!("the server refused SASL authentication ({})", header.err),
+                SaslError::new(format!(
+                    "the server refused SASL authentication ({})",
+                    header.err
+                )),
                 now,
             );
             return Ok(());
@@ -275,12 +278,17 @@ impl<T> Session<T> {
 
     /// SASL failed: nothing will fix it by retrying, so the client stops (the Java client's
     /// `AUTH_FAILED`): every request fails with `AuthFailed`, then the client closes.
-    pub(super) fn auth_failed(&mut self, why: String, _now: Instant) {
+    pub(super) fn auth_failed(&mut self, why: SaslError, _now: Instant) {
         let mechanism = self.cfg.sasl.as_ref().map_or("SASL", |m| m.name());
-        let detail = format!("{mechanism} authentication failed: {why}");
+        let detail = format!("{mechanism} authentication failed");
         self.sasl = None;
-        self.last_failure = Some(detail.clone());
-        let error = || Error::server(ErrorCode::AuthFailed).with_detail(detail.clone());
+        self.last_failure = Some(format!("{detail}: {why}"));
+        self.auth_failure = Some(why.clone());
+        let error = || {
+            Error::auth_failed()
+                .with_detail(detail.clone())
+                .with_cause(why.clone())
+        };
         while let Some(p) = self.pending.pop_front() {
             self.fail(p.token, p.watch, error());
         }

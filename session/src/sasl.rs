@@ -13,7 +13,49 @@ pub trait SaslExchange: Send {
     /// The next token to send: first with `None` (the initial response, empty if the
     /// mechanism has none), then with each token the server sent. `Err` is a refusal on
     /// this side (a malformed challenge, a server that failed to prove itself).
-    fn step(&mut self, server_token: Option<&[u8]>) -> Result<SaslStep, String>;
+    fn step(&mut self, server_token: Option<&[u8]>) -> Result<SaslStep, SaslError>;
+}
+
+/// A SASL mechanism's refusal (a malformed challenge, a server that failed to prove itself,
+/// credentials that could not be loaded). The client's error for the failed authentication
+/// ([`ErrorKind::AuthFailed`](crate::ErrorKind::AuthFailed)) returns it from `source()`.
+#[derive(Debug, Clone)]
+pub struct SaslError {
+    message: String,
+}
+
+impl SaslError {
+    /// A refusal that says why.
+    pub fn new(message: impl Into<String>) -> SaslError {
+        SaslError {
+            message: message.into(),
+        }
+    }
+
+    /// Why the mechanism refused.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for SaslError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SaslError {}
+
+impl From<String> for SaslError {
+    fn from(message: String) -> SaslError {
+        SaslError::new(message)
+    }
+}
+
+impl From<&str> for SaslError {
+    fn from(message: &str) -> SaslError {
+        SaslError::new(message)
+    }
 }
 
 /// What a [`SaslExchange`] does next.

@@ -64,7 +64,16 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Usage(msg) | Failure::Message(msg, _) => f.write_str(msg),
-            Failure::Zk(e) => write!(f, "{e}"),
+            // The error's causes (the I/O error, the SASL refusal) come through `source()`.
+            Failure::Zk(e) => {
+                write!(f, "{e}")?;
+                let mut cause = std::error::Error::source(e);
+                while let Some(c) = cause {
+                    write!(f, ": {c}")?;
+                    cause = c.source();
+                }
+                Ok(())
+            }
             Failure::Silent(code) => write!(f, "exit {code}"),
         }
     }

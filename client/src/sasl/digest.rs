@@ -6,7 +6,7 @@
 //! server's challenge (realm, nonce, ...), our response proving we know the password, and
 //! the server's `rspauth` proving it knows it too, which is checked.
 
-use zkrs_session::{SaslExchange, SaslStep};
+use zkrs_session::{SaslError, SaslExchange, SaslStep};
 
 use super::md5::{hex, md5};
 
@@ -103,13 +103,15 @@ impl DigestMd5 {
 }
 
 impl SaslExchange for DigestMd5 {
-    fn step(&mut self, server_token: Option<&[u8]>) -> Result<SaslStep, String> {
+    fn step(&mut self, server_token: Option<&[u8]>) -> Result<SaslStep, SaslError> {
         match (&self.state, server_token) {
             (State::Start, _) => {
                 self.state = State::Challenged;
                 Ok(SaslStep::Send(Vec::new()))
             }
-            (State::Challenged, Some(challenge)) => self.respond(challenge),
+            (State::Challenged, Some(challenge)) => {
+                self.respond(challenge).map_err(SaslError::from)
+            }
             (State::Responded { rspauth }, Some(token)) => {
                 let text = std::str::from_utf8(token).unwrap_or("");
                 let directives = parse_directives(text)?;
@@ -260,12 +262,14 @@ mod tests {
         assert!(e
             .step(Some(b""))
             .unwrap_err()
+            .message()
             .contains("no DIGEST-MD5 challenge"));
         let mut e = DigestMd5::new("u".into(), "p".into(), "c".into());
         e.step(None).unwrap();
         assert!(e
             .step(Some(br#"nonce="n",qop="auth-conf",algorithm=md5-sess"#))
             .unwrap_err()
+            .message()
             .contains("not 'auth'"));
     }
 }

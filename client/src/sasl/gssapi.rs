@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use super::gss::{Context, Credentials, Name, INTEG, MUTUAL};
-use super::{SaslExchange, SaslMechanism, SaslStep};
+use super::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 
 /// The service name of ZooKeeper's principals: `zookeeper/<host>`.
 pub const DEFAULT_SERVICE: &str = "zookeeper";
@@ -145,7 +145,7 @@ struct GssapiExchange {
 }
 
 impl SaslExchange for GssapiExchange {
-    fn step(&mut self, server_token: Option<&[u8]>) -> Result<SaslStep, String> {
+    fn step(&mut self, server_token: Option<&[u8]>) -> Result<SaslStep, SaslError> {
         let (target, credentials) = self.setup.as_ref().map_err(Clone::clone)?;
         match self.stage {
             Stage::Establishing => {
@@ -220,7 +220,7 @@ mod tests {
             Ok(step) => panic!("a missing keytab gave {step:?}"),
             Err(e) => e,
         };
-        assert!(e.contains("nobody@ZKR.TEST"), "{e}");
-        assert!(e.contains("/nonexistent/zkr.keytab"), "{e}");
+        assert!(e.message().contains("nobody@ZKR.TEST"), "{e}");
+        assert!(e.message().contains("/nonexistent/zkr.keytab"), "{e}");
     }
 }

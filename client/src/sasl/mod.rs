@@ -15,7 +15,7 @@ pub use gssapi::{gssapi, Kerberos, DEFAULT_SERVICE};
 #[cfg(feature = "sasl-digest")]
 mod md5;
 
-pub use zkrs_session::{SaslExchange, SaslMechanism, SaslStep};
+pub use zkrs_session::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 
 /// DIGEST-MD5 with a user name and password, as the server's JAAS `Server` section holds
 /// them (`user_<name>="<password>"`); the session then has the identity `sasl:<name>`.

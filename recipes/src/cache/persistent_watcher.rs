@@ -6,9 +6,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
+use zkrs_client::__private::{event_stream, EventSender};
 use zkrs_client::{
-    event_stream, AddWatchMode, Client, ConnectionState, Error, EventSender, EventStream, Lagged,
-    WatchedEvent, DEFAULT_EVENT_CAPACITY,
+    AddWatchMode, Client, ConnectionState, Error, EventStream, Lagged, WatchedEvent,
+    DEFAULT_EVENT_CAPACITY,
 };
 
 use crate::framework::wait_connected;

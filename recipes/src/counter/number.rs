@@ -1,5 +1,6 @@
 //! How counters store numbers: big-endian, as Java's `ByteBuffer` writes them.
 
+use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Error, Result};
 
 /// A number a counter node holds.
@@ -47,7 +48,7 @@ pub(crate) fn read_number<N: Number>(path: &str, data: &[u8]) -> Result<N> {
         return Ok(N::zero());
     }
     N::decode(data).ok_or_else(|| {
-        Error::invalid(format!(
+        Error::invalid_data(format!(
             "{path}: a counter of {} bytes, found {}",
             N::SIZE,
             data.len()

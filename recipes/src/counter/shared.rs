@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::oneshot;
 use zkrs_client::{
@@ -138,12 +139,15 @@ impl<T: Codec> Inner<T> {
         self.current()
             .as_ref()
             .map(|c| c.value.clone())
-            .ok_or_else(|| Error::invalid(format!("{}: not started", self.path)))
+            .ok_or_else(|| Error::not_started(format!("{}: not started", self.path)))
     }
 
     async fn start(self: &Arc<Self>) -> Result<()> {
         if !matches!(*self.run(), Run::Idle) {
-            return Err(Error::invalid(format!("{}: already started", self.path)));
+            return Err(Error::already_started(format!(
+                "{}: already started",
+                self.path
+            )));
         }
         create_parents(&self.client, parent(&self.path), true).await?;
         match self
@@ -161,7 +165,10 @@ impl<T: Codec> Inner<T> {
         {
             let mut run = self.run();
             if !matches!(*run, Run::Idle) {
-                return Err(Error::invalid(format!("{}: already started", self.path)));
+                return Err(Error::already_started(format!(
+                    "{}: already started",
+                    self.path
+                )));
             }
             *run = Run::Running { _stop: close };
         }

@@ -1,6 +1,7 @@
 //! [`ServiceInstance`]: one registered instance of a service, with Curator's fields.
 
 use std::time::{SystemTime, UNIX_EPOCH};
+use zkrs_client::__private::ErrorInternals;
 
 use serde::{Deserialize, Serialize};
 use zkrs_client::{Error, Result};

@@ -2,6 +2,7 @@
 //! writes it, read as leniently as Curator reads it.
 
 use std::io;
+use zkrs_client::__private::ErrorInternals;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -126,9 +127,9 @@ pub(crate) fn to_json<P: Serialize>(
 /// id must be there.
 pub(crate) fn from_json<P: DeserializeOwned>(bytes: &[u8]) -> Result<ServiceInstance<P>> {
     let read: Read<P> = serde_json::from_slice(bytes)
-        .map_err(|e| Error::invalid(format!("not a service instance: {e}")))?;
+        .map_err(|e| Error::invalid_data(format!("not a service instance: {e}")))?;
     let (Some(name), Some(id)) = (read.name, read.id) else {
-        return Err(Error::invalid(
+        return Err(Error::invalid_data(
             "not a service instance: no name or no id".to_string(),
         ));
     };

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::framework::Listeners;
 use serde::de::DeserializeOwned;
-use zkrs_client::{Client, EventStream, Lagged, Listeners, Result, DEFAULT_EVENT_CAPACITY};
+use zkrs_client::{Client, Error, EventStream, Lagged, Result, DEFAULT_EVENT_CAPACITY};
 
 use super::json::from_json;
 use super::ServiceInstance;
@@ -35,8 +36,8 @@ pub enum ServiceCacheEvent<P> {
     Skipped {
         /// The node's path.
         path: String,
-        /// Why it could not be read.
-        reason: String,
+        /// Why it could not be read (of kind [`ErrorKind::InvalidData`](zkrs_client::ErrorKind::InvalidData)).
+        error: Error,
     },
     /// The connection dropped; the cache keeps its view but may fall behind.
     Suspended,
@@ -62,9 +63,9 @@ impl<P> Clone for ServiceCacheEvent<P> {
                 new: new.clone(),
             },
             ServiceCacheEvent::Removed(i) => ServiceCacheEvent::Removed(i.clone()),
-            ServiceCacheEvent::Skipped { path, reason } => ServiceCacheEvent::Skipped {
+            ServiceCacheEvent::Skipped { path, error } => ServiceCacheEvent::Skipped {
                 path: path.clone(),
-                reason: reason.clone(),
+                error: error.clone(),
             },
             ServiceCacheEvent::Suspended => ServiceCacheEvent::Suspended,
             ServiceCacheEvent::Reconnected => ServiceCacheEvent::Reconnected,
@@ -270,7 +271,7 @@ impl<P: DeserializeOwned> Shared<P> {
                     zkrs_client::log!(warn, path = %child.path, error = %e, "not a service instance: skipped");
                     events.push(ServiceCacheEvent::Skipped {
                         path: child.path.clone(),
-                        reason: e.to_string(),
+                        error: e,
                     });
                     None
                 }

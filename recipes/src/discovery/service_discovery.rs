@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use zkrs_client::__private::ErrorInternals;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

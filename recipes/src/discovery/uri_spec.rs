@@ -1,6 +1,7 @@
 //! [`UriSpec`]: Curator's URI template, `{scheme}://{address}:{port}`.
 
 use std::fmt::Write as _;
+use zkrs_client::__private::ErrorInternals;
 
 use serde::{Deserialize, Serialize};
 use zkrs_client::{Error, Result};

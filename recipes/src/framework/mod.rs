@@ -23,6 +23,6 @@ pub(crate) use protected::list_in_doubt;
 pub use protected::{create_protected, find_protected, ProtectedName, PROTECTED_PREFIX};
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;
-pub use wait::{recover, wait_or_recover, watch_or_state, Wake, Woke};
+pub(crate) use wait::{recover, wait_or_recover, watch_or_state, Wake, Woke};
 /// The fan-out of event streams every recipe tells its events through (from `zkrs-client`).
-pub use zkrs_client::Listeners;
+pub(crate) use zkrs_client::__private::Listeners;

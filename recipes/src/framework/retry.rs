@@ -157,6 +157,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn run_retries_only_retryable_errors() {
+        use zkrs_client::__private::ErrorInternals;
         let calls = AtomicU32::new(0);
         let p = RetryPolicy::NTimes {
             n: 3,

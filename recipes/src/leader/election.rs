@@ -30,13 +30,16 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zkrs_client::{
     Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventStream, EventType,
-    Listeners, OneshotWatch, Result, StateChange, StateChanges,
+    OneshotWatch, Result, StateChange, StateChanges,
 };
+
+use crate::framework::Listeners;
 
 use super::leadership::{backoff, leadership_by_inherent_methods, LeaderFlag, Leadership};
 use crate::framework::{

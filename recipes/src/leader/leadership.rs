@@ -4,9 +4,11 @@
 
 use std::future::Future;
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
+use crate::framework::Listeners;
 use tokio::sync::watch;
-use zkrs_client::{Current, Error, EventStream, Lagged, Listeners, Result};
+use zkrs_client::{Current, Error, EventStream, Lagged, Result};
 
 /// A leadership transition of one participant, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -15,6 +15,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use tokio::task::JoinHandle;
 use zkrs_client::{

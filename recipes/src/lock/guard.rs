@@ -1,5 +1,6 @@
 //! [`LockGuard`]: proof of holding a lock node; releasing it deletes the node for sure.
 
+use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Client, ErrorCode, Result};
 
 use crate::framework::{delete_until_gone, guaranteed_delete, ConnectionStatePolicy};

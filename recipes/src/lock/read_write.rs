@@ -2,6 +2,7 @@
 
 use std::ops::Deref;
 use std::time::{Duration, Instant};
+use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Client, Error, Result};
 

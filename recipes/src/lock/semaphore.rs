@@ -2,6 +2,7 @@
 //! [`Lease`]s.
 
 use std::time::{Duration, Instant};
+use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{
     Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Result, WatchedEvent,
@@ -348,7 +349,7 @@ impl InterProcessSemaphoreV2 {
             match read {
                 Ok((data, w)) => {
                     let count = decode_count(&data).ok_or_else(|| {
-                        Error::invalid(format!(
+                        Error::invalid_data(format!(
                             "{path}: a shared count is 4 bytes, found {}",
                             data.len()
                         ))

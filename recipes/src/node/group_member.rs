@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Bytes, Client, CreateMode, Error, EventStream, Result};
 

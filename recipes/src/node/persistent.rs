@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::{oneshot, watch};
 use zkrs_client::{
@@ -203,7 +204,7 @@ impl Inner {
     }
 
     fn unstarted_error(&self) -> Error {
-        Error::invalid(format!("{}: the persistent node is not started", self.path))
+        Error::not_started(format!("{}: the persistent node is not started", self.path))
     }
 }
 
@@ -405,7 +406,7 @@ impl PersistentNode {
         }
         let mut run = self.inner.run();
         if !matches!(*run, Run::Idle) {
-            return Err(Error::invalid(format!(
+            return Err(Error::already_started(format!(
                 "{}: the persistent node was already started",
                 self.inner.path
             )));

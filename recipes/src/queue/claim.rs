@@ -12,6 +12,7 @@
 //! so it learns when the item is freed without listing the queue again.
 
 use std::sync::Arc;
+use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::Notify;
 use zkrs_client::{Bytes, Client, CreateMode, CreateOptions, Error, ErrorCode, Watcher};

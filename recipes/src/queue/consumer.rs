@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Bytes, Error, Result};
 
@@ -159,7 +160,7 @@ impl QueueConsumer {
                         Message::new(spec, taken.name, taken.data, Vec::new(), Some(lock));
                     removed.complete().await?;
                 }
-                Err(Error::protocol(format!(
+                Err(Error::invalid_data(format!(
                     "not a queue item ({why}); removed, as Curator does"
                 ))
                 .with_path(path))

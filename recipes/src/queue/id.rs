@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Op, Result};
 

@@ -10,6 +10,7 @@
 //! `put("A")` is `00010001 01 00000001 41 02`. Decoding borrows: the items are slices of the
 //! node's data, no copy.
 
+use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Bytes, Error, Result};
 
 /// The framing version Curator writes and accepts.
@@ -64,7 +65,7 @@ where
 /// assert!(decode_items(&zkrs_client::Bytes::from_static(b"junk")).is_err());
 /// ```
 pub fn decode_items(data: &Bytes) -> Result<Vec<Bytes>> {
-    decode(data).map_err(|why| Error::protocol(format!("not a queue item ({why})")))
+    decode(data).map_err(|why| Error::invalid_data(format!("not a queue item ({why})")))
 }
 
 /// [`decode_items`], with the reason as text.

@@ -2,6 +2,7 @@
 //! ([`ErrorMode`]).
 
 use std::sync::Arc;
+use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Bytes, CreateMode, Error, ErrorCode, Op, Result};
 

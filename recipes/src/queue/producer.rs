@@ -1,6 +1,7 @@
 //! Putting an item: one sequential node, after waiting for room in a bounded queue.
 
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use tokio::time::Instant;
 use zkrs_client::{CreateMode, Error, ErrorCode, Result};

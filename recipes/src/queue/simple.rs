@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::Mutex;
-use zkrs_client::{Bytes, Client, Error, ErrorCode, Result};
+use zkrs_client::{Bytes, Client, Error, Result};
 
 use super::engine::{ConsumerStats, Engine, Wait};
 use super::naming::{Order, SIMPLE_ITEM_PREFIX};
@@ -170,8 +171,6 @@ impl SimpleDistributedQueue {
     }
 
     fn empty(&self) -> Error {
-        Error::server(ErrorCode::NoNode)
-            .with_detail("the queue is empty")
-            .with_path(&self.spec.path)
+        Error::empty("the queue is empty").with_path(&self.spec.path)
     }
 }

@@ -1,6 +1,7 @@
 //! What a queue is (its node, kind, lock path, settings), shared by its handles and
 //! consumers, and the nodes it makes for itself.
 
+use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::naming::{requeue_prefix, Order};

@@ -22,6 +22,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Client, CreateMode, Result};
 use zkrs_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LockGuard};

@@ -160,9 +160,7 @@ fn instance(r: &ServiceRegistration) -> Result<ServiceInstance<Payload>, Failure
         match UriSpec::parse(template) {
             Ok(spec) => builder = builder.uri_spec(spec),
             Err(e) => {
-                let why = e.to_string();
-                let why = why.strip_prefix("BadArguments: ").unwrap_or(&why);
-                return Err(Failure::Usage(format!("--uri-spec: {why}")));
+                return Err(Failure::Usage(format!("--uri-spec: {}", without_code(&e))));
             }
         }
     }
@@ -318,9 +316,7 @@ async fn list_service(client: &Client, base: &str, name: &str) -> Result<(), Fai
             Ok((json, _)) => match discovery::from_json::<Value>(&json) {
                 Ok(instance) => say(instance_line(&instance, &json))?,
                 Err(e) => {
-                    let why = e.to_string();
-                    let why = why.strip_prefix("BadArguments: ").unwrap_or(&why);
-                    eprintln!("zkctl: {node}: skipped: {why}");
+                    eprintln!("zkctl: {node}: skipped: {}", without_code(&e));
                 }
             },
             // Unregistered between the listing and the read.
@@ -396,6 +392,14 @@ fn print_queued(events: &mut EventStream<ServiceCacheEvent<Value>>) -> Result<()
     Ok(())
 }
 
+/// An error's message without its leading ZooKeeper code (`MarshallingError: `): for a line
+/// that says what was wrong with a node, where the code adds nothing.
+fn without_code(e: &zkrs_client::Error) -> String {
+    let text = e.to_string();
+    let code = format!("{}: ", e.code());
+    text.strip_prefix(&code).unwrap_or(&text).to_string()
+}
+
 /// One event as a line (`added api 1 10.0.0.5:8080`); `None` for kinds this version does not
 /// know.
 fn event_line(event: &ServiceCacheEvent<Value>) -> Option<String> {
@@ -403,9 +407,8 @@ fn event_line(event: &ServiceCacheEvent<Value>) -> Option<String> {
         ServiceCacheEvent::Added(i) => format!("added {}", identity(i)),
         ServiceCacheEvent::Updated { new, .. } => format!("updated {}", identity(new)),
         ServiceCacheEvent::Removed(i) => format!("removed {}", identity(i)),
-        ServiceCacheEvent::Skipped { path, reason } => {
-            let reason = reason.strip_prefix("BadArguments: ").unwrap_or(reason);
-            format!("skipped {path} {reason}")
+        ServiceCacheEvent::Skipped { path, error } => {
+            format!("skipped {path} {}", without_code(error))
         }
         ServiceCacheEvent::Suspended => "suspended".to_string(),
         ServiceCacheEvent::Reconnected => "reconnected".to_string(),
@@ -528,7 +531,7 @@ mod tests {
         assert_eq!(event_line(&added).unwrap(), "added api i-1 10.0.0.5:8080");
         let skipped = ServiceCacheEvent::<Value>::Skipped {
             path: "/s/api/x".into(),
-            reason: "BadArguments: not a service instance: EOF".into(),
+            error: discovery::from_json::<Value>(b"").unwrap_err(),
         };
         assert_eq!(
             event_line(&skipped).unwrap(),
