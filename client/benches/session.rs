@@ -20,7 +20,7 @@
 //!   (100000);
 //! - `--rt current|multi`: a current-thread runtime (default: one thread runs the caller
 //!   tasks, the client's driver task and the raw sender) or a 2-worker one;
-//! - `--only raw|fanout|ours`: measure one sender only (for profiling it).
+//! - `--only raw|fanout|ours|unbounded`: measure one sender only (for profiling it).
 //!
 //! What is measured, in one process, alternating `raw, ours, raw, ours, ...`:
 //!
@@ -35,6 +35,9 @@
 //!     request with a oneshot reply slot: the least any client does to serve many tasks on
 //!     one connection (ours against it is the client's own cost; it against raw is the
 //!     cost of the fan-out on the runtime);
+//! - unbounded: ours again, on a client built with `max_in_flight(usize::MAX)` (no bound on
+//!   requests in flight, as before backpressure): `bound_throughput_ratio` and
+//!   `bound_cpu_ratio` (ours / unbounded) are the bound's cost;
 //! - sequential getData latency (p50/p99 of `--seq-ops` round trips), same two senders;
 //! - client CPU time per operation: this process's threads' CPU time (from
 //!   `/proc/self/task/*/schedstat`, nanoseconds; `/proc/self/stat` if missing). The server is
@@ -124,8 +127,8 @@ impl Args {
                 "--only" => {
                     let side = value("--only");
                     assert!(
-                        ["raw", "fanout", "ours"].contains(&side.as_str()),
-                        "--only raw|fanout|ours"
+                        ["raw", "fanout", "ours", "unbounded"].contains(&side.as_str()),
+                        "--only raw|fanout|ours|unbounded"
                     );
                     args.only = Some(side);
                 }
@@ -479,6 +482,7 @@ struct Best {
     raw_p: Vec<Pipelined>,
     fanout_p: Vec<Pipelined>,
     ours_p: Vec<Pipelined>,
+    unbounded_p: Vec<Pipelined>,
     raw_s: Vec<Sequential>,
     ours_s: Vec<Sequential>,
 }
@@ -506,6 +510,11 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 
 async fn run(args: Args, connect: String, addr: SocketAddr) {
     let client = Client::connect(&connect).await.expect("connect");
+    let unbounded = Client::builder(&connect)
+        .max_in_flight(usize::MAX)
+        .connect()
+        .await
+        .expect("connect");
     let value = vec![b'v'; args.value];
     match client.create(PATH, &value, CreateMode::Persistent).await {
         Ok(_) => {}
@@ -536,6 +545,10 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
         let client = client.clone();
         in_task(async move { ours_pipelined(&client, ops, in_flight, value).await })
     };
+    let unbounded_p = |ops| {
+        let client = unbounded.clone();
+        in_task(async move { ours_pipelined(&client, ops, in_flight, value).await })
+    };
     let ours_s = |ops| {
         let client = client.clone();
         in_task(async move { ours_sequential(&client, ops, value).await })
@@ -544,6 +557,7 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
     let do_raw = args.only.is_none() || args.only.as_deref() == Some("raw");
     let do_fanout = args.only.is_none() || args.only.as_deref() == Some("fanout");
     let do_ours = args.only.is_none() || args.only.as_deref() == Some("ours");
+    let do_unbounded = args.only.is_none() || args.only.as_deref() == Some("unbounded");
 
     if args.warmup > 0 {
         eprintln!("warm-up: {} pipelined getData each", args.warmup);
@@ -557,6 +571,9 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
         if do_ours {
             ours_p(args.warmup).await;
             ours_s(args.seq_ops / 4).await;
+        }
+        if do_unbounded {
+            unbounded_p(args.warmup).await;
         }
     }
 
@@ -578,13 +595,25 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
             );
             best.fanout_p.push(f);
         }
-        if do_ours {
-            let o = ours_p(args.ops).await;
-            eprintln!(
-                "round {round} ours pipelined {:>9.0} ops/s {:>6.2} us/op cpu",
-                o.ops_per_s, o.cpu_us_per_op
-            );
-            best.ours_p.push(o);
+        // Ours and unbounded differ only by the bound: they swap places each round, so
+        // neither always runs on the warmer server.
+        for bounded in [round % 2 == 1, round % 2 == 0] {
+            if bounded && do_ours {
+                let o = ours_p(args.ops).await;
+                eprintln!(
+                    "round {round} ours pipelined {:>9.0} ops/s {:>6.2} us/op cpu",
+                    o.ops_per_s, o.cpu_us_per_op
+                );
+                best.ours_p.push(o);
+            }
+            if !bounded && do_unbounded {
+                let u = unbounded_p(args.ops).await;
+                eprintln!(
+                    "round {round} unbounded pipelined {:>4.0} ops/s {:>6.2} us/op cpu",
+                    u.ops_per_s, u.cpu_us_per_op
+                );
+                best.unbounded_p.push(u);
+            }
         }
         if do_raw {
             let r = raw_s(args.seq_ops).await;
@@ -604,6 +633,7 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
         }
     }
     client.close().await.expect("close");
+    unbounded.close().await.expect("close");
 
     let raw_tput = max(best.raw_p.iter().map(|r| r.ops_per_s));
     let ours_tput = max(best.ours_p.iter().map(|r| r.ops_per_s));
@@ -611,6 +641,8 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
     let ours_cpu = min(best.ours_p.iter().map(|r| r.cpu_us_per_op));
     let fanout_cpu = min(best.fanout_p.iter().map(|r| r.cpu_us_per_op));
     let fanout_tput = max(best.fanout_p.iter().map(|r| r.ops_per_s));
+    let unbounded_tput = max(best.unbounded_p.iter().map(|r| r.ops_per_s));
+    let unbounded_cpu = min(best.unbounded_p.iter().map(|r| r.cpu_us_per_op));
     let raw_seq_cpu = min(best.raw_s.iter().map(|r| r.cpu_us_per_op));
     let ours_seq_cpu = min(best.ours_s.iter().map(|r| r.cpu_us_per_op));
     let figures: Vec<(&str, f64, &str)> = vec![
@@ -661,6 +693,22 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
             "ours_sequential_p99",
             min(best.ours_s.iter().map(|r| r.p99_us)),
             "us",
+        ),
+        ("unbounded_pipelined_throughput", unbounded_tput, "ops/s"),
+        ("unbounded_pipelined_cpu_per_op", unbounded_cpu, "us/op"),
+        ("bound_throughput_ratio", ours_tput / unbounded_tput, "x"),
+        ("bound_cpu_ratio", ours_cpu / unbounded_cpu, "x"),
+        (
+            "bound_throughput_ratio_median",
+            median(best.ours_p.iter().map(|r| r.ops_per_s))
+                / median(best.unbounded_p.iter().map(|r| r.ops_per_s)),
+            "x",
+        ),
+        (
+            "bound_cpu_ratio_median",
+            median(best.ours_p.iter().map(|r| r.cpu_us_per_op))
+                / median(best.unbounded_p.iter().map(|r| r.cpu_us_per_op)),
+            "x",
         ),
         ("raw_sequential_cpu_per_op", raw_seq_cpu, "us/op"),
         ("ours_sequential_cpu_per_op", ours_seq_cpu, "us/op"),

@@ -45,6 +45,7 @@ pub struct ClientBuilder {
     pub(crate) resume: Option<SessionToResume>,
     pub(crate) host_provider: Option<crate::host_provider::SharedProvider>,
     pub(crate) follow_ensemble: bool,
+    pub(crate) max_in_flight: usize,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
 }
@@ -63,9 +64,34 @@ impl ClientBuilder {
             resume: None,
             host_provider: None,
             follow_ensemble: false,
+            max_in_flight: crate::in_flight::DEFAULT_MAX_IN_FLIGHT,
             #[cfg(feature = "tls")]
             tls: None,
         }
+    }
+
+    /// At most `max` requests in flight (sent, or queued to be sent, and not yet answered);
+    /// past it, a request waits for an answer to free a place before it is handed to the
+    /// connection. The wait is asynchronous and cancel-safe: a request dropped while it
+    /// waits was never sent. A request keeps its place until its answer arrives even if its
+    /// caller stopped waiting, so a flood of abandoned requests cannot grow memory either.
+    ///
+    /// Default [`DEFAULT_MAX_IN_FLIGHT`](crate::DEFAULT_MAX_IN_FLIGHT) (1,024), which costs
+    /// nothing measurable at 256 in flight (README, "Backpressure"). `usize::MAX` removes
+    /// the bound (memory then grows with what callers send faster than the server
+    /// answers); 0 is taken as 1.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> zkrs_client::Result<()> {
+    /// let client = zkrs_client::Client::builder("127.0.0.1:2181")
+    ///     .max_in_flight(4096)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn max_in_flight(mut self, max: usize) -> ClientBuilder {
+        self.max_in_flight = max;
+        self
     }
 
     /// Authenticates every connection with SASL before the session is used (the Java

@@ -11,24 +11,25 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use zkrs_codec::{
-    encode_header_only, encode_request, Acl, AddWatchMode, AddWatchRequest, Create2Response,
-    CreateMode, CreateRequest, CreateResponse, CreateTtlRequest, Decode, DeleteRequest, Encode,
-    ErrorCode, GetAclResponse, GetAllChildrenNumberResponse, GetDataResponse,
-    GetEphemeralsResponse, List, MultiList, MultiOp, MultiRequest, MultiResponse, OpCode,
-    PathRecord, PathWatchRequest, SetAclRequest, SetDataRequest, Stat, StatResponse, WatcherType,
-    WatchesRequest, WhoAmIResponse,
+    encode_header_only, Acl, AddWatchMode, AddWatchRequest, Create2Response, CreateMode,
+    CreateRequest, CreateResponse, CreateTtlRequest, Decode, DeleteRequest, ErrorCode,
+    GetAclResponse, GetAllChildrenNumberResponse, GetDataResponse, GetEphemeralsResponse, List,
+    MultiList, MultiOp, MultiRequest, MultiResponse, OpCode, PathRecord, PathWatchRequest,
+    SetAclRequest, SetDataRequest, Stat, StatResponse, WatcherType, WatchesRequest, WhoAmIResponse,
 };
 
 use crate::acl::AclEntry;
 use crate::builder::ClientBuilder;
 use crate::children::Children;
+use crate::create_options::CreateOptions;
 use crate::error::{Error, Result};
+use crate::in_flight::InFlight;
 use crate::multi::{Op, OpResult};
 use crate::path::{validate_path, Chroot};
-use crate::protocol::{Command, Shared, WatchSink};
-use crate::session::{ConnectionState, Reply, Request, WatchKind, WatchOp};
+use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
+use crate::session::{ConnectionState, Reply, WatchKind, WatchOp};
 use crate::state_changes::StateChanges;
 use crate::watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 
@@ -58,61 +59,8 @@ pub(crate) struct Inner {
     pub(crate) max_frame_len: usize,
     pub(crate) next_watcher: AtomicU64,
     pub(crate) shared: Arc<Mutex<Shared>>,
-}
-
-/// How to create a node: mode, ACL, TTL, and whether to return its Stat.
-#[derive(Debug, Clone, Copy)]
-#[must_use = "options do nothing until passed to `create_with`"]
-#[non_exhaustive]
-pub struct CreateOptions<'a> {
-    /// The mode.
-    pub mode: CreateMode,
-    /// The ACL (default: open to all).
-    pub acl: &'a [Acl<'a>],
-    /// Time to live, for the TTL modes (needs `zookeeper.extendedTypesEnabled=true` on the
-    /// server).
-    pub ttl: Option<Duration>,
-    /// Whether to return the new node's Stat (the create2 form).
-    pub with_stat: bool,
-}
-
-impl CreateOptions<'static> {
-    /// Options with the open ACL, no TTL, no Stat.
-    pub fn new(mode: CreateMode) -> CreateOptions<'static> {
-        CreateOptions {
-            mode,
-            acl: Acl::OPEN_ACL_UNSAFE,
-            ttl: None,
-            with_stat: false,
-        }
-    }
-}
-
-impl<'a> CreateOptions<'a> {
-    /// With this ACL.
-    pub fn acl<'b>(self, acl: &'b [Acl<'b>]) -> CreateOptions<'b>
-    where
-        'a: 'b,
-    {
-        CreateOptions {
-            mode: self.mode,
-            acl,
-            ttl: self.ttl,
-            with_stat: self.with_stat,
-        }
-    }
-
-    /// With a TTL (TTL modes only).
-    pub fn ttl(mut self, ttl: Duration) -> CreateOptions<'a> {
-        self.ttl = Some(ttl);
-        self
-    }
-
-    /// Returning the Stat.
-    pub fn with_stat(mut self) -> CreateOptions<'a> {
-        self.with_stat = true;
-        self
-    }
+    /// The bound on requests in flight.
+    pub(crate) in_flight: InFlight,
 }
 
 impl Client {
@@ -158,151 +106,18 @@ impl Client {
         &self.inner.chroot
     }
 
+    /// Requests in flight now: handed to the connection (or queued for it while
+    /// disconnected) and not yet answered, at most
+    /// [`ClientBuilder::max_in_flight`]. `None` when that bound was removed (`usize::MAX`):
+    /// requests are not counted then.
+    pub fn in_flight(&self) -> Option<usize> {
+        self.inner.in_flight.count()
+    }
+
     /// Every state transition from now on, in order (none is ever dropped).
     pub fn state_changes(&self) -> StateChanges {
         let shared = self.shared();
         StateChanges::new(shared.current, shared.subscribers.subscribe())
-    }
-
-    // ----- Plumbing -----
-
-    /// Encodes a request frame (xid 0), refusing one over the packet limit.
-    pub(crate) fn frame<R: Encode + ?Sized>(
-        &self,
-        op: OpCode,
-        record: &R,
-        size_hint: usize,
-    ) -> Result<BytesMut> {
-        let mut frame = BytesMut::with_capacity(size_hint + 32);
-        encode_request(&mut frame, 0, op, record);
-        let len = frame.len() - 4;
-        if len > self.inner.max_frame_len {
-            return Err(Error::invalid(format!(
-                "request of {len} bytes exceeds the packet limit of {} bytes (jute.maxbuffer)",
-                self.inner.max_frame_len
-            )));
-        }
-        Ok(frame)
-    }
-
-    fn server_path(&self, path: &str) -> String {
-        self.inner.chroot.to_server(path).into_owned()
-    }
-
-    fn client_path(&self, server_path: &str) -> String {
-        self.inner.chroot.to_client(server_path).to_string()
-    }
-
-    pub(crate) fn send(&self, command: Command) -> Result<()> {
-        self.inner
-            .commands
-            .send(command)
-            .map_err(|_| Error::closed())
-    }
-
-    pub(crate) async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Command::Request {
-            request: Request {
-                frame,
-                op,
-                token: tx,
-                watch: None,
-            },
-            sink: None,
-        })?;
-        rx.await.map_err(|_| Error::closed())?
-    }
-
-    /// Sends a request that leaves a one-shot watch if it succeeds.
-    async fn call_watched(
-        &self,
-        op: OpCode,
-        frame: BytesMut,
-        kind: WatchKind,
-        path: &str,
-    ) -> (Result<Reply>, OneshotWatch) {
-        self.call_watched_at(op, frame, kind, self.server_path(path))
-            .await
-    }
-
-    /// [`Client::call_watched`] on a server path (one the chroot never applies to, too).
-    pub(crate) async fn call_watched_at(
-        &self,
-        op: OpCode,
-        frame: BytesMut,
-        kind: WatchKind,
-        at: String,
-    ) -> (Result<Reply>, OneshotWatch) {
-        let (tx, watch_rx) = oneshot::channel();
-        let result = self
-            .call_with_sink(op, frame, kind, at, |p| WatchSink::Once {
-                tx,
-                kind,
-                path: p.to_string(),
-            })
-            .await;
-        (result, OneshotWatch::new(watch_rx))
-    }
-
-    /// Sends a request that leaves a one-shot watch firing into `watcher`'s stream.
-    async fn call_into(
-        &self,
-        op: OpCode,
-        frame: BytesMut,
-        kind: WatchKind,
-        path: &str,
-        watcher: &Watcher,
-    ) -> Result<Reply> {
-        let at = self.server_path(path);
-        self.call_with_sink(op, frame, kind, at, |p| WatchSink::Group {
-            group: watcher.group,
-            tx: watcher.tx.clone(),
-            kind,
-            path: p.to_string(),
-        })
-        .await
-    }
-
-    async fn call_with_sink(
-        &self,
-        op: OpCode,
-        frame: BytesMut,
-        kind: WatchKind,
-        server_path: String,
-        sink: impl FnOnce(&str) -> WatchSink,
-    ) -> Result<Reply> {
-        let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
-        let sink = sink(&server_path);
-        let (tx, rx) = oneshot::channel::<Result<Reply>>();
-        self.send(Command::Request {
-            request: Request {
-                frame,
-                op,
-                token: tx,
-                watch: Some(WatchOp::Register {
-                    kind,
-                    path: server_path,
-                    watcher: id,
-                }),
-            },
-            sink: Some((id, sink)),
-        })?;
-        rx.await.unwrap_or_else(|_| Err(Error::closed()))
-    }
-
-    fn path_watch(&self, op: OpCode, path: &str, watch: bool) -> Result<BytesMut> {
-        validate_path(path, false)?;
-        self.inner.chroot.with_server_path(path, |p| {
-            self.frame(op, &PathWatchRequest { path: p, watch }, p.len())
-        })
-    }
-
-    fn path_only(&self, op: OpCode, path: &str) -> Result<BytesMut> {
-        validate_path(path, false)?;
-        self.inner
-            .chroot
-            .with_server_path(path, |p| self.frame(op, &PathRecord { path: p }, p.len()))
     }
 
     // ----- Operations -----
@@ -652,7 +467,7 @@ impl Client {
 
     /// Adds an identity to the session (also re-sent after every reconnect).
     pub async fn add_auth(&self, scheme: &str, credentials: &[u8]) -> Result<()> {
-        let (tx, rx) = oneshot::channel();
+        let (tx, rx) = ReplyTx::new(None);
         self.send(Command::AddAuth {
             scheme: scheme.to_string(),
             auth: credentials.to_vec(),
@@ -689,7 +504,6 @@ impl Client {
         })?;
         let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
         let (events_tx, events_rx) = crate::event_stream::event_stream(capacity);
-        let (tx, rx) = oneshot::channel();
         let kind = match mode {
             AddWatchMode::Persistent => WatchKind::Persistent,
             AddWatchMode::PersistentRecursive => WatchKind::PersistentRecursive,
@@ -699,21 +513,14 @@ impl Client {
                 )))
             }
         };
-        self.send(Command::Request {
-            request: Request {
-                frame,
-                op: OpCode::AddWatch,
-                token: tx,
-                watch: Some(WatchOp::Register {
-                    kind,
-                    path: self.server_path(path),
-                    watcher: id,
-                }),
-            },
-            sink: Some((id, WatchSink::Stream(events_tx))),
-        })?;
-        rx.await
-            .map_err(|_| Error::closed())?
+        let watch = WatchOp::Register {
+            kind,
+            path: self.server_path(path),
+            watcher: id,
+        };
+        let sink = (id, WatchSink::Stream(events_tx));
+        self.submit(OpCode::AddWatch, frame, Some(watch), Some(sink))
+            .await
             .map_err(|e| e.with_path(path))?;
         Ok(PersistentWatch::new(
             id,
@@ -736,21 +543,12 @@ impl Client {
                 p.len(),
             )
         })?;
-        let (tx, rx) = oneshot::channel();
-        self.send(Command::Request {
-            request: Request {
-                frame,
-                op: OpCode::RemoveWatches,
-                token: tx,
-                watch: Some(WatchOp::Remove {
-                    path: self.server_path(path),
-                    watcher_type,
-                }),
-            },
-            sink: None,
-        })?;
-        rx.await
-            .map_err(|_| Error::closed())?
+        let watch = WatchOp::Remove {
+            path: self.server_path(path),
+            watcher_type,
+        };
+        self.submit(OpCode::RemoveWatches, frame, Some(watch), None)
+            .await
             .map(drop)
             .map_err(|e| e.with_path(path))
     }
@@ -904,7 +702,7 @@ impl Client {
     /// Closes the session (its ephemeral nodes are deleted now) and waits for the server to
     /// confirm. Every clone of this handle is closed too.
     pub async fn close(&self) -> Result<()> {
-        let (tx, rx) = oneshot::channel::<Result<Reply>>();
+        let (tx, rx) = ReplyTx::new(None);
         if self.send(Command::Close(Some(tx))).is_err() {
             return Ok(()); // Already gone.
         }

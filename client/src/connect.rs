@@ -87,6 +87,7 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
         max_frame_len: settings.max_frame_len,
         next_watcher: AtomicU64::new(1),
         shared: shared.clone(),
+        in_flight: crate::in_flight::InFlight::new(settings.max_in_flight),
     });
     if settings.follow_ensemble {
         crate::ensemble_tracker::spawn(&client);

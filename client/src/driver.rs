@@ -503,7 +503,7 @@ impl Driver {
                 }
                 Event::Reply { token, result } => {
                     // The caller may have stopped waiting (dropped its future): fine.
-                    let _ = token.send(result);
+                    token.send(result);
                 }
                 Event::Watch { watcher, event } => {
                     let event = WatchedEvent {

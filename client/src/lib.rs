@@ -31,10 +31,12 @@
 pub mod __private;
 mod acl;
 mod builder;
+mod calls;
 mod children;
 mod client;
 mod connect;
 mod connect_string;
+mod create_options;
 mod current;
 mod driver;
 mod ensemble_config;
@@ -42,6 +44,7 @@ mod ensemble_tracker;
 mod event_stream;
 mod host_list;
 mod host_provider;
+mod in_flight;
 mod listeners;
 mod log;
 mod multi;
@@ -62,13 +65,15 @@ pub use acl::AclEntry;
 pub use builder::ClientBuilder;
 pub use bytes::Bytes;
 pub use children::Children;
-pub use client::{Client, CreateOptions};
+pub use client::Client;
 pub use connect_string::{ConnectString, DEFAULT_PORT};
+pub use create_options::CreateOptions;
 pub use current::Current;
 pub use ensemble_config::{
     ClientAddress, ConfigParseError, EnsembleConfig, EnsembleMember, MemberRole, PeerAddress,
 };
 pub use host_provider::{HostProvider, HostsFuture};
+pub use in_flight::DEFAULT_MAX_IN_FLIGHT;
 /// The sans-I/O session core this client drives (its own crate, `zkrs-session`).
 use zkrs_session as session;
 pub use zkrs_session::{Error, ErrorCode, ErrorKind, Result};

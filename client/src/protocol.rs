@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 
 use crate::error::Error;
 use crate::event_stream::EventSender;
@@ -14,8 +14,35 @@ use crate::watched_event::{PersistentWatchItem, WatchedEvent};
 /// Identifies one [`crate::Watcher`] (and every registration made through it) to the driver.
 pub(crate) type WatcherGroup = u64;
 
-/// Where a request's answer goes.
-pub(crate) type ReplyTx = oneshot::Sender<Result<Reply, Error>>;
+/// Where a request's answer goes, with the in-flight permit it holds until then (see
+/// `InFlight`): dropped with the slot, when the answer is delivered or the request fails.
+#[derive(Debug)]
+pub(crate) struct ReplyTx {
+    tx: oneshot::Sender<Result<Reply, Error>>,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+impl ReplyTx {
+    /// A slot and the receiver of its answer. `permit`: the in-flight permit it holds
+    /// (`None` for what is not bounded: closing, adding an identity, no bound set).
+    pub(crate) fn new(
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> (ReplyTx, oneshot::Receiver<Result<Reply, Error>>) {
+        let (tx, rx) = oneshot::channel();
+        (
+            ReplyTx {
+                tx,
+                _permit: permit,
+            },
+            rx,
+        )
+    }
+
+    /// Delivers the answer (nobody may be waiting any more) and frees the permit.
+    pub(crate) fn send(self, result: Result<Reply, Error>) {
+        let _ = self.tx.send(result);
+    }
+}
 
 /// Where a watcher's events go.
 pub(crate) enum WatchSink {

@@ -1,0 +1,162 @@
+//! How a request travels: encoded in the caller's task (refused there if over the packet
+//! limit), given a place in flight (see `in_flight.rs`) and a reply slot, handed to the
+//! driver, answered; and the watch it may leave, registered with where its event goes.
+
+use std::sync::atomic::Ordering;
+
+use bytes::BytesMut;
+use tokio::sync::oneshot;
+use zkrs_codec::{encode_request, Encode, OpCode, PathRecord, PathWatchRequest};
+
+use crate::client::Client;
+use crate::error::{Error, ErrorInternals, Result};
+use crate::path::validate_path;
+use crate::protocol::{Command, WatchSink};
+use crate::session::{Reply, Request, WatchKind, WatchOp, WatcherId};
+use crate::watch::{OneshotWatch, Watcher};
+
+impl Client {
+    /// Encodes a request frame (xid 0), refusing one over the packet limit.
+    pub(crate) fn frame<R: Encode + ?Sized>(
+        &self,
+        op: OpCode,
+        record: &R,
+        size_hint: usize,
+    ) -> Result<BytesMut> {
+        let mut frame = BytesMut::with_capacity(size_hint + 32);
+        encode_request(&mut frame, 0, op, record);
+        let len = frame.len() - 4;
+        if len > self.inner.max_frame_len {
+            return Err(Error::invalid(format!(
+                "request of {len} bytes exceeds the packet limit of {} bytes (jute.maxbuffer)",
+                self.inner.max_frame_len
+            )));
+        }
+        Ok(frame)
+    }
+
+    pub(crate) fn server_path(&self, path: &str) -> String {
+        self.inner.chroot.to_server(path).into_owned()
+    }
+
+    pub(crate) fn client_path(&self, server_path: &str) -> String {
+        self.inner.chroot.to_client(server_path).to_string()
+    }
+
+    pub(crate) fn send(&self, command: Command) -> Result<()> {
+        self.inner
+            .commands
+            .send(command)
+            .map_err(|_| Error::closed())
+    }
+
+    /// Hands a request to the driver once a place in flight is free, and waits for its
+    /// answer. Cancel-safe: dropped while waiting for a place, nothing was sent.
+    pub(crate) async fn submit(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        watch: Option<WatchOp>,
+        sink: Option<(WatcherId, WatchSink)>,
+    ) -> Result<Reply> {
+        let (token, rx) = self.inner.in_flight.slot().await?;
+        self.send(Command::Request {
+            request: Request {
+                frame,
+                op,
+                token,
+                watch,
+            },
+            sink,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(Error::closed()))
+    }
+
+    pub(crate) async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {
+        self.submit(op, frame, None, None).await
+    }
+
+    /// Sends a request that leaves a one-shot watch if it succeeds.
+    pub(crate) async fn call_watched(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        path: &str,
+    ) -> (Result<Reply>, OneshotWatch) {
+        self.call_watched_at(op, frame, kind, self.server_path(path))
+            .await
+    }
+
+    /// [`Client::call_watched`] on a server path (one the chroot never applies to, too).
+    pub(crate) async fn call_watched_at(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        at: String,
+    ) -> (Result<Reply>, OneshotWatch) {
+        let (tx, watch_rx) = oneshot::channel();
+        let result = self
+            .call_with_sink(op, frame, kind, at, |p| WatchSink::Once {
+                tx,
+                kind,
+                path: p.to_string(),
+            })
+            .await;
+        (result, OneshotWatch::new(watch_rx))
+    }
+
+    /// Sends a request that leaves a one-shot watch firing into `watcher`'s stream.
+    pub(crate) async fn call_into(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        path: &str,
+        watcher: &Watcher,
+    ) -> Result<Reply> {
+        let at = self.server_path(path);
+        self.call_with_sink(op, frame, kind, at, |p| WatchSink::Group {
+            group: watcher.group,
+            tx: watcher.tx.clone(),
+            kind,
+            path: p.to_string(),
+        })
+        .await
+    }
+
+    pub(crate) async fn call_with_sink(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        kind: WatchKind,
+        server_path: String,
+        sink: impl FnOnce(&str) -> WatchSink,
+    ) -> Result<Reply> {
+        let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
+        let sink = sink(&server_path);
+        let watch = WatchOp::Register {
+            kind,
+            path: server_path,
+            watcher: id,
+        };
+        self.submit(op, frame, Some(watch), Some((id, sink))).await
+    }
+
+    /// A request that is a path and a watch flag (exists, getData, getChildren).
+    pub(crate) fn path_watch(&self, op: OpCode, path: &str, watch: bool) -> Result<BytesMut> {
+        validate_path(path, false)?;
+        self.inner.chroot.with_server_path(path, |p| {
+            self.frame(op, &PathWatchRequest { path: p, watch }, p.len())
+        })
+    }
+
+    /// A request that is a path alone.
+    pub(crate) fn path_only(&self, op: OpCode, path: &str) -> Result<BytesMut> {
+        validate_path(path, false)?;
+        self.inner
+            .chroot
+            .with_server_path(path, |p| self.frame(op, &PathRecord { path: p }, p.len()))
+    }
+}

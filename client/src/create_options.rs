@@ -1,0 +1,60 @@
+//! [`CreateOptions`]: how `create_with` makes a node.
+
+use std::time::Duration;
+
+use zkrs_codec::{Acl, CreateMode};
+
+/// How to create a node: mode, ACL, TTL, and whether to return its Stat.
+#[derive(Debug, Clone, Copy)]
+#[must_use = "options do nothing until passed to `create_with`"]
+#[non_exhaustive]
+pub struct CreateOptions<'a> {
+    /// The mode.
+    pub mode: CreateMode,
+    /// The ACL (default: open to all).
+    pub acl: &'a [Acl<'a>],
+    /// Time to live, for the TTL modes (needs `zookeeper.extendedTypesEnabled=true` on the
+    /// server).
+    pub ttl: Option<Duration>,
+    /// Whether to return the new node's Stat (the create2 form).
+    pub with_stat: bool,
+}
+
+impl CreateOptions<'static> {
+    /// Options with the open ACL, no TTL, no Stat.
+    pub fn new(mode: CreateMode) -> CreateOptions<'static> {
+        CreateOptions {
+            mode,
+            acl: Acl::OPEN_ACL_UNSAFE,
+            ttl: None,
+            with_stat: false,
+        }
+    }
+}
+
+impl<'a> CreateOptions<'a> {
+    /// With this ACL.
+    pub fn acl<'b>(self, acl: &'b [Acl<'b>]) -> CreateOptions<'b>
+    where
+        'a: 'b,
+    {
+        CreateOptions {
+            mode: self.mode,
+            acl,
+            ttl: self.ttl,
+            with_stat: self.with_stat,
+        }
+    }
+
+    /// With a TTL (TTL modes only).
+    pub fn ttl(mut self, ttl: Duration) -> CreateOptions<'a> {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Returning the Stat.
+    pub fn with_stat(mut self) -> CreateOptions<'a> {
+        self.with_stat = true;
+        self
+    }
+}
