@@ -4,21 +4,9 @@ use crate::error::ErrorInternals;
 use std::time::Duration;
 
 use crate::client::Client;
+use crate::connect::{SessionToResume, Settings};
 use crate::error::{Error, Result};
 use crate::session::ConnectionState;
-
-/// A session to reattach to. Its `Debug` leaves the password out: builders get logged.
-#[derive(Clone)]
-pub(crate) struct SessionToResume {
-    pub(crate) id: i64,
-    pub(crate) password: Vec<u8>,
-}
-
-impl std::fmt::Debug for SessionToResume {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "session {:#x} (password hidden)", self.id)
-    }
-}
 
 /// Settings for a [`Client`]; [`ClientBuilder::connect`] starts it.
 ///
@@ -35,38 +23,28 @@ impl std::fmt::Debug for SessionToResume {
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `connect`"]
 pub struct ClientBuilder {
-    pub(crate) connect_string: String,
-    pub(crate) session_timeout: Duration,
-    pub(crate) connect_timeout: Option<Duration>,
-    pub(crate) can_be_read_only: bool,
-    pub(crate) auth: Vec<(String, Vec<u8>)>,
-    pub(crate) max_frame_len: usize,
-    pub(crate) sasl: Option<crate::sasl::SaslMechanism>,
-    pub(crate) resume: Option<SessionToResume>,
-    pub(crate) host_provider: Option<crate::host_provider::SharedProvider>,
-    pub(crate) follow_ensemble: bool,
-    pub(crate) max_in_flight: usize,
-    #[cfg(feature = "tls")]
-    pub(crate) tls: Option<crate::tls::TlsOptions>,
+    pub(crate) settings: Settings,
 }
 
 impl ClientBuilder {
     /// A builder for `connect_string` (`host:port,host:port/chroot`).
     pub fn new(connect_string: impl Into<String>) -> ClientBuilder {
         ClientBuilder {
-            connect_string: connect_string.into(),
-            session_timeout: Duration::from_secs(10),
-            connect_timeout: None,
-            can_be_read_only: false,
-            auth: Vec::new(),
-            max_frame_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN,
-            sasl: None,
-            resume: None,
-            host_provider: None,
-            follow_ensemble: false,
-            max_in_flight: crate::in_flight::DEFAULT_MAX_IN_FLIGHT,
-            #[cfg(feature = "tls")]
-            tls: None,
+            settings: Settings {
+                connect_string: connect_string.into(),
+                session_timeout: Duration::from_secs(10),
+                connect_timeout: None,
+                can_be_read_only: false,
+                auth: Vec::new(),
+                max_frame_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN,
+                sasl: None,
+                resume: None,
+                host_provider: None,
+                follow_ensemble: false,
+                max_in_flight: crate::in_flight::DEFAULT_MAX_IN_FLIGHT,
+                #[cfg(feature = "tls")]
+                tls: None,
+            },
         }
     }
 
@@ -90,7 +68,7 @@ impl ClientBuilder {
     /// # Ok(()) }
     /// ```
     pub fn max_in_flight(mut self, max: usize) -> ClientBuilder {
-        self.max_in_flight = max;
+        self.settings.max_in_flight = max;
         self
     }
 
@@ -112,7 +90,7 @@ impl ClientBuilder {
     /// # Ok(()) }
     /// ```
     pub fn sasl(mut self, mechanism: crate::sasl::SaslMechanism) -> ClientBuilder {
-        self.sasl = Some(mechanism);
+        self.settings.sasl = Some(mechanism);
         self
     }
 
@@ -123,7 +101,7 @@ impl ClientBuilder {
     /// connection attempt, and [`ClientBuilder::connect`]'s error names it.
     #[cfg(feature = "tls")]
     pub fn tls(mut self, options: crate::tls::TlsOptions) -> ClientBuilder {
-        self.tls = Some(options);
+        self.settings.tls = Some(options);
         self
     }
 
@@ -146,7 +124,7 @@ impl ClientBuilder {
     /// # Ok(()) }
     /// ```
     pub fn resume(mut self, session_id: i64, password: impl Into<Vec<u8>>) -> ClientBuilder {
-        self.resume = Some(SessionToResume {
+        self.settings.resume = Some(SessionToResume {
             id: session_id,
             password: password.into(),
         });
@@ -160,9 +138,9 @@ impl ClientBuilder {
     ///
     /// [`HostProvider`]: crate::HostProvider
     pub fn host_provider(mut self, provider: impl crate::HostProvider) -> ClientBuilder {
-        self.host_provider = Some(crate::host_provider::SharedProvider(std::sync::Arc::new(
-            provider,
-        )));
+        self.settings.host_provider = Some(crate::host_provider::SharedProvider(
+            std::sync::Arc::new(provider),
+        ));
         self
     }
 
@@ -187,28 +165,28 @@ impl ClientBuilder {
     /// # Ok(()) }
     /// ```
     pub fn follow_ensemble(mut self, follow: bool) -> ClientBuilder {
-        self.follow_ensemble = follow;
+        self.settings.follow_ensemble = follow;
         self
     }
 
     /// The session timeout to ask for (the server bounds it: by default between 2 and 20
     /// ticks). Default 10 s.
     pub fn session_timeout(mut self, timeout: Duration) -> ClientBuilder {
-        self.session_timeout = timeout;
+        self.settings.session_timeout = timeout;
         self
     }
 
     /// How long [`ClientBuilder::connect`] waits for the first session. Default: the session
     /// timeout.
     pub fn connect_timeout(mut self, timeout: Duration) -> ClientBuilder {
-        self.connect_timeout = Some(timeout);
+        self.settings.connect_timeout = Some(timeout);
         self
     }
 
     /// Accept read-only servers (a partitioned member in read-only mode): reads work, writes
     /// fail with `NotReadOnly`, and the client keeps looking for a read-write server.
     pub fn can_be_read_only(mut self, allowed: bool) -> ClientBuilder {
-        self.can_be_read_only = allowed;
+        self.settings.can_be_read_only = allowed;
         self
     }
 
@@ -218,14 +196,14 @@ impl ClientBuilder {
         scheme: impl Into<String>,
         credentials: impl Into<Vec<u8>>,
     ) -> ClientBuilder {
-        self.auth.push((scheme.into(), credentials.into()));
+        self.settings.auth.push((scheme.into(), credentials.into()));
         self
     }
 
     /// The largest frame accepted from, and sent to, the server (`jute.maxbuffer`; default
     /// 1,048,575 bytes like the server's).
     pub fn max_frame_len(mut self, bytes: usize) -> ClientBuilder {
-        self.max_frame_len = bytes;
+        self.settings.max_frame_len = bytes;
         self
     }
 
@@ -234,8 +212,11 @@ impl ClientBuilder {
     /// hosts and why the last attempt failed (`could not connect: Connection refused`, `no
     /// handshake reply ...`, `the server sent a malformed frame (...)`).
     pub async fn connect(self) -> Result<Client> {
-        let (client, shared) = crate::connect::start_shared(&self)?;
-        let wait = self.connect_timeout.unwrap_or(self.session_timeout);
+        let (client, shared) = crate::connect::start_shared(&self.settings)?;
+        let wait = self
+            .settings
+            .connect_timeout
+            .unwrap_or(self.settings.session_timeout);
         let mut states = client.state_changes();
         let established = async {
             loop {
@@ -250,7 +231,7 @@ impl ClientBuilder {
                             .unwrap_or_else(|e| e.into_inner())
                             .auth_failure
                             .clone();
-                        let mechanism = self.sasl.as_ref().map_or("SASL", |m| m.name());
+                        let mechanism = self.settings.sasl.as_ref().map_or("SASL", |m| m.name());
                         let error = Error::auth_failed()
                             .with_detail(format!("{mechanism} authentication failed"));
                         return Err(match cause {
@@ -260,7 +241,8 @@ impl ClientBuilder {
                     }
                     // The session to resume is gone: no new one in its place.
                     Some(change)
-                        if change.state == ConnectionState::Lost && self.resume.is_some() =>
+                        if change.state == ConnectionState::Lost
+                            && self.settings.resume.is_some() =>
                     {
                         let why = shared
                             .lock()
@@ -290,7 +272,7 @@ impl ClientBuilder {
                 client.close_in_background();
                 let mut detail = format!(
                     "no ZooKeeper server reachable at {} within {} ms",
-                    self.connect_string,
+                    self.settings.connect_string,
                     wait.as_millis()
                 );
                 if let Some(report) = report {
@@ -304,6 +286,18 @@ impl ClientBuilder {
     /// Starts the client's task without waiting for a session: requests wait in a queue
     /// until one is established.
     pub fn start(&self) -> Result<Client> {
-        crate::connect::start(self)
+        crate::connect::start(&self.settings)
+    }
+}
+
+impl Client {
+    /// Connects with default settings (10 s session timeout) and waits for the session.
+    pub async fn connect(connect_string: &str) -> Result<Client> {
+        ClientBuilder::new(connect_string).connect().await
+    }
+
+    /// A builder for more settings.
+    pub fn builder(connect_string: &str) -> ClientBuilder {
+        ClientBuilder::new(connect_string)
     }
 }

@@ -21,7 +21,6 @@ use zkrs_codec::{
 };
 
 use crate::acl::AclEntry;
-use crate::builder::ClientBuilder;
 use crate::children::Children;
 use crate::create_options::CreateOptions;
 use crate::error::{Error, Result};
@@ -68,16 +67,6 @@ impl Client {
         Client {
             inner: Arc::new(inner),
         }
-    }
-
-    /// Connects with default settings (10 s session timeout) and waits for the session.
-    pub async fn connect(connect_string: &str) -> Result<Client> {
-        ClientBuilder::new(connect_string).connect().await
-    }
-
-    /// A builder for more settings.
-    pub fn builder(connect_string: &str) -> ClientBuilder {
-        ClientBuilder::new(connect_string)
     }
 
     // ----- State -----

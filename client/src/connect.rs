@@ -1,30 +1,30 @@
 //! The one place that wires a client: the session core, the driver task that runs it, and
-//! the handle that talks to the driver, from a [`ClientBuilder`]'s settings.
+//! the handle that talks to the driver, from the settings a [`crate::ClientBuilder`] collects.
 
 use crate::error::ErrorInternals;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use crate::builder::ClientBuilder;
 use crate::client::{Client, Inner};
 use crate::connect_string::ConnectString;
 use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::protocol::Shared;
+use crate::random::random_seed;
 use crate::session::{ConnectionState, Session, SessionConfig, StateChange};
 use crate::transport::Connector;
 
 /// Starts the driver task for `settings` and returns the handle to it.
-pub(crate) fn start(settings: &ClientBuilder) -> Result<Client> {
+pub(crate) fn start(settings: &Settings) -> Result<Client> {
     start_shared(settings).map(|(client, _)| client)
 }
 
 /// [`start`], also returning the state the driver shares with the handles (for
 /// [`ClientBuilder::connect`]'s report when no session comes).
-pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mutex<Shared>>)> {
+pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Shared>>)> {
     let cs = ConnectString::parse(&settings.connect_string)?;
     if settings.host_provider.is_some() && settings.follow_ensemble {
         return Err(Error::invalid(
@@ -95,16 +95,33 @@ pub(crate) fn start_shared(settings: &ClientBuilder) -> Result<(Client, Arc<Mute
     Ok((client, shared))
 }
 
-/// 64 random bits from the standard library's per-process random keys and the clock (a
-/// fresh `RandomState` each call): the host shuffle's seed, SASL's client nonce.
-pub(crate) fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.finish()
+/// A session to reattach to. Its `Debug` leaves the password out: builders get logged.
+#[derive(Clone)]
+pub(crate) struct SessionToResume {
+    pub(crate) id: i64,
+    pub(crate) password: Vec<u8>,
+}
+
+impl std::fmt::Debug for SessionToResume {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "session {:#x} (password hidden)", self.id)
+    }
+}
+
+/// What a [`crate::ClientBuilder`] collects: everything [`start`] needs to start a client.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) connect_string: String,
+    pub(crate) session_timeout: Duration,
+    pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) can_be_read_only: bool,
+    pub(crate) auth: Vec<(String, Vec<u8>)>,
+    pub(crate) max_frame_len: usize,
+    pub(crate) sasl: Option<crate::sasl::SaslMechanism>,
+    pub(crate) resume: Option<SessionToResume>,
+    pub(crate) host_provider: Option<crate::host_provider::SharedProvider>,
+    pub(crate) follow_ensemble: bool,
+    pub(crate) max_in_flight: usize,
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<crate::tls::TlsOptions>,
 }

@@ -606,7 +606,9 @@ async fn connecting(attempt: &mut Option<ConnectFuture>) -> Attempted {
 async fn is_read_write(connector: &Connector, host: &str, port: u16) -> bool {
     let timeout = Duration::from_secs(2);
     let probe = async {
-        let mut transport = connector.connect(host, port, timeout).await?;
+        let seed = crate::random::random_seed();
+        let mut transport =
+            crate::resolve::connect_host(connector, host, port, timeout, seed).await?;
         transport.write_all(b"isro").await?;
         let answer = transport.read_to_end(16).await?;
         io::Result::Ok(answer.starts_with(b"rw"))

@@ -50,6 +50,7 @@ mod log;
 mod multi;
 mod path;
 mod protocol;
+mod random;
 mod reconfig;
 mod resolve;
 pub mod sasl;

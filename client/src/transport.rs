@@ -5,7 +5,6 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use bytes::BytesMut;
 use tokio::io::Interest;
@@ -22,17 +21,6 @@ pub(crate) struct Connector {
 }
 
 impl Connector {
-    /// Connects to `name:port` (every address the name has now, in a shuffled order) and
-    /// runs the TLS handshake, within `timeout`.
-    pub(crate) async fn connect(
-        &self,
-        name: &str,
-        port: u16,
-        timeout: Duration,
-    ) -> io::Result<Transport> {
-        crate::resolve::connect_host(self, name, port, timeout, crate::connect::random_seed()).await
-    }
-
     /// Connects to one address of the host `name` (the name TLS checks the certificate
     /// against) and runs the TLS handshake. No timeout of its own: the caller's covers it.
     pub(crate) async fn connect_addr(&self, addr: SocketAddr, name: &str) -> io::Result<Transport> {
