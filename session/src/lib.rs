@@ -21,12 +21,14 @@
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+mod config;
 mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod host_update;
 mod hosts;
 mod lifecycle;
+mod messages;
 mod rebalance;
 mod receive;
 mod reply_check;
@@ -46,10 +48,12 @@ use zkrs_codec::{
     WatchesRequest, REQUEST_XID_OFFSET,
 };
 
+pub use config::SessionConfig;
 use error::ErrorInternals;
 pub use error::{Error, ErrorCode, ErrorKind, Result};
 use hosts::{HostPicker, Rng};
 use lifecycle::LossReason;
+pub use messages::{Event, Reply, Request, WatchEvent, WatchOp};
 pub(crate) use reply_check::check_reply;
 pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
@@ -62,165 +66,6 @@ const KEEP_OUT: usize = 16 * 1024;
 
 /// Entries each of a session's queues and maps keeps across connections.
 const KEEP_QUEUED: usize = 64;
-
-/// Settings of the session core.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct SessionConfig {
-    /// Number of hosts in the connect string (the driver knows their addresses).
-    pub host_count: usize,
-    /// The session timeout asked of the server.
-    pub session_timeout: Duration,
-    /// Whether a read-only server is acceptable.
-    pub can_be_read_only: bool,
-    /// Largest frame accepted from the server.
-    pub max_frame_len: usize,
-    /// Identities to add to every connection (scheme, credentials).
-    pub auth: Vec<(String, Vec<u8>)>,
-    /// Seed of the host shuffle and jitter.
-    pub seed: u64,
-    /// Path bytes per SetWatches request (the Java client uses 128 KiB).
-    pub set_watches_batch_bytes: usize,
-    /// First back-off after a whole round of hosts failed.
-    pub backoff_base: Duration,
-    /// Longest back-off.
-    pub backoff_max: Duration,
-    /// SASL to run on every connection before the session is used (`None`: no SASL).
-    pub sasl: Option<SaslMechanism>,
-    /// The hosts' names as the connect string gives them, by index: what a SASL mechanism
-    /// that authenticates the server by name (Kerberos) is told. Empty: unknown.
-    pub host_names: Vec<String>,
-    /// A live session to reattach to, `(session id, password)`, instead of asking for a new
-    /// one (the Java client's constructor with a session id and password). If the server
-    /// says it expired (or the password is wrong), the state becomes `Lost`, and the next
-    /// connection asks for a new session.
-    pub resume: Option<(i64, Vec<u8>)>,
-}
-
-impl SessionConfig {
-    /// Defaults for `host_count` hosts and a session timeout.
-    pub fn new(host_count: usize, session_timeout: Duration) -> SessionConfig {
-        SessionConfig {
-            host_count,
-            session_timeout,
-            can_be_read_only: false,
-            max_frame_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN,
-            auth: Vec::new(),
-            seed: 1,
-            set_watches_batch_bytes: 128 * 1024,
-            backoff_base: Duration::from_millis(50),
-            backoff_max: Duration::from_secs(1),
-            sasl: None,
-            host_names: Vec::new(),
-            resume: None,
-        }
-    }
-}
-
-/// What to do after a request succeeds, regarding watches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WatchOp {
-    /// Register a watch (getData/exists/getChildren with a watch, addWatch).
-    Register {
-        /// Which kind.
-        kind: WatchKind,
-        /// The server path.
-        path: String,
-        /// Who to tell.
-        watcher: WatcherId,
-    },
-    /// A `removeWatches` request: on success, drop the local registrations too.
-    Remove {
-        /// The server path.
-        path: String,
-        /// Which kind.
-        watcher_type: WatcherType,
-    },
-}
-
-/// A request handed to the core: its frame (encoded with xid 0), opcode, and who to answer.
-#[derive(Debug)]
-pub struct Request<T> {
-    /// The whole frame, length prefix included; the xid is filled in when sent.
-    pub frame: BytesMut,
-    /// The operation (decides how the reply body is checked).
-    pub op: OpCode,
-    /// Given back with the reply.
-    pub token: T,
-    /// Watch bookkeeping once the reply arrives.
-    pub watch: Option<WatchOp>,
-}
-
-/// A successful reply: the zxid and the body (everything after the reply header), a slice of
-/// the frame that arrived.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Reply {
-    /// The zxid in the reply header.
-    pub zxid: i64,
-    /// The reply body, already checked to decode as the request's reply record.
-    pub body: Bytes,
-}
-
-/// A watch event for one watcher, with the server path (the driver removes any chroot).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WatchEvent {
-    /// What happened.
-    pub event_type: EventType,
-    /// The connection state.
-    pub state: KeeperState,
-    /// The server path (empty for session events).
-    pub path: String,
-}
-
-/// What the core tells its driver.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Event<T> {
-    /// Open a TCP connection to host number `host`, within `timeout`; then call
-    /// [`Session::handle_connected`] or [`Session::handle_connect_failed`].
-    Connect {
-        /// Index into the connect string's hosts.
-        host: usize,
-        /// How long the attempt may take.
-        timeout: Duration,
-        /// A random value for ordering the addresses the host's name resolves to (every
-        /// address is a candidate, tried in a shuffled order): drawn from the session's
-        /// seeded generator (a stream of its own, so the other draws are unchanged), hence
-        /// repeatable under a fixed [`SessionConfig::seed`].
-        shuffle: u64,
-    },
-    /// Close the current connection (and forget any unread bytes).
-    Disconnect,
-    /// Ask host `host` whether it is a read-write server (`isro`), then call
-    /// [`Session::handle_read_write_found`] if it is.
-    ProbeReadWrite {
-        /// Index into the connect string's hosts.
-        host: usize,
-    },
-    /// A request finished.
-    Reply {
-        /// The request's token.
-        token: T,
-        /// The reply, or why there is none.
-        result: Result<Reply, Error>,
-    },
-    /// A watcher fired.
-    Watch {
-        /// Which watcher.
-        watcher: WatcherId,
-        /// The event.
-        event: WatchEvent,
-    },
-    /// A watcher handed in with a request will never fire (the request failed, so no watch
-    /// was set): the driver can forget it.
-    WatcherUnused(WatcherId),
-    /// The connection state changed.
-    State(StateChange),
-    /// The session is closed: nothing more will happen.
-    Closed,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Conn {

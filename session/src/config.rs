@@ -1,0 +1,59 @@
+//! [`SessionConfig`]: the settings a driver gives the session core.
+
+use std::time::Duration;
+
+use crate::SaslMechanism;
+
+/// Settings of the session core.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// Number of hosts in the connect string (the driver knows their addresses).
+    pub host_count: usize,
+    /// The session timeout asked of the server.
+    pub session_timeout: Duration,
+    /// Whether a read-only server is acceptable.
+    pub can_be_read_only: bool,
+    /// Largest frame accepted from the server.
+    pub max_frame_len: usize,
+    /// Identities to add to every connection (scheme, credentials).
+    pub auth: Vec<(String, Vec<u8>)>,
+    /// Seed of the host shuffle and jitter.
+    pub seed: u64,
+    /// Path bytes per SetWatches request (the Java client uses 128 KiB).
+    pub set_watches_batch_bytes: usize,
+    /// First back-off after a whole round of hosts failed.
+    pub backoff_base: Duration,
+    /// Longest back-off.
+    pub backoff_max: Duration,
+    /// SASL to run on every connection before the session is used (`None`: no SASL).
+    pub sasl: Option<SaslMechanism>,
+    /// The hosts' names as the connect string gives them, by index: what a SASL mechanism
+    /// that authenticates the server by name (Kerberos) is told. Empty: unknown.
+    pub host_names: Vec<String>,
+    /// A live session to reattach to, `(session id, password)`, instead of asking for a new
+    /// one (the Java client's constructor with a session id and password). If the server
+    /// says it expired (or the password is wrong), the state becomes `Lost`, and the next
+    /// connection asks for a new session.
+    pub resume: Option<(i64, Vec<u8>)>,
+}
+
+impl SessionConfig {
+    /// Defaults for `host_count` hosts and a session timeout.
+    pub fn new(host_count: usize, session_timeout: Duration) -> SessionConfig {
+        SessionConfig {
+            host_count,
+            session_timeout,
+            can_be_read_only: false,
+            max_frame_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN,
+            auth: Vec::new(),
+            seed: 1,
+            set_watches_batch_bytes: 128 * 1024,
+            backoff_base: Duration::from_millis(50),
+            backoff_max: Duration::from_secs(1),
+            sasl: None,
+            host_names: Vec::new(),
+            resume: None,
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! What passes between the session core and its driver: the [`Request`]s handed in, and the
+//! [`Event`]s (replies, watch events, state changes, instructions) handed out.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use zkrs_codec::{EventType, KeeperState, OpCode, WatcherType};
+
+use crate::{Error, StateChange, WatchKind, WatcherId};
+
+/// What to do after a request succeeds, regarding watches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchOp {
+    /// Register a watch (getData/exists/getChildren with a watch, addWatch).
+    Register {
+        /// Which kind.
+        kind: WatchKind,
+        /// The server path.
+        path: String,
+        /// Who to tell.
+        watcher: WatcherId,
+    },
+    /// A `removeWatches` request: on success, drop the local registrations too.
+    Remove {
+        /// The server path.
+        path: String,
+        /// Which kind.
+        watcher_type: WatcherType,
+    },
+}
+
+/// A request handed to the core: its frame (encoded with xid 0), opcode, and who to answer.
+#[derive(Debug)]
+pub struct Request<T> {
+    /// The whole frame, length prefix included; the xid is filled in when sent.
+    pub frame: BytesMut,
+    /// The operation (decides how the reply body is checked).
+    pub op: OpCode,
+    /// Given back with the reply.
+    pub token: T,
+    /// Watch bookkeeping once the reply arrives.
+    pub watch: Option<WatchOp>,
+}
+
+/// A successful reply: the zxid and the body (everything after the reply header), a slice of
+/// the frame that arrived.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Reply {
+    /// The zxid in the reply header.
+    pub zxid: i64,
+    /// The reply body, already checked to decode as the request's reply record.
+    pub body: Bytes,
+}
+
+/// A watch event for one watcher, with the server path (the driver removes any chroot).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WatchEvent {
+    /// What happened.
+    pub event_type: EventType,
+    /// The connection state.
+    pub state: KeeperState,
+    /// The server path (empty for session events).
+    pub path: String,
+}
+
+/// What the core tells its driver.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event<T> {
+    /// Open a TCP connection to host number `host`, within `timeout`; then call
+    /// [`Session::handle_connected`] or [`Session::handle_connect_failed`].
+    Connect {
+        /// Index into the connect string's hosts.
+        host: usize,
+        /// How long the attempt may take.
+        timeout: Duration,
+        /// A random value for ordering the addresses the host's name resolves to (every
+        /// address is a candidate, tried in a shuffled order): drawn from the session's
+        /// seeded generator (a stream of its own, so the other draws are unchanged), hence
+        /// repeatable under a fixed [`SessionConfig::seed`].
+        shuffle: u64,
+    },
+    /// Close the current connection (and forget any unread bytes).
+    Disconnect,
+    /// Ask host `host` whether it is a read-write server (`isro`), then call
+    /// [`Session::handle_read_write_found`] if it is.
+    ProbeReadWrite {
+        /// Index into the connect string's hosts.
+        host: usize,
+    },
+    /// A request finished.
+    Reply {
+        /// The request's token.
+        token: T,
+        /// The reply, or why there is none.
+        result: Result<Reply, Error>,
+    },
+    /// A watcher fired.
+    Watch {
+        /// Which watcher.
+        watcher: WatcherId,
+        /// The event.
+        event: WatchEvent,
+    },
+    /// A watcher handed in with a request will never fire (the request failed, so no watch
+    /// was set): the driver can forget it.
+    WatcherUnused(WatcherId),
+    /// The connection state changed.
+    State(StateChange),
+    /// The session is closed: nothing more will happen.
+    Closed,
+}
