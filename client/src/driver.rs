@@ -15,6 +15,7 @@ use bytes::BytesMut;
 use tokio::sync::mpsc;
 
 use crate::host_provider::SharedProvider;
+use crate::metrics::Metrics;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
@@ -67,6 +68,8 @@ pub(crate) struct Driver {
     /// The provider's list was just taken (and moved the client): the next attempt uses it
     /// without asking again.
     fresh_hosts: bool,
+    /// The client's figures: bytes, connections, expiries, watch events.
+    metrics: Arc<Metrics>,
 }
 
 /// The fewest watch sinks worth a sweep for abandoned one-shot watches.
@@ -109,7 +112,14 @@ impl Driver {
             provider,
             pending: None,
             fresh_hosts: false,
+            metrics: Arc::new(Metrics::new()),
         }
+    }
+
+    /// Counts into `metrics` (the handles' own), instead of figures nobody reads.
+    pub(crate) fn with_metrics(mut self, metrics: Arc<Metrics>) -> Driver {
+        self.metrics = metrics;
+        self
     }
 
     /// Runs until the session is closed (explicitly, or when every handle is gone).
@@ -380,7 +390,10 @@ impl Driver {
         };
         while !self.session.transmit().is_empty() {
             match transport.try_write(self.session.transmit()) {
-                Ok(n) => self.session.advance_transmit(n),
+                Ok(n) => {
+                    self.metrics.sent(n);
+                    self.session.advance_transmit(n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) => return Err(e),
             }
@@ -408,7 +421,10 @@ impl Driver {
                 ),
                 now,
             ),
-            Ok(_) => self.session.handle_read(&mut self.read_buf, now),
+            Ok(n) => {
+                self.metrics.received(n);
+                self.session.handle_read(&mut self.read_buf, now);
+            }
             // Readiness without bytes (or, with TLS, part of a record): wait again.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => {
@@ -506,6 +522,7 @@ impl Driver {
                     token.send(result);
                 }
                 Event::Watch { watcher, event } => {
+                    self.metrics.watch_event();
                     let event = WatchedEvent {
                         event_type: event.event_type,
                         state: event.state,
@@ -533,6 +550,11 @@ impl Driver {
                 }
                 Event::State(change) => {
                     self.log_state(change);
+                    if change.state.is_connected() {
+                        self.metrics.connected();
+                    } else if change.state == ConnectionState::Lost {
+                        self.metrics.session_expired();
+                    }
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     if change.state.is_connected() {
                         shared.attempt = None;
