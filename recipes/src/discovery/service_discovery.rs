@@ -348,9 +348,10 @@ async fn first_create(
             Err(e) => return Err(e),
         }
     }
-    Err(Error::invalid(format!(
-        "{path}: could not register: the node kept coming back"
-    )))
+    // Another writer keeps putting a node there: the server's own answer, after 8 tries.
+    Err(Error::server(ErrorCode::NodeExists)
+        .with_detail("could not register: the node kept coming back")
+        .with_path(path))
 }
 
 impl<P> std::fmt::Debug for ServiceDiscovery<P> {
