@@ -3,6 +3,9 @@
 
 Usage: scripts/public-api.py target/public-api/doc/zkrs_client.json
 
+Lines sort by the text after their attributes: the same listing from run to run, and a changed
+attribute shows in a diff as a changed line.
+
 The JSON comes from (stable toolchain, rustdoc's JSON output unlocked with RUSTC_BOOTSTRAP):
     RUSTC_BOOTSTRAP=1 cargo rustdoc -p zkrs-client --all-features -- \
         -Z unstable-options --output-format json
@@ -15,11 +18,14 @@ What is listed, walking from the crate root through public modules and re-export
   the re-exported path); modules, functions (`async`, `const`, `unsafe` shown), structs and
   their public fields, enums and their variants, unions, traits and their items, constants
   and statics with their types, type aliases, macros;
-- inherent methods, associated constants and types of listed types;
+- inherent methods, associated constants and types of listed types (a generic impl's items as
+  `Type<T>::item`, the impl's bounds joined to the item's where clause); a trait's provided
+  methods end in `{ .. }`, its defaulted constants in `= _`;
 - `impl Trait for Type` lines for trait impls of listed types and of listed traits, with the
   impl's associated types; auto-trait impls (Send, Sync, Unpin, UnwindSafe, RefUnwindSafe,
   Freeze, UnsafeUnpin) and blanket impls (`blanket_impl` set) are left out, so the listing does
-  not churn with private fields or dependencies;
+  not churn with private fields or dependencies; impls written here for other crates' types
+  (`impl From<Local> for Foreign`) are listed too;
 - the attributes that make a promise: #[non_exhaustive], #[must_use], #[deprecated].
 Types are rendered with resolved paths (`core::option::Option<u32>`), so a signature that
 changes which `Error` it names shows up. A type of another workspace crate is named by that
@@ -29,7 +35,8 @@ module otherwise).
 Re-exports from another workspace crate are listed in full under this crate's path when that
 crate's JSON sits next to this one (same directory, `<crate_name>.json`); otherwise, and for
 re-exports of a whole crate (`pub use zkrs_client as client;`, `pub use zkrs_client::*;`, whose
-items have their own listing), a line `pub use this::path = other::path` is printed.
+items have their own listing), a line `pub use this::path = other::path` is printed. So the
+facade `zkrs` lists its re-exports of zkrs-client, zkrs-codec and zkrs-recipes as such lines.
 
 Items marked #[doc(hidden)] and everything inside a hidden module (the `__private` modules)
 are left out: rustdoc's JSON already drops them (without --document-hidden-items); the script
