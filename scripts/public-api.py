@@ -700,7 +700,9 @@ class Api:
                 continue
             (k, v), = x["inner"].items()
             if k == "assoc_type" and v.get("type") is not None:
-                assoc.append(f"type {x['name']}{self.generics(c, v['generics'])} = {self.ty(c, v['type'])}")
+                g = self.generics(c, v["generics"])
+                w = self.where_clause(c, v["generics"])
+                assoc.append(f"type {x['name']}{g} = {self.ty(c, v['type'])}{w}")
             elif k == "assoc_const":
                 assoc.append(f"const {x['name']}: {self.ty(c, v['type'])}")
         if assoc:
