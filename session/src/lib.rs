@@ -23,7 +23,9 @@
 pub mod __private;
 mod config;
 mod error;
+// The fuzz targets' bodies: for fuzz/ and the seed replays, no promise.
 #[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod fuzzing;
 mod host_update;
 mod hosts;
