@@ -96,6 +96,14 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
     if settings.follow_ensemble {
         crate::ensemble_tracker::spawn(&client);
     }
+    #[cfg(feature = "metrics")]
+    crate::metrics_report::spawn(
+        Arc::downgrade(&client.inner),
+        settings
+            .metrics_label
+            .clone()
+            .unwrap_or_else(crate::metrics_report::default_label),
+    );
     Ok((client, shared))
 }
 
@@ -128,4 +136,7 @@ pub(crate) struct Settings {
     pub(crate) max_in_flight: usize,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
+    /// The `client` label of the facade's metrics (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics_label: Option<String>,
 }

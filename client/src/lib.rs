@@ -48,6 +48,8 @@ mod in_flight;
 mod listeners;
 mod log;
 mod metrics;
+#[cfg(feature = "metrics")]
+mod metrics_report;
 mod multi;
 mod path;
 mod protocol;
