@@ -31,10 +31,9 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use zkrs_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Result};
 
+use super::candidacy::Backoff;
 use super::latch::{participants_of, Participant};
-use super::leadership::{
-    backoff, leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent,
-};
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 use crate::framework::{wait_connected, ConnectionStatePolicy};
 use crate::lock::{InterProcessMutex, LockGuard};
 
@@ -460,7 +459,7 @@ async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<(
     let mutex = InterProcessMutex::new(&client, &shared.path)
         .with_data(shared.id.as_bytes().to_vec())
         .with_policy(shared.policy);
-    let mut failures = 0u32;
+    let mut backoff = Backoff::default();
     loop {
         // Wait until an attempt is queued.
         loop {
@@ -487,16 +486,15 @@ async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<(
         };
         let guard = match acquired {
             Ok(guard) => {
-                failures = 0;
+                backoff.reset();
                 guard
             }
             Err(e) if e.is_closed() => return Ok(()),
             Err(_) => {
                 // Not retryable by the lock itself (e.g. no permission): back off, then try
                 // again if requeueing, like Curator.
-                failures = failures.saturating_add(1);
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff(failures)) => {}
+                    _ = tokio::time::sleep(backoff.failed()) => {}
                     _ = closed.wait_for(|c| *c) => return Ok(()),
                 }
                 end_attempt(&shared);
