@@ -16,7 +16,7 @@ use crate::{Request, WatchKind, WatchOp};
 use super::harness::Harness;
 use super::server::{reply_frame, valid_body, ERRORS, EVENT_TYPES};
 
-pub(super) const PATHS: [&str; 5] = ["/", "/a", "/a/b", "/c", "/a/b/c"];
+const PATHS: [&str; 5] = ["/", "/a", "/a/b", "/c", "/a/b/c"];
 
 impl<'a> Harness<'a> {
     pub(super) fn submit(&mut self) {

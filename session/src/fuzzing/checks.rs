@@ -31,7 +31,7 @@ impl<'a> Harness<'a> {
         self.server.parse(self.cfg_can_be_read_only);
     }
 
-    pub(super) fn check_event(&mut self, event: Event<u32>) {
+    fn check_event(&mut self, event: Event<u32>) {
         if let Some(trace) = &mut self.trace {
             trace.push(format!("    {event:?}"));
         }

@@ -26,8 +26,8 @@ pub(super) struct Harness<'a> {
     /// The driver does not write (a full socket buffer).
     pub(super) stalled: bool,
 
-    pub(super) next_token: u32,
-    pub(super) next_watcher: WatcherId,
+    next_token: u32,
+    next_watcher: WatcherId,
     /// Tokens handed in and not answered yet.
     pub(super) outstanding: HashSet<u32>,
     /// Of those, the ones of `submit` calls.

@@ -8,7 +8,7 @@ use crate::Conn;
 
 use super::harness::Harness;
 
-pub(super) const ACTIONS: [&str; 16] = [
+const ACTIONS: [&str; 16] = [
     "submit",
     "raw server bytes",
     "server reply",

@@ -132,7 +132,7 @@ pub(super) fn quote(value: &str) -> String {
     format!("\"{}\"", value.replace('"', "\"\""))
 }
 
-pub(super) fn path_str(path: &Path) -> Result<&str> {
+fn path_str(path: &Path) -> Result<&str> {
     path.to_str().ok_or_else(|| Error::InvalidArgument {
         message: format!("{} is not UTF-8", path.display()),
     })

@@ -98,13 +98,13 @@ impl KerberosRealm {
     }
 }
 
-pub(super) fn ccache_args(ccache: &Path) -> [OsString; 2] {
+fn ccache_args(ccache: &Path) -> [OsString; 2] {
     let mut name = OsString::from("FILE:");
     name.push(ccache);
     ["-c".into(), name]
 }
 
-pub(super) fn lifetime_args(lifetime: Option<Duration>) -> Result<Vec<OsString>> {
+fn lifetime_args(lifetime: Option<Duration>) -> Result<Vec<OsString>> {
     let Some(lifetime) = lifetime else {
         return Ok(Vec::new());
     };

@@ -163,6 +163,6 @@ pub(super) fn shown(program: &Path, args: &[impl AsRef<OsStr>]) -> String {
     s
 }
 
-pub(super) fn is_executable(path: &Path) -> bool {
+fn is_executable(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
