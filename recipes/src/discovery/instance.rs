@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use zkrs_client::{Error, Result};
 
-use super::UriSpec;
+use super::uri_spec::UriSpec;
 use crate::framework::Uuid;
 
 /// How an instance's node lives, as Curator's `ServiceType`.
@@ -114,11 +114,6 @@ impl<P> ServiceInstance<P> {
                 enabled: true,
             },
         }
-    }
-
-    /// The instance's URI from its [`UriSpec`], if it has one.
-    pub fn uri(&self) -> Option<String> {
-        self.uri_spec.as_ref().map(|spec| spec.build(self))
     }
 
     /// Checks that the name and id can be node names.
