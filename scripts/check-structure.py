@@ -5,11 +5,14 @@ file over 800 lines outside tests/, benches/ and examples/.
 For each crate's src/ it builds the file-level import graph: file A imports file B when A names
 something that lives in B, through `use crate::…`, `use super::…`, `use self::…`, a `use` of a
 child module, or a path written in the code (`crate::x::f()`, `super::y::Z`, `child::g()`).
-A `mod x;` declaration maps module paths to files but is not by itself an import: a parent that
-declares its submodules does not depend on them unless it also uses them (`pub use x::Y` does).
-A path through a module that re-exports a name (`pub use`, or a private `use` its children reach
-with `super::`) is followed to the file that defines it, so a `mod.rs` that only re-exports is
-not made part of a circle by its children. Comments, doc comments and strings are skipped.
+A `mod x;` declaration maps module paths to files but is not by itself an import, nor is a
+parent's re-export of its own submodules' items (`pub use x::Y`: the module declaring its
+face); a parent that uses them in its own code does import them. A path through a module that
+binds a name (`pub use`, or a private `use` its children reach with `super::`) is followed to
+the file that defines it, so a `mod.rs` that only re-exports is not made part of a circle by
+its children. Comments, doc comments and strings are skipped.
+What names no path is not seen: a method called on a value (`x.f()`, where `f` is in an
+`impl` block of another file), or a macro used by its bare name.
 
 Prints every circle (a strongly connected set of files, with the lines that make each edge and
 its elementary cycles) and every file over the limit; exits 1 if there is any. Python 3 stdlib
@@ -170,7 +173,6 @@ class Crate:
         spans = []  # (start, end, module path)
         stack = []
         depth = 0
-        pending = None
         for m in re.finditer(r"\bmod\s+(" + IDENT + r")\s*([{;])|[{}]", text):
             if m.group(1):
                 if m.group(2) == "{":
@@ -187,7 +189,6 @@ class Crate:
                     start, _, module = stack.pop()
                     spans.append((start, m.end(), module))
                 depth -= 1
-        del pending
 
         def module_at(offset):
             best = file_module
@@ -201,7 +202,7 @@ class Crate:
             return text.count("\n", 0, offset) + 1
 
         use_re = re.compile(r"(?<![A-Za-z0-9_:])(pub\s*(?:\([^)]*\)\s*)?)?use\s+([^;]*);")
-        use_spans = []
+        use_spans = []  # where the `use` items are, so their paths are not read twice
         for m in use_re.finditer(text):
             body = m.group(2)
             if body.lstrip().startswith("<"):
@@ -213,8 +214,6 @@ class Crate:
                     continue
                 kind = "reexport" if m.group(1) else "use"
                 self.refs.append((path, line_at(m.start()), module, segs, name, kind))
-        self.use_spans = getattr(self, "use_spans", {})
-        self.use_spans[path] = use_spans
         # Paths written in the code: `crate::a::b`, `super::x`, `self::y`, `child::z`.
         path_re = re.compile(r"(?<![A-Za-z0-9_:])(" + IDENT + r"(?:\s*::\s*" + IDENT + r")+)")
         for m in path_re.finditer(text):
