@@ -18,8 +18,8 @@ use zkrs_client::{
     EventStream, OneshotWatch, Result, StateChanges,
 };
 
-use super::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
+use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,

@@ -22,7 +22,7 @@ use zkrs_client::{
     OneshotWatch, Result, Stat, StateChange, StateChanges,
 };
 
-use super::candidacy::Backoff;
+use super::backoff::Backoff;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 
 use crate::framework::{self, create_parents, parent, wait_connected, ConnectionStatePolicy, Wake};

@@ -31,7 +31,7 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use zkrs_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Result};
 
-use super::candidacy::Backoff;
+use super::backoff::Backoff;
 use super::latch::{participants_of, Participant};
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 use crate::framework::{wait_connected, ConnectionStatePolicy};

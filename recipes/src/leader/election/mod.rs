@@ -41,10 +41,9 @@ use zkrs_client::{
     Listeners, OneshotWatch, Result, StateChange, StateChanges,
 };
 
-use super::candidacy::{
-    is_stale, watch_own, watch_predecessor, Backoff, PredecessorWatch, Standing,
-};
+use super::backoff::Backoff;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership};
+use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::{
     self, create_parents, delete_for_sure, guaranteed_delete, join, node_name, wait_connected,
     ConnectionStatePolicy, Wake,

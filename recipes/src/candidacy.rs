@@ -1,24 +1,21 @@
-//! The candidacy skeleton of the leader recipes, in one place.
-//!
-//! [`LeaderLatch`](super::LeaderLatch) (Curator's `LeaderLatch`) and
-//! [`LeaderElection`](super::LeaderElection) (ZooKeeper's `LeaderElectionSupport`) each keep an
-//! ephemeral-sequential node and take the same steps with it: rank it among the candidates'
-//! nodes ([`Standing`]); first in line, lead, but only with a node of the current session
-//! ([`is_stale`]: after a lost session the old node may still sort first until the server
-//! expires it, and leading with it would give two leaders, CURATOR-696), and watch that node
-//! ([`watch_own`]) so that a deletion under the leader is noticed; behind someone, watch the
-//! node just before ours ([`watch_predecessor`]), so that a departure wakes exactly one
-//! candidate. A round that failed for a reason no reconnect fixes (no permission, say) is
-//! tried again after a [`Backoff`], as in [`MasterElection`](super::MasterElection) and
-//! [`LeaderSelector`](super::LeaderSelector).
+//! The candidacy skeleton, in one place: the steps every recipe takes that queues with
+//! ephemeral-sequential nodes, whoever sorts first going first. The locks' acquire loop
+//! (Curator's `LockInternals`, under [`InterProcessMutex`](crate::lock::InterProcessMutex) and
+//! so under [`LeaderSelector`](crate::leader::LeaderSelector), as in Curator),
+//! [`LeaderLatch`](crate::leader::LeaderLatch) (Curator's `LeaderLatch`) and
+//! [`LeaderElection`](crate::leader::LeaderElection) (ZooKeeper's `LeaderElectionSupport`)
+//! each keep such a node and take the same steps with it: rank it among the candidates'
+//! nodes ([`Standing`]); first in line, go (hold the lock, lead), but only with a node of the
+//! current session ([`is_stale`]: after a lost session the old node may still sort first until
+//! the server expires it, and going with it would give two holders or leaders, CURATOR-604,
+//! CURATOR-696); behind someone, watch the node just before ours ([`watch_predecessor`]), so
+//! that a departure wakes exactly one candidate. A leader also watches its own node
+//! ([`watch_own`]), so that a deletion under it is noticed.
 //!
 //! What stays with each recipe is what tells them apart: node names and order (Curator's
-//! `_c_<uuid>-latch-<seq>`, the Java recipe's `n_<seq>`), how a create whose outcome is unknown
-//! is settled, when leadership is announced, the events and the connection-state policy.
-//! [`LeaderSelector`](super::LeaderSelector)'s candidacy is the
-//! [`InterProcessMutex`](crate::lock::InterProcessMutex)'s acquire loop, as in Curator.
-
-use std::time::Duration;
+//! `_c_<uuid>-lock-<seq>` and `_c_<uuid>-latch-<seq>`, the Java recipe's `n_<seq>`), who goes
+//! before whom (a reader waits only for writers), how a create whose outcome is unknown is
+//! settled, what it does while it leads or waits, its events and its connection-state policy.
 
 use zkrs_client::{Client, ErrorCode, OneshotWatch, Result, Stat};
 
@@ -29,7 +26,8 @@ use crate::sequence::Rank;
 pub(crate) enum Standing {
     /// Not among them: deleted, or gone with its session. The candidate needs a new node.
     Gone,
-    /// First in line: it leads (if the node is not [stale](is_stale)).
+    /// First in line (for a read lock: no writer ahead): its turn, if the node is not
+    /// [stale](is_stale).
     First,
     /// Behind the candidate whose node has this name: the one to watch.
     Behind(String),
@@ -111,27 +109,6 @@ pub(crate) async fn watch_own(client: &Client, path: &str) -> Result<Option<(Sta
     }
 }
 
-/// The pause before another round after rounds that failed in a row for a reason no
-/// reconnect fixes: 200 ms after the first, doubling up to 6.4 s, so that a lasting error
-/// (no permission) does not spin. A round that succeeds starts it over.
-#[derive(Debug, Default)]
-pub(crate) struct Backoff {
-    failures: u32,
-}
-
-impl Backoff {
-    /// One more failed round: how long to wait before the next.
-    pub(crate) fn failed(&mut self) -> Duration {
-        self.failures = self.failures.saturating_add(1);
-        Duration::from_millis(100u64 << self.failures.min(6))
-    }
-
-    /// A round succeeded: the next failure waits the shortest time again.
-    pub(crate) fn reset(&mut self) {
-        self.failures = 0;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,16 +141,5 @@ mod tests {
                 "{ours}"
             );
         }
-    }
-
-    #[test]
-    fn the_backoff_doubles_up_to_a_cap_and_starts_over() {
-        let mut backoff = Backoff::default();
-        let waits: Vec<u64> = (0..8)
-            .map(|_| backoff.failed().as_millis() as u64)
-            .collect();
-        assert_eq!(waits, [200, 400, 800, 1600, 3200, 6400, 6400, 6400]);
-        backoff.reset();
-        assert_eq!(backoff.failed(), Duration::from_millis(200));
     }
 }
