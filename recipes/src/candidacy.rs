@@ -9,8 +9,9 @@
 //! current session ([`is_stale`]: after a lost session the old node may still sort first until
 //! the server expires it, and going with it would give two holders or leaders, CURATOR-604,
 //! CURATOR-696); behind someone, watch the node just before ours ([`watch_predecessor`]), so
-//! that a departure wakes exactly one candidate. A leader also watches its own node
-//! ([`watch_own`]), so that a deletion under it is noticed.
+//! that a departure wakes exactly one candidate. A leader (of a latch, an election, a
+//! selector's term) also watches its own node ([`watch_own`]), so that a deletion under it
+//! is noticed.
 //!
 //! What stays with each recipe is what tells them apart: node names and order (Curator's
 //! `_c_<uuid>-lock-<seq>` and `_c_<uuid>-latch-<seq>`, the Java recipe's `n_<seq>`), who goes

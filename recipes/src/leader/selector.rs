@@ -34,6 +34,7 @@ use zkrs_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Re
 use super::backoff::Backoff;
 use super::latch::{participants_of, Participant};
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
+use crate::candidacy::watch_own;
 use crate::framework::{wait_connected, ConnectionStatePolicy};
 use crate::lock::{InterProcessMutex, LockGuard};
 
@@ -632,12 +633,13 @@ async fn connection_lost(
     CancelReason::Closed
 }
 
-/// Resolves when our lock node is deleted (or the session ends before it is).
+/// Resolves when our lock node is deleted (or the session ends before it is): the leader's
+/// watch on its own node.
 async fn node_deleted(client: &Client, path: &str) -> CancelReason {
     loop {
-        match client.exists_and_watch(path).await {
-            Ok((None, _)) => return CancelReason::NodeDeleted,
-            Ok((Some(_), watch)) => {
+        match watch_own(client, path).await {
+            Ok(None) => return CancelReason::NodeDeleted,
+            Ok(Some((_, watch))) => {
                 let event = watch.await;
                 match event.event_type {
                     EventType::NodeDeleted => return CancelReason::NodeDeleted,
