@@ -129,7 +129,7 @@ impl Driver {
                 return;
             }
             if let Err(e) = self.flush() {
-                crate::log!(warn, error = %e, "writing to the server failed");
+                crate::__log!(warn, error = %e, "writing to the server failed");
                 self.session.handle_io_error(e, Instant::now());
                 continue;
             }
@@ -192,7 +192,7 @@ impl Driver {
                             });
                         }
                         Err(e) => {
-                            crate::log!(debug, error = %e, "connection attempt failed");
+                            crate::__log!(debug, error = %e, "connection attempt failed");
                             let (name, port) = &self.hosts[self.host];
                             self.shared
                                 .lock()
@@ -263,7 +263,7 @@ impl Driver {
     /// Connects to host `host`: its name resolved now, every address a candidate.
     fn start_connect(&mut self, host: usize, timeout: Duration, shuffle: u64) {
         let (name, port) = self.hosts[host].clone();
-        crate::log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
+        crate::__log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
         self.host = host;
         let attempt = Attempt {
             host: format!("{name}:{port}"),
@@ -288,7 +288,7 @@ impl Driver {
         };
         match hosts {
             Ok(hosts) if hosts != self.hosts => {
-                crate::log!(info, hosts = ?hosts, "the host provider changed the hosts");
+                crate::__log!(info, hosts = ?hosts, "the host provider changed the hosts");
                 if self.update_hosts(hosts, true, now) {
                     // The core dropped this attempt and connects to the new host at once.
                     self.fresh_hosts = true;
@@ -297,7 +297,7 @@ impl Driver {
             }
             Ok(_) => {}
             Err(why) => {
-                crate::log!(warn, error = %why, "the host provider failed; using the last hosts");
+                crate::__log!(warn, error = %why, "the host provider failed; using the last hosts");
                 self.shared
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -428,7 +428,7 @@ impl Driver {
             // Readiness without bytes (or, with TLS, part of a record): wait again.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => {
-                crate::log!(warn, error = %e, "reading from the server failed");
+                crate::__log!(warn, error = %e, "reading from the server failed");
                 self.session.handle_io_error(e, now)
             }
         }
@@ -452,23 +452,23 @@ impl Driver {
         let timeout_ms = self.session.negotiated_timeout().as_millis() as u64;
         match change.state {
             ConnectionState::Connected | ConnectionState::Reconnected => {
-                crate::log!(info, %host, %session, timeout_ms, state = ?change.state, "session established")
+                crate::__log!(info, %host, %session, timeout_ms, state = ?change.state, "session established")
             }
             ConnectionState::ReadOnly => {
-                crate::log!(warn, %host, %session, "connected to a read-only server")
+                crate::__log!(warn, %host, %session, "connected to a read-only server")
             }
             ConnectionState::Suspended => {
                 let error = self.session.last_connection_failure().unwrap_or("unknown");
-                crate::log!(warn, %host, %session, %error, "connection lost; reconnecting");
+                crate::__log!(warn, %host, %session, %error, "connection lost; reconnecting");
                 let _ = error;
             }
-            ConnectionState::Lost => crate::log!(warn, %session, "session lost (expired)"),
+            ConnectionState::Lost => crate::__log!(warn, %session, "session lost (expired)"),
             ConnectionState::AuthFailed => {
                 let why = self.session.last_connection_failure().unwrap_or("");
-                crate::log!(warn, %host, %session, why, "authentication failed; the client stops");
+                crate::__log!(warn, %host, %session, why, "authentication failed; the client stops");
                 let _ = why;
             }
-            ConnectionState::Closed => crate::log!(info, "client closed"),
+            ConnectionState::Closed => crate::__log!(info, "client closed"),
             _ => {}
         }
         let _ = (host, session, timeout_ms);

@@ -158,7 +158,7 @@ where
         if let Some(guard) = guard.as_mut() {
             guard.disarm();
         }
-        zkrs_client::log!(info, name = %instance.name, id = %instance.id, "service registered");
+        zkrs_client::__log!(info, name = %instance.name, id = %instance.id, "service registered");
         Ok(())
     }
 
@@ -270,7 +270,7 @@ where
             Ok((data, _)) => match from_json(&data) {
                 Ok(instance) => Ok(Some(instance)),
                 Err(e) => {
-                    zkrs_client::log!(warn, path = %path, error = %e, "not a service instance: skipped");
+                    zkrs_client::__log!(warn, path = %path, error = %e, "not a service instance: skipped");
                     let _ = e;
                     Ok(None)
                 }

@@ -81,7 +81,7 @@ impl Shared {
 
     fn set_leader(&self, is_leader: bool, notify: bool) {
         if self.flag.set(is_leader, notify) {
-            zkrs_client::log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
+            zkrs_client::__log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
         }
     }
 

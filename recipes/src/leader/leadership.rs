@@ -171,7 +171,7 @@ impl LeaderFlag {
     }
 
     pub(crate) fn current(&self) -> Current<bool> {
-        Current::from_watch(self.leads.subscribe())
+        zkrs_client::__private::current_from_watch(self.leads.subscribe())
     }
 
     pub(crate) fn events(&self) -> EventStream<LeadershipEvent> {

@@ -175,7 +175,7 @@ impl Shared {
 
     fn set_leader(&self, is_leader: bool) {
         if self.flag.set(is_leader, true) {
-            zkrs_client::log!(info, leader = is_leader, "selector leadership changed");
+            zkrs_client::__log!(info, leader = is_leader, "selector leadership changed");
         }
     }
 

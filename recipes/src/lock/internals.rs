@@ -218,7 +218,7 @@ pub(crate) async fn acquire_with_sequence(
                         continue 'attempt;
                     }
                     let path = cleanup.node.take().expect("our node");
-                    zkrs_client::log!(debug, path = %path, dir = %spec.dir, "lock acquired");
+                    zkrs_client::__log!(debug, path = %path, dir = %spec.dir, "lock acquired");
                     return Ok(Some(Acquired {
                         path,
                         session_id: owner,

@@ -246,7 +246,7 @@ impl LeaderElection {
     /// The current state, to read or wait on (coalesces quick changes;
     /// [`LeaderElection::events`] sees every event).
     pub fn states(&self) -> zkrs_client::Current<ElectionState> {
-        zkrs_client::Current::from_watch(self.shared.state.subscribe())
+        zkrs_client::__private::current_from_watch(self.shared.state.subscribe())
     }
 
     /// Whether this participant leads: ELECTED, with its node owned by the current session,
