@@ -12,7 +12,7 @@ use zkrs_codec::{encode_request, Encode, OpCode, PathRecord, PathWatchRequest};
 use crate::client::Client;
 use crate::error::{Error, ErrorInternals, Result};
 use crate::path::validate_path;
-use crate::protocol::{Command, WatchSink};
+use crate::protocol::{Command, ReplyTx, WatchSink};
 use crate::session::{Reply, Request, WatchKind, WatchOp, WatcherId};
 use crate::watch::{OneshotWatch, Watcher};
 
@@ -63,10 +63,7 @@ impl Client {
         let started = Instant::now();
         let registers = matches!(watch, Some(WatchOp::Register { .. }));
         let result = async {
-            let (token, rx) = {
-                let _waiting = self.inner.metrics.wait_for_place();
-                self.inner.in_flight.slot().await?
-            };
+            let (token, rx) = ReplyTx::new(self.inner.in_flight.place().await);
             self.send(Command::Request {
                 request: Request {
                     frame,

@@ -111,7 +111,7 @@ impl Client {
     /// and waiting. Counting costs a few relaxed atomic adds per request and allocates
     /// nothing; reading allocates the snapshot.
     pub fn metrics(&self) -> ClientMetrics {
-        self.inner.metrics.snapshot(self.in_flight())
+        self.inner.metrics.snapshot(self.inner.in_flight.counts())
     }
 
     /// Every state transition from now on, in order (none is ever dropped).

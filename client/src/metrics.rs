@@ -72,7 +72,6 @@ pub(crate) struct Metrics {
     session_expiries: AtomicU64,
     watches_registered: AtomicU64,
     watch_events: AtomicU64,
-    waiting: AtomicU64,
 }
 
 impl Metrics {
@@ -86,7 +85,6 @@ impl Metrics {
             session_expiries: AtomicU64::new(0),
             watches_registered: AtomicU64::new(0),
             watch_events: AtomicU64::new(0),
-            waiting: AtomicU64::new(0),
         }
     }
 
@@ -132,13 +130,8 @@ impl Metrics {
         self.watch_events.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A request starts waiting for a place in flight; the guard ends the wait.
-    pub(crate) fn wait_for_place(&self) -> Waiting<'_> {
-        self.waiting.fetch_add(1, Ordering::Relaxed);
-        Waiting(self)
-    }
-
-    pub(crate) fn snapshot(&self, in_flight: Option<usize>) -> ClientMetrics {
+    /// The figures now, with the bound's own counts (`None`: no bound).
+    pub(crate) fn snapshot(&self, in_flight: Option<(usize, usize)>) -> ClientMetrics {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let operations = self
             .ops
@@ -172,18 +165,9 @@ impl Metrics {
             session_expiries: load(&self.session_expiries),
             watches_registered: load(&self.watches_registered),
             watch_events: load(&self.watch_events),
-            in_flight,
-            waiting: load(&self.waiting),
+            in_flight: in_flight.map(|(taken, _)| taken),
+            waiting: in_flight.map_or(0, |(_, waiting)| waiting as u64),
         }
-    }
-}
-
-/// Counts a request as waiting for a place until dropped (also when its caller gives up).
-pub(crate) struct Waiting<'a>(&'a Metrics);
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.waiting.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -226,7 +210,7 @@ pub struct ClientMetrics {
     pub watch_events: u64,
     /// Requests in flight now (`None` when the bound is removed: not counted then).
     pub in_flight: Option<usize>,
-    /// Requests waiting now for a place in flight.
+    /// Requests waiting now for a place in flight (0 when there is no bound).
     pub waiting: u64,
 }
 

@@ -50,7 +50,7 @@ pub(crate) fn spawn(inner: Weak<Inner>, label: String) {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
-            let figures = inner.metrics.snapshot(inner.in_flight.count());
+            let figures = inner.metrics.snapshot(inner.in_flight.counts());
             drop(inner);
             report(&label, &figures);
         }

@@ -4,41 +4,34 @@
 
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::error::Error;
 use crate::event_stream::EventSender;
+use crate::in_flight::Place;
 use crate::session::{Reply, Request, StateChange, WatchKind, WatcherId};
 use crate::watched_event::{PersistentWatchItem, WatchedEvent};
 
 /// Identifies one [`crate::Watcher`] (and every registration made through it) to the driver.
 pub(crate) type WatcherGroup = u64;
 
-/// Where a request's answer goes, with the in-flight permit it holds until then (see
-/// `InFlight`): dropped with the slot, when the answer is delivered or the request fails.
+/// Where a request's answer goes, with the place in flight it holds until then (see
+/// `InFlight`): freed with the slot, when the answer is delivered or the request fails.
 #[derive(Debug)]
 pub(crate) struct ReplyTx {
     tx: oneshot::Sender<Result<Reply, Error>>,
-    _permit: Option<OwnedSemaphorePermit>,
+    _place: Option<Place>,
 }
 
 impl ReplyTx {
-    /// A slot and the receiver of its answer. `permit`: the in-flight permit it holds
+    /// A slot and the receiver of its answer. `place`: the place in flight it holds
     /// (`None` for what is not bounded: closing, adding an identity, no bound set).
-    pub(crate) fn new(
-        permit: Option<OwnedSemaphorePermit>,
-    ) -> (ReplyTx, oneshot::Receiver<Result<Reply, Error>>) {
+    pub(crate) fn new(place: Option<Place>) -> (ReplyTx, oneshot::Receiver<Result<Reply, Error>>) {
         let (tx, rx) = oneshot::channel();
-        (
-            ReplyTx {
-                tx,
-                _permit: permit,
-            },
-            rx,
-        )
+        (ReplyTx { tx, _place: place }, rx)
     }
 
-    /// Delivers the answer (nobody may be waiting any more) and frees the permit.
+    /// Delivers the answer (nobody may be waiting any more) and frees the place.
     pub(crate) fn send(self, result: Result<Reply, Error>) {
         let _ = self.tx.send(result);
     }
