@@ -1,20 +1,12 @@
 //! The flags of changing ensembles: `--resume ID:PASSWORD_HEX` and `--follow-ensemble` (global flags) and
 //! `reconfig`'s `--add`, `--remove`, `--members` and `--from-version`.
 
-use super::{usage, Command, Flags, UsageError};
+use super::{usage, Command, UsageError};
 
 /// `--resume ID:PASSWORD_HEX`: the id as `0x`-hex (as zkctl and ZooKeeper print it) or
 /// decimal, the password as hex (16 bytes from ZooKeeper).
-pub(super) fn resume(flags: &Flags) -> Result<Option<(i64, Vec<u8>)>, UsageError> {
-    let Some(value) = flags.value("resume") else {
-        return Ok(None);
-    };
-    let bad = || {
-        usage(format!(
-            "--resume needs SESSION_ID:PASSWORD_HEX (e.g. 0x100000a2b3c0001:\
-             0a1b...), not '{value}'"
-        ))
-    };
+pub fn resume(value: &str) -> Result<(i64, Vec<u8>), String> {
+    let bad = || Err("not SESSION_ID:PASSWORD_HEX (e.g. 0x100000a2b3c0001:0a1b...)".to_string());
     let Some((id, password)) = value.split_once(':') else {
         return bad();
     };
@@ -28,7 +20,7 @@ pub(super) fn resume(flags: &Flags) -> Result<Option<(i64, Vec<u8>)>, UsageError
     if id == 0 || password.is_empty() {
         return bad();
     }
-    Ok(Some((id, password)))
+    Ok((id, password))
 }
 
 /// Bytes from hex (even length, either case).
@@ -42,59 +34,48 @@ fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// `reconfig`'s flags: each list flag repeatable and comma-separated.
-pub(super) fn reconfig(flags: &Flags) -> Result<Command, UsageError> {
-    let list = |name: &str| -> Vec<String> {
-        flags
-            .all(name)
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
+/// `reconfig --from-version V`: hex, with or without `0x`, as `zkctl config` prints it.
+pub fn from_version(v: &str) -> Result<i64, String> {
+    let hex = v.strip_prefix("0x").unwrap_or(v);
+    u64::from_str_radix(hex, 16)
+        .map(|n| n as i64)
+        .map_err(|_| "not a version in hex (as `zkctl config` prints it)".into())
+}
+
+/// `reconfig`: clap has split the list flags at commas and checked that one kind of change
+/// is given; the items are trimmed here, empty ones dropped, and ids read.
+pub fn reconfig(
+    add: Vec<String>,
+    remove: Vec<String>,
+    members: Vec<String>,
+    from_version: Option<i64>,
+) -> Result<Command, UsageError> {
+    let list = |items: Vec<String>| -> Vec<String> {
+        items
+            .iter()
+            .map(|v| v.trim())
             .filter(|v| !v.is_empty())
             .map(str::to_string)
             .collect()
     };
-    let add = list("add");
-    let members = list("members");
-    let remove = list("remove")
+    let remove = list(remove)
         .iter()
         .map(|id| match id.parse::<u64>() {
             Ok(n) => Ok(n),
             Err(_) => usage(format!("--remove needs a member id (a number), not '{id}'")),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let incremental = !add.is_empty() || !remove.is_empty();
-    if !members.is_empty() && incremental {
-        return usage("--members (bulk) excludes --add and --remove (incremental)");
-    }
-    if members.is_empty() && !incremental {
-        return usage("'reconfig' needs --add SPEC, --remove ID or --members SPEC");
-    }
-    let from_version = match flags.value("from-version") {
-        None => None,
-        Some(v) => {
-            let hex = v.strip_prefix("0x").unwrap_or(v);
-            match u64::from_str_radix(hex, 16) {
-                Ok(n) => Some(n as i64),
-                Err(_) => {
-                    return usage(format!(
-                        "--from-version needs a version in hex (as `zkctl config` prints \
-                         it), not '{v}'"
-                    ))
-                }
-            }
-        }
-    };
     Ok(Command::Reconfig {
-        add,
+        add: list(add),
         remove,
-        members,
+        members: list(members),
         from_version,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{parse, Action};
+    use super::super::{parse, Action, Globals};
     use super::*;
 
     fn parsed(line: &str) -> Result<Action, UsageError> {
@@ -102,7 +83,7 @@ mod tests {
         parse(&args, None)
     }
 
-    fn run(line: &str) -> (super::super::Globals, Command) {
+    fn run(line: &str) -> (Globals, Command) {
         match parsed(line).unwrap() {
             Action::Run(g, c) => (*g, c),
             other => panic!("{other:?}"),

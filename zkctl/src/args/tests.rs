@@ -1,0 +1,503 @@
+use super::*;
+
+fn run(line: &str) -> Result<Action, UsageError> {
+    let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    parse(&args, None)
+}
+
+fn command(line: &str) -> (Globals, Command) {
+    match run(line) {
+        Ok(Action::Run(g, c)) => (*g, c),
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+fn error(line: &str) -> String {
+    match run(line) {
+        Err(e) => e.0,
+        other => panic!("{line}: expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn globals_before_and_after_the_command() {
+    let (g, c) = command("--server h:1/app --session-timeout 3000 ls /a --auth digest:u:p");
+    assert_eq!(g.server, "h:1/app");
+    assert!(g.server_given);
+    assert_eq!(g.session_timeout, Duration::from_millis(3000));
+    assert_eq!(g.auth, vec![("digest".into(), "u:p".into())]);
+    assert_eq!(c, Command::Ls { path: "/a".into() });
+    let (g, _) = command("ls /a --server=x:2");
+    assert_eq!(g.server, "x:2");
+}
+
+#[test]
+fn tls_flags() {
+    assert_eq!(command("ls /").0.tls, None);
+    assert_eq!(command("--tls ls /").0.tls, Some(Box::default()));
+    let (g, _) = command(
+        "ls / --tls-ca ca.pem --tls-cert c.pem --tls-key c.key --tls-server-name zk.test",
+    );
+    assert_eq!(
+        g.tls,
+        Some(Box::new(Tls {
+            ca: Some("ca.pem".into()),
+            cert_and_key: Some(("c.pem".into(), "c.key".into())),
+            server_name: Some("zk.test".into()),
+        }))
+    );
+    assert!(run("ls / --tls-cert c.pem").is_err());
+    assert!(run("ls / --tls-key c.key").is_err());
+}
+
+#[test]
+fn each_v_raises_the_verbosity() {
+    assert_eq!(command("ls /").0.verbosity, 0);
+    assert_eq!(command("-v ls /").0.verbosity, 1);
+    assert_eq!(command("ls / --verbose").0.verbosity, 1);
+    assert_eq!(command("-vv ls /").0.verbosity, 2);
+    assert_eq!(command("-v ls / -v").0.verbosity, 2);
+    assert!(run("-vx ls /").is_err());
+}
+
+#[test]
+fn server_defaults_to_the_environment_then_localhost() {
+    let args = vec!["ls".to_string(), "/".to_string()];
+    match parse(&args, Some("env:1".into())).unwrap() {
+        Action::Run(g, _) => assert_eq!((g.server.as_str(), g.server_given), ("env:1", true)),
+        other => panic!("{other:?}"),
+    }
+    let (g, _) = command("ls /");
+    assert_eq!((g.server.as_str(), g.server_given), (DEFAULT_SERVER, false));
+}
+
+#[test]
+fn version_means_the_data_version_after_set() {
+    assert_eq!(run("--version").unwrap(), Action::Version);
+    let (_, c) = command("set /a hello --version 3");
+    assert_eq!(
+        c,
+        Command::Set {
+            path: "/a".into(),
+            data: b"hello".to_vec(),
+            version: Some(3)
+        }
+    );
+    let (_, c) = command("set /n -1");
+    assert!(matches!(c, Command::Set { data, .. } if data == b"-1"));
+}
+
+#[test]
+fn help_forms() {
+    assert_eq!(run("--help").unwrap(), Action::Help(None));
+    assert_eq!(run("-h").unwrap(), Action::Help(None));
+    assert_eq!(run("help").unwrap(), Action::Help(None));
+    let lock = command_spec("lock");
+    assert_eq!(run("lock --help").unwrap(), Action::Help(lock));
+    assert_eq!(run("help lock").unwrap(), Action::Help(lock));
+    assert!(general_help().contains("elect PATH"));
+    assert!(command_help(lock.unwrap()).contains("--timeout MS"));
+}
+
+#[test]
+fn lock_command_after_dashes_or_path() {
+    let (_, c) = command("lock /l --timeout 500 -- sh -c true --grace 1");
+    assert_eq!(
+        c,
+        Command::Lock {
+            path: "/l".into(),
+            timeout: Some(Duration::from_millis(500)),
+            grace: Duration::from_secs(2),
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "true".into(),
+                "--grace".into(),
+                "1".into()
+            ],
+        }
+    );
+    let (_, c) = command("elect /e --once sleep 1 --id x");
+    assert_eq!(
+        c,
+        Command::Elect {
+            path: "/e".into(),
+            id: None,
+            once: true,
+            grace: Duration::from_secs(2),
+            command: vec!["sleep".into(), "1".into(), "--id".into(), "x".into()],
+        }
+    );
+    assert!(error("lock /l").contains("needs a command to run"));
+}
+
+#[test]
+fn create_modes() {
+    let (_, c) = command("create /a/b- data --sequential --ephemeral --parents");
+    let Command::Create(a) = c else { panic!() };
+    assert!(a.sequential && a.ephemeral && a.parents && !a.container);
+    assert_eq!(a.data, b"data");
+    assert!(error("create /a --ephemeral --ttl 5").contains("exclude"));
+    assert!(error("create /a --container --sequential").contains("container"));
+}
+
+#[test]
+fn usage_errors() {
+    assert_eq!(
+        error("--server= ls /"),
+        "--server needs a connect string (host:port,...), not an empty value"
+    );
+    assert_eq!(error("ls / --bogus"), "unknown flag --bogus for 'ls'");
+    assert_eq!(error("--bogus ls /"), "unknown flag --bogus");
+    assert_eq!(error("frobnicate"), "unknown command 'frobnicate'");
+    assert_eq!(error(""), "no command given");
+    assert_eq!(error("ls"), "'ls' needs PATH");
+    assert_eq!(error("set /a"), "'set' needs DATA");
+    assert!(error("ls /a /b").starts_with("'ls' takes 1 argument"));
+    assert!(error("lock /l --timeout soon -- true").contains("milliseconds"));
+    assert!(error("ls / --server").contains("needs a value"));
+    assert!(error("ls / -x").contains("unknown flag -x"));
+    assert!(error("bench frob").contains("unknown benchmark"));
+    assert!(error("bench get --clients 0").contains("at least 1"));
+    assert!(error("demo --participants 1").contains("at least 2"));
+    assert!(error("ls / --auth nocolon").contains("SCHEME:CREDENTIALS"));
+    assert!(error("ls / --recursive=yes").contains("unknown flag"));
+    assert!(error("delete / --recursive=yes").contains("takes no value"));
+}
+
+#[test]
+fn cache_kinds_and_limits() {
+    let (_, c) = command("cache /app");
+    assert_eq!(
+        c,
+        Command::Cache {
+            path: "/app".into(),
+            kind: CacheKind::Subtree,
+            run_for: None,
+        }
+    );
+    let (_, c) = command("cache /app --depth 0 --for 1500");
+    assert_eq!(
+        c,
+        Command::Cache {
+            path: "/app".into(),
+            kind: CacheKind::Depth(0),
+            run_for: Some(Duration::from_millis(1500)),
+        }
+    );
+    let (_, c) = command("cache --children /app");
+    assert!(matches!(
+        c,
+        Command::Cache {
+            kind: CacheKind::Children,
+            ..
+        }
+    ));
+    assert_eq!(error("cache"), "'cache' needs PATH");
+    assert!(error("cache /a --depth -1").contains("--depth needs a number of levels"));
+    assert!(error("cache /a --depth deep").contains("--depth needs"));
+    assert!(error("cache /a --depth").contains("needs a value"));
+    assert!(error("cache /a --depth 2 --children").contains("exclude"));
+    assert!(error("cache /a --for soon").contains("milliseconds"));
+    assert!(error("cache /a /b").starts_with("'cache' takes 1 argument"));
+    assert!(general_help().contains("cache PATH"));
+}
+
+#[test]
+fn counter_actions_and_widths() {
+    let counter = |line: &str| match command(line).1 {
+        Command::Counter { path, action, int } => (path, action, int),
+        other => panic!("{line}: {other:?}"),
+    };
+    assert_eq!(
+        counter("counter /c get"),
+        ("/c".into(), CounterAction::Get, false)
+    );
+    assert_eq!(counter("counter /c add -5").1, CounterAction::Add(-5));
+    assert_eq!(
+        counter("counter /c set 9223372036854775807").1,
+        CounterAction::Set(i64::MAX)
+    );
+    assert_eq!(
+        counter("counter /c cas -1 2 --int"),
+        ("/c".into(), CounterAction::Cas(-1, 2), true)
+    );
+    assert_eq!(
+        counter("counter --int /c add 2147483647").1,
+        CounterAction::Add(i64::from(i32::MAX))
+    );
+    assert!(error("counter /c add 2147483648 --int").contains("32-bit"));
+    assert!(error("counter /c add 9223372036854775808").contains("64-bit"));
+    assert!(error("counter /c add x").contains("'x' is not a 64-bit integer"));
+    assert!(error("counter /c").contains("needs an action"));
+    assert!(error("counter /c add").contains("takes one number"));
+    assert!(error("counter /c get 1").contains("takes no number"));
+    assert!(error("counter /c cas 1").contains("OLD and NEW"));
+    assert!(error("counter /c bump 1").contains("get, add, set or cas"));
+    assert!(error("counter /c get --count 3").contains("unknown flag --count"));
+}
+
+#[test]
+fn barrier_and_member_run_a_command() {
+    let (_, c) = command("barrier /b --count 3 --timeout 500 -- sh -c true --count 9");
+    assert_eq!(
+        c,
+        Command::Barrier {
+            path: "/b".into(),
+            count: 3,
+            timeout: Some(Duration::from_millis(500)),
+            grace: Duration::from_secs(2),
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "true".into(),
+                "--count".into(),
+                "9".into()
+            ],
+        }
+    );
+    // As with `lock`, the first word after PATH starts the command.
+    let (_, c) = command("barrier --count 2 /b true");
+    assert!(matches!(c, Command::Barrier { count: 2, command, .. } if command == ["true"]));
+    assert!(error("barrier /b -- true").contains("needs --count N"));
+    assert!(error("barrier /b --count 0 -- true").contains("at least 1"));
+    assert!(error("barrier /b --count 3").contains("needs a command to run"));
+
+    let (_, c) = command("member /g host-a 10.0.0.1:80 --grace 500 -- ./serve --port 80");
+    assert_eq!(
+        c,
+        Command::Member {
+            path: "/g".into(),
+            id: "host-a".into(),
+            data: b"10.0.0.1:80".to_vec(),
+            grace: Duration::from_millis(500),
+            command: vec!["./serve".into(), "--port".into(), "80".into()],
+        }
+    );
+    let (_, c) = command("member /g host-a -- true");
+    assert!(matches!(c, Command::Member { data, .. } if data.is_empty()));
+    // Without `--`, DATA and CMD cannot be told apart.
+    assert!(error("member /g a data true").contains("needs -- before the command"));
+    assert!(error("member /g a ./serve").contains("needs a command to run"));
+    assert_eq!(error("member /g"), "'member' needs ID");
+    assert!(error("member /g x/y -- true").contains("member id"));
+    assert!(error("member /g .. -- true").contains("member id"));
+    let (_, c) = command("members /g");
+    assert_eq!(c, Command::Members { path: "/g".into() });
+    assert!(error("members /g extra").starts_with("'members' takes 1 argument"));
+}
+
+#[test]
+fn service_actions() {
+    let (_, c) = command(
+        "service register /services api --address 10.0.0.5 --port 8080 --ssl-port 8443 \
+         --id i-1 --payload {\"zone\":\"a\"} --type static --enabled false \
+         --uri-spec {scheme}://{address}:{port} --grace 500 -- ./serve --port 80",
+    );
+    assert_eq!(
+        c,
+        Command::Service {
+            base: "/services".into(),
+            action: ServiceAction::Register(Box::new(ServiceRegistration {
+                name: "api".into(),
+                id: Some("i-1".into()),
+                address: "10.0.0.5".into(),
+                port: Some(8080),
+                ssl_port: Some(8443),
+                payload: Some(r#"{"zone":"a"}"#.into()),
+                kind: ServiceKind::Static,
+                enabled: Some(false),
+                uri_spec: Some("{scheme}://{address}:{port}".into()),
+                grace: Duration::from_millis(500),
+                command: vec!["./serve".into(), "--port".into(), "80".into()],
+            })),
+        }
+    );
+    // A permanent instance needs no command; --ssl-port alone will do.
+    let (_, c) = command("service register /s api --address h --ssl-port 443 --type permanent");
+    let Command::Service {
+        action: ServiceAction::Register(r),
+        ..
+    } = c
+    else {
+        panic!("{c:?}")
+    };
+    assert_eq!(
+        (r.port, r.ssl_port, r.kind),
+        (None, Some(443), ServiceKind::Permanent)
+    );
+    assert!(r.command.is_empty() && r.id.is_none() && r.enabled.is_none());
+    let service = |line: &str| match command(line).1 {
+        Command::Service { base, action } => (base, action),
+        other => panic!("{line}: {other:?}"),
+    };
+    assert_eq!(
+        service("service unregister /s api i-1"),
+        (
+            "/s".into(),
+            ServiceAction::Unregister {
+                name: "api".into(),
+                id: "i-1".into()
+            }
+        )
+    );
+    assert_eq!(
+        service("service list /s").1,
+        ServiceAction::List { name: None }
+    );
+    assert_eq!(
+        service("service list /s api").1,
+        ServiceAction::List {
+            name: Some("api".into())
+        }
+    );
+    assert_eq!(
+        service("service watch /s api --for 1500").1,
+        ServiceAction::Watch {
+            name: "api".into(),
+            run_for: Some(Duration::from_millis(1500))
+        }
+    );
+    assert_eq!(
+        service("service pick /s api").1,
+        ServiceAction::Pick {
+            name: "api".into(),
+            strategy: PickStrategy::RoundRobin,
+            count: 1
+        }
+    );
+    assert_eq!(
+        service("service pick /s api --strategy random --count 3").1,
+        ServiceAction::Pick {
+            name: "api".into(),
+            strategy: PickStrategy::Random,
+            count: 3
+        }
+    );
+    assert!(general_help().contains("service register|unregister|list|watch|pick"));
+}
+
+#[test]
+fn service_usage_errors() {
+    let register = "service register /s api --address h --port 80";
+    assert!(error("service").contains("needs an action: register, unregister"));
+    assert!(error("service frob /s").contains("not 'frob'"));
+    assert!(error("service list").starts_with("'service list' needs BASE"));
+    assert!(error("service watch /s").starts_with("'service watch' needs NAME"));
+    assert!(error("service unregister /s api").starts_with("'service unregister' needs ID"));
+    assert!(error("service list /s a b").contains("takes BASE [NAME], got 3"));
+    assert!(error("service pick /s a -- true").contains("runs no command"));
+    assert!(error(&format!("{register} ./serve")).contains("needs -- before the command"));
+    assert!(error(&format!("{register} ./serve 80")).contains("needs -- before the command"));
+    // Dynamic and static instances go when zkctl ends: they need a command.
+    assert!(error(register).contains("ephemeral"));
+    assert!(error(&format!("{register} --type static")).contains("static"));
+    assert_eq!(
+        error("service register /s api --port 80 -- true"),
+        "'service register' needs --address A (where the instance is reached)"
+    );
+    assert!(error("service register /s api --address h -- true").contains("needs --port P"));
+    assert!(error("service register /s api --address= --port 1 -- true").contains("empty"));
+    for bad in ["0", "65536", "-1", "http"] {
+        assert_eq!(
+            error(&format!("{register} --port {bad} -- true").replace("--port 80 ", "")),
+            format!("--port needs a port number (1-65535), not '{bad}'")
+        );
+    }
+    assert!(error(&format!("{register} --ssl-port 70000 -- true")).contains("--ssl-port"));
+    assert!(error(&format!("{register} --type forever -- true")).contains("'forever'"));
+    assert!(error(&format!("{register} --enabled yes -- true")).contains("'yes'"));
+    assert!(error(&format!("{register} --id a/b -- true")).contains("an instance id"));
+    assert!(error("service list /s a/b").contains("a service name"));
+    assert!(error("service unregister /s a ..").contains("an instance id"));
+    // Each action's flags are its own.
+    assert_eq!(
+        error(&format!("{register} --count 2 -- true")),
+        "--count is for 'service pick'"
+    );
+    assert_eq!(
+        error("service watch /s api --port 1"),
+        "--port is for 'service register'"
+    );
+    assert_eq!(
+        error("service pick /s api --for 1"),
+        "--for is for 'service watch'"
+    );
+    assert!(error("service pick /s api --strategy sticky").contains("'sticky'"));
+    assert!(error("service pick /s api --count 0").contains("at least 1"));
+    assert!(error("service watch /s api --for soon").contains("milliseconds"));
+    assert!(error("service list /s --bogus").contains("unknown flag --bogus"));
+}
+
+#[test]
+fn help_texts_are_flush_left() {
+    // A line break in a details string without `\n\` keeps the source's indentation.
+    for c in spec::COMMANDS {
+        for line in c.details.lines() {
+            assert!(!line.starts_with(' '), "{}: {line:?}", c.name);
+        }
+        assert!(general_help().contains(&format!("{} {}", c.name, c.synopsis)));
+    }
+}
+
+#[test]
+fn kerberos_flags() {
+    let (g, _) = command("--sasl-kerberos app@ZKR.TEST --keytab /k/app.keytab ls /");
+    assert_eq!(
+        g.kerberos,
+        Some(KerberosArgs {
+            principal: "app@ZKR.TEST".into(),
+            keytab: Some("/k/app.keytab".into()),
+            service_principal: None,
+        })
+    );
+    let (g, _) = command("--sasl-kerberos app --sasl-service-principal zookeeper/zk1 ls /");
+    let k = g.kerberos.unwrap();
+    assert_eq!(k.keytab, None);
+    assert_eq!(k.service_principal.as_deref(), Some("zookeeper/zk1"));
+    assert!(error("--keytab /k/app.keytab ls /").contains("needs --sasl-kerberos"));
+    assert!(error("--sasl-service-principal zk ls /").contains("needs --sasl-kerberos"));
+    assert!(
+        error("--sasl-kerberos app --sasl-digest u --sasl-password-file f ls /")
+            .contains("one SASL mechanism")
+    );
+}
+
+#[test]
+fn bench_defaults_depend_on_the_kind() {
+    let (_, c) = command("bench get");
+    assert!(matches!(
+        c,
+        Command::Bench(BenchOptions {
+            clients: 4,
+            in_flight: 32,
+            ops: 20_000,
+            size: 100,
+            rt: BenchRuntime::Multi,
+            ..
+        })
+    ));
+    let (_, c) = command("bench get --rt current");
+    assert!(matches!(
+        c,
+        Command::Bench(BenchOptions {
+            rt: BenchRuntime::Current,
+            ..
+        })
+    ));
+    assert!(run("bench get --rt tokio")
+        .unwrap_err()
+        .to_string()
+        .contains("not current or multi"));
+    let (_, c) = command("bench lock --ops 10");
+    assert!(matches!(
+        c,
+        Command::Bench(BenchOptions {
+            kind: BenchKind::Lock,
+            clients: 1,
+            in_flight: 1,
+            ops: 10,
+            ..
+        })
+    ));
+}
