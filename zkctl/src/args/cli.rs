@@ -449,7 +449,7 @@ operation (cycle, hand-off), the client's own cost.")]
         #[arg(long, value_name = "N", value_parser = positive, default_value = "100")]
         rounds: usize,
         /// The tokio runtime to run on (current: one thread)
-        #[arg(long, value_enum, default_value_t = BenchRuntime::Multi)]
+        #[arg(long, value_name = "RT", value_enum, default_value_t = BenchRuntime::Multi)]
         rt: BenchRuntime,
     },
     /// The leader-latch story with 10 participants
@@ -640,7 +640,7 @@ Each pick printed as `list` prints it; exit 5 when there is no instance to pick.
         #[arg(value_parser = service_name)]
         name: String,
         /// How to pick
-        #[arg(long, value_enum, default_value_t = PickStrategy::RoundRobin)]
+        #[arg(long, value_name = "S", value_enum, default_value_t = PickStrategy::RoundRobin)]
         strategy: PickStrategy,
         /// How many picks
         #[arg(long, value_name = "N", value_parser = positive, default_value = "1")]
@@ -660,10 +660,10 @@ pub struct RegisterFlags {
     #[arg(long, value_name = "A", value_parser = non_empty)]
     pub address: String,
     /// The port, 1-65535 (required unless --ssl-port)
-    #[arg(long, value_name = "P", value_parser = port)]
+    #[arg(long, value_name = "P", value_parser = port, allow_negative_numbers = true)]
     pub port: Option<u16>,
     /// The TLS port, 1-65535
-    #[arg(long, value_name = "P", value_parser = port)]
+    #[arg(long, value_name = "P", value_parser = port, allow_negative_numbers = true)]
     pub ssl_port: Option<u16>,
     /// The instance id (default: a random UUID)
     #[arg(long, value_name = "ID", value_parser = instance_id)]
@@ -672,7 +672,7 @@ pub struct RegisterFlags {
     #[arg(long, value_name = "JSON")]
     pub payload: Option<String>,
     /// How the node lives
-    #[arg(long = "type", value_enum, default_value_t = ServiceKind::Dynamic)]
+    #[arg(long = "type", value_name = "TYPE", value_enum, default_value_t = ServiceKind::Dynamic)]
     pub kind: ServiceKind,
     /// Whether providers may pick it (writes the `enabled` key)
     #[arg(long, value_name = "true|false")]

@@ -6,9 +6,8 @@ use std::time::Duration;
 
 use super::cli::{CounterVerb, GlobalFlags, QueueSub, RegisterFlags, ServiceSub, Sub};
 use super::command::{
-    BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals,
-    KerberosArgs, QueueAction, QueueKind, SaslDigest, ServiceAction, ServiceKind,
-    ServiceRegistration, Tls,
+    BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals, KerberosArgs,
+    QueueAction, QueueKind, SaslDigest, ServiceAction, ServiceKind, ServiceRegistration, Tls,
 };
 use super::{ensemble, usage, UsageError, DEFAULT_SERVER};
 
@@ -396,9 +395,7 @@ fn service(s: ServiceSub) -> Result<Command, UsageError> {
             };
             (base, ServiceAction::Register(Box::new(registration)))
         }
-        ServiceSub::Unregister { base, name, id } => {
-            (base, ServiceAction::Unregister { name, id })
-        }
+        ServiceSub::Unregister { base, name, id } => (base, ServiceAction::Unregister { name, id }),
         ServiceSub::List { base, name } => (base, ServiceAction::List { name }),
         ServiceSub::Watch {
             base,

@@ -114,7 +114,7 @@ mod tests {
         ] {
             let e = error(&format!("--resume {bad} ls /"));
             assert!(
-                e.contains("--resume needs SESSION_ID:PASSWORD_HEX"),
+                e.contains("for '--resume <ID:PASSWORD_HEX>': not SESSION_ID:PASSWORD_HEX"),
                 "{bad}: {e}"
             );
         }
@@ -146,18 +146,18 @@ mod tests {
         for (line, expected) in [
             (
                 "reconfig",
-                "needs --add SPEC, --remove ID or --members SPEC",
+                "not provided: <--add <SPEC>|--remove <ID>|--members <SPEC>>",
             ),
             (
                 "reconfig --members a --add b",
-                "excludes --add and --remove",
+                "'--members <SPEC>' cannot be used with '--add <SPEC>'",
             ),
             ("reconfig --remove x", "--remove needs a member id"),
             (
                 "reconfig --remove 1 --from-version g",
-                "--from-version needs a version",
+                "not a version in hex",
             ),
-            ("config extra", "takes 0 arguments"),
+            ("config extra", "unexpected argument 'extra'"),
         ] {
             let e = error(line);
             assert!(e.contains(expected), "{line}: {e}");

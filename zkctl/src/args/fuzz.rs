@@ -28,7 +28,10 @@ pub fn parse_any(data: &[u8]) {
         }
         Err(e) => {
             assert!(!e.0.trim().is_empty(), "an empty usage error for {argv:?}");
-            assert!(!e.0.contains('\n'), "a usage error of several lines for {argv:?}: {e}");
+            assert!(
+                !e.0.contains('\n'),
+                "a usage error of several lines for {argv:?}: {e}"
+            );
         }
     }
 }

@@ -26,8 +26,7 @@ use clap::{Args, CommandFactory, FromArgMatches};
 pub use cli::Shell;
 pub use command::{
     Action, BenchKind, BenchOptions, BenchRuntime, CacheKind, Command, CounterAction, CreateArgs,
-    Globals, PickStrategy, QueueAction, QueueKind, ServiceAction, ServiceKind,
-    ServiceRegistration,
+    Globals, PickStrategy, QueueAction, QueueKind, ServiceAction, ServiceKind, ServiceRegistration,
 };
 
 /// The default connect string when neither `--server` nor `ZK_SERVER` is given.

@@ -535,7 +535,7 @@ mod tests {
         };
         assert_eq!(
             event_line(&skipped).unwrap(),
-            "skipped /s/api/x not a service instance: EOF"
+            "skipped /s/api/x not a service instance: EOF while parsing a value at line 1 column 0"
         );
         assert_eq!(
             event_line(&ServiceCacheEvent::<Value>::Lagged { missed: 3 }).unwrap(),
