@@ -1692,7 +1692,7 @@ fn barrier_exit_codes_and_timeouts() {
         (
             &["barrier", "/b", "--", "true"][..],
             "the following required arguments were not provided: --count <N>; usage: zkctl \
-             barrier --count <N> <PATH> -- <CMD>...",
+             barrier --count <N> <PATH> <CMD>...",
         ),
         (
             &["barrier", "/b", "--count", "0", "--", "true"][..],
