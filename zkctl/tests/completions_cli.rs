@@ -4,21 +4,14 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
-use support::{exit_code, finish, stderr, COMMAND_DEADLINE};
+use support::{exit_code, finish, run_on, stderr, COMMAND_DEADLINE};
 
-/// Runs `zkctl ARGS` (no server: these commands do not connect).
-fn zkctl(args: &[&str]) -> std::process::Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_zkctl"))
-        .args(args)
-        .env_remove("ZK_SERVER")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn zkctl");
-    finish(child, COMMAND_DEADLINE)
+/// Runs `zkctl --server ... ARGS`: the server is never used (these commands do not connect;
+/// nothing listens at port 1).
+fn zkctl(args: &[&str]) -> Output {
+    run_on("127.0.0.1:1", args)
 }
 
 fn script(shell: &str) -> String {
