@@ -509,6 +509,26 @@ fn the_command_line_is_well_formed() {
 }
 
 #[test]
+fn quoted_values_are_escaped() {
+    // Found by the zkctl_args fuzz target: a value with line breaks made a usage error of
+    // several lines (and cut clap's message at the first blank line).
+    let args = |v: &str| vec!["counter".to_string(), "/c".into(), "set".into(), v.into()];
+    let e = parse(&args("1\n\n2"), None).unwrap_err().0;
+    assert_eq!(e, "'1\\n\\n2' is not a 64-bit integer");
+    let args = vec![
+        "cache".to_string(),
+        "/a".into(),
+        "--depth".into(),
+        "x\n\ny".into(),
+    ];
+    let e = parse(&args, None).unwrap_err().0;
+    assert_eq!(
+        e,
+        "invalid value 'x\\n\\ny' for '--depth <N>': not a number of levels (0 or more)"
+    );
+}
+
+#[test]
 fn usage_errors_are_one_line() {
     for line in [
         "",
