@@ -42,6 +42,8 @@ impl ClientBuilder {
                 host_provider: None,
                 follow_ensemble: false,
                 max_in_flight: crate::in_flight::DEFAULT_MAX_IN_FLIGHT,
+                #[cfg(feature = "metrics")]
+                metrics_label: None,
                 #[cfg(feature = "tls")]
                 tls: None,
             },
@@ -69,6 +71,16 @@ impl ClientBuilder {
     /// ```
     pub fn max_in_flight(mut self, max: usize) -> ClientBuilder {
         self.settings.max_in_flight = max;
+        self
+    }
+
+    /// The `client` label of this client's metrics in the `metrics` facade (feature
+    /// `metrics`; default `zkrs-1`, `zkrs-2`, ... in the order clients start). The names
+    /// reported are listed in README ("Metrics").
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub fn metrics_label(mut self, label: impl Into<String>) -> ClientBuilder {
+        self.settings.metrics_label = Some(label.into());
         self
     }
 

@@ -3,6 +3,7 @@
 //! driver, answered; and the watch it may leave, registered with where its event goes.
 
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use bytes::BytesMut;
 use tokio::sync::oneshot;
@@ -59,17 +60,35 @@ impl Client {
         watch: Option<WatchOp>,
         sink: Option<(WatcherId, WatchSink)>,
     ) -> Result<Reply> {
-        let (token, rx) = self.inner.in_flight.slot().await?;
-        self.send(Command::Request {
-            request: Request {
-                frame,
-                op,
-                token,
-                watch,
-            },
-            sink,
-        })?;
-        rx.await.unwrap_or_else(|_| Err(Error::closed()))
+        let started = Instant::now();
+        let registers = matches!(watch, Some(WatchOp::Register { .. }));
+        let result = async {
+            let (token, rx) = {
+                let _waiting = self.inner.metrics.wait_for_place();
+                self.inner.in_flight.slot().await?
+            };
+            self.send(Command::Request {
+                request: Request {
+                    frame,
+                    op,
+                    token,
+                    watch,
+                },
+                sink,
+            })?;
+            rx.await.unwrap_or_else(|_| Err(Error::closed()))
+        }
+        .await;
+        let metrics = &self.inner.metrics;
+        metrics.request(
+            op,
+            started.elapsed(),
+            result.as_ref().err().map(Error::code),
+        );
+        if registers && result.is_ok() {
+            metrics.watch_registered();
+        }
+        result
     }
 
     pub(crate) async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {

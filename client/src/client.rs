@@ -25,6 +25,7 @@ use crate::children::Children;
 use crate::create_options::CreateOptions;
 use crate::error::{Error, Result};
 use crate::in_flight::InFlight;
+use crate::metrics::{ClientMetrics, Metrics};
 use crate::multi::{Op, OpResult};
 use crate::path::{validate_path, Chroot};
 use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
@@ -60,6 +61,8 @@ pub(crate) struct Inner {
     pub(crate) shared: Arc<Mutex<Shared>>,
     /// The bound on requests in flight.
     pub(crate) in_flight: InFlight,
+    /// The figures `metrics()` reads.
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 impl Client {
@@ -97,10 +100,18 @@ impl Client {
 
     /// Requests in flight now: handed to the connection (or queued for it while
     /// disconnected) and not yet answered, at most
-    /// [`ClientBuilder::max_in_flight`]. `None` when that bound was removed (`usize::MAX`):
+    /// [`ClientBuilder::max_in_flight`](crate::ClientBuilder::max_in_flight). `None` when that bound was removed (`usize::MAX`):
     /// requests are not counted then.
     pub fn in_flight(&self) -> Option<usize> {
         self.inner.in_flight.count()
+    }
+
+    /// The client's figures since it started: requests, errors and latency by operation,
+    /// errors by code, bytes, connections, session expiries, watches, requests in flight
+    /// and waiting. Counting costs a few relaxed atomic adds per request and allocates
+    /// nothing; reading allocates the snapshot.
+    pub fn metrics(&self) -> ClientMetrics {
+        self.inner.metrics.snapshot(self.in_flight())
     }
 
     /// Every state transition from now on, in order (none is ever dropped).

@@ -12,6 +12,7 @@ use crate::client::{Client, Inner};
 use crate::connect_string::ConnectString;
 use crate::driver::Driver;
 use crate::error::{Error, Result};
+use crate::metrics::Metrics;
 use crate::protocol::Shared;
 use crate::random::random_seed;
 use crate::session::{ConnectionState, Session, SessionConfig, StateChange};
@@ -71,6 +72,7 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
     if let Some(tls) = &settings.tls {
         connector.tls = Some(tls.connector()?);
     }
+    let metrics = Arc::new(Metrics::new());
     let driver = Driver::new(
         session,
         cs.hosts,
@@ -79,7 +81,8 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         shared.clone(),
         connector,
         settings.host_provider.clone(),
-    );
+    )
+    .with_metrics(metrics.clone());
     tokio::spawn(driver.run());
     let client = Client::from_inner(Inner {
         commands: tx,
@@ -88,10 +91,19 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         next_watcher: AtomicU64::new(1),
         shared: shared.clone(),
         in_flight: crate::in_flight::InFlight::new(settings.max_in_flight),
+        metrics,
     });
     if settings.follow_ensemble {
         crate::ensemble_tracker::spawn(&client);
     }
+    #[cfg(feature = "metrics")]
+    crate::metrics_report::spawn(
+        Arc::downgrade(&client.inner),
+        settings
+            .metrics_label
+            .clone()
+            .unwrap_or_else(crate::metrics_report::default_label),
+    );
     Ok((client, shared))
 }
 
@@ -124,4 +136,7 @@ pub(crate) struct Settings {
     pub(crate) max_in_flight: usize,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
+    /// The `client` label of the facade's metrics (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics_label: Option<String>,
 }

@@ -17,9 +17,8 @@ pub struct Current<T> {
 }
 
 impl<T: Clone> Current<T> {
-    /// For the workspace's recipes: follows a tokio watch channel.
-    #[doc(hidden)]
-    pub fn from_watch(rx: tokio::sync::watch::Receiver<T>) -> Current<T> {
+    /// Follows a tokio watch channel (the recipes reach it through `__private`).
+    pub(crate) fn from_watch(rx: tokio::sync::watch::Receiver<T>) -> Current<T> {
         Current { rx }
     }
 

@@ -15,6 +15,7 @@ use bytes::BytesMut;
 use tokio::sync::mpsc;
 
 use crate::host_provider::SharedProvider;
+use crate::metrics::Metrics;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
@@ -67,6 +68,8 @@ pub(crate) struct Driver {
     /// The provider's list was just taken (and moved the client): the next attempt uses it
     /// without asking again.
     fresh_hosts: bool,
+    /// The client's figures: bytes, connections, expiries, watch events.
+    metrics: Arc<Metrics>,
 }
 
 /// The fewest watch sinks worth a sweep for abandoned one-shot watches.
@@ -109,7 +112,14 @@ impl Driver {
             provider,
             pending: None,
             fresh_hosts: false,
+            metrics: Arc::new(Metrics::new()),
         }
+    }
+
+    /// Counts into `metrics` (the handles' own), instead of figures nobody reads.
+    pub(crate) fn with_metrics(mut self, metrics: Arc<Metrics>) -> Driver {
+        self.metrics = metrics;
+        self
     }
 
     /// Runs until the session is closed (explicitly, or when every handle is gone).
@@ -119,7 +129,7 @@ impl Driver {
                 return;
             }
             if let Err(e) = self.flush() {
-                crate::log!(warn, error = %e, "writing to the server failed");
+                crate::__log!(warn, error = %e, "writing to the server failed");
                 self.session.handle_io_error(e, Instant::now());
                 continue;
             }
@@ -182,7 +192,7 @@ impl Driver {
                             });
                         }
                         Err(e) => {
-                            crate::log!(debug, error = %e, "connection attempt failed");
+                            crate::__log!(debug, error = %e, "connection attempt failed");
                             let (name, port) = &self.hosts[self.host];
                             self.shared
                                 .lock()
@@ -253,7 +263,7 @@ impl Driver {
     /// Connects to host `host`: its name resolved now, every address a candidate.
     fn start_connect(&mut self, host: usize, timeout: Duration, shuffle: u64) {
         let (name, port) = self.hosts[host].clone();
-        crate::log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
+        crate::__log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
         self.host = host;
         let attempt = Attempt {
             host: format!("{name}:{port}"),
@@ -278,7 +288,7 @@ impl Driver {
         };
         match hosts {
             Ok(hosts) if hosts != self.hosts => {
-                crate::log!(info, hosts = ?hosts, "the host provider changed the hosts");
+                crate::__log!(info, hosts = ?hosts, "the host provider changed the hosts");
                 if self.update_hosts(hosts, true, now) {
                     // The core dropped this attempt and connects to the new host at once.
                     self.fresh_hosts = true;
@@ -287,7 +297,7 @@ impl Driver {
             }
             Ok(_) => {}
             Err(why) => {
-                crate::log!(warn, error = %why, "the host provider failed; using the last hosts");
+                crate::__log!(warn, error = %why, "the host provider failed; using the last hosts");
                 self.shared
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -380,7 +390,10 @@ impl Driver {
         };
         while !self.session.transmit().is_empty() {
             match transport.try_write(self.session.transmit()) {
-                Ok(n) => self.session.advance_transmit(n),
+                Ok(n) => {
+                    self.metrics.sent(n);
+                    self.session.advance_transmit(n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) => return Err(e),
             }
@@ -408,11 +421,14 @@ impl Driver {
                 ),
                 now,
             ),
-            Ok(_) => self.session.handle_read(&mut self.read_buf, now),
+            Ok(n) => {
+                self.metrics.received(n);
+                self.session.handle_read(&mut self.read_buf, now);
+            }
             // Readiness without bytes (or, with TLS, part of a record): wait again.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => {
-                crate::log!(warn, error = %e, "reading from the server failed");
+                crate::__log!(warn, error = %e, "reading from the server failed");
                 self.session.handle_io_error(e, now)
             }
         }
@@ -436,23 +452,23 @@ impl Driver {
         let timeout_ms = self.session.negotiated_timeout().as_millis() as u64;
         match change.state {
             ConnectionState::Connected | ConnectionState::Reconnected => {
-                crate::log!(info, %host, %session, timeout_ms, state = ?change.state, "session established")
+                crate::__log!(info, %host, %session, timeout_ms, state = ?change.state, "session established")
             }
             ConnectionState::ReadOnly => {
-                crate::log!(warn, %host, %session, "connected to a read-only server")
+                crate::__log!(warn, %host, %session, "connected to a read-only server")
             }
             ConnectionState::Suspended => {
                 let error = self.session.last_connection_failure().unwrap_or("unknown");
-                crate::log!(warn, %host, %session, %error, "connection lost; reconnecting");
+                crate::__log!(warn, %host, %session, %error, "connection lost; reconnecting");
                 let _ = error;
             }
-            ConnectionState::Lost => crate::log!(warn, %session, "session lost (expired)"),
+            ConnectionState::Lost => crate::__log!(warn, %session, "session lost (expired)"),
             ConnectionState::AuthFailed => {
                 let why = self.session.last_connection_failure().unwrap_or("");
-                crate::log!(warn, %host, %session, why, "authentication failed; the client stops");
+                crate::__log!(warn, %host, %session, why, "authentication failed; the client stops");
                 let _ = why;
             }
-            ConnectionState::Closed => crate::log!(info, "client closed"),
+            ConnectionState::Closed => crate::__log!(info, "client closed"),
             _ => {}
         }
         let _ = (host, session, timeout_ms);
@@ -506,6 +522,7 @@ impl Driver {
                     token.send(result);
                 }
                 Event::Watch { watcher, event } => {
+                    self.metrics.watch_event();
                     let event = WatchedEvent {
                         event_type: event.event_type,
                         state: event.state,
@@ -533,6 +550,11 @@ impl Driver {
                 }
                 Event::State(change) => {
                     self.log_state(change);
+                    if change.state.is_connected() {
+                        self.metrics.connected();
+                    } else if change.state == ConnectionState::Lost {
+                        self.metrics.session_expired();
+                    }
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     if change.state.is_connected() {
                         shared.attempt = None;

@@ -38,11 +38,11 @@ async fn track(weak: Weak<Inner>, mut states: crate::StateChanges) {
                         applied = version;
                         match client.change_hosts(&hosts.join(","), rebalance).await {
                             Ok(moved) => {
-                                crate::log!(debug, hosts = ?hosts, moved, "following the ensemble");
+                                crate::__log!(debug, hosts = ?hosts, moved, "following the ensemble");
                                 let _ = moved;
                             }
                             Err(e) => {
-                                crate::log!(warn, error = %e, "could not follow the ensemble");
+                                crate::__log!(warn, error = %e, "could not follow the ensemble");
                                 let _ = e;
                             }
                         }
@@ -50,7 +50,7 @@ async fn track(weak: Weak<Inner>, mut states: crate::StateChanges) {
                     Some(watch)
                 }
                 Err(e) => {
-                    crate::log!(debug, error = %e, "could not read the ensemble's configuration");
+                    crate::__log!(debug, error = %e, "could not read the ensemble's configuration");
                     let _ = e;
                     None
                 }

@@ -47,6 +47,9 @@ mod host_provider;
 mod in_flight;
 mod listeners;
 mod log;
+mod metrics;
+#[cfg(feature = "metrics")]
+mod metrics_report;
 mod multi;
 mod path;
 mod protocol;
@@ -75,6 +78,7 @@ pub use ensemble_config::{
 };
 pub use host_provider::{HostProvider, HostsFuture};
 pub use in_flight::DEFAULT_MAX_IN_FLIGHT;
+pub use metrics::{ClientMetrics, LatencyHistogram, OperationMetrics};
 /// The sans-I/O session core this client drives (its own crate, `zkrs-session`).
 use zkrs_session as session;
 pub use zkrs_session::{Error, ErrorCode, ErrorKind, Result};
@@ -93,6 +97,6 @@ pub use tls::TlsOptions;
 pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 pub use watched_event::{PersistentWatchItem, WatchedEvent};
 pub use zkrs_codec::{
-    Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, Perms, Stat, WatcherType,
+    Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, OpCode, Perms, Stat, WatcherType,
 };
 pub use zkrs_session::{ConnectionState, StateChange};

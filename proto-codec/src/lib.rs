@@ -41,7 +41,9 @@ mod error;
 mod error_code;
 mod event;
 mod frame;
+// The fuzz targets' bodies: for fuzz/ and the seed replays, no promise.
 #[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod fuzzing;
 mod header;
 pub mod jute;

@@ -29,6 +29,7 @@
 
 pub mod barrier;
 pub mod cache;
+mod candidacy;
 pub mod counter;
 #[cfg(feature = "discovery")]
 #[cfg_attr(docsrs, doc(cfg(feature = "discovery")))]

@@ -62,7 +62,7 @@ pub enum ErrorKind {
     /// timeout): its ephemeral nodes and watches are gone.
     SessionExpired,
     /// Authentication failed (SASL, or the server refused the credentials): the client
-    /// stops. `source()` is the [`SaslError`] when the mechanism refused.
+    /// stops. `source()` is the [`SaslError`](crate::SaslError) when the mechanism refused.
     AuthFailed,
     /// The input was refused before anything was sent (a bad path, data over the limit,
     /// a bad argument).

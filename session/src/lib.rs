@@ -23,11 +23,14 @@
 pub mod __private;
 mod config;
 mod error;
+// The fuzz targets' bodies: for fuzz/ and the seed replays, no promise.
 #[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod fuzzing;
 mod host_update;
 mod hosts;
 mod lifecycle;
+mod loss_reason;
 mod messages;
 mod rebalance;
 mod receive;
@@ -52,7 +55,7 @@ pub use config::SessionConfig;
 use error::ErrorInternals;
 pub use error::{Error, ErrorCode, ErrorKind, Result};
 use hosts::{HostPicker, Rng};
-use lifecycle::LossReason;
+use loss_reason::LossReason;
 pub use messages::{Event, Reply, Request, WatchEvent, WatchOp};
 pub(crate) use reply_check::check_reply;
 pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};

@@ -70,7 +70,7 @@ pub struct WatchEvent {
 #[non_exhaustive]
 pub enum Event<T> {
     /// Open a TCP connection to host number `host`, within `timeout`; then call
-    /// [`Session::handle_connected`] or [`Session::handle_connect_failed`].
+    /// [`Session::handle_connected`](crate::Session::handle_connected) or [`Session::handle_connect_failed`](crate::Session::handle_connect_failed).
     Connect {
         /// Index into the connect string's hosts.
         host: usize,
@@ -79,13 +79,13 @@ pub enum Event<T> {
         /// A random value for ordering the addresses the host's name resolves to (every
         /// address is a candidate, tried in a shuffled order): drawn from the session's
         /// seeded generator (a stream of its own, so the other draws are unchanged), hence
-        /// repeatable under a fixed [`SessionConfig::seed`].
+        /// repeatable under a fixed [`SessionConfig::seed`](crate::SessionConfig::seed).
         shuffle: u64,
     },
     /// Close the current connection (and forget any unread bytes).
     Disconnect,
     /// Ask host `host` whether it is a read-write server (`isro`), then call
-    /// [`Session::handle_read_write_found`] if it is.
+    /// [`Session::handle_read_write_found`](crate::Session::handle_read_write_found) if it is.
     ProbeReadWrite {
         /// Index into the connect string's hosts.
         host: usize,

@@ -5,7 +5,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::four_letter::{four_letter_word, Mode};
+use crate::listen::listens;
 use crate::locate::Installation;
 use crate::options::ServerOptions;
 use crate::process::{JvmProcess, STOP_GRACE};
@@ -329,6 +330,52 @@ impl Instance {
         let text = read_from(&path, len.saturating_sub(64 * 1024));
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n")
+    }
+
+    /// Waits until this instance's JVM listens on `port` of `127.0.0.1`, at most `timeout`
+    /// (a standalone server binds its TLS port only after it serves on the plain one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ServerExited`] (through the instance) if the JVM dies,
+    /// [`Error::NotRunning`] if it is stopped, [`Error::NotServing`] on timeout.
+    pub(crate) fn wait_listening(&self, port: u16, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        let mut last = String::from("not listening yet");
+        loop {
+            let Some(pid) = self.pid() else {
+                // Stopped, or died: let the instance say which (and quote the log).
+                return self.wait_serving(Duration::ZERO).map(drop);
+            };
+            match listens(pid, port) {
+                Some(true) => return Ok(()),
+                Some(false) => {}
+                None => {
+                    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+                    let attempt = deadline
+                        .saturating_duration_since(Instant::now())
+                        .clamp(Duration::from_millis(1), Duration::from_secs(1));
+                    match TcpStream::connect_timeout(&addr, attempt) {
+                        Ok(_) => return Ok(()),
+                        Err(e) => last = e.to_string(),
+                    }
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::NotServing {
+                    server: format!("TLS port 127.0.0.1:{port} (secureClientPort)"),
+                    timeout,
+                    last_answer: last,
+                    log_path: self.log_path(),
+                    log_tail: self.log_tail(),
+                });
+            }
+            thread::sleep(
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(20)),
+            );
+        }
     }
 }
 

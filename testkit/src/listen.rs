@@ -1,4 +1,6 @@
-//! Waiting for a server's second port (the TLS `secureClientPort`) to listen.
+//! Which process listens on a TCP port, from the kernel's socket tables: for waiting until
+//! a server's second port (the TLS `secureClientPort`) listens
+//! ([`Instance::wait_listening`](crate::instance::Instance::wait_listening)).
 //!
 //! `srvr` on the plain port says the server serves, but a standalone server
 //! binds its TLS port only after that (`ZooKeeperServerMain` starts the plain
@@ -14,61 +16,9 @@
 //! its KDC listens, and listens alone, on its port.
 
 use std::fs;
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::thread;
-use std::time::{Duration, Instant};
-
-use crate::error::{Error, Result};
-use crate::instance::Instance;
 
 /// TCP state "listen" in `/proc/net/tcp`.
 const TCP_LISTEN: &str = "0A";
-
-/// Waits until `instance`'s JVM listens on `port` of `127.0.0.1`, at most
-/// `timeout`.
-///
-/// # Errors
-///
-/// [`Error::ServerExited`] (through the instance) if the JVM dies,
-/// [`Error::NotRunning`] if it is stopped, [`Error::NotServing`] on timeout.
-pub(crate) fn wait_listening(instance: &Instance, port: u16, timeout: Duration) -> Result<()> {
-    let deadline = Instant::now() + timeout;
-    let mut last = String::from("not listening yet");
-    loop {
-        let Some(pid) = instance.pid() else {
-            // Stopped, or died: let the instance say which (and quote the log).
-            return instance.wait_serving(Duration::ZERO).map(drop);
-        };
-        match listens(pid, port) {
-            Some(true) => return Ok(()),
-            Some(false) => {}
-            None => {
-                let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-                let attempt = deadline
-                    .saturating_duration_since(Instant::now())
-                    .clamp(Duration::from_millis(1), Duration::from_secs(1));
-                match TcpStream::connect_timeout(&addr, attempt) {
-                    Ok(_) => return Ok(()),
-                    Err(e) => last = e.to_string(),
-                }
-            }
-        }
-        if Instant::now() >= deadline {
-            return Err(Error::NotServing {
-                server: format!("TLS port 127.0.0.1:{port} (secureClientPort)"),
-                timeout,
-                last_answer: last,
-                log_path: instance.log_path(),
-                log_tail: instance.log_tail(),
-            });
-        }
-        thread::sleep(
-            deadline
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(20)),
-        );
-    }
-}
 
 /// How many TCP sockets listen on `port` (any address), from
 /// `/proc/net/tcp{,6}`; `None` when `/proc` cannot tell. More than one means
@@ -127,7 +77,7 @@ fn listening_inodes(table: &str, port: u16) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::TcpListener;
+    use std::net::{Ipv4Addr, TcpListener};
 
     #[test]
     fn parses_proc_net_tcp() {

@@ -9,7 +9,6 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::four_letter::Mode;
 use crate::instance::Instance;
-use crate::listen::wait_listening;
 use crate::locate::Installation;
 use crate::options::ServerOptions;
 use crate::ports::free_ports;
@@ -328,8 +327,7 @@ pub(crate) fn wait_ready(
     let deadline = std::time::Instant::now() + timeout;
     instance.wait_serving(timeout)?;
     match secure_port {
-        Some(port) => wait_listening(
-            instance,
+        Some(port) => instance.wait_listening(
             port,
             deadline.saturating_duration_since(std::time::Instant::now()),
         ),

@@ -161,9 +161,10 @@ impl DistributedDoubleBarrier {
             }
             let our_index = members.iter().position(|m| *m == self.name);
             if our_index.is_none() && ours_exists {
-                return Err(Error::invalid(format!(
-                    "{our_path}: our member node is gone (was the session lost?)"
-                )));
+                // Deleted under us: with an ephemeral node, that is the session's end.
+                return Err(Error::session_expired()
+                    .with_detail("our member node is gone")
+                    .with_path(our_path));
             }
             if members.len() == 1 {
                 if ours_exists {

@@ -73,7 +73,7 @@ impl Codec for i32 {
     }
     fn from_bytes(path: &str, data: &[u8]) -> Result<i32> {
         if data.len() < 4 {
-            return Err(Error::invalid(format!(
+            return Err(Error::invalid_data(format!(
                 "{path}: a shared count is 4 bytes, found {}",
                 data.len()
             )));

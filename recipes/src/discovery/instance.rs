@@ -6,7 +6,7 @@ use zkrs_client::__private::ErrorInternals;
 use serde::{Deserialize, Serialize};
 use zkrs_client::{Error, Result};
 
-use super::UriSpec;
+use super::uri_spec::UriSpec;
 use crate::framework::Uuid;
 
 /// How an instance's node lives, as Curator's `ServiceType`.
@@ -115,11 +115,6 @@ impl<P> ServiceInstance<P> {
                 enabled: true,
             },
         }
-    }
-
-    /// The instance's URI from its [`UriSpec`], if it has one.
-    pub fn uri(&self) -> Option<String> {
-        self.uri_spec.as_ref().map(|spec| spec.build(self))
     }
 
     /// Checks that the name and id can be node names.

@@ -319,7 +319,10 @@ mod tests {
         ] {
             let read = from_json::<Value>(bad);
             assert!(read.is_err(), "{:?}", String::from_utf8_lossy(bad));
-            assert!(read.unwrap_err().is_invalid_input());
+            assert_eq!(
+                read.unwrap_err().kind(),
+                zkrs_client::ErrorKind::InvalidData
+            );
         }
     }
 

@@ -43,6 +43,7 @@ mod provider;
 mod service_cache;
 mod service_discovery;
 mod strategy;
+mod uri;
 mod uri_spec;
 
 pub use instance::{ServiceInstance, ServiceInstanceBuilder, ServiceType};

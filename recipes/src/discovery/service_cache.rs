@@ -268,7 +268,7 @@ impl<P: DeserializeOwned> Shared<P> {
             let instance = match parsed {
                 Ok(instance) => Some(Arc::new(instance)),
                 Err(e) => {
-                    zkrs_client::log!(warn, path = %child.path, error = %e, "not a service instance: skipped");
+                    zkrs_client::__log!(warn, path = %child.path, error = %e, "not a service instance: skipped");
                     events.push(ServiceCacheEvent::Skipped {
                         path: child.path.clone(),
                         error: e,

@@ -158,7 +158,7 @@ where
         if let Some(guard) = guard.as_mut() {
             guard.disarm();
         }
-        zkrs_client::log!(info, name = %instance.name, id = %instance.id, "service registered");
+        zkrs_client::__log!(info, name = %instance.name, id = %instance.id, "service registered");
         Ok(())
     }
 
@@ -270,7 +270,7 @@ where
             Ok((data, _)) => match from_json(&data) {
                 Ok(instance) => Ok(Some(instance)),
                 Err(e) => {
-                    zkrs_client::log!(warn, path = %path, error = %e, "not a service instance: skipped");
+                    zkrs_client::__log!(warn, path = %path, error = %e, "not a service instance: skipped");
                     let _ = e;
                     Ok(None)
                 }
@@ -348,9 +348,10 @@ async fn first_create(
             Err(e) => return Err(e),
         }
     }
-    Err(Error::invalid(format!(
-        "{path}: could not register: the node kept coming back"
-    )))
+    // Another writer keeps putting a node there: the server's own answer, after 8 tries.
+    Err(Error::server(ErrorCode::NodeExists)
+        .with_detail("could not register: the node kept coming back")
+        .with_path(path))
 }
 
 impl<P> std::fmt::Debug for ServiceDiscovery<P> {

@@ -91,33 +91,3 @@ pub fn guaranteed_delete(client: &Client, path: String) {
         });
     }
 }
-
-/// Deletes, in the background, every child of `parent` whose name starts with `prefix` (a
-/// protected create's `_c_<uuid>-`): the cleanup of a create whose outcome is unknown because
-/// its caller went away. Listed after a `sync`: a member reconnected to may not have applied
-/// the create yet, and a listing there could miss the node.
-pub fn guaranteed_delete_protected(client: &Client, parent: String, prefix: String) {
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        let client = client.clone();
-        runtime.spawn(async move {
-            loop {
-                match super::protected::list_in_doubt(&client, &parent).await {
-                    Ok(None) => return,
-                    Ok(Some(children)) => {
-                        for name in children.iter().filter(|n| n.starts_with(&prefix)) {
-                            let path = super::paths::join(&parent, name);
-                            let _ = delete_until_gone(&client, &path).await;
-                        }
-                        return;
-                    }
-                    Err(e) if e.is_closed() => return,
-                    Err(_) => {
-                        if wait_connected(&client).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-    }
-}

@@ -12,15 +12,14 @@ mod uuid;
 mod wait;
 
 pub use connection::wait_connected;
-pub use delete::{
-    delete_for_sure, delete_until_gone, guaranteed_delete, guaranteed_delete_protected,
-    DeleteOnDrop,
-};
+pub use delete::{delete_for_sure, delete_until_gone, guaranteed_delete, DeleteOnDrop};
 pub use namespace::connect_with_namespace;
 pub use paths::{create_parents, join, join_all, node_name, parent};
 pub use policy::ConnectionStatePolicy;
 pub(crate) use protected::list_in_doubt;
-pub use protected::{create_protected, find_protected, ProtectedName, PROTECTED_PREFIX};
+pub use protected::{
+    create_protected, find_protected, guaranteed_delete_protected, ProtectedName, PROTECTED_PREFIX,
+};
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;
 pub(crate) use wait::{recover, wait_or_recover, watch_or_state, Wake, Woke};

@@ -4,7 +4,7 @@
 use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result, Stat};
 
 use super::connection::wait_connected;
-use super::delete::guaranteed_delete;
+use super::delete::{delete_until_gone, guaranteed_delete};
 use super::paths::{create_parents, join, parent};
 
 use super::uuid::Uuid;
@@ -125,5 +125,35 @@ pub(crate) async fn list_in_doubt(client: &Client, parent: &str) -> Result<Optio
         Ok(children) => Ok(Some(children)),
         Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+/// Deletes, in the background, every child of `parent` whose name starts with `prefix` (a
+/// protected create's `_c_<uuid>-`): the cleanup of a create whose outcome is unknown because
+/// its caller went away. Listed after a `sync`: a member reconnected to may not have applied
+/// the create yet, and a listing there could miss the node.
+pub fn guaranteed_delete_protected(client: &Client, parent: String, prefix: String) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let client = client.clone();
+        runtime.spawn(async move {
+            loop {
+                match list_in_doubt(&client, &parent).await {
+                    Ok(None) => return,
+                    Ok(Some(children)) => {
+                        for name in children.iter().filter(|n| n.starts_with(&prefix)) {
+                            let path = join(&parent, name);
+                            let _ = delete_until_gone(&client, &path).await;
+                        }
+                        return;
+                    }
+                    Err(e) if e.is_closed() => return,
+                    Err(_) => {
+                        if wait_connected(&client).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
     }
 }

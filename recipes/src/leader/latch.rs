@@ -19,6 +19,7 @@ use zkrs_client::{
 };
 
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
+use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,
@@ -80,7 +81,7 @@ impl Shared {
 
     fn set_leader(&self, is_leader: bool, notify: bool) {
         if self.flag.set(is_leader, notify) {
-            zkrs_client::log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
+            zkrs_client::__log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
         }
     }
 
@@ -350,27 +351,26 @@ async fn run(shared: Arc<Shared>) {
                 }
             },
         };
-        let position = rank(
+        let standing = Standing::from_rank(rank(
             children.iter(),
             node_name(&ours),
             key_fn(|n| sort_key(n, LATCH_NAME)),
-        )
-        .map(|r| r.predecessor.map(str::to_string));
-        let wake = match position {
-            None => {
+        ));
+        let wake = match standing {
+            Standing::Gone => {
                 // Our node is gone (session lost, or deleted by someone): make a new one.
                 shared.node().path = None;
                 shared.set_leader(false, true);
                 continue;
             }
-            Some(None) => {
-                if owner != client.session_id() {
-                    // First, but from a session that is gone: not ours to lead with.
-                    shared.node().path = None;
-                    guaranteed_delete(&client, ours);
-                    shared.set_leader(false, true);
-                    continue;
-                }
+            Standing::First if is_stale(owner, &client) => {
+                // First, but from a session that is gone: not ours to lead with.
+                shared.node().path = None;
+                guaranteed_delete(&client, ours);
+                shared.set_leader(false, true);
+                continue;
+            }
+            Standing::First => {
                 // Lead at once: the listing just showed our node first, from this session
                 // (waiting for the watch below first would add a round trip to every
                 // hand-off). Then watch our own node, so a deletion under us is noticed; one
@@ -378,9 +378,9 @@ async fn run(shared: Arc<Shared>) {
                 if !shared.policy.is_error_state(client.state()) {
                     shared.set_leader(true, true);
                 }
-                match client.exists_and_watch(&ours).await {
-                    Ok((Some(_), watch)) => wait_watch_or_state(watch, &mut changes).await,
-                    Ok((None, _)) => {
+                match watch_own(&client, &ours).await {
+                    Ok(Some((_, watch))) => wait_watch_or_state(watch, &mut changes).await,
+                    Ok(None) => {
                         shared.set_leader(false, true);
                         Wake::Look
                     }
@@ -388,15 +388,12 @@ async fn run(shared: Arc<Shared>) {
                     Err(_) => Wake::State(client.state()),
                 }
             }
-            Some(Some(predecessor)) => {
+            Standing::Behind(predecessor) => {
                 shared.set_leader(false, true);
-                // getData rather than exists: no watch is left behind if it is gone.
-                match client
-                    .get_data_and_watch(&join(&shared.path, &predecessor))
-                    .await
-                {
-                    Ok((_, _, watch)) => wait_watch_or_state(watch, &mut changes).await,
-                    Err(e) if e.code() == ErrorCode::NoNode => Wake::Look,
+                let predecessor = join(&shared.path, &predecessor);
+                match watch_predecessor(&client, &predecessor, PredecessorWatch::GetData).await {
+                    Ok(Some(watch)) => wait_watch_or_state(watch, &mut changes).await,
+                    Ok(None) => Wake::Look,
                     Err(e) if e.is_closed() => return,
                     Err(_) => Wake::State(client.state()),
                 }

@@ -1,6 +1,7 @@
 //! The one vocabulary of the leader recipes: [`Leadership`] (am I leader, wait for it, its
 //! events, close) and [`LeadershipEvent`]; and what they share underneath: the leadership
-//! flag with its waiters and listeners, and the back-off after a failed round.
+//! flag with its waiters and listeners. (Their shared candidacy steps are in the crate's
+//! `candidacy.rs`, their back-off in `backoff.rs`.)
 
 use std::future::Future;
 use std::time::Duration;
@@ -130,12 +131,6 @@ macro_rules! leadership_by_inherent_methods {
 }
 pub(crate) use leadership_by_inherent_methods;
 
-/// How long to wait before another round after `failures` failed rounds in a row: 100 ms,
-/// doubling up to 6.4 s.
-pub(crate) fn backoff(failures: u32) -> Duration {
-    Duration::from_millis(100u64 << failures.min(6))
-}
-
 /// Whether a participant leads, told to its waiters and listeners; and, once the recipe
 /// has stopped for good, why.
 #[derive(Debug)]
@@ -176,7 +171,7 @@ impl LeaderFlag {
     }
 
     pub(crate) fn current(&self) -> Current<bool> {
-        Current::from_watch(self.leads.subscribe())
+        zkrs_client::__private::current_from_watch(self.leads.subscribe())
     }
 
     pub(crate) fn events(&self) -> EventStream<LeadershipEvent> {

@@ -23,9 +23,8 @@ use zkrs_client::{
     OneshotWatch, Result, Stat, StateChange, StateChanges,
 };
 
-use super::leadership::{
-    backoff, leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent,
-};
+use super::backoff::Backoff;
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 
 use crate::framework::{self, create_parents, parent, wait_connected, ConnectionStatePolicy, Wake};
 
@@ -347,7 +346,7 @@ async fn run(shared: Arc<Shared>) {
     let client = shared.client.clone();
     let mut changes = client.state_changes();
     let options = CreateOptions::new(CreateMode::Ephemeral).with_stat();
-    let mut failures = 0u32;
+    let mut backoff = Backoff::default();
     loop {
         if !recover(&shared, &mut changes).await {
             return;
@@ -359,7 +358,7 @@ async fn run(shared: Arc<Shared>) {
             .await;
         match created {
             // Won, or in doubt: either way the node is read below, and `claim` decides.
-            Ok(_) => failures = 0,
+            Ok(_) => backoff.reset(),
             Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {}
             Err(e) if e.code() == ErrorCode::NodeExists => *shared.maybe_owner() = None,
             Err(e) if e.code() == ErrorCode::NoNode => {
@@ -373,8 +372,7 @@ async fn run(shared: Arc<Shared>) {
             Err(_) => {
                 // E.g. no permission: try again, slowly.
                 *shared.maybe_owner() = None;
-                failures = failures.saturating_add(1);
-                tokio::time::sleep(backoff(failures)).await;
+                tokio::time::sleep(backoff.failed()).await;
                 continue;
             }
         }

@@ -31,10 +31,10 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use zkrs_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Result};
 
+use super::backoff::Backoff;
 use super::latch::{participants_of, Participant};
-use super::leadership::{
-    backoff, leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent,
-};
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
+use crate::candidacy::watch_own;
 use crate::framework::{wait_connected, ConnectionStatePolicy};
 use crate::lock::{InterProcessMutex, LockGuard};
 
@@ -175,7 +175,7 @@ impl Shared {
 
     fn set_leader(&self, is_leader: bool) {
         if self.flag.set(is_leader, true) {
-            zkrs_client::log!(info, leader = is_leader, "selector leadership changed");
+            zkrs_client::__log!(info, leader = is_leader, "selector leadership changed");
         }
     }
 
@@ -460,7 +460,7 @@ async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<(
     let mutex = InterProcessMutex::new(&client, &shared.path)
         .with_data(shared.id.as_bytes().to_vec())
         .with_policy(shared.policy);
-    let mut failures = 0u32;
+    let mut backoff = Backoff::default();
     loop {
         // Wait until an attempt is queued.
         loop {
@@ -487,16 +487,15 @@ async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<(
         };
         let guard = match acquired {
             Ok(guard) => {
-                failures = 0;
+                backoff.reset();
                 guard
             }
             Err(e) if e.is_closed() => return Ok(()),
             Err(_) => {
                 // Not retryable by the lock itself (e.g. no permission): back off, then try
                 // again if requeueing, like Curator.
-                failures = failures.saturating_add(1);
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff(failures)) => {}
+                    _ = tokio::time::sleep(backoff.failed()) => {}
                     _ = closed.wait_for(|c| *c) => return Ok(()),
                 }
                 end_attempt(&shared);
@@ -634,12 +633,13 @@ async fn connection_lost(
     CancelReason::Closed
 }
 
-/// Resolves when our lock node is deleted (or the session ends before it is).
+/// Resolves when our lock node is deleted (or the session ends before it is): the leader's
+/// watch on its own node.
 async fn node_deleted(client: &Client, path: &str) -> CancelReason {
     loop {
-        match client.exists_and_watch(path).await {
-            Ok((None, _)) => return CancelReason::NodeDeleted,
-            Ok((Some(_), watch)) => {
+        match watch_own(client, path).await {
+            Ok(None) => return CancelReason::NodeDeleted,
+            Ok(Some((_, watch))) => {
                 let event = watch.await;
                 match event.event_type {
                     EventType::NodeDeleted => return CancelReason::NodeDeleted,

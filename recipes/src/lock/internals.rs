@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result};
 
+use crate::candidacy::{is_stale, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::{
     create_parents, find_protected, guaranteed_delete, guaranteed_delete_protected, join,
     node_name, wait_connected, ProtectedName,
@@ -64,32 +65,20 @@ pub(crate) struct Acquired {
     pub session_id: i64,
 }
 
-enum Decision {
-    /// Our node is not among the children: it is gone (session lost, directory deleted).
-    Gone,
-    /// We hold it.
-    Held,
-    /// Wait for this contender (a node name) to go.
-    WaitFor(String),
-}
-
-fn decide(spec: &LockSpec, rule: Rule, children: &Children, ours: &str) -> Decision {
+/// Where our node stands under `rule`: [`Standing::Gone`] (session lost, directory
+/// deleted), [`Standing::First`] (we hold it, if the node is this session's), or behind the
+/// contender to wait for.
+fn standing(spec: &LockSpec, rule: Rule, children: &Children, ours: &str) -> Standing {
     let key = key_fn(|n| spec.key(n));
     match rule {
-        Rule::Exclusive => match rank(children.iter(), ours, key) {
-            None => Decision::Gone,
-            Some(r) => match r.predecessor {
-                None => Decision::Held,
-                Some(p) => Decision::WaitFor(p.to_string()),
-            },
-        },
+        Rule::Exclusive => Standing::from_rank(rank(children.iter(), ours, key)),
         Rule::Read { holds_write } => {
             let writer = |n: &str| n.contains(WRITE_LOCK_NAME);
             match first_blocker_before(children.iter(), ours, key, writer) {
-                None => Decision::Gone,
-                Some(_) if holds_write => Decision::Held,
-                Some(None) => Decision::Held,
-                Some(Some(w)) => Decision::WaitFor(w.to_string()),
+                None => Standing::Gone,
+                Some(_) if holds_write => Standing::First,
+                Some(None) => Standing::First,
+                Some(Some(w)) => Standing::Behind(w.to_string()),
             }
         }
     }
@@ -215,13 +204,13 @@ pub(crate) async fn acquire_with_sequence(
                     Err(e) => return Err(e),
                 },
             };
-            match decide(spec, rule, &list, node_name(ours)) {
-                Decision::Gone => {
+            match standing(spec, rule, &list, node_name(ours)) {
+                Standing::Gone => {
                     cleanup.node = None;
                     continue 'attempt;
                 }
-                Decision::Held => {
-                    if owner != client.session_id() {
+                Standing::First => {
+                    if is_stale(owner, client) {
                         // Our node, but from a session that is gone: not a lock we hold.
                         if let Some(old) = cleanup.node.take() {
                             guaranteed_delete(client, old);
@@ -229,19 +218,19 @@ pub(crate) async fn acquire_with_sequence(
                         continue 'attempt;
                     }
                     let path = cleanup.node.take().expect("our node");
-                    zkrs_client::log!(debug, path = %path, dir = %spec.dir, "lock acquired");
+                    zkrs_client::__log!(debug, path = %path, dir = %spec.dir, "lock acquired");
                     return Ok(Some(Acquired {
                         path,
                         session_id: owner,
                     }));
                 }
-                Decision::WaitFor(name) => {
+                Standing::Behind(name) => {
                     if deadline.is_some_and(|d| Instant::now() >= d) {
                         return Ok(None); // `cleanup` deletes our node.
                     }
-                    // getData rather than exists: no watch is left behind if it is gone.
-                    match client.get_data_and_watch(&join(&spec.dir, &name)).await {
-                        Ok((_, _, watch)) => match deadline {
+                    let predecessor = join(&spec.dir, &name);
+                    match watch_predecessor(client, &predecessor, PredecessorWatch::GetData).await {
+                        Ok(Some(watch)) => match deadline {
                             None => {
                                 watch.await;
                             }
@@ -251,7 +240,7 @@ pub(crate) async fn acquire_with_sequence(
                                 }
                             }
                         },
-                        Err(e) if e.code() == ErrorCode::NoNode => {}
+                        Ok(None) => {} // Gone already: look again.
                         Err(e) if e.is_retryable() => {
                             wait_connected(client).await?;
                         }

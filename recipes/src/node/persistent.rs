@@ -92,7 +92,7 @@ impl Inner {
     }
 
     fn created(&self, path: &str) {
-        zkrs_client::log!(info, path = %path, "persistent node created");
+        zkrs_client::__log!(info, path = %path, "persistent node created");
         {
             let mut state = self.state();
             state.actual = Some(path.to_string());

@@ -7,23 +7,10 @@ use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Bytes, CreateMode, Error, ErrorCode, Op, Result};
 
 use super::claim::LockHeld;
+use super::error_mode::ErrorMode;
 use super::naming::{item_id, requeue_prefix};
 use super::spec::Spec;
 use crate::framework::{join, wait_connected};
-
-/// What happens to an item whose handler failed (lock path only: without one the item left
-/// the queue when it was taken). Curator's `ErrorMode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ErrorMode {
-    /// Put it back at the end of the queue, in the same transaction that deletes it (the
-    /// default, as in Curator). An id item keeps its id; a priority or delay item keeps its
-    /// priority or due time (Curator makes those plain `queue-` items).
-    #[default]
-    Requeue,
-    /// Delete it anyway.
-    Delete,
-}
 
 /// One queue node taken by a [`super::QueueConsumer`]: one item from `put`, or the batch of
 /// one `put_multi`, in order.

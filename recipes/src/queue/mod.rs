@@ -56,6 +56,7 @@ mod cursor;
 mod delay;
 mod distributed;
 mod engine;
+mod error_mode;
 mod id;
 mod item;
 mod message;
@@ -69,9 +70,10 @@ pub use consumer::QueueConsumer;
 pub use delay::DistributedDelayQueue;
 pub use distributed::DistributedQueue;
 pub use engine::ConsumerStats;
+pub use error_mode::ErrorMode;
 pub use id::DistributedIdQueue;
 pub use item::{decode_items, encode_items, encoded_len, ITEM_FORMAT_VERSION};
-pub use message::{ErrorMode, Message};
+pub use message::Message;
 pub use naming::{
     delay_epoch_ms, delay_prefix, id_prefix, item_id, priority_prefix, QUEUE_ITEM_PREFIX,
     SEPARATOR, SIMPLE_ITEM_PREFIX,

@@ -4,8 +4,8 @@
 use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
+use super::error_mode::ErrorMode;
 use super::naming::{requeue_prefix, Order};
-use super::ErrorMode;
 use crate::framework::{create_parents, join, parent, wait_connected};
 
 /// What a queue is: where, which kind, and how it is consumed. Shared by its handles and

@@ -28,6 +28,9 @@
 //!   this session with our host name: adopted if it is the only one, deleted otherwise. This
 //!   assumes one offer per session and root, as in the Java recipe.
 
+mod events;
+mod offers;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use zkrs_client::__private::ErrorInternals;
@@ -39,98 +42,18 @@ use zkrs_client::{
     OneshotWatch, Result, StateChange, StateChanges,
 };
 
+use super::backoff::Backoff;
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership};
+use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::Listeners;
-
-use super::leadership::{backoff, leadership_by_inherent_methods, LeaderFlag, Leadership};
 use crate::framework::{
-    self, create_parents, delete_for_sure, delete_until_gone, guaranteed_delete, join, join_all,
-    node_name, wait_connected, ConnectionStatePolicy, Wake,
+    self, create_parents, delete_for_sure, guaranteed_delete, join, node_name, wait_connected,
+    ConnectionStatePolicy, Wake,
 };
-use crate::sequence::sequence_number;
 
-/// The name of offer nodes before their sequence number (the Java recipe's `n_`).
-pub const OFFER_PREFIX: &str = "n_";
-
-/// The states of the election (the Java recipe's `State`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ElectionState {
-    /// Started; no offer yet.
-    Start,
-    /// Making an offer (creating the node).
-    Offer,
-    /// Working out where the offer stands.
-    Determine,
-    /// Leading.
-    Elected,
-    /// Not leading: watching the offer just before ours.
-    Ready,
-    /// Something went wrong (connection, session, our node deleted); the election recovers on
-    /// its own unless stopped.
-    Failed,
-    /// Stopped (also the state before the first start).
-    Stop,
-}
-
-/// The events of the election, in the order they happen (the Java recipe's `EventType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ElectionEvent {
-    /// [`LeaderElection::start`] was called.
-    Start,
-    /// Creating an offer.
-    OfferStart,
-    /// The offer exists.
-    OfferComplete,
-    /// Working out where the offer stands.
-    DetermineStart,
-    /// Done: ELECTED or READY follows.
-    DetermineComplete,
-    /// Becoming leader.
-    ElectedStart,
-    /// Leading.
-    ElectedComplete,
-    /// Becoming a follower.
-    ReadyStart,
-    /// Following: watching the offer just before ours.
-    ReadyComplete,
-    /// Something went wrong; recovery follows.
-    Failed,
-    /// [`LeaderElection::stop`] was called.
-    StopStart,
-    /// Stopped: the offer is deleted.
-    StopComplete,
-}
-
-impl ElectionEvent {
-    /// The state the election is in once this event is dispatched.
-    pub fn state(self) -> ElectionState {
-        match self {
-            ElectionEvent::Start => ElectionState::Start,
-            ElectionEvent::OfferStart | ElectionEvent::OfferComplete => ElectionState::Offer,
-            ElectionEvent::DetermineStart | ElectionEvent::DetermineComplete => {
-                ElectionState::Determine
-            }
-            ElectionEvent::ElectedStart | ElectionEvent::ElectedComplete => ElectionState::Elected,
-            ElectionEvent::ReadyStart | ElectionEvent::ReadyComplete => ElectionState::Ready,
-            ElectionEvent::Failed => ElectionState::Failed,
-            ElectionEvent::StopStart | ElectionEvent::StopComplete => ElectionState::Stop,
-        }
-    }
-}
-
-/// One participant's offer, as its node says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeaderOffer {
-    /// The sequence number of the node (the order of the election).
-    pub sequence: u32,
-    /// The node's path.
-    pub path: String,
-    /// The host name stored in the node (its data, read as UTF-8).
-    pub host_name: String,
-    /// The node's data as stored.
-    pub data: zkrs_client::Bytes,
-}
+pub use events::{ElectionEvent, ElectionState};
+use offers::{cleanup_in_doubt, offers, resolve_in_doubt, sorted_offers};
+pub use offers::{LeaderOffer, OFFER_PREFIX};
 
 #[derive(Debug, Default)]
 struct Offer {
@@ -323,7 +246,7 @@ impl LeaderElection {
     /// The current state, to read or wait on (coalesces quick changes;
     /// [`LeaderElection::events`] sees every event).
     pub fn states(&self) -> zkrs_client::Current<ElectionState> {
-        zkrs_client::Current::from_watch(self.shared.state.subscribe())
+        zkrs_client::__private::current_from_watch(self.shared.state.subscribe())
     }
 
     /// Whether this participant leads: ELECTED, with its node owned by the current session,
@@ -400,55 +323,6 @@ impl Drop for LeaderElection {
     }
 }
 
-/// The offer children of `root` (name, sequence), sorted by sequence.
-fn sorted_offers<'a>(children: impl IntoIterator<Item = &'a str>) -> Vec<(&'a str, u32)> {
-    let mut offers: Vec<(&str, u32)> = children
-        .into_iter()
-        .filter_map(|name| {
-            let digits = name.strip_prefix(OFFER_PREFIX)?;
-            if digits.len() != 10 {
-                return None;
-            }
-            Some((name, sequence_number(name)?))
-        })
-        .collect();
-    offers.sort_by_key(|&(_, seq)| seq);
-    offers
-}
-
-/// Up to `limit` offers in election order, with their host names.
-async fn offers(client: &Client, root: &str, limit: usize) -> Result<Vec<LeaderOffer>> {
-    let children = match client.get_children(root).await {
-        Ok(c) => c,
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let sorted = sorted_offers(children.iter());
-    let mut out = Vec::new();
-    // Read in batches of `limit` (one round trip each), skipping offers that vanished.
-    for batch in sorted.chunks(limit.clamp(1, 256)) {
-        let paths: Vec<String> = batch.iter().map(|(n, _)| join(root, n)).collect();
-        let reads = paths.iter().map(|p| client.get_data(p));
-        let results = join_all(reads).await;
-        for ((path, (_, sequence)), read) in paths.iter().zip(batch).zip(results) {
-            match read {
-                Ok((data, _)) => out.push(LeaderOffer {
-                    sequence: *sequence,
-                    path: path.clone(),
-                    host_name: String::from_utf8_lossy(&data).into_owned(),
-                    data,
-                }),
-                Err(e) if e.code() == ErrorCode::NoNode => {}
-                Err(e) => return Err(e),
-            }
-            if out.len() >= limit {
-                return Ok(out);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// Applies one connection-state change. False when the client is closed.
 fn on_change(shared: &Shared, change: StateChange) -> bool {
     if shared.policy.is_error_state(change.state)
@@ -501,16 +375,6 @@ async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChange
     framework::wait_or_recover(&shared.client, shared.policy, watch, changes, on_change).await
 }
 
-/// Where our offer stands.
-enum Position {
-    /// Not among the offers: gone.
-    Gone,
-    /// First.
-    First,
-    /// Behind this offer (a path).
-    Behind(String),
-}
-
 /// The election's task.
 async fn run(shared: Arc<Shared>) {
     let client = shared.client.clone();
@@ -529,16 +393,12 @@ async fn run(shared: Arc<Shared>) {
         };
 
         shared.dispatch(ElectionEvent::DetermineStart);
-        let position = match client.get_children(&shared.root).await {
+        let standing = match client.get_children(&shared.root).await {
             Ok(children) => {
                 let sorted = sorted_offers(children.iter());
-                match sorted.iter().position(|(n, _)| *n == node_name(&ours)) {
-                    None => Position::Gone,
-                    Some(0) => Position::First,
-                    Some(i) => Position::Behind(join(&shared.root, sorted[i - 1].0)),
-                }
+                Standing::among(sorted.iter().map(|(name, _)| *name), node_name(&ours))
             }
-            Err(e) if e.code() == ErrorCode::NoNode => Position::Gone,
+            Err(e) if e.code() == ErrorCode::NoNode => Standing::Gone,
             Err(e) if e.is_closed() => return,
             Err(e) => {
                 if !settle(&shared, &mut changes, &e).await {
@@ -548,17 +408,17 @@ async fn run(shared: Arc<Shared>) {
             }
         };
 
-        match position {
-            Position::Gone => {
+        match standing {
+            Standing::Gone => {
                 // Deleted under us (or the session is gone): a new offer.
                 shared.dispatch(ElectionEvent::Failed);
                 shared.offer().path = None;
             }
-            Position::First => {
+            Standing::First => {
                 shared.dispatch(ElectionEvent::DetermineComplete);
                 let mut elected = false;
                 loop {
-                    if owner != client.session_id() {
+                    if is_stale(owner, &client) {
                         // First, but with an old session's node: not ours to lead with.
                         shared.dispatch(ElectionEvent::Failed);
                         shared.offer().path = None;
@@ -566,8 +426,8 @@ async fn run(shared: Arc<Shared>) {
                         continue 'election;
                     }
                     // Lead, and watch our own node so a deletion under us is noticed.
-                    let watch = match client.exists_and_watch(&ours).await {
-                        Ok((Some(stat), watch)) if stat.ephemeral_owner == owner => watch,
+                    let watch = match watch_own(&client, &ours).await {
+                        Ok(Some((stat, watch))) if stat.ephemeral_owner == owner => watch,
                         Ok(_) => {
                             shared.dispatch(ElectionEvent::Failed);
                             shared.offer().path = None;
@@ -604,14 +464,16 @@ async fn run(shared: Arc<Shared>) {
                     }
                 }
             }
-            Position::Behind(predecessor) => {
+            Standing::Behind(predecessor) => {
                 shared.dispatch(ElectionEvent::DetermineComplete);
+                let predecessor = join(&shared.root, &predecessor);
                 let mut ready = false;
                 loop {
-                    let watch = match client.exists_and_watch(&predecessor).await {
-                        Ok((Some(_), watch)) => watch,
+                    let how = PredecessorWatch::Exists;
+                    let watch = match watch_predecessor(&client, &predecessor, how).await {
+                        Ok(Some(watch)) => watch,
                         // Gone between the listing and now: determine again.
-                        Ok((None, _)) => continue 'election,
+                        Ok(None) => continue 'election,
                         Err(e) if e.is_closed() => return,
                         Err(e) => {
                             if !settle(&shared, &mut changes, &e).await {
@@ -642,7 +504,7 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
     let client = &shared.client;
     let options = CreateOptions::new(CreateMode::EphemeralSequential).with_stat();
     let path = join(&shared.root, OFFER_PREFIX);
-    let mut failures = 0u32;
+    let mut backoff = Backoff::default();
     loop {
         let session = client.session_id();
         shared.offer().in_doubt = Some(session);
@@ -690,119 +552,11 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
             Err(_) => {
                 // Not retryable as such (e.g. no permission): try again, slowly.
                 shared.offer().in_doubt = None;
-                failures = failures.saturating_add(1);
-                tokio::time::sleep(backoff(failures)).await;
+                tokio::time::sleep(backoff.failed()).await;
                 if wait_connected(client).await.is_err() {
                     return false;
                 }
             }
         }
-    }
-}
-
-/// After a create under `session` whose outcome is unknown: our offers are the nodes of that
-/// session holding our host name. One, with the session still current: adopted. Otherwise
-/// they are deleted (their paths are unique) and `None` returned.
-async fn resolve_in_doubt(
-    client: &Client,
-    root: &str,
-    host_name: &str,
-    session: i64,
-) -> Result<Option<(String, i64)>> {
-    let Some(children) = framework::list_in_doubt(client, root).await? else {
-        return Ok(None);
-    };
-    let paths: Vec<String> = sorted_offers(children.iter())
-        .iter()
-        .map(|(n, _)| join(root, n))
-        .collect();
-    let reads = paths.iter().map(|p| client.get_data(p));
-    let mut ours = Vec::new();
-    for (path, read) in paths.iter().zip(join_all(reads).await) {
-        match read {
-            Ok((data, stat)) => {
-                if stat.ephemeral_owner == session && session != 0 && data == host_name.as_bytes() {
-                    ours.push(path.clone());
-                }
-            }
-            Err(e) if e.code() == ErrorCode::NoNode => {}
-            Err(e) => return Err(e),
-        }
-    }
-    if ours.len() == 1 && session == client.session_id() {
-        return Ok(ours.pop().map(|p| (p, session)));
-    }
-    for path in ours {
-        delete_until_gone(client, &path).await?;
-    }
-    Ok(None)
-}
-
-/// [`resolve_in_doubt`] in the background, deleting whatever it finds (for stop and drop).
-fn cleanup_in_doubt(client: &Client, root: &str, host_name: &str, session: i64) {
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        let client = client.clone();
-        let root = root.to_string();
-        let host_name = host_name.to_string();
-        runtime.spawn(async move {
-            loop {
-                match resolve_in_doubt(&client, &root, &host_name, session).await {
-                    Ok(Some((path, _))) => {
-                        let _ = delete_until_gone(&client, &path).await;
-                        return;
-                    }
-                    Ok(None) => return,
-                    Err(e) if e.is_closed() => return,
-                    Err(_) => {
-                        if wait_connected(&client).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offers_sort_by_sequence_and_skip_foreign_children() {
-        let children = [
-            "n_0000000012",
-            "n_0000000003",
-            "lock",
-            "n_abc",
-            "n_0000000007",
-            "_c_x-n_0000000001",
-        ];
-        let sorted = sorted_offers(children);
-        assert_eq!(
-            sorted,
-            [
-                ("n_0000000003", 3),
-                ("n_0000000007", 7),
-                ("n_0000000012", 12)
-            ]
-        );
-    }
-
-    #[test]
-    fn every_event_has_its_state() {
-        assert_eq!(ElectionEvent::Start.state(), ElectionState::Start);
-        assert_eq!(ElectionEvent::OfferComplete.state(), ElectionState::Offer);
-        assert_eq!(
-            ElectionEvent::DetermineStart.state(),
-            ElectionState::Determine
-        );
-        assert_eq!(
-            ElectionEvent::ElectedComplete.state(),
-            ElectionState::Elected
-        );
-        assert_eq!(ElectionEvent::ReadyStart.state(), ElectionState::Ready);
-        assert_eq!(ElectionEvent::Failed.state(), ElectionState::Failed);
-        assert_eq!(ElectionEvent::StopComplete.state(), ElectionState::Stop);
     }
 }

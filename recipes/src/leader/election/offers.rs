@@ -1,0 +1,165 @@
+//! The offers: `<root>/n_<seq>` nodes holding a host name, as ZooKeeper's
+//! `LeaderElectionSupport` makes them; their election order, reading them, and finding ours
+//! after a create whose outcome is unknown.
+
+use zkrs_client::{Client, ErrorCode, Result};
+
+use crate::framework::{self, delete_until_gone, join, join_all, wait_connected};
+use crate::sequence::sequence_number;
+
+/// The name of offer nodes before their sequence number (the Java recipe's `n_`).
+pub const OFFER_PREFIX: &str = "n_";
+
+/// One participant's offer, as its node says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaderOffer {
+    /// The sequence number of the node (the order of the election).
+    pub sequence: u32,
+    /// The node's path.
+    pub path: String,
+    /// The host name stored in the node (its data, read as UTF-8).
+    pub host_name: String,
+    /// The node's data as stored.
+    pub data: zkrs_client::Bytes,
+}
+
+/// The offer children of `root` (name, sequence), sorted by sequence.
+pub(super) fn sorted_offers<'a>(
+    children: impl IntoIterator<Item = &'a str>,
+) -> Vec<(&'a str, u32)> {
+    let mut offers: Vec<(&str, u32)> = children
+        .into_iter()
+        .filter_map(|name| {
+            let digits = name.strip_prefix(OFFER_PREFIX)?;
+            if digits.len() != 10 {
+                return None;
+            }
+            Some((name, sequence_number(name)?))
+        })
+        .collect();
+    offers.sort_by_key(|&(_, seq)| seq);
+    offers
+}
+
+/// Up to `limit` offers in election order, with their host names.
+pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<Vec<LeaderOffer>> {
+    let children = match client.get_children(root).await {
+        Ok(c) => c,
+        Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let sorted = sorted_offers(children.iter());
+    let mut out = Vec::new();
+    // Read in batches of `limit` (one round trip each), skipping offers that vanished.
+    for batch in sorted.chunks(limit.clamp(1, 256)) {
+        let paths: Vec<String> = batch.iter().map(|(n, _)| join(root, n)).collect();
+        let reads = paths.iter().map(|p| client.get_data(p));
+        let results = join_all(reads).await;
+        for ((path, (_, sequence)), read) in paths.iter().zip(batch).zip(results) {
+            match read {
+                Ok((data, _)) => out.push(LeaderOffer {
+                    sequence: *sequence,
+                    path: path.clone(),
+                    host_name: String::from_utf8_lossy(&data).into_owned(),
+                    data,
+                }),
+                Err(e) if e.code() == ErrorCode::NoNode => {}
+                Err(e) => return Err(e),
+            }
+            if out.len() >= limit {
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// After a create under `session` whose outcome is unknown: our offers are the nodes of that
+/// session holding our host name. One, with the session still current: adopted. Otherwise
+/// they are deleted (their paths are unique) and `None` returned.
+pub(super) async fn resolve_in_doubt(
+    client: &Client,
+    root: &str,
+    host_name: &str,
+    session: i64,
+) -> Result<Option<(String, i64)>> {
+    let Some(children) = framework::list_in_doubt(client, root).await? else {
+        return Ok(None);
+    };
+    let paths: Vec<String> = sorted_offers(children.iter())
+        .iter()
+        .map(|(n, _)| join(root, n))
+        .collect();
+    let reads = paths.iter().map(|p| client.get_data(p));
+    let mut ours = Vec::new();
+    for (path, read) in paths.iter().zip(join_all(reads).await) {
+        match read {
+            Ok((data, stat)) => {
+                if stat.ephemeral_owner == session && session != 0 && data == host_name.as_bytes() {
+                    ours.push(path.clone());
+                }
+            }
+            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if ours.len() == 1 && session == client.session_id() {
+        return Ok(ours.pop().map(|p| (p, session)));
+    }
+    for path in ours {
+        delete_until_gone(client, &path).await?;
+    }
+    Ok(None)
+}
+
+/// [`resolve_in_doubt`] in the background, deleting whatever it finds (for stop and drop).
+pub(super) fn cleanup_in_doubt(client: &Client, root: &str, host_name: &str, session: i64) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let client = client.clone();
+        let root = root.to_string();
+        let host_name = host_name.to_string();
+        runtime.spawn(async move {
+            loop {
+                match resolve_in_doubt(&client, &root, &host_name, session).await {
+                    Ok(Some((path, _))) => {
+                        let _ = delete_until_gone(&client, &path).await;
+                        return;
+                    }
+                    Ok(None) => return,
+                    Err(e) if e.is_closed() => return,
+                    Err(_) => {
+                        if wait_connected(&client).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offers_sort_by_sequence_and_skip_foreign_children() {
+        let children = [
+            "n_0000000012",
+            "n_0000000003",
+            "lock",
+            "n_abc",
+            "n_0000000007",
+            "_c_x-n_0000000001",
+        ];
+        let sorted = sorted_offers(children);
+        assert_eq!(
+            sorted,
+            [
+                ("n_0000000003", 3),
+                ("n_0000000007", 7),
+                ("n_0000000012", 12)
+            ]
+        );
+    }
+}

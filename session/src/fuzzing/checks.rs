@@ -1,0 +1,150 @@
+//! The invariants, checked after every step: every event the core emits is judged against what
+//! was handed in and what the server model saw.
+
+use crate::{ConnectionState, Event};
+
+use super::harness::Harness;
+
+impl<'a> Harness<'a> {
+    /// Drains events, checks invariants, and moves the client's bytes to the server.
+    pub(super) fn after_step(&mut self) {
+        while let Some(event) = self.s.poll_event() {
+            self.check_event(event);
+        }
+        assert!(
+            self.s.in_flight() <= self.outstanding_submits.len() + self.internal_sends,
+            "in_flight() = {} with {} requests unanswered and {} sent by the core",
+            self.s.in_flight(),
+            self.outstanding_submits.len(),
+            self.internal_sends
+        );
+        if !self.stalled {
+            let n = self.s.transmit().len();
+            self.transmit(n);
+        }
+    }
+
+    pub(super) fn transmit(&mut self, n: usize) {
+        let n = n.min(self.s.transmit().len());
+        self.server.rx.extend_from_slice(&self.s.transmit()[..n]);
+        self.s.advance_transmit(n);
+        self.server.parse(self.cfg_can_be_read_only);
+    }
+
+    fn check_event(&mut self, event: Event<u32>) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(format!("    {event:?}"));
+        }
+        if self.closed {
+            let allowed = match &event {
+                Event::Reply { token, .. } => self.after_close_tokens.contains(token),
+                Event::WatcherUnused(w) => self.after_close_watchers.contains(w),
+                _ => false,
+            };
+            assert!(allowed, "{event:?} after Event::Closed");
+        }
+        match event {
+            Event::Connect { host, timeout, .. } => {
+                assert!(host < self.host_count, "Connect to host {host}");
+                assert!(!timeout.is_zero(), "Connect with no time to do it");
+                assert!(
+                    !self.connect_outstanding || self.double_connect_ok,
+                    "Connect while the previous connection was not ended by a Disconnect"
+                );
+                self.connect_outstanding = true;
+            }
+            Event::Disconnect => {
+                self.connect_outstanding = false;
+                self.rx.clear();
+                self.server.reset_connection(false);
+            }
+            Event::ProbeReadWrite { host } => {
+                assert!(host < self.host_count, "ProbeReadWrite of host {host}");
+            }
+            Event::Reply { token, result } => {
+                assert!(
+                    self.outstanding.remove(&token),
+                    "token {token} answered twice"
+                );
+                self.outstanding_submits.remove(&token);
+                if let (Some(&op), Ok(reply)) = (self.token_ops.get(&token), &result) {
+                    if let Err(e) = crate::check_reply(op, &reply.body) {
+                        panic!("a successful {op} reply whose body does not decode: {e}");
+                    }
+                }
+            }
+            Event::Watch { watcher, event } => {
+                assert!(
+                    !self.unused.contains(&watcher),
+                    "watcher {watcher} fired after WatcherUnused"
+                );
+                let one_shot = self
+                    .watchers
+                    .iter()
+                    .find(|(w, _)| *w == watcher)
+                    .map(|&(_, one_shot)| one_shot);
+                assert!(one_shot.is_some(), "unknown watcher {watcher}");
+                self.notified.insert(watcher);
+                if one_shot == Some(true) {
+                    assert!(
+                        self.fired_one_shot.insert(watcher),
+                        "one-shot watcher {watcher} fired twice (second: {event:?})"
+                    );
+                }
+            }
+            Event::WatcherUnused(watcher) => {
+                assert!(
+                    self.unused.insert(watcher),
+                    "WatcherUnused({watcher}) twice"
+                );
+                assert!(
+                    !self.fired_one_shot.contains(&watcher),
+                    "WatcherUnused({watcher}) after it fired"
+                );
+            }
+            Event::State(change) => {
+                use ConnectionState::*;
+                let from = self.state;
+                let allowed = match change.state {
+                    Connected => matches!(from, Connecting | Lost),
+                    ReadOnly => matches!(from, Connecting | Suspended | Lost),
+                    Reconnected => matches!(from, Suspended | Lost),
+                    Suspended => matches!(from, Connected | Reconnected | ReadOnly),
+                    Lost => matches!(from, Connecting | Suspended),
+                    // Only with SASL, before the session opens on a connection.
+                    AuthFailed => matches!(from, Connecting | Suspended | Lost),
+                    Closed => true,
+                    Connecting => false,
+                };
+                assert!(allowed, "state {from:?} -> {:?}", change.state);
+                self.state = change.state;
+                match change.state {
+                    Lost if self.session_id != 0 => {
+                        self.lost.insert(self.session_id);
+                    }
+                    // A session id handed out by bytes the model did not write (raw bytes read
+                    // with a response) is the script's to reuse: later connections may ask to
+                    // resume it, and the model then does.
+                    Connected | Reconnected | ReadOnly if !self.model_connect_response => {
+                        self.lost.remove(&change.session_id);
+                    }
+                    Connected | Reconnected | ReadOnly => {
+                        assert!(
+                            !self.lost.contains(&change.session_id),
+                            "session {:#x} reported Lost, then {:?} again",
+                            change.session_id,
+                            change.state
+                        );
+                    }
+                    _ => {}
+                }
+                self.session_id = change.session_id;
+            }
+            Event::Closed => {
+                assert!(!self.closed, "Closed twice");
+                self.closed = true;
+                self.connect_outstanding = false;
+            }
+        }
+    }
+}
