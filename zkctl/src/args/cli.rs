@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use super::command::{BenchKind, BenchRuntime, PickStrategy, ServiceKind};
+use super::command::{BenchKind, BenchRuntime, PickStrategy, ServiceKind, Shell};
 use super::ensemble::{from_version, resume};
 use super::values::{
     at_least_two, auth, connect_string, instance_id, levels, member_id, millis, non_empty, port,
@@ -505,17 +505,6 @@ pub enum CounterVerb {
     Set,
     /// Set NEW if the value is OLD
     Cas,
-}
-
-/// The shells `completions` writes for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Shell {
-    /// bash
-    Bash,
-    /// zsh
-    Zsh,
-    /// fish
-    Fish,
 }
 
 /// `queue put` and `queue take`.

@@ -4,8 +4,6 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
-use super::cli::Shell;
-
 /// Settings for the connection, shared by every command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Globals {
@@ -448,6 +446,17 @@ pub enum Command {
         /// How many participants.
         participants: usize,
     },
+}
+
+/// The shells `completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    /// bash
+    Bash,
+    /// zsh
+    Zsh,
+    /// fish
+    Fish,
 }
 
 /// What the command line asks for.

@@ -9,7 +9,11 @@ use super::command::{
     BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals, KerberosArgs,
     QueueAction, QueueKind, SaslDigest, ServiceAction, ServiceKind, ServiceRegistration, Tls,
 };
-use super::{ensemble, usage, UsageError, DEFAULT_SERVER};
+use super::ensemble;
+use super::usage::{usage, UsageError};
+
+/// The default connect string when neither `--server` nor `ZK_SERVER` is given.
+pub const DEFAULT_SERVER: &str = "127.0.0.1:2181";
 
 /// The connection settings, from the global flags of every level. `env_server` is `$ZK_SERVER`.
 ///

@@ -1,7 +1,8 @@
 //! The flags of changing ensembles: `--resume ID:PASSWORD_HEX` and `--follow-ensemble` (global flags) and
 //! `reconfig`'s `--add`, `--remove`, `--members` and `--from-version`.
 
-use super::{usage, Command, UsageError};
+use super::command::Command;
+use super::usage::{usage, UsageError};
 
 /// `--resume ID:PASSWORD_HEX`: the id as `0x`-hex (as zkctl and ZooKeeper print it) or
 /// decimal, the password as hex (16 bytes from ZooKeeper).
@@ -71,96 +72,4 @@ pub fn reconfig(
         members: list(members),
         from_version,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{parse, Action, Globals};
-    use super::*;
-
-    fn parsed(line: &str) -> Result<Action, UsageError> {
-        let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        parse(&args, None)
-    }
-
-    fn run(line: &str) -> (Globals, Command) {
-        match parsed(line).unwrap() {
-            Action::Run(g, c) => (*g, c),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    fn error(line: &str) -> String {
-        parsed(line).unwrap_err().0
-    }
-
-    #[test]
-    fn follow_ensemble_is_a_global_switch() {
-        assert!(run("--follow-ensemble ls /").0.follow_ensemble);
-        assert!(run("ls / --follow-ensemble").0.follow_ensemble);
-        assert!(!run("ls /").0.follow_ensemble);
-        assert!(error("--follow-ensemble=yes ls /").contains("follow-ensemble"));
-    }
-
-    #[test]
-    fn resume_takes_an_id_and_a_hex_password() {
-        let (g, _) = run("--resume 0x10a:00ff10 ls /");
-        assert_eq!(g.resume, Some((0x10a, vec![0, 0xff, 0x10])));
-        let (g, _) = run("ls / --resume=266:AB");
-        assert_eq!(g.resume, Some((266, vec![0xab])));
-        assert_eq!(run("ls /").0.resume, None);
-        for bad in [
-            "0x10a", "0x10a:0", "0x10a:zz", "x:00", "0:00", "0x1:", "0x1:é1",
-        ] {
-            let e = error(&format!("--resume {bad} ls /"));
-            assert!(
-                e.contains("for '--resume <ID:PASSWORD_HEX>': not SESSION_ID:PASSWORD_HEX"),
-                "{bad}: {e}"
-            );
-        }
-        assert!(error("--resume 0x1:00 bench get").contains("one session"));
-    }
-
-    #[test]
-    fn reconfig_flags() {
-        let (_, c) = run(
-            "reconfig --add server.4=h:1:2;3 --add=server.5=h:4:5;6,server.6=h:7:8 \
-             --remove 1,2 --remove 3 --from-version 10000000a",
-        );
-        assert_eq!(
-            c,
-            Command::Reconfig {
-                add: vec![
-                    "server.4=h:1:2;3".into(),
-                    "server.5=h:4:5;6".into(),
-                    "server.6=h:7:8".into()
-                ],
-                remove: vec![1, 2, 3],
-                members: vec![],
-                from_version: Some(0x1_0000_000a),
-            }
-        );
-        let (_, c) = run("reconfig --members server.1=h:1:2 --members server.2=h:3:4");
-        assert!(matches!(c, Command::Reconfig { members, .. } if members.len() == 2));
-        assert_eq!(run("config").1, Command::Config);
-        for (line, expected) in [
-            (
-                "reconfig",
-                "not provided: <--add <SPEC>|--remove <ID>|--members <SPEC>>",
-            ),
-            (
-                "reconfig --members a --add b",
-                "'--members <SPEC>' cannot be used with '--add <SPEC>'",
-            ),
-            ("reconfig --remove x", "--remove needs a member id"),
-            (
-                "reconfig --remove 1 --from-version g",
-                "not a version in hex",
-            ),
-            ("config extra", "unexpected argument 'extra'"),
-        ] {
-            let e = error(line);
-            assert!(e.contains(expected), "{line}: {e}");
-        }
-    }
 }

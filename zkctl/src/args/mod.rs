@@ -5,7 +5,8 @@
 //! - [`cli`]: the commands and flags as clap structs, with their `--help` text;
 //! - [`values`] (and [`ensemble`]): the value parsers, each saying what it needed;
 //! - [`convert`]: from clap's structs to the typed [`Command`] ([`command`]), with the
-//!   defaults and checks that span several flags or levels.
+//!   defaults and checks that span several flags or levels;
+//! - [`usage`]: the one-line [`UsageError`].
 //!
 //! Global flags may come before or after the command: [`command_line`] adds them to every
 //! level (not clap's `global`, which keeps only the deepest level's values of a flag given on
@@ -19,48 +20,19 @@ mod convert;
 mod ensemble;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
+mod usage;
 mod values;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, FromArgMatches};
 
-pub use cli::Shell;
 pub use command::{
     Action, BenchKind, BenchOptions, BenchRuntime, CacheKind, Command, CounterAction, CreateArgs,
     Globals, PickStrategy, QueueAction, QueueKind, ServiceAction, ServiceKind, ServiceRegistration,
+    Shell,
 };
-
-/// The default connect string when neither `--server` nor `ZK_SERVER` is given.
-pub const DEFAULT_SERVER: &str = "127.0.0.1:2181";
-
-/// A command-line mistake: printed as one line with a hint to `--help`; exit code 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// A usage error; the values it quotes are shown with their control characters escaped, so
-/// it stays one line (`zkctl counter /c add "$(printf '1\n2')"`).
-fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
-    Err(UsageError(printable(&msg.into())))
-}
-
-/// `s` with control characters escaped (`\n`, `\u{19}`).
-fn printable(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+use usage::printable;
+pub use usage::UsageError;
 
 /// zkctl's command line for clap: [`cli::Cli`], with the global flags on every level.
 pub fn command_line() -> clap::Command {
