@@ -1,4 +1,4 @@
-//! The flags of changing ensembles: `--resume ID:PASSWORD_HEX` and `--follow-ensemble` (global flags) and
+//! The values of the ensemble flags: `--resume ID:PASSWORD_HEX` (a global flag) and
 //! `reconfig`'s `--add`, `--remove`, `--members` and `--from-version`.
 
 use super::command::Command;
