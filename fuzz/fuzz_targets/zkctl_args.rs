@@ -1,5 +1,6 @@
-//! Fuzz target `zkctl_args`: zkctl's command-line parser (`zkctl/src/args/`, included by
-//! path: zkctl is a binary), see `args::fuzz::parse_any`.
+//! Fuzz target `zkctl_args`: zkctl's command-line parser (clap's, with zkctl's conversion to
+//! typed commands; `zkctl/src/args/`, included by path: zkctl is a binary), see
+//! `args::fuzz::parse_any`.
 #![no_main]
 
 #[path = "../../zkctl/src/args/mod.rs"]

@@ -14,6 +14,7 @@
 mod args;
 mod child;
 mod commands;
+mod completions;
 mod failure;
 mod identity;
 mod output;
@@ -64,18 +65,11 @@ fn main() -> ExitCode {
         Err(e) => return Failure::from(e).report(),
     };
     let (globals, command) = match action {
-        Action::Help(spec) => {
-            let text = match spec {
-                Some(c) => args::command_help(c),
-                None => args::general_help(),
-            };
+        Action::Print(text) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
             return ExitCode::SUCCESS;
         }
-        Action::Version => {
-            println!("zkctl {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
-        }
+        Action::Completions(shell) => return completions::print(shell),
         Action::Run(globals, command) => (*globals, command),
     };
     let mut globals = globals;

@@ -613,7 +613,7 @@ fn errors_are_one_line_with_an_exit_code() {
     assert_eq!(exit_code(unknown.status), 2);
     assert_eq!(
         stderr(&unknown),
-        "zkctl: unknown flag --frobnicate for 'ls' (see zkctl --help)\n"
+        "zkctl: unexpected argument '--frobnicate' found (see zkctl --help)\n"
     );
     assert_eq!(exit_code(run(&["frobnicate"]).status), 2);
     assert_eq!(exit_code(run(&["lock", "/l"]).status), 2);
@@ -1199,23 +1199,27 @@ fn cache_usage_errors() {
     for (args, message) in [
         (
             &["cache"][..],
-            "zkctl: 'cache' needs PATH (see zkctl --help)\n",
+            "zkctl: the following required arguments were not provided: <PATH>; usage: zkctl cache \
+             <PATH> (see zkctl --help)\n",
         ),
         (
             &["cache", "/a", "--depth", "deep"][..],
-            "zkctl: --depth needs a number of levels (0 or more), not 'deep' (see zkctl --help)\n",
+            "zkctl: invalid value 'deep' for '--depth <N>': not a number of levels (0 or more) \
+             (see zkctl --help)\n",
         ),
         (
             &["cache", "/a", "--depth", "-1"][..],
-            "zkctl: --depth needs a number of levels (0 or more), not '-1' (see zkctl --help)\n",
+            "zkctl: invalid value '-1' for '--depth <N>': not a number of levels (0 or more) \
+             (see zkctl --help)\n",
         ),
         (
             &["cache", "/a", "--depth", "2", "--children"][..],
-            "zkctl: --depth and --children exclude each other (see zkctl --help)\n",
+            "zkctl: the argument '--depth <N>' cannot be used with '--children' (see zkctl --help)\n",
         ),
         (
             &["cache", "/a", "--for", "soon"][..],
-            "zkctl: --for needs a number of milliseconds, not 'soon' (see zkctl --help)\n",
+            "zkctl: invalid value 'soon' for '--for <MS>': not a number of milliseconds \
+             (see zkctl --help)\n",
         ),
     ] {
         let out = run(args);
@@ -1223,8 +1227,11 @@ fn cache_usage_errors() {
         assert_eq!(stderr(&out), message, "{args:?}");
         assert!(out.stdout.is_empty());
     }
-    let help = ok(&["--help"]);
-    assert!(help.contains("cache PATH"), "{help}");
+    let help = ok(&["cache", "--help"]);
+    assert!(
+        help.contains("Usage: zkctl cache [OPTIONS] <PATH>"),
+        "{help}"
+    );
 }
 
 #[test]
@@ -1425,7 +1432,8 @@ fn counter_errors() {
     for (args, message) in [
         (
             &["counter", "/c"][..],
-            "'counter' needs an action: get, add N, set N or cas OLD NEW",
+            "the following required arguments were not provided: <ACTION>; usage: zkctl counter \
+             <PATH> <ACTION> [N]...",
         ),
         (
             &["counter", "/c", "add"][..],
@@ -1441,7 +1449,7 @@ fn counter_errors() {
         ),
         (
             &["counter", "/c", "bump", "1"][..],
-            "'counter' does get, add, set or cas, not 'bump'",
+            "invalid value 'bump' for '<ACTION>' [possible values: get, add, set, cas]",
         ),
         (
             &["counter", "/c", "add", "x"][..],
@@ -1683,15 +1691,17 @@ fn barrier_exit_codes_and_timeouts() {
     for (args, message) in [
         (
             &["barrier", "/b", "--", "true"][..],
-            "'barrier' needs --count N (the number of members)",
+            "the following required arguments were not provided: --count <N>; usage: zkctl \
+             barrier --count <N> <PATH> <CMD>...",
         ),
         (
             &["barrier", "/b", "--count", "0", "--", "true"][..],
-            "--count must be at least 1",
+            "invalid value '0' for '--count <N>': must be at least 1",
         ),
         (
             &["barrier", "/b", "--count", "2"][..],
-            "'barrier' needs a command to run: zkctl barrier PATH --count N [--] CMD [ARGS...]",
+            "the following required arguments were not provided: <CMD>...; usage: zkctl barrier \
+             --count <N> <PATH> <CMD>...",
         ),
     ] {
         let out = run(args);
@@ -1845,11 +1855,20 @@ fn member_and_members_errors() {
         "zkctl: BadArguments: path must start with '/': relative\n"
     );
     for (args, message) in [
-        (&["members"][..], "'members' needs PATH"),
-        (&["member", "/g"][..], "'member' needs ID"),
+        (
+            &["members"][..],
+            "the following required arguments were not provided: <PATH>; usage: zkctl members \
+             <PATH>",
+        ),
+        (
+            &["member", "/g"][..],
+            "the following required arguments were not provided: <ID>; usage: zkctl member \
+             <PATH> <ID> [DATA] [-- <CMD>...]",
+        ),
         (
             &["member", "/g", "x/y", "--", "true"][..],
-            "a member id is a node name (not empty, no '/'), not 'x/y'",
+            "invalid value 'x/y' for '<ID>': a member id is a node name (not empty, no '/', not . \
+             or ..)",
         ),
         (
             &["member", "/g", "a", "./serve"][..],

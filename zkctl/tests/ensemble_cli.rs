@@ -170,7 +170,7 @@ fn config_and_reconfig() {
     // Usage errors.
     let err = fails(&server, &["reconfig"], 2);
     assert!(
-        err.contains("needs --add SPEC, --remove ID or --members SPEC"),
+        err.contains("not provided: <--add <SPEC>|--remove <ID>|--members <SPEC>>"),
         "{err}"
     );
 
@@ -266,7 +266,7 @@ fn resume_borrows_a_session_made_by_another_process_and_leaves_it_open() {
     // Bad syntax is a usage error.
     let err = fails(&connect, &["--resume", "nonsense", "get", "/held"], 2);
     assert!(
-        err.contains("--resume needs SESSION_ID:PASSWORD_HEX"),
+        err.contains("for '--resume <ID:PASSWORD_HEX>': not SESSION_ID:PASSWORD_HEX"),
         "{err}"
     );
 }

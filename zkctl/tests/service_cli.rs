@@ -529,15 +529,18 @@ fn bad_arguments_exit_with_the_usage_code() {
     for (args, message) in [
         (
             &["--port", "80", "--", "true"][..],
-            "'service register' needs --address A (where the instance is reached)",
+            "the following required arguments were not provided: --address <A>; usage: zkctl \
+             service register --address <A> <--port <P>|--ssl-port <P>> <BASE> <NAME> -- <CMD>...",
         ),
         (
             &["--address", "h", "--", "true"][..],
-            "'service register' needs --port P (or --ssl-port P)",
+            "the following required arguments were not provided: <--port <P>|--ssl-port <P>>; \
+             usage: zkctl service register --address <A> <--port <P>|--ssl-port <P>> <BASE> \
+             <NAME> -- <CMD>...",
         ),
         (
             &["--address", "h", "--port", "65536", "--", "true"][..],
-            "--port needs a port number (1-65535), not '65536'",
+            "invalid value '65536' for '--port <P>': not a port number (1-65535)",
         ),
         (
             &[
@@ -550,7 +553,8 @@ fn bad_arguments_exit_with_the_usage_code() {
                 "--",
                 "true",
             ][..],
-            "--type: 'forever' is not dynamic, static or permanent",
+            "invalid value 'forever' for '--type <TYPE>' [possible values: dynamic, static, \
+             permanent]",
         ),
         (
             &[
@@ -612,7 +616,10 @@ fn bad_arguments_exit_with_the_usage_code() {
     }
     let help = ok(&["service", "--help"]);
     assert!(
-        help.contains("Usage: zkctl service register|unregister|list|watch|pick"),
+        help.contains("Usage: zkctl service [OPTIONS] <COMMAND>")
+            && ["register", "unregister", "list", "watch", "pick"]
+                .iter()
+                .all(|action| help.contains(&format!("\n  {action} "))),
         "{help}"
     );
     assert!(ok(&["--help"]).contains("5 no instance to pick"));

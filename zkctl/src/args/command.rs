@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::spec::CommandSpec;
+use clap::ValueEnum;
 
 /// Settings for the connection, shared by every command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +82,7 @@ pub struct Tls {
 }
 
 /// What `bench` measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BenchKind {
     /// getData on a node of `--size` bytes.
     Get,
@@ -97,7 +97,7 @@ pub enum BenchKind {
 }
 
 /// The tokio runtime `bench` runs on (`--rt`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BenchRuntime {
     /// One thread: the callers' tasks and the client's driver share it.
     Current,
@@ -187,7 +187,7 @@ pub enum QueueAction {
 }
 
 /// How a registered service instance's node lives (`service register --type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ServiceKind {
     /// Ephemeral: Curator's `DYNAMIC` (the default).
     Dynamic,
@@ -198,7 +198,7 @@ pub enum ServiceKind {
 }
 
 /// How `service pick` picks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PickStrategy {
     /// Each in turn (Curator's default).
     RoundRobin,
@@ -448,13 +448,24 @@ pub enum Command {
     },
 }
 
+/// The shells `completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    /// bash
+    Bash,
+    /// zsh
+    Zsh,
+    /// fish
+    Fish,
+}
+
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Print help: general (`None`) or for one command.
-    Help(Option<&'static CommandSpec>),
-    /// Print the version.
-    Version,
+    /// Print this text on stdout and exit 0: help, or the version.
+    Print(String),
+    /// Print the completion script for a shell.
+    Completions(Shell),
     /// Run a command.
     Run(Box<Globals>, Command),
 }

@@ -1,12 +1,13 @@
-//! The body of the `zkctl_args` fuzz target: the command-line parser on arbitrary argument
-//! vectors. Compiled into the fuzz crate (which includes `args/` by path) and into zkctl's
-//! unit tests, which replay the committed seeds.
+//! The body of the `zkctl_args` fuzz target: the command-line parser (clap's
+//! `try_get_matches_from`, then zkctl's conversion) on arbitrary argument vectors. Compiled
+//! into the fuzz crate (which includes `args/` by path) and into zkctl's unit tests, which
+//! replay the committed seeds.
 
-use super::{command_help, general_help, parse, Action};
+use super::{parse, Action};
 
 /// Input: arguments separated by NUL bytes (read as UTF-8, lossily); an odd first byte also
-/// sets `$ZK_SERVER`. The parser must never panic, every refusal must say something, and
-/// what it accepts must survive the rest of the pipeline (help texts render).
+/// sets `$ZK_SERVER`. The parser must never panic, every refusal must be one line that says
+/// something, and what it accepts must be whole (help and version texts are not empty).
 pub fn parse_any(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let argv: Vec<String> = if text.is_empty() {
@@ -19,14 +20,19 @@ pub fn parse_any(data: &[u8]) {
         .filter(|b| *b & 1 == 1)
         .map(|_| "env:2181".to_string());
     match parse(&argv, env) {
-        Ok(Action::Help(Some(spec))) => assert!(!command_help(spec).is_empty()),
-        Ok(Action::Help(None)) => assert!(!general_help().is_empty()),
-        Ok(Action::Version) => {}
+        Ok(Action::Print(text)) => assert!(!text.trim().is_empty(), "{argv:?}"),
+        Ok(Action::Completions(_)) => {}
         Ok(Action::Run(globals, _)) => {
             assert!(!globals.server.is_empty(), "{argv:?}");
             assert!(!globals.session_timeout.is_zero(), "{argv:?}");
         }
-        Err(e) => assert!(!e.0.trim().is_empty(), "an empty usage error for {argv:?}"),
+        Err(e) => {
+            assert!(!e.0.trim().is_empty(), "an empty usage error for {argv:?}");
+            assert!(
+                !e.0.contains('\n'),
+                "a usage error of several lines for {argv:?}: {e}"
+            );
+        }
     }
 }
 

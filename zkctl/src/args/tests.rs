@@ -1,0 +1,680 @@
+//! The parser's unit tests: what each command line means, and what each mistake says.
+
+use std::time::Duration;
+
+use super::command::{KerberosArgs, Tls};
+use super::convert::DEFAULT_SERVER;
+use super::*;
+
+fn run(line: &str) -> Result<Action, UsageError> {
+    let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    parse(&args, None)
+}
+
+fn command(line: &str) -> (Globals, Command) {
+    match run(line) {
+        Ok(Action::Run(g, c)) => (*g, c),
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+fn error(line: &str) -> String {
+    match run(line) {
+        Err(e) => e.0,
+        other => panic!("{line}: expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn globals_before_and_after_the_command() {
+    let (g, c) = command("--server h:1/app --session-timeout 3000 ls /a --auth digest:u:p");
+    assert_eq!(g.server, "h:1/app");
+    assert!(g.server_given);
+    assert_eq!(g.session_timeout, Duration::from_millis(3000));
+    assert_eq!(g.auth, vec![("digest".into(), "u:p".into())]);
+    assert_eq!(c, Command::Ls { path: "/a".into() });
+    let (g, _) = command("ls /a --server=x:2");
+    assert_eq!(g.server, "x:2");
+}
+
+#[test]
+fn tls_flags() {
+    assert_eq!(command("ls /").0.tls, None);
+    assert_eq!(command("--tls ls /").0.tls, Some(Box::default()));
+    let (g, _) =
+        command("ls / --tls-ca ca.pem --tls-cert c.pem --tls-key c.key --tls-server-name zk.test");
+    assert_eq!(
+        g.tls,
+        Some(Box::new(Tls {
+            ca: Some("ca.pem".into()),
+            cert_and_key: Some(("c.pem".into(), "c.key".into())),
+            server_name: Some("zk.test".into()),
+        }))
+    );
+    assert!(run("ls / --tls-cert c.pem").is_err());
+    assert!(run("ls / --tls-key c.key").is_err());
+}
+
+#[test]
+fn each_v_raises_the_verbosity() {
+    assert_eq!(command("ls /").0.verbosity, 0);
+    assert_eq!(command("-v ls /").0.verbosity, 1);
+    assert_eq!(command("ls / --verbose").0.verbosity, 1);
+    assert_eq!(command("-vv ls /").0.verbosity, 2);
+    assert_eq!(command("-v ls / -v").0.verbosity, 2);
+    assert!(run("-vx ls /").is_err());
+}
+
+#[test]
+fn server_defaults_to_the_environment_then_localhost() {
+    let args = vec!["ls".to_string(), "/".to_string()];
+    match parse(&args, Some("env:1".into())).unwrap() {
+        Action::Run(g, _) => assert_eq!((g.server.as_str(), g.server_given), ("env:1", true)),
+        other => panic!("{other:?}"),
+    }
+    let (g, _) = command("ls /");
+    assert_eq!((g.server.as_str(), g.server_given), (DEFAULT_SERVER, false));
+}
+
+#[test]
+fn version_means_the_data_version_after_set() {
+    let (_, c) = command("set /a hello --version 3");
+    assert_eq!(
+        c,
+        Command::Set {
+            path: "/a".into(),
+            data: b"hello".to_vec(),
+            version: Some(3)
+        }
+    );
+    let (_, c) = command("set /n -1");
+    assert!(matches!(c, Command::Set { data, .. } if data == b"-1"));
+}
+
+fn printed(line: &str) -> String {
+    match run(line) {
+        Ok(Action::Print(text)) => text,
+        other => panic!("{line}: expected a text to print, got {other:?}"),
+    }
+}
+
+#[test]
+fn help_forms() {
+    let general = printed("--help");
+    assert!(
+        general.starts_with("A ZooKeeper command-line tool"),
+        "{general}"
+    );
+    assert!(
+        general.contains("Usage: zkctl [OPTIONS] <COMMAND>"),
+        "{general}"
+    );
+    assert!(general.contains("5 no instance to pick"), "{general}");
+    assert_eq!(printed("-h"), printed("help"));
+    let lock = printed("lock --help");
+    assert!(
+        lock.contains("Usage: zkctl lock [OPTIONS] <PATH> <CMD>..."),
+        "{lock}"
+    );
+    assert!(lock.contains("--timeout <MS>"), "{lock}");
+    assert!(lock.contains("ZKCTL_LOCK_NODE"), "{lock}");
+    assert_eq!(printed("help lock"), lock);
+    // A global flag shows on every command's help.
+    assert!(lock.contains("--server <HOSTS>"), "{lock}");
+    assert!(printed("service register --help").contains("--uri-spec <TEMPLATE>"));
+}
+
+#[test]
+fn version_anywhere_but_where_it_is_a_flag() {
+    let version = format!("zkctl {}\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(printed("--version"), version);
+    assert_eq!(printed("-V"), version);
+    assert_eq!(printed("ls / --version"), version);
+    assert_eq!(printed("service list /s -V"), version);
+}
+
+#[test]
+fn completions_for_three_shells() {
+    for (name, shell) in [
+        ("bash", Shell::Bash),
+        ("zsh", Shell::Zsh),
+        ("fish", Shell::Fish),
+    ] {
+        assert_eq!(
+            run(&format!("completions {name}")),
+            Ok(Action::Completions(shell))
+        );
+    }
+    assert!(error("completions tcsh").contains("invalid value 'tcsh'"));
+}
+
+#[test]
+fn lock_command_after_dashes_or_path() {
+    let (_, c) = command("lock /l --timeout 500 -- sh -c true --grace 1");
+    assert_eq!(
+        c,
+        Command::Lock {
+            path: "/l".into(),
+            timeout: Some(Duration::from_millis(500)),
+            grace: Duration::from_secs(2),
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "true".into(),
+                "--grace".into(),
+                "1".into()
+            ],
+        }
+    );
+    let (_, c) = command("elect /e --once sleep 1 --id x");
+    assert_eq!(
+        c,
+        Command::Elect {
+            path: "/e".into(),
+            id: None,
+            once: true,
+            grace: Duration::from_secs(2),
+            command: vec!["sleep".into(), "1".into(), "--id".into(), "x".into()],
+        }
+    );
+    assert!(error("lock /l").contains("not provided: <CMD>..."));
+}
+
+#[test]
+fn create_modes() {
+    let (_, c) = command("create /a/b- data --sequential --ephemeral --parents");
+    let Command::Create(a) = c else { panic!() };
+    assert!(a.sequential && a.ephemeral && a.parents && !a.container);
+    assert_eq!(a.data, b"data");
+    assert!(error("create /a --ephemeral --ttl 5").contains("cannot be used with"));
+    assert!(error("create /a --container --sequential").contains("cannot be used with"));
+}
+
+#[test]
+fn usage_errors() {
+    assert_eq!(
+        error("--server= ls /"),
+        "invalid value '' for '--server <HOSTS>': a connect string (host:port,...) is needed, not an empty value"
+    );
+    assert_eq!(error("ls / --bogus"), "unexpected argument '--bogus' found");
+    assert_eq!(
+        error("delete / --recursiv"),
+        "unexpected argument '--recursiv' found; a similar argument exists: '--recursive'"
+    );
+    assert_eq!(error("--bogus ls /"), "unexpected argument '--bogus' found");
+    assert_eq!(error("frobnicate"), "unrecognized subcommand 'frobnicate'");
+    assert!(error("").starts_with("'zkctl' requires a subcommand but one was not provided"));
+    assert_eq!(
+        error("ls"),
+        "the following required arguments were not provided: <PATH>; usage: zkctl ls <PATH>"
+    );
+    assert!(error("set /a").contains("not provided: <DATA>"));
+    assert!(error("ls /a /b").contains("unexpected argument '/b'"));
+    assert!(error("lock /l --timeout soon -- true").contains("milliseconds"));
+    assert!(error("ls / --server").contains("a value is required"));
+    assert!(error("ls / -x").contains("unexpected argument '-x'"));
+    assert!(error("bench frob").contains("[possible values: get, set, create, lock, latch]"));
+    assert!(error("bench get --clients 0").contains("at least 1"));
+    assert!(error("demo --participants 1").contains("at least 2"));
+    assert!(error("ls / --auth nocolon").contains("SCHEME:CREDENTIALS"));
+    assert!(error("ls / --recursive=yes").contains("unexpected argument '--recursive'"));
+    assert!(error("delete / --recursive=yes").contains("unexpected value 'yes'"));
+}
+
+#[test]
+fn cache_kinds_and_limits() {
+    let (_, c) = command("cache /app");
+    assert_eq!(
+        c,
+        Command::Cache {
+            path: "/app".into(),
+            kind: CacheKind::Subtree,
+            run_for: None,
+        }
+    );
+    let (_, c) = command("cache /app --depth 0 --for 1500");
+    assert_eq!(
+        c,
+        Command::Cache {
+            path: "/app".into(),
+            kind: CacheKind::Depth(0),
+            run_for: Some(Duration::from_millis(1500)),
+        }
+    );
+    let (_, c) = command("cache --children /app");
+    assert!(matches!(
+        c,
+        Command::Cache {
+            kind: CacheKind::Children,
+            ..
+        }
+    ));
+    assert!(error("cache").contains("not provided: <PATH>"));
+    assert!(error("cache /a --depth -1").contains("not a number of levels"));
+    assert!(error("cache /a --depth deep").contains("--depth <N>"));
+    assert!(error("cache /a --depth").contains("a value is required"));
+    assert!(error("cache /a --depth 2 --children").contains("cannot be used with"));
+    assert!(error("cache /a --for soon").contains("milliseconds"));
+    assert!(error("cache /a /b").contains("unexpected argument '/b'"));
+    assert!(printed("cache --help").contains("Usage: zkctl cache [OPTIONS] <PATH>"));
+}
+
+#[test]
+fn counter_actions_and_widths() {
+    let counter = |line: &str| match command(line).1 {
+        Command::Counter { path, action, int } => (path, action, int),
+        other => panic!("{line}: {other:?}"),
+    };
+    assert_eq!(
+        counter("counter /c get"),
+        ("/c".into(), CounterAction::Get, false)
+    );
+    assert_eq!(counter("counter /c add -5").1, CounterAction::Add(-5));
+    assert_eq!(
+        counter("counter /c set 9223372036854775807").1,
+        CounterAction::Set(i64::MAX)
+    );
+    assert_eq!(
+        counter("counter /c cas -1 2 --int"),
+        ("/c".into(), CounterAction::Cas(-1, 2), true)
+    );
+    assert_eq!(
+        counter("counter --int /c add 2147483647").1,
+        CounterAction::Add(i64::from(i32::MAX))
+    );
+    assert!(error("counter /c add 2147483648 --int").contains("32-bit"));
+    assert!(error("counter /c add 9223372036854775808").contains("64-bit"));
+    assert!(error("counter /c add x").contains("'x' is not a 64-bit integer"));
+    assert!(error("counter /c").contains("not provided: <ACTION>"));
+    assert!(error("counter /c add").contains("takes one number"));
+    assert!(error("counter /c get 1").contains("takes no number"));
+    assert!(error("counter /c cas 1").contains("OLD and NEW"));
+    assert!(error("counter /c bump 1").contains("[possible values: get, add, set, cas]"));
+    assert!(error("counter /c get --count 3").contains("unexpected argument '--count'"));
+}
+
+#[test]
+fn barrier_and_member_run_a_command() {
+    let (_, c) = command("barrier /b --count 3 --timeout 500 -- sh -c true --count 9");
+    assert_eq!(
+        c,
+        Command::Barrier {
+            path: "/b".into(),
+            count: 3,
+            timeout: Some(Duration::from_millis(500)),
+            grace: Duration::from_secs(2),
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "true".into(),
+                "--count".into(),
+                "9".into()
+            ],
+        }
+    );
+    // As with `lock`, the first word after PATH starts the command.
+    let (_, c) = command("barrier --count 2 /b true");
+    assert!(matches!(c, Command::Barrier { count: 2, command, .. } if command == ["true"]));
+    assert!(error("barrier /b -- true").contains("not provided: --count <N>"));
+    assert!(error("barrier /b --count 0 -- true").contains("at least 1"));
+    assert!(error("barrier /b --count 3").contains("not provided: <CMD>..."));
+
+    let (_, c) = command("member /g host-a 10.0.0.1:80 --grace 500 -- ./serve --port 80");
+    assert_eq!(
+        c,
+        Command::Member {
+            path: "/g".into(),
+            id: "host-a".into(),
+            data: b"10.0.0.1:80".to_vec(),
+            grace: Duration::from_millis(500),
+            command: vec!["./serve".into(), "--port".into(), "80".into()],
+        }
+    );
+    let (_, c) = command("member /g host-a -- true");
+    assert!(matches!(c, Command::Member { data, .. } if data.is_empty()));
+    // Without `--`, DATA and CMD cannot be told apart.
+    assert!(error("member /g a data true").contains("needs -- before the command"));
+    assert!(error("member /g a ./serve").contains("needs a command to run"));
+    assert!(error("member /g").contains("not provided: <ID>"));
+    assert!(error("member /g x/y -- true").contains("member id"));
+    assert!(error("member /g .. -- true").contains("member id"));
+    let (_, c) = command("members /g");
+    assert_eq!(c, Command::Members { path: "/g".into() });
+    assert!(error("members /g extra").contains("unexpected argument 'extra'"));
+}
+
+#[test]
+fn service_actions() {
+    let (_, c) = command(
+        "service register /services api --address 10.0.0.5 --port 8080 --ssl-port 8443 \
+         --id i-1 --payload {\"zone\":\"a\"} --type static --enabled false \
+         --uri-spec {scheme}://{address}:{port} --grace 500 -- ./serve --port 80",
+    );
+    assert_eq!(
+        c,
+        Command::Service {
+            base: "/services".into(),
+            action: ServiceAction::Register(Box::new(ServiceRegistration {
+                name: "api".into(),
+                id: Some("i-1".into()),
+                address: "10.0.0.5".into(),
+                port: Some(8080),
+                ssl_port: Some(8443),
+                payload: Some(r#"{"zone":"a"}"#.into()),
+                kind: ServiceKind::Static,
+                enabled: Some(false),
+                uri_spec: Some("{scheme}://{address}:{port}".into()),
+                grace: Duration::from_millis(500),
+                command: vec!["./serve".into(), "--port".into(), "80".into()],
+            })),
+        }
+    );
+    // A permanent instance needs no command; --ssl-port alone will do.
+    let (_, c) = command("service register /s api --address h --ssl-port 443 --type permanent");
+    let Command::Service {
+        action: ServiceAction::Register(r),
+        ..
+    } = c
+    else {
+        panic!("{c:?}")
+    };
+    assert_eq!(
+        (r.port, r.ssl_port, r.kind),
+        (None, Some(443), ServiceKind::Permanent)
+    );
+    assert!(r.command.is_empty() && r.id.is_none() && r.enabled.is_none());
+    let service = |line: &str| match command(line).1 {
+        Command::Service { base, action } => (base, action),
+        other => panic!("{line}: {other:?}"),
+    };
+    assert_eq!(
+        service("service unregister /s api i-1"),
+        (
+            "/s".into(),
+            ServiceAction::Unregister {
+                name: "api".into(),
+                id: "i-1".into()
+            }
+        )
+    );
+    assert_eq!(
+        service("service list /s").1,
+        ServiceAction::List { name: None }
+    );
+    assert_eq!(
+        service("service list /s api").1,
+        ServiceAction::List {
+            name: Some("api".into())
+        }
+    );
+    assert_eq!(
+        service("service watch /s api --for 1500").1,
+        ServiceAction::Watch {
+            name: "api".into(),
+            run_for: Some(Duration::from_millis(1500))
+        }
+    );
+    assert_eq!(
+        service("service pick /s api").1,
+        ServiceAction::Pick {
+            name: "api".into(),
+            strategy: PickStrategy::RoundRobin,
+            count: 1
+        }
+    );
+    assert_eq!(
+        service("service pick /s api --strategy random --count 3").1,
+        ServiceAction::Pick {
+            name: "api".into(),
+            strategy: PickStrategy::Random,
+            count: 3
+        }
+    );
+}
+
+#[test]
+fn service_usage_errors() {
+    let register = "service register /s api --address h --port 80";
+    assert!(error("service").contains("[subcommands: register, unregister, list, watch, pick"));
+    assert!(error("service frob /s").contains("unrecognized subcommand 'frob'"));
+    assert!(error("service list").contains("not provided: <BASE>"));
+    assert!(error("service watch /s").contains("not provided: <NAME>"));
+    assert!(error("service unregister /s api").contains("not provided: <ID>"));
+    assert!(error("service list /s a b").contains("unexpected argument 'b'"));
+    assert!(error("service pick /s a -- true").contains("unexpected argument 'true'"));
+    assert!(error(&format!("{register} ./serve")).contains("needs -- before the command"));
+    assert!(error(&format!("{register} ./serve 80")).contains("needs -- before the command"));
+    // Dynamic and static instances go when zkctl ends: they need a command.
+    assert!(error(register).contains("ephemeral"));
+    assert!(error(&format!("{register} --type static")).contains("static"));
+    assert_eq!(
+        error("service register /s api --port 80 -- true"),
+        "the following required arguments were not provided: --address <A>; usage: zkctl \
+         service register --address <A> <--port <P>|--ssl-port <P>> <BASE> <NAME> -- <CMD>..."
+    );
+    assert!(error("service register /s api --address h -- true")
+        .contains("not provided: <--port <P>|--ssl-port <P>>"));
+    assert!(error("service register /s api --address= --port 1 -- true").contains("empty"));
+    for bad in ["0", "65536", "-1", "http"] {
+        assert_eq!(
+            error(&format!("{register} --port {bad} -- true").replace("--port 80 ", "")),
+            format!("invalid value '{bad}' for '--port <P>': not a port number (1-65535)")
+        );
+    }
+    assert!(error(&format!("{register} --ssl-port 70000 -- true")).contains("--ssl-port"));
+    assert!(error(&format!("{register} --type forever -- true"))
+        .contains("[possible values: dynamic, static, permanent]"));
+    assert!(error(&format!("{register} --enabled yes -- true")).contains("'yes'"));
+    assert!(error(&format!("{register} --id a/b -- true")).contains("an instance id"));
+    assert!(error("service list /s a/b").contains("a service name"));
+    assert!(error("service unregister /s a ..").contains("an instance id"));
+    // Each action's flags are its own.
+    assert_eq!(
+        error(&format!("{register} --count 2 -- true")),
+        "unexpected argument '--count' found"
+    );
+    assert!(error("service watch /s api --port 1").starts_with("unexpected argument '--port'"));
+    assert_eq!(
+        error("service pick /s api --for 1"),
+        "unexpected argument '--for' found"
+    );
+    assert!(error("service pick /s api --strategy sticky").contains("'sticky'"));
+    assert!(error("service pick /s api --count 0").contains("at least 1"));
+    assert!(error("service watch /s api --for soon").contains("milliseconds"));
+    assert!(error("service list /s --bogus").contains("unexpected argument '--bogus'"));
+}
+
+#[test]
+fn help_texts_are_flush_left() {
+    // A line break in an `after_help` string without `\n\` keeps the source's indentation.
+    let cmd = command_line();
+    for sub in cmd
+        .get_subcommands()
+        .chain(cmd.get_subcommands().flat_map(|c| c.get_subcommands()))
+    {
+        for line in sub
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default()
+            .lines()
+        {
+            assert!(!line.starts_with(' '), "{}: {line:?}", sub.get_name());
+        }
+    }
+}
+
+#[test]
+fn the_command_line_is_well_formed() {
+    // clap's own checks (unique flags, positional order, groups naming real arguments).
+    command_line().debug_assert();
+}
+
+#[test]
+fn quoted_values_are_escaped() {
+    // Found by the zkctl_args fuzz target: a value with line breaks made a usage error of
+    // several lines (and cut clap's message at the first blank line).
+    let args = |v: &str| vec!["counter".to_string(), "/c".into(), "set".into(), v.into()];
+    let e = parse(&args("1\n\n2"), None).unwrap_err().0;
+    assert_eq!(e, "'1\\n\\n2' is not a 64-bit integer");
+    let args = vec![
+        "cache".to_string(),
+        "/a".into(),
+        "--depth".into(),
+        "x\n\ny".into(),
+    ];
+    let e = parse(&args, None).unwrap_err().0;
+    assert_eq!(
+        e,
+        "invalid value 'x\\n\\ny' for '--depth <N>': not a number of levels (0 or more)"
+    );
+}
+
+#[test]
+fn usage_errors_are_one_line() {
+    for line in [
+        "",
+        "ls",
+        "ls / --bogus",
+        "service",
+        "queue",
+        "barrier /b",
+        "cache /a --depth x",
+    ] {
+        let e = error(line);
+        assert!(!e.contains('\n'), "{line}: {e}");
+    }
+}
+
+#[test]
+fn kerberos_flags() {
+    let (g, _) = command("--sasl-kerberos app@ZKR.TEST --keytab /k/app.keytab ls /");
+    assert_eq!(
+        g.kerberos,
+        Some(KerberosArgs {
+            principal: "app@ZKR.TEST".into(),
+            keytab: Some("/k/app.keytab".into()),
+            service_principal: None,
+        })
+    );
+    let (g, _) = command("--sasl-kerberos app --sasl-service-principal zookeeper/zk1 ls /");
+    let k = g.kerberos.unwrap();
+    assert_eq!(k.keytab, None);
+    assert_eq!(k.service_principal.as_deref(), Some("zookeeper/zk1"));
+    assert!(error("--keytab /k/app.keytab ls /").contains("needs --sasl-kerberos"));
+    assert!(error("--sasl-service-principal zk ls /").contains("needs --sasl-kerberos"));
+    assert!(
+        error("--sasl-kerberos app --sasl-digest u --sasl-password-file f ls /")
+            .contains("one SASL mechanism")
+    );
+}
+
+#[test]
+fn bench_defaults_depend_on_the_kind() {
+    let (_, c) = command("bench get");
+    assert!(matches!(
+        c,
+        Command::Bench(BenchOptions {
+            clients: 4,
+            in_flight: 32,
+            ops: 20_000,
+            size: 100,
+            rt: BenchRuntime::Multi,
+            ..
+        })
+    ));
+    let (_, c) = command("bench get --rt current");
+    assert!(matches!(
+        c,
+        Command::Bench(BenchOptions {
+            rt: BenchRuntime::Current,
+            ..
+        })
+    ));
+    assert!(run("bench get --rt tokio")
+        .unwrap_err()
+        .to_string()
+        .contains("[possible values: current, multi]"));
+    let (_, c) = command("bench lock --ops 10");
+    assert!(matches!(
+        c,
+        Command::Bench(BenchOptions {
+            kind: BenchKind::Lock,
+            clients: 1,
+            in_flight: 1,
+            ops: 10,
+            ..
+        })
+    ));
+}
+
+// The flags of changing ensembles (ensemble.rs).
+
+#[test]
+fn follow_ensemble_is_a_global_switch() {
+    assert!(command("--follow-ensemble ls /").0.follow_ensemble);
+    assert!(command("ls / --follow-ensemble").0.follow_ensemble);
+    assert!(!command("ls /").0.follow_ensemble);
+    assert!(error("--follow-ensemble=yes ls /").contains("follow-ensemble"));
+}
+
+#[test]
+fn resume_takes_an_id_and_a_hex_password() {
+    let (g, _) = command("--resume 0x10a:00ff10 ls /");
+    assert_eq!(g.resume, Some((0x10a, vec![0, 0xff, 0x10])));
+    let (g, _) = command("ls / --resume=266:AB");
+    assert_eq!(g.resume, Some((266, vec![0xab])));
+    assert_eq!(command("ls /").0.resume, None);
+    for bad in [
+        "0x10a", "0x10a:0", "0x10a:zz", "x:00", "0:00", "0x1:", "0x1:é1",
+    ] {
+        let e = error(&format!("--resume {bad} ls /"));
+        assert!(
+            e.contains("for '--resume <ID:PASSWORD_HEX>': not SESSION_ID:PASSWORD_HEX"),
+            "{bad}: {e}"
+        );
+    }
+    assert!(error("--resume 0x1:00 bench get").contains("one session"));
+}
+
+#[test]
+fn reconfig_flags() {
+    let (_, c) = command(
+        "reconfig --add server.4=h:1:2;3 --add=server.5=h:4:5;6,server.6=h:7:8 \
+         --remove 1,2 --remove 3 --from-version 10000000a",
+    );
+    assert_eq!(
+        c,
+        Command::Reconfig {
+            add: vec![
+                "server.4=h:1:2;3".into(),
+                "server.5=h:4:5;6".into(),
+                "server.6=h:7:8".into()
+            ],
+            remove: vec![1, 2, 3],
+            members: vec![],
+            from_version: Some(0x1_0000_000a),
+        }
+    );
+    let (_, c) = command("reconfig --members server.1=h:1:2 --members server.2=h:3:4");
+    assert!(matches!(c, Command::Reconfig { members, .. } if members.len() == 2));
+    assert_eq!(command("config").1, Command::Config);
+    for (line, expected) in [
+        (
+            "reconfig",
+            "not provided: <--add <SPEC>|--remove <ID>|--members <SPEC>>",
+        ),
+        (
+            "reconfig --members a --add b",
+            "'--members <SPEC>' cannot be used with '--add <SPEC>'",
+        ),
+        ("reconfig --remove x", "--remove needs a member id"),
+        (
+            "reconfig --remove 1 --from-version g",
+            "not a version in hex",
+        ),
+        ("config extra", "unexpected argument 'extra'"),
+    ] {
+        let e = error(line);
+        assert!(e.contains(expected), "{line}: {e}");
+    }
+}
