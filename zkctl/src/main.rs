@@ -15,6 +15,7 @@ mod args;
 mod child;
 mod commands;
 mod completions;
+mod connection;
 mod failure;
 mod identity;
 mod output;

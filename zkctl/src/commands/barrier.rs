@@ -16,7 +16,7 @@ use zkrs_recipes::barrier::DistributedDoubleBarrier;
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, EXIT_LOCK_TIMEOUT};
 use crate::signals::{Shutdown, Terminate};
 

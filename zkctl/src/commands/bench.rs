@@ -30,7 +30,7 @@ use zkrs_testkit::measure::{allocation_counts, process_cpu_time};
 
 use crate::args::{BenchKind, BenchOptions, Globals};
 use crate::commands::data::delete_tree;
-use crate::commands::{builder, close, connect};
+use crate::connection::{builder, close, connect};
 use crate::failure::Outcome;
 use crate::output::{figure, say};
 use crate::pipeline;

@@ -21,7 +21,7 @@ use zkrs_recipes::cache::{
 };
 
 use crate::args::{CacheKind, Globals};
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
 use crate::output::{self, printable};
 use crate::signals::Shutdown;
@@ -81,7 +81,7 @@ async fn keep(
             (View::Children(cache), events)
         }
     };
-    let until_deadline = super::run_for(run_for);
+    let until_deadline = crate::connection::run_for(run_for);
     tokio::pin!(until_deadline);
     loop {
         tokio::select! {

@@ -8,7 +8,7 @@ use zkrs_recipes::counter::{DistributedAtomicLong, SharedCount};
 use zkrs_recipes::RetryPolicy;
 
 use crate::args::{CounterAction, Globals};
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, EXIT_ERROR};
 use crate::output::say;
 

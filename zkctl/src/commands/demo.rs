@@ -12,7 +12,7 @@ use zkrs_testkit::TestingServer;
 
 use crate::args::Globals;
 use crate::commands::data::delete_tree;
-use crate::commands::{builder, close, connect};
+use crate::connection::{builder, close, connect};
 use crate::failure::{Failure, Outcome};
 use crate::pipeline;
 

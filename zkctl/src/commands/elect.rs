@@ -22,7 +22,7 @@ use zkrs_recipes::{CloseMode, LeaderLatch};
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
 use crate::identity;
 use crate::signals::{Shutdown, Terminate};

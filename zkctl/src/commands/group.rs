@@ -14,7 +14,7 @@ use zkrs_recipes::node::GroupMember;
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::Outcome;
 use crate::output::{printable, say};
 use crate::pipeline;

@@ -16,7 +16,7 @@ use zkrs_recipes::{InterProcessMutex, LockGuard};
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, EXIT_LOCK_LOST, EXIT_LOCK_TIMEOUT};
 use crate::identity;
 use crate::signals::{Shutdown, Terminate};

@@ -18,7 +18,7 @@ use zkrs_recipes::queue::{
 };
 
 use crate::args::{Globals, QueueAction, QueueKind};
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, EXIT_LOCK_TIMEOUT};
 use crate::output::say;
 

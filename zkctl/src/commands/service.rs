@@ -31,7 +31,7 @@ use zkrs_recipes::discovery::{
 
 use crate::args::{Globals, PickStrategy, ServiceAction, ServiceKind, ServiceRegistration};
 use crate::child::{exit_code, Supervised};
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, EXIT_NO_INSTANCE};
 use crate::output::say;
 use crate::pipeline;
@@ -356,7 +356,7 @@ async fn follow(
     }
     print_queued(&mut events)?;
     say("initialized")?;
-    let until_deadline = super::run_for(run_for);
+    let until_deadline = crate::connection::run_for(run_for);
     tokio::pin!(until_deadline);
     loop {
         tokio::select! {

@@ -7,7 +7,7 @@
 use zkrs_client::AddWatchMode;
 
 use crate::args::Globals;
-use crate::commands::{close, connect};
+use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
 use crate::output;
 use crate::signals::Shutdown;
