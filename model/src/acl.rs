@@ -215,6 +215,40 @@ pub(crate) fn check(acl: &[AclEntry], perm: i32, auth: &[AuthId]) -> Result<(), 
     Err(ErrorCode::NoAuth)
 }
 
+/// Java's `String.hashCode` (over UTF-16 code units).
+fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// The jute-generated `Id.hashCode`.
+fn java_id_hash(id: &AuthId) -> i32 {
+    let mut h = 17i32;
+    h = h
+        .wrapping_mul(37)
+        .wrapping_add(java_string_hash(&id.scheme));
+    h.wrapping_mul(37).wrapping_add(java_string_hash(&id.id))
+}
+
+/// A connection's identities in the order ZooKeeper lists them: its `authInfo` is a set over a
+/// `ConcurrentHashMap`, listed bucket by bucket (`spread(hash) & (table - 1)`), entries of a
+/// bucket in insertion order. `ids` is in insertion order. (The table is 16 buckets until a
+/// thirteenth id; past that this order is an approximation.)
+pub(crate) fn java_set_order(ids: &[AuthId]) -> Vec<AuthId> {
+    let table = (ids.len() * 4 / 3 + 1).next_power_of_two().max(16) as u32;
+    let mut keyed: Vec<(u32, usize, &AuthId)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let h = java_id_hash(id) as u32;
+            let spread = (h ^ (h >> 16)) & 0x7fff_ffff;
+            (spread & (table - 1), i, id)
+        })
+        .collect();
+    keyed.sort();
+    keyed.into_iter().map(|(_, _, id)| id.clone()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,9 +8,9 @@
 
 use bytes::BytesMut;
 use zkrs_codec::{
-    jute::Reader, Create2Response, Decode, DecodeError, Encode, ErrorCode, MultiHeader, MultiItem,
-    MultiOp, MultiOpResult, MultiRequest, OpCode, PathVersionRequest, PathWatchRequest,
-    SetDataRequest, Stat,
+    jute::Reader, Create2Response, CreateMode, Decode, DecodeError, Encode, ErrorCode, MultiHeader,
+    MultiItem, MultiOp, MultiOpResult, MultiRequest, OpCode, PathVersionRequest, SetDataRequest,
+    Stat,
 };
 
 use crate::connection_id::ConnectionId;
@@ -66,8 +66,13 @@ impl Server {
                 WriteOp::Check(path, version) => {
                     write::check(tree, &cx, path, *version).map(|()| Outcome::Check)
                 }
-                // Reads belong in multiRead.
-                WriteOp::Read => Err(ErrorCode::BadArguments),
+                WriteOp::Uncastable => {
+                    // The whole multi fails as a marshalling error (still a transaction).
+                    self.tree = before;
+                    self.tree.last_zxid = zxid;
+                    self.reply(conn, xid, zxid, ErrorCode::MarshallingError, |_| {});
+                    return;
+                }
             };
             match result {
                 Ok(outcome) => outcomes.push(outcome),
@@ -106,13 +111,15 @@ impl Server {
             return;
         }
         let mut out = BytesMut::new();
+        // ZooKeeper rebuilds each read as `Op.getData(path)` / `Op.getChildren(path)`: the
+        // watch flags a client sends in a multiRead are dropped, no watch is left.
         for op in request.ops.iter() {
             let result = match op {
                 MultiOp::GetData(g) => self
-                    .read_data(conn, g.path, g.watch)
+                    .read_data(conn, g.path, false)
                     .map(|(data, stat)| MultiOpResultOwned::Data(data, stat)),
                 MultiOp::GetChildren(g) => self
-                    .read_children(conn, g.path, g.watch)
+                    .read_children(conn, g.path, false)
                     .map(|(names, _)| MultiOpResultOwned::Children(names)),
                 _ => Err(ErrorCode::MarshallingError),
             };
@@ -147,7 +154,8 @@ enum WriteOp<'a> {
     Delete(&'a str, i32),
     SetData(&'a str, Option<&'a [u8]>, i32),
     Check(&'a str, i32),
-    Read,
+    /// A TTL create mode sent with another create opcode: ZooKeeper fails to cast its record.
+    Uncastable,
 }
 
 fn read_write_ops<'a>(r: &mut Reader<'a>) -> Result<Vec<WriteOp<'a>>, DecodeError> {
@@ -159,7 +167,28 @@ fn read_write_ops<'a>(r: &mut Reader<'a>) -> Result<Vec<WriteOp<'a>>, DecodeErro
         }
         ops.push(match header.op {
             OpCode::Create | OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl => {
-                WriteOp::Create(read_create(header.op, r)?)
+                let mut create = read_create(header.op, r)?;
+                // ZooKeeper rebuilds each create as `Op.create(path, data, acl, flags[, ttl])`,
+                // whose opcode follows the flags: create2 becomes create (no Stat in the
+                // result), a container mode becomes createContainer, and a TTL mode without
+                // a TTL record is a createTTL op holding a CreateRequest (a marshalling error
+                // of the whole multi when it is reached).
+                let ttl_mode = CreateMode::from_code(create.flags).is_some_and(CreateMode::is_ttl);
+                if ttl_mode && header.op != OpCode::CreateTtl {
+                    WriteOp::Uncastable
+                } else {
+                    create.op = if ttl_mode {
+                        OpCode::CreateTtl
+                    } else if create.flags == CreateMode::Container.code() {
+                        OpCode::CreateContainer
+                    } else {
+                        OpCode::Create
+                    };
+                    if create.op != OpCode::CreateTtl {
+                        create.ttl = -1;
+                    }
+                    WriteOp::Create(create)
+                }
             }
             OpCode::Delete => {
                 let d = PathVersionRequest::decode(r)?;
@@ -173,9 +202,12 @@ fn read_write_ops<'a>(r: &mut Reader<'a>) -> Result<Vec<WriteOp<'a>>, DecodeErro
                 let s = SetDataRequest::decode(r)?;
                 WriteOp::SetData(s.path, s.data, s.version)
             }
+            // Reads mixed into a multi: "Mixing different kind of ops", a marshalling error.
             OpCode::GetData | OpCode::GetChildren => {
-                PathWatchRequest::decode(r)?;
-                WriteOp::Read
+                return Err(DecodeError::InvalidValue {
+                    field: "multi operation",
+                    value: header.op.code().into(),
+                })
             }
             other => {
                 return Err(DecodeError::InvalidValue {
@@ -202,7 +234,8 @@ fn create_outcome(
     Ok(if req.op == OpCode::Create {
         Outcome::Create(path)
     } else {
-        Outcome::Create2(req.op, path, stat)
+        // `new CreateResult(path, stat)` is typed create2 whatever the op was.
+        Outcome::Create2(OpCode::Create2, path, stat)
     })
 }
 

@@ -49,7 +49,7 @@ enum WriteReply {
 impl Server {
     pub(crate) fn write_context(&self, conn: ConnectionId, zxid: i64) -> (i64, Vec<AuthId>, i64) {
         let c = &self.connections[&conn];
-        (c.session, c.auth.clone(), zxid)
+        (c.session, acl::java_set_order(&c.auth), zxid)
     }
 
     pub(crate) fn handle_request(&mut self, conn: ConnectionId, body: &[u8]) {
@@ -309,9 +309,8 @@ impl Server {
                 req.encode(out);
             }
             OpCode::WhoAmI => {
-                let c = &self.connections[&conn];
-                let names: Vec<(String, String)> = c
-                    .auth
+                let ordered = acl::java_set_order(&self.connections[&conn].auth);
+                let names: Vec<(String, String)> = ordered
                     .iter()
                     .map(|id| (id.scheme.clone(), self.config.auth_providers.user_name(id)))
                     .collect();

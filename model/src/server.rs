@@ -298,6 +298,21 @@ impl Server {
         }
         let timeout = self.config.negotiate_timeout_ms(req.timeout_ms);
         let now = self.now;
+        if req.session_id != 0 {
+            // ZooKeeper closes the session's current connection (CLIENT_RECONNECT) before it
+            // checks the password: a wrong password still cuts the rightful client off.
+            let current: Vec<ConnectionId> = self
+                .connections
+                .iter()
+                .filter(|(id, c)| {
+                    **id != conn && c.phase == Phase::Open && c.session == req.session_id
+                })
+                .map(|(id, _)| *id)
+                .collect();
+            for old in current {
+                self.close_connection(old);
+            }
+        }
         let (session, passwd, valid) = if req.session_id == 0 {
             // createSession is a transaction.
             self.next_zxid();
@@ -310,15 +325,6 @@ impl Server {
             }
         };
         if valid {
-            // The session's previous connection is closed (DisconnectReason.CLIENT_RECONNECT).
-            let previous = self
-                .sessions
-                .sessions
-                .get(&session)
-                .and_then(|s| s.connection);
-            if let Some(old) = previous.filter(|old| *old != conn) {
-                self.close_connection(old);
-            }
             if let Some(s) = self.sessions.sessions.get_mut(&session) {
                 s.timeout_ms = timeout;
                 s.connection = Some(conn);

@@ -85,11 +85,19 @@ impl Node {
         }
     }
 
-    /// The Stat a client sees (`copyStat`).
+    /// The Stat a client sees (`DataNode.copyStat`), which is not the stored one: the stored
+    /// cversion counts creates of children (the sequence suffix uses it), the reported one
+    /// counts creates and deletes (`2 * creates - children`); containers and TTL nodes report
+    /// an ephemeralOwner of 0.
     pub fn stat(&self) -> Stat {
+        let children = self.children.len() as i32;
+        let owner = self.stat.ephemeral_owner;
+        let special = owner == CONTAINER_OWNER || owner & EXTENDED_MASK == EXTENDED_MASK;
         Stat {
             data_length: self.data.len() as i32,
-            num_children: self.children.len() as i32,
+            num_children: children,
+            cversion: self.stat.cversion.wrapping_mul(2).wrapping_sub(children),
+            ephemeral_owner: if special { 0 } else { owner },
             ..self.stat
         }
     }

@@ -1,0 +1,4 @@
+//! Shared pieces of the differential test.
+pub mod runner;
+pub mod script;
+pub mod wire_client;

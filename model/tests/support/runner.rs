@@ -1,0 +1,735 @@
+//! Runs a script against one server (the model over TCP, or a real ZooKeeper) and writes what
+//! came back as normalised lines per step: zxids relative to the script's first write, session
+//! ids as their order of creation, times left out, children sorted (ZooKeeper lists them in
+//! hash order).
+
+use std::net::SocketAddr;
+
+use bytes::{BufMut, BytesMut};
+use zkrs_codec::{
+    jute::{put_bool, put_buffer_opt, put_i32, put_i64, put_str, Reader},
+    put_str_vec, Acl, Decode, Encode, GetAclResponse, Id, List, MultiHeader, MultiItem,
+    MultiOpResult, OpCode, Perms, Stat,
+};
+use zkrs_model::digest_id;
+
+use super::script::{AclChoice, MultiStep, PathRef, Step, CREDENTIALS, SLOTS};
+use super::wire_client::{Frame, WireConnection};
+
+/// The session timeout every slot asks for (the test kit's maximum, 20 ticks of 200 ms).
+const TIMEOUT_MS: i32 = 4000;
+
+struct Raw(BytesMut);
+
+impl Encode for Raw {
+    fn encode(&self, buf: &mut BytesMut) {
+        buf.extend_from_slice(&self.0);
+    }
+}
+
+/// What a reply's body holds, to decode and normalise it.
+#[derive(Clone, Copy)]
+enum Expect {
+    Empty,
+    Path,
+    PathStat,
+    Stat,
+    DataStat,
+    Children(bool),
+    Acl,
+    Int,
+    Names,
+    WhoAmI,
+    Multi,
+}
+
+struct Slot {
+    conn: Option<WireConnection>,
+    session: i64,
+    passwd: Vec<u8>,
+}
+
+/// One run of a script on one server.
+pub struct Run {
+    addr: SocketAddr,
+    root: String,
+    base: i64,
+    sessions: Vec<i64>,
+    slots: Vec<Slot>,
+    sequentials: Vec<String>,
+    /// Normalised lines, per step (setup is step 0).
+    pub steps: Vec<Vec<String>>,
+}
+
+impl Run {
+    /// Connects the slots and creates the script's root.
+    pub fn start(addr: SocketAddr, root: &str) -> Run {
+        let mut run = Run {
+            addr,
+            root: root.to_owned(),
+            base: 0,
+            sessions: Vec::new(),
+            slots: Vec::new(),
+            sequentials: Vec::new(),
+            steps: Vec::new(),
+        };
+        let mut lines = Vec::new();
+        for _ in 0..SLOTS {
+            let slot = run.new_session(&mut lines);
+            run.slots.push(slot);
+        }
+        let mut body = BytesMut::new();
+        put_str(&mut body, root);
+        put_buffer_opt(&mut body, Some(b""));
+        List::from(Acl::OPEN_ACL_UNSAFE).encode(&mut body);
+        put_i32(&mut body, 0);
+        let conn = run.slots[0].conn.as_mut().expect("slot 0 connected");
+        let xid = conn.send(OpCode::Create, &Raw(body), None);
+        let frames = conn.read_until_reply(xid);
+        match frames.last() {
+            Some(Frame::Reply { header, .. }) if header.err.is_ok() => run.base = header.zxid,
+            other => panic!("creating the script root {root}: {other:?}"),
+        }
+        run.steps.push(lines);
+        run
+    }
+
+    fn new_session(&mut self, lines: &mut Vec<String>) -> Slot {
+        let (conn, connected) = WireConnection::connect(self.addr, TIMEOUT_MS, None, 0);
+        let c = connected.expect("a new session");
+        self.sessions.push(c.session_id);
+        lines.push(format!(
+            "connected S{} timeout={}",
+            self.sessions.len() - 1,
+            c.timeout_ms
+        ));
+        Slot {
+            conn: Some(conn),
+            session: c.session_id,
+            passwd: c.passwd,
+        }
+    }
+
+    fn resume(&mut self, s: usize, lines: &mut Vec<String>) {
+        let slot = &self.slots[s];
+        let (conn, connected) =
+            WireConnection::connect(self.addr, TIMEOUT_MS, Some((slot.session, &slot.passwd)), 0);
+        match connected {
+            Some(c) if c.timeout_ms > 0 => {
+                lines.push(format!("resumed slot {s} timeout={}", c.timeout_ms));
+                self.slots[s].conn = Some(conn);
+            }
+            other => {
+                lines.push(format!(
+                    "resume of slot {s} refused: {}",
+                    other.map_or(-1, |c| c.timeout_ms)
+                ));
+                let slot = self.new_session(lines);
+                self.slots[s] = slot;
+            }
+        }
+    }
+
+    fn zxid(&self, z: i64) -> String {
+        if z <= 0 {
+            z.to_string()
+        } else {
+            format!("+{}", z - self.base)
+        }
+    }
+
+    fn owner(&self, o: i64) -> String {
+        if o == 0 {
+            return "0".into();
+        }
+        match self.sessions.iter().position(|s| *s == o) {
+            Some(i) => format!("S{i}"),
+            None => format!("{o:#x}"),
+        }
+    }
+
+    fn stat(&self, s: &Stat) -> String {
+        format!(
+            "[c{} m{} p{} v{} cv{} av{} o{} len{} n{}]",
+            self.zxid(s.czxid),
+            self.zxid(s.mzxid),
+            self.zxid(s.pzxid),
+            s.version,
+            s.cversion,
+            s.aversion,
+            self.owner(s.ephemeral_owner),
+            s.data_length,
+            s.num_children
+        )
+    }
+
+    fn path(&self, p: &PathRef) -> String {
+        match p {
+            PathRef::Pool(p) => p.clone(),
+            PathRef::Sequential(k) => self
+                .sequentials
+                .get(*k)
+                .cloned()
+                .unwrap_or_else(|| format!("{}/a", self.root)),
+        }
+    }
+
+    fn note_created(&mut self, path: &str) {
+        let tail = path.rsplit('/').next().unwrap_or("");
+        if tail.len() >= 10 && tail[tail.len() - 10..].bytes().all(|b| b.is_ascii_digit()) {
+            self.sequentials.push(path.to_owned());
+        }
+    }
+
+    fn body(&mut self, expect: Expect, body: &[u8]) -> String {
+        let mut r = Reader::new(body);
+        match expect {
+            Expect::Empty => format!("{body:?}"),
+            Expect::Path => {
+                let p = r.read_str().unwrap_or("?").to_owned();
+                self.note_created(&p);
+                p
+            }
+            Expect::PathStat => {
+                let p = r.read_str().unwrap_or("?").to_owned();
+                self.note_created(&p);
+                let s = Stat::decode(&mut r).unwrap_or_default();
+                format!("{p} {}", self.stat(&s))
+            }
+            Expect::Stat => self.stat(&Stat::decode(&mut r).unwrap_or_default()),
+            Expect::DataStat => {
+                let d = r
+                    .read_buffer_opt()
+                    .ok()
+                    .flatten()
+                    .map(|d| String::from_utf8_lossy(d).into_owned());
+                let s = Stat::decode(&mut r).unwrap_or_default();
+                format!("{d:?} {}", self.stat(&s))
+            }
+            Expect::Children(with_stat) => {
+                let names = List::<&str>::decode(&mut r)
+                    .map(|l| sorted(l.iter()))
+                    .unwrap_or_default();
+                if with_stat {
+                    let s = Stat::decode(&mut r).unwrap_or_default();
+                    format!("{names:?} {}", self.stat(&s))
+                } else {
+                    format!("{names:?}")
+                }
+            }
+            Expect::Acl => match GetAclResponse::decode(&mut r) {
+                Ok(a) => {
+                    let acl: Vec<String> = a
+                        .acl
+                        .iter()
+                        .map(|e| format!("{}:{}:{}", e.perms.0, e.id.scheme, e.id.id))
+                        .collect();
+                    format!("{acl:?} {}", self.stat(&a.stat))
+                }
+                Err(e) => format!("undecodable {e}"),
+            },
+            Expect::Int => r.read_i32().map_or("?".into(), |n| n.to_string()),
+            Expect::Names => List::<&str>::decode(&mut r)
+                .map(|l| format!("{:?}", sorted(l.iter())))
+                .unwrap_or_default(),
+            Expect::WhoAmI => {
+                let n = r.read_i32().unwrap_or(0);
+                let mut out = Vec::new();
+                for _ in 0..n {
+                    let scheme = r.read_str().unwrap_or("?");
+                    let user = r.read_str().unwrap_or("?");
+                    out.push(format!("{scheme}:{user}"));
+                }
+                format!("{out:?}")
+            }
+            Expect::Multi => {
+                let mut out = Vec::new();
+                loop {
+                    let Ok(header) = MultiHeader::decode(&mut r) else {
+                        out.push("undecodable".to_owned());
+                        break;
+                    };
+                    if header.done {
+                        break;
+                    }
+                    match MultiOpResult::decode_body(header, &mut r) {
+                        Ok(MultiOpResult::Create(p)) => {
+                            self.note_created(p);
+                            out.push(format!("create {p}"));
+                        }
+                        Ok(MultiOpResult::Create2 { op, response }) => {
+                            self.note_created(response.path);
+                            out.push(format!(
+                                "{op} {} {}",
+                                response.path,
+                                self.stat(&response.stat)
+                            ));
+                        }
+                        Ok(MultiOpResult::SetData(s)) => {
+                            out.push(format!("setData {}", self.stat(&s)))
+                        }
+                        Ok(MultiOpResult::GetData { data, stat }) => out.push(format!(
+                            "getData {:?} {}",
+                            data.map(String::from_utf8_lossy),
+                            self.stat(&stat)
+                        )),
+                        Ok(MultiOpResult::GetChildren(l)) => {
+                            out.push(format!("getChildren {:?}", sorted(l.iter())))
+                        }
+                        Ok(other) => out.push(format!("{other:?}")),
+                        Err(e) => out.push(format!("undecodable {e}")),
+                    }
+                }
+                out.join("; ")
+            }
+        }
+    }
+
+    /// Sends on slot `s`, reads to the reply, records the lines.
+    fn call(
+        &mut self,
+        s: usize,
+        op: OpCode,
+        body: BytesMut,
+        fixed_xid: Option<i32>,
+        expect: Expect,
+        lines: &mut Vec<String>,
+    ) {
+        let conn = self.slots[s].conn.as_mut().expect("connected slot");
+        let xid = conn.send(op, &Raw(body), fixed_xid);
+        let frames = conn.read_until_reply(xid);
+        let refused = matches!(frames.last(), Some(Frame::Reply { header, .. }) if op == OpCode::Auth && !header.err.is_ok());
+        if refused {
+            // A failed auth closes the connection: wait for it, so both servers are seen alike.
+            while conn.read_frame().is_some() {}
+        }
+        let closed = conn.closed;
+        for frame in frames {
+            let line = match frame {
+                Frame::Event {
+                    event_type,
+                    state,
+                    path,
+                } => format!("S{s} event {event_type} {state} {path}"),
+                Frame::Reply { header, body } => {
+                    let shown = if header.err.is_ok() {
+                        self.body(expect, &body)
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "S{s} reply {op} xid={} zxid={} err={} {shown}",
+                        header.xid,
+                        self.zxid(header.zxid),
+                        header.err
+                    )
+                }
+            };
+            lines.push(line);
+        }
+        if closed {
+            lines.push(format!("S{s} closed by server"));
+            self.slots[s].conn = None;
+        }
+    }
+
+    fn acl(&self, choice: AclChoice) -> Vec<(i32, String, String)> {
+        match choice {
+            AclChoice::Open => vec![(31, "world".into(), "anyone".into())],
+            AclChoice::ReadOnly => vec![(1, "world".into(), "anyone".into())],
+            AclChoice::Digest(k) => vec![
+                (31, "digest".into(), digest_id(CREDENTIALS[k])),
+                (1, "world".into(), "anyone".into()),
+            ],
+            AclChoice::Auth => vec![(31, "auth".into(), String::new())],
+            AclChoice::Ip => vec![(31, "ip".into(), "127.0.0.1".into())],
+            AclChoice::BadScheme => vec![(31, "nope".into(), "x".into())],
+            AclChoice::BadDigest => vec![(31, "digest".into(), "nocolon".into())],
+            AclChoice::Empty => vec![],
+        }
+    }
+
+    fn put_acl(&self, buf: &mut BytesMut, choice: AclChoice) {
+        let acl = self.acl(choice);
+        let wire: Vec<Acl<'_>> = acl
+            .iter()
+            .map(|(p, scheme, id)| Acl {
+                perms: Perms(*p),
+                id: Id { scheme, id },
+            })
+            .collect();
+        List::from(&wire).encode(buf);
+    }
+
+    /// A create body; `kind` is (flags, opcode, ttl).
+    fn put_create(
+        &self,
+        buf: &mut BytesMut,
+        path: &PathRef,
+        data: &[u8],
+        acl: AclChoice,
+        kind: (i32, i32, i64),
+    ) {
+        let (flags, op, ttl) = kind;
+        put_str(buf, &self.path(path));
+        put_buffer_opt(buf, Some(data));
+        self.put_acl(buf, acl);
+        put_i32(buf, flags);
+        if op == 21 {
+            put_i64(buf, ttl);
+        }
+    }
+
+    /// Runs one step and records its lines (and every other slot's events, through a ping).
+    pub fn step(&mut self, step: &Step) {
+        let mut lines = Vec::new();
+        let s = step.slot();
+        if self.slots[s].conn.is_none() && !matches!(step, Step::BadPassword { .. }) {
+            self.resume(s, &mut lines);
+        }
+        let mut b = BytesMut::new();
+        match step {
+            Step::Create {
+                path,
+                flags,
+                op,
+                ttl,
+                data,
+                acl,
+                ..
+            } => {
+                self.put_create(&mut b, path, data, *acl, (*flags, *op, *ttl));
+                let code = OpCode::from_code(*op).expect("create opcode");
+                let expect = if *op == 1 {
+                    Expect::Path
+                } else {
+                    Expect::PathStat
+                };
+                self.call(s, code, b, None, expect, &mut lines);
+            }
+            Step::Delete { path, version, .. } => {
+                put_str(&mut b, &self.path(path));
+                put_i32(&mut b, *version);
+                self.call(s, OpCode::Delete, b, None, Expect::Empty, &mut lines);
+            }
+            Step::Exists { path, watch, .. } | Step::GetData { path, watch, .. } => {
+                put_str(&mut b, &self.path(path));
+                put_bool(&mut b, *watch);
+                let (op, expect) = if matches!(step, Step::Exists { .. }) {
+                    (OpCode::Exists, Expect::Stat)
+                } else {
+                    (OpCode::GetData, Expect::DataStat)
+                };
+                self.call(s, op, b, None, expect, &mut lines);
+            }
+            Step::SetData {
+                path,
+                data,
+                version,
+                ..
+            } => {
+                put_str(&mut b, &self.path(path));
+                put_buffer_opt(&mut b, Some(data));
+                put_i32(&mut b, *version);
+                self.call(s, OpCode::SetData, b, None, Expect::Stat, &mut lines);
+            }
+            Step::GetChildren {
+                path,
+                watch,
+                with_stat,
+                ..
+            } => {
+                put_str(&mut b, &self.path(path));
+                put_bool(&mut b, *watch);
+                let op = if *with_stat {
+                    OpCode::GetChildren2
+                } else {
+                    OpCode::GetChildren
+                };
+                self.call(s, op, b, None, Expect::Children(*with_stat), &mut lines);
+            }
+            Step::GetAcl { path, .. } => {
+                put_str(&mut b, &self.path(path));
+                self.call(s, OpCode::GetAcl, b, None, Expect::Acl, &mut lines);
+            }
+            Step::SetAcl {
+                path, acl, version, ..
+            } => {
+                put_str(&mut b, &self.path(path));
+                self.put_acl(&mut b, *acl);
+                put_i32(&mut b, *version);
+                self.call(s, OpCode::SetAcl, b, None, Expect::Stat, &mut lines);
+            }
+            Step::Sync { path, .. } => {
+                put_str(&mut b, &self.path(path));
+                self.call(s, OpCode::Sync, b, None, Expect::Path, &mut lines);
+            }
+            Step::AllChildren { path, .. } => {
+                put_str(&mut b, &self.path(path));
+                self.call(
+                    s,
+                    OpCode::GetAllChildrenNumber,
+                    b,
+                    None,
+                    Expect::Int,
+                    &mut lines,
+                );
+            }
+            Step::Ephemerals { prefix, .. } => {
+                put_str(&mut b, &self.path(prefix));
+                self.call(s, OpCode::GetEphemerals, b, None, Expect::Names, &mut lines);
+            }
+            Step::WhoAmI { .. } => {
+                self.call(s, OpCode::WhoAmI, b, None, Expect::WhoAmI, &mut lines)
+            }
+            Step::AddAuth {
+                scheme,
+                credentials,
+                ..
+            } => {
+                put_i32(&mut b, 0);
+                put_str(&mut b, scheme);
+                put_buffer_opt(&mut b, Some(CREDENTIALS[*credentials].as_bytes()));
+                self.call(s, OpCode::Auth, b, Some(-4), Expect::Empty, &mut lines);
+            }
+            Step::AddWatch {
+                path, recursive, ..
+            } => {
+                put_str(&mut b, &self.path(path));
+                put_i32(&mut b, i32::from(*recursive));
+                self.call(s, OpCode::AddWatch, b, None, Expect::Int, &mut lines);
+            }
+            Step::RemoveWatches {
+                path,
+                kind,
+                check_only,
+                ..
+            } => {
+                put_str(&mut b, &self.path(path));
+                put_i32(&mut b, *kind);
+                let op = if *check_only {
+                    OpCode::CheckWatches
+                } else {
+                    OpCode::RemoveWatches
+                };
+                self.call(s, op, b, None, Expect::Empty, &mut lines);
+            }
+            Step::Multi { ops, .. } => {
+                for op in ops {
+                    match op {
+                        MultiStep::Create {
+                            path,
+                            flags,
+                            op,
+                            ttl,
+                            data,
+                        } => {
+                            MultiHeader {
+                                op: OpCode::from_code(*op).unwrap(),
+                                done: false,
+                                err: -1,
+                            }
+                            .encode(&mut b);
+                            self.put_create(
+                                &mut b,
+                                path,
+                                data,
+                                AclChoice::Open,
+                                (*flags, *op, *ttl),
+                            );
+                        }
+                        MultiStep::Delete { path, version }
+                        | MultiStep::Check { path, version } => {
+                            let code = if matches!(op, MultiStep::Delete { .. }) {
+                                OpCode::Delete
+                            } else {
+                                OpCode::Check
+                            };
+                            MultiHeader {
+                                op: code,
+                                done: false,
+                                err: -1,
+                            }
+                            .encode(&mut b);
+                            put_str(&mut b, &self.path(path));
+                            put_i32(&mut b, *version);
+                        }
+                        MultiStep::SetData {
+                            path,
+                            data,
+                            version,
+                        } => {
+                            MultiHeader {
+                                op: OpCode::SetData,
+                                done: false,
+                                err: -1,
+                            }
+                            .encode(&mut b);
+                            put_str(&mut b, &self.path(path));
+                            put_buffer_opt(&mut b, Some(data));
+                            put_i32(&mut b, *version);
+                        }
+                    }
+                }
+                MultiHeader::DONE.encode(&mut b);
+                self.call(s, OpCode::Multi, b, None, Expect::Multi, &mut lines);
+            }
+            Step::MultiRead { ops, .. } => {
+                for (path, data, watch) in ops {
+                    let op = if *data {
+                        OpCode::GetData
+                    } else {
+                        OpCode::GetChildren
+                    };
+                    MultiHeader {
+                        op,
+                        done: false,
+                        err: -1,
+                    }
+                    .encode(&mut b);
+                    put_str(&mut b, &self.path(path));
+                    put_bool(&mut b, *watch);
+                }
+                MultiHeader::DONE.encode(&mut b);
+                self.call(s, OpCode::MultiRead, b, None, Expect::Multi, &mut lines);
+            }
+            Step::SetWatches {
+                back,
+                data,
+                exist,
+                child,
+                persistent,
+                recursive,
+                ..
+            } => {
+                // relativeZxid: a few transactions after the script's start.
+                b.put_i64(self.base + back);
+                let lists: Vec<&Vec<PathRef>> = if persistent.is_empty() && recursive.is_empty() {
+                    vec![data, exist, child]
+                } else {
+                    vec![data, exist, child, persistent, recursive]
+                };
+                let op = if lists.len() == 3 {
+                    OpCode::SetWatches
+                } else {
+                    OpCode::SetWatches2
+                };
+                for list in lists {
+                    let paths: Vec<String> = list.iter().map(|p| self.path(p)).collect();
+                    put_str_vec(&mut b, paths.iter().map(String::as_str));
+                }
+                self.call(s, op, b, Some(-8), Expect::Empty, &mut lines);
+            }
+            Step::Close { .. } => {
+                let conn = self.slots[s].conn.as_mut().expect("connected");
+                let xid = conn.send_empty(OpCode::CloseSession, None);
+                let frames = conn.read_until_reply(xid);
+                let ended = conn.read_frame().is_none();
+                let mut events: Vec<String> = frames
+                    .iter()
+                    .map(|f| match f {
+                        Frame::Event {
+                            event_type,
+                            state,
+                            path,
+                        } => format!("S{s} event {event_type} {state} {path}"),
+                        Frame::Reply { header, .. } => format!(
+                            "S{s} reply close zxid={} err={}",
+                            self.zxid(header.zxid),
+                            header.err
+                        ),
+                    })
+                    .collect();
+                // ZooKeeper deletes a closing session's ephemerals in hash-set order.
+                events.sort();
+                lines.extend(events);
+                lines.push(format!("S{s} connection ended after close: {ended}"));
+                let slot = self.new_session(&mut lines);
+                self.slots[s] = slot;
+            }
+            Step::Reconnect { .. } => {
+                if let Some(conn) = self.slots[s].conn.take() {
+                    conn.drop_connection();
+                }
+                self.resume(s, &mut lines);
+            }
+            Step::BadPassword { .. } => {
+                let wrong = vec![7u8; 16];
+                let (mut conn, connected) = WireConnection::connect(
+                    self.addr,
+                    TIMEOUT_MS,
+                    Some((self.slots[s].session, &wrong)),
+                    0,
+                );
+                let ended = conn.read_frame().is_none();
+                lines.push(format!(
+                    "bad password: {:?} then closed: {ended}",
+                    connected.map(|c| (c.timeout_ms, c.session_id))
+                ));
+            }
+        }
+        self.barrier(s, &mut lines);
+        if let Ok(probe) = std::env::var("ZKRS_MODEL_PROBE") {
+            // Debugging aid: the Stat of one path after every step, to find where two runs part.
+            if let Some(t) = (0..self.slots.len()).find(|t| self.slots[*t].conn.is_some()) {
+                let mut b = BytesMut::new();
+                put_str(&mut b, &probe);
+                put_bool(&mut b, false);
+                self.call(t, OpCode::Exists, b, None, Expect::Stat, &mut lines);
+            }
+        }
+        self.steps.push(lines);
+    }
+
+    /// Pings every other connected slot and records the events that came before the answer:
+    /// the events the step caused there.
+    fn barrier(&mut self, acting: usize, lines: &mut Vec<String>) {
+        for t in 0..self.slots.len() {
+            if t == acting {
+                continue;
+            }
+            let Some(conn) = self.slots[t].conn.as_mut() else {
+                continue;
+            };
+            conn.send_empty(OpCode::Ping, Some(-2));
+            let frames = conn.read_until_reply(-2);
+            let closed = conn.closed;
+            let mut events: Vec<String> = Vec::new();
+            for f in frames {
+                if let Frame::Event {
+                    event_type,
+                    state,
+                    path,
+                } = f
+                {
+                    events.push(format!("S{t} event {event_type} {state} {path}"));
+                }
+            }
+            if lines.iter().any(|l| l.contains("reply close")) {
+                // A closed session's ephemerals go in hash-set order.
+                events.sort();
+            }
+            lines.extend(events);
+            if closed {
+                lines.push(format!("S{t} closed by server"));
+                self.slots[t].conn = None;
+            }
+        }
+    }
+
+    /// Closes every session of the run.
+    pub fn finish(mut self) {
+        for slot in &mut self.slots {
+            if let Some(conn) = slot.conn.as_mut() {
+                let xid = conn.send_empty(OpCode::CloseSession, None);
+                conn.read_until_reply(xid);
+            }
+        }
+    }
+}
+
+fn sorted<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut v: Vec<String> = names.map(str::to_owned).collect();
+    v.sort();
+    v
+}
