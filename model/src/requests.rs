@@ -325,14 +325,15 @@ impl Server {
             }
             OpCode::AddWatch => {
                 let req = AddWatchRequest::decode(r).map_err(bad)?;
-                if req.mode == zkrs_codec::AddWatchMode::PersistentRecursive {
-                    self.data_watches
-                        .add(req.path, conn, WatchMode::PersistentRecursive);
+                // 3.8.0 puts both modes in both tables (a recursive watch in the child table
+                // never fires on its own, but removeWatches(Children) finds it).
+                let mode = if req.mode == zkrs_codec::AddWatchMode::PersistentRecursive {
+                    WatchMode::PersistentRecursive
                 } else {
-                    self.data_watches.add(req.path, conn, WatchMode::Persistent);
-                    self.child_watches
-                        .add(req.path, conn, WatchMode::Persistent);
-                }
+                    WatchMode::Persistent
+                };
+                self.data_watches.add(req.path, conn, mode);
+                self.child_watches.add(req.path, conn, mode);
                 put_i32(out, 0);
             }
             OpCode::CheckWatches | OpCode::RemoveWatches => {
@@ -429,9 +430,12 @@ impl Server {
             self.data_watches.add(path, conn, WatchMode::Persistent);
         }
         for path in req.persistent_recursive_watches.iter() {
+            self.child_watches
+                .add(path, conn, WatchMode::PersistentRecursive);
             self.data_watches
                 .add(path, conn, WatchMode::PersistentRecursive);
         }
+
         let zxid = self.tree.last_zxid;
         self.reply(conn, xid, zxid, ErrorCode::Ok, |_| {});
     }

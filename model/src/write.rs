@@ -4,7 +4,7 @@
 
 use zkrs_codec::{Acl, CreateMode, ErrorCode, List, OpCode, Stat};
 
-use crate::acl::{self, AuthId, AuthProviders};
+use crate::acl::{self, AclEntry, AuthId, AuthProviders};
 use crate::path::{is_valid, parent_of};
 use crate::tree::{DataTree, Node, OwnerKind, CONTAINER_OWNER, MAX_TTL_MS};
 
@@ -17,16 +17,29 @@ pub(crate) struct WriteContext<'a> {
     pub time: i64,
 }
 
-/// A change the watch tables must hear about.
+/// A change the watch tables must hear about, with the ACLs its events are checked against
+/// when delivered (the node's, and its parent's for `NodeChildrenChanged`), taken when the
+/// change happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Change {
     /// `NodeCreated` on the path, `NodeChildrenChanged` on its parent.
-    Created(String),
+    Created(String, Vec<AclEntry>, Vec<AclEntry>),
     /// `NodeDeleted` on the path (data, then child watches), `NodeChildrenChanged` on its
     /// parent.
-    Deleted(String),
+    Deleted(String, Vec<AclEntry>, Vec<AclEntry>),
     /// `NodeDataChanged` on the path.
-    DataChanged(String),
+    DataChanged(String, Vec<AclEntry>),
+}
+
+/// Removes a node and records its deletion.
+fn remove_recorded(tree: &mut DataTree, path: &str, zxid: i64, changes: &mut Vec<Change>) {
+    let parent_acl = parent_of(path)
+        .and_then(|p| tree.get(p))
+        .map(|n| n.acl.clone())
+        .unwrap_or_default();
+    if let Some(node) = tree.remove(path, zxid) {
+        changes.push(Change::Deleted(path.to_owned(), node.acl, parent_acl));
+    }
 }
 
 /// A create request, whatever its opcode (`flags` raw: an unknown mode is `BadArguments`).
@@ -112,8 +125,10 @@ pub(crate) fn create(
     let data = req.data.unwrap_or_default().to_vec();
     let node = Node::new(data, acl, cx.zxid, cx.time, owner);
     let stat = node.stat();
+    let node_acl = node.acl.clone();
+    let parent_acl = parent.acl.clone();
     tree.insert(&path, node, new_cversion);
-    changes.push(Change::Created(path.clone()));
+    changes.push(Change::Created(path.clone(), node_acl, parent_acl));
     Ok((path, stat))
 }
 
@@ -139,8 +154,7 @@ pub(crate) fn delete(
     if !target.children.is_empty() {
         return Err(ErrorCode::NotEmpty);
     }
-    tree.remove(path, cx.zxid);
-    changes.push(Change::Deleted(path.to_owned()));
+    remove_recorded(tree, path, cx.zxid, changes);
     Ok(())
 }
 
@@ -165,7 +179,7 @@ pub(crate) fn set_data(
     target.stat.mzxid = cx.zxid;
     target.stat.mtime = cx.time;
     let stat = target.stat();
-    changes.push(Change::DataChanged(path.to_owned()));
+    changes.push(Change::DataChanged(path.to_owned(), target.acl.clone()));
     Ok(stat)
 }
 
@@ -215,9 +229,7 @@ pub(crate) fn kill_session(
 ) {
     let paths: Vec<String> = tree.ephemerals(session).map(str::to_owned).collect();
     for path in paths {
-        if tree.remove(&path, zxid).is_some() {
-            changes.push(Change::Deleted(path));
-        }
+        remove_recorded(tree, &path, zxid, changes);
     }
 }
 
@@ -236,7 +248,6 @@ pub(crate) fn delete_container(
     if OwnerKind::of(target.stat.ephemeral_owner, tree.extended_types()) == OwnerKind::Ephemeral {
         return Err(ErrorCode::BadVersion);
     }
-    tree.remove(path, zxid);
-    changes.push(Change::Deleted(path.to_owned()));
+    remove_recorded(tree, path, zxid, changes);
     Ok(())
 }

@@ -717,12 +717,26 @@ impl Run {
         }
     }
 
-    /// Closes every session of the run.
+    /// Closes every session of the run, resuming the ones whose connection the server
+    /// closed (a wrong-password connect cuts a session's connection unnoticed): a session left
+    /// to expire would take a zxid in the middle of a later script.
     pub fn finish(mut self) {
-        for slot in &mut self.slots {
-            if let Some(conn) = slot.conn.as_mut() {
+        let mut ignored = Vec::new();
+        for s in 0..self.slots.len() {
+            for _attempt in 0..2 {
+                if self.slots[s].conn.is_none() {
+                    self.resume(s, &mut ignored);
+                }
+                let conn = self.slots[s].conn.as_mut().expect("resumed");
                 let xid = conn.send_empty(OpCode::CloseSession, None);
-                conn.read_until_reply(xid);
+                let answered = conn
+                    .read_until_reply(xid)
+                    .iter()
+                    .any(|f| matches!(f, Frame::Reply { header, .. } if header.xid == xid));
+                if answered {
+                    break;
+                }
+                self.slots[s].conn = None;
             }
         }
     }
