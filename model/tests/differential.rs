@@ -58,6 +58,14 @@ fn model_agrees_with_zookeeper() {
             on_real.step(step);
             let (m, r) = (&on_model.steps[k + 1], &on_real.steps[k + 1]);
             if m != r {
+                // Background transactions of the real server (expiries, the container reaper)
+                // explain most zxid skews: show them.
+                let log = std::fs::read_to_string(real.log_path()).unwrap_or_default();
+                let background: Vec<&str> = log
+                    .lines()
+                    .filter(|l| l.contains("Expiring") || l.contains("ontainer"))
+                    .collect();
+                eprintln!("real server's background work:\n{}", background.join("\n"));
                 let from =
                     k.saturating_sub(usize::try_from(env_or("ZKRS_MODEL_CONTEXT", 6)).unwrap_or(6));
                 let context: Vec<String> = script[from..k]
@@ -74,9 +82,25 @@ fn model_agrees_with_zookeeper() {
                 );
             }
             lines += m.len();
+            if std::env::var("ZKRS_MODEL_DUMP").is_ok() {
+                eprintln!("{k}: {step:?}\n    {r:?}");
+            }
         }
         on_model.finish();
         on_real.finish();
+    }
+    if let Ok(secs) = std::env::var("ZKRS_MODEL_LINGER") {
+        // Debugging aid: wait past the session timeout and show what the real server did on
+        // its own (an expiry here means a script left a session open).
+        std::thread::sleep(Duration::from_secs(secs.parse().unwrap_or(6)));
+        let log = std::fs::read_to_string(real.log_path()).unwrap_or_default();
+        for line in log.lines().filter(|l| {
+            l.contains("Expiring")
+                || l.contains("Processed session termination")
+                || l.contains("Session establishment complete")
+        }) {
+            eprintln!("{line}");
+        }
     }
     eprintln!(
         "differential: {scripts} scripts x {steps} steps (seeds {first_seed}..{}), {lines} observations identical, {:?}",

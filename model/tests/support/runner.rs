@@ -668,7 +668,13 @@ impl Run {
                 ));
             }
         }
-        self.barrier(s, &mut lines);
+        // A wrong-password connect cuts the slot's own connection too: ping it as well.
+        let acting = if matches!(step, Step::BadPassword { .. }) {
+            usize::MAX
+        } else {
+            s
+        };
+        self.barrier(acting, &mut lines);
         if let Ok(probe) = std::env::var("ZKRS_MODEL_PROBE") {
             // Debugging aid: the Stat of one path after every step, to find where two runs part.
             if let Some(t) = (0..self.slots.len()).find(|t| self.slots[*t].conn.is_some()) {
