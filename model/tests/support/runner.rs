@@ -666,15 +666,18 @@ impl Run {
                     "bad password: {:?} then closed: {ended}",
                     connected.map(|c| (c.timeout_ms, c.session_id))
                 ));
+                // The wrong password also cuts the slot's connection, unless ZooKeeper lost
+                // track of it: closing a session's previous connection removes the session's
+                // entry from the connection factory's map whichever connection it names, so
+                // after a quick reconnect the kick may find nothing (a race in 3.8). Start the
+                // slot afresh either way.
+                if let Some(conn) = self.slots[s].conn.take() {
+                    conn.drop_connection();
+                }
+                self.resume(s, &mut lines);
             }
         }
-        // A wrong-password connect cuts the slot's own connection too: ping it as well.
-        let acting = if matches!(step, Step::BadPassword { .. }) {
-            usize::MAX
-        } else {
-            s
-        };
-        self.barrier(acting, &mut lines);
+        self.barrier(s, &mut lines);
         if let Ok(probe) = std::env::var("ZKRS_MODEL_PROBE") {
             // Debugging aid: the Stat of one path after every step, to find where two runs part.
             if let Some(t) = (0..self.slots.len()).find(|t| self.slots[*t].conn.is_some()) {
