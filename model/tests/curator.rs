@@ -4,7 +4,6 @@
 //! a real server.
 
 #[path = "../../tests/support/mod.rs"]
-#[allow(dead_code)]
 mod curator_support;
 
 use std::time::Duration;
