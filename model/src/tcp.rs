@@ -52,7 +52,12 @@ impl ModelServer {
 
     /// Starts a server with `config` on a free port.
     pub async fn start_with(config: ServerConfig) -> io::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        Self::start_on(0, config).await
+    }
+
+    /// Starts a server with `config` on 127.0.0.1:`port` (0: a free port).
+    pub async fn start_on(port: u16, config: ServerConfig) -> io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let (inputs, rx) = mpsc::unbounded_channel();
         let to_core = inputs.clone();
