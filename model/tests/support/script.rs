@@ -186,6 +186,12 @@ pub enum Step {
     BadPassword {
         s: usize,
     },
+    /// A short-lived session of slot `s`'s client makes an ephemeral under `path`, which
+    /// slot `s` watches; the session goes silent and expires.
+    Expire {
+        s: usize,
+        path: PathRef,
+    },
 }
 
 impl Step {
@@ -212,7 +218,8 @@ impl Step {
             | Step::SetWatches { s, .. }
             | Step::Close { s }
             | Step::Reconnect { s }
-            | Step::BadPassword { s } => *s,
+            | Step::BadPassword { s }
+            | Step::Expire { s, .. } => *s,
         }
     }
 }
@@ -222,6 +229,7 @@ pub const SLOTS: usize = 3;
 
 struct Gen<'r> {
     rng: &'r mut Rng,
+    expiries_left: usize,
     root: String,
     sequentials: usize,
 }
@@ -439,8 +447,17 @@ impl Gen<'_> {
                 recursive: self.paths(1),
             },
             89..=92 => Step::Close { s },
-            93..=97 => Step::Reconnect { s },
-            _ => Step::BadPassword { s },
+            93..=96 => Step::Reconnect { s },
+            97..=98 => Step::BadPassword { s },
+            // Expiry waits for the server's clock: rare, and only in long scripts' tails.
+            _ if self.expiries_left > 0 => {
+                self.expiries_left -= 1;
+                Step::Expire {
+                    s,
+                    path: self.path(),
+                }
+            }
+            _ => Step::Reconnect { s },
         }
     }
 }
@@ -450,6 +467,8 @@ pub fn generate(seed: u64, root: &str, len: usize) -> Vec<Step> {
     let mut rng = Rng::new(seed);
     let mut gen = Gen {
         rng: &mut rng,
+        // Each expiry costs real time (the shortest session timeout, 400 ms): one per script.
+        expiries_left: 1,
         root: root.to_owned(),
         sequentials: 0,
     };
