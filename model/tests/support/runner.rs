@@ -4,23 +4,21 @@
 //! hash order).
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
 use zkrs_codec::{
-    jute::{put_bool, put_buffer_opt, put_i32, put_i64, put_str, Reader},
-    put_str_vec, Acl, CreateMode, Decode, Encode, GetAclResponse, Id, List, MultiHeader, MultiItem,
-    MultiOpResult, OpCode, Perms, Stat,
+    jute::{put_bool, put_buffer_opt, put_i32, put_i64, put_str},
+    put_str_vec, Acl, Encode, Id, List, MultiHeader, OpCode, Perms, Stat,
 };
 use zkrs_model::digest_id;
 
 use super::script::{AclChoice, MultiStep, PathRef, Step, CREDENTIALS, SLOTS};
-use super::wire_client::{Frame, WireConnection, DEADLINE};
+use super::wire_client::{Frame, WireConnection};
 
 /// The session timeout every slot asks for (the test kit's maximum, 20 ticks of 200 ms).
 const TIMEOUT_MS: i32 = 4000;
 
-struct Raw(BytesMut);
+pub(super) struct Raw(pub(super) BytesMut);
 
 impl Encode for Raw {
     fn encode(&self, buf: &mut BytesMut) {
@@ -30,7 +28,7 @@ impl Encode for Raw {
 
 /// What a reply's body holds, to decode and normalise it.
 #[derive(Clone, Copy)]
-enum Expect {
+pub(super) enum Expect {
     Empty,
     Path,
     PathStat,
@@ -44,20 +42,20 @@ enum Expect {
     Multi,
 }
 
-struct Slot {
-    conn: Option<WireConnection>,
-    session: i64,
-    passwd: Vec<u8>,
+pub(super) struct Slot {
+    pub(super) conn: Option<WireConnection>,
+    pub(super) session: i64,
+    pub(super) passwd: Vec<u8>,
 }
 
 /// One run of a script on one server.
 pub struct Run {
-    addr: SocketAddr,
-    root: String,
-    base: i64,
-    sessions: Vec<i64>,
-    slots: Vec<Slot>,
-    sequentials: Vec<String>,
+    pub(super) addr: SocketAddr,
+    pub(super) root: String,
+    pub(super) base: i64,
+    pub(super) sessions: Vec<i64>,
+    pub(super) slots: Vec<Slot>,
+    pub(super) sequentials: Vec<String>,
     /// Normalised lines, per step (setup is step 0).
     pub steps: Vec<Vec<String>>,
 }
@@ -131,7 +129,7 @@ impl Run {
         }
     }
 
-    fn zxid(&self, z: i64) -> String {
+    pub(super) fn zxid(&self, z: i64) -> String {
         if z <= 0 {
             z.to_string()
         } else {
@@ -139,7 +137,7 @@ impl Run {
         }
     }
 
-    fn owner(&self, o: i64) -> String {
+    pub(super) fn owner(&self, o: i64) -> String {
         if o == 0 {
             return "0".into();
         }
@@ -149,7 +147,7 @@ impl Run {
         }
     }
 
-    fn stat(&self, s: &Stat) -> String {
+    pub(super) fn stat(&self, s: &Stat) -> String {
         format!(
             "[c{} m{} p{} v{} cv{} av{} o{} len{} n{}]",
             self.zxid(s.czxid),
@@ -164,7 +162,7 @@ impl Run {
         )
     }
 
-    fn path(&self, p: &PathRef) -> String {
+    pub(super) fn path(&self, p: &PathRef) -> String {
         match p {
             PathRef::Pool(p) => p.clone(),
             PathRef::Sequential(k) => self
@@ -175,119 +173,15 @@ impl Run {
         }
     }
 
-    fn note_created(&mut self, path: &str) {
+    pub(super) fn note_created(&mut self, path: &str) {
         let tail = path.rsplit('/').next().unwrap_or("");
         if tail.len() >= 10 && tail[tail.len() - 10..].bytes().all(|b| b.is_ascii_digit()) {
             self.sequentials.push(path.to_owned());
         }
     }
 
-    fn body(&mut self, expect: Expect, body: &[u8]) -> String {
-        let mut r = Reader::new(body);
-        match expect {
-            Expect::Empty => format!("{body:?}"),
-            Expect::Path => {
-                let p = r.read_str().unwrap_or("?").to_owned();
-                self.note_created(&p);
-                p
-            }
-            Expect::PathStat => {
-                let p = r.read_str().unwrap_or("?").to_owned();
-                self.note_created(&p);
-                let s = Stat::decode(&mut r).unwrap_or_default();
-                format!("{p} {}", self.stat(&s))
-            }
-            Expect::Stat => self.stat(&Stat::decode(&mut r).unwrap_or_default()),
-            Expect::DataStat => {
-                let d = r
-                    .read_buffer_opt()
-                    .ok()
-                    .flatten()
-                    .map(|d| String::from_utf8_lossy(d).into_owned());
-                let s = Stat::decode(&mut r).unwrap_or_default();
-                format!("{d:?} {}", self.stat(&s))
-            }
-            Expect::Children(with_stat) => {
-                let names = List::<&str>::decode(&mut r)
-                    .map(|l| sorted(l.iter()))
-                    .unwrap_or_default();
-                if with_stat {
-                    let s = Stat::decode(&mut r).unwrap_or_default();
-                    format!("{names:?} {}", self.stat(&s))
-                } else {
-                    format!("{names:?}")
-                }
-            }
-            Expect::Acl => match GetAclResponse::decode(&mut r) {
-                Ok(a) => {
-                    let acl: Vec<String> = a
-                        .acl
-                        .iter()
-                        .map(|e| format!("{}:{}:{}", e.perms.0, e.id.scheme, e.id.id))
-                        .collect();
-                    format!("{acl:?} {}", self.stat(&a.stat))
-                }
-                Err(e) => format!("undecodable {e}"),
-            },
-            Expect::Int => r.read_i32().map_or("?".into(), |n| n.to_string()),
-            Expect::Names => List::<&str>::decode(&mut r)
-                .map(|l| format!("{:?}", sorted(l.iter())))
-                .unwrap_or_default(),
-            Expect::WhoAmI => {
-                let n = r.read_i32().unwrap_or(0);
-                let mut out = Vec::new();
-                for _ in 0..n {
-                    let scheme = r.read_str().unwrap_or("?");
-                    let user = r.read_str().unwrap_or("?");
-                    out.push(format!("{scheme}:{user}"));
-                }
-                format!("{out:?}")
-            }
-            Expect::Multi => {
-                let mut out = Vec::new();
-                loop {
-                    let Ok(header) = MultiHeader::decode(&mut r) else {
-                        out.push("undecodable".to_owned());
-                        break;
-                    };
-                    if header.done {
-                        break;
-                    }
-                    match MultiOpResult::decode_body(header, &mut r) {
-                        Ok(MultiOpResult::Create(p)) => {
-                            self.note_created(p);
-                            out.push(format!("create {p}"));
-                        }
-                        Ok(MultiOpResult::Create2 { op, response }) => {
-                            self.note_created(response.path);
-                            out.push(format!(
-                                "{op} {} {}",
-                                response.path,
-                                self.stat(&response.stat)
-                            ));
-                        }
-                        Ok(MultiOpResult::SetData(s)) => {
-                            out.push(format!("setData {}", self.stat(&s)))
-                        }
-                        Ok(MultiOpResult::GetData { data, stat }) => out.push(format!(
-                            "getData {:?} {}",
-                            data.map(String::from_utf8_lossy),
-                            self.stat(&stat)
-                        )),
-                        Ok(MultiOpResult::GetChildren(l)) => {
-                            out.push(format!("getChildren {:?}", sorted(l.iter())))
-                        }
-                        Ok(other) => out.push(format!("{other:?}")),
-                        Err(e) => out.push(format!("undecodable {e}")),
-                    }
-                }
-                out.join("; ")
-            }
-        }
-    }
-
     /// Sends on slot `s`, reads to the reply, records the lines.
-    fn call(
+    pub(super) fn call(
         &mut self,
         s: usize,
         op: OpCode,
@@ -350,7 +244,7 @@ impl Run {
         }
     }
 
-    fn put_acl(&self, buf: &mut BytesMut, choice: AclChoice) {
+    pub(super) fn put_acl(&self, buf: &mut BytesMut, choice: AclChoice) {
         let acl = self.acl(choice);
         let wire: Vec<Acl<'_>> = acl
             .iter()
@@ -692,81 +586,6 @@ impl Run {
         self.steps.push(lines);
     }
 
-    /// A session with the shortest timeout makes two ephemerals that slot `s` watches, then
-    /// goes silent; waits (pinging every slot, so only it expires) until slot `s` hears that
-    /// the first one is gone. Each slot's events of the wait are listed sorted: ZooKeeper
-    /// deletes an expired session's ephemerals in hash-set order.
-    fn expire(&mut self, s: usize, path: &PathRef, lines: &mut Vec<String>) {
-        let (conn, connected) = WireConnection::connect(self.addr, 1, None, 0);
-        let c = connected.expect("a short session");
-        self.sessions.push(c.session_id);
-        lines.push(format!(
-            "short session S{} timeout={}",
-            self.sessions.len() - 1,
-            c.timeout_ms
-        ));
-        let t = self.slots.len();
-        self.slots.push(Slot {
-            conn: Some(conn),
-            session: c.session_id,
-            passwd: c.passwd,
-        });
-        let marker = format!("{}/expiring", self.root);
-        let random = self.path(path);
-        for p in [&marker, &random] {
-            let mut b = BytesMut::new();
-            put_str(&mut b, p);
-            put_buffer_opt(&mut b, Some(b""));
-            List::from(Acl::OPEN_ACL_UNSAFE).encode(&mut b);
-            put_i32(&mut b, CreateMode::Ephemeral.code());
-            self.call(t, OpCode::Create, b, None, Expect::Path, lines);
-        }
-        for p in [&marker, &random] {
-            let mut b = BytesMut::new();
-            put_str(&mut b, p);
-            put_bool(&mut b, true);
-            self.call(s, OpCode::Exists, b, None, Expect::Stat, lines);
-        }
-        if let Some(conn) = self.slots[t].conn.take() {
-            conn.drop_connection();
-        }
-        self.slots.pop();
-        let deadline = Instant::now() + DEADLINE;
-        let mut seen: Vec<Vec<String>> = vec![Vec::new(); self.slots.len()];
-        let gone = format!("S{s} event 2 3 {marker}");
-        loop {
-            for (t, events) in seen.iter_mut().enumerate() {
-                let Some(conn) = self.slots[t].conn.as_mut() else {
-                    continue;
-                };
-                conn.send_empty(OpCode::Ping, Some(-2));
-                for frame in conn.read_until_reply(-2) {
-                    if let Frame::Event {
-                        event_type,
-                        state,
-                        path,
-                    } = frame
-                    {
-                        events.push(format!("S{t} event {event_type} {state} {path}"));
-                    }
-                }
-            }
-            if seen[s].contains(&gone) {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the silent session did not expire within {DEADLINE:?}"
-            );
-            // Pace the polling: expiry comes with the server's next tick (200 ms).
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        for mut events in seen {
-            events.sort();
-            lines.extend(events);
-        }
-    }
-
     /// Pings every other connected slot and records the events that came before the answer:
     /// the events the step caused there.
     fn barrier(&mut self, acting: usize, lines: &mut Vec<String>) {
@@ -828,7 +647,7 @@ impl Run {
     }
 }
 
-fn sorted<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+pub(super) fn sorted<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut v: Vec<String> = names.map(str::to_owned).collect();
     v.sort();
     v
