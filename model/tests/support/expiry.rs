@@ -19,7 +19,7 @@ impl Run {
     /// the first one is gone. Each slot's events of the wait are listed sorted: ZooKeeper
     /// deletes an expired session's ephemerals in hash-set order.
     pub(super) fn expire(&mut self, s: usize, path: &PathRef, lines: &mut Vec<String>) {
-        let (conn, connected) = WireConnection::connect(self.addr, 1, None, 0);
+        let (conn, connected) = WireConnection::connect(self.addr, 600, None, 0);
         let c = connected.expect("a short session");
         self.sessions.push(c.session_id);
         lines.push(format!(
@@ -33,7 +33,8 @@ impl Run {
             session: c.session_id,
             passwd: c.passwd,
         });
-        let marker = format!("{}/expiring", self.root);
+        // Beside the script's root, not under it: a script may have taken CREATE away there.
+        let marker = format!("{}-expiring", self.root);
         let random = self.path(path);
         for p in [&marker, &random] {
             let mut b = BytesMut::new();
@@ -48,6 +49,12 @@ impl Run {
             put_str(&mut b, p);
             put_bool(&mut b, true);
             self.call(s, OpCode::Exists, b, None, Expect::Stat, lines);
+        }
+        // The watches are set: touch the short session once more (a busy machine may have
+        // taken a while), then let it go silent.
+        if let Some(conn) = self.slots[t].conn.as_mut() {
+            conn.send_empty(OpCode::Ping, Some(-2));
+            conn.read_until_reply(-2);
         }
         if let Some(conn) = self.slots[t].conn.take() {
             conn.drop_connection();
