@@ -36,7 +36,7 @@ impl Server {
             return;
         };
         let zxid = self.next_zxid();
-        let (session, auth, _) = self.write_context(conn, zxid);
+        let (session, auth) = self.writer(conn);
         let cx = WriteContext {
             session,
             auth: &auth,

@@ -47,9 +47,10 @@ enum WriteReply {
 }
 
 impl Server {
-    pub(crate) fn write_context(&self, conn: ConnectionId, zxid: i64) -> (i64, Vec<AuthId>, i64) {
+    /// The session of a connection and its identities, in the order ZooKeeper lists them.
+    pub(crate) fn writer(&self, conn: ConnectionId) -> (i64, Vec<AuthId>) {
         let c = &self.connections[&conn];
-        (c.session, acl::java_set_order(&c.auth), zxid)
+        (c.session, acl::java_set_order(&c.auth))
     }
 
     pub(crate) fn handle_request(&mut self, conn: ConnectionId, body: &[u8]) {
@@ -135,7 +136,7 @@ impl Server {
     fn handle_write(&mut self, conn: ConnectionId, xid: i32, op: OpCode, r: &mut Reader<'_>) {
         // Every write is a transaction, a failed one too (an error txn): it takes a zxid.
         let zxid = self.next_zxid();
-        let (session, auth, _) = self.write_context(conn, zxid);
+        let (session, auth) = self.writer(conn);
         let cx = WriteContext {
             session,
             auth: &auth,
