@@ -1,4 +1,6 @@
-//! Shared pieces of the differential test.
+//! Shared pieces of the tests that talk to a real ZooKeeper and the model over the wire.
+#![allow(dead_code)] // each test binary uses part of it
+
 pub mod expiry;
 pub mod normalize;
 pub mod runner;

@@ -87,6 +87,33 @@ impl WireConnection {
         (conn, connected)
     }
 
+    /// Writes raw bytes (malformed frames).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.write(bytes);
+    }
+
+    /// Connects without a handshake (to send a malformed one).
+    pub fn open(addr: SocketAddr) -> WireConnection {
+        let stream = TcpStream::connect_timeout(&addr, DEADLINE).expect("tcp connect");
+        stream.set_nodelay(true).unwrap();
+        WireConnection {
+            stream,
+            buf: Vec::new(),
+            next_xid: 1,
+            closed: false,
+        }
+    }
+
+    /// Every frame until the server closes the connection, or `None` if it stays open
+    /// (answered a ping after them).
+    pub fn frames_until_close(&mut self) -> Vec<Frame> {
+        let mut frames = Vec::new();
+        while let Some(frame) = self.read_frame() {
+            frames.push(frame);
+        }
+        frames
+    }
+
     fn write(&mut self, bytes: &[u8]) {
         if self.stream.write_all(bytes).is_err() {
             self.closed = true;
