@@ -120,6 +120,10 @@ pub struct Ensemble {
 
 impl Ensemble {
     /// `n` members, member 0 leading, epoch 1.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0.
     pub fn new(n: usize) -> Self {
         assert!(n > 0, "an ensemble has members");
         let member = Member {
