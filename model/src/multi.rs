@@ -13,6 +13,7 @@ use zkrs_codec::{
     Stat,
 };
 
+use crate::acl::AuthId;
 use crate::connection_id::ConnectionId;
 use crate::requests::read_create;
 use crate::server::Server;
@@ -29,20 +30,38 @@ enum Outcome {
 }
 
 impl Server {
-    pub(crate) fn handle_multi(&mut self, conn: ConnectionId, xid: i32, r: &mut Reader<'_>) {
-        let Ok(ops) = read_write_ops(r) else {
+    pub(crate) fn handle_multi(&mut self, conn: ConnectionId, xid: i32, body: &[u8]) {
+        if !multi_decodes(body) {
+            // Not even a transaction: ZooKeeper fails it before it takes a zxid.
             let zxid = self.tree.last_zxid;
             self.reply(conn, xid, zxid, ErrorCode::MarshallingError, |_| {});
             return;
-        };
+        }
         let zxid = self.next_zxid();
         let (session, auth) = self.writer(conn);
+        let time = self.wall_time();
+        let (err, out) = self.run_multi(body, session, &auth, zxid, time);
+        self.reply(conn, xid, zxid, err, |buf| buf.extend_from_slice(&out));
+    }
+
+    /// A multi as one transaction (see `run_write`); `body` must decode (`multi_decodes`).
+    pub(crate) fn run_multi(
+        &mut self,
+        body: &[u8],
+        session: i64,
+        auth: &[AuthId],
+        zxid: i64,
+        time: i64,
+    ) -> (ErrorCode, BytesMut) {
+        let Ok(ops) = read_write_ops(&mut Reader::new(body)) else {
+            return (ErrorCode::MarshallingError, BytesMut::new());
+        };
         let cx = WriteContext {
             session,
-            auth: &auth,
+            auth,
             providers: &self.config.auth_providers,
             zxid,
-            time: self.config.epoch_ms + self.now.as_millis() as i64,
+            time,
         };
         let before = self.tree.clone();
         let mut changes = Vec::new();
@@ -70,8 +89,7 @@ impl Server {
                     // The whole multi fails as a marshalling error (still a transaction).
                     self.tree = before;
                     self.tree.last_zxid = zxid;
-                    self.reply(conn, xid, zxid, ErrorCode::MarshallingError, |_| {});
-                    return;
+                    return (ErrorCode::MarshallingError, BytesMut::new());
                 }
             };
             match result {
@@ -91,12 +109,12 @@ impl Server {
         } else {
             self.notify(changes);
         }
-        self.reply(conn, xid, zxid, ErrorCode::Ok, |buf| {
-            for outcome in &outcomes {
-                encode_outcome(outcome, buf);
-            }
-            MultiHeader::DONE.encode(buf);
-        });
+        let mut buf = BytesMut::new();
+        for outcome in &outcomes {
+            encode_outcome(outcome, &mut buf);
+        }
+        MultiHeader::DONE.encode(&mut buf);
+        (ErrorCode::Ok, buf)
     }
 
     pub(crate) fn handle_multi_read(&mut self, conn: ConnectionId, xid: i32, r: &mut Reader<'_>) {
@@ -156,6 +174,11 @@ enum WriteOp<'a> {
     Check(&'a str, i32),
     /// A TTL create mode sent with another create opcode: ZooKeeper fails to cast its record.
     Uncastable,
+}
+
+/// Whether a multi's body reads (ZooKeeper deserializes it before it makes a transaction).
+pub(crate) fn multi_decodes(body: &[u8]) -> bool {
+    read_write_ops(&mut Reader::new(body)).is_ok()
 }
 
 fn read_write_ops<'a>(r: &mut Reader<'a>) -> Result<Vec<WriteOp<'a>>, DecodeError> {

@@ -82,8 +82,8 @@ impl Server {
             | OpCode::Delete
             | OpCode::SetData
             | OpCode::SetAcl
-            | OpCode::Check => self.handle_write(conn, xid, op, &mut r),
-            OpCode::Multi => self.handle_multi(conn, xid, &mut r),
+            | OpCode::Check => self.handle_write(conn, xid, op, r.remaining()),
+            OpCode::Multi => self.handle_multi(conn, xid, r.remaining()),
             OpCode::MultiRead => self.handle_multi_read(conn, xid, &mut r),
             OpCode::SetWatches | OpCode::SetWatches2 => {
                 self.handle_set_watches(conn, xid, op, &mut r)
@@ -133,16 +133,39 @@ impl Server {
         self.reply(conn, xid, 0, ErrorCode::Ok, |_| {});
     }
 
-    fn handle_write(&mut self, conn: ConnectionId, xid: i32, op: OpCode, r: &mut Reader<'_>) {
+    fn handle_write(&mut self, conn: ConnectionId, xid: i32, op: OpCode, body: &[u8]) {
         // Every write is a transaction, a failed one too (an error txn): it takes a zxid.
         let zxid = self.next_zxid();
         let (session, auth) = self.writer(conn);
+        let time = self.wall_time();
+        let (err, out) = self.run_write(op, body, session, &auth, zxid, time);
+        self.reply(conn, xid, zxid, err, |buf| buf.extend_from_slice(&out));
+    }
+
+    /// Applies one write transaction (`op`'s body as the client sent it) as `session` with
+    /// `auth`, under `zxid` at `time`, fires its watches, and gives the reply's error code
+    /// and body. The single server runs it at once; an ensemble member when it applies the
+    /// committed log.
+    pub(crate) fn run_write(
+        &mut self,
+        op: OpCode,
+        body: &[u8],
+        session: i64,
+        auth: &[AuthId],
+        zxid: i64,
+        time: i64,
+    ) -> (ErrorCode, BytesMut) {
+        self.tree.last_zxid = self.tree.last_zxid.max(zxid);
+        if op == OpCode::Multi {
+            return self.run_multi(body, session, auth, zxid, time);
+        }
+        let r = &mut Reader::new(body);
         let cx = WriteContext {
             session,
-            auth: &auth,
+            auth,
             providers: &self.config.auth_providers,
             zxid,
-            time: self.config.epoch_ms + self.now.as_millis() as i64,
+            time,
         };
         let mut changes = Vec::new();
         let tree = &mut self.tree;
@@ -183,12 +206,14 @@ impl Server {
             Ok(reply) => (ErrorCode::Ok, reply),
             Err(e) => (e, WriteReply::Empty),
         };
-        self.reply(conn, xid, zxid, err, |buf| match reply {
-            WriteReply::Path(p) => p.as_str().encode(buf),
-            WriteReply::PathStat(p, stat) => Create2Response { path: &p, stat }.encode(buf),
-            WriteReply::Stat(stat) => stat.encode(buf),
+        let mut buf = BytesMut::new();
+        match reply {
+            WriteReply::Path(p) => p.as_str().encode(&mut buf),
+            WriteReply::PathStat(p, stat) => Create2Response { path: &p, stat }.encode(&mut buf),
+            WriteReply::Stat(stat) => stat.encode(&mut buf),
             WriteReply::Empty => {}
-        });
+        }
+        (err, buf)
     }
 
     /// getData (shared with multiRead): data and Stat; a watch only when the node exists and
