@@ -68,6 +68,9 @@ impl Server {
             self.close_connection(conn);
             return;
         };
+        if self.forward_request(conn, xid, op, r.remaining()) {
+            return;
+        }
         match op {
             OpCode::Ping => {
                 let zxid = self.tree.last_zxid;

@@ -14,6 +14,7 @@ use zkrs_codec::{
 use crate::acl::AuthId;
 use crate::config::ServerConfig;
 use crate::connection_id::ConnectionId;
+use crate::member::Membership;
 use crate::sessions::SessionTable;
 use crate::tree::{DataTree, OwnerKind};
 use crate::watch_manager::WatchManager;
@@ -31,7 +32,7 @@ pub struct Transmit {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+pub(crate) enum Phase {
     /// Waiting for the `ConnectRequest`.
     Handshake,
     /// A session is attached.
@@ -44,7 +45,7 @@ enum Phase {
 pub(crate) struct Connection {
     input: BytesMut,
     pub(crate) output: BytesMut,
-    phase: Phase,
+    pub(crate) phase: Phase,
     pub(crate) session: i64,
     pub(crate) auth: Vec<AuthId>,
 }
@@ -65,9 +66,11 @@ pub struct Server {
     pub(crate) sessions: SessionTable,
     pub(crate) connections: BTreeMap<ConnectionId, Connection>,
     dirty: VecDeque<ConnectionId>,
-    next_connection: u64,
+    pub(crate) next_connection: u64,
     pub(crate) now: Duration,
     next_container_check: Duration,
+    /// Set when this server is a member of an [`crate::EnsembleServer`].
+    pub(crate) membership: Option<Membership>,
 }
 
 impl Server {
@@ -83,6 +86,7 @@ impl Server {
             next_connection: 1,
             now: Duration::ZERO,
             next_container_check: config.container_check_interval,
+            membership: None,
             config,
         }
     }
@@ -152,12 +156,27 @@ impl Server {
                 }
             };
             let frame = c.input.split_to(4 + len).freeze();
-            let body = &frame[4..];
-            if c.phase == Phase::Handshake {
-                self.handle_connect(conn, body);
-            } else {
-                self.handle_request(conn, body);
+            self.dispatch_frame(conn, frame);
+        }
+    }
+
+    /// One whole frame (length prefix included) from a connection: the handshake or a
+    /// request; an ensemble member holds it back while the connection waits on the log.
+    pub(crate) fn dispatch_frame(&mut self, conn: ConnectionId, frame: Bytes) {
+        if let Some(m) = self.membership.as_mut() {
+            if m.waiting.contains(&conn) {
+                m.queued.entry(conn).or_default().push_back(frame);
+                return;
             }
+        }
+        let Some(c) = self.connections.get(&conn) else {
+            return;
+        };
+        let body = &frame[4..];
+        match c.phase {
+            Phase::Handshake => self.handle_connect(conn, body),
+            Phase::Open => self.handle_request(conn, body),
+            Phase::Closing => {}
         }
     }
 
@@ -205,6 +224,10 @@ impl Server {
     /// reaper runs when due.
     pub fn handle_timeout(&mut self, now: Duration) {
         self.advance(now);
+        if self.membership.is_some() {
+            // In an ensemble the leader expires sessions and reaps containers.
+            return;
+        }
         for session in self.sessions.expired(self.now) {
             self.end_session(session, None);
         }
@@ -298,6 +321,12 @@ impl Server {
         }
         let timeout = self.config.negotiate_timeout_ms(req.timeout_ms);
         let now = self.now;
+        if self.membership.is_some() {
+            // The ensemble creates or checks the session (see `member.rs`).
+            let passwd = req.passwd.to_vec();
+            self.forward_connect(conn, req.session_id, passwd, timeout);
+            return;
+        }
         if req.session_id != 0 {
             // ZooKeeper closes the session's current connection (CLIENT_RECONNECT) before it
             // checks the password: a wrong password still cuts the rightful client off.
@@ -358,6 +387,17 @@ impl Server {
     /// client asked, answered before the connection closes.
     pub(crate) fn end_session(&mut self, session: i64, reply: Option<(ConnectionId, i32)>) {
         let zxid = self.next_zxid();
+        self.close_session_at(session, zxid, reply);
+    }
+
+    /// The closeSession transaction `zxid` (see `end_session`).
+    pub(crate) fn close_session_at(
+        &mut self,
+        session: i64,
+        zxid: i64,
+        reply: Option<(ConnectionId, i32)>,
+    ) {
+        self.tree.last_zxid = self.tree.last_zxid.max(zxid);
         let mut changes = Vec::new();
         write::kill_session(&mut self.tree, session, zxid, &mut changes);
         self.notify(changes);
@@ -367,6 +407,16 @@ impl Server {
             self.close_connection(conn);
         }
         if let Some(conn) = entry.and_then(|e| e.connection) {
+            self.close_connection(conn);
+        }
+        // Its connections here (an ensemble member may not have attached them).
+        let others: Vec<ConnectionId> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.session == session && c.phase != Phase::Closing)
+            .map(|(id, _)| *id)
+            .collect();
+        for conn in others {
             self.close_connection(conn);
         }
     }

@@ -42,7 +42,7 @@ impl SessionTable {
     }
 
     /// `roundToNextInterval(now + timeout)`.
-    fn expiry(&self, now: Duration, timeout_ms: i32) -> Duration {
+    pub(crate) fn expiry(&self, now: Duration, timeout_ms: i32) -> Duration {
         let tick = self.tick.as_millis() as u64;
         let at = now.as_millis() as u64 + timeout_ms.max(0) as u64;
         Duration::from_millis((at / tick + 1) * tick)
@@ -65,7 +65,23 @@ impl SessionTable {
         (id, passwd)
     }
 
-    fn password(id: i64) -> [u8; 16] {
+    /// Adds a session the ensemble created (a member applying createSession).
+    pub(crate) fn insert(&mut self, id: i64, passwd: [u8; 16], timeout_ms: i32, now: Duration) {
+        let expires_at = self.expiry(now, timeout_ms);
+        self.sessions.insert(
+            id,
+            SessionEntry {
+                timeout_ms,
+                passwd,
+                expires_at,
+                connection: None,
+            },
+        );
+        self.next_id = self.next_id.max(id + 1);
+    }
+
+    /// The password of a session id (a fixed mixing of the id: deterministic).
+    pub(crate) fn password(id: i64) -> [u8; 16] {
         let a = mix(id as u64);
         let b = mix(a);
         let mut p = [0u8; 16];

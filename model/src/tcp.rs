@@ -1,7 +1,8 @@
 //! The TCP adapter: the model served on 127.0.0.1 with tokio, so any client (zkrs, Curator,
-//! zkCli.sh) can connect. One task owns the [`Server`]; each connection has a reader task
-//! feeding it bytes and a writer task sending what it answers. Time is tokio's clock since
-//! start, fed into the deterministic core (so a paused tokio clock drives it too).
+//! zkCli.sh) can connect. One task owns the sans-I/O core (a [`Server`], or an
+//! [`EnsembleServer`] with one listener per member); each connection has a reader task feeding
+//! it bytes and a writer task sending what it answers. Time is tokio's clock since start, fed
+//! into the deterministic core (so a paused tokio clock drives it too).
 
 use std::collections::HashMap;
 use std::io;
@@ -18,15 +19,68 @@ use tokio::time::Instant;
 
 use crate::config::ServerConfig;
 use crate::connection_id::ConnectionId;
-use crate::server::Server;
+use crate::server::{Server, Transmit};
+use crate::wire_ensemble::EnsembleServer;
 
-type Call = Box<dyn FnOnce(&mut Server, Duration) + Send>;
+type Call<S> = Box<dyn FnOnce(&mut S, Duration) + Send>;
 
-enum Input {
-    Accepted(TcpStream, SocketAddr),
-    Bytes(ConnectionId, Bytes),
-    Gone(ConnectionId),
-    Call(Call),
+/// What the adapter needs of a sans-I/O core, per listener.
+pub(crate) trait Served: Send + 'static {
+    fn accept(&mut self, listener: usize, now: Duration, ip: &str) -> ConnectionId;
+    fn input(&mut self, listener: usize, now: Duration, conn: ConnectionId, bytes: &[u8]);
+    fn gone(&mut self, listener: usize, now: Duration, conn: ConnectionId);
+    fn timeout(&mut self, now: Duration);
+    fn next_timeout(&self) -> Option<Duration>;
+    fn transmit(&mut self) -> Option<(usize, Transmit)>;
+}
+
+impl Served for Server {
+    fn accept(&mut self, _: usize, now: Duration, ip: &str) -> ConnectionId {
+        Server::accept(self, now, ip)
+    }
+    fn input(&mut self, _: usize, now: Duration, conn: ConnectionId, bytes: &[u8]) {
+        self.handle_input(now, conn, bytes)
+    }
+    fn gone(&mut self, _: usize, now: Duration, conn: ConnectionId) {
+        self.handle_disconnect(now, conn)
+    }
+    fn timeout(&mut self, now: Duration) {
+        self.handle_timeout(now)
+    }
+    fn next_timeout(&self) -> Option<Duration> {
+        self.poll_timeout()
+    }
+    fn transmit(&mut self) -> Option<(usize, Transmit)> {
+        self.poll_transmit().map(|t| (0, t))
+    }
+}
+
+impl Served for EnsembleServer {
+    fn accept(&mut self, member: usize, now: Duration, ip: &str) -> ConnectionId {
+        EnsembleServer::accept(self, member, now, ip)
+    }
+    fn input(&mut self, member: usize, now: Duration, conn: ConnectionId, bytes: &[u8]) {
+        self.handle_input(member, now, conn, bytes)
+    }
+    fn gone(&mut self, member: usize, now: Duration, conn: ConnectionId) {
+        self.handle_disconnect(member, now, conn)
+    }
+    fn timeout(&mut self, now: Duration) {
+        self.handle_timeout(now)
+    }
+    fn next_timeout(&self) -> Option<Duration> {
+        self.poll_timeout()
+    }
+    fn transmit(&mut self) -> Option<(usize, Transmit)> {
+        self.poll_transmit()
+    }
+}
+
+enum Input<S> {
+    Accepted(usize, TcpStream, SocketAddr),
+    Bytes(usize, ConnectionId, Bytes),
+    Gone(usize, ConnectionId),
+    Call(Call<S>),
 }
 
 enum Output {
@@ -34,14 +88,67 @@ enum Output {
     Close,
 }
 
+/// A served core: its input channel and tasks (stopped on drop).
+struct Serving<S> {
+    inputs: mpsc::UnboundedSender<Input<S>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl<S> std::fmt::Debug for Serving<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serving")
+            .field("tasks", &self.tasks.len())
+            .finish()
+    }
+}
+
+impl<S> Drop for Serving<S> {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl<S: Served> Serving<S> {
+    /// Serves `core`, listener `i` of `listeners` being its listener `i`.
+    fn start(core: S, listeners: Vec<TcpListener>) -> Self {
+        let (inputs, rx) = mpsc::unbounded_channel();
+        let mut tasks = Vec::new();
+        for (index, listener) in listeners.into_iter().enumerate() {
+            let to_core = inputs.clone();
+            tasks.push(tokio::spawn(async move {
+                while let Ok((stream, peer)) = listener.accept().await {
+                    let _ = stream.set_nodelay(true);
+                    if to_core.send(Input::Accepted(index, stream, peer)).is_err() {
+                        return;
+                    }
+                }
+            }));
+        }
+        tasks.push(tokio::spawn(run_core(core, inputs.clone(), rx)));
+        Serving { inputs, tasks }
+    }
+
+    async fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut S, Duration) -> R + Send + 'static,
+    ) -> Option<R> {
+        let (tx, rx) = oneshot::channel();
+        let call: Call<S> = Box::new(move |core, now| {
+            let _ = tx.send(f(core, now));
+        });
+        self.inputs.send(Input::Call(call)).ok()?;
+        rx.await.ok()
+    }
+}
+
 /// A model server listening on 127.0.0.1. Dropping it stops the server and closes every
 /// connection.
 #[derive(Debug)]
 pub struct ModelServer {
     addr: SocketAddr,
-    inputs: mpsc::UnboundedSender<Input>,
-    acceptor: JoinHandle<()>,
-    core: JoinHandle<()>,
+    served: Serving<Server>,
 }
 
 impl ModelServer {
@@ -59,22 +166,9 @@ impl ModelServer {
     pub async fn start_on(port: u16, config: ServerConfig) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
-        let (inputs, rx) = mpsc::unbounded_channel();
-        let to_core = inputs.clone();
-        let acceptor = tokio::spawn(async move {
-            while let Ok((stream, peer)) = listener.accept().await {
-                let _ = stream.set_nodelay(true);
-                if to_core.send(Input::Accepted(stream, peer)).is_err() {
-                    return;
-                }
-            }
-        });
-        let core = tokio::spawn(run_core(Server::new(config), inputs.clone(), rx));
         Ok(ModelServer {
             addr,
-            inputs,
-            acceptor,
-            core,
+            served: Serving::start(Server::new(config), vec![listener]),
         })
     }
 
@@ -94,19 +188,51 @@ impl ModelServer {
         &self,
         f: impl FnOnce(&mut Server, Duration) -> R + Send + 'static,
     ) -> Option<R> {
-        let (tx, rx) = oneshot::channel();
-        let call: Call = Box::new(move |server, now| {
-            let _ = tx.send(f(server, now));
-        });
-        self.inputs.send(Input::Call(call)).ok()?;
-        rx.await.ok()
+        self.served.call(f).await
     }
 }
 
-impl Drop for ModelServer {
-    fn drop(&mut self) {
-        self.acceptor.abort();
-        self.core.abort();
+/// An [`EnsembleServer`] served on 127.0.0.1, one port per member. Dropping it stops it.
+#[derive(Debug)]
+pub struct ModelEnsemble {
+    addrs: Vec<SocketAddr>,
+    served: Serving<EnsembleServer>,
+}
+
+impl ModelEnsemble {
+    /// Starts `n` members on free ports.
+    pub async fn start(n: usize, config: ServerConfig) -> io::Result<Self> {
+        let mut listeners = Vec::new();
+        let mut addrs = Vec::new();
+        for _ in 0..n {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            addrs.push(listener.local_addr()?);
+            listeners.push(listener);
+        }
+        Ok(ModelEnsemble {
+            addrs,
+            served: Serving::start(EnsembleServer::new(n, config), listeners),
+        })
+    }
+
+    /// Member `m`'s address.
+    pub fn addr(&self, m: usize) -> SocketAddr {
+        self.addrs[m]
+    }
+
+    /// Every member, `host:port,host:port,...`, for a client's connect string.
+    pub fn connect_string(&self) -> String {
+        let all: Vec<String> = self.addrs.iter().map(SocketAddr::to_string).collect();
+        all.join(",")
+    }
+
+    /// Runs `f` on the ensemble between two inputs (hold or release a member, partition,
+    /// crash, restart, inspect), with its current time.
+    pub async fn with_ensemble<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut EnsembleServer, Duration) -> R + Send + 'static,
+    ) -> Option<R> {
+        self.served.call(f).await
     }
 }
 
@@ -115,16 +241,16 @@ struct Link {
     reader: JoinHandle<()>,
 }
 
-async fn run_core(
-    mut server: Server,
-    inputs: mpsc::UnboundedSender<Input>,
-    mut rx: mpsc::UnboundedReceiver<Input>,
+async fn run_core<S: Served>(
+    mut core: S,
+    inputs: mpsc::UnboundedSender<Input<S>>,
+    mut rx: mpsc::UnboundedReceiver<Input<S>>,
 ) {
     let start = Instant::now();
-    let mut links: HashMap<ConnectionId, Link> = HashMap::new();
+    let mut links: HashMap<(usize, ConnectionId), Link> = HashMap::new();
     loop {
-        let wake = server
-            .poll_timeout()
+        let wake = core
+            .next_timeout()
             .map_or_else(|| start + Duration::from_secs(3600), |t| start + t);
         let input = tokio::select! {
             input = rx.recv() => match input {
@@ -135,9 +261,9 @@ async fn run_core(
         };
         let now = start.elapsed();
         match input {
-            None => server.handle_timeout(now),
-            Some(Input::Accepted(stream, peer)) => {
-                let conn = server.accept(now, &peer.ip().to_string());
+            None => core.timeout(now),
+            Some(Input::Accepted(listener, stream, peer)) => {
+                let conn = core.accept(listener, now, &peer.ip().to_string());
                 let (mut read, write) = stream.into_split();
                 let (out, out_rx) = mpsc::unbounded_channel();
                 tokio::spawn(write_loop(write, out_rx));
@@ -147,31 +273,32 @@ async fn run_core(
                     loop {
                         match read.read(&mut buf).await {
                             Ok(0) | Err(_) => {
-                                let _ = to_core.send(Input::Gone(conn));
+                                let _ = to_core.send(Input::Gone(listener, conn));
                                 return;
                             }
                             Ok(n) => {
                                 let bytes = Bytes::copy_from_slice(&buf[..n]);
-                                if to_core.send(Input::Bytes(conn, bytes)).is_err() {
+                                if to_core.send(Input::Bytes(listener, conn, bytes)).is_err() {
                                     return;
                                 }
                             }
                         }
                     }
                 });
-                links.insert(conn, Link { out, reader });
+                links.insert((listener, conn), Link { out, reader });
             }
-            Some(Input::Bytes(conn, bytes)) => server.handle_input(now, conn, &bytes),
-            Some(Input::Gone(conn)) => {
-                if let Some(link) = links.remove(&conn) {
+            Some(Input::Bytes(listener, conn, bytes)) => core.input(listener, now, conn, &bytes),
+            Some(Input::Gone(listener, conn)) => {
+                if let Some(link) = links.remove(&(listener, conn)) {
                     let _ = link.out.send(Output::Close);
-                    server.handle_disconnect(now, conn);
+                    core.gone(listener, now, conn);
                 }
             }
-            Some(Input::Call(call)) => call(&mut server, now),
+            Some(Input::Call(call)) => call(&mut core, now),
         }
-        while let Some(t) = server.poll_transmit() {
-            let Some(link) = links.get(&t.connection) else {
+        while let Some((listener, t)) = core.transmit() {
+            let key = (listener, t.connection);
+            let Some(link) = links.get(&key) else {
                 continue;
             };
             if !t.data.is_empty() {
@@ -179,7 +306,7 @@ async fn run_core(
             }
             if t.close {
                 let _ = link.out.send(Output::Close);
-                if let Some(link) = links.remove(&t.connection) {
+                if let Some(link) = links.remove(&key) {
                     link.reader.abort();
                 }
             }
