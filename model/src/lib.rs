@@ -9,6 +9,11 @@
 //! with `zkrs-session` on the client side. [`ModelServer`] serves it over TCP on 127.0.0.1
 //! with tokio, so any client can connect.
 //!
+//! [`EnsembleServer`] (served by [`ModelEnsemble`], one port per member) is an ensemble of
+//! such servers around one committed log: members answer reads from their own state and apply
+//! the log when the caller lets them, so a follower can lag, be cut off, crash and catch up.
+//! [`Ensemble`] states the same guarantees at the level of operations.
+//!
 //! Every error code, Stat field and watch event is meant to be what a real 3.8 server gives
 //! for the same request: `tests/differential.rs` runs random scripts against both and
 //! compares. The differences that remain on purpose (orders ZooKeeper leaves to a hash set,
