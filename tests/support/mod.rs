@@ -162,7 +162,13 @@ fn find_tool(var: &str, name: &str) -> Result<PathBuf, String> {
 /// not on every run (javac is slow). The folder appears atomically (compiled elsewhere, then
 /// renamed), so concurrent runs never see half-written classes.
 fn compile_peers(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");
+    // The root crate's tests/java; the model crate's tests include this file from one level
+    // down.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let folder = [manifest.join("tests/java"), manifest.join("../tests/java")]
+        .into_iter()
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| manifest.join("tests/java"));
     let mut sources: Vec<PathBuf> = fs::read_dir(&folder)
         .map_err(|e| format!("listing {}: {e}", folder.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -1,0 +1,471 @@
+//! Requests after the handshake, as ZooKeeper 3.8's `FinalRequestProcessor` answers them
+//! (reads, watches, auth, pings, closeSession), and the single writes through `write.rs`.
+
+use bytes::BytesMut;
+use zkrs_codec::{
+    jute::{put_i32, Reader},
+    put_str_vec, xid, Acl, AddWatchRequest, AuthPacket, ClientInfo, Create2Response, Decode,
+    DecodeError, Encode, ErrorCode, EventType, GetAclResponse, List, OpCode, PathRecord,
+    PathVersionRequest, PathWatchRequest, SetAclRequest, SetDataRequest, SetWatches2, Stat,
+};
+
+use crate::acl::{self, AclEntry, AuthId};
+use crate::connection_id::ConnectionId;
+use crate::digest::digest_id;
+use crate::server::Server;
+use crate::watch_manager::WatchMode;
+use crate::write::{self, Create, WriteContext};
+
+/// Reads a create request with its flags raw (an unknown mode is `BadArguments`, not a
+/// marshalling error), and the TTL of `createTTL`.
+pub(crate) fn read_create<'a>(op: OpCode, r: &mut Reader<'a>) -> Result<Create<'a>, DecodeError> {
+    let path = r.read_str()?;
+    let data = r.read_buffer_opt()?;
+    let acl = List::<Acl<'a>>::decode(r)?;
+    let flags = r.read_i32()?;
+    let ttl = if op == OpCode::CreateTtl {
+        r.read_i64()?
+    } else {
+        -1
+    };
+    Ok(Create {
+        op,
+        path,
+        data,
+        acl,
+        flags,
+        ttl,
+    })
+}
+
+/// What a single write answers.
+enum WriteReply {
+    Path(String),
+    PathStat(String, Stat),
+    Stat(Stat),
+    Empty,
+}
+
+impl Server {
+    /// The session of a connection and its identities, in the order ZooKeeper lists them.
+    pub(crate) fn writer(&self, conn: ConnectionId) -> (i64, Vec<AuthId>) {
+        let c = &self.connections[&conn];
+        (c.session, acl::java_set_order(&c.auth))
+    }
+
+    pub(crate) fn handle_request(&mut self, conn: ConnectionId, body: &[u8]) {
+        let mut r = Reader::new(body);
+        let (Ok(xid), Ok(code)) = (r.read_i32(), r.read_i32()) else {
+            self.close_connection(conn);
+            return;
+        };
+        let session = self.connections[&conn].session;
+        let now = self.now;
+        self.sessions.touch(session, now);
+        let Some(op) = OpCode::from_code(code) else {
+            // UnimplementedRequestProcessor: answer, then close.
+            self.reply(conn, xid, -1, ErrorCode::Unimplemented, |_| {});
+            self.close_connection(conn);
+            return;
+        };
+        if self.forward_request(conn, xid, op, r.remaining()) {
+            return;
+        }
+        match op {
+            OpCode::Ping => {
+                let zxid = self.tree.last_zxid;
+                self.reply(conn, xid::PING, zxid, ErrorCode::Ok, |_| {});
+            }
+            OpCode::Auth => self.handle_auth(conn, xid, &mut r),
+            OpCode::CloseSession => self.end_session(session, Some((conn, xid))),
+            OpCode::Create
+            | OpCode::Create2
+            | OpCode::CreateContainer
+            | OpCode::CreateTtl
+            | OpCode::Delete
+            | OpCode::SetData
+            | OpCode::SetAcl
+            | OpCode::Check => self.handle_write(conn, xid, op, r.remaining()),
+            OpCode::Multi => self.handle_multi(conn, xid, r.remaining()),
+            OpCode::MultiRead => self.handle_multi_read(conn, xid, &mut r),
+            OpCode::SetWatches | OpCode::SetWatches2 => {
+                self.handle_set_watches(conn, xid, op, &mut r)
+            }
+            _ => {
+                let zxid = self.tree.last_zxid;
+                let mut out = BytesMut::new();
+                let err = match self.handle_read(conn, op, &mut r, &mut out) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(e) => e,
+                };
+                self.reply(conn, xid, zxid, err, |buf| buf.extend_from_slice(&out));
+            }
+        }
+    }
+
+    fn handle_auth(&mut self, conn: ConnectionId, xid: i32, r: &mut Reader<'_>) {
+        let Ok(packet) = AuthPacket::decode(r) else {
+            self.close_connection(conn);
+            return;
+        };
+        let id = match packet.scheme {
+            "digest" => {
+                let credentials = String::from_utf8_lossy(packet.auth);
+                Some(AuthId::new("digest", &digest_id(&credentials)))
+            }
+            "ip" => self.connections[&conn]
+                .auth
+                .iter()
+                .find(|id| id.scheme == "ip")
+                .cloned(),
+            _ => None,
+        };
+        let Some(id) = id else {
+            self.reply(conn, xid, 0, ErrorCode::AuthFailed, |_| {});
+            self.close_connection(conn);
+            return;
+        };
+        let is_super = id.scheme == "digest" && self.config.super_digest.as_deref() == Some(&id.id);
+        let c = self.connections.get_mut(&conn).expect("open connection");
+        if is_super && !c.auth.contains(&AuthId::new("super", "")) {
+            c.auth.push(AuthId::new("super", ""));
+        }
+        if !c.auth.contains(&id) {
+            c.auth.push(id);
+        }
+        self.reply(conn, xid, 0, ErrorCode::Ok, |_| {});
+    }
+
+    fn handle_write(&mut self, conn: ConnectionId, xid: i32, op: OpCode, body: &[u8]) {
+        // Every write is a transaction, a failed one too (an error txn): it takes a zxid.
+        let zxid = self.next_zxid();
+        let (session, auth) = self.writer(conn);
+        let time = self.wall_time();
+        let (err, out) = self.run_write(op, body, session, &auth, zxid, time);
+        self.reply(conn, xid, zxid, err, |buf| buf.extend_from_slice(&out));
+    }
+
+    /// Applies one write transaction (`op`'s body as the client sent it) as `session` with
+    /// `auth`, under `zxid` at `time`, fires its watches, and gives the reply's error code
+    /// and body. The single server runs it at once; an ensemble member when it applies the
+    /// committed log.
+    pub(crate) fn run_write(
+        &mut self,
+        op: OpCode,
+        body: &[u8],
+        session: i64,
+        auth: &[AuthId],
+        zxid: i64,
+        time: i64,
+    ) -> (ErrorCode, BytesMut) {
+        self.tree.last_zxid = self.tree.last_zxid.max(zxid);
+        if op == OpCode::Multi {
+            return self.run_multi(body, session, auth, zxid, time);
+        }
+        let r = &mut Reader::new(body);
+        let cx = WriteContext {
+            session,
+            auth,
+            providers: &self.config.auth_providers,
+            zxid,
+            time,
+        };
+        let mut changes = Vec::new();
+        let tree = &mut self.tree;
+        let result: Result<WriteReply, ErrorCode> = match op {
+            OpCode::Create | OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl => {
+                match read_create(op, r) {
+                    Ok(req) => write::create(tree, &cx, &req, &mut changes).map(|(p, s)| {
+                        if op == OpCode::Create {
+                            WriteReply::Path(p)
+                        } else {
+                            WriteReply::PathStat(p, s)
+                        }
+                    }),
+                    Err(_) => Err(ErrorCode::MarshallingError),
+                }
+            }
+            OpCode::Delete => match PathVersionRequest::decode(r) {
+                Ok(d) => write::delete(tree, &cx, d.path, d.version, &mut changes)
+                    .map(|()| WriteReply::Empty),
+                Err(_) => Err(ErrorCode::MarshallingError),
+            },
+            OpCode::SetData => match SetDataRequest::decode(r) {
+                Ok(s) => write::set_data(tree, &cx, s.path, s.data, s.version, &mut changes)
+                    .map(WriteReply::Stat),
+                Err(_) => Err(ErrorCode::MarshallingError),
+            },
+            OpCode::SetAcl => match SetAclRequest::decode(r) {
+                Ok(s) => write::set_acl(tree, &cx, s.path, &s.acl, s.version).map(WriteReply::Stat),
+                Err(_) => Err(ErrorCode::MarshallingError),
+            },
+            _ => match PathVersionRequest::decode(r) {
+                Ok(c) => write::check(tree, &cx, c.path, c.version).map(|()| WriteReply::Empty),
+                Err(_) => Err(ErrorCode::MarshallingError),
+            },
+        };
+        self.notify(changes);
+        let (err, reply) = match result {
+            Ok(reply) => (ErrorCode::Ok, reply),
+            Err(e) => (e, WriteReply::Empty),
+        };
+        let mut buf = BytesMut::new();
+        match reply {
+            WriteReply::Path(p) => p.as_str().encode(&mut buf),
+            WriteReply::PathStat(p, stat) => Create2Response { path: &p, stat }.encode(&mut buf),
+            WriteReply::Stat(stat) => stat.encode(&mut buf),
+            WriteReply::Empty => {}
+        }
+        (err, buf)
+    }
+
+    /// getData (shared with multiRead): data and Stat; a watch only when the node exists and
+    /// may be read.
+    pub(crate) fn read_data(
+        &mut self,
+        conn: ConnectionId,
+        path: &str,
+        watch: bool,
+    ) -> Result<(Vec<u8>, Stat), ErrorCode> {
+        let node = self.tree.get(path).ok_or(ErrorCode::NoNode)?;
+        acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
+        let out = (node.data.clone(), node.stat());
+        if watch {
+            self.data_watches.add(path, conn, WatchMode::Standard);
+        }
+        Ok(out)
+    }
+
+    /// getChildren (shared with multiRead): names in order (ZooKeeper's are in hash order).
+    pub(crate) fn read_children(
+        &mut self,
+        conn: ConnectionId,
+        path: &str,
+        watch: bool,
+    ) -> Result<(Vec<String>, Stat), ErrorCode> {
+        let node = self.tree.get(path).ok_or(ErrorCode::NoNode)?;
+        acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
+        let out = (node.children.iter().cloned().collect(), node.stat());
+        if watch {
+            self.child_watches.add(path, conn, WatchMode::Standard);
+        }
+        Ok(out)
+    }
+
+    fn handle_read(
+        &mut self,
+        conn: ConnectionId,
+        op: OpCode,
+        r: &mut Reader<'_>,
+        out: &mut BytesMut,
+    ) -> Result<(), ErrorCode> {
+        let bad = |_| ErrorCode::MarshallingError;
+        match op {
+            OpCode::GetData => {
+                let req = PathWatchRequest::decode(r).map_err(bad)?;
+                let (data, stat) = self.read_data(conn, req.path, req.watch)?;
+                Some(&data[..]).encode(out);
+                stat.encode(out);
+            }
+            OpCode::Exists => {
+                let req = PathWatchRequest::decode(r).map_err(bad)?;
+                if req.path.contains('\0') {
+                    return Err(ErrorCode::BadArguments);
+                }
+                if req.watch {
+                    self.data_watches.add(req.path, conn, WatchMode::Standard);
+                }
+                self.tree
+                    .get(req.path)
+                    .ok_or(ErrorCode::NoNode)?
+                    .stat()
+                    .encode(out);
+            }
+            OpCode::GetChildren | OpCode::GetChildren2 => {
+                let req = PathWatchRequest::decode(r).map_err(bad)?;
+                let (names, stat) = self.read_children(conn, req.path, req.watch)?;
+                put_str_vec(out, names.iter().map(String::as_str));
+                if op == OpCode::GetChildren2 {
+                    stat.encode(out);
+                }
+            }
+            OpCode::GetAcl => {
+                let req = PathRecord::decode(r).map_err(bad)?;
+                let auth = &self.connections[&conn].auth;
+                let node = self.tree.get(req.path).ok_or(ErrorCode::NoNode)?;
+                acl::check(&node.acl, 1 | 16, auth)?;
+                // Without ADMIN, digest ids come back with their hash hidden.
+                let redact = acl::check(&node.acl, 16, auth).is_err();
+                let shown: Vec<AclEntry> = node
+                    .acl
+                    .iter()
+                    .map(|a| {
+                        let mut a = a.clone();
+                        if redact && a.id.scheme == "digest" {
+                            let user = a.id.id.split(':').next().unwrap_or("").to_owned();
+                            a.id.id = format!("{user}:x");
+                        }
+                        a
+                    })
+                    .collect();
+                let wire: Vec<Acl<'_>> = shown.iter().map(AclEntry::as_wire).collect();
+                GetAclResponse {
+                    acl: List::from(&wire),
+                    stat: node.stat(),
+                }
+                .encode(out);
+            }
+            OpCode::GetAllChildrenNumber => {
+                let req = PathRecord::decode(r).map_err(bad)?;
+                let node = self.tree.get(req.path).ok_or(ErrorCode::NoNode)?;
+                acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
+                put_i32(out, self.tree.descendants(req.path) as i32);
+            }
+            OpCode::GetEphemerals => {
+                let req = PathRecord::decode(r).map_err(bad)?;
+                let session = self.connections[&conn].session;
+                let prefix = req.path.trim();
+                let all = prefix.is_empty() || prefix == "/";
+                let found: Vec<&str> = self
+                    .tree
+                    .ephemerals(session)
+                    .filter(|p| all || p.starts_with(req.path))
+                    .collect();
+                put_str_vec(out, found);
+            }
+            OpCode::Sync => {
+                let req = PathRecord::decode(r).map_err(bad)?;
+                req.encode(out);
+            }
+            OpCode::WhoAmI => {
+                let ordered = acl::java_set_order(&self.connections[&conn].auth);
+                let names: Vec<(String, String)> = ordered
+                    .iter()
+                    .map(|id| (id.scheme.clone(), self.config.auth_providers.user_name(id)))
+                    .collect();
+                let infos: Vec<ClientInfo<'_>> = names
+                    .iter()
+                    .map(|(s, u)| ClientInfo {
+                        auth_scheme: s,
+                        user: u,
+                    })
+                    .collect();
+                List::from(&infos).encode(out);
+            }
+            OpCode::AddWatch => {
+                let req = AddWatchRequest::decode(r).map_err(bad)?;
+                // 3.8.0 puts both modes in both tables (a recursive watch in the child table
+                // never fires on its own, but removeWatches(Children) finds it).
+                let mode = if req.mode == zkrs_codec::AddWatchMode::PersistentRecursive {
+                    WatchMode::PersistentRecursive
+                } else {
+                    WatchMode::Persistent
+                };
+                self.data_watches.add(req.path, conn, mode);
+                self.child_watches.add(req.path, conn, mode);
+                put_i32(out, 0);
+            }
+            OpCode::CheckWatches | OpCode::RemoveWatches => {
+                let path = r.read_str().map_err(bad)?;
+                let kind = r.read_i32().map_err(bad)?;
+                let remove = op == OpCode::RemoveWatches;
+                let found = match kind {
+                    1 => self.watch_op(remove, false, true, path, conn),
+                    2 => self.watch_op(remove, true, false, path, conn),
+                    3 => self.watch_op(remove, true, true, path, conn),
+                    // 3.8 knows no Persistent (4) or PersistentRecursive (5) watcher type.
+                    _ => return Err(ErrorCode::MarshallingError),
+                };
+                if !found {
+                    return Err(ErrorCode::NoWatcher);
+                }
+            }
+            // sasl, reconfig, createSession, deleteContainer... are not served to clients.
+            _ => return Err(ErrorCode::Unimplemented),
+        }
+        Ok(())
+    }
+
+    fn watch_op(
+        &mut self,
+        remove: bool,
+        data: bool,
+        child: bool,
+        path: &str,
+        conn: ConnectionId,
+    ) -> bool {
+        let mut found = false;
+        if child {
+            found |= if remove {
+                self.child_watches.remove(path, conn)
+            } else {
+                self.child_watches.contains(path, conn)
+            };
+        }
+        if data {
+            found |= if remove {
+                self.data_watches.remove(path, conn)
+            } else {
+                self.data_watches.contains(path, conn)
+            };
+        }
+        found
+    }
+
+    fn handle_set_watches(&mut self, conn: ConnectionId, xid: i32, op: OpCode, r: &mut Reader<'_>) {
+        let decoded = if op == OpCode::SetWatches2 {
+            SetWatches2::decode(r)
+        } else {
+            zkrs_codec::SetWatches::decode(r).map(|s| SetWatches2 {
+                relative_zxid: s.relative_zxid,
+                data_watches: s.data_watches,
+                exist_watches: s.exist_watches,
+                child_watches: s.child_watches,
+                persistent_watches: List::EMPTY,
+                persistent_recursive_watches: List::EMPTY,
+            })
+        };
+        let Ok(req) = decoded else {
+            let zxid = self.tree.last_zxid;
+            self.reply(conn, xid, zxid, ErrorCode::MarshallingError, |_| {});
+            return;
+        };
+        let rel = req.relative_zxid;
+        for path in req.data_watches.iter() {
+            match self.tree.get(path).map(|n| n.stat.mzxid) {
+                None => self.send_event_to(conn, EventType::NodeDeleted, path),
+                Some(m) if m > rel => self.send_event_to(conn, EventType::NodeDataChanged, path),
+                Some(_) => self.data_watches.add(path, conn, WatchMode::Standard),
+            }
+        }
+        for path in req.exist_watches.iter() {
+            if self.tree.get(path).is_some() {
+                self.send_event_to(conn, EventType::NodeCreated, path);
+            } else {
+                self.data_watches.add(path, conn, WatchMode::Standard);
+            }
+        }
+        for path in req.child_watches.iter() {
+            match self.tree.get(path).map(|n| n.stat.pzxid) {
+                None => self.send_event_to(conn, EventType::NodeDeleted, path),
+                Some(p) if p > rel => {
+                    self.send_event_to(conn, EventType::NodeChildrenChanged, path)
+                }
+                Some(_) => self.child_watches.add(path, conn, WatchMode::Standard),
+            }
+        }
+        for path in req.persistent_watches.iter() {
+            self.child_watches.add(path, conn, WatchMode::Persistent);
+            self.data_watches.add(path, conn, WatchMode::Persistent);
+        }
+        for path in req.persistent_recursive_watches.iter() {
+            self.child_watches
+                .add(path, conn, WatchMode::PersistentRecursive);
+            self.data_watches
+                .add(path, conn, WatchMode::PersistentRecursive);
+        }
+
+        let zxid = self.tree.last_zxid;
+        self.reply(conn, xid, zxid, ErrorCode::Ok, |_| {});
+    }
+}

@@ -1,0 +1,331 @@
+//! The TCP adapter: the model served on 127.0.0.1 with tokio, so any client (zkrs, Curator,
+//! zkCli.sh) can connect. One task owns the sans-I/O core (a [`Server`], or an
+//! [`EnsembleServer`] with one listener per member); each connection has a reader task feeding
+//! it bytes and a writer task sending what it answers. Time is tokio's clock since start, fed
+//! into the deterministic core (so a paused tokio clock drives it too).
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::config::ServerConfig;
+use crate::connection_id::ConnectionId;
+use crate::server::{Server, Transmit};
+use crate::wire_ensemble::EnsembleServer;
+
+type Call<S> = Box<dyn FnOnce(&mut S, Duration) + Send>;
+
+/// What the adapter needs of a sans-I/O core, per listener.
+pub(crate) trait Served: Send + 'static {
+    fn accept(&mut self, listener: usize, now: Duration, ip: &str) -> ConnectionId;
+    fn input(&mut self, listener: usize, now: Duration, conn: ConnectionId, bytes: &[u8]);
+    fn gone(&mut self, listener: usize, now: Duration, conn: ConnectionId);
+    fn timeout(&mut self, now: Duration);
+    fn next_timeout(&self) -> Option<Duration>;
+    fn transmit(&mut self) -> Option<(usize, Transmit)>;
+}
+
+impl Served for Server {
+    fn accept(&mut self, _: usize, now: Duration, ip: &str) -> ConnectionId {
+        Server::accept(self, now, ip)
+    }
+    fn input(&mut self, _: usize, now: Duration, conn: ConnectionId, bytes: &[u8]) {
+        self.handle_input(now, conn, bytes)
+    }
+    fn gone(&mut self, _: usize, now: Duration, conn: ConnectionId) {
+        self.handle_disconnect(now, conn)
+    }
+    fn timeout(&mut self, now: Duration) {
+        self.handle_timeout(now)
+    }
+    fn next_timeout(&self) -> Option<Duration> {
+        self.poll_timeout()
+    }
+    fn transmit(&mut self) -> Option<(usize, Transmit)> {
+        self.poll_transmit().map(|t| (0, t))
+    }
+}
+
+impl Served for EnsembleServer {
+    fn accept(&mut self, member: usize, now: Duration, ip: &str) -> ConnectionId {
+        EnsembleServer::accept(self, member, now, ip)
+    }
+    fn input(&mut self, member: usize, now: Duration, conn: ConnectionId, bytes: &[u8]) {
+        self.handle_input(member, now, conn, bytes)
+    }
+    fn gone(&mut self, member: usize, now: Duration, conn: ConnectionId) {
+        self.handle_disconnect(member, now, conn)
+    }
+    fn timeout(&mut self, now: Duration) {
+        self.handle_timeout(now)
+    }
+    fn next_timeout(&self) -> Option<Duration> {
+        self.poll_timeout()
+    }
+    fn transmit(&mut self) -> Option<(usize, Transmit)> {
+        self.poll_transmit()
+    }
+}
+
+enum Input<S> {
+    Accepted(usize, TcpStream, SocketAddr),
+    Bytes(usize, ConnectionId, Bytes),
+    Gone(usize, ConnectionId),
+    Call(Call<S>),
+}
+
+enum Output {
+    Data(Bytes),
+    Close,
+}
+
+/// A served core: its input channel and tasks (stopped on drop).
+struct Serving<S> {
+    inputs: mpsc::UnboundedSender<Input<S>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl<S> std::fmt::Debug for Serving<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serving")
+            .field("tasks", &self.tasks.len())
+            .finish()
+    }
+}
+
+impl<S> Drop for Serving<S> {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl<S: Served> Serving<S> {
+    /// Serves `core`, listener `i` of `listeners` being its listener `i`.
+    fn start(core: S, listeners: Vec<TcpListener>) -> Self {
+        let (inputs, rx) = mpsc::unbounded_channel();
+        let mut tasks = Vec::new();
+        for (index, listener) in listeners.into_iter().enumerate() {
+            let to_core = inputs.clone();
+            tasks.push(tokio::spawn(async move {
+                while let Ok((stream, peer)) = listener.accept().await {
+                    let _ = stream.set_nodelay(true);
+                    if to_core.send(Input::Accepted(index, stream, peer)).is_err() {
+                        return;
+                    }
+                }
+            }));
+        }
+        tasks.push(tokio::spawn(run_core(core, inputs.clone(), rx)));
+        Serving { inputs, tasks }
+    }
+
+    async fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut S, Duration) -> R + Send + 'static,
+    ) -> Option<R> {
+        let (tx, rx) = oneshot::channel();
+        let call: Call<S> = Box::new(move |core, now| {
+            let _ = tx.send(f(core, now));
+        });
+        self.inputs.send(Input::Call(call)).ok()?;
+        rx.await.ok()
+    }
+}
+
+/// A model server listening on 127.0.0.1. Dropping it stops the server and closes every
+/// connection.
+#[derive(Debug)]
+pub struct ModelServer {
+    addr: SocketAddr,
+    served: Serving<Server>,
+}
+
+impl ModelServer {
+    /// Starts a server with the default settings on a free port (inside a tokio runtime).
+    pub async fn start() -> io::Result<Self> {
+        Self::start_with(ServerConfig::default()).await
+    }
+
+    /// Starts a server with `config` on a free port.
+    pub async fn start_with(config: ServerConfig) -> io::Result<Self> {
+        Self::start_on(0, config).await
+    }
+
+    /// Starts a server with `config` on 127.0.0.1:`port` (0: a free port).
+    pub async fn start_on(port: u16, config: ServerConfig) -> io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        Ok(ModelServer {
+            addr,
+            served: Serving::start(Server::new(config), vec![listener]),
+        })
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `127.0.0.1:<port>`, for a client's connect string.
+    pub fn connect_string(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// Runs `f` on the model between two inputs (to inspect the tree, or expire a session),
+    /// with the model's current time.
+    pub async fn with_server<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Server, Duration) -> R + Send + 'static,
+    ) -> Option<R> {
+        self.served.call(f).await
+    }
+}
+
+/// An [`EnsembleServer`] served on 127.0.0.1, one port per member. Dropping it stops it.
+#[derive(Debug)]
+pub struct ModelEnsemble {
+    addrs: Vec<SocketAddr>,
+    served: Serving<EnsembleServer>,
+}
+
+impl ModelEnsemble {
+    /// Starts `n` members on free ports.
+    pub async fn start(n: usize, config: ServerConfig) -> io::Result<Self> {
+        let mut listeners = Vec::new();
+        let mut addrs = Vec::new();
+        for _ in 0..n {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            addrs.push(listener.local_addr()?);
+            listeners.push(listener);
+        }
+        Ok(ModelEnsemble {
+            addrs,
+            served: Serving::start(EnsembleServer::new(n, config), listeners),
+        })
+    }
+
+    /// Member `m`'s address.
+    pub fn addr(&self, m: usize) -> SocketAddr {
+        self.addrs[m]
+    }
+
+    /// Every member, `host:port,host:port,...`, for a client's connect string.
+    pub fn connect_string(&self) -> String {
+        let all: Vec<String> = self.addrs.iter().map(SocketAddr::to_string).collect();
+        all.join(",")
+    }
+
+    /// Runs `f` on the ensemble between two inputs (hold or release a member, partition,
+    /// crash, restart, inspect), with its current time.
+    pub async fn with_ensemble<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut EnsembleServer, Duration) -> R + Send + 'static,
+    ) -> Option<R> {
+        self.served.call(f).await
+    }
+}
+
+struct Link {
+    out: mpsc::UnboundedSender<Output>,
+    reader: JoinHandle<()>,
+}
+
+async fn run_core<S: Served>(
+    mut core: S,
+    inputs: mpsc::UnboundedSender<Input<S>>,
+    mut rx: mpsc::UnboundedReceiver<Input<S>>,
+) {
+    let start = Instant::now();
+    let mut links: HashMap<(usize, ConnectionId), Link> = HashMap::new();
+    loop {
+        let wake = core
+            .next_timeout()
+            .map_or_else(|| start + Duration::from_secs(3600), |t| start + t);
+        let input = tokio::select! {
+            input = rx.recv() => match input {
+                Some(input) => Some(input),
+                None => return,
+            },
+            () = tokio::time::sleep_until(wake) => None,
+        };
+        let now = start.elapsed();
+        match input {
+            None => core.timeout(now),
+            Some(Input::Accepted(listener, stream, peer)) => {
+                let conn = core.accept(listener, now, &peer.ip().to_string());
+                let (mut read, write) = stream.into_split();
+                let (out, out_rx) = mpsc::unbounded_channel();
+                tokio::spawn(write_loop(write, out_rx));
+                let to_core = inputs.clone();
+                let reader = tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        match read.read(&mut buf).await {
+                            Ok(0) | Err(_) => {
+                                let _ = to_core.send(Input::Gone(listener, conn));
+                                return;
+                            }
+                            Ok(n) => {
+                                let bytes = Bytes::copy_from_slice(&buf[..n]);
+                                if to_core.send(Input::Bytes(listener, conn, bytes)).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                });
+                links.insert((listener, conn), Link { out, reader });
+            }
+            Some(Input::Bytes(listener, conn, bytes)) => core.input(listener, now, conn, &bytes),
+            Some(Input::Gone(listener, conn)) => {
+                if let Some(link) = links.remove(&(listener, conn)) {
+                    let _ = link.out.send(Output::Close);
+                    core.gone(listener, now, conn);
+                }
+            }
+            Some(Input::Call(call)) => call(&mut core, now),
+        }
+        while let Some((listener, t)) = core.transmit() {
+            let key = (listener, t.connection);
+            let Some(link) = links.get(&key) else {
+                continue;
+            };
+            if !t.data.is_empty() {
+                let _ = link.out.send(Output::Data(t.data));
+            }
+            if t.close {
+                let _ = link.out.send(Output::Close);
+                if let Some(link) = links.remove(&key) {
+                    link.reader.abort();
+                }
+            }
+        }
+    }
+}
+
+async fn write_loop(mut write: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Output>) {
+    while let Some(out) = rx.recv().await {
+        match out {
+            Output::Data(bytes) => {
+                if write.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+            Output::Close => {
+                let _ = write.shutdown().await;
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! The data tree: znodes with their data, ACL and Stat as ZooKeeper's `DataTree` keeps them,
+//! and the indexes it keeps beside them (ephemerals per session, containers, TTL nodes).
+//! The rules deciding whether a change is allowed live in `write.rs`; this file only stores.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use zkrs_codec::Stat;
+
+use crate::acl::{AclEntry, AuthId};
+use crate::path::{name_of, parent_of};
+
+/// `ephemeralOwner` of a container node (`EphemeralType.CONTAINER_EPHEMERAL_OWNER`).
+pub const CONTAINER_OWNER: i64 = i64::MIN;
+/// High byte of the `ephemeralOwner` of a TTL node; the TTL is in the low 40 bits.
+const EXTENDED_MASK: i64 = 0xff00_0000_0000_0000_u64 as i64;
+/// The largest TTL ZooKeeper accepts, in milliseconds.
+pub const MAX_TTL_MS: i64 = 0x00ff_ffff_ffff;
+
+/// What kind of node an `ephemeralOwner` says it is (`EphemeralType.get`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnerKind {
+    /// A plain persistent node.
+    Persistent,
+    /// An ephemeral node of a session.
+    Ephemeral,
+    /// A container.
+    Container,
+    /// A TTL node, with its TTL in milliseconds.
+    Ttl(i64),
+}
+
+impl OwnerKind {
+    /// Classifies an `ephemeralOwner`.
+    pub fn of(owner: i64, extended_types: bool) -> Self {
+        if owner == CONTAINER_OWNER {
+            OwnerKind::Container
+        } else if extended_types && owner & EXTENDED_MASK == EXTENDED_MASK {
+            OwnerKind::Ttl(owner & MAX_TTL_MS)
+        } else if owner == 0 {
+            OwnerKind::Persistent
+        } else {
+            OwnerKind::Ephemeral
+        }
+    }
+
+    /// The `ephemeralOwner` of a TTL node.
+    pub fn ttl_owner(ttl: i64) -> i64 {
+        EXTENDED_MASK | ttl
+    }
+}
+
+/// A znode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Its data.
+    pub data: Vec<u8>,
+    /// Its ACL (never empty for nodes clients create).
+    pub acl: Vec<AclEntry>,
+    /// Its persisted Stat fields (`StatPersisted`); `numChildren` and `dataLength` are derived.
+    pub stat: Stat,
+    /// Names of its children.
+    pub children: BTreeSet<String>,
+}
+
+impl Node {
+    /// A node as `DataTree.createStat` makes it: every zxid the creating one, versions 0.
+    pub fn new(data: Vec<u8>, acl: Vec<AclEntry>, zxid: i64, time: i64, owner: i64) -> Self {
+        Node {
+            data,
+            acl,
+            stat: Stat {
+                czxid: zxid,
+                mzxid: zxid,
+                ctime: time,
+                mtime: time,
+                version: 0,
+                cversion: 0,
+                aversion: 0,
+                ephemeral_owner: owner,
+                data_length: 0,
+                num_children: 0,
+                pzxid: zxid,
+            },
+            children: BTreeSet::new(),
+        }
+    }
+
+    /// The Stat a client sees (`DataNode.copyStat`), which is not the stored one: the stored
+    /// cversion counts creates of children (the sequence suffix uses it), the reported one
+    /// counts creates and deletes (`2 * creates - children`); containers and TTL nodes report
+    /// an ephemeralOwner of 0.
+    pub fn stat(&self) -> Stat {
+        let children = self.children.len() as i32;
+        let owner = self.stat.ephemeral_owner;
+        let special = owner == CONTAINER_OWNER || owner & EXTENDED_MASK == EXTENDED_MASK;
+        Stat {
+            data_length: self.data.len() as i32,
+            num_children: children,
+            cversion: self.stat.cversion.wrapping_mul(2).wrapping_sub(children),
+            ephemeral_owner: if special { 0 } else { owner },
+            ..self.stat
+        }
+    }
+}
+
+/// The tree and its indexes.
+#[derive(Debug, Clone)]
+pub struct DataTree {
+    nodes: BTreeMap<String, Node>,
+    ephemerals: BTreeMap<i64, BTreeSet<String>>,
+    containers: BTreeSet<String>,
+    ttls: BTreeSet<String>,
+    extended_types: bool,
+    /// The zxid of the last transaction applied.
+    pub last_zxid: i64,
+}
+
+impl DataTree {
+    /// A fresh tree as a 3.8 server starts: `/`, `/zookeeper`, `/zookeeper/quota` and
+    /// `/zookeeper/config` (readable by anyone, aversion -1 as `addConfigNode` leaves it).
+    pub fn new(extended_types: bool) -> Self {
+        let blank = |acl: Vec<AclEntry>| Node {
+            data: Vec::new(),
+            acl,
+            stat: Stat::default(),
+            children: BTreeSet::new(),
+        };
+        let mut tree = DataTree {
+            nodes: BTreeMap::new(),
+            ephemerals: BTreeMap::new(),
+            containers: BTreeSet::new(),
+            ttls: BTreeSet::new(),
+            extended_types,
+            last_zxid: 0,
+        };
+        let mut root = blank(AclEntry::open());
+        root.children.insert("zookeeper".into());
+        let mut zookeeper = blank(AclEntry::open());
+        zookeeper
+            .children
+            .extend(["quota".to_owned(), "config".to_owned()]);
+        let mut config = blank(vec![AclEntry {
+            perms: 1,
+            id: AuthId::new("world", "anyone"),
+        }]);
+        config.stat.aversion = -1;
+        tree.nodes.insert("/".into(), root);
+        tree.nodes.insert("/zookeeper".into(), zookeeper);
+        tree.nodes
+            .insert("/zookeeper/quota".into(), blank(AclEntry::open()));
+        tree.nodes.insert("/zookeeper/config".into(), config);
+        tree
+    }
+
+    /// Whether TTL nodes are enabled (`zookeeper.extendedTypesEnabled`).
+    pub fn extended_types(&self) -> bool {
+        self.extended_types
+    }
+
+    /// The node at `path`. As in ZooKeeper, `""` is the root too (the parent of `/a`).
+    pub fn get(&self, path: &str) -> Option<&Node> {
+        self.nodes.get(if path.is_empty() { "/" } else { path })
+    }
+
+    pub(crate) fn get_mut(&mut self, path: &str) -> Option<&mut Node> {
+        self.nodes.get_mut(if path.is_empty() { "/" } else { path })
+    }
+
+    /// Every node's path, in order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.nodes.keys().map(String::as_str)
+    }
+
+    /// Number of nodes, the root included.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Always false: the root is there.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Paths of the ephemerals a session owns.
+    pub fn ephemerals(&self, session: i64) -> impl Iterator<Item = &str> {
+        self.ephemerals
+            .get(&session)
+            .into_iter()
+            .flat_map(|s| s.iter().map(String::as_str))
+    }
+
+    /// Paths of container nodes.
+    pub fn containers(&self) -> impl Iterator<Item = &str> {
+        self.containers.iter().map(String::as_str)
+    }
+
+    /// Paths of TTL nodes.
+    pub fn ttl_nodes(&self) -> impl Iterator<Item = &str> {
+        self.ttls.iter().map(String::as_str)
+    }
+
+    /// `getAllChildrenNumber`: nodes below `path` (for `/`, every node but the root, the
+    /// `/zookeeper` nodes included, as `nodes.size() - 2` counts them).
+    pub fn descendants(&self, path: &str) -> usize {
+        if path == "/" {
+            return self.nodes.len() - 1;
+        }
+        let prefix = format!("{path}/");
+        self.nodes
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .count()
+    }
+
+    /// Inserts a new node under its (existing) parent, updating the parent's children, and
+    /// its cversion and pzxid when `parent_cversion` is larger (`createNode`).
+    pub(crate) fn insert(&mut self, path: &str, node: Node, parent_cversion: i32) {
+        let parent_path = parent_of(path).unwrap_or("");
+        let zxid = node.stat.czxid;
+        if let Some(parent) = self.get_mut(parent_path) {
+            if parent_cversion > parent.stat.cversion {
+                parent.stat.cversion = parent_cversion;
+                parent.stat.pzxid = zxid;
+            }
+            parent.children.insert(name_of(path).to_owned());
+        }
+        match OwnerKind::of(node.stat.ephemeral_owner, self.extended_types) {
+            OwnerKind::Container => {
+                self.containers.insert(path.to_owned());
+            }
+            OwnerKind::Ttl(_) => {
+                self.ttls.insert(path.to_owned());
+            }
+            OwnerKind::Ephemeral => {
+                self.ephemerals
+                    .entry(node.stat.ephemeral_owner)
+                    .or_default()
+                    .insert(path.to_owned());
+            }
+            OwnerKind::Persistent => {}
+        }
+        self.nodes.insert(path.to_owned(), node);
+    }
+
+    /// Removes a node (`deleteNode`): the parent's pzxid moves to `zxid`, its cversion stays.
+    pub(crate) fn remove(&mut self, path: &str, zxid: i64) -> Option<Node> {
+        let parent_path = parent_of(path).unwrap_or("");
+        if let Some(parent) = self.get_mut(parent_path) {
+            parent.children.remove(name_of(path));
+            if zxid > parent.stat.pzxid {
+                parent.stat.pzxid = zxid;
+            }
+        }
+        let node = self.nodes.remove(path)?;
+        let owner = node.stat.ephemeral_owner;
+        match OwnerKind::of(owner, self.extended_types) {
+            OwnerKind::Container => {
+                self.containers.remove(path);
+            }
+            OwnerKind::Ttl(_) => {
+                self.ttls.remove(path);
+            }
+            OwnerKind::Ephemeral => {
+                if let Some(set) = self.ephemerals.get_mut(&owner) {
+                    set.remove(path);
+                    if set.is_empty() {
+                        self.ephemerals.remove(&owner);
+                    }
+                }
+            }
+            OwnerKind::Persistent => {}
+        }
+        Some(node)
+    }
+}

@@ -1,0 +1,484 @@
+//! An ensemble on the wire: `n` member servers, each with its own clients, tree and watch
+//! tables, and one committed log the leader orders. Members apply the log when the caller lets
+//! them (`hold`, `release`, `advance`), so a member can serve reads from the past while its
+//! clients' writes wait for it to catch up, as a lagging follower does. Sessions belong to the
+//! leader: it creates and expires them and checks a resume's password; a member cut off
+//! (`partition`) or crashed (`crash`) closes its connections and serves nobody until it
+//! comes back and replays the log.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use bytes::Bytes;
+use zkrs_codec::OpCode;
+
+use crate::acl::AuthId;
+use crate::config::ServerConfig;
+use crate::connection_id::ConnectionId;
+use crate::member::Forward;
+use crate::server::{Server, Transmit};
+use crate::sessions::SessionTable;
+
+/// One entry of the committed log.
+#[derive(Debug, Clone)]
+struct Entry {
+    zxid: i64,
+    time: i64,
+    /// The member and connection (and xid) that asked, to answer it there.
+    origin: Option<(usize, ConnectionId, i32)>,
+    kind: EntryKind,
+}
+
+#[derive(Debug, Clone)]
+enum EntryKind {
+    Write {
+        op: OpCode,
+        body: Bytes,
+        session: i64,
+        auth: Vec<AuthId>,
+    },
+    CreateSession {
+        id: i64,
+        passwd: [u8; 16],
+        timeout_ms: i32,
+    },
+    CloseSession(i64),
+    /// No transaction: a marker answered by the member that asked once it reaches it.
+    Sync(String),
+}
+
+#[derive(Debug, Clone)]
+struct LeaderSession {
+    passwd: [u8; 16],
+    timeout_ms: i32,
+    expires_at: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Health {
+    Serving,
+    Partitioned,
+    Crashed,
+}
+
+/// An ensemble of model servers, deterministic and sans-I/O like [`Server`]: connections are
+/// addressed by member and [`ConnectionId`].
+#[derive(Debug)]
+pub struct EnsembleServer {
+    config: ServerConfig,
+    members: Vec<Server>,
+    health: Vec<Health>,
+    held: Vec<bool>,
+    applied: Vec<usize>,
+    generation: Vec<u64>,
+    log: Vec<Entry>,
+    pending: VecDeque<(usize, Forward)>,
+    sessions: BTreeMap<i64, LeaderSession>,
+    leader: usize,
+    epoch: i64,
+    counter: i64,
+    next_session: i64,
+    now: Duration,
+    transmits: VecDeque<(usize, Transmit)>,
+    next_poll: usize,
+}
+
+impl EnsembleServer {
+    /// `n` members, all serving and applying the log as it grows; member 0 leads.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0.
+    pub fn new(n: usize, config: ServerConfig) -> Self {
+        assert!(n > 0, "an ensemble has members");
+        EnsembleServer {
+            members: (0..n)
+                .map(|_| Server::new_member(config.clone(), 1))
+                .collect(),
+            health: vec![Health::Serving; n],
+            held: vec![false; n],
+            applied: vec![0; n],
+            generation: vec![0; n],
+            log: Vec::new(),
+            pending: VecDeque::new(),
+            sessions: BTreeMap::new(),
+            leader: 0,
+            epoch: 1,
+            counter: 0,
+            next_session: (i64::from(config.server_id) << 56) | 0x0001_0000_0000,
+            now: Duration::ZERO,
+            transmits: VecDeque::new(),
+            next_poll: 0,
+            config,
+        }
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Always false: an ensemble has members.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The member leading now.
+    pub fn leader(&self) -> usize {
+        self.leader
+    }
+
+    /// A member's server, to inspect its tree.
+    pub fn member(&self, m: usize) -> &Server {
+        &self.members[m]
+    }
+
+    /// The last zxid member `m` applied.
+    pub fn applied_zxid(&self, m: usize) -> i64 {
+        self.members[m].tree.last_zxid
+    }
+
+    /// The zxid of the last committed transaction.
+    pub fn committed_zxid(&self) -> i64 {
+        self.log
+            .iter()
+            .rev()
+            .find(|e| e.zxid > 0)
+            .map_or(0, |e| e.zxid)
+    }
+
+    /// The live sessions (the leader's table).
+    pub fn session_ids(&self) -> Vec<i64> {
+        self.sessions.keys().copied().collect()
+    }
+
+    fn advance_clock(&mut self, now: Duration) {
+        self.now = self.now.max(now);
+        for m in &mut self.members {
+            m.now = m.now.max(self.now);
+        }
+    }
+
+    /// A client connected to member `m`. A member that is not serving closes it at once.
+    pub fn accept(&mut self, m: usize, now: Duration, peer_ip: &str) -> ConnectionId {
+        self.advance_clock(now);
+        let conn = self.members[m].accept(now, peer_ip);
+        if self.health[m] != Health::Serving {
+            self.members[m].close_connection(conn);
+        }
+        conn
+    }
+
+    /// Bytes from a client of member `m`.
+    pub fn handle_input(&mut self, m: usize, now: Duration, conn: ConnectionId, bytes: &[u8]) {
+        self.advance_clock(now);
+        if self.health[m] != Health::Serving {
+            return;
+        }
+        self.members[m].handle_input(now, conn, bytes);
+        self.pump();
+    }
+
+    /// A client of member `m` went away.
+    pub fn handle_disconnect(&mut self, m: usize, now: Duration, conn: ConnectionId) {
+        self.advance_clock(now);
+        self.members[m].handle_disconnect(now, conn);
+    }
+
+    /// What to write next: (member, bytes for one of its connections).
+    pub fn poll_transmit(&mut self) -> Option<(usize, Transmit)> {
+        if let Some(t) = self.transmits.pop_front() {
+            return Some(t);
+        }
+        let n = self.members.len();
+        for i in 0..n {
+            let m = (self.next_poll + i) % n;
+            if let Some(t) = self.members[m].poll_transmit() {
+                self.next_poll = (m + 1) % n;
+                return Some((m, t));
+            }
+        }
+        None
+    }
+
+    /// When the leader next expires a session.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        self.sessions.values().map(|s| s.expires_at).min()
+    }
+
+    /// Time passed: the leader expires sessions silent for their timeout (with a quorum).
+    pub fn handle_timeout(&mut self, now: Duration) {
+        self.advance_clock(now);
+        if !self.has_quorum() {
+            return;
+        }
+        let due: Vec<i64> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.expires_at <= self.now)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in due {
+            self.sessions.remove(&id);
+            self.append(None, EntryKind::CloseSession(id));
+        }
+        self.pump();
+    }
+
+    /// Member `m` stops applying the log (it lags from now on); its clients' writes and
+    /// syncs wait until it applies them.
+    pub fn hold(&mut self, m: usize) {
+        self.held[m] = true;
+    }
+
+    /// Member `m` applies up to `count` more entries of the log (still held afterwards).
+    pub fn advance(&mut self, m: usize, count: usize) {
+        for _ in 0..count {
+            if !self.apply_next(m) {
+                break;
+            }
+        }
+        self.pump();
+    }
+
+    /// Member `m` catches up and keeps up again.
+    pub fn release(&mut self, m: usize) {
+        self.held[m] = false;
+        self.pump();
+    }
+
+    /// Member `m` is cut off: it closes its connections and serves nobody; without it a
+    /// quorum may be lost (writes then wait). If it led, another member leads in a new epoch.
+    pub fn partition(&mut self, m: usize) {
+        self.health[m] = Health::Partitioned;
+        self.members[m].close_all();
+        self.elect();
+    }
+
+    /// The partition heals: member `m` catches up from the log and serves again.
+    pub fn heal(&mut self, m: usize) {
+        if self.health[m] == Health::Partitioned {
+            self.health[m] = Health::Serving;
+        }
+        self.elect();
+        self.pump();
+    }
+
+    /// Member `m` crashes: its connections drop and its state is gone.
+    pub fn crash(&mut self, m: usize) {
+        self.members[m].close_all();
+        while let Some(t) = self.members[m].poll_transmit() {
+            self.transmits.push_back((m, t));
+        }
+        self.health[m] = Health::Crashed;
+        self.generation[m] += 1;
+        let first_id = self.generation[m] << 32;
+        self.members[m] = Server::new_member(self.config.clone(), first_id);
+        self.members[m].now = self.now;
+        self.applied[m] = 0;
+        self.elect();
+    }
+
+    /// Member `m` restarts and replays the committed log.
+    pub fn restart(&mut self, m: usize) {
+        self.health[m] = Health::Serving;
+        self.elect();
+        self.pump();
+    }
+
+    fn serving(&self) -> usize {
+        self.health
+            .iter()
+            .filter(|h| **h == Health::Serving)
+            .count()
+    }
+
+    fn has_quorum(&self) -> bool {
+        self.serving() * 2 > self.members.len() && self.health[self.leader] == Health::Serving
+    }
+
+    /// A leader that stopped serving is replaced by a serving member (the committed log is
+    /// on a quorum, so the new one has it all), in a new epoch.
+    fn elect(&mut self) {
+        if self.health[self.leader] == Health::Serving || self.serving() * 2 <= self.members.len() {
+            return;
+        }
+        if let Some(next) = (0..self.members.len()).find(|m| self.health[*m] == Health::Serving) {
+            self.leader = next;
+            self.epoch += 1;
+            self.counter = 0;
+        }
+    }
+
+    fn append(&mut self, origin: Option<(usize, ConnectionId, i32)>, kind: EntryKind) {
+        let zxid = if matches!(kind, EntryKind::Sync(_)) {
+            0
+        } else {
+            self.counter += 1;
+            (self.epoch << 32) | self.counter
+        };
+        let time = self.config.epoch_ms + self.now.as_millis() as i64;
+        self.log.push(Entry {
+            zxid,
+            time,
+            origin,
+            kind,
+        });
+    }
+
+    /// Moves forwards into the log and the log into the members, until nothing moves.
+    fn pump(&mut self) {
+        loop {
+            let mut moved = false;
+            for m in 0..self.members.len() {
+                for f in self.members[m].take_forwards() {
+                    self.pending.push_back((m, f));
+                    moved = true;
+                }
+            }
+            while self.has_quorum() {
+                let Some((m, f)) = self.pending.pop_front() else {
+                    break;
+                };
+                self.order(m, f);
+                moved = true;
+            }
+            for m in 0..self.members.len() {
+                if self.health[m] == Health::Serving && !self.held[m] {
+                    while self.apply_next(m) {
+                        moved = true;
+                    }
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    fn touch(&mut self, session: i64) {
+        let tick = self.config.tick_time.as_millis().max(1) as u64;
+        if let Some(s) = self.sessions.get_mut(&session) {
+            let at = self.now.as_millis() as u64 + s.timeout_ms.max(0) as u64;
+            s.expires_at = Duration::from_millis((at / tick + 1) * tick);
+        }
+    }
+
+    /// The leader handles what a member forwarded.
+    fn order(&mut self, m: usize, f: Forward) {
+        match f {
+            Forward::Touch(session) => self.touch(session),
+            Forward::Write {
+                conn,
+                xid,
+                op,
+                body,
+                session,
+                auth,
+            } => {
+                self.touch(session);
+                self.append(
+                    Some((m, conn, xid)),
+                    EntryKind::Write {
+                        op,
+                        body,
+                        session,
+                        auth,
+                    },
+                );
+            }
+            Forward::CreateSession { conn, timeout_ms } => {
+                let id = self.next_session;
+                self.next_session += 1;
+                let passwd = SessionTable::password(id);
+                self.sessions.insert(
+                    id,
+                    LeaderSession {
+                        passwd,
+                        timeout_ms,
+                        expires_at: self.now,
+                    },
+                );
+                self.touch(id);
+                self.append(
+                    Some((m, conn, 0)),
+                    EntryKind::CreateSession {
+                        id,
+                        passwd,
+                        timeout_ms,
+                    },
+                );
+            }
+            Forward::Resume {
+                conn,
+                session,
+                passwd,
+                timeout_ms,
+            } => {
+                let valid = self.sessions.get_mut(&session).and_then(|s| {
+                    (s.passwd[..] == passwd[..]).then(|| {
+                        s.timeout_ms = timeout_ms;
+                        s.passwd
+                    })
+                });
+                // The session's other connections, on any member, are closed.
+                for (k, member) in self.members.iter_mut().enumerate() {
+                    member.close_session_connections(session, (k == m).then_some(conn));
+                }
+                if valid.is_some() {
+                    self.touch(session);
+                }
+                let answer = valid.map(|p| (session, p, timeout_ms));
+                self.members[m].finish_connect(conn, answer);
+            }
+            Forward::CloseSession { conn, xid, session } => {
+                self.sessions.remove(&session);
+                self.append(Some((m, conn, xid)), EntryKind::CloseSession(session));
+            }
+            Forward::Sync { conn, xid, path } => {
+                self.append(Some((m, conn, xid)), EntryKind::Sync(path));
+            }
+        }
+    }
+
+    /// Member `m` applies its next log entry; false when it is up to date.
+    fn apply_next(&mut self, m: usize) -> bool {
+        let Some(entry) = self.log.get(self.applied[m]).cloned() else {
+            return false;
+        };
+        self.applied[m] += 1;
+        let here = |origin: Option<(usize, ConnectionId, i32)>| {
+            origin.filter(|(k, _, _)| *k == m).map(|(_, c, x)| (c, x))
+        };
+        let member = &mut self.members[m];
+        match entry.kind {
+            EntryKind::Write {
+                op,
+                body,
+                session,
+                auth,
+            } => member.apply_write(
+                here(entry.origin),
+                (op, &body, session, &auth, entry.zxid, entry.time),
+            ),
+            EntryKind::CreateSession {
+                id,
+                passwd,
+                timeout_ms,
+            } => member.apply_create_session(
+                here(entry.origin).map(|(c, _)| c),
+                (id, passwd, timeout_ms),
+                entry.zxid,
+            ),
+            EntryKind::CloseSession(session) => {
+                member.apply_close_session(here(entry.origin), session, entry.zxid)
+            }
+            EntryKind::Sync(path) => {
+                if let Some((conn, xid)) = here(entry.origin) {
+                    member.apply_sync(conn, xid, &path);
+                }
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,110 @@
+//! Differential test: random scripts run against the model (over its TCP adapter) and against
+//! a real ZooKeeper 3.8 from the test kit, in lock step; every reply (error code, zxid, data,
+//! Stat, children, ACL) and every watch event must match after normalising (zxids relative to
+//! the script's start, session ids by order of creation, times left out, children sorted).
+//!
+//! Short campaign by default (CI); a long one with `ZKRS_MODEL_SCRIPTS=1000` (and optionally
+//! `ZKRS_MODEL_STEPS`, `ZKRS_MODEL_SEED`). A difference prints the seed and the step.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::runner::Run;
+use support::script::generate;
+use zkrs_model::{ModelServer, ServerConfig};
+use zkrs_testkit::{ServerOptions, TestingServer};
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Containers and TTL nodes are reaped by a background pass; both servers run it hourly so
+/// it never lands inside a campaign (it is checked on its own in the model's unit tests).
+const REAPER_INTERVAL_MS: u64 = 3_600_000;
+
+#[test]
+fn model_agrees_with_zookeeper() {
+    let scripts = env_or("ZKRS_MODEL_SCRIPTS", 8);
+    let steps = env_or("ZKRS_MODEL_STEPS", 60) as usize;
+    let first_seed = env_or("ZKRS_MODEL_SEED", 1);
+
+    let real = TestingServer::start_with(ServerOptions::new().system_property(
+        "znode.container.checkIntervalMs",
+        REAPER_INTERVAL_MS.to_string(),
+    ))
+    .expect("a real ZooKeeper");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut config = ServerConfig::default();
+    config.container_check_interval = Duration::from_millis(REAPER_INTERVAL_MS);
+    let model = runtime.block_on(ModelServer::start_with(config)).unwrap();
+
+    let started = Instant::now();
+    let mut lines = 0usize;
+    for seed in first_seed..first_seed + scripts {
+        let root = format!("/script-{seed}");
+        let script = generate(seed, &root, steps);
+        let mut on_model = Run::start(model.addr(), &root);
+        let mut on_real = Run::start(real.address(), &root);
+        assert_eq!(
+            on_model.steps[0], on_real.steps[0],
+            "seed {seed}: setup differs"
+        );
+        for (k, step) in script.iter().enumerate() {
+            on_model.step(step);
+            on_real.step(step);
+            let (m, r) = (&on_model.steps[k + 1], &on_real.steps[k + 1]);
+            if m != r {
+                // Background transactions of the real server (expiries, the container reaper)
+                // explain most zxid skews: show them.
+                let log = std::fs::read_to_string(real.log_path()).unwrap_or_default();
+                let background: Vec<&str> = log
+                    .lines()
+                    .filter(|l| l.contains("Expiring") || l.contains("ontainer"))
+                    .collect();
+                eprintln!("real server's background work:\n{}", background.join("\n"));
+                let from =
+                    k.saturating_sub(usize::try_from(env_or("ZKRS_MODEL_CONTEXT", 6)).unwrap_or(6));
+                let context: Vec<String> = script[from..k]
+                    .iter()
+                    .zip(on_real.steps[from + 1..=k].iter())
+                    .map(|(s, l)| format!("  {s:?}\n    -> {l:?}"))
+                    .collect();
+                panic!(
+                    "seed {seed}, step {k}: the model differs from ZooKeeper\n\
+                     step: {step:?}\nmodel:     {m:#?}\nzookeeper: {r:#?}\n\
+                     previous steps (ZooKeeper's answers):\n{}\n\
+                     replay: ZKRS_MODEL_SEED={seed} ZKRS_MODEL_SCRIPTS=1 cargo test -p zkrs-model --test differential",
+                    context.join("\n")
+                );
+            }
+            lines += m.len();
+            if std::env::var("ZKRS_MODEL_DUMP").is_ok() {
+                eprintln!("{k}: {step:?}\n    {r:?}");
+            }
+        }
+        on_model.finish();
+        on_real.finish();
+    }
+    if let Ok(secs) = std::env::var("ZKRS_MODEL_LINGER") {
+        // Debugging aid: wait past the session timeout and show what the real server did on
+        // its own (an expiry here means a script left a session open).
+        std::thread::sleep(Duration::from_secs(secs.parse().unwrap_or(6)));
+        let log = std::fs::read_to_string(real.log_path()).unwrap_or_default();
+        for line in log.lines().filter(|l| {
+            l.contains("Expiring")
+                || l.contains("Processed session termination")
+                || l.contains("Session establishment complete")
+        }) {
+            eprintln!("{line}");
+        }
+    }
+    eprintln!(
+        "differential: {scripts} scripts x {steps} steps (seeds {first_seed}..{}), {lines} observations identical, {:?}",
+        first_seed + scripts,
+        started.elapsed()
+    );
+}

@@ -1,0 +1,63 @@
+//! zkrs-client against the model over TCP: the adapter and the core serve a real client.
+
+use std::time::Duration;
+
+use tokio::time::timeout;
+use zkrs_client::{Client, ErrorCode};
+use zkrs_codec::{CreateMode, EventType};
+use zkrs_model::ModelServer;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+#[tokio::test]
+async fn client_round_trip_with_watches_and_ephemerals() {
+    let server = ModelServer::start().await.unwrap();
+    let a = timeout(DEADLINE, Client::connect(&server.connect_string()))
+        .await
+        .unwrap()
+        .unwrap();
+    let b = timeout(DEADLINE, Client::connect(&server.connect_string()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(a.session_id(), b.session_id());
+
+    a.create("/app", b"v0", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let seq = a
+        .create("/app/job-", b"", CreateMode::PersistentSequential)
+        .await
+        .unwrap();
+    assert_eq!(seq, "/app/job-0000000000");
+    let err = a
+        .create("/app", b"", CreateMode::Persistent)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NodeExists);
+    let err = a
+        .create("/none/x", b"", CreateMode::Persistent)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoNode);
+
+    let (data, stat, watch) = a.get_data_and_watch("/app").await.unwrap();
+    assert_eq!(&data[..], b"v0");
+    assert_eq!(stat.version, 0);
+    b.set_data("/app", b"v1", Some(0)).await.unwrap();
+    let event = timeout(DEADLINE, watch).await.unwrap();
+    assert_eq!(event.event_type, EventType::NodeDataChanged);
+    let err = b.set_data("/app", b"v2", Some(0)).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BadVersion);
+
+    b.create("/app/eph", b"", CreateMode::Ephemeral)
+        .await
+        .unwrap();
+    let (found, gone) = a.exists_and_watch("/app/eph").await.unwrap();
+    assert_eq!(found.unwrap().ephemeral_owner, b.session_id());
+    b.close().await.unwrap();
+    let event = timeout(DEADLINE, gone).await.unwrap();
+    assert_eq!(event.event_type, EventType::NodeDeleted);
+    assert!(a.exists("/app/eph").await.unwrap().is_none());
+    assert_eq!(a.get_children("/app").await.unwrap().len(), 1);
+}
