@@ -46,6 +46,10 @@ mod config;
 mod connection_id;
 mod digest;
 mod ensemble;
+// The fuzz target's body: for fuzz/ and the seed replay, no promise.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod member;
 mod multi;
 mod notify;
