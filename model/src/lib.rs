@@ -51,6 +51,7 @@ mod ensemble;
 #[doc(hidden)]
 pub mod fuzzing;
 mod member;
+mod membership;
 mod multi;
 mod notify;
 mod path;

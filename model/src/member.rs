@@ -4,7 +4,7 @@
 //! connection waiting on the log holds its later requests back, so a session's requests are
 //! answered in order (ZooKeeper's CommitProcessor does the same).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
 use zkrs_codec::{jute::put_bool, write_frame, ConnectResponse, Encode, ErrorCode, OpCode};
@@ -12,52 +12,8 @@ use zkrs_codec::{jute::put_bool, write_frame, ConnectResponse, Encode, ErrorCode
 use crate::acl::AuthId;
 use crate::config::ServerConfig;
 use crate::connection_id::ConnectionId;
+use crate::membership::{Forward, Membership};
 use crate::server::{Phase, Server};
-
-/// What a member hands to the ensemble.
-#[derive(Debug, Clone)]
-pub(crate) enum Forward {
-    /// A write or multi to order.
-    Write {
-        conn: ConnectionId,
-        xid: i32,
-        op: OpCode,
-        body: Bytes,
-        session: i64,
-        auth: Vec<AuthId>,
-    },
-    /// A new session.
-    CreateSession { conn: ConnectionId, timeout_ms: i32 },
-    /// A session to resume, checked against the leader's session table.
-    Resume {
-        conn: ConnectionId,
-        session: i64,
-        passwd: Vec<u8>,
-        timeout_ms: i32,
-    },
-    /// closeSession.
-    CloseSession {
-        conn: ConnectionId,
-        xid: i32,
-        session: i64,
-    },
-    /// sync: answered once the member has applied what the leader had when it got there.
-    Sync {
-        conn: ConnectionId,
-        xid: i32,
-        path: String,
-    },
-    /// Traffic of a session (the leader's expiry clock).
-    Touch(i64),
-}
-
-/// The member side of a server in an ensemble.
-#[derive(Debug, Default)]
-pub(crate) struct Membership {
-    pub outbox: Vec<Forward>,
-    pub waiting: BTreeSet<ConnectionId>,
-    pub queued: BTreeMap<ConnectionId, VecDeque<Bytes>>,
-}
 
 impl Server {
     /// A server that is a member of an ensemble; its connection ids start at `first_id` (a

@@ -14,7 +14,7 @@ use zkrs_codec::{
 use crate::acl::AuthId;
 use crate::config::ServerConfig;
 use crate::connection_id::ConnectionId;
-use crate::member::Membership;
+use crate::membership::Membership;
 use crate::sessions::SessionTable;
 use crate::tree::{DataTree, OwnerKind};
 use crate::watch_manager::WatchManager;

@@ -15,7 +15,7 @@ use zkrs_codec::OpCode;
 use crate::acl::AuthId;
 use crate::config::ServerConfig;
 use crate::connection_id::ConnectionId;
-use crate::member::Forward;
+use crate::membership::Forward;
 use crate::server::{Server, Transmit};
 use crate::sessions::SessionTable;
 
