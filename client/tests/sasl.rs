@@ -129,7 +129,7 @@ async fn a_wrong_password_ends_the_client_with_auth_failed() {
     assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
     let text = err.to_string();
     assert!(text.contains("DIGEST-MD5 authentication failed"), "{text}");
-    assert!(!sasl_refusal(&err).is_empty());
+    assert!(!support::sasl_refusal(&err).is_empty());
     // At once, not after the connect timeout: retrying cannot fix it.
     assert!(
         started.elapsed() < Duration::from_secs(2),
@@ -178,7 +178,7 @@ async fn a_server_without_sasl_is_an_auth_failure_naming_it() {
     .await
     .unwrap_err();
     assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
-    let why = sasl_refusal(&err);
+    let why = support::sasl_refusal(&err);
     assert!(why.contains("no DIGEST-MD5 challenge"), "{why}");
 }
 
@@ -210,14 +210,4 @@ async fn a_server_that_requires_sasl_refuses_anonymous_sessions() {
         ),
         "{refused}"
     );
-}
-
-/// The SASL mechanism's refusal behind an `AuthFailed` error (its `source()`, typed).
-fn sasl_refusal(e: &zkrs_client::Error) -> String {
-    assert_eq!(e.kind(), zkrs_client::ErrorKind::AuthFailed, "{e:?}");
-    std::error::Error::source(e)
-        .and_then(|c| c.downcast_ref::<zkrs_client::sasl::SaslError>())
-        .unwrap_or_else(|| panic!("no SaslError behind {e:?}"))
-        .message()
-        .to_string()
 }

@@ -134,7 +134,7 @@ async fn a_wrong_keytab_ends_the_client_with_auth_failed_naming_it() {
     .await
     .unwrap_err();
     assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
-    let text = sasl_refusal(&e);
+    let text = support::sasl_refusal(&e);
     assert!(text.contains("alice@ZKR.TEST"), "{text}");
     assert!(text.contains(&kdc.bob.display().to_string()), "{text}");
 }
@@ -151,7 +151,7 @@ async fn the_server_principal_is_zookeeper_at_the_host_named_or_the_one_given() 
     .await
     .unwrap_err();
     assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
-    assert!(sasl_refusal(&e).contains("not found"), "{e:?}");
+    assert!(support::sasl_refusal(&e).contains("not found"), "{e:?}");
     // Named explicitly, the same address works.
     let alice = within(
         "connect by IP, principal given",
@@ -235,15 +235,5 @@ async fn a_ticket_cache_works_and_an_expired_ticket_is_refused_naming_it() {
     })
     .await;
     assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
-    assert!(sasl_refusal(&e).contains("expired"), "{e:?}");
-}
-
-/// The SASL mechanism's refusal behind an `AuthFailed` error (its `source()`, typed).
-fn sasl_refusal(e: &zkrs_client::Error) -> String {
-    assert_eq!(e.kind(), zkrs_client::ErrorKind::AuthFailed, "{e:?}");
-    std::error::Error::source(e)
-        .and_then(|c| c.downcast_ref::<zkrs_client::sasl::SaslError>())
-        .unwrap_or_else(|| panic!("no SaslError behind {e:?}"))
-        .message()
-        .to_string()
+    assert!(support::sasl_refusal(&e).contains("expired"), "{e:?}");
 }

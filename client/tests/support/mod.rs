@@ -24,3 +24,13 @@ pub async fn cut_and_reconnect(proxy: &FaultyProxy, client: &Client, deadline: D
     .unwrap_or_else(|_| panic!("not reconnected within {deadline:?}"));
     assert_eq!(client.session_id(), session, "the same session");
 }
+
+/// The SASL mechanism's refusal behind an `AuthFailed` error (its `source()`, typed).
+pub fn sasl_refusal(e: &zkrs_client::Error) -> String {
+    assert_eq!(e.kind(), zkrs_client::ErrorKind::AuthFailed, "{e:?}");
+    std::error::Error::source(e)
+        .and_then(|c| c.downcast_ref::<zkrs_client::sasl::SaslError>())
+        .unwrap_or_else(|| panic!("no SaslError behind {e:?}"))
+        .message()
+        .to_string()
+}
