@@ -10,6 +10,9 @@
 //! Failures are one line on stderr and an exit code (2: usage, 1: ZooKeeper or I/O); never a
 //! panic message with a backtrace.
 #![forbid(unsafe_code)]
+// The command-line help is written as doc comments on the clap structs, where `<host>` and
+// `<hostname>-<pid>` are meant literally, not as HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 mod args;
 mod child;
