@@ -81,6 +81,8 @@ enum Input<S> {
     Bytes(usize, ConnectionId, Bytes),
     Gone(usize, ConnectionId),
     Call(Call<S>),
+    /// Close every connection and hand the core back.
+    Stop(oneshot::Sender<S>),
 }
 
 enum Output {
@@ -111,8 +113,9 @@ impl<S> Drop for Serving<S> {
 }
 
 impl<S: Served> Serving<S> {
-    /// Serves `core`, listener `i` of `listeners` being its listener `i`.
-    fn start(core: S, listeners: Vec<TcpListener>) -> Self {
+    /// Serves `core`, listener `i` of `listeners` being its listener `i`, with time measured
+    /// since `start`.
+    fn start(core: S, listeners: Vec<TcpListener>, start: Instant) -> Self {
         let (inputs, rx) = mpsc::unbounded_channel();
         let mut tasks = Vec::new();
         for (index, listener) in listeners.into_iter().enumerate() {
@@ -126,7 +129,7 @@ impl<S: Served> Serving<S> {
                 }
             }));
         }
-        tasks.push(tokio::spawn(run_core(core, inputs.clone(), rx)));
+        tasks.push(tokio::spawn(run_core(core, start, inputs.clone(), rx)));
         Serving { inputs, tasks }
     }
 
@@ -141,14 +144,43 @@ impl<S: Served> Serving<S> {
         self.inputs.send(Input::Call(call)).ok()?;
         rx.await.ok()
     }
+
+    /// Closes every connection, then the listeners, and gives the core back (`None` if its
+    /// task is gone). The listeners' ports are free when this returns.
+    async fn stop(mut self) -> Option<S> {
+        let (tx, rx) = oneshot::channel();
+        let core = match self.inputs.send(Input::Stop(tx)) {
+            Ok(()) => rx.await.ok(),
+            Err(_) => None,
+        };
+        for task in self.tasks.drain(..) {
+            task.abort();
+            let _ = task.await;
+        }
+        core
+    }
 }
 
 /// A model server listening on 127.0.0.1. Dropping it stops the server and closes every
 /// connection.
+///
+/// [`stop`](Self::stop) and [`restart`](Self::restart) model a server going down and coming
+/// back on the same port with its state (tree, sessions, watches of sessions that reconnect):
+/// the model's clock keeps running meanwhile, so a session whose timeout passes while the
+/// server is down expires when it comes back.
 #[derive(Debug)]
 pub struct ModelServer {
     addr: SocketAddr,
-    served: Serving<Server>,
+    start: Instant,
+    state: State,
+}
+
+#[derive(Debug)]
+enum State {
+    Serving(Serving<Server>),
+    Stopped(Box<Server>),
+    /// Only while switching between the two.
+    Gone,
 }
 
 impl ModelServer {
@@ -166,13 +198,15 @@ impl ModelServer {
     pub async fn start_on(port: u16, config: ServerConfig) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
+        let start = Instant::now();
         Ok(ModelServer {
             addr,
-            served: Serving::start(Server::new(config), vec![listener]),
+            start,
+            state: State::Serving(Serving::start(Server::new(config), vec![listener], start)),
         })
     }
 
-    /// The listening address.
+    /// The listening address (kept across [`restart`](Self::restart)).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -182,13 +216,54 @@ impl ModelServer {
         self.addr.to_string()
     }
 
+    /// Whether the server listens (not [`stop`](Self::stop)ped).
+    pub fn is_serving(&self) -> bool {
+        matches!(self.state, State::Serving(_))
+    }
+
+    /// Stops serving: closes every connection (as a disconnect: sessions stay until they
+    /// expire) and the listener, so clients get "connection refused". The model keeps its
+    /// state for [`restart`](Self::restart). No-op when stopped.
+    pub async fn stop(&mut self) {
+        if let State::Serving(_) = self.state {
+            let State::Serving(served) = std::mem::replace(&mut self.state, State::Gone) else {
+                unreachable!()
+            };
+            let server = served
+                .stop()
+                .await
+                .expect("the model's task ended on its own");
+            self.state = State::Stopped(Box::new(server));
+        }
+    }
+
+    /// Stops the server if it serves, then listens again on the same address with the same
+    /// state.
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound again (another process took it); the server then stays
+    /// stopped.
+    pub async fn restart(&mut self) -> io::Result<()> {
+        self.stop().await;
+        let listener = TcpListener::bind(self.addr).await?;
+        let State::Stopped(server) = std::mem::replace(&mut self.state, State::Gone) else {
+            unreachable!("stopped above")
+        };
+        self.state = State::Serving(Serving::start(*server, vec![listener], self.start));
+        Ok(())
+    }
+
     /// Runs `f` on the model between two inputs (to inspect the tree, or expire a session),
-    /// with the model's current time.
+    /// with the model's current time. `None` while stopped.
     pub async fn with_server<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Server, Duration) -> R + Send + 'static,
     ) -> Option<R> {
-        self.served.call(f).await
+        match &self.state {
+            State::Serving(served) => served.call(f).await,
+            State::Stopped(_) | State::Gone => None,
+        }
     }
 }
 
@@ -211,7 +286,7 @@ impl ModelEnsemble {
         }
         Ok(ModelEnsemble {
             addrs,
-            served: Serving::start(EnsembleServer::new(n, config), listeners),
+            served: Serving::start(EnsembleServer::new(n, config), listeners, Instant::now()),
         })
     }
 
@@ -243,10 +318,10 @@ struct Link {
 
 async fn run_core<S: Served>(
     mut core: S,
+    start: Instant,
     inputs: mpsc::UnboundedSender<Input<S>>,
     mut rx: mpsc::UnboundedReceiver<Input<S>>,
 ) {
-    let start = Instant::now();
     let mut links: HashMap<(usize, ConnectionId), Link> = HashMap::new();
     loop {
         let wake = core
@@ -295,6 +370,15 @@ async fn run_core<S: Served>(
                 }
             }
             Some(Input::Call(call)) => call(&mut core, now),
+            Some(Input::Stop(back)) => {
+                for ((listener, conn), link) in links.drain() {
+                    let _ = link.out.send(Output::Close);
+                    link.reader.abort();
+                    core.gone(listener, now, conn);
+                }
+                let _ = back.send(core);
+                return;
+            }
         }
         while let Some((listener, t)) = core.transmit() {
             let key = (listener, t.connection);

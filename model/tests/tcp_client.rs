@@ -61,3 +61,41 @@ async fn client_round_trip_with_watches_and_ephemerals() {
     assert!(a.exists("/app/eph").await.unwrap().is_none());
     assert_eq!(a.get_children("/app").await.unwrap().len(), 1);
 }
+
+/// `stop` closes every connection and the listener; `restart` serves the same tree and
+/// sessions on the same port, so the client reconnects with its session and its ephemeral.
+#[tokio::test]
+async fn stop_and_restart_keep_the_state_and_the_port() {
+    let mut server = ModelServer::start().await.unwrap();
+    let addr = server.addr();
+    let client = timeout(DEADLINE, Client::connect(&server.connect_string()))
+        .await
+        .unwrap()
+        .unwrap();
+    client
+        .create("/kept", b"v", CreateMode::Persistent)
+        .await
+        .unwrap();
+    client
+        .create("/mine", b"", CreateMode::Ephemeral)
+        .await
+        .unwrap();
+    server.stop().await;
+    assert!(!server.is_serving());
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+    assert!(server.with_server(|_, _| ()).await.is_none());
+    server.restart().await.unwrap();
+    assert_eq!(server.addr(), addr);
+    let (data, _) = timeout(DEADLINE, client.get_data("/kept"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&data[..], b"v");
+    let owner = client
+        .exists("/mine")
+        .await
+        .unwrap()
+        .unwrap()
+        .ephemeral_owner;
+    assert_eq!(owner, client.session_id());
+}

@@ -86,6 +86,9 @@ impl TestingCluster {
             });
         }
         options.check()?;
+        if crate::model_server::selected() {
+            return Err(crate::model_server::unsupported("TestingCluster"));
+        }
         let install = Installation::resolve(options.classpath.as_deref(), options.java.as_deref())?;
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;

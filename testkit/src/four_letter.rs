@@ -26,10 +26,18 @@ use std::time::{Duration, Instant};
 ///
 /// # Errors
 ///
-/// Connection refused (nothing listening), timeouts, or other I/O errors.
+/// Connection refused (nothing listening), timeouts, or other I/O errors;
+/// [`io::ErrorKind::Unsupported`] with `ZKRS_TEST_SERVER=model` (the model answers no
+/// four-letter word).
 ///
 /// [`TestingServer::pause`]: crate::TestingServer::pause
 pub fn four_letter_word(addr: SocketAddr, cmd: &str, timeout: Duration) -> io::Result<String> {
+    if crate::model_server::selected() {
+        // The model answers no four-letter word: say so rather than return an empty answer.
+        let what = format!("the four-letter word {cmd:?}");
+        let message = crate::model_server::unsupported(&what).to_string();
+        return Err(io::Error::new(io::ErrorKind::Unsupported, message));
+    }
     let deadline = Instant::now() + timeout;
     let remaining = || {
         deadline

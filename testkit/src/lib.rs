@@ -83,6 +83,7 @@ mod listen;
 mod locate;
 pub mod measure;
 mod membership;
+mod model_server;
 mod options;
 mod ports;
 mod process;

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::four_letter::Mode;
 use crate::instance::Instance;
 use crate::locate::Installation;
+use crate::model_server::{self, ModelHandle};
 use crate::options::ServerOptions;
 use crate::ports::free_ports;
 use crate::tempdir::TempDir;
@@ -40,6 +41,16 @@ pub(crate) const PORT_ATTEMPTS: usize = 3;
 /// # Ok::<(), zkrs_testkit::Error>(())
 /// ```
 ///
+/// # Without Java: `ZKRS_TEST_SERVER=model`
+///
+/// With the environment variable `ZKRS_TEST_SERVER=model`, [`start`](Self::start) and
+/// [`start_with`](Self::start_with) serve the in-process ZooKeeper model (`zkrs-model`) on a
+/// free port instead of starting a JVM, on a thread of its own. The tick and session timeouts
+/// are honoured, and so are [`stop`](Self::stop) and [`restart`](Self::restart) (same port,
+/// same tree and sessions). What only a JVM can do ([`kill`](Self::kill),
+/// [`pause`](Self::pause), TLS, SASL, reconfig, zoo.cfg lines, the data folder and the log)
+/// fails with an error, or for accessors a panic, naming the switch.
+///
 /// # Orphans
 ///
 /// If the test process is killed (SIGKILL, CI timeout), `Drop` cannot run.
@@ -48,12 +59,24 @@ pub(crate) const PORT_ATTEMPTS: usize = 3;
 /// JVM at once, so no server outlives its test run.
 #[derive(Debug)]
 pub struct TestingServer {
+    kind: Kind,
+    options: ServerOptions,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Jvm(Jvm),
+    /// `ZKRS_TEST_SERVER=model`.
+    Model(ModelHandle),
+}
+
+#[derive(Debug)]
+struct Jvm {
     // Field order matters: the instance (and its JVM) is dropped before the
     // folder it lives in.
     instance: Instance,
     secure_port: Option<u16>,
     install: Installation,
-    options: ServerOptions,
     dir: TempDir,
 }
 
@@ -119,6 +142,13 @@ impl TestingServer {
     /// [`ServerOptions::sasl_digest_user`]).
     pub fn start_with(options: ServerOptions) -> Result<Self> {
         options.check()?;
+        if model_server::selected() {
+            let model = ModelHandle::start(&options)?;
+            return Ok(TestingServer {
+                kind: Kind::Model(model),
+                options,
+            });
+        }
         let install = Installation::resolve(options.classpath.as_deref(), options.java.as_deref())?;
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;
@@ -145,11 +175,13 @@ impl TestingServer {
             match wait_ready(&instance, secure_port, options.startup_timeout) {
                 Ok(()) => {
                     return Ok(TestingServer {
-                        instance,
-                        secure_port,
-                        install,
+                        kind: Kind::Jvm(Jvm {
+                            instance,
+                            secure_port,
+                            install,
+                            dir,
+                        }),
                         options,
-                        dir,
                     })
                 }
                 // Someone took the port: try another one.
@@ -168,29 +200,53 @@ impl TestingServer {
 
     /// The client port. It stays the same across [`restart`](Self::restart).
     pub fn port(&self) -> u16 {
-        self.instance.port()
+        self.address().port()
     }
 
     /// The client address, `127.0.0.1:PORT`.
     pub fn address(&self) -> SocketAddr {
-        self.instance.address()
+        match &self.kind {
+            Kind::Jvm(jvm) => jvm.instance.address(),
+            Kind::Model(model) => model.address(),
+        }
+    }
+
+    /// The JVM's parts, or the error naming the switch for `what`.
+    fn jvm(&self, what: &str) -> Result<&Jvm> {
+        match &self.kind {
+            Kind::Jvm(jvm) => Ok(jvm),
+            Kind::Model(_) => Err(model_server::unsupported(what)),
+        }
+    }
+
+    /// The JVM's parts, or the panic naming the switch for `what` (accessors that return no
+    /// `Result`).
+    fn jvm_only(&self, what: &str) -> &Jvm {
+        match &self.kind {
+            Kind::Jvm(jvm) => jvm,
+            Kind::Model(_) => model_server::unsupported_panic(what),
+        }
     }
 
     /// The TLS port (`secureClientPort`) of a server started with
     /// [`ServerOptions::tls`], `None` otherwise. It stays the same across
     /// [`restart`](Self::restart).
     pub fn secure_port(&self) -> Option<u16> {
-        self.secure_port
+        match &self.kind {
+            Kind::Jvm(jvm) => jvm.secure_port,
+            // Started without TLS: `start_with` refuses TLS with the switch.
+            Kind::Model(_) => None,
+        }
     }
 
     /// `"127.0.0.1:PORT"` for the TLS port, `None` without TLS.
     pub fn secure_connect_string(&self) -> Option<String> {
-        self.secure_port.map(|port| format!("127.0.0.1:{port}"))
+        self.secure_port().map(|port| format!("127.0.0.1:{port}"))
     }
 
     /// The TLS address, `127.0.0.1:PORT`, `None` without TLS.
     pub fn secure_address(&self) -> Option<SocketAddr> {
-        self.secure_port
+        self.secure_port()
             .map(|port| SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)))
     }
 
@@ -201,39 +257,50 @@ impl TestingServer {
 
     /// The server's temporary folder (config, log, data), deleted on drop.
     pub fn temp_dir(&self) -> &Path {
-        self.dir.path()
+        self.jvm_only("TestingServer::temp_dir").dir.path()
     }
 
     /// The ZooKeeper `dataDir` (snapshots and transaction logs).
     pub fn data_dir(&self) -> PathBuf {
-        self.instance.data_dir()
+        self.jvm_only("TestingServer::data_dir").instance.data_dir()
     }
 
     /// The server log (ZooKeeper's log output plus anything the JVM printed).
     /// Kept across restarts; deleted on drop with the folder.
     pub fn log_path(&self) -> PathBuf {
-        self.instance.log_path()
+        self.jvm_only("TestingServer::log_path").instance.log_path()
     }
 
     /// The JVM's pid, `None` when stopped.
     pub fn pid(&self) -> Option<u32> {
-        self.instance.pid()
+        self.jvm_only("TestingServer::pid").instance.pid()
     }
 
     /// Whether the JVM is alive (a paused server is).
     pub fn is_running(&self) -> bool {
-        self.instance.is_running()
+        match &self.kind {
+            Kind::Jvm(jvm) => jvm.instance.is_running(),
+            Kind::Model(model) => model.is_serving(),
+        }
     }
 
     /// Whether the server is paused by [`pause`](Self::pause).
     pub fn is_paused(&self) -> bool {
-        self.instance.is_paused()
+        match &self.kind {
+            Kind::Jvm(jvm) => jvm.instance.is_paused(),
+            // The model cannot be paused.
+            Kind::Model(_) => false,
+        }
     }
 
     /// The mode `srvr` reports ([`Mode::Standalone`] when serving), `None`
     /// when stopped, paused or not answering within a second.
     pub fn mode(&self) -> Option<Mode> {
-        self.instance.mode(Duration::from_secs(1))
+        match &self.kind {
+            Kind::Jvm(jvm) => jvm.instance.mode(Duration::from_secs(1)),
+            // The model is a standalone server; it answers no four-letter word.
+            Kind::Model(model) => model.is_serving().then_some(Mode::Standalone),
+        }
     }
 
     /// Waits until the server serves (`srvr` reports a mode, and with TLS
@@ -244,7 +311,11 @@ impl TestingServer {
     /// [`Error::NotRunning`] if stopped, [`Error::ServerExited`] if the JVM
     /// died, [`Error::NotServing`] on timeout (a paused server never serves).
     pub fn wait_serving(&self, timeout: Duration) -> Result<()> {
-        wait_ready(&self.instance, self.secure_port, timeout)
+        match &self.kind {
+            Kind::Jvm(jvm) => wait_ready(&jvm.instance, jvm.secure_port, timeout),
+            Kind::Model(model) if model.is_serving() => Ok(()),
+            Kind::Model(model) => Err(model.not_running()),
+        }
     }
 
     /// Stops the server gracefully (SIGTERM, then SIGKILL after 10 s) and
@@ -255,7 +326,10 @@ impl TestingServer {
     ///
     /// If signalling or waiting fails.
     pub fn stop(&self) -> Result<()> {
-        self.instance.stop()
+        match &self.kind {
+            Kind::Jvm(jvm) => jvm.instance.stop(),
+            Kind::Model(model) => model.stop(),
+        }
     }
 
     /// Kills the server abruptly (SIGKILL), like a crash. No-op if stopped.
@@ -264,7 +338,7 @@ impl TestingServer {
     ///
     /// If signalling or waiting fails.
     pub fn kill(&self) -> Result<()> {
-        self.instance.kill()
+        self.jvm("TestingServer::kill")?.instance.kill()
     }
 
     /// Stops the server if it is running, then starts it again on the same
@@ -276,17 +350,17 @@ impl TestingServer {
     /// As for [`start`](Self::start). If another process took the port
     /// meanwhile, this retries a few times, then fails.
     pub fn restart(&self) -> Result<()> {
-        self.instance.stop()?;
+        let jvm = match &self.kind {
+            Kind::Jvm(jvm) => jvm,
+            Kind::Model(model) => return model.restart(),
+        };
+        jvm.instance.stop()?;
         let mut attempt = 1;
         loop {
-            self.instance.spawn(&self.install, &self.options)?;
-            match wait_ready(
-                &self.instance,
-                self.secure_port,
-                self.options.startup_timeout,
-            ) {
+            jvm.instance.spawn(&jvm.install, &self.options)?;
+            match wait_ready(&jvm.instance, jvm.secure_port, self.options.startup_timeout) {
                 Ok(()) => return Ok(()),
-                Err(_) if attempt < PORT_ATTEMPTS && self.instance.port_conflict() => {
+                Err(_) if attempt < PORT_ATTEMPTS && jvm.instance.port_conflict() => {
                     // The port cannot change: wait for it to be released.
                     attempt += 1;
                     thread::sleep(Duration::from_millis(500));
@@ -303,7 +377,7 @@ impl TestingServer {
     ///
     /// [`Error::NotRunning`] if stopped.
     pub fn pause(&self) -> Result<()> {
-        self.instance.pause()
+        self.jvm("TestingServer::pause")?.instance.pause()
     }
 
     /// Thaws a paused JVM (SIGCONT).
@@ -312,7 +386,7 @@ impl TestingServer {
     ///
     /// [`Error::NotRunning`] if stopped.
     pub fn resume(&self) -> Result<()> {
-        self.instance.resume()
+        self.jvm("TestingServer::resume")?.instance.resume()
     }
 }
 
