@@ -61,7 +61,8 @@ impl<T> Shared<T> {
 ///
 /// ```
 /// use futures_core::Stream;
-/// use zkrs_client::{event_stream, Lagged};
+/// use zkrs_client::__private::event_stream;
+/// use zkrs_client::Lagged;
 ///
 /// #[derive(Debug, PartialEq)]
 /// enum Event { Value(u32), Lagged(u64) }
