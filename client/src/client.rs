@@ -103,7 +103,7 @@ impl Client {
     /// [`ClientBuilder::max_in_flight`](crate::ClientBuilder::max_in_flight). `None` when that bound was removed (`usize::MAX`):
     /// requests are not counted then.
     pub fn in_flight(&self) -> Option<usize> {
-        self.inner.in_flight.count()
+        self.inner.in_flight.counts().map(|(taken, _)| taken)
     }
 
     /// The client's figures since it started: requests, errors and latency by operation,

@@ -110,11 +110,6 @@ impl InFlight {
         Some(Place(bound.clone()))
     }
 
-    /// Requests holding a place now (`None` when there is no bound: not counted then).
-    pub(crate) fn count(&self) -> Option<usize> {
-        self.bound.as_ref().map(|b| b.taken.load(SeqCst))
-    }
-
     /// Places taken and callers waiting for one, now (`None` when there is no bound).
     pub(crate) fn counts(&self) -> Option<(usize, usize)> {
         self.bound
