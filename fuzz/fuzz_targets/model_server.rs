@@ -7,4 +7,6 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| zkrs_model::fuzzing::server(data));
+fuzz_target!(|data: &[u8]| {
+    zkrs_model::fuzzing::server(data);
+});

@@ -18,8 +18,13 @@ use zkrs_codec::{encode_connect_request, ConnectRequest, OpCode};
 
 use crate::{ConnectionId, Server, ServerConfig};
 
-/// Runs one script; panics only on a broken invariant (or a bug the fuzzer found).
-pub fn server(data: &[u8]) {
+/// Runs one script; panics only on a broken invariant (or a bug the fuzzer found). Returns
+/// a hash of every byte the server sent, in order, and every close: the same script must
+/// give the same hash (the model holds no clock, thread or randomness of its own).
+pub fn server(data: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // `DefaultHasher::new` uses fixed keys: the same bytes hash the same in every process.
+    let mut trace = std::collections::hash_map::DefaultHasher::new();
     let mut server = Server::new(ServerConfig::default());
     let mut conns: Vec<ConnectionId> = Vec::new();
     // Bytes sent to each connection not yet split into frames, and whether it was closed.
@@ -90,6 +95,7 @@ pub fn server(data: &[u8]) {
             _ => {}
         }
         while let Some(t) = server.poll_transmit() {
+            (format!("{:?}", t.connection), &t.data[..], t.close).hash(&mut trace);
             let (bytes, closed) = out.entry(t.connection).or_default();
             assert!(!*closed, "bytes for {:?} after it was closed", t.connection);
             bytes.extend_from_slice(&t.data);
@@ -98,6 +104,7 @@ pub fn server(data: &[u8]) {
         }
         sessions = server.session_ids();
     }
+    trace.finish()
 }
 
 /// Takes the whole frames off the front of `bytes`; what is left is a frame's beginning.

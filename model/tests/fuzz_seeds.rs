@@ -25,4 +25,11 @@ proptest! {
     fn random_scripts_never_panic(script in proptest::collection::vec(any::<u8>(), 0..400)) {
         zkrs_model::fuzzing::server(&script);
     }
+
+    /// One script, one run: what the server sends (every byte, every close, in order) is the
+    /// same each time.
+    #[test]
+    fn the_same_script_gives_the_same_bytes(script in proptest::collection::vec(any::<u8>(), 0..400)) {
+        prop_assert_eq!(zkrs_model::fuzzing::server(&script), zkrs_model::fuzzing::server(&script));
+    }
 }
