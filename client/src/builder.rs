@@ -42,6 +42,7 @@ impl ClientBuilder {
                 host_provider: None,
                 follow_ensemble: false,
                 max_in_flight: crate::in_flight::DEFAULT_MAX_IN_FLIGHT,
+                dialer: None,
                 #[cfg(feature = "metrics")]
                 metrics_label: None,
                 #[cfg(feature = "tls")]
@@ -280,7 +281,7 @@ impl ClientBuilder {
                 let report = shared
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .connect_report(std::time::Instant::now());
+                    .connect_report(crate::clock::now());
                 client.close_in_background();
                 let mut detail = format!(
                     "no ZooKeeper server reachable at {} within {} ms",

@@ -3,7 +3,6 @@
 //! driver, answered; and the watch it may leave, registered with where its event goes.
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use bytes::BytesMut;
 use tokio::sync::oneshot;
@@ -60,7 +59,7 @@ impl Client {
         watch: Option<WatchOp>,
         sink: Option<(WatcherId, WatchSink)>,
     ) -> Result<Reply> {
-        let started = Instant::now();
+        let started = crate::clock::now();
         let registers = matches!(watch, Some(WatchOp::Register { .. }));
         let result = async {
             let (token, rx) = ReplyTx::new(self.inner.in_flight.place().await);
@@ -79,7 +78,7 @@ impl Client {
         let metrics = &self.inner.metrics;
         metrics.request(
             op,
-            started.elapsed(),
+            crate::clock::now().saturating_duration_since(started),
             result.as_ref().err().map(Error::code),
         );
         if registers && result.is_ok() {

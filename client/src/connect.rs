@@ -4,7 +4,7 @@
 use crate::error::ErrorInternals;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
@@ -50,7 +50,7 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         }
     }
     cfg.resume = settings.resume.as_ref().map(|r| (r.id, r.password.clone()));
-    let session = Session::new(cfg, Instant::now());
+    let session = Session::new(cfg, crate::clock::now());
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Mutex::new(Shared {
         current: StateChange {
@@ -66,8 +66,8 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         host_failures: Vec::new(),
         hosts: crate::host_list::host_strings(&cs.hosts),
     }));
-    #[allow(unused_mut)]
-    let mut connector = Connector::default();
+    #[allow(unused_mut)] // set below with the `tls` feature
+    let mut connector = Connector::new(settings.dialer.clone());
     #[cfg(feature = "tls")]
     if let Some(tls) = &settings.tls {
         connector.tls = Some(tls.connector()?);
@@ -134,6 +134,8 @@ pub(crate) struct Settings {
     pub(crate) host_provider: Option<crate::host_provider::SharedProvider>,
     pub(crate) follow_ensemble: bool,
     pub(crate) max_in_flight: usize,
+    /// A simulation's network, in place of DNS and TCP.
+    pub(crate) dialer: Option<Arc<dyn crate::memory_link::Dialer>>,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
     /// The `client` label of the facade's metrics (feature `metrics`).

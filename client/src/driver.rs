@@ -130,7 +130,7 @@ impl Driver {
             }
             if let Err(e) = self.flush() {
                 crate::__log!(warn, error = %e, "writing to the server failed");
-                self.session.handle_io_error(e, Instant::now());
+                self.session.handle_io_error(e, crate::clock::now());
                 continue;
             }
             if let Some(deadline) = self.session.poll_timeout() {
@@ -141,37 +141,25 @@ impl Driver {
             }
             let want_write = !self.session.transmit().is_empty()
                 || self.transport.as_ref().is_some_and(Transport::wants_write);
+            // Biased, in this order, so that what runs depends only on what is ready (a
+            // simulation replays a seed exactly; tokio's random start would not): replies
+            // first, as they free places in flight and carry the watch events, then the
+            // socket, connection attempts, the probe, the core's timer, and new commands,
+            // which wait at most for what the socket already holds.
             tokio::select! {
-                command = self.commands.recv(), if !self.handles_gone => {
-                    match command {
-                        Some(command) => {
-                            let now = Instant::now();
-                            self.command(command, now);
-                            // Take everything already queued: one write for all of it.
-                            while let Ok(command) = self.commands.try_recv() {
-                                self.command(command, now);
-                            }
-                        }
-                        None => {
-                            // Every handle is gone: close the session so its ephemeral
-                            // nodes go now rather than at expiry.
-                            self.handles_gone = true;
-                            self.session.close(None, Instant::now());
-                        }
-                    }
-                }
+                biased;
                 readable = readable(&self.transport) => match readable {
                     Ok(()) => self.read(),
-                    Err(e) => self.session.handle_io_error(e, Instant::now()),
+                    Err(e) => self.session.handle_io_error(e, crate::clock::now()),
                 },
                 writable = writable(&self.transport), if want_write => {
                     if let Err(e) = writable {
-                        self.session.handle_io_error(e, Instant::now());
+                        self.session.handle_io_error(e, crate::clock::now());
                     }
                 }
                 attempted = connecting(&mut self.connecting) => {
                     self.connecting = None;
-                    let now = Instant::now();
+                    let now = crate::clock::now();
                     let connected = match attempted {
                         Attempted::Connected(connected) => connected,
                         Attempted::Hosts(hosts) => {
@@ -204,11 +192,29 @@ impl Driver {
                     }
                 }
                 Some(host) = self.probe_rx.recv() => {
-                    self.session.handle_read_write_found(host, Instant::now());
+                    self.session.handle_read_write_found(host, crate::clock::now());
                 }
                 () = &mut self.timer, if self.armed.is_some() => {
                     self.armed = None;
-                    self.session.handle_timeout(Instant::now());
+                    self.session.handle_timeout(crate::clock::now());
+                }
+                command = self.commands.recv(), if !self.handles_gone => {
+                    match command {
+                        Some(command) => {
+                            let now = crate::clock::now();
+                            self.command(command, now);
+                            // Take everything already queued: one write for all of it.
+                            while let Ok(command) = self.commands.try_recv() {
+                                self.command(command, now);
+                            }
+                        }
+                        None => {
+                            // Every handle is gone: close the session so its ephemeral
+                            // nodes go now rather than at expiry.
+                            self.handles_gone = true;
+                            self.session.close(None, crate::clock::now());
+                        }
+                    }
                 }
             }
         }
@@ -268,7 +274,7 @@ impl Driver {
         let attempt = Attempt {
             host: format!("{name}:{port}"),
             handshaking: false,
-            since: Instant::now(),
+            since: crate::clock::now(),
         };
         self.track_attempt(|current| *current = Some(attempt));
         let connector = self.connector.clone();
@@ -356,12 +362,14 @@ impl Driver {
     /// Drops the one-shot sinks that `unwanted` picks and forgets their registrations (see
     /// `Session::forget_registration`: in flight, registered, or the server's watch too).
     fn forget_sinks(&mut self, now: Instant, unwanted: impl Fn(&WatchSink) -> bool) {
-        let ids: Vec<WatcherId> = self
+        let mut ids: Vec<WatcherId> = self
             .sinks
             .iter()
             .filter(|(_, sink)| unwanted(sink))
             .map(|(id, _)| *id)
             .collect();
+        // In the order they were made, not the map's hash order: a run repeats exactly.
+        ids.sort_unstable();
         for id in ids {
             if let Some(WatchSink::Once { kind, path, .. } | WatchSink::Group { kind, path, .. }) =
                 self.sinks.remove(&id)
@@ -412,7 +420,7 @@ impl Driver {
         if self.read_buf.capacity() - self.read_buf.len() < room / 2 {
             self.read_buf.reserve(room);
         }
-        let now = Instant::now();
+        let now = crate::clock::now();
         match transport.try_read_buf(&mut self.read_buf) {
             Ok(0) => self.session.handle_io_error(
                 io::Error::new(
@@ -542,7 +550,7 @@ impl Driver {
                     };
                     if !delivered {
                         self.sinks.remove(&watcher);
-                        self.session.forget_watcher(watcher, Instant::now());
+                        self.session.forget_watcher(watcher, crate::clock::now());
                     }
                 }
                 Event::WatcherUnused(watcher) => {

@@ -66,6 +66,7 @@ async fn track(weak: Weak<Inner>, mut states: crate::StateChanges) {
             }
         };
         tokio::select! {
+            biased;
             event = fired => {
                 if event.is_some_and(|e| e.is_session_event()) {
                     // Expired or closed: the state stream says what comes next.

@@ -34,6 +34,7 @@ mod builder;
 mod calls;
 mod children;
 mod client;
+mod clock;
 mod connect;
 mod connect_string;
 mod create_options;
@@ -47,6 +48,7 @@ mod host_provider;
 mod in_flight;
 mod listeners;
 mod log;
+mod memory_link;
 mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_report;

@@ -15,3 +15,44 @@ use crate::Current;
 pub fn current_from_watch<T: Clone>(rx: tokio::sync::watch::Receiver<T>) -> Current<T> {
     Current::from_watch(rx)
 }
+
+/// The monotonic time now, on the client's clock (tokio's: virtual on a paused runtime).
+pub fn now() -> std::time::Instant {
+    crate::clock::now()
+}
+
+/// Milliseconds since the Unix epoch on the client's wall clock (the system's, or a
+/// simulation's: [`set_thread_wall_clock`]).
+pub fn unix_time_ms() -> u64 {
+    crate::clock::unix_time_ms()
+}
+
+/// For a simulation: this thread's wall clock reads `epoch_ms` now and advances with the
+/// runtime's (virtual) time; `None` puts the system clock back.
+pub fn set_thread_wall_clock(epoch_ms: Option<u64>) {
+    crate::clock::set_thread_wall_clock(epoch_ms)
+}
+
+/// 64 random bits through the library's one randomness seam (see [`seed_thread_randomness`]).
+pub fn random_u64() -> u64 {
+    crate::random::random_seed()
+}
+
+/// For a simulation: every later draw of the library on this thread (host shuffles, the
+/// UUIDs of protected names, jitter, picks) comes from one stream seeded with `seed`; `None`
+/// makes them random again. SASL's nonces never do.
+pub fn seed_thread_randomness(seed: Option<u64>) {
+    crate::random::seed_thread(seed)
+}
+
+pub use crate::memory_link::{memory_link, DialFuture, Dialer, LinkEnd, LinkPeer};
+
+/// For a simulation: `builder`'s connections are made by `dialer` (in-memory links) instead
+/// of DNS and TCP.
+pub fn with_dialer(
+    mut builder: crate::ClientBuilder,
+    dialer: std::sync::Arc<dyn Dialer>,
+) -> crate::ClientBuilder {
+    builder.settings.dialer = Some(dialer);
+    builder
+}

@@ -1,9 +1,39 @@
-//! Randomness without a dependency: seeds for the host shuffle and SASL nonces.
+//! Randomness without a dependency, through one seam: the host shuffle's seed, the UUIDs of
+//! protected names, retry jitter, a queue consumer's skips, discovery's random picks.
+//!
+//! By default each draw hashes the current time with the standard library's per-process
+//! random keys (a fresh `RandomState`). A simulation seeds this thread instead
+//! ([`seed_thread`]): every draw then comes from one SplitMix64 stream, so one seed gives the
+//! same run. SASL's nonces never take the seam ([`nonce_bits`]).
 
-/// 64 random bits from the standard library's per-process random keys and the clock (a
-/// fresh `RandomState` each call): the host shuffle's seed, SASL's client nonce.
+use std::cell::Cell;
+use std::hash::{BuildHasher, Hasher};
+
+thread_local! {
+    /// The seeded stream's state, when a simulation set one on this thread.
+    static SEEDED: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// 64 random bits: the seeded stream's next draw on a seeded thread, else fresh ones.
 pub(crate) fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
+    SEEDED.with(|s| match s.get() {
+        Some(state) => {
+            let (next, out) = splitmix64(state);
+            s.set(Some(next));
+            out
+        }
+        None => nonce_bits(),
+    })
+}
+
+/// Makes this thread's draws one stream from `seed` (`None`: random again).
+pub(crate) fn seed_thread(seed: Option<u64>) {
+    SEEDED.with(|s| s.set(seed));
+}
+
+/// 64 bits from the per-process random keys and the clock, never from a seeded stream: for
+/// SASL's nonces, which must not be predictable.
+pub(crate) fn nonce_bits() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
         std::time::SystemTime::now()
@@ -12,4 +42,31 @@ pub(crate) fn random_seed() -> u64 {
             .unwrap_or(0),
     );
     h.finish()
+}
+
+/// One step of SplitMix64 (Steele, Lea and Flood): the next state and its output.
+fn splitmix64(state: u64) -> (u64, u64) {
+    let next = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = next;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (next, z ^ (z >> 31))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seeded_thread_draws_the_same_stream_again() {
+        seed_thread(Some(7));
+        let a: Vec<u64> = (0..4).map(|_| random_seed()).collect();
+        seed_thread(Some(7));
+        let b: Vec<u64> = (0..4).map(|_| random_seed()).collect();
+        seed_thread(None);
+        assert_eq!(a, b);
+        assert_ne!(a[0], a[1]);
+        // SplitMix64's published first output for seed 0.
+        assert_eq!(splitmix64(0).1, 0xe220_a839_7b1d_cdaf);
+    }
 }

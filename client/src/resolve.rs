@@ -22,6 +22,9 @@ pub(crate) async fn connect_host(
     shuffle: u64,
 ) -> io::Result<Transport> {
     let attempt = async {
+        if let Some(dialer) = &connector.dialer {
+            return dialer.dial(name, port).await.map(Transport::Memory);
+        }
         let mut addrs = resolve(name, port).await?;
         shuffle_addrs(&mut addrs, shuffle);
         let literal = name.parse::<IpAddr>().is_ok();

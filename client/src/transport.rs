@@ -1,26 +1,41 @@
-//! [`Transport`]: one connection to a server, plain TCP or TLS (feature `tls`), behind the
-//! non-blocking calls the driver uses: wait for readiness, then read or write what the
-//! socket takes without waiting. Keeping TLS behind the same calls keeps the driver one
-//! loop for both, and TLS costs nothing when the feature is off.
+//! [`Transport`]: one connection to a server, plain TCP or TLS (feature `tls`), or a
+//! simulated network's in-memory link (`memory_link.rs`), behind the non-blocking calls the
+//! driver uses: wait for readiness, then read or write what the socket takes without
+//! waiting. Keeping TLS behind the same calls keeps the driver one loop for both, and TLS
+//! costs nothing when the feature is off.
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use bytes::BytesMut;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
+use crate::memory_link::{Dialer, LinkEnd};
 #[cfg(feature = "tls")]
 use crate::tls::{SocketIo, TlsConnector, TlsFailure};
 
-/// How connections are made: plain, or TLS with the client's settings.
+/// How connections are made: plain, or TLS with the client's settings, or by a simulated
+/// network's dialer.
 #[derive(Clone, Default)]
 pub(crate) struct Connector {
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<TlsConnector>,
+    /// Replaces DNS and TCP when set (a simulation).
+    pub(crate) dialer: Option<Arc<dyn Dialer>>,
 }
 
 impl Connector {
+    /// Plain connections (TLS is set afterwards), or the dialer's.
+    #[allow(clippy::needless_update)] // the update fills `tls` when the feature has it
+    pub(crate) fn new(dialer: Option<Arc<dyn Dialer>>) -> Connector {
+        Connector {
+            dialer,
+            ..Connector::default()
+        }
+    }
+
     /// Connects to one address of the host `name` (the name TLS checks the certificate
     /// against) and runs the TLS handshake. No timeout of its own: the caller's covers it.
     pub(crate) async fn connect_addr(&self, addr: SocketAddr, name: &str) -> io::Result<Transport> {
@@ -29,26 +44,123 @@ impl Connector {
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.tls {
             let conn = tls.handshake(&tcp, name).await?;
-            return Ok(Transport {
+            return Ok(Transport::Socket(SocketTransport {
                 tcp,
                 tls: Some(conn),
-            });
+            }));
         }
         let _ = name;
-        Ok(Transport::plain(tcp))
+        Ok(Transport::Socket(SocketTransport::plain(tcp)))
     }
 }
 
 /// A connection to one server.
-pub(crate) struct Transport {
+pub(crate) enum Transport {
+    /// TCP, with TLS when configured.
+    Socket(SocketTransport),
+    /// A simulated network's link.
+    Memory(LinkEnd),
+}
+
+impl Transport {
+    /// Waits until the connection may have bytes to read.
+    pub(crate) async fn readable(&self) -> io::Result<()> {
+        match self {
+            Transport::Socket(s) => s.readable().await,
+            Transport::Memory(m) => m.readable().await,
+        }
+    }
+
+    /// Waits until the connection may take bytes.
+    pub(crate) async fn writable(&self) -> io::Result<()> {
+        match self {
+            Transport::Socket(s) => s.writable().await,
+            Transport::Memory(_) => Ok(()),
+        }
+    }
+
+    /// Appends what can be read now to `buf`: `Ok(0)` at the end of the stream, `WouldBlock`
+    /// when nothing is there yet. `buf` must have spare capacity.
+    pub(crate) fn try_read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        match self {
+            Transport::Socket(s) => s.try_read_buf(buf),
+            Transport::Memory(m) => m.try_read_buf(buf),
+        }
+    }
+
+    /// Writes a prefix of `data` without waiting; returns its length (`WouldBlock` when
+    /// nothing could be taken).
+    pub(crate) fn try_write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            Transport::Socket(s) => s.try_write(data),
+            Transport::Memory(m) => m.try_write(data),
+        }
+    }
+
+    /// Whether bytes already accepted still wait for the socket (TLS records).
+    pub(crate) fn wants_write(&self) -> bool {
+        match self {
+            Transport::Socket(s) => s.wants_write(),
+            Transport::Memory(_) => false,
+        }
+    }
+
+    /// Sends what [`Transport::wants_write`] holds, as far as the socket takes it.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Transport::Socket(s) => s.flush(),
+            Transport::Memory(_) => Ok(()),
+        }
+    }
+
+    /// Writes all of `data`, waiting as needed (for short exchanges such as `isro`).
+    pub(crate) async fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() || self.wants_write() {
+            let result = if data.is_empty() {
+                self.flush().map(|()| 0)
+            } else {
+                self.try_write(data)
+            };
+            match result {
+                Ok(n) => data = &data[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            if !data.is_empty() || self.wants_write() {
+                self.writable().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads until the server closes the connection, keeping at most `limit` bytes.
+    pub(crate) async fn read_to_end(&mut self, limit: usize) -> io::Result<BytesMut> {
+        let mut buf = BytesMut::with_capacity(limit.min(4096));
+        loop {
+            if buf.len() >= limit {
+                return Ok(buf);
+            }
+            buf.reserve(64);
+            match self.try_read_buf(&mut buf) {
+                Ok(0) => return Ok(buf),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable().await?,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// A TCP connection, with TLS when configured.
+pub(crate) struct SocketTransport {
     tcp: TcpStream,
     #[cfg(feature = "tls")]
     tls: Option<Box<rustls::ClientConnection>>,
 }
 
-impl Transport {
-    fn plain(tcp: TcpStream) -> Transport {
-        Transport {
+impl SocketTransport {
+    fn plain(tcp: TcpStream) -> SocketTransport {
+        SocketTransport {
             tcp,
             #[cfg(feature = "tls")]
             tls: None,
@@ -128,43 +240,6 @@ impl Transport {
             return flush_tls(&self.tcp, conn);
         }
         Ok(())
-    }
-
-    /// Writes all of `data`, waiting as needed (for short exchanges such as `isro`).
-    pub(crate) async fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
-        while !data.is_empty() || self.wants_write() {
-            let result = if data.is_empty() {
-                self.flush().map(|()| 0)
-            } else {
-                self.try_write(data)
-            };
-            match result {
-                Ok(n) => data = &data[n..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
-            if !data.is_empty() || self.wants_write() {
-                self.writable().await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads until the server closes the connection, keeping at most `limit` bytes.
-    pub(crate) async fn read_to_end(&mut self, limit: usize) -> io::Result<BytesMut> {
-        let mut buf = BytesMut::with_capacity(limit.min(4096));
-        loop {
-            if buf.len() >= limit {
-                return Ok(buf);
-            }
-            buf.reserve(64);
-            match self.try_read_buf(&mut buf) {
-                Ok(0) => return Ok(buf),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable().await?,
-                Err(e) => return Err(e),
-            }
-        }
     }
 }
 

@@ -272,7 +272,8 @@ impl WatchRegistry {
         ]
     }
 
-    /// Removes every registration (session lost or closed) and returns the watchers.
+    /// Removes every registration (session lost or closed) and returns the watchers, in
+    /// the order they were made (not the tables' hash order, so a run repeats exactly).
     pub fn drain(&mut self) -> Vec<WatcherId> {
         let mut out = Vec::new();
         for table in self.tables_mut() {
@@ -280,6 +281,7 @@ impl WatchRegistry {
                 out.extend(ids);
             }
         }
+        out.sort_unstable();
         out
     }
 
@@ -310,7 +312,10 @@ impl WatchRegistry {
             &self.recursive,
         ];
         for (which, table) in tables.into_iter().enumerate() {
-            for path in table.0.keys() {
+            // Sorted, not in the table's hash order: the same watches make the same bytes.
+            let mut paths: Vec<&String> = table.0.keys().collect();
+            paths.sort_unstable();
+            for path in paths {
                 let cost = path.len() + 4;
                 if size > 0 && size + cost > max_bytes {
                     batches.push(std::mem::take(&mut batch));

@@ -102,7 +102,7 @@ impl Kerberos {
 /// own words for the cause, as a refusal by the server does.
 pub fn gssapi(settings: Kerberos) -> SaslMechanism {
     // One private in-memory ticket cache per mechanism: its connections share tickets.
-    let cache = format!("MEMORY:zkr-{:016x}", crate::random::random_seed());
+    let cache = format!("MEMORY:zkr-{:016x}", crate::random::nonce_bits());
     SaslMechanism::per_server("GSSAPI", move |server| {
         let target = match &settings.service_principal {
             Some(principal) => Name::principal(principal),

@@ -34,6 +34,6 @@ pub fn digest_md5(user: impl Into<String>, password: impl Into<String>) -> SaslM
 /// 128 random bits, hex.
 #[cfg(feature = "sasl-digest")]
 fn client_nonce() -> String {
-    use crate::random::random_seed;
-    format!("{:016x}{:016x}", random_seed(), random_seed())
+    use crate::random::nonce_bits;
+    format!("{:016x}{:016x}", nonce_bits(), nonce_bits())
 }

@@ -1,6 +1,7 @@
 //! [`DistributedDoubleBarrier`]: N members enter together and leave together.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};

@@ -8,7 +8,7 @@ mod single;
 pub use double::{DistributedDoubleBarrier, READY_NODE};
 pub use single::DistributedBarrier;
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use zkrs_client::{OneshotWatch, WatchedEvent};
 
@@ -18,7 +18,7 @@ pub(crate) async fn wait_until(
     deadline: Option<Instant>,
 ) -> Option<WatchedEvent> {
     match deadline {
-        Some(d) => tokio::time::timeout_at(d.into(), watch).await.ok(),
+        Some(d) => tokio::time::timeout_at(d, watch).await.ok(),
         None => Some(watch.await),
     }
 }

@@ -1,6 +1,7 @@
 //! [`DistributedBarrier`]: up while its node exists.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
@@ -74,7 +75,7 @@ impl DistributedBarrier {
                     let connected = async { wait_connected(&self.client).await };
                     match deadline {
                         Some(d) => {
-                            if tokio::time::timeout_at(d.into(), connected).await.is_err() {
+                            if tokio::time::timeout_at(d, connected).await.is_err() {
                                 return Ok(false);
                             }
                         }

@@ -167,6 +167,7 @@ async fn keep_watching(
             }
             loop {
                 tokio::select! {
+                    biased;
                     event = watch.next() => match event {
                         // The session ended (or the client closed): add it anew.
                         Some(Ok(event)) if event.is_session_event() => break,
@@ -201,6 +202,7 @@ async fn keep_watching(
         }
     };
     tokio::select! {
+        biased;
         _ = close => {}
         () = watching => {}
     }

@@ -2,7 +2,8 @@
 //! optimistic compare-and-set on the node version, as Curator's, optionally promoted to a
 //! mutex when the optimistic tries run out ([`PromotedToLock`]).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 

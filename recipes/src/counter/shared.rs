@@ -254,6 +254,7 @@ async fn follow<T: Codec>(
                 }
             };
             tokio::select! {
+                biased;
                 _ = &mut closed => return,
                 event = changed => {
                     if !event.is_session_event() {

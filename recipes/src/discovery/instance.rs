@@ -1,6 +1,5 @@
 //! [`ServiceInstance`]: one registered instance of a service, with Curator's fields.
 
-use std::time::{SystemTime, UNIX_EPOCH};
 use zkrs_client::__private::ErrorInternals;
 
 use serde::{Deserialize, Serialize};
@@ -97,10 +96,7 @@ impl<P> ServiceInstance<P> {
     /// A builder for an instance of `name`, with a random id, registered now, `DYNAMIC`,
     /// enabled.
     pub fn builder(name: &str) -> ServiceInstanceBuilder<P> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let now = zkrs_client::__private::unix_time_ms() as i64;
         ServiceInstanceBuilder {
             instance: ServiceInstance {
                 name: name.to_string(),

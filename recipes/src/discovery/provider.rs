@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use serde::de::DeserializeOwned;
 use zkrs_client::{EventStream, Result};

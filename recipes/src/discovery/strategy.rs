@@ -107,12 +107,10 @@ pub struct Random {
 }
 
 impl Random {
-    /// Seeded from the standard library's per-process random hash keys.
+    /// Seeded from the client's randomness (the standard library's per-process random hash
+    /// keys, or a simulation's seeded stream).
     pub fn new() -> Random {
-        use std::hash::{BuildHasher, Hasher};
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u8(0);
-        Random::with_seed(hasher.finish())
+        Random::with_seed(zkrs_client::__private::random_u64())
     }
 
     /// Seeded with `seed`: the same seed gives the same picks.

@@ -1,7 +1,8 @@
 //! Retry policies, applied to the errors that are safe to retry.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use zkrs_client::Result;
 
@@ -123,10 +124,7 @@ impl RetryPolicy {
 }
 
 fn pseudo_random() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(Instant::now().elapsed().as_nanos() as u64);
-    h.finish()
+    zkrs_client::__private::random_u64()
 }
 
 #[cfg(test)]

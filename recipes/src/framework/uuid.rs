@@ -1,8 +1,6 @@
 //! Random version-4 UUIDs for protected node names, from the standard library alone.
 
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A random (version 4) UUID, written in the canonical dashed 36-character form Curator uses
 /// in protected names.
@@ -12,26 +10,13 @@ pub struct Uuid([u8; 16]);
 impl Uuid {
     /// A new random UUID.
     ///
-    /// The bits come from the standard library's per-process random hash keys
-    /// (`RandomState`), mixed with the time and a counter: unique enough for node names
-    /// without a random-number crate.
+    /// The bits come from the client's randomness seam (the standard library's per-process
+    /// random hash keys mixed with the time, or a simulation's seeded stream): unique enough
+    /// for node names without a random-number crate.
     pub fn new_v4() -> Uuid {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        let word = |salt: u64| {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(n);
-            h.write_u64(nanos);
-            h.write_u64(salt);
-            h.finish()
-        };
         let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&word(1).to_be_bytes());
-        bytes[8..].copy_from_slice(&word(2).to_be_bytes());
+        bytes[..8].copy_from_slice(&zkrs_client::__private::random_u64().to_be_bytes());
+        bytes[8..].copy_from_slice(&zkrs_client::__private::random_u64().to_be_bytes());
         bytes[6] = (bytes[6] & 0x0f) | 0x40; // version 4
         bytes[8] = (bytes[8] & 0x3f) | 0x80; // RFC 4122 variant
         Uuid(bytes)

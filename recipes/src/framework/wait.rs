@@ -37,6 +37,7 @@ pub async fn watch_or_state(
             }
         };
         let woke = tokio::select! {
+            biased;
             event = node_event => Ok(event),
             change = changes.next() => Err(change),
         };

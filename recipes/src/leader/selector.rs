@@ -474,8 +474,9 @@ async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<(
                 }
             }
             tokio::select! {
-                _ = shared.wake.notified() => {}
+                biased;
                 _ = closed.wait_for(|c| *c) => return Ok(()),
+                _ = shared.wake.notified() => {}
             }
         }
 
@@ -495,8 +496,9 @@ async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<(
                 // Not retryable by the lock itself (e.g. no permission): back off, then try
                 // again if requeueing, like Curator.
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff.failed()) => {}
+                    biased;
                     _ = closed.wait_for(|c| *c) => return Ok(()),
+                    _ = tokio::time::sleep(backoff.failed()) => {}
                 }
                 end_attempt(&shared);
                 continue;
@@ -560,6 +562,7 @@ async fn lead(shared: &Shared, guard: LockGuard) -> Result<()> {
     let ended = {
         let watchers = async {
             tokio::select! {
+                biased;
                 reason = connection_lost(client, guard.session_id(), shared.policy, changes) => reason,
                 reason = node_deleted(client, guard.path()) => reason,
                 reason = requested(cancel_rx.clone()) => reason,

@@ -12,7 +12,7 @@
 //! - Every way out (error, timeout, a dropped future) deletes our node, or, when the create's
 //!   outcome is unknown, whatever node carries our protected prefix.
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result};
 
@@ -235,7 +235,7 @@ pub(crate) async fn acquire_with_sequence(
                                 watch.await;
                             }
                             Some(d) => {
-                                if tokio::time::timeout_at(d.into(), watch).await.is_err() {
+                                if tokio::time::timeout_at(d, watch).await.is_err() {
                                     return Ok(None);
                                 }
                             }

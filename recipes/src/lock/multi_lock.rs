@@ -1,6 +1,7 @@
 //! [`InterProcessMultiLock`]: several locks taken as one, all or nothing.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use zkrs_client::{Client, Result};
 

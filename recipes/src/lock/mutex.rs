@@ -1,6 +1,7 @@
 //! [`InterProcessMutex`]: Curator's mutex, on the same znodes.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use zkrs_client::{Client, Result};
 

@@ -1,7 +1,8 @@
 //! [`InterProcessReadWriteLock`]: Curator's read/write lock, on the same znodes.
 
 use std::ops::Deref;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Client, Error, Result};

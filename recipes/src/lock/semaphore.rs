@@ -1,7 +1,8 @@
 //! [`InterProcessSemaphoreV2`]: Curator's counting semaphore, on the same znodes, and its
 //! [`Lease`]s.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{
@@ -321,6 +322,7 @@ impl InterProcessSemaphoreV2 {
             }
             // Wait for a lease to go, the maximum to change, or the deadline.
             tokio::select! {
+                biased;
                 _ = children_changed => {}
                 _ = changed(max_changed) => {}
                 _ = until(deadline) => {}
@@ -383,7 +385,7 @@ async fn changed(watch: Option<OneshotWatch>) -> WatchedEvent {
 
 async fn until(deadline: Option<Instant>) {
     match deadline {
-        Some(d) => tokio::time::sleep_until(d.into()).await,
+        Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
 }

@@ -271,6 +271,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
                     }
                 };
                 tokio::select! {
+                    biased;
                     event = watch => match event.event_type {
                         EventType::NodeDeleted | EventType::None => break 'watching,
                         // Someone else's data stays (as in Curator): watch again.
@@ -287,6 +288,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
         }
     };
     tokio::select! {
+        biased;
         _ = &mut stop => {}
         () = work => {}
     }

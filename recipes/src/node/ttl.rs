@@ -66,6 +66,7 @@ impl PersistentTtlNode {
             tick.tick().await;
             loop {
                 tokio::select! {
+                    biased;
                     _ = &mut stopped => return,
                     _ = tick.tick() => {
                         // A write resets the TTL; failures are retried at the next tick.

@@ -25,7 +25,6 @@
 //! places after a newer one. Nothing skipped is lost.
 
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::pin::Pin;
 use std::task::Poll;
 
@@ -86,9 +85,7 @@ impl std::fmt::Debug for Cursor {
 
 impl Cursor {
     pub(crate) fn new(order: Order) -> Cursor {
-        // Per-process random keys, fresh per call: consumers start their skips differently.
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(0x9e37_79b9_7f4a_7c15);
+        // A fresh draw per call: consumers start their skips differently.
         Cursor {
             order,
             entries: Vec::new().into_iter(),
@@ -97,7 +94,7 @@ impl Cursor {
             stale: true,
             taken: 0,
             jump: 0,
-            rng: h.finish() | 1,
+            rng: zkrs_client::__private::random_u64() | 1,
             listings: 0,
         }
     }

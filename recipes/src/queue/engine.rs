@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -85,10 +85,9 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// The wall clock in ms (the client's: a simulation's when one runs).
 pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    zkrs_client::__private::unix_time_ms()
 }
 
 impl Engine {
@@ -348,6 +347,7 @@ impl Engine {
             }
         };
         tokio::select! {
+            biased;
             _ = cursor.changed() => true,
             _ = lock_events => {
                 cursor.mark_stale();

@@ -1,0 +1,224 @@
+//! `zkrs-simulate`: runs simulated seeds of the campaign's suites.
+//!
+//! ```text
+//! zkrs-simulate run SUITE SEED [--skip 1,2] [--trace]   one run: its report (and trace)
+//! zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S]
+//! ```
+//!
+//! A campaign runs seeds on `N` threads (default: every core) for `SECONDS` of real time,
+//! each seed with 60 s of faults, and prints seeds per hour, simulated hours per hour, and
+//! each violation with its seed, the fewest faults of its plan that still show it, and the
+//! command that replays it. Exit status 1 if any seed failed.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use zkrs_sim::suites::SUITES;
+use zkrs_sim::{FaultConfig, Report, Simulation};
+
+/// Virtual seconds of faults per seed.
+const FAULT_SECONDS: u64 = 60;
+
+fn simulation(seed: u64, skip: &[usize]) -> Simulation {
+    Simulation::new(seed)
+        .faults(FaultConfig::for_duration(Duration::from_secs(
+            FAULT_SECONDS,
+        )))
+        .skip_faults(skip.to_vec())
+}
+
+fn run(suite: &str, sim: &Simulation) -> Report {
+    let name = suite.to_string();
+    sim.run(move |world| async move { zkrs_sim::suites::run(&name, world).await })
+}
+
+/// The fewest faults of the plan that still show a violation: leave each fault out in
+/// turn, keep it out if the run still fails. Returns the faults left out and the last
+/// failing report.
+fn shrink(suite: &str, seed: u64, failing: Report) -> (Vec<usize>, Report) {
+    let plan = simulation(seed, &[]).plan();
+    let mut skip: Vec<usize> = Vec::new();
+    let mut last = failing;
+    for fault in &plan {
+        let mut trial = skip.clone();
+        trial.push(fault.id);
+        let report = run(suite, &simulation(seed, &trial));
+        if !report.passed() {
+            skip = trial;
+            last = report;
+        }
+    }
+    (skip, last)
+}
+
+fn replay_command(suite: &str, seed: u64, skip: &[usize]) -> String {
+    let mut cmd = format!("scripts/simulate.sh --replay {suite} {seed}");
+    if !skip.is_empty() {
+        let list: Vec<String> = skip.iter().map(usize::to_string).collect();
+        cmd.push_str(&format!(" --skip {}", list.join(",")));
+    }
+    cmd
+}
+
+fn print_report(suite: &str, report: &Report, real: Duration) {
+    println!(
+        "suite={suite} seed={} hash={:016x} lines={} simulated={:.1}s real={:.3}s faults={} violation={}",
+        report.seed,
+        report.trace_hash,
+        report.trace_lines,
+        report.simulated.as_secs_f64(),
+        real.as_secs_f64(),
+        report.faults,
+        report.violation.as_deref().unwrap_or("none"),
+    );
+}
+
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+fn one(args: &[String]) -> i32 {
+    let suite = args.first().map_or("mutex", String::as_str);
+    let seed: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let skip: Vec<usize> = flag(args, "--skip")
+        .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    let trace = args.iter().any(|a| a == "--trace");
+    let sim = simulation(seed, &skip).keep_trace(trace);
+    for fault in sim.plan() {
+        println!("plan: {fault}");
+    }
+    let started = Instant::now();
+    let report = run(suite, &sim);
+    if trace {
+        for line in &report.trace {
+            println!("{line}");
+        }
+    }
+    print_report(suite, &report, started.elapsed());
+    i32::from(!report.passed())
+}
+
+struct Totals {
+    seeds: AtomicU64,
+    simulated_ms: AtomicU64,
+    faults: AtomicU64,
+    failures: Mutex<Vec<String>>,
+}
+
+fn campaign(args: &[String]) -> i32 {
+    let seconds: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let which = args.get(1).map_or("all", String::as_str);
+    let suites: Vec<&'static str> = SUITES
+        .iter()
+        .copied()
+        .filter(|s| which == "all" || *s == which)
+        .collect();
+    if suites.is_empty() {
+        eprintln!(
+            "zkrs-simulate: no suite named {which} (suites: {})",
+            SUITES.join(", ")
+        );
+        return 2;
+    }
+    let jobs: usize = flag(args, "--jobs")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let first: u64 = flag(args, "--first-seed")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_secs())
+                .wrapping_mul(1_000_003)
+        });
+    let next = Arc::new(AtomicU64::new(first));
+    let stop = Arc::new(AtomicBool::new(false));
+    let totals = Arc::new(Totals {
+        seeds: AtomicU64::new(0),
+        simulated_ms: AtomicU64::new(0),
+        faults: AtomicU64::new(0),
+        failures: Mutex::new(Vec::new()),
+    });
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(seconds);
+    let workers: Vec<_> = (0..jobs)
+        .map(|_| {
+            let (next, stop, totals, suites) =
+                (next.clone(), stop.clone(), totals.clone(), suites.clone());
+            std::thread::spawn(move || {
+                while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+                    let seed = next.fetch_add(1, Ordering::Relaxed);
+                    let suite = suites[(seed % suites.len() as u64) as usize];
+                    let report = run(suite, &simulation(seed, &[]));
+                    totals.seeds.fetch_add(1, Ordering::Relaxed);
+                    totals
+                        .simulated_ms
+                        .fetch_add(report.simulated.as_millis() as u64, Ordering::Relaxed);
+                    totals.faults.fetch_add(report.faults, Ordering::Relaxed);
+                    if !report.passed() {
+                        let (skip, shrunk) = shrink(suite, seed, report.clone());
+                        let plan: Vec<String> = simulation(seed, &skip)
+                            .plan()
+                            .iter()
+                            .map(|f| format!("    {f}"))
+                            .collect();
+                        let text = format!(
+                            "VIOLATION suite={suite} seed={seed}\n  {}\n  faults that show it:\n{}\n  last trace lines:\n{}\n  replay: {}",
+                            shrunk.violation.as_deref().unwrap_or("?").replace('\n', "\n  "),
+                            plan.join("\n"),
+                            shrunk.trace[shrunk.trace.len().saturating_sub(40)..]
+                                .iter()
+                                .map(|l| format!("    {l}"))
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                            replay_command(suite, seed, &skip),
+                        );
+                        println!("{text}");
+                        totals.failures.lock().unwrap().push(text);
+                        if std::env::var_os("ZKRS_SIM_STOP_AT_FIRST").is_some() {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        let _ = w.join();
+    }
+    let real = started.elapsed().as_secs_f64();
+    let seeds = totals.seeds.load(Ordering::Relaxed);
+    let simulated = totals.simulated_ms.load(Ordering::Relaxed) as f64 / 1000.0;
+    let failures = totals.failures.lock().unwrap().len();
+    println!(
+        "campaign suites={} jobs={jobs} first_seed={first} seeds={seeds} real={real:.0}s simulated={:.2}h faults={} seeds_per_hour={:.0} simulated_hours_per_hour={:.0} speed={:.0}x violations={failures}",
+        suites.join(","),
+        simulated / 3600.0,
+        totals.faults.load(Ordering::Relaxed),
+        seeds as f64 * 3600.0 / real,
+        simulated / real,
+        simulated / real / jobs as f64,
+    );
+    i32::from(failures > 0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args.first().map(String::as_str) {
+        Some("run") => one(&args[1..]),
+        Some("campaign") => campaign(&args[1..]),
+        _ => {
+            eprintln!(
+                "usage: zkrs-simulate run SUITE SEED [--skip 1,2] [--trace]\n       zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S]\nsuites: {}",
+                SUITES.join(", ")
+            );
+            2
+        }
+    };
+    std::process::exit(code);
+}

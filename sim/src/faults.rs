@@ -1,0 +1,197 @@
+//! The faults a run injects, drawn from its seed before it starts: a plan of numbered
+//! faults, each with a start, a length and a target, so a violation can be shrunk by
+//! replaying the same seed with some faults left out.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::rng::SimRng;
+
+/// Which way a network fault acts, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Client to server.
+    Requests,
+    /// Server to client.
+    Replies,
+    /// Both.
+    Both,
+}
+
+/// One fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FaultKind {
+    /// The member crashes (its state is gone) and restarts at the end.
+    Crash,
+    /// The member is cut off from the ensemble: it closes its clients' connections and
+    /// serves nobody until the end (a leader is replaced).
+    Isolate,
+    /// The member stops applying the log and serves stale reads; it applies a few entries
+    /// now and then, and catches up at the end.
+    Lag,
+    /// Bytes between clients and the member are dropped silently in `Direction`; new
+    /// connections to it hang. When it heals, a connection that lost bytes is reset (TCP
+    /// never resumes a stream with a gap).
+    BlackHole(Direction),
+    /// Every connection to the member is reset (instant).
+    Reset,
+    /// The member's next reply is cut halfway and the connection reset (instant).
+    Cut,
+    /// Every byte to and from the member takes `extra_ms` longer.
+    Latency {
+        /// Added to each delivery, in ms.
+        extra_ms: u64,
+    },
+}
+
+/// A planned fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    /// Its number in the plan (stable when others are left out).
+    pub id: usize,
+    /// When it starts (virtual time since the run began).
+    pub at: Duration,
+    /// How long it lasts (zero for instant ones).
+    pub length: Duration,
+    /// Which member it hits.
+    pub member: usize,
+    /// What it does.
+    pub kind: FaultKind,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "fault #{} {:?} on member {} at {} ms for {} ms",
+            self.id,
+            self.kind,
+            self.member,
+            self.at.as_millis(),
+            self.length.as_millis()
+        )
+    }
+}
+
+/// How often and how long faults are drawn.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FaultConfig {
+    /// Mean gap between two faults' starts.
+    pub mean_gap: Duration,
+    /// The longest a lasting fault lasts.
+    pub max_length: Duration,
+    /// No fault starts after this (the run then heals and goes on).
+    pub duration: Duration,
+    /// At most this many members are hurt at once (a majority stays up when it is
+    /// `(members - 1) / 2`; more lets quorum go too).
+    pub max_concurrent: usize,
+}
+
+impl Default for FaultConfig {
+    fn default() -> Self {
+        FaultConfig {
+            mean_gap: Duration::from_millis(1500),
+            max_length: Duration::from_secs(6),
+            duration: Duration::from_secs(60),
+            max_concurrent: 1,
+        }
+    }
+}
+
+impl FaultConfig {
+    /// No faults at all.
+    pub fn none() -> FaultConfig {
+        FaultConfig {
+            duration: Duration::ZERO,
+            ..FaultConfig::default()
+        }
+    }
+
+    /// Faults drawn for `duration`.
+    pub fn for_duration(duration: Duration) -> FaultConfig {
+        FaultConfig {
+            duration,
+            ..FaultConfig::default()
+        }
+    }
+}
+
+/// Draws the plan for `members` members. Lasting faults on different members may overlap
+/// up to `max_concurrent`; instant ones go anywhere.
+pub fn plan(rng: &mut SimRng, members: usize, config: &FaultConfig) -> Vec<Fault> {
+    let mut faults = Vec::new();
+    let mut at = Duration::ZERO;
+    let mean = config.mean_gap.as_millis().max(1) as u64;
+    // When each member is free again.
+    let mut busy_until = vec![Duration::ZERO; members];
+    loop {
+        at += Duration::from_millis(rng.between(mean / 4, mean * 7 / 4));
+        if at >= config.duration {
+            return faults;
+        }
+        let member = rng.below(members as u64) as usize;
+        let kind = match rng.below(16) {
+            0..=2 => FaultKind::Crash,
+            3..=4 => FaultKind::Isolate,
+            5..=7 => FaultKind::Lag,
+            8 => FaultKind::BlackHole(Direction::Requests),
+            9 => FaultKind::BlackHole(Direction::Replies),
+            10..=11 => FaultKind::BlackHole(Direction::Both),
+            12 => FaultKind::Reset,
+            13 => FaultKind::Cut,
+            _ => FaultKind::Latency {
+                extra_ms: rng.between(20, 1500),
+            },
+        };
+        let instant = matches!(kind, FaultKind::Reset | FaultKind::Cut);
+        // Lengths around the session timeout: shorter ones a session rides out, longer
+        // ones expire it.
+        let max = config.max_length.as_millis().max(2) as u64;
+        let length = if instant {
+            Duration::ZERO
+        } else if rng.chance(0.5) {
+            Duration::from_millis(rng.between(50, max / 3))
+        } else {
+            Duration::from_millis(rng.between(max / 3, max))
+        };
+        if !instant {
+            let hurt = busy_until.iter().filter(|&&until| until > at).count();
+            if busy_until[member] > at || hurt >= config.max_concurrent {
+                continue;
+            }
+            busy_until[member] = at + length;
+        }
+        faults.push(Fault {
+            id: faults.len(),
+            at,
+            length,
+            member,
+            kind,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_plans_the_same_faults_and_respects_the_bound() {
+        let config = FaultConfig::default();
+        let a = plan(&mut SimRng::new(9), 3, &config);
+        let b = plan(&mut SimRng::new(9), 3, &config);
+        assert_eq!(a, b);
+        assert!(a.len() > 10, "{} faults", a.len());
+        for f in &a {
+            let lasting = |g: &&Fault| g.length > Duration::ZERO;
+            let overlapping = a
+                .iter()
+                .filter(lasting)
+                .filter(|g| g.at <= f.at && f.at < g.at + g.length)
+                .count();
+            assert!(overlapping <= config.max_concurrent, "{f}");
+        }
+    }
+}

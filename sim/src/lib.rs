@@ -1,0 +1,35 @@
+//! `zkrs-sim`: the real zkrs client and recipes against a simulated ZooKeeper ensemble, on
+//! virtual time, with network and member faults drawn from one seed.
+//!
+//! A [`Simulation`] runs a test on a current-thread tokio runtime whose clock is paused:
+//! whenever every task waits, time jumps to the next timer, so a minute of faults takes
+//! milliseconds. The ensemble is `zkrs-model`'s (checked against ZooKeeper 3.8 by its own
+//! differential tests); clients reach it over in-memory links with latency, black holes,
+//! resets and cut frames, while members crash, restart, lose the ensemble, lag behind the
+//! leader and change leaders ([`FaultKind`]). The library runs unchanged: it takes its
+//! connections from a dialer, its time from tokio's clock and its random draws from one
+//! seeded stream, the three seams it has for this.
+//!
+//! One seed is one run: the same seed gives the same trace, byte for byte, and the same
+//! [`Report::trace_hash`].
+//!
+//! Run simulations from a plain `#[test]` (not `#[tokio::test]`): each builds its own
+//! runtime.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod check;
+mod faults;
+mod network;
+mod rng;
+#[doc(hidden)]
+pub mod suites;
+mod trace;
+mod world;
+
+pub use faults::{Direction, Fault, FaultConfig, FaultKind};
+pub use network::{host_name, PORT};
+pub use rng::SimRng;
+pub use trace::Trace;
+pub use world::{Report, Simulation, World};

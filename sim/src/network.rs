@@ -1,0 +1,546 @@
+//! The simulated network and ensemble: every client connection is an in-memory link
+//! (`zkrs_client::__private::memory_link`) whose bytes this module carries to and from the
+//! ensemble model (`zkrs_model::EnsembleServer`) after a latency, through the faults of the
+//! plan. One task drives it ([`pump`]), on the runtime's virtual time; everything it does is
+//! a function of the seed and of what the clients wrote, and each step is a trace line.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use zkrs_client::__private::{memory_link, DialFuture, Dialer, LinkPeer};
+use zkrs_model::{ConnectionId, EnsembleServer, ServerConfig};
+
+use crate::faults::{Direction, Fault, FaultKind};
+use crate::rng::SimRng;
+use crate::trace::{digest, Trace};
+
+/// The port every member listens on.
+pub const PORT: u16 = 2181;
+
+/// A member's host name: `zk1`, `zk2`, ...
+pub fn host_name(member: usize) -> String {
+    format!("zk{}", member + 1)
+}
+
+/// What happens at a virtual instant.
+#[derive(Debug)]
+enum Event {
+    /// Client bytes reach the member.
+    ToServer {
+        conn: u64,
+        data: Bytes,
+    },
+    /// The client closed its end; the member learns it after the bytes before.
+    ClientGone {
+        conn: u64,
+    },
+    /// Member bytes reach the client; `close` ends the stream after them.
+    ToClient {
+        conn: u64,
+        data: Bytes,
+        close: bool,
+    },
+    /// The connection is reset at both ends.
+    Reset {
+        conn: u64,
+    },
+    FaultStart(Fault),
+    FaultEnd(Fault),
+    /// A lagging member applies a few log entries.
+    LagStep {
+        member: usize,
+        fault: usize,
+    },
+}
+
+/// One client connection.
+#[derive(Debug)]
+struct Conn {
+    member: usize,
+    model: ConnectionId,
+    peer: LinkPeer,
+    /// One-way latency, each direction.
+    latency: Duration,
+    /// The last delivery scheduled each way: a stream never overtakes itself.
+    last_to_server: Duration,
+    last_to_client: Duration,
+    /// A black hole swallowed some of its bytes: it is reset when the hole heals.
+    lost_bytes: bool,
+    /// The client's end is gone and the member told.
+    client_gone: bool,
+    /// Closed or reset: nothing more crosses.
+    ended: bool,
+}
+
+/// What the faults do to one member's traffic now.
+#[derive(Debug, Default, Clone)]
+struct MemberNet {
+    crashed: bool,
+    hole_requests: bool,
+    hole_replies: bool,
+    extra_latency: Duration,
+    /// The lag fault in force, and its own random stream (its steps).
+    lag: Option<(usize, SimRng)>,
+    cut_next: bool,
+}
+
+/// The network, the ensemble, and the trace.
+#[derive(Debug)]
+pub(crate) struct Network {
+    pub(crate) ensemble: EnsembleServer,
+    members: Vec<MemberNet>,
+    conns: BTreeMap<u64, Conn>,
+    by_model: BTreeMap<(usize, ConnectionId), u64>,
+    events: BTreeMap<(Duration, u64), Event>,
+    next_seq: u64,
+    next_conn: u64,
+    rng: SimRng,
+    pub(crate) trace: Trace,
+    /// Faults started and not yet ended.
+    active: usize,
+    /// When the last planned fault ends.
+    pub(crate) plan_ends: Duration,
+    pub(crate) faults_injected: u64,
+}
+
+impl Network {
+    pub(crate) fn new(
+        members: usize,
+        config: ServerConfig,
+        rng: SimRng,
+        plan: &[Fault],
+        keep_trace: bool,
+    ) -> Network {
+        let mut net = Network {
+            ensemble: EnsembleServer::new(members, config),
+            members: vec![MemberNet::default(); members],
+            conns: BTreeMap::new(),
+            by_model: BTreeMap::new(),
+            events: BTreeMap::new(),
+            next_seq: 0,
+            next_conn: 1,
+            rng,
+            trace: Trace::new(keep_trace),
+            active: 0,
+            plan_ends: Duration::ZERO,
+            faults_injected: 0,
+        };
+        for f in plan {
+            net.schedule(f.at, Event::FaultStart(*f));
+            net.plan_ends = net.plan_ends.max(f.at + f.length);
+        }
+        net
+    }
+
+    fn schedule(&mut self, at: Duration, event: Event) {
+        self.next_seq += 1;
+        self.events.insert((at, self.next_seq), event);
+    }
+
+    /// Whether faults are over: every planned one started and ended.
+    pub(crate) fn healed(&self, now: Duration) -> bool {
+        now >= self.plan_ends && self.active == 0
+    }
+
+    /// A new connection to `member` at `now`, or why not. `None`: the attempt hangs (the
+    /// SYN went into a black hole), as TCP's would until the client's timeout.
+    fn connect(
+        &mut self,
+        member: usize,
+        now: Duration,
+        notify: &Arc<Notify>,
+    ) -> Option<io::Result<zkrs_client::__private::LinkEnd>> {
+        let m = &self.members[member];
+        if m.crashed {
+            self.trace.record(now, &format!("dial m{member}: refused"));
+            return Some(Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                "connection refused (member down)",
+            )));
+        }
+        if m.hole_requests || m.hole_replies {
+            self.trace
+                .record(now, &format!("dial m{member}: no answer"));
+            return None;
+        }
+        let (end, peer) = memory_link(notify.clone());
+        let id = self.next_conn;
+        self.next_conn += 1;
+        let model = self
+            .ensemble
+            .accept(member, now, &format!("10.0.0.{}", 100 + id % 100));
+        // Drawn from the connection's own stream: leaving a fault out of the plan does not
+        // change the latencies of the connections that remain.
+        let latency = Duration::from_micros(self.rng.fork(id).between(100, 2_000));
+        self.conns.insert(
+            id,
+            Conn {
+                member,
+                model,
+                peer,
+                latency,
+                last_to_server: now,
+                last_to_client: now,
+                lost_bytes: false,
+                client_gone: false,
+                ended: false,
+            },
+        );
+        self.by_model.insert((member, model), id);
+        self.trace.record(
+            now,
+            &format!("dial m{member}: c{id} ({} us)", latency.as_micros()),
+        );
+        Some(Ok(end))
+    }
+
+    /// Does everything due at `now`; returns when something is next due.
+    pub(crate) fn step(&mut self, now: Duration) -> Option<Duration> {
+        self.take_outgoing(now);
+        while let Some(entry) = self.events.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let event = entry.remove();
+            self.apply(event, now);
+            self.take_transmits(now);
+        }
+        if self.ensemble.poll_timeout().is_some_and(|t| t <= now) {
+            self.ensemble.handle_timeout(now);
+            self.take_transmits(now);
+        }
+        let next_event = self.events.keys().next().map(|k| k.0);
+        match (next_event, self.ensemble.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b).max(now)),
+            (a, b) => a.or(b).map(|t| t.max(now)),
+        }
+    }
+
+    /// Moves what clients wrote onto the wire (or into a black hole).
+    fn take_outgoing(&mut self, now: Duration) {
+        let ids: Vec<u64> = self.conns.keys().copied().collect();
+        for id in ids {
+            let conn = &self.conns[&id];
+            let data = conn.peer.take_outgoing();
+            let gone = conn.peer.client_gone() && !conn.client_gone;
+            let net = &self.members[conn.member];
+            let at = (now + conn.latency + net.extra_latency).max(conn.last_to_server);
+            let hole = net.hole_requests;
+            if !data.is_empty() && !conn.ended {
+                if hole {
+                    self.trace
+                        .record(now, &format!("c{id}>m{} {}B lost", conn.member, data.len()));
+                    self.conns.get_mut(&id).unwrap().lost_bytes = true;
+                } else {
+                    self.conns.get_mut(&id).unwrap().last_to_server = at;
+                    self.schedule(at, Event::ToServer { conn: id, data });
+                }
+            }
+            if gone {
+                self.conns.get_mut(&id).unwrap().client_gone = true;
+                self.schedule(at, Event::ClientGone { conn: id });
+            }
+        }
+    }
+
+    /// Moves what the ensemble wrote onto the wire (or into a black hole).
+    fn take_transmits(&mut self, now: Duration) {
+        while let Some((member, t)) = self.ensemble.poll_transmit() {
+            let Some(&id) = self.by_model.get(&(member, t.connection)) else {
+                continue;
+            };
+            let net = self.members[member].clone();
+            let conn = self.conns.get_mut(&id).unwrap();
+            if conn.ended {
+                continue;
+            }
+            if net.hole_replies {
+                conn.lost_bytes = true;
+                self.trace
+                    .record(now, &format!("c{id}<m{member} {}B lost", t.data.len()));
+                continue;
+            }
+            let at = (now + conn.latency + net.extra_latency).max(conn.last_to_client);
+            conn.last_to_client = at;
+            if net.cut_next && t.data.len() > 1 {
+                self.members[member].cut_next = false;
+                let half = t.data.slice(..t.data.len() / 2);
+                self.schedule(
+                    at,
+                    Event::ToClient {
+                        conn: id,
+                        data: half,
+                        close: false,
+                    },
+                );
+                self.schedule(at, Event::Reset { conn: id });
+                continue;
+            }
+            self.schedule(
+                at,
+                Event::ToClient {
+                    conn: id,
+                    data: t.data,
+                    close: t.close,
+                },
+            );
+        }
+    }
+
+    fn apply(&mut self, event: Event, now: Duration) {
+        match event {
+            Event::ToServer { conn: id, data } => {
+                let Some(conn) = self.conns.get(&id) else {
+                    return;
+                };
+                if conn.ended {
+                    return;
+                }
+                let (member, model) = (conn.member, conn.model);
+                self.trace.record(
+                    now,
+                    &format!("c{id}>m{member} {}B #{:08x}", data.len(), digest(&data)),
+                );
+                self.ensemble.handle_input(member, now, model, &data);
+            }
+            Event::ClientGone { conn: id } => {
+                if let Some(conn) = self.conns.remove(&id) {
+                    self.by_model.remove(&(conn.member, conn.model));
+                    self.trace
+                        .record(now, &format!("c{id} closed by the client"));
+                    if !conn.ended {
+                        self.ensemble
+                            .handle_disconnect(conn.member, now, conn.model);
+                    }
+                }
+            }
+            Event::ToClient {
+                conn: id,
+                data,
+                close,
+            } => {
+                let Some(conn) = self.conns.get_mut(&id) else {
+                    return;
+                };
+                if conn.ended {
+                    return;
+                }
+                if !data.is_empty() {
+                    conn.peer.deliver(&data);
+                }
+                if close {
+                    conn.ended = true;
+                    conn.peer.close();
+                }
+                let member = conn.member;
+                self.trace.record(
+                    now,
+                    &format!(
+                        "c{id}<m{member} {}B #{:08x}{}",
+                        data.len(),
+                        digest(&data),
+                        if close { " close" } else { "" }
+                    ),
+                );
+            }
+            Event::Reset { conn: id } => self.reset(id, now),
+            Event::FaultStart(f) => self.start_fault(f, now),
+            Event::FaultEnd(f) => self.end_fault(f, now),
+            Event::LagStep { member, fault } => {
+                let Some((current, rng)) = &mut self.members[member].lag else {
+                    return;
+                };
+                if *current != fault {
+                    return;
+                }
+                let n = rng.below(4) as usize;
+                let next = now + Duration::from_millis(rng.between(50, 800));
+                self.trace
+                    .record(now, &format!("m{member} applies {n} more entries"));
+                self.ensemble.advance(member, n);
+                self.schedule(next, Event::LagStep { member, fault });
+            }
+        }
+    }
+
+    fn reset(&mut self, id: u64, now: Duration) {
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
+        if conn.ended {
+            return;
+        }
+        conn.ended = true;
+        conn.peer.reset();
+        let (member, model) = (conn.member, conn.model);
+        self.trace.record(now, &format!("c{id} reset"));
+        self.ensemble.handle_disconnect(member, now, model);
+    }
+
+    fn conns_of(&self, member: usize) -> Vec<u64> {
+        self.conns
+            .iter()
+            .filter(|(_, c)| c.member == member && !c.ended)
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    fn start_fault(&mut self, f: Fault, now: Duration) {
+        self.trace.record(now, &format!("start {f}"));
+        self.faults_injected += 1;
+        let m = f.member;
+        match f.kind {
+            FaultKind::Crash => {
+                self.members[m].crashed = true;
+                self.ensemble.crash(m);
+            }
+            FaultKind::Isolate => self.ensemble.partition(m),
+            FaultKind::Lag => {
+                let mut rng = self.rng.fork(1 << 32 | f.id as u64);
+                let next = now + Duration::from_millis(rng.between(50, 800));
+                self.members[m].lag = Some((f.id, rng));
+                self.ensemble.hold(m);
+                self.schedule(
+                    next,
+                    Event::LagStep {
+                        member: m,
+                        fault: f.id,
+                    },
+                );
+            }
+            FaultKind::BlackHole(d) => {
+                let net = &mut self.members[m];
+                net.hole_requests |= matches!(d, Direction::Requests | Direction::Both);
+                net.hole_replies |= matches!(d, Direction::Replies | Direction::Both);
+            }
+            FaultKind::Reset => {
+                for id in self.conns_of(m) {
+                    self.reset(id, now);
+                }
+            }
+            FaultKind::Cut => self.members[m].cut_next = true,
+            FaultKind::Latency { extra_ms } => {
+                self.members[m].extra_latency = Duration::from_millis(extra_ms);
+            }
+        }
+        if f.length > Duration::ZERO {
+            self.active += 1;
+            self.schedule(f.at + f.length, Event::FaultEnd(f));
+        }
+    }
+
+    fn end_fault(&mut self, f: Fault, now: Duration) {
+        self.trace.record(now, &format!("end {f}"));
+        self.active -= 1;
+        let m = f.member;
+        match f.kind {
+            FaultKind::Crash => {
+                self.members[m].crashed = false;
+                self.ensemble.restart(m);
+            }
+            FaultKind::Isolate => self.ensemble.heal(m),
+            FaultKind::Lag => {
+                self.members[m].lag = None;
+                self.ensemble.release(m);
+            }
+            FaultKind::BlackHole(_) => {
+                let net = &mut self.members[m];
+                net.hole_requests = false;
+                net.hole_replies = false;
+                let lost: Vec<u64> = self
+                    .conns_of(m)
+                    .into_iter()
+                    .filter(|id| self.conns[id].lost_bytes)
+                    .collect();
+                for id in lost {
+                    self.reset(id, now);
+                }
+            }
+            FaultKind::Latency { .. } => self.members[m].extra_latency = Duration::ZERO,
+            FaultKind::Reset | FaultKind::Cut => {}
+        }
+    }
+}
+
+/// The network shared by the pump, the dialer and the world's handle.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedNetwork {
+    inner: Arc<Mutex<Network>>,
+    /// Woken when a client writes, closes, or dials.
+    pub(crate) notify: Arc<Notify>,
+    pub(crate) start: Instant,
+}
+
+impl SharedNetwork {
+    pub(crate) fn new(net: Network, start: Instant) -> SharedNetwork {
+        SharedNetwork {
+            inner: Arc::new(Mutex::new(net)),
+            notify: Arc::new(Notify::new()),
+            start,
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Network> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Virtual time since the run began.
+    pub(crate) fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.start)
+    }
+}
+
+/// Runs the network until the runtime stops: every step at its virtual instant.
+pub(crate) async fn pump(net: SharedNetwork) {
+    loop {
+        let next = {
+            let now = net.now();
+            net.lock().step(now)
+        };
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    biased;
+                    () = net.notify.notified() => {}
+                    () = tokio::time::sleep_until(net.start + at) => {}
+                }
+            }
+            None => net.notify.notified().await,
+        }
+    }
+}
+
+impl Dialer for SharedNetwork {
+    fn dial(&self, host: &str, port: u16) -> DialFuture {
+        let net = self.clone();
+        let member = host
+            .strip_prefix("zk")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n >= 1 && n <= net.lock().members.len() && port == PORT)
+            .map(|n| n - 1);
+        Box::pin(async move {
+            let Some(member) = member else {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "failed to resolve: no such simulated member",
+                ));
+            };
+            // The handshake's round trip.
+            tokio::time::sleep(Duration::from_micros(300)).await;
+            let made = {
+                let now = net.now();
+                net.lock().connect(member, now, &net.notify)
+            };
+            net.notify.notify_one();
+            match made {
+                Some(result) => result,
+                None => std::future::pending().await,
+            }
+        })
+    }
+}

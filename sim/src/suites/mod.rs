@@ -1,0 +1,56 @@
+//! The campaign's suites: the real-server fault suites' invariants, run in the simulated
+//! world. For `zkrs-simulate` and the crate's tests; no promise.
+
+use std::time::Duration;
+
+use zkrs_client::{Client, ConnectionState};
+
+use crate::World;
+
+pub mod locks;
+
+/// No single step of a participant may take longer; one that does is a hang.
+pub const STEP_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Every suite by name.
+pub const SUITES: &[&str] = &["mutex", "semaphore", "read_write"];
+
+/// Runs suite `name` in `world`.
+pub async fn run(name: &str, world: World) -> Result<(), String> {
+    match name {
+        "mutex" => locks::run(world, locks::LockKind::Mutex).await,
+        "semaphore" => locks::run(world, locks::LockKind::Semaphore).await,
+        "read_write" => locks::run(world, locks::LockKind::ReadWrite).await,
+        other => Err(format!("no suite named {other}")),
+    }
+}
+
+/// A session, however long the faults keep it from being made.
+pub async fn connect(world: &World) -> Result<Client, String> {
+    for _ in 0..100 {
+        match world.client_builder().connect().await {
+            Ok(client) => return Ok(client),
+            Err(e) => world.trace(&format!("connect failed: {e}")),
+        }
+    }
+    Err("no session after 100 attempts".into())
+}
+
+/// Waits (at most 5 s) for `client` to be connected again after an error.
+pub async fn settle(client: &Client) {
+    let mut states = client.state_changes();
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if matches!(
+                client.state(),
+                ConnectionState::Connected | ConnectionState::Reconnected
+            ) {
+                return;
+            }
+            if states.next().await.is_none() {
+                return;
+            }
+        }
+    })
+    .await;
+}

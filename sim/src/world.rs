@@ -1,0 +1,291 @@
+//! A simulated run: [`Simulation`] sets it up from a seed, [`World`] is what the code under
+//! test sees (clients that connect to the simulated ensemble, virtual time, the trace).
+
+use std::future::Future;
+use std::time::Duration;
+
+use zkrs_client::ClientBuilder;
+use zkrs_model::ServerConfig;
+
+use crate::faults::{plan, Fault, FaultConfig};
+use crate::network::{host_name, pump, Network, SharedNetwork, PORT};
+use crate::rng::SimRng;
+
+/// The wall clock a simulated run starts at (2026-01-01T00:00:00Z): node names and
+/// registration times that hold the time repeat with the seed.
+const EPOCH_MS: u64 = 1_767_225_600_000;
+
+/// How one run ended.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Report {
+    /// The seed.
+    pub seed: u64,
+    /// The hash of the whole trace: the same seed (and plan) gives the same hash.
+    pub trace_hash: u64,
+    /// Lines in the trace.
+    pub trace_lines: u64,
+    /// Virtual time the run took.
+    pub simulated: Duration,
+    /// Faults injected.
+    pub faults: u64,
+    /// What the test found wrong, if anything (its own words, or a hang).
+    pub violation: Option<String>,
+    /// The last lines of the trace (every line with [`Simulation::keep_trace`]).
+    pub trace: Vec<String>,
+}
+
+impl Report {
+    /// Whether the run found nothing wrong.
+    pub fn passed(&self) -> bool {
+        self.violation.is_none()
+    }
+}
+
+/// One simulated run, set up from a seed: an ensemble of model servers, a network, and a
+/// plan of faults, all on virtual time.
+///
+/// ```
+/// use std::time::Duration;
+/// use zkrs_sim::{FaultConfig, Simulation};
+///
+/// let report = Simulation::new(7)
+///     .faults(FaultConfig::for_duration(Duration::from_secs(20)))
+///     .run(|world| async move {
+///         let client = world.client_builder().connect().await.map_err(|e| e.to_string())?;
+///         client.create("/x", b"1", zkrs_client::CreateMode::Persistent).await.ok();
+///         world.healed().await;
+///         Ok(())
+///     });
+/// assert!(report.passed(), "{report:?}");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    seed: u64,
+    members: usize,
+    faults: FaultConfig,
+    server: ServerConfig,
+    limit: Duration,
+    keep_trace: bool,
+    skip: Vec<usize>,
+}
+
+impl Simulation {
+    /// A run of `seed`: 3 members, 60 s of faults (see [`FaultConfig`]).
+    pub fn new(seed: u64) -> Simulation {
+        Simulation {
+            seed,
+            members: 3,
+            faults: FaultConfig::default(),
+            server: ServerConfig::default(),
+            limit: Duration::from_secs(600),
+            keep_trace: false,
+            skip: Vec::new(),
+        }
+    }
+
+    /// How many members the ensemble has.
+    pub fn members(mut self, n: usize) -> Simulation {
+        self.members = n;
+        self
+    }
+
+    /// Which faults to draw.
+    pub fn faults(mut self, faults: FaultConfig) -> Simulation {
+        self.faults = faults;
+        self
+    }
+
+    /// The members' configuration (tick time, session bounds).
+    pub fn server_config(mut self, config: ServerConfig) -> Simulation {
+        self.server = config;
+        self
+    }
+
+    /// A run still going after this much virtual time is a hang (a violation).
+    pub fn limit(mut self, limit: Duration) -> Simulation {
+        self.limit = limit;
+        self
+    }
+
+    /// Keep every trace line in the report, not only the last few thousand.
+    pub fn keep_trace(mut self, keep: bool) -> Simulation {
+        self.keep_trace = keep;
+        self
+    }
+
+    /// Leaves out the planned faults with these numbers (to shrink a violation).
+    pub fn skip_faults(mut self, ids: Vec<usize>) -> Simulation {
+        self.skip = ids;
+        self
+    }
+
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The faults this run will inject.
+    pub fn plan(&self) -> Vec<Fault> {
+        let mut rng = SimRng::new(self.seed).fork(1);
+        plan(&mut rng, self.members, &self.faults)
+            .into_iter()
+            .filter(|f| !self.skip.contains(&f.id))
+            .collect()
+    }
+
+    /// Runs `test` in the simulated world until it returns, on a fresh current-thread
+    /// runtime with a paused clock (time jumps to the next timer whenever every task
+    /// waits). `test` returns `Err` with what it found wrong; running longer than the
+    /// limit is a hang.
+    pub fn run<F, Fut>(&self, test: F) -> Report
+    where
+        F: FnOnce(World) -> Fut,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("a current-thread runtime");
+        let root = SimRng::new(self.seed);
+        // The library's own draws (host shuffles, UUIDs, jitter) come from the seed too.
+        zkrs_client::__private::seed_thread_randomness(Some(root.fork(2).next_u64()));
+        let plan = self.plan();
+        let outcome = runtime.block_on(async {
+            zkrs_client::__private::set_thread_wall_clock(Some(EPOCH_MS));
+            let start = tokio::time::Instant::now();
+            let net = Network::new(
+                self.members,
+                self.server.clone(),
+                root.fork(3),
+                &plan,
+                self.keep_trace,
+            );
+            let net = SharedNetwork::new(net, start);
+            let pump_task = tokio::spawn(pump(net.clone()));
+            let world = World {
+                net: net.clone(),
+                members: self.members,
+                rng: root.fork(4),
+            };
+            let verdict = match tokio::time::timeout(self.limit, test(world)).await {
+                Ok(result) => result.err(),
+                Err(_) => Some(format!(
+                    "hang: still running after {} s of simulated time",
+                    self.limit.as_secs()
+                )),
+            };
+            pump_task.abort();
+            let simulated = net.now();
+            (verdict, simulated, net)
+        });
+        let (violation, simulated, net) = outcome;
+        // Tasks still running (drivers of clients the test kept) go with the runtime.
+        drop(runtime);
+        zkrs_client::__private::seed_thread_randomness(None);
+        zkrs_client::__private::set_thread_wall_clock(None);
+        let net = net.lock();
+        Report {
+            seed: self.seed,
+            trace_hash: net.trace.hash(),
+            trace_lines: net.trace.len(),
+            simulated,
+            faults: net.faults_injected,
+            violation,
+            trace: net.trace.lines(),
+        }
+    }
+}
+
+/// What a simulated test sees: clients for the ensemble, virtual time, the trace.
+#[derive(Debug, Clone)]
+pub struct World {
+    net: SharedNetwork,
+    members: usize,
+    rng: SimRng,
+}
+
+impl World {
+    /// The connect string of the simulated ensemble (`zk1:2181,zk2:2181,...`).
+    pub fn connect_string(&self) -> String {
+        (0..self.members)
+            .map(|m| format!("{}:{PORT}", host_name(m)))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// A client builder for the ensemble whose connections go over the simulated network
+    /// (session timeout 2 s; change it as for any client).
+    pub fn client_builder(&self) -> ClientBuilder {
+        let builder = ClientBuilder::new(self.connect_string())
+            .session_timeout(Duration::from_secs(2))
+            .connect_timeout(Duration::from_secs(2));
+        zkrs_client::__private::with_dialer(builder, std::sync::Arc::new(self.net.clone()))
+    }
+
+    /// Virtual time since the run began.
+    pub fn now(&self) -> Duration {
+        self.net.now()
+    }
+
+    /// Adds a line to the trace (a checker's observation).
+    pub fn trace(&self, line: &str) {
+        let now = self.now();
+        self.net.lock().trace.record(now, line);
+    }
+
+    /// A random stream of the run's seed for participant or purpose `stream`.
+    pub fn rng(&self, stream: u64) -> SimRng {
+        self.rng.fork(stream)
+    }
+
+    /// How many members the ensemble has.
+    pub fn members(&self) -> usize {
+        self.members
+    }
+
+    /// Waits until every planned fault has started and ended.
+    pub async fn healed(&self) {
+        loop {
+            let (healed, ends) = {
+                let now = self.now();
+                let net = self.net.lock();
+                (net.healed(now), net.plan_ends)
+            };
+            if healed {
+                return;
+            }
+            let wait = ends
+                .saturating_sub(self.now())
+                .max(Duration::from_millis(100));
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Member `member`'s children of `path`, as its own tree has them (a member that lags
+    /// shows what it has applied); `None` if it has no such node.
+    pub fn children_on(&self, member: usize, path: &str) -> Option<Vec<String>> {
+        let net = self.net.lock();
+        let tree = net.ensemble.member(member).tree();
+        tree.get(path)?;
+        let prefix = if path == "/" {
+            "/".to_string()
+        } else {
+            format!("{path}/")
+        };
+        let mut children: Vec<String> = tree
+            .paths()
+            .filter_map(|p| p.strip_prefix(prefix.as_str()))
+            .filter(|rest| !rest.is_empty() && !rest.contains('/'))
+            .map(str::to_string)
+            .collect();
+        children.sort();
+        Some(children)
+    }
+
+    /// The member leading now.
+    pub fn leader(&self) -> usize {
+        self.net.lock().ensemble.leader()
+    }
+}
