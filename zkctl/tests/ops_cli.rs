@@ -423,6 +423,7 @@ fn server_words_and_mntr_as_json() {
         .contains("Mode: standalone"));
 
     fails(&["server", "kill"], 2, "invalid value 'kill'");
+    fails(&["server", "srvr", "--tls"], 2, "plain TCP");
     // Nothing listening.
     let out = run_on("127.0.0.1:1", &["server", "ruok"]);
     check_failure(&out, &["server", "ruok"], 1, "ruok to 127.0.0.1:1");

@@ -19,6 +19,13 @@ const NOT_WHITELISTED: &str = "is not executed because it is not in the whitelis
 
 /// Sends the word to the first host of the connect string and prints the answer.
 pub fn run(g: &Globals, word: Word, json: bool) -> Outcome {
+    if g.tls.is_some() {
+        // ZooKeeper answers four-letter words on its plain client port only.
+        return Err(Failure::Usage(
+            "'server' sends the word over plain TCP: give the plain client port, without --tls"
+                .into(),
+        ));
+    }
     let hosts = ConnectString::parse(&g.server)?.hosts;
     let (host, port) = hosts.first().expect("a connect string has a host");
     let server = if host.contains(':') {
