@@ -449,3 +449,26 @@ fn a_word_left_out_of_the_whitelist_is_a_one_line_error() {
         "not in the server's",
     );
 }
+
+#[test]
+fn a_server_enforcing_quotas_reads_the_hard_limits_zkctl_writes() {
+    let enforcing = TestingServer::start_with(
+        ServerOptions::new().system_property("zookeeper.enforceQuota", "true"),
+    )
+    .expect("ZooKeeper (scripts/install-zookeeper.sh)");
+    let connect = enforcing.connect_string();
+    ok_on(&connect, &["create", "/hq"]);
+    // The node itself and one child: a third node is refused by the server.
+    ok_on(&connect, &["quota", "set", "/hq", "--hard-count", "2"]);
+    ok_on(&connect, &["create", "/hq/a"]);
+    let out = run_on(&connect, &["create", "/hq/b"]);
+    check_failure(&out, &["create", "/hq/b"], 1, "QuotaExceeded");
+    // Unset, the limit is gone.
+    ok_on(&connect, &["quota", "delete", "/hq", "--hard-count"]);
+    ok_on(&connect, &["create", "/hq/b"]);
+    // Bytes: 4 bytes in all (the nodes' data so far is empty).
+    ok_on(&connect, &["quota", "set", "/hq", "--hard-bytes", "4"]);
+    ok_on(&connect, &["set", "/hq/a", "abcd"]);
+    let out = run_on(&connect, &["set", "/hq/b", "e"]);
+    check_failure(&out, &["set", "/hq/b", "e"], 1, "QuotaExceeded");
+}
