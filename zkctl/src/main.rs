@@ -4,8 +4,10 @@
 //! view of a subtree (`cache`), Curator's queues (`queue`) and counters (`counter`), a command
 //! run under a Curator-compatible lock (`lock`), only while leading an election (`elect`),
 //! inside a double barrier (`barrier`) or as a group member (`member`; `members` lists them),
-//! Curator's service discovery registry (`service`), benchmarks (`bench`) and the leader-latch
-//! story (`demo`). See `zkctl --help` and `zkctl/README.md`.
+//! Curator's service discovery registry (`service`), zkCli.sh's commands for operators
+//! (`acl`, `sync`, `whoami`, `ephemerals`, `count`, `watches`, `quota`, `version`) and the
+//! server's four-letter words (`server`), benchmarks (`bench`) and the leader-latch story
+//! (`demo`). See `zkctl --help` and `zkctl/README.md`.
 //!
 //! Failures are one line on stderr and an exit code (2: usage, 1: ZooKeeper or I/O); never a
 //! panic message with a backtrace.

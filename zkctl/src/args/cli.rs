@@ -7,6 +7,7 @@ use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 use super::command::{BenchKind, BenchRuntime, PickStrategy, ServiceKind, Shell};
 use super::ensemble::{from_version, resume};
+use super::ops::{CreateAcl, OpsSub};
 use super::values::{
     at_least_two, auth, connect_string, instance_id, levels, member_id, millis, non_empty, port,
     positive, positive_millis, service_name,
@@ -418,6 +419,10 @@ NoAuth) exit 1 with their name.")]
         #[arg(long, value_name = "V", value_parser = from_version)]
         from_version: Option<i64>,
     },
+    /// The operator's commands: acl, sync, whoami, ephemerals, count, watches, quota,
+    /// version, server
+    #[command(flatten)]
+    Ops(OpsSub),
     /// Throughput and latency, as `name value unit` lines
     #[command(after_help = "\
 get/set/create: N clients (sessions), each with D requests in flight.
@@ -492,6 +497,8 @@ pub struct CreateFlags {
     /// Create missing parents (persistent, empty)
     #[arg(long)]
     pub parents: bool,
+    #[command(flatten)]
+    pub acl: CreateAcl,
 }
 
 /// What `counter` does.

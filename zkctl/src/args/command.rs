@@ -4,6 +4,9 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
+use super::acl::AclSpec;
+use super::ops::OpsCommand;
+
 /// Settings for the connection, shared by every command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Globals {
@@ -285,6 +288,8 @@ pub struct CreateArgs {
     pub ttl: Option<Duration>,
     /// Create missing parents.
     pub parents: bool,
+    /// The ACL (empty: open to all).
+    pub acl: Vec<AclSpec>,
 }
 
 /// A parsed command.
@@ -441,6 +446,8 @@ pub enum Command {
         /// Apply only if the configuration is this version.
         from_version: Option<i64>,
     },
+    /// The operator's commands (`acl`, `sync`, `quota`, `server`, ...).
+    Ops(OpsCommand),
     /// `demo [--participants N]`
     Demo {
         /// How many participants.

@@ -10,6 +10,7 @@ use super::command::{
     QueueAction, QueueKind, SaslDigest, ServiceAction, ServiceKind, ServiceRegistration, Tls,
 };
 use super::ensemble;
+use super::ops;
 use super::usage::{usage, UsageError};
 
 /// The default connect string when neither `--server` nor `ZK_SERVER` is given.
@@ -121,6 +122,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             container: c.container,
             ttl: c.ttl,
             parents: c.parents,
+            acl: ops::entries(c.acl.acl),
         }),
         Sub::Delete {
             path,
@@ -232,6 +234,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             command,
         },
         Sub::Config => Command::Config,
+        Sub::Ops(o) => Command::Ops(ops::command(o)),
         Sub::Reconfig {
             add,
             remove,

@@ -14,23 +14,27 @@
 //! A command's own flag of the same name wins there: `zkctl --version` prints the version,
 //! but `zkctl set /a x --version 3` is a conditional set. Every usage error is one line.
 
+mod acl;
 mod cli;
 mod command;
 mod convert;
 mod ensemble;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
+mod ops;
 mod usage;
 mod values;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, FromArgMatches};
 
+pub use acl::{perm_string, AclSpec};
 pub use command::{
     Action, BenchKind, BenchOptions, BenchRuntime, CacheKind, Command, CounterAction, CreateArgs,
     Globals, PickStrategy, QueueAction, QueueKind, ServiceAction, ServiceKind, ServiceRegistration,
     Shell,
 };
+pub use ops::{OpsCommand, QuotaLimits, WatchKind, Word};
 use usage::printable;
 pub use usage::UsageError;
 

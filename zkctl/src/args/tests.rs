@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::command::{KerberosArgs, Tls};
 use super::convert::DEFAULT_SERVER;
+use super::ops::WatchKind;
 use super::*;
 
 fn run(line: &str) -> Result<Action, UsageError> {
@@ -676,5 +677,60 @@ fn reconfig_flags() {
     ] {
         let e = error(line);
         assert!(e.contains(expected), "{line}: {e}");
+    }
+}
+
+fn ops(line: &str) -> OpsCommand {
+    let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    match parse(&args, None) {
+        Ok(Action::Run(_, Command::Ops(op))) => op,
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+#[test]
+fn what_the_operator_commands_mean() {
+    assert_eq!(
+        ops("ephemerals"),
+        OpsCommand::Ephemerals { prefix: "/".into() }
+    );
+    assert_eq!(
+        ops("quota delete /q"),
+        OpsCommand::QuotaDelete {
+            path: "/q".into(),
+            unset: None
+        }
+    );
+    assert_eq!(
+        ops("quota delete /q --bytes"),
+        OpsCommand::QuotaDelete {
+            path: "/q".into(),
+            unset: Some(QuotaLimits {
+                bytes: Some(-1),
+                ..QuotaLimits::default()
+            })
+        }
+    );
+    match ops("acl set /a world:anyone:r,ip:1.2.3.4:cdrwa auth::a --version 3") {
+        OpsCommand::AclSet { acl, version, .. } => {
+            assert_eq!(acl.len(), 3);
+            assert_eq!(version, Some(3));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        ops("watches remove /w"),
+        OpsCommand::RemoveWatches {
+            path: "/w".into(),
+            kind: WatchKind::Any
+        }
+    );
+    let args: Vec<String> = ["create", "/n", "--acl", "a:b:r", "--acl", "c:d:w"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    match parse(&args, None) {
+        Ok(Action::Run(_, Command::Create(c))) => assert_eq!(c.acl.len(), 2),
+        other => panic!("{other:?}"),
     }
 }

@@ -2,10 +2,13 @@
 
 use std::io::Write;
 
-use zkrs_client::{Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result};
+use zkrs_client::{
+    Acl, AclEntry, Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result,
+};
 use zkrs_recipes::framework::{create_parents, join, parent};
 
 use crate::args::{Command, CreateArgs};
+use crate::commands::acl;
 use crate::failure::{Failure, Outcome};
 use crate::output;
 use crate::pipeline;
@@ -90,7 +93,13 @@ async fn create(client: &Client, a: CreateArgs) -> Outcome {
     } else {
         None
     };
+    // `--acl`: the entries given, else the open ACL.
+    let entries: Vec<AclEntry> = a.acl.iter().map(acl::entry).collect();
+    let wire: Vec<Acl<'_>> = entries.iter().map(AclEntry::as_acl).collect();
     let mut options = CreateOptions::new(mode(&a));
+    if !wire.is_empty() {
+        options = options.acl(&wire);
+    }
     if let Some(ttl) = a.ttl {
         options = options.ttl(ttl);
     }

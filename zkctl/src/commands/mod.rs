@@ -1,5 +1,6 @@
 //! The commands, one concept per file, and [`run`], which runs the one parsed.
 
+pub mod acl;
 pub mod barrier;
 pub mod bench;
 pub mod cache;
@@ -10,7 +11,10 @@ pub mod elect;
 pub mod ensemble;
 pub mod group;
 pub mod lock;
+pub mod ops;
 pub mod queue;
+pub mod quota;
+pub mod server_words;
 pub mod service;
 pub mod watch;
 
@@ -65,6 +69,7 @@ pub async fn run(g: Globals, command: Command) -> Outcome {
         } => group::member(&g, &path, &id, &data, grace, &command).await,
         Command::Members { path } => group::members(&g, &path).await,
         Command::Service { base, action } => service::run(&g, &base, action).await,
+        Command::Ops(op) => ops::run(&g, op).await,
         Command::Config | Command::Reconfig { .. } => {
             let client = connect(&g).await?;
             let result = ensemble::run(&client, command).await;

@@ -1,0 +1,95 @@
+//! The operator's commands ([`OpsCommand`]): those that need no file of their own (`sync`,
+//! `whoami`, `ephemerals`, `count`, `watches remove`, `version`) and the dispatch to
+//! `acl`, `quota` and `server`.
+
+use std::io::Write;
+
+use zkrs_client::{Client, ErrorCode, WatcherType};
+
+use crate::args::{Globals, OpsCommand, WatchKind};
+use crate::commands::{acl, quota, server_words};
+use crate::connection::{close, connect};
+use crate::failure::{Failure, Outcome};
+
+/// Runs an operator command.
+pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
+    match command {
+        OpsCommand::Version => version(),
+        OpsCommand::Server { word, json } => server_words::run(g, word, json),
+        OpsCommand::QuotaSet { .. }
+        | OpsCommand::QuotaGet { .. }
+        | OpsCommand::QuotaDelete { .. } => quota::run(g, command).await,
+        session_command => {
+            let client = connect(g).await?;
+            let result = on_session(&client, session_command).await;
+            close(&client).await;
+            result
+        }
+    }
+}
+
+/// `zkctl X` and `zkrs-client X`: every crate of the workspace has the workspace's version
+/// (`version.workspace = true`), and zkctl is built with the library of its own workspace.
+fn version() -> Outcome {
+    let v = env!("CARGO_PKG_VERSION");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "zkctl {v}")?;
+    writeln!(out, "zkrs-client {v}")?;
+    out.flush()?;
+    Ok(0)
+}
+
+/// The commands that are one request on a session.
+async fn on_session(client: &Client, command: OpsCommand) -> Outcome {
+    let mut out = std::io::stdout().lock();
+    match command {
+        OpsCommand::AclGet { path } => {
+            drop(out);
+            return acl::get(client, &path).await;
+        }
+        OpsCommand::AclSet { path, acl, version } => {
+            drop(out);
+            return acl::set(client, &path, &acl, version).await;
+        }
+        OpsCommand::Sync { path } => client.sync(&path).await?,
+        OpsCommand::WhoAmI => {
+            for (scheme, id) in client.who_am_i().await? {
+                writeln!(out, "{scheme} {id}")?;
+            }
+        }
+        OpsCommand::Ephemerals { prefix } => {
+            let mut paths = client.get_ephemerals(&prefix).await?;
+            paths.sort_unstable();
+            for path in paths {
+                writeln!(out, "{path}")?;
+            }
+        }
+        OpsCommand::Count { path } => {
+            writeln!(out, "{}", client.get_all_children_number(&path).await?)?;
+        }
+        OpsCommand::RemoveWatches { path, kind } => {
+            let watcher_type = match kind {
+                WatchKind::Data => WatcherType::Data,
+                WatchKind::Children => WatcherType::Children,
+                WatchKind::Persistent => WatcherType::Persistent,
+                WatchKind::Any => WatcherType::Any,
+            };
+            match client.remove_watches(&path, watcher_type).await {
+                Ok(()) => {}
+                // ZooKeeper 3.8 does not know this watcher type (added in 3.9).
+                Err(e)
+                    if kind == WatchKind::Persistent && e.code() == ErrorCode::MarshallingError =>
+                {
+                    return Err(Failure::msg(format!(
+                        "{e} (the server cannot remove persistent watches alone: that needs \
+                         ZooKeeper 3.9; --kind any removes them too)"
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        other => unreachable!("not a session command: {other:?}"),
+    }
+    out.flush()?;
+    Ok(0)
+}
