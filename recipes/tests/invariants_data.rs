@@ -23,7 +23,8 @@ mod support;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use beliefs::{finish, print_faults, Rig, SERIAL};
 use support::tree::{fresh_read, try_converge, view_of, Rng};

@@ -29,7 +29,8 @@ mod support;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, SESSION, STEP_DEADLINE};
 use zkrs_client::EventStream;
@@ -67,8 +68,8 @@ fn print_summary(
     for r in log {
         println!(
             "  fault {:9.0}-{:9.0} ms {}",
-            beliefs.ms(r.started),
-            beliefs.ms(r.ended),
+            beliefs.ms(r.started.into()),
+            beliefs.ms(r.ended.into()),
             r.fault
         );
     }

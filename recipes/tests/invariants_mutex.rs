@@ -23,7 +23,8 @@ mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use beliefs::{finish, lock_dir_report, settle, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
 use zkrs_client::{Client, ConnectionState, CreateMode};
@@ -297,8 +298,8 @@ async fn run_suite(suite: &str, limit: usize, make: fn(&Client) -> Recipe) {
     for r in &log {
         println!(
             "  fault {:9.0}-{:9.0} ms {}",
-            beliefs.ms(r.started),
-            beliefs.ms(r.ended),
+            beliefs.ms(r.started.into()),
+            beliefs.ms(r.ended.into()),
             r.fault
         );
     }

@@ -22,7 +22,8 @@ mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 use beliefs::{Rig, SESSION, STEP_DEADLINE};
 use zkrs_client::{Client, CreateMode};

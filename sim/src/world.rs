@@ -263,25 +263,25 @@ impl World {
         }
     }
 
-    /// Member `member`'s children of `path`, as its own tree has them (a member that lags
-    /// shows what it has applied); `None` if it has no such node.
-    pub fn children_on(&self, member: usize, path: &str) -> Option<Vec<String>> {
+    /// Member `member`'s children of `path` with each one's ephemeral owner (0 for a
+    /// persistent node), as its own tree has them (a member that lags shows what it has
+    /// applied); `None` if it has no such node.
+    pub fn children_on(&self, member: usize, path: &str) -> Option<Vec<(String, i64)>> {
         let net = self.net.lock();
         let tree = net.ensemble.member(member).tree();
-        tree.get(path)?;
-        let prefix = if path == "/" {
-            "/".to_string()
-        } else {
-            format!("{path}/")
-        };
-        let mut children: Vec<String> = tree
-            .paths()
-            .filter_map(|p| p.strip_prefix(prefix.as_str()))
-            .filter(|rest| !rest.is_empty() && !rest.contains('/'))
-            .map(str::to_string)
-            .collect();
-        children.sort();
-        Some(children)
+        let node = tree.get(path)?;
+        let base = path.trim_end_matches('/');
+        Some(
+            node.children
+                .iter()
+                .map(|name| {
+                    let owner = tree
+                        .get(&format!("{base}/{name}"))
+                        .map_or(0, |n| n.stat.ephemeral_owner);
+                    (name.clone(), owner)
+                })
+                .collect(),
+        )
     }
 
     /// The member leading now.

@@ -262,7 +262,14 @@ pub async fn run(world: World, kind: LockKind) -> Result<(), String> {
         if !ok {
             let dir = format!("/inv/{}", kind.name());
             let listings: Vec<String> = (0..world.members())
-                .map(|m| format!("member {m}: {:?}", world.children_on(m, &dir)))
+                .map(|m| {
+                    let children = world.children_on(m, &dir).unwrap_or_default();
+                    let named: Vec<String> = children
+                        .iter()
+                        .map(|(name, owner)| format!("{name} (session {owner:x})"))
+                        .collect();
+                    format!("member {m}: [{}]", named.join(", "))
+                })
                 .collect();
             shared.problem(format!(
                 "participant {who} (session {:x}): no acquire within 20 s after healing; {}",
