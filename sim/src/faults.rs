@@ -116,6 +116,24 @@ impl FaultConfig {
             ..FaultConfig::default()
         }
     }
+
+    /// Sets the mean gap between two faults' starts.
+    pub fn mean_gap(mut self, gap: Duration) -> FaultConfig {
+        self.mean_gap = gap;
+        self
+    }
+
+    /// Sets the longest a lasting fault lasts.
+    pub fn max_length(mut self, length: Duration) -> FaultConfig {
+        self.max_length = length;
+        self
+    }
+
+    /// Sets how many members may be hurt at once (2 of 3 loses the quorum).
+    pub fn max_concurrent(mut self, members: usize) -> FaultConfig {
+        self.max_concurrent = members;
+        self
+    }
 }
 
 /// Draws the plan for `members` members. Lasting faults on different members may overlap

@@ -19,6 +19,12 @@ use crate::faults::{Direction, Fault, FaultKind};
 use crate::rng::SimRng;
 use crate::trace::{digest, Trace};
 
+/// How soon the model is asked again about a deadline it could not act on.
+const MODEL_RETRY: Duration = Duration::from_millis(10);
+
+/// Steps at one virtual instant after which the network is stuck (time must move).
+const STUCK_STEPS: u64 = 1_000_000;
+
 /// The port every member listens on.
 pub const PORT: u16 = 2181;
 
@@ -215,7 +221,13 @@ impl Network {
             self.take_transmits(now);
         }
         let next_event = self.events.keys().next().map(|k| k.0);
-        match (next_event, self.ensemble.poll_timeout()) {
+        // A deadline the model could not act on (no quorum to expire sessions with) stays
+        // in the past: look again a tick later rather than spin at this instant.
+        let model = self
+            .ensemble
+            .poll_timeout()
+            .map(|t| if t <= now { now + MODEL_RETRY } else { t });
+        match (next_event, model) {
             (Some(a), Some(b)) => Some(a.min(b).max(now)),
             (a, b) => a.or(b).map(|t| t.max(now)),
         }
@@ -495,13 +507,25 @@ impl SharedNetwork {
     }
 }
 
-/// Runs the network until the runtime stops: every step at its virtual instant.
-pub(crate) async fn pump(net: SharedNetwork) {
+/// Runs the network until the runtime stops: every step at its virtual instant. Returns
+/// only if it is stuck: woken again and again without time moving (a livelock in the
+/// simulated world, which virtual time would otherwise never end).
+pub(crate) async fn pump(net: SharedNetwork) -> String {
+    let mut same_instant = (Duration::MAX, 0u64);
     loop {
-        let next = {
-            let now = net.now();
-            net.lock().step(now)
-        };
+        let now = net.now();
+        if same_instant.0 == now {
+            same_instant.1 += 1;
+            if same_instant.1 >= STUCK_STEPS {
+                return format!(
+                    "stuck: the network woke {STUCK_STEPS} times at {} ms without time moving",
+                    now.as_millis()
+                );
+            }
+        } else {
+            same_instant = (now, 0);
+        }
+        let next = net.lock().step(now);
         match next {
             Some(at) => {
                 tokio::select! {

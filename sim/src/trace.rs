@@ -16,6 +16,9 @@ pub struct Trace {
     recent: VecDeque<String>,
     /// Every line, when asked for (a replay that prints the whole run).
     all: Option<Vec<String>>,
+    /// Print each line on stderr as it comes (`ZKRS_SIM_ECHO=1`: to watch a run that
+    /// never ends).
+    echo: bool,
 }
 
 impl Default for Trace {
@@ -32,6 +35,7 @@ impl Trace {
             lines: 0,
             recent: VecDeque::new(),
             all: keep_all.then(Vec::new),
+            echo: std::env::var_os("ZKRS_SIM_ECHO").is_some(),
         }
     }
 
@@ -42,6 +46,9 @@ impl Trace {
         self.hash = fnv1a(self.hash, line.as_bytes());
         self.hash = fnv1a(self.hash, b"\n");
         self.lines += 1;
+        if self.echo {
+            eprintln!("{line}");
+        }
         if let Some(all) = &mut self.all {
             all.push(line.clone());
         }

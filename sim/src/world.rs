@@ -163,18 +163,22 @@ impl Simulation {
                 self.keep_trace,
             );
             let net = SharedNetwork::new(net, start);
-            let pump_task = tokio::spawn(pump(net.clone()));
+            let mut pump_task = tokio::spawn(pump(net.clone()));
             let world = World {
                 net: net.clone(),
                 members: self.members,
                 rng: root.fork(4),
             };
-            let verdict = match tokio::time::timeout(self.limit, test(world)).await {
-                Ok(result) => result.err(),
-                Err(_) => Some(format!(
-                    "hang: still running after {} s of simulated time",
-                    self.limit.as_secs()
-                )),
+            let verdict = tokio::select! {
+                biased;
+                stuck = &mut pump_task => Some(stuck.unwrap_or_else(|e| format!("the network failed: {e}"))),
+                outcome = tokio::time::timeout(self.limit, test(world)) => match outcome {
+                    Ok(result) => result.err(),
+                    Err(_) => Some(format!(
+                        "hang: still running after {} s of simulated time",
+                        self.limit.as_secs()
+                    )),
+                },
             };
             pump_task.abort();
             let simulated = net.now();

@@ -28,13 +28,18 @@ pub struct Interval {
     pub ended_by: &'static str,
     /// What it counts for against the limit.
     pub weight: usize,
+    /// When its begin and its end were recorded, among all beginnings and ends: the order
+    /// of events at one instant (virtual time has many ties).
+    order: (u64, u64),
 }
 
 #[derive(Debug, Default)]
 struct State {
-    /// Who believes now: since when, on which session, with what weight.
-    open: BTreeMap<usize, (Instant, i64, usize)>,
+    /// Who believes now: since when, on which session, with what weight, recorded when.
+    open: BTreeMap<usize, (Instant, i64, usize, u64)>,
     closed: Vec<Interval>,
+    /// Beginnings and ends recorded so far.
+    recorded: u64,
 }
 
 /// Beliefs of all participants, on the clock that starts at `epoch`.
@@ -75,14 +80,21 @@ impl Beliefs {
     /// believes).
     pub fn begin_weighted(&self, who: usize, at: Instant, session: i64, weight: usize) {
         let mut state = self.state();
-        state.open.entry(who).or_insert((at, session, weight));
+        state.recorded += 1;
+        let order = state.recorded;
+        state
+            .open
+            .entry(who)
+            .or_insert((at, session, weight, order));
         self.believers.send_replace(state.open.len());
     }
 
     /// `who` stops believing at `at` (no-op if it did not).
     pub fn end(&self, who: usize, at: Instant, ended_by: &'static str) {
         let mut state = self.state();
-        if let Some((from, session, weight)) = state.open.remove(&who) {
+        state.recorded += 1;
+        let order = state.recorded;
+        if let Some((from, session, weight, begun)) = state.open.remove(&who) {
             state.closed.push(Interval {
                 who,
                 from,
@@ -90,6 +102,7 @@ impl Beliefs {
                 session,
                 ended_by,
                 weight,
+                order: (begun, order),
             });
         }
         self.believers.send_replace(state.open.len());
@@ -123,13 +136,14 @@ impl Beliefs {
             state
                 .open
                 .iter()
-                .map(|(&who, &(from, session, weight))| Interval {
+                .map(|(&who, &(from, session, weight, begun))| Interval {
                     who,
                     from,
                     to: now,
                     session,
                     ended_by: "(still believing)",
                     weight,
+                    order: (begun, u64::MAX),
                 }),
         );
         all.sort_by_key(|i| i.from);
@@ -157,21 +171,23 @@ impl Beliefs {
 
     /// The violations: each instant where the beliefs held at once weighed more than `limit`
     /// (more than `limit` participants, when every weight is 1; intervals are closed,
-    /// [from, to]; at equal instants an end counts before a begin), with the intervals
-    /// involved. One entry per maximal overlap episode.
+    /// [from, to]; at equal instants, begins and ends count in the order they were
+    /// recorded), with the intervals involved. One entry per maximal overlap episode.
     pub fn violations(&self, limit: usize, now: Instant) -> Vec<String> {
         let intervals = self.intervals(now);
-        // (time, 0 = end / 1 = begin, index)
-        let mut events: Vec<(Instant, u8, usize)> = Vec::new();
+        // (time, the order it was recorded in, 0 = end / 1 = begin, index): at one instant,
+        // events count in the order they happened (a participant that ends and begins again
+        // at one virtual instant does not overlap itself).
+        let mut events: Vec<(Instant, u64, u8, usize)> = Vec::new();
         for (k, i) in intervals.iter().enumerate() {
-            events.push((i.from, 1, k));
-            events.push((i.to, 0, k));
+            events.push((i.from, i.order.0, 1, k));
+            events.push((i.to, i.order.1, 0, k));
         }
         events.sort();
         let mut active: Vec<usize> = Vec::new();
         let mut out = Vec::new();
         let mut episode: Option<(Instant, Vec<usize>)> = None;
-        for (at, kind, k) in events {
+        for (at, _, kind, k) in events {
             if kind == 1 {
                 active.push(k);
             } else {
@@ -204,5 +220,27 @@ impl Beliefs {
     /// How many intervals were recorded (closed ones).
     pub fn count(&self) -> usize {
         self.state().closed.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_at_one_instant_count_in_the_order_they_happened() {
+        let b = Beliefs::new();
+        let t = Instant::now();
+        // Participant 0 ends and begins again at one instant; 1 begins after 0 ended.
+        b.begin(0, t, 1);
+        b.end(0, t, "off");
+        b.begin(0, t, 1);
+        b.end(0, t + Duration::from_millis(5), "off");
+        b.begin(1, t + Duration::from_millis(5), 2);
+        assert!(b.violations(1, t + Duration::from_millis(9)).is_empty());
+        // 2 begins at the instant 1 still believes: an overlap, even of zero length.
+        b.begin(2, t + Duration::from_millis(9), 3);
+        b.end(1, t + Duration::from_millis(9), "off");
+        assert_eq!(b.violations(1, t + Duration::from_millis(9)).len(), 1);
     }
 }
