@@ -34,6 +34,23 @@ impl Server {
         }
     }
 
+    /// A request arrived on `conn` and waits its turn behind the session's write: ZooKeeper
+    /// touches a session when a request arrives (`submitRequest`), not when its turn comes,
+    /// so a request (a ping) waiting on a member that lags still keeps the session alive at
+    /// the leader.
+    pub(crate) fn touch_on_arrival(&mut self, conn: ConnectionId) {
+        let Some(c) = self.connections.get(&conn) else {
+            return;
+        };
+        if c.phase != crate::server::Phase::Open {
+            return;
+        }
+        let session = c.session;
+        let now = self.now;
+        self.sessions.touch(session, now);
+        self.forward(None, Forward::Touch(session));
+    }
+
     pub(crate) fn take_forwards(&mut self) -> Vec<Forward> {
         self.membership
             .as_mut()

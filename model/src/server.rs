@@ -166,6 +166,7 @@ impl Server {
         if let Some(m) = self.membership.as_mut() {
             if m.waiting.contains(&conn) {
                 m.queued.entry(conn).or_default().push_back(frame);
+                self.touch_on_arrival(conn);
                 return;
             }
         }

@@ -21,6 +21,7 @@
 
 pub mod check;
 mod faults;
+mod frames;
 mod network;
 mod rng;
 #[doc(hidden)]

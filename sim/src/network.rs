@@ -16,6 +16,7 @@ use zkrs_client::__private::{memory_link, DialFuture, Dialer, LinkPeer};
 use zkrs_model::{ConnectionId, EnsembleServer, ServerConfig};
 
 use crate::faults::{Direction, Fault, FaultKind};
+use crate::frames::FrameReader;
 use crate::rng::SimRng;
 use crate::trace::{digest, Trace};
 
@@ -81,6 +82,8 @@ struct Conn {
     client_gone: bool,
     /// Closed or reset: nothing more crosses.
     ended: bool,
+    /// Reads its frames for the trace.
+    frames: FrameReader,
 }
 
 /// What the faults do to one member's traffic now.
@@ -195,6 +198,7 @@ impl Network {
                 lost_bytes: false,
                 client_gone: false,
                 ended: false,
+                frames: FrameReader::default(),
             },
         );
         self.by_model.insert((member, model), id);
@@ -307,16 +311,21 @@ impl Network {
     fn apply(&mut self, event: Event, now: Duration) {
         match event {
             Event::ToServer { conn: id, data } => {
-                let Some(conn) = self.conns.get(&id) else {
+                let Some(conn) = self.conns.get_mut(&id) else {
                     return;
                 };
                 if conn.ended {
                     return;
                 }
                 let (member, model) = (conn.member, conn.model);
+                let said = conn.frames.requests(&data);
                 self.trace.record(
                     now,
-                    &format!("c{id}>m{member} {}B #{:08x}", data.len(), digest(&data)),
+                    &format!(
+                        "c{id}>m{member} {}B #{:08x}{said}",
+                        data.len(),
+                        digest(&data)
+                    ),
                 );
                 self.ensemble.handle_input(member, now, model, &data);
             }
@@ -350,10 +359,11 @@ impl Network {
                     conn.peer.close();
                 }
                 let member = conn.member;
+                let said = conn.frames.replies(&data);
                 self.trace.record(
                     now,
                     &format!(
-                        "c{id}<m{member} {}B #{:08x}{}",
+                        "c{id}<m{member} {}B #{:08x}{said}{}",
                         data.len(),
                         digest(&data),
                         if close { " close" } else { "" }
