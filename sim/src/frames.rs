@@ -48,7 +48,7 @@ fn has_path(op: i32) -> bool {
 }
 
 /// Splits `chunk` (after what was left of the last one) into whole frames.
-fn frames<'a>(partial: &'a mut Vec<u8>, chunk: &[u8]) -> Vec<Vec<u8>> {
+fn frames(partial: &mut Vec<u8>, chunk: &[u8]) -> Vec<Vec<u8>> {
     partial.extend_from_slice(chunk);
     let mut out = Vec::new();
     let mut at = 0;
@@ -123,9 +123,7 @@ impl FrameReader {
             }
             let _ = write!(out, " {xid}@{zxid:x}");
             if err != 0 {
-                let code = ErrorCode::try_from(err)
-                    .map_or_else(|_| format!("error {err}"), |c| format!("{c:?}"));
-                let _ = write!(out, " {code}");
+                let _ = write!(out, " {:?}", ErrorCode::from(err));
             } else if matches!(op, Some(8 | 12)) {
                 // A listing: its names, which is what recipes decide on.
                 if let Some(count) = int(&f, 16) {
