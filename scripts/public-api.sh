@@ -43,7 +43,7 @@ esac
 
 # Library crates, in dependency order (a crate's listing names the items it re-exports from
 # the ones before it, so their JSON must be there first). zkctl is a binary: no API.
-crates=(zkrs-codec zkrs-session zkrs-client zkrs-recipes zkrs-testkit zkrs-model zkrs)
+crates=(zkrs-codec zkrs-session zkrs-client zkrs-recipes zkrs-testkit zkrs-model zkrs-sim zkrs)
 
 doc="$target/doc"
 out="$target/listings"

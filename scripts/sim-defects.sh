@@ -19,9 +19,10 @@ while read -r patch suite bound; do
     rm -rf "$scratch/tree" && mkdir "$scratch/tree"
     git ls-files -z | tar --null -T - -cf - | tar xf - -C "$scratch/tree"
     (cd "$scratch/tree" && git apply "$root/sim/defects/$patch")
-    CARGO_TARGET_DIR="$root/target/sim-defects" cargo build --release -q \
+    # The same target folder as the campaign: only the workspace's crates build again.
+    CARGO_TARGET_DIR="$root/target" cargo build --release -q \
         --manifest-path "$scratch/tree/Cargo.toml" -p zkrs-sim --bin zkrs-simulate
-    out="$(ZKRS_SIM_STOP_AT_FIRST=1 "$root/target/sim-defects/release/zkrs-simulate" \
+    out="$(ZKRS_SIM_STOP_AT_FIRST=1 "$root/target/release/zkrs-simulate" \
         campaign 600 "$suite" --jobs 1 --first-seed 1 || true)"
     found="$(printf '%s\n' "$out" | sed -n 's/^VIOLATION suite=[a-z_]* seed=\([0-9]*\).*/\1/p' | head -1)"
     if [ -n "$found" ] && [ "$found" -le "$bound" ]; then
