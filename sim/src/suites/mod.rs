@@ -7,13 +7,26 @@ use zkrs_client::{Client, ConnectionState};
 
 use crate::World;
 
+pub mod caches;
+pub mod data;
 pub mod locks;
+pub mod queues;
+pub mod sessions;
+pub mod watches;
 
 /// No single step of a participant may take longer; one that does is a hang.
 pub const STEP_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Every suite by name.
-pub const SUITES: &[&str] = &["mutex", "semaphore", "read_write"];
+pub const SUITES: &[&str] = &[
+    "mutex",
+    "semaphore",
+    "read_write",
+    "watches",
+    "sessions",
+    "caches",
+    "queues",
+];
 
 /// Runs suite `name` in `world`.
 pub async fn run(name: &str, world: World) -> Result<(), String> {
@@ -21,6 +34,10 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
         "mutex" => locks::run(world, locks::LockKind::Mutex).await,
         "semaphore" => locks::run(world, locks::LockKind::Semaphore).await,
         "read_write" => locks::run(world, locks::LockKind::ReadWrite).await,
+        "watches" => watches::run(world).await,
+        "sessions" => sessions::run(world).await,
+        "caches" => caches::run(world).await,
+        "queues" => queues::run(world).await,
         other => Err(format!("no suite named {other}")),
     }
 }

@@ -1,0 +1,339 @@
+//! The `queues` suite, as `recipes/tests/invariants_data.rs` (`queues`) runs it against real
+//! servers: a producer puts numbered items into a queue with a lock path and one without;
+//! consumers on two other sessions (two per queue) take them through the faults, then drain
+//! both once the faults have healed. Violations:
+//! - with a lock path, an acknowledged item completed twice, or never completed (unless a
+//!   completion's reply was lost and so its outcome unknown);
+//! - without, an item delivered twice, or more acknowledged items never delivered than the
+//!   consumers' claims whose outcome was unknown (at most once);
+//! - a step (a put, a take with its own 300 ms timeout, a completion) past 30 s, queues not
+//!   drained 60 s after the faults, a consumer that does not stop, an error not expected.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zkrs_client::{Client, ErrorCode};
+use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
+
+use super::data::{healed_flag, settle_briefly, trouble, Problems};
+use super::{connect, STEP_DEADLINE};
+use crate::World;
+
+/// Once the faults stop, how long the consumers may take to drain the queues.
+const DRAIN: Duration = Duration::from_secs(60);
+
+/// The two queues: (path, lock path).
+const QUEUES: [(&str, Option<&str>); 2] = [
+    ("/inv-q/locked", Some("/inv-q/locked-locks")),
+    ("/inv-q/plain", None),
+];
+
+fn queue(client: &Client, (path, lock): (&str, Option<&str>)) -> DistributedQueue {
+    let q = DistributedQueue::new(client, path);
+    match lock {
+        Some(lock) => q.with_lock_path(lock),
+        None => q,
+    }
+}
+
+/// What happened to the items of one queue.
+#[derive(Default)]
+struct Ledger {
+    /// Items whose put was acknowledged.
+    acked: BTreeSet<u64>,
+    /// Items whose put's outcome is unknown (its reply lost).
+    put_in_doubt: BTreeSet<u64>,
+    /// Deliveries per item (take returned it).
+    delivered: BTreeMap<u64, u32>,
+    /// Completions acknowledged per item (lock path only).
+    completed: BTreeMap<u64, u32>,
+    /// Items whose completion's outcome is unknown (lock path only).
+    complete_in_doubt: BTreeSet<u64>,
+}
+
+/// What the consumers share.
+struct Shared {
+    world: World,
+    problems: Problems,
+    stop: AtomicBool,
+    takes: AtomicU64,
+}
+
+impl Shared {
+    /// A step that hung: with the client's state and the leader then.
+    fn hang(&self, what: String, client: &Client) {
+        self.problems.add(format!(
+            "{what} (client {:?}, session {:#x}; leader member {})",
+            client.state(),
+            client.session_id(),
+            self.world.leader()
+        ));
+    }
+}
+
+/// One consumer (`name`): takes and (with a lock path) completes until `stop`.
+async fn consume(
+    name: String,
+    dir: &'static str,
+    mut consumer: QueueConsumer,
+    client: Client,
+    locked: bool,
+    ledger: Arc<Mutex<Ledger>>,
+    shared: Arc<Shared>,
+) -> QueueConsumer {
+    while !shared.stop.load(Ordering::Relaxed) {
+        let before = consumer.stats();
+        let take = consumer.take_timeout(Duration::from_millis(300));
+        let message = match tokio::time::timeout(STEP_DEADLINE, take).await {
+            Err(_) => {
+                let what = format!(
+                    "{name}: a take with a 300 ms timeout hung past {STEP_DEADLINE:?} (consumer stats before {before:?}, after {:?})",
+                    consumer.stats()
+                );
+                shared.hang(what, &client);
+                shared
+                    .world
+                    .trace(&queue_report(&shared.world, &client, dir).await);
+                continue;
+            }
+            Ok(Ok(Some(m))) => m,
+            Ok(Ok(None)) => continue,
+            Ok(Err(e)) if trouble(&e) => {
+                settle_briefly(&client).await;
+                continue;
+            }
+            Ok(Err(e)) => {
+                shared.problems.add(format!("{name}: take: {e}"));
+                return consumer;
+            }
+        };
+        shared.takes.fetch_add(1, Ordering::Relaxed);
+        let text = String::from_utf8_lossy(&message.items()[0]).into_owned();
+        let Ok(id) = text.parse::<u64>() else {
+            shared
+                .problems
+                .add(format!("{name}: took {text:?}, not an item id"));
+            continue;
+        };
+        *ledger.lock().unwrap().delivered.entry(id).or_default() += 1;
+        if locked {
+            match tokio::time::timeout(STEP_DEADLINE, message.complete()).await {
+                Err(_) => {
+                    let what = format!("{name}: completing item {id} hung past {STEP_DEADLINE:?}");
+                    shared.hang(what, &client);
+                    ledger.lock().unwrap().complete_in_doubt.insert(id);
+                }
+                Ok(Ok(())) => *ledger.lock().unwrap().completed.entry(id).or_default() += 1,
+                Ok(Err(e)) if trouble(&e) => {
+                    shared
+                        .world
+                        .trace(&format!("{name}: completing item {id} in doubt: {e}"));
+                    ledger.lock().unwrap().complete_in_doubt.insert(id);
+                    settle_briefly(&client).await;
+                }
+                // Our lock is gone (session lost): someone else completes it.
+                Ok(Err(e)) => shared
+                    .world
+                    .trace(&format!("{name}: completing item {id}: {e}")),
+            }
+        }
+    }
+    consumer
+}
+
+/// What `dir` holds: as `client` lists it (its first names, and whether it reads each) and
+/// as each member's tree has it (for a hang's trace).
+async fn queue_report(world: &World, client: &Client, dir: &str) -> String {
+    let mut out = match client.get_children(dir).await {
+        Ok(children) => {
+            let mut names: Vec<String> = children.to_vec();
+            names.sort();
+            let mut text = format!("{dir}: the client lists {} names", names.len());
+            for name in names.iter().take(3) {
+                let path = format!("{dir}/{name}");
+                let read = client.get_data(&path).await.map(drop);
+                let members: Vec<bool> = (0..world.members())
+                    .map(|m| world.children_on(m, &path).is_some())
+                    .collect();
+                text.push_str(&format!("; {name}: read {read:?}, on members {members:?}"));
+            }
+            text
+        }
+        Err(e) => format!("{dir}: the client cannot list it: {e}"),
+    };
+    for m in 0..world.members() {
+        let n = world.children_on(m, dir).map(|c| c.len());
+        out.push_str(&format!("; member {m} has {n:?} children"));
+    }
+    out
+}
+
+/// How many nodes the queues and the lock directory still hold (a directory that cannot be
+/// listed now counts as one).
+async fn left_in_queues(client: &Client) -> usize {
+    let mut left = 0;
+    for (path, lock) in QUEUES {
+        for dir in [Some(path), lock].into_iter().flatten() {
+            left += match client.get_children(dir).await {
+                Ok(c) => c.len(),
+                Err(e) if e.code() == ErrorCode::NoNode => 0,
+                Err(_) => 1,
+            };
+        }
+    }
+    left
+}
+
+/// Runs the suite in `world`; `Err` lists every violation.
+pub async fn run(world: World) -> Result<(), String> {
+    let producer = connect(&world).await?;
+    let (ca, cb) = (connect(&world).await?, connect(&world).await?);
+    let ledgers = [
+        Arc::new(Mutex::new(Ledger::default())),
+        Arc::new(Mutex::new(Ledger::default())),
+    ];
+    let shared = Arc::new(Shared {
+        world: world.clone(),
+        problems: Problems::new(&world),
+        stop: AtomicBool::new(false),
+        takes: AtomicU64::new(0),
+    });
+    let mut consumers = Vec::new();
+    for (q, ledger) in QUEUES.iter().zip(&ledgers) {
+        for (c, client) in [("a", &ca), ("b", &cb)] {
+            let name = format!(
+                "{} consumer {c}",
+                if q.1.is_some() { "locked" } else { "plain" }
+            );
+            consumers.push(tokio::spawn(consume(
+                name,
+                q.0,
+                queue(client, *q).consumer(),
+                client.clone(),
+                q.1.is_some(),
+                ledger.clone(),
+                shared.clone(),
+            )));
+        }
+    }
+
+    let healed = healed_flag(&world);
+    let producers = [queue(&producer, QUEUES[0]), queue(&producer, QUEUES[1])];
+    let mut next = 0u64;
+    while !healed.load(Ordering::Relaxed) {
+        next += 1;
+        for (q, ledger) in producers.iter().zip(&ledgers) {
+            let put = match tokio::time::timeout(STEP_DEADLINE, q.put(next.to_string())).await {
+                Ok(put) => put,
+                Err(_) => {
+                    let what = format!("putting item {next} hung past {STEP_DEADLINE:?}");
+                    shared.hang(what, &producer);
+                    ledger.lock().unwrap().put_in_doubt.insert(next);
+                    continue;
+                }
+            };
+            match put {
+                Ok(_) => {
+                    ledger.lock().unwrap().acked.insert(next);
+                }
+                Err(e) if trouble(&e) => {
+                    // Not retried: a retry would be a second item with the same id.
+                    world.trace(&format!("put {next} in doubt: {e}"));
+                    ledger.lock().unwrap().put_in_doubt.insert(next);
+                    settle_briefly(&producer).await;
+                }
+                Err(e) => shared.problems.add(format!("put {next}: {e}")),
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    world.healed().await;
+    world.trace(&format!("healed after {next} items per queue"));
+
+    // After the faults: the consumers drain both queues (locks and all).
+    let settled = Instant::now();
+    let drained = tokio::time::timeout(DRAIN, async {
+        while left_in_queues(&producer).await > 0 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    if drained.is_err() {
+        shared.problems.add(format!(
+            "the queues were not drained {DRAIN:?} after the faults ({} nodes left)",
+            left_in_queues(&producer).await
+        ));
+    }
+    let drained_in = settled.elapsed();
+    shared.stop.store(true, Ordering::Relaxed);
+    let mut in_doubt_claims = 0;
+    for (i, consumer) in consumers.into_iter().enumerate() {
+        // A consumer checks `stop` at least every step.
+        let Ok(consumer) = tokio::time::timeout(STEP_DEADLINE * 2, consumer).await else {
+            shared.problems.add(format!("consumer {i} did not stop"));
+            continue;
+        };
+        let consumer = consumer.map_err(|e| format!("consumer {i}: {e}"))?;
+        if i >= 2 {
+            // The plain queue's consumers: claims whose outcome was unknown.
+            in_doubt_claims += consumer.stats().in_doubt;
+        }
+    }
+    let problems = &shared.problems;
+
+    // With a lock path: every acknowledged item completed exactly once.
+    let locked = std::mem::take(&mut *ledgers[0].lock().unwrap());
+    for (&id, &n) in &locked.completed {
+        if n > 1 {
+            problems.add(format!("locked queue: item {id} completed {n} times"));
+        }
+    }
+    let lost: Vec<u64> = locked
+        .acked
+        .iter()
+        .copied()
+        .filter(|id| !locked.completed.contains_key(id) && !locked.complete_in_doubt.contains(id))
+        .collect();
+    if !lost.is_empty() {
+        problems.add(format!(
+            "locked queue: acknowledged items never completed: {lost:?}"
+        ));
+    }
+    // Without: none delivered twice, and no more missing than claims in doubt.
+    let plain = std::mem::take(&mut *ledgers[1].lock().unwrap());
+    for (&id, &n) in &plain.delivered {
+        if n > 1 {
+            problems.add(format!("plain queue: item {id} delivered {n} times"));
+        }
+    }
+    let missing = plain
+        .acked
+        .iter()
+        .filter(|id| !plain.delivered.contains_key(id))
+        .count() as u64;
+    if missing > in_doubt_claims {
+        problems.add(format!(
+            "plain queue: {missing} acknowledged items never delivered, only {in_doubt_claims} claims in doubt"
+        ));
+    }
+    let redelivered: u32 = locked.delivered.values().map(|n| n - 1).sum();
+    world.trace(&format!(
+        "queues: puts {} (acked {}+{}, in doubt {}+{}), takes {}, locked redeliveries {redelivered}, completes in doubt {}, plain claims in doubt {in_doubt_claims}, missing {missing}, drained in {} ms, violations {}",
+        2 * next,
+        locked.acked.len(),
+        plain.acked.len(),
+        locked.put_in_doubt.len(),
+        plain.put_in_doubt.len(),
+        shared.takes.load(Ordering::Relaxed),
+        locked.complete_in_doubt.len(),
+        drained_in.as_millis(),
+        problems.len()
+    ));
+    for c in [producer, ca, cb] {
+        let _ = c.close().await;
+    }
+    shared.problems.verdict()
+}
