@@ -54,7 +54,7 @@ log="$target/rustdoc.log"
 for crate in "${crates[@]}"; do
     # Rustdoc's own warnings (broken doc links and the like) are the rustdoc CI step's job;
     # here they go to the log, shown only if the build fails.
-    if ! RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$target" cargo rustdoc --quiet -p "$crate" \
+    if ! RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$target" cargo rustdoc --quiet -p "$crate" --lib \
         --all-features -- -Z unstable-options --output-format json >>"$log" 2>&1; then
         cat "$log"
         echo "public-api: rustdoc JSON build of $crate failed" >&2

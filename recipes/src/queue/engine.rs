@@ -122,9 +122,20 @@ impl Engine {
     /// Cancel-safe: claims in flight and items claimed live in the engine, so dropping this
     /// future loses nothing; the next call carries on.
     pub(crate) async fn take(&mut self, wait: Wait) -> Result<Option<Taken>> {
+        // Listings this call made: without waiting, one is all a call may make.
+        let mut listed = 0;
         loop {
             if let Some(taken) = self.ready.pop_front() {
                 return Ok(Some(taken));
+            }
+            // The deadline holds even while every claim loses a race and the listing's watch
+            // keeps firing, so that the loop never reaches the wait below (found by the
+            // simulation: a consumer behind another, the queue holding one or two items,
+            // listed and claimed for 30 s inside a 300 ms take).
+            if let Wait::Until(d) = wait {
+                if Instant::now() >= d {
+                    return Ok(None);
+                }
             }
             self.fill().await;
             if !self.inflight.is_empty() {
@@ -135,9 +146,11 @@ impl Engine {
             // Nothing in flight or ready, and no name to try now.
             if (self.cursor.remaining() == 0 || self.not_due.is_some())
                 && self.cursor.watch_fired().await
+                && !(matches!(wait, Wait::No) && listed > 0)
             {
                 self.cursor.clear();
                 self.list().await?;
+                listed += 1;
                 continue;
             }
             let deadline = match wait {
