@@ -466,7 +466,9 @@ scripts/install-zookeeper.sh), or uses --server / $ZK_SERVER when given.")]
         /// The shell
         #[arg(value_enum)]
         shell: Shell,
-    },
+    }, // export, import, diff, find, du: args/backup.rs.
+    #[command(flatten)]
+    Backup(super::backup::BackupSub),
 }
 
 // `create`'s arguments and flags.

@@ -14,6 +14,7 @@
 //! A command's own flag of the same name wins there: `zkctl --version` prints the version,
 //! but `zkctl set /a x --version 3` is a conditional set. Every usage error is one line.
 
+pub mod backup;
 mod cli;
 mod command;
 mod convert;
