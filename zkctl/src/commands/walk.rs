@@ -7,7 +7,10 @@ use zkrs_recipes::framework::join;
 
 use crate::commands::export_format::path_order;
 use crate::failure::Failure;
-use crate::pipeline;
+
+/// How many nodes are read at once (each one to three requests: under the client's 1,024
+/// requests in flight).
+const WINDOW: usize = 300;
 
 /// What to read of each node besides its Stat and children.
 #[derive(Debug, Clone, Copy, Default)]
@@ -49,7 +52,7 @@ pub async fn walk(client: &Client, root: &str, want: Want) -> Result<Tree, Failu
     let mut level = vec![root.to_string()];
     let mut depth = 0;
     while !level.is_empty() {
-        let read = pipeline::all_chunked(&level, |p| read_node(client, p, want)).await;
+        let read = read_level(client, &level, want).await;
         let mut next = Vec::new();
         for (path, result) in level.into_iter().zip(read) {
             match result {
@@ -72,6 +75,35 @@ pub async fn walk(client: &Client, root: &str, want: Want) -> Result<Tree, Failu
     }
     tree.nodes.sort_by(|a, b| path_order(&a.path, &b.path));
     Ok(tree)
+}
+
+/// Reads every node of a level, [`WINDOW`] at a time, each on a task of its own: a node
+/// done makes room for the next at once, and only that task is polled when its reply comes
+/// (a join of all futures would poll each of them on every reply).
+async fn read_level(
+    client: &Client,
+    level: &[String],
+    want: Want,
+) -> Vec<zkrs_client::Result<(Node, Vec<String>)>> {
+    let mut results: Vec<Option<_>> = (0..level.len()).map(|_| None).collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut next = 0;
+    while next < level.len() || !tasks.is_empty() {
+        while next < level.len() && tasks.len() < WINDOW {
+            let (client, path, i) = (client.clone(), level[next].clone(), next);
+            tasks.spawn(async move { (i, read_node(&client, &path, want).await) });
+            next += 1;
+        }
+        match tasks.join_next().await {
+            Some(Ok((i, result))) => results[i] = Some(result),
+            Some(Err(e)) => std::panic::resume_unwind(e.into_panic()),
+            None => break,
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.expect("every node read"))
+        .collect()
 }
 
 /// One node: its Stat and children, and its data and ACL if wanted, asked together.
