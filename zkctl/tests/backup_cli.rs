@@ -264,6 +264,32 @@ fn export_import_round_trip_is_byte_for_byte() {
         .unwrap(),
         "created 0, skipped 2513, overwritten 0\n"
     );
+    // --existing overwrite puts changed data and ACLs back (and leaves extra nodes); as bob,
+    // who may write /copy/secret (without, its setData is refused: NoAuth).
+    ok(&["set", "/copy/text", "changed"]);
+    zk.set_acl("/copy/binary", &ip_acl());
+    zk.create("/copy/extra", b"");
+    let overwritten = run_with_stdin(
+        &[
+            "import",
+            "-",
+            "--at",
+            "/copy",
+            "--existing",
+            "overwrite",
+            "--auth",
+            "digest:bob:pw",
+        ],
+        original.as_bytes(),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&overwritten.stdout),
+        "created 0, skipped 0, overwritten 2513\n",
+        "{}",
+        stderr(&overwritten)
+    );
+    let diff = run(&["diff", "/orig", "/copy"]);
+    assert_eq!(String::from_utf8_lossy(&diff.stdout), "only-right /extra\n");
     let _ = std::fs::remove_file(file);
 }
 

@@ -183,8 +183,8 @@ async fn import(
     }
     if let Some(e) = failure {
         return Err(Failure::msg(format!(
-            "import: {e} ({created} of {} nodes created before it; each transaction is all \
-             or nothing; a rerun with --existing skip completes the import)",
+            "import: {e} (nodes created: {created} of {}; each transaction is all or \
+             nothing; a rerun with --existing skip completes the import)",
             count(Plan::Create)
         )));
     }
