@@ -90,8 +90,11 @@ t0=$(now); "$ZKCTL" --server "$SERVER" import "$DIR/tree.jsonl" --at /bench/src 
 echo "built /bench/src: $(( NODES + 1 )) nodes in $(secs "$t0" "$t1") s (zkctl import)"
 TOTAL=$(( NODES + 1 ))
 
-t0=$(now); "$ZKCTL" --server "$SERVER" export /bench/src --out "$DIR/src.jsonl"; t1=$(now)
-t2=$(now); "$ZKCTL" --server "$SERVER" import "$DIR/src.jsonl" --at /bench/copy >/dev/null; t3=$(now)
+# GNU time's peak resident set (KiB), when it is installed.
+TIME=()
+if [[ -x /usr/bin/time ]]; then TIME=(/usr/bin/time -f %M -o); fi
+t0=$(now); "${TIME[@]}" ${TIME[0]:+"$DIR/export.rss"} "$ZKCTL" --server "$SERVER" export /bench/src --out "$DIR/src.jsonl"; t1=$(now)
+t2=$(now); "${TIME[@]}" ${TIME[0]:+"$DIR/import.rss"} "$ZKCTL" --server "$SERVER" import "$DIR/src.jsonl" --at /bench/copy >/dev/null; t3=$(now)
 "$ZKCTL" --server "$SERVER" export /bench/copy --out "$DIR/copy.jsonl"
 cmp "$DIR/src.jsonl" "$DIR/copy.jsonl"
 cmp "$DIR/tree.jsonl" "$DIR/src.jsonl"
@@ -100,6 +103,9 @@ EXPORT_S=$(secs "$t0" "$t1"); IMPORT_S=$(secs "$t2" "$t3")
 BOTH_S=$(python3 -c "print(f'{$EXPORT_S + $IMPORT_S:.2f}')")
 echo "zkctl export: $EXPORT_S s, $(rate "$TOTAL" "$t0" "$t1") nodes/s"
 echo "zkctl import: $IMPORT_S s, $(rate "$TOTAL" "$t2" "$t3") nodes/s"
+if [[ -f $DIR/export.rss ]]; then
+    echo "peak resident set: export $(( $(tail -1 "$DIR/export.rss") / 1024 )) MiB, import $(( $(tail -1 "$DIR/import.rss") / 1024 )) MiB"
+fi
 echo "zkctl export+import: $BOTH_S s, $(python3 -c "print(f'{$TOTAL / $BOTH_S:,.0f}')") nodes/s"
 
 # zk-shell's cp of the same tree.

@@ -51,7 +51,7 @@ Prints `created N, skipped N, overwritten N` at the end.")]
     Import {
         /// The export file (- for stdin)
         file: String,
-        /// Where the export's root goes (default: /)
+        /// Where the export's root goes
         #[arg(long, value_name = "PATH", default_value = "/")]
         at: String,
         /// What to do with a node that exists already
