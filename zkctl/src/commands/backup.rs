@@ -11,6 +11,7 @@ use zkrs_recipes::framework::parent;
 use crate::args::backup::{BackupCommand, Existing};
 use crate::commands::export_format::{path_order, under, Mode, Record};
 use crate::commands::snapshot::{read_file, records, report_ephemerals};
+use crate::commands::walk::{windowed, WINDOW};
 use crate::commands::{diff, du, find};
 use crate::failure::{Failure, Outcome};
 use crate::pipeline;
@@ -124,7 +125,11 @@ async fn import(
     let exists: Vec<bool> = if client.exists(at).await?.is_none() {
         vec![false; targets.len()]
     } else {
-        let found = pipeline::all_chunked(&targets, |t| client.exists(t)).await;
+        let found = windowed(targets.len(), WINDOW, |i| {
+            let (client, target) = (client.clone(), targets[i].clone());
+            async move { client.exists(&target).await }
+        })
+        .await;
         found
             .into_iter()
             .map(|r| r.map(|s| s.is_some()))
@@ -191,10 +196,10 @@ async fn import(
     let overwrite: Vec<usize> = (0..records.len())
         .filter(|&i| plans[i] == Plan::Overwrite)
         .collect();
-    let targets = &targets;
-    for result in pipeline::all_chunked(&overwrite, |&i| {
-        let acl = records[i].acl_entries();
-        async move { client.set_acl(&targets[i], &acl, None).await }
+    for result in windowed(overwrite.len(), WINDOW, |k| {
+        let i = overwrite[k];
+        let (client, target, acl) = (client.clone(), targets[i].clone(), records[i].acl_entries());
+        async move { client.set_acl(&target, &acl, None).await }
     })
     .await
     {

@@ -17,7 +17,7 @@ use crate::commands::export_format::path_order;
 use crate::failure::Failure;
 
 /// How many single-node requests are in flight at once (the client allows 1,024).
-const WINDOW: usize = 512;
+pub const WINDOW: usize = 512;
 /// How many multiReads are in flight at once.
 const BATCH_WINDOW: usize = 8;
 /// The reply bytes one multiRead is planned for (half of ZooKeeper's default 1 MiB
@@ -234,7 +234,7 @@ async fn read_batch(
 
 /// Runs `make(0..n)` on tasks, at most `window` at a time (a task done makes room for the
 /// next at once, and only that task is polled when its reply comes); results in order.
-async fn windowed<T, F>(n: usize, window: usize, make: impl Fn(usize) -> F) -> Vec<T>
+pub async fn windowed<T, F>(n: usize, window: usize, make: impl Fn(usize) -> F) -> Vec<T>
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,
