@@ -158,4 +158,6 @@ fn one_line(mut e: clap::Error) -> UsageError {
 }
 
 #[cfg(test)]
+mod backup_tests;
+#[cfg(test)]
 mod tests;

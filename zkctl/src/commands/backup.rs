@@ -10,7 +10,7 @@ use zkrs_recipes::framework::parent;
 
 use crate::args::backup::{BackupCommand, Existing};
 use crate::commands::export_format::{path_order, under, Mode, Record};
-use crate::commands::snapshot::{read_file, records, report_ephemerals};
+use crate::commands::snapshot::{persistent_nodes, read_file, record, report_ephemerals};
 use crate::commands::walk::{windowed, WINDOW};
 use crate::commands::{diff, du, find};
 use crate::failure::{Failure, Outcome};
@@ -43,7 +43,8 @@ pub async fn run(client: &Client, command: BackupCommand) -> Outcome {
 }
 
 async fn export(client: &Client, root: &str, out: Option<&str>) -> Outcome {
-    let (records, ephemerals) = records(client, root).await?;
+    // Each node becomes its line and is dropped as it is written: the tree is held once.
+    let (nodes, ephemerals) = persistent_nodes(client, root).await?;
     // The file is made only once the tree is read: a failed export leaves no partial file.
     let sink: Box<dyn Write> = match out {
         Some(file) => Box::new(
@@ -53,8 +54,8 @@ async fn export(client: &Client, root: &str, out: Option<&str>) -> Outcome {
         None => Box::new(std::io::stdout().lock()),
     };
     let mut sink = BufWriter::with_capacity(1 << 16, sink);
-    for record in &records {
-        sink.write_all(record.to_line().as_bytes())?;
+    for node in nodes {
+        sink.write_all(record(root, node).to_line().as_bytes())?;
         sink.write_all(b"\n")?;
     }
     sink.flush()?;

@@ -9,27 +9,34 @@ use crate::commands::export_format::{self, relative, Record};
 use crate::commands::walk::{walk, Node, Want};
 use crate::failure::Failure;
 
-/// The records `export` writes for the subtree under `root`, in path order, and how many
-/// ephemeral nodes were left out (`/zookeeper` is left out too, unless it is `root`).
-pub async fn records(client: &Client, root: &str) -> Result<(Vec<Record>, usize), Failure> {
+/// The nodes `export` writes for the subtree under `root`, in path order, and how many
+/// ephemeral nodes were left out (`/zookeeper` is left out too, unless it is `root`). Turn
+/// each into its line with [`record`].
+pub async fn persistent_nodes(client: &Client, root: &str) -> Result<(Vec<Node>, usize), Failure> {
     let want = Want {
         data: true,
         acl: true,
         skip_system: true,
     };
-    let tree = walk(client, root, want).await?;
-    check_redacted(&tree.nodes)?;
-    let mut ephemerals = 0;
-    let mut records = Vec::with_capacity(tree.nodes.len());
-    for node in tree.nodes {
-        if node.stat.ephemeral_owner != 0 {
-            ephemerals += 1;
-            continue;
-        }
-        let data = node.data.unwrap_or_default();
-        let acl = node.acl.unwrap_or_default();
-        records.push(Record::new(relative(root, &node.path), &data, &acl));
-    }
+    let mut nodes = walk(client, root, want).await?.nodes;
+    let all = nodes.len();
+    nodes.retain(|n| n.stat.ephemeral_owner == 0);
+    check_redacted(&nodes)?;
+    let ephemerals = all - nodes.len();
+    Ok((nodes, ephemerals))
+}
+
+/// A node's record, its path relative to `root`.
+pub fn record(root: &str, node: Node) -> Record {
+    let data = node.data.unwrap_or_default();
+    let acl = node.acl.unwrap_or_default();
+    Record::new(relative(root, &node.path), &data, &acl)
+}
+
+/// The records `export` writes for the subtree under `root` (see [`persistent_nodes`]).
+pub async fn records(client: &Client, root: &str) -> Result<(Vec<Record>, usize), Failure> {
+    let (nodes, ephemerals) = persistent_nodes(client, root).await?;
+    let records = nodes.into_iter().map(|n| record(root, n)).collect();
     Ok((records, ephemerals))
 }
 
