@@ -170,10 +170,14 @@ async fn import(
         out.flush()?;
         return Ok(0);
     }
-    let units = batches(&records, &targets, &plans);
     let mut created = 0;
     let mut failure = None;
-    for chunk in units.chunks(BATCHES_IN_FLIGHT) {
+    let mut from = 0;
+    loop {
+        let chunk = next_units(&records, &targets, &plans, &mut from, BATCHES_IN_FLIGHT);
+        if chunk.is_empty() {
+            break;
+        }
         let results =
             pipeline::all(chunk.iter().map(|u| send(client, u, &records, &targets))).await;
         for result in results {
@@ -220,37 +224,53 @@ fn op_size(target: &str, data_len: usize, r: &Record) -> usize {
     40 + target.len() + data_len + acl
 }
 
-/// The units to send, in path order, so every parent is created before its children (a
-/// session's requests are applied in the order sent).
-fn batches(records: &[Record], targets: &[String], plans: &[Plan]) -> Vec<Unit> {
+/// The next units to send (at most `max`), from record `*from` on, in path order, so every
+/// parent is created before its children (a session's requests are applied in the order
+/// sent); `*from` moves past the records they hold. Made a few at a time, so the operations
+/// (copies of the records' data) are not all held at once.
+fn next_units(
+    records: &[Record],
+    targets: &[String],
+    plans: &[Plan],
+    from: &mut usize,
+    max: usize,
+) -> Vec<Unit> {
     let mut units = Vec::new();
     let mut ops = Vec::new();
     let mut creates = 0;
     let mut bytes = 0;
-    for (i, r) in records.iter().enumerate() {
-        let data = r.bytes();
-        let size = op_size(&targets[i], data.len(), r);
+    while *from < records.len() {
+        let i = *from;
+        let r = &records[i];
+        let size = op_size(&targets[i], r.data.len(), r);
+        let full = (plans[i] == Plan::Create && r.mode == Mode::Ttl)
+            || bytes + size > MAX_BATCH_BYTES
+            || ops.len() >= MAX_BATCH_OPS;
+        if full && !ops.is_empty() {
+            units.push(Unit::Multi {
+                ops: std::mem::take(&mut ops),
+                creates: std::mem::take(&mut creates),
+            });
+            bytes = 0;
+        }
+        if units.len() == max {
+            return units;
+        }
+        *from += 1;
         let op = match (plans[i], r.mode) {
             (Plan::Skip, _) => continue,
             (Plan::Overwrite, _) => Op::SetData {
                 path: targets[i].clone(),
-                data,
+                data: r.bytes(),
                 version: None,
             },
             (Plan::Create, Mode::Ttl) => {
-                if !ops.is_empty() {
-                    units.push(Unit::Multi {
-                        ops: std::mem::take(&mut ops),
-                        creates: std::mem::take(&mut creates),
-                    });
-                    bytes = 0;
-                }
                 units.push(Unit::Ttl(i));
                 continue;
             }
             (Plan::Create, mode) => Op::Create {
                 path: targets[i].clone(),
-                data,
+                data: r.bytes(),
                 mode: if mode == Mode::Container {
                     CreateMode::Container
                 } else {
@@ -260,13 +280,6 @@ fn batches(records: &[Record], targets: &[String], plans: &[Plan]) -> Vec<Unit> 
                 stat: false,
             },
         };
-        if !ops.is_empty() && (bytes + size > MAX_BATCH_BYTES || ops.len() >= MAX_BATCH_OPS) {
-            units.push(Unit::Multi {
-                ops: std::mem::take(&mut ops),
-                creates: std::mem::take(&mut creates),
-            });
-            bytes = 0;
-        }
         if matches!(op, Op::Create { .. }) {
             creates += 1;
         }
