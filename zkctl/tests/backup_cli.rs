@@ -9,11 +9,18 @@ use std::sync::OnceLock;
 mod support;
 use support::*;
 use zkrs_client::{AclEntry, Client, CreateMode, CreateOptions, Perms};
-use zkrs_testkit::TestingServer;
+use zkrs_testkit::{ServerOptions, TestingServer};
 
+/// One server for the file, with TTL nodes enabled (for hand-written `ttl` lines) and empty
+/// containers looked for every 200 ms (not every minute).
 fn server() -> &'static TestingServer {
     static SERVER: OnceLock<TestingServer> = OnceLock::new();
-    SERVER.get_or_init(|| TestingServer::start().expect("ZooKeeper (scripts/install-zookeeper.sh)"))
+    SERVER.get_or_init(|| {
+        let options = ServerOptions::new()
+            .extended_types(true)
+            .system_property("znode.container.checkIntervalMs", "200");
+        TestingServer::start_with(options).expect("ZooKeeper (scripts/install-zookeeper.sh)")
+    })
 }
 
 fn run(args: &[&str]) -> Output {
@@ -466,5 +473,49 @@ fn bad_input_is_one_line_and_an_exit_code() {
             1,
             "zkctl: NoNode: /bad/none (the parent of --at /bad/none/copy must exist)\n".to_string()
         )
+    );
+}
+
+/// Hand-written `container` and `ttl` lines are created as such (the server deletes an empty
+/// container once its last child goes); `export` writes them back as `persistent`, since the
+/// server hides those markers from clients (documented).
+#[test]
+fn import_creates_containers_and_ttl_nodes_from_hand_written_lines() {
+    let zk = Zk::connect();
+    zk.create("/modes", b"");
+    let open = r#""acl":[{"perms":"cdrwa","scheme":"world","id":"anyone"}]"#;
+    let file = format!(
+        "{{\"path\":\"/\",\"mode\":\"persistent\",{open},\"encoding\":\"utf8\",\"data\":\"\"}}\n\
+         {{\"path\":\"/box\",\"mode\":\"container\",{open},\"encoding\":\"utf8\",\"data\":\"c\"}}\n\
+         {{\"path\":\"/box/item\",\"mode\":\"persistent\",{open},\"encoding\":\"utf8\",\"data\":\"\"}}\n\
+         {{\"path\":\"/lease\",\"mode\":\"ttl\",\"ttl_ms\":600000,{open},\"encoding\":\"utf8\",\"data\":\"t\"}}\n\
+         {{\"path\":\"/lease/after\",\"mode\":\"persistent\",{open},\"encoding\":\"utf8\",\"data\":\"\"}}\n"
+    );
+    let out = run_with_stdin(&["import", "-", "--at", "/modes/in"], file.as_bytes());
+    assert_eq!(
+        (
+            exit_code(out.status),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        ),
+        (0, "created 5, skipped 0, overwritten 0\n".to_string()),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        ok(&["find", "/modes/in"]),
+        "/modes/in\n/modes/in/box\n/modes/in/box/item\n/modes/in/lease\n/modes/in/lease/after\n"
+    );
+    let exported = ok(&["export", "/modes/in"]);
+    assert_eq!(
+        exported.matches("\"mode\":\"persistent\"").count(),
+        5,
+        "{exported}"
+    );
+    // The container goes once its last child is gone.
+    ok(&["delete", "/modes/in/box/item"]);
+    wait_until(
+        "the empty container to be deleted",
+        std::time::Duration::from_secs(30),
+        || !zk.exists("/modes/in/box"),
     );
 }
