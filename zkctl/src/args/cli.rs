@@ -466,7 +466,8 @@ scripts/install-zookeeper.sh), or uses --server / $ZK_SERVER when given.")]
         /// The shell
         #[arg(value_enum)]
         shell: Shell,
-    }, // export, import, diff, find, du: args/backup.rs.
+    },
+    // export, import, diff, find, du: args/backup.rs (flattened: their commands are listed here).
     #[command(flatten)]
     Backup(super::backup::BackupSub),
 }
