@@ -472,6 +472,9 @@ scripts/install-zookeeper.sh), or uses --server / $ZK_SERVER when given.")]
         #[arg(value_enum)]
         shell: Shell,
     },
+    // export, import, diff, find, du: args/backup.rs (flattened: their commands are listed here).
+    #[command(flatten)]
+    Backup(super::backup::BackupSub),
 }
 
 // `create`'s arguments and flags.

@@ -453,6 +453,8 @@ pub enum Command {
         /// How many participants.
         participants: usize,
     },
+    /// `export`, `import`, `diff`, `find`, `du`.
+    Backup(super::backup::BackupCommand),
 }
 
 /// The shells `completions` writes for.

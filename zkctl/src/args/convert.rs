@@ -272,6 +272,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             })
         }
         Sub::Demo { participants } => Command::Demo { participants },
+        Sub::Backup(b) => Command::Backup(super::backup::convert(b)),
         Sub::Completions { .. } => unreachable!("completions is an action, not a command"),
     })
 }

@@ -15,6 +15,7 @@
 //! but `zkctl set /a x --version 3` is a conditional set. Every usage error is one line.
 
 mod acl;
+pub mod backup;
 mod cli;
 mod command;
 mod convert;
@@ -160,5 +161,7 @@ fn one_line(mut e: clap::Error) -> UsageError {
     UsageError(msg)
 }
 
+#[cfg(test)]
+mod backup_tests;
 #[cfg(test)]
 mod tests;

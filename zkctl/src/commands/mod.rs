@@ -1,14 +1,19 @@
 //! The commands, one concept per file, and [`run`], which runs the one parsed.
 
 pub mod acl;
+pub mod backup;
 pub mod barrier;
 pub mod bench;
 pub mod cache;
 pub mod counter;
 pub mod data;
 pub mod demo;
+pub mod diff;
+pub mod du;
 pub mod elect;
 pub mod ensemble;
+pub mod export_format;
+pub mod find;
 pub mod group;
 pub mod lock;
 pub mod ops;
@@ -16,6 +21,8 @@ pub mod queue;
 pub mod quota;
 pub mod server_words;
 pub mod service;
+pub mod snapshot;
+pub mod walk;
 pub mod watch;
 
 use crate::args::{Command, Globals};
@@ -70,6 +77,12 @@ pub async fn run(g: Globals, command: Command) -> Outcome {
         Command::Members { path } => group::members(&g, &path).await,
         Command::Service { base, action } => service::run(&g, &base, action).await,
         Command::Ops(op) => ops::run(&g, op).await,
+        Command::Backup(b) => {
+            let client = connect(&g).await?;
+            let result = backup::run(&client, b).await;
+            close(&client).await;
+            result
+        }
         Command::Config | Command::Reconfig { .. } => {
             let client = connect(&g).await?;
             let result = ensemble::run(&client, command).await;
