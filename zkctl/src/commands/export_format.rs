@@ -223,52 +223,17 @@ pub fn perms_from(letters: &str) -> Option<Perms> {
     Some(p)
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /// Standard base64 with padding (RFC 4648 §4).
 pub fn base64(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Decodes [`base64`]'s output; `None` for anything else (no line breaks, padding required).
+/// Decodes [`base64`]'s output; `None` for anything else (no line breaks, canonical padding
+/// required).
 pub fn unbase64(text: &str) -> Option<Vec<u8>> {
-    let t = text.as_bytes();
-    if t.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(t.len() / 4 * 3);
-    for (ci, chunk) in t.chunks(4).enumerate() {
-        let last = ci + 1 == t.len() / 4;
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut n = 0u32;
-        for &c in &chunk[..4 - pad] {
-            let v = ALPHABET.iter().position(|&a| a == c)? as u32;
-            n = (n << 6) | v;
-        }
-        n <<= 6 * pad as u32;
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..3 - pad]);
-    }
-    Some(out)
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
 #[cfg(test)]

@@ -7,32 +7,6 @@ use zkrs_client::Client;
 use crate::commands::walk::{walk, Want};
 use crate::failure::{Failure, Outcome};
 
-/// Whether `name` matches `glob`: `*` any run of characters (none too), `?` exactly one,
-/// anything else itself.
-pub fn glob_matches(glob: &str, name: &str) -> bool {
-    let g: Vec<char> = glob.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    let (mut gi, mut ni) = (0, 0);
-    // Where the last `*` was, and the name position it matched up to: backtrack there.
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        if gi < g.len() && (g[gi] == '?' || (g[gi] != '*' && g[gi] == n[ni])) {
-            gi += 1;
-            ni += 1;
-        } else if gi < g.len() && g[gi] == '*' {
-            star = Some((gi, ni));
-            gi += 1;
-        } else if let Some((sg, sn)) = star {
-            gi = sg + 1;
-            ni = sn + 1;
-            star = Some((sg, sn + 1));
-        } else {
-            return false;
-        }
-    }
-    g[gi..].iter().all(|&c| c == '*')
-}
-
 /// The last part of a path (`` for `/`).
 fn name_of(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or("")
@@ -40,6 +14,13 @@ fn name_of(path: &str) -> &str {
 
 /// Prints the matching paths in path order.
 pub async fn run(client: &Client, path: &str, name: Option<&str>, data: Option<&str>) -> Outcome {
+    let glob = match name {
+        Some(g) => Some(
+            glob::Pattern::new(g)
+                .map_err(|e| Failure::Usage(format!("bad --name GLOB {g:?}: {e}")))?,
+        ),
+        None => None,
+    };
     let regex = match data {
         Some(re) => Some(
             regex_lite::Regex::new(re)
@@ -54,8 +35,8 @@ pub async fn run(client: &Client, path: &str, name: Option<&str>, data: Option<&
     let tree = walk(client, path, want).await?;
     let mut out = std::io::stdout().lock();
     for node in &tree.nodes {
-        if let Some(glob) = name {
-            if !glob_matches(glob, name_of(&node.path)) {
+        if let Some(glob) = &glob {
+            if !glob.matches(name_of(&node.path)) {
                 continue;
             }
         }
@@ -73,10 +54,10 @@ pub async fn run(client: &Client, path: &str, name: Option<&str>, data: Option<&
 
 #[cfg(test)]
 mod tests {
-    use super::glob_matches;
-
+    /// What `--name` promises (the `glob` crate's patterns): `*` any run, `?` one character.
     #[test]
     fn globs() {
+        let matches = |g: &str, n: &str| glob::Pattern::new(g).unwrap().matches(n);
         for (g, n) in [
             ("*", ""),
             ("*", "abc"),
@@ -89,7 +70,7 @@ mod tests {
             ("**", "x"),
             ("é?", "éa"),
         ] {
-            assert!(glob_matches(g, n), "{g} {n}");
+            assert!(matches(g, n), "{g} {n}");
         }
         for (g, n) in [
             ("a", "ab"),
@@ -99,7 +80,8 @@ mod tests {
             ("a*b", "abc"),
             ("", "a"),
         ] {
-            assert!(!glob_matches(g, n), "{g} {n}");
+            assert!(!matches(g, n), "{g} {n}");
         }
+        assert!(glob::Pattern::new("[").is_err());
     }
 }
