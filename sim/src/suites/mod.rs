@@ -7,13 +7,22 @@ use zkrs_client::{Client, ConnectionState};
 
 use crate::World;
 
+pub mod leadership;
 pub mod locks;
 
 /// No single step of a participant may take longer; one that does is a hang.
 pub const STEP_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Every suite by name.
-pub const SUITES: &[&str] = &["mutex", "semaphore", "read_write"];
+pub const SUITES: &[&str] = &[
+    "mutex",
+    "semaphore",
+    "read_write",
+    "latch",
+    "election",
+    "master",
+    "selector",
+];
 
 /// Runs suite `name` in `world`.
 pub async fn run(name: &str, world: World) -> Result<(), String> {
@@ -21,6 +30,10 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
         "mutex" => locks::run(world, locks::LockKind::Mutex).await,
         "semaphore" => locks::run(world, locks::LockKind::Semaphore).await,
         "read_write" => locks::run(world, locks::LockKind::ReadWrite).await,
+        "latch" => leadership::run(world, "latch").await,
+        "election" => leadership::run(world, "election").await,
+        "master" => leadership::run(world, "master").await,
+        "selector" => leadership::run(world, "selector").await,
         other => Err(format!("no suite named {other}")),
     }
 }
