@@ -161,11 +161,13 @@ impl Beliefs {
     /// involved. One entry per maximal overlap episode.
     pub fn violations(&self, limit: usize, now: Instant) -> Vec<String> {
         let intervals = self.intervals(now);
-        // (time, 0 = end / 1 = begin, index)
+        // (time, 0 = end / 1 = begin / 2 = end of a belief that began at that instant,
+        // index): a belief that begins and ends at one instant still counts there (ending
+        // before it began, it would count for ever after).
         let mut events: Vec<(Instant, u8, usize)> = Vec::new();
         for (k, i) in intervals.iter().enumerate() {
             events.push((i.from, 1, k));
-            events.push((i.to, 0, k));
+            events.push((i.to, if i.to > i.from { 0 } else { 2 }, k));
         }
         events.sort();
         let mut active: Vec<usize> = Vec::new();
@@ -204,5 +206,37 @@ impl Beliefs {
     /// How many intervals were recorded (closed ones).
     pub fn count(&self) -> usize {
         self.state().closed.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_belief_of_one_instant_counts_at_that_instant_only() {
+        let beliefs = Beliefs::new();
+        let t0 = beliefs.epoch;
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        // p0 believes for an instant at 10 ms; p1 from 20 ms to 30 ms: no overlap.
+        beliefs.begin(0, at(10), 1);
+        beliefs.end(0, at(10), "lost");
+        beliefs.begin(1, at(20), 2);
+        beliefs.end(1, at(30), "released");
+        assert!(beliefs.violations(1, at(40)).is_empty());
+        // p2 for an instant inside p1's belief: an overlap.
+        beliefs.begin(2, at(25), 3);
+        beliefs.end(2, at(25), "lost");
+        assert_eq!(beliefs.violations(1, at(40)).len(), 1);
+        // Hand-offs at one instant are no overlap: p3 ends at 50 ms as p4 begins.
+        let handoff = Beliefs::new();
+        let at = |ms: u64| handoff.epoch + Duration::from_millis(ms);
+        handoff.begin(3, at(40), 4);
+        handoff.end(3, at(50), "released");
+        handoff.begin(4, at(50), 5);
+        handoff.end(4, at(50), "lost");
+        handoff.begin(5, at(50), 6);
+        handoff.end(5, at(60), "released");
+        assert_eq!(handoff.violations(1, at(70)).len(), 1, "p4 and p5 at 50 ms");
     }
 }
