@@ -441,8 +441,9 @@ async fn churn_suite<C: Contender>(world: World) -> Result<(), String> {
     let leaders = shared.beliefs.believers();
     match converged {
         None => shared.problem(format!(
-            "after healing, not exactly one leader within {CONVERGENCE:?}: {leaders:?} believe; {}",
-            listings(&world, C::PATH)
+            "after healing, not exactly one leader within {CONVERGENCE:?}: {leaders:?} believe; {}; nodes: {}",
+            listings(&world, C::PATH),
+            owners(&admin, C::PATH, &clients).await
         )),
         Some(took) => {
             world.trace(&format!(
@@ -477,6 +478,31 @@ async fn churn_suite<C: Contender>(world: World) -> Result<(), String> {
     }
     let _ = admin.close().await;
     verdict
+}
+
+/// Each child of `dir` (read on `admin`): its data and whose session owns it.
+async fn owners(admin: &Client, dir: &str, clients: &[Client]) -> String {
+    let Ok(children) = admin.get_children(dir).await else {
+        return "(no listing)".into();
+    };
+    let mut out = Vec::new();
+    for name in children.iter() {
+        let path = format!("{dir}/{name}");
+        let text = match admin.get_data(&path).await {
+            Ok((data, stat)) => {
+                let owner = clients
+                    .iter()
+                    .position(|c| c.session_id() == stat.ephemeral_owner)
+                    .map_or(format!("session {:x}", stat.ephemeral_owner), |who| {
+                        format!("p{who}'s session")
+                    });
+                format!("{name} {:?} ({owner})", String::from_utf8_lossy(&data))
+            }
+            Err(e) => format!("{name} ({e})"),
+        };
+        out.push(text);
+    }
+    out.join(", ")
 }
 
 /// Each member's children of `dir`, for a violation's report.
