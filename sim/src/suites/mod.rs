@@ -9,6 +9,7 @@ use crate::World;
 
 pub mod caches;
 pub mod data;
+pub mod leadership;
 pub mod locks;
 pub mod queues;
 pub mod sessions;
@@ -26,6 +27,10 @@ pub const SUITES: &[&str] = &[
     "sessions",
     "caches",
     "queues",
+    "latch",
+    "election",
+    "master",
+    "selector",
 ];
 
 /// Runs suite `name` in `world`.
@@ -38,6 +43,10 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
         "sessions" => sessions::run(world).await,
         "caches" => caches::run(world).await,
         "queues" => queues::run(world).await,
+        "latch" => leadership::run(world, "latch").await,
+        "election" => leadership::run(world, "election").await,
+        "master" => leadership::run(world, "master").await,
+        "selector" => leadership::run(world, "selector").await,
         other => Err(format!("no suite named {other}")),
     }
 }

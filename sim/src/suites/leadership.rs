@@ -1,0 +1,633 @@
+//! The leadership suites (`latch`, `election`, `master`, `selector`), as the real-server
+//! fault suite `recipes/tests/invariants_leadership.rs` runs them: 4 participants, each on
+//! its own session (2 s timeout), contend for leadership while the faults run.
+//!
+//! - `latch`: 4 `LeaderLatch`es. A participant believes it leads from a "gained" event (if
+//!   the latch still says so and the connection is not suspended) until a "lost" event or a
+//!   suspended/lost connection, whichever it sees first (standard policy). While the faults
+//!   run, a leader steps down after 0.2-3 s (closes its latch, joins again at the back), so
+//!   leadership keeps moving through the faults.
+//! - `election` (`LeaderElection`; a belief ends at any event out of ELECTED) and `master`
+//!   (`MasterElection`, one ephemeral node): the same, except that a leader stepping down
+//!   either leaves and joins with a new recipe, or (one time in two) stops and starts the
+//!   same election again, or resigns and rejoins the same master contender.
+//! - `selector`: 4 `LeaderSelector`s with auto-requeue; a participant believes it leads while
+//!   its leadership task runs (from its start, if the context says it leads, until its term
+//!   ends, it sees the connection suspended, or its future is dropped, which is how a
+//!   cancelled term ends). Terms last 20-300 ms, so leadership moves all the time.
+//!
+//! Violations: two participants believing they lead at one instant; a step (leaving,
+//! stepping down) past its deadline; and, once the faults have healed, not exactly one
+//! leader within the session timeout + 10 s (in `latch`, `election` and `master` it must
+//! also be the one the znodes say).
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zkrs_client::{Client, ConnectionState, CreateMode, EventStream};
+use zkrs_recipes::leader::{ElectionEvent, LeadershipEvent};
+use zkrs_recipes::{
+    ConnectionStatePolicy, ElectionState, LeaderContext, LeaderElection, LeaderLatch,
+    LeaderSelector, MasterElection,
+};
+
+use super::{connect, settle, STEP_DEADLINE};
+use crate::check::Beliefs;
+use crate::{SimRng, World};
+
+const PARTICIPANTS: usize = 4;
+/// The participants' session timeout ([`World::client_builder`]'s).
+const SESSION: Duration = Duration::from_secs(2);
+/// After healing, exactly one must lead within this.
+const CONVERGENCE: Duration = Duration::from_secs(SESSION.as_secs() + 10);
+
+fn suspended(state: ConnectionState) -> bool {
+    ConnectionStatePolicy::Standard.is_error_state(state)
+}
+
+/// What the participants share: the beliefs (each start and end also goes to the trace),
+/// the violations found on the way, and counts for the summary line.
+struct Shared {
+    world: World,
+    beliefs: Beliefs,
+    problems: Mutex<Vec<String>>,
+    /// Leadership terms gained.
+    gained: AtomicU64,
+    /// Terms ended by a suspended connection before the recipe said so.
+    ended_by_state: AtomicU64,
+    /// Leaders that stepped down (left or resigned) and joined again.
+    stepped_down: AtomicU64,
+}
+
+impl Shared {
+    fn new(world: &World) -> Shared {
+        Shared {
+            world: world.clone(),
+            beliefs: Beliefs::new(),
+            problems: Mutex::new(Vec::new()),
+            gained: AtomicU64::new(0),
+            ended_by_state: AtomicU64::new(0),
+            stepped_down: AtomicU64::new(0),
+        }
+    }
+
+    /// `who` believes it leads from now (no-op if it does already).
+    fn begin(&self, who: usize, session: i64) {
+        if !self.beliefs.believes(who) {
+            self.gained.fetch_add(1, Ordering::Relaxed);
+            self.world
+                .trace(&format!("p{who} leads (session {session:x})"));
+            self.beliefs.begin(who, Instant::now(), session);
+        }
+    }
+
+    /// `who` stops believing it leads (no-op if it did not).
+    fn end(&self, who: usize, why: &'static str) {
+        if self.beliefs.believes(who) {
+            self.beliefs.end(who, Instant::now(), why);
+            self.world.trace(&format!("p{who} stops leading ({why})"));
+        }
+    }
+
+    fn problem(&self, text: String) {
+        self.world.trace(&format!("violation: {text}"));
+        self.problems.lock().unwrap().push(text);
+    }
+
+    /// Runs `step` of participant `who` under [`STEP_DEADLINE`]; past it, a violation.
+    async fn within<F: Future>(&self, who: usize, what: &str, step: F) -> Option<F::Output> {
+        let done = tokio::time::timeout(STEP_DEADLINE, step).await.ok();
+        if done.is_none() {
+            self.problem(format!(
+                "participant {who}: {what} still pending after {STEP_DEADLINE:?}"
+            ));
+        }
+        done
+    }
+
+    /// The suite's verdict: the overlaps, then the problems found on the way.
+    fn verdict(&self, suite: &str, extra: String) -> Result<(), String> {
+        let mut problems = self.beliefs.violations(1, Instant::now());
+        problems.extend(self.problems.lock().unwrap().iter().cloned());
+        self.world.trace(&format!(
+            "{suite}: {} leadership terms, {} ended by a suspended connection before the recipe said so, {} step-downs, {extra}",
+            self.gained.load(Ordering::Relaxed),
+            self.ended_by_state.load(Ordering::Relaxed),
+            self.stepped_down.load(Ordering::Relaxed),
+        ));
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+}
+
+/// What the churn suites (latch, election, master) need of a leadership recipe.
+trait Contender: Send + Sized + 'static {
+    /// The suite's name.
+    const NAME: &'static str;
+    /// The recipe's path.
+    const PATH: &'static str;
+    /// Whether [`Contender::restart`] steps down and contends again with the same recipe.
+    const RESTARTS: bool;
+    /// Joins as the participant with id `id` (at the back of the line, for fair recipes).
+    fn join(client: &Client, id: &str) -> Self;
+    /// Whether the recipe says this participant leads now.
+    fn leads(&self) -> bool;
+    /// The recipe's next change: `Some(true)` to look again, `Some(false)` when it says
+    /// leadership ended, `None` when it has stopped telling.
+    fn changed(&mut self) -> impl Future<Output = Option<bool>> + Send;
+    /// Leaves, deleting its node.
+    fn leave(self) -> impl Future<Output = ()> + Send;
+    /// Steps down and contends again with the same recipe (if [`Contender::RESTARTS`]).
+    fn restart(&mut self) -> impl Future<Output = ()> + Send;
+    /// The id of the participant the znodes say leads.
+    fn leader_by_znodes(
+        admin: &Client,
+    ) -> impl Future<Output = zkrs_client::Result<Option<String>>> + Send;
+}
+
+struct Latch(LeaderLatch, EventStream<LeadershipEvent>);
+
+impl Contender for Latch {
+    const NAME: &'static str = "latch";
+    const PATH: &'static str = "/inv/latch";
+    const RESTARTS: bool = false;
+    fn join(client: &Client, id: &str) -> Self {
+        let latch = LeaderLatch::start(client, Self::PATH, id);
+        let changes = latch.events();
+        Latch(latch, changes)
+    }
+    fn leads(&self) -> bool {
+        self.0.is_leader()
+    }
+    async fn changed(&mut self) -> Option<bool> {
+        // Lost ends leadership; anything else (gained, lagged) means look again.
+        Some(self.1.next().await? != LeadershipEvent::Lost)
+    }
+    async fn leave(self) {
+        let _ = self.0.close().await;
+    }
+    async fn restart(&mut self) {}
+    async fn leader_by_znodes(admin: &Client) -> zkrs_client::Result<Option<String>> {
+        let listed = zkrs_recipes::leader::participants(admin, Self::PATH).await?;
+        Ok(listed.into_iter().next().map(|p| p.id))
+    }
+}
+
+struct Election(LeaderElection, EventStream<ElectionEvent>);
+
+impl Contender for Election {
+    const NAME: &'static str = "election";
+    const PATH: &'static str = "/inv/election";
+    const RESTARTS: bool = true;
+    fn join(client: &Client, id: &str) -> Self {
+        let election = LeaderElection::new(client, Self::PATH, id);
+        let events = election.events();
+        election.start();
+        Election(election, events)
+    }
+    fn leads(&self) -> bool {
+        self.0.is_leader()
+    }
+    async fn changed(&mut self) -> Option<bool> {
+        // Any step out of ELECTED (FAILED, DETERMINE, STOP...) ends leadership.
+        let event = self.1.next().await?;
+        Some(event.state() == ElectionState::Elected)
+    }
+    async fn leave(self) {
+        let _ = self.0.stop().await;
+    }
+    async fn restart(&mut self) {
+        // Stopped, it can be started again; its event stream goes on.
+        let _ = self.0.stop().await;
+        self.0.start();
+    }
+    async fn leader_by_znodes(admin: &Client) -> zkrs_client::Result<Option<String>> {
+        // Not started: only reads the offers.
+        let reader = LeaderElection::new(admin, Self::PATH, "checker");
+        reader.leader_host_name().await
+    }
+}
+
+struct Master(MasterElection, zkrs_client::Current<bool>);
+
+impl Contender for Master {
+    const NAME: &'static str = "master";
+    const PATH: &'static str = "/inv/master";
+    const RESTARTS: bool = true;
+    fn join(client: &Client, id: &str) -> Self {
+        let master = MasterElection::start_at(client, Self::PATH, id);
+        let mastership = master.leadership();
+        Master(master, mastership)
+    }
+    fn leads(&self) -> bool {
+        self.0.is_leader()
+    }
+    async fn changed(&mut self) -> Option<bool> {
+        self.1.changed().await
+    }
+    async fn leave(self) {
+        let _ = self.0.close().await;
+    }
+    async fn restart(&mut self) {
+        let _ = self.0.resign().await;
+        self.0.rejoin();
+    }
+    async fn leader_by_znodes(admin: &Client) -> zkrs_client::Result<Option<String>> {
+        match admin.get_data(Self::PATH).await {
+            Ok((data, _)) => Ok(Some(String::from_utf8_lossy(&data).into_owned())),
+            Err(e) if e.code() == zkrs_client::ErrorCode::NoNode => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// How a participant's turn with one recipe ended.
+enum Outcome {
+    /// The suite is over (or the recipe stopped telling): leave for good.
+    Stop,
+    /// It led long enough while the faults run: step down and contend again.
+    StepDown,
+}
+
+/// One participant's turn with `contender`: believes it leads from the recipe's word (when
+/// the connection is not suspended) until the recipe says otherwise or the connection is
+/// suspended; while `churn` is set, a leader steps down after 0.2-3 s.
+async fn turn<C: Contender>(
+    who: usize,
+    client: &Client,
+    contender: &mut C,
+    shared: &Shared,
+    stop: &AtomicBool,
+    churn: &AtomicBool,
+    rng: &mut SimRng,
+) -> Outcome {
+    let mut states = client.state_changes();
+    // Leadership gained before the subscription has no event: look once.
+    let mut check = true;
+    let mut step_down_at = Instant::now();
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Outcome::Stop;
+        }
+        if check {
+            check = false;
+            if contender.leads() && !suspended(client.state()) {
+                if !shared.beliefs.believes(who) {
+                    step_down_at = Instant::now() + Duration::from_millis(rng.between(200, 3000));
+                }
+                shared.begin(who, client.session_id());
+            }
+        }
+        // While the faults run, a leader steps down after a while and contends again, so
+        // leadership keeps moving through the faults.
+        let leading = shared.beliefs.believes(who);
+        let churning = churn.load(Ordering::Relaxed);
+        if leading && churning && Instant::now() >= step_down_at {
+            shared.end(who, "stepped down");
+            return Outcome::StepDown;
+        }
+        // Not `step_down_at - now` once the churn is over: that is zero for a leader past
+        // its time, and a zero sleep in a loop keeps the virtual clock from ever moving.
+        let wake = if leading && churning {
+            step_down_at.saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_millis(200)
+        };
+        tokio::select! {
+            biased;
+            change = contender.changed() => match change {
+                Some(true) => check = true,
+                Some(false) => shared.end(who, "recipe: lost"),
+                None => return Outcome::Stop,
+            },
+            change = states.next() => match change {
+                Some(c) if suspended(c.state) => {
+                    if shared.beliefs.believes(who) {
+                        shared.ended_by_state.fetch_add(1, Ordering::Relaxed);
+                    }
+                    shared.end(who, "connection suspended");
+                }
+                // Back: the recipe may lead again without a new event.
+                Some(_) => check = true,
+                None => return Outcome::Stop,
+            },
+            _ = tokio::time::sleep(wake.min(Duration::from_millis(200))) => {}
+        }
+    }
+}
+
+/// One participant of a churn suite: turns until the suite stops, stepping down between
+/// them (a new recipe at the back of the line, or the same one restarted).
+async fn contend<C: Contender>(
+    who: usize,
+    client: Client,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+    churn: Arc<AtomicBool>,
+    mut rng: SimRng,
+) {
+    let id = format!("p{who}");
+    let mut contender = C::join(&client, &id);
+    loop {
+        let outcome = turn(
+            who,
+            &client,
+            &mut contender,
+            &shared,
+            &stop,
+            &churn,
+            &mut rng,
+        )
+        .await;
+        shared.end(who, "left");
+        match outcome {
+            Outcome::Stop => {
+                shared.world.trace(&format!("p{who} leaves"));
+                shared.within(who, "leaving", contender.leave()).await;
+                return;
+            }
+            Outcome::StepDown => {
+                shared.stepped_down.fetch_add(1, Ordering::Relaxed);
+                if C::RESTARTS && rng.below(2) == 0 {
+                    shared
+                        .world
+                        .trace(&format!("p{who} restarts its {}", C::NAME));
+                    if shared
+                        .within(who, "stepping down", contender.restart())
+                        .await
+                        .is_none()
+                    {
+                        return;
+                    }
+                } else {
+                    shared
+                        .world
+                        .trace(&format!("p{who} leaves and joins again"));
+                    if shared
+                        .within(who, "leaving", contender.leave())
+                        .await
+                        .is_none()
+                    {
+                        return;
+                    }
+                    contender = C::join(&client, &id);
+                }
+            }
+        }
+    }
+}
+
+/// The admin session, and `/inv` made.
+async fn setup(world: &World) -> Result<Client, String> {
+    let admin = connect(world).await?;
+    while let Err(e) = admin.create("/inv", b"", CreateMode::Persistent).await {
+        if e.code() == zkrs_client::ErrorCode::NodeExists {
+            break;
+        }
+        settle(&admin).await;
+    }
+    Ok(admin)
+}
+
+/// Who the znodes say leads, read on `admin` (a read cut by a connection loss is retried).
+async fn znodes_say<C: Contender>(world: &World, admin: &Client) -> Option<String> {
+    for _ in 0..5 {
+        match C::leader_by_znodes(admin).await {
+            Ok(said) => return said,
+            Err(e) => {
+                world.trace(&format!("reading the {} znodes failed: {e}", C::NAME));
+                settle(admin).await;
+            }
+        }
+    }
+    None
+}
+
+/// A churn suite: 4 participants of recipe `C` under the faults; after healing, exactly
+/// one leads within the bound, and it is the one the znodes say.
+async fn churn_suite<C: Contender>(world: World) -> Result<(), String> {
+    let admin = setup(&world).await?;
+    let shared = Arc::new(Shared::new(&world));
+    let stop = Arc::new(AtomicBool::new(false));
+    let churn = Arc::new(AtomicBool::new(true));
+    let mut clients = Vec::new();
+    for _ in 0..PARTICIPANTS {
+        clients.push(connect(&world).await?);
+    }
+    let mut tasks = Vec::new();
+    for (who, client) in clients.iter().enumerate() {
+        tasks.push(tokio::spawn(contend::<C>(
+            who,
+            client.clone(),
+            shared.clone(),
+            stop.clone(),
+            churn.clone(),
+            world.rng(100 + who as u64),
+        )));
+    }
+    world.healed().await;
+    world.trace("healed");
+    churn.store(false, Ordering::Relaxed);
+
+    // Healed: exactly one leads, within a bound, and it is the one the znodes say.
+    let healed_at = Instant::now();
+    let converged = shared.beliefs.wait_for_believers(1, CONVERGENCE).await;
+    let leaders = shared.beliefs.believers();
+    match converged {
+        None => shared.problem(format!(
+            "after healing, not exactly one leader within {CONVERGENCE:?}: {leaders:?} believe; {}; nodes: {}",
+            listings(&world, C::PATH),
+            owners(&admin, C::PATH, &clients).await
+        )),
+        Some(took) => {
+            world.trace(&format!(
+                "one leader, p{}, {} ms after healing",
+                leaders[0],
+                took.as_millis()
+            ));
+            let said = znodes_say::<C>(&world, &admin).await;
+            let want = format!("p{}", leaders[0]);
+            if said.as_deref() != Some(want.as_str()) {
+                shared.problem(format!(
+                    "after healing, participant {want} believes it leads, the znodes say {said:?}; {}",
+                    listings(&world, C::PATH)
+                ));
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    }
+    let extra = match converged {
+        Some(took) => format!("one leader {} ms after healing", took.as_millis()),
+        None => format!(
+            "no single leader {} ms after healing",
+            healed_at.elapsed().as_millis()
+        ),
+    };
+    let verdict = shared.verdict(C::NAME, extra);
+    for c in clients {
+        let _ = c.close().await;
+    }
+    let _ = admin.close().await;
+    verdict
+}
+
+/// Each child of `dir` (read on `admin`): its data and whose session owns it.
+async fn owners(admin: &Client, dir: &str, clients: &[Client]) -> String {
+    let Ok(children) = admin.get_children(dir).await else {
+        return "(no listing)".into();
+    };
+    let mut out = Vec::new();
+    for name in children.iter() {
+        let path = format!("{dir}/{name}");
+        let text = match admin.get_data(&path).await {
+            Ok((data, stat)) => {
+                let owner = clients
+                    .iter()
+                    .position(|c| c.session_id() == stat.ephemeral_owner)
+                    .map_or(format!("session {:x}", stat.ephemeral_owner), |who| {
+                        format!("p{who}'s session")
+                    });
+                format!("{name} {:?} ({owner})", String::from_utf8_lossy(&data))
+            }
+            Err(e) => format!("{name} ({e})"),
+        };
+        out.push(text);
+    }
+    out.join(", ")
+}
+
+/// Each member's children of `dir`, for a violation's report.
+fn listings(world: &World, dir: &str) -> String {
+    (0..world.members())
+        .map(|m| format!("member {m}: {:?}", world.children_on(m, dir)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Ends the belief when the leadership task's future ends or is dropped.
+struct EndOnDrop {
+    who: usize,
+    shared: Arc<Shared>,
+    why: &'static str,
+}
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.shared.end(self.who, self.why);
+    }
+}
+
+/// One term of a selector's leadership: believes (if the context says it leads) until the
+/// term is over, it is cancelled, the connection is suspended, or the future is dropped.
+async fn term(ctx: LeaderContext, who: usize, shared: Arc<Shared>, length: Duration) {
+    let client: Client = ctx.client().clone();
+    let mut states = client.state_changes();
+    if !ctx.is_leader() {
+        shared.world.trace(&format!(
+            "p{who} term {} starts, but the context says it does not lead",
+            ctx.term()
+        ));
+        return;
+    }
+    shared.begin(who, ctx.session_id());
+    let mut end = EndOnDrop {
+        who,
+        shared,
+        why: "cancelled (task dropped)",
+    };
+    let suspended_seen = async {
+        loop {
+            match states.next().await {
+                Some(c) if suspended(c.state) || c.session_id != ctx.session_id() => return,
+                Some(_) => {}
+                None => return,
+            }
+        }
+    };
+    // Unlike the real-server suite, no branch waits on `ctx.cancelled()`: with no cancel
+    // grace the selector drops this future in the same step that cancels the term (before
+    // it releases the lock), so the drop ends the belief at the same instant. Waiting on
+    // the context's watch channel as well would make the trace depend on which of two tasks
+    // that channel wakes first, and tokio picks that with its own unseeded random numbers.
+    end.why = tokio::select! {
+        biased;
+        _ = suspended_seen => "connection suspended",
+        _ = tokio::time::sleep(length) => "term over",
+    };
+}
+
+/// The selector suite: 4 `LeaderSelector`s with auto-requeue and short terms; after
+/// healing, a leader within the bound.
+async fn selector_suite(world: World) -> Result<(), String> {
+    let _admin = setup(&world).await?;
+    let shared = Arc::new(Shared::new(&world));
+    let mut clients = Vec::new();
+    for _ in 0..PARTICIPANTS {
+        clients.push(connect(&world).await?);
+    }
+    let mut selectors = Vec::new();
+    for (who, client) in clients.iter().enumerate() {
+        let shared = shared.clone();
+        let rng = Mutex::new(world.rng(100 + who as u64));
+        selectors.push(
+            LeaderSelector::builder(client, "/inv/selector")
+                .id(format!("p{who}"))
+                .auto_requeue(true)
+                .start(move |ctx| {
+                    let length = Duration::from_millis(rng.lock().unwrap().between(20, 300));
+                    term(ctx, who, shared.clone(), length)
+                }),
+        );
+    }
+    world.healed().await;
+    world.trace("healed");
+
+    // Healed: a leader within the bound (terms are short, so it changes hands all the
+    // time; one at a time is the safety check).
+    let converged = shared.beliefs.wait_for_believers(1, CONVERGENCE).await;
+    match converged {
+        None => shared.problem(format!(
+            "after healing, no leader within {CONVERGENCE:?}: {:?} believe; {}",
+            shared.beliefs.believers(),
+            listings(&world, "/inv/selector")
+        )),
+        Some(took) => world.trace(&format!(
+            "one leader, {:?}, {} ms after healing",
+            shared.beliefs.believers(),
+            took.as_millis()
+        )),
+    }
+    for (who, selector) in selectors.into_iter().enumerate() {
+        shared.world.trace(&format!("p{who} closes its selector"));
+        shared.within(who, "closing", selector.close()).await;
+    }
+    let extra = match converged {
+        Some(took) => format!("one leader {} ms after healing", took.as_millis()),
+        None => "no leader after healing".to_string(),
+    };
+    let verdict = shared.verdict("selector", extra);
+    for c in clients {
+        let _ = c.close().await;
+    }
+    verdict
+}
+
+/// Runs leadership suite `name` (`latch`, `election`, `master`, `selector`) in `world`.
+pub async fn run(world: World, name: &str) -> Result<(), String> {
+    match name {
+        "latch" => churn_suite::<Latch>(world).await,
+        "election" => churn_suite::<Election>(world).await,
+        "master" => churn_suite::<Master>(world).await,
+        "selector" => selector_suite(world).await,
+        other => Err(format!("no leadership suite named {other}")),
+    }
+}
