@@ -143,12 +143,18 @@ impl Simulation {
         F: FnOnce(World) -> Fut,
         Fut: Future<Output = Result<(), String>> + Send + 'static,
     {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .expect("a current-thread runtime");
         let root = SimRng::new(self.seed);
+        let mut builder = tokio::runtime::Builder::new_current_thread();
+        builder.enable_time().start_paused(true);
+        // tokio's own draws (a watch channel's notifier per waiter, select!'s start) from the
+        // seed too; tokio offers the seed only under `--cfg tokio_unstable` (this workspace's
+        // `.cargo/config.toml` sets it; without it, runs of a seed may differ where several
+        // tasks wait on one watch channel).
+        #[cfg(tokio_unstable)]
+        builder.rng_seed(tokio::runtime::RngSeed::from_bytes(
+            &root.fork(5).next_u64().to_le_bytes(),
+        ));
+        let runtime = builder.build().expect("a current-thread runtime");
         // The library's own draws (host shuffles, UUIDs, jitter) come from the seed too.
         zkrs_client::__private::seed_thread_randomness(Some(root.fork(2).next_u64()));
         let plan = self.plan();

@@ -54,3 +54,35 @@ fn leaving_faults_out_changes_only_what_they_did() {
     assert_eq!(fewer.len(), plan.len() - 1);
     assert_eq!(&fewer[..], &plan[1..]);
 }
+
+#[test]
+fn tokio_wakes_a_watch_channels_waiters_in_the_seeds_order() {
+    // A watch channel registers each waiter with one of several notifiers, picked by tokio's
+    // own random draw; the wake order follows. The run seeds tokio's generator (under
+    // `--cfg tokio_unstable`, which the workspace sets), so the order repeats with the seed.
+    let order = |seed: u64| {
+        Simulation::new(seed)
+            .faults(FaultConfig::none())
+            .keep_trace(true)
+            .run(|world| async move {
+                let (tx, rx) = tokio::sync::watch::channel(0);
+                let mut tasks = Vec::new();
+                for who in 0..16 {
+                    let (mut rx, world) = (rx.clone(), world.clone());
+                    tasks.push(tokio::spawn(async move {
+                        let _ = rx.changed().await;
+                        world.trace(&format!("woke {who}"));
+                    }));
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                tx.send_replace(1);
+                for t in tasks {
+                    let _ = t.await;
+                }
+                Ok(())
+            })
+            .trace
+    };
+    assert_eq!(order(5), order(5));
+    assert_eq!(order(6), order(6));
+}

@@ -533,20 +533,30 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
             }
             Err(e) if e.is_closed() => return false,
             Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
-                if !recover(shared, changes).await {
-                    return false;
-                }
-                match resolve_in_doubt(client, &shared.root, &shared.host_name, session).await {
-                    Ok(Some((found, owner))) => {
-                        let mut offer = shared.offer();
-                        offer.path = Some(found);
-                        offer.session = owner;
-                        offer.in_doubt = None;
-                        return true;
+                // Settle the doubt before creating again: a second offer made while the first
+                // may exist would leave the first, first in line, for the session's life
+                // (found by the simulation: the look after a lost create failed too, on a
+                // member that lagged, and the offer was made again).
+                let mut error = e;
+                loop {
+                    if !settle(shared, changes, &error).await {
+                        return false;
                     }
-                    Ok(None) => shared.offer().in_doubt = None,
-                    Err(e) if e.is_closed() => return false,
-                    Err(_) => {} // Still in doubt: the next look finds it.
+                    match resolve_in_doubt(client, &shared.root, &shared.host_name, session).await {
+                        Ok(Some((found, owner))) => {
+                            let mut offer = shared.offer();
+                            offer.path = Some(found);
+                            offer.session = owner;
+                            offer.in_doubt = None;
+                            return true;
+                        }
+                        Ok(None) => {
+                            shared.offer().in_doubt = None;
+                            break;
+                        }
+                        Err(e) if e.is_closed() => return false,
+                        Err(e) => error = e, // Still in doubt: look again.
+                    }
                 }
             }
             Err(_) => {
