@@ -17,6 +17,12 @@ use std::time::{Duration, Instant};
 use zkrs_sim::suites::SUITES;
 use zkrs_sim::{FaultConfig, Report, Simulation};
 
+/// What a worker runs: the suite, the seed, since when (real time).
+type Running = (&'static str, u64, Instant);
+
+/// A seed still running after this much real time is reported as stalled.
+const STALLED: Duration = Duration::from_secs(120);
+
 /// Virtual seconds of faults per seed.
 const FAULT_SECONDS: u64 = 60;
 
@@ -146,15 +152,25 @@ fn campaign(args: &[String]) -> i32 {
     });
     let started = Instant::now();
     let deadline = started + Duration::from_secs(seconds);
+    // What each worker runs now, and since when (real time): a seed that never ends (a loop
+    // in virtual time that never lets the clock move) is reported instead of waited for.
+    let running: Arc<Mutex<Vec<Option<Running>>>> = Arc::new(Mutex::new(vec![None; jobs]));
     let workers: Vec<_> = (0..jobs)
-        .map(|_| {
-            let (next, stop, totals, suites) =
-                (next.clone(), stop.clone(), totals.clone(), suites.clone());
+        .map(|worker| {
+            let (next, stop, totals, suites, running) = (
+                next.clone(),
+                stop.clone(),
+                totals.clone(),
+                suites.clone(),
+                running.clone(),
+            );
             std::thread::spawn(move || {
                 while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
                     let seed = next.fetch_add(1, Ordering::Relaxed);
                     let suite = suites[(seed % suites.len() as u64) as usize];
+                    running.lock().unwrap()[worker] = Some((suite, seed, Instant::now()));
                     let report = run(suite, &simulation(seed, &[]));
+                    running.lock().unwrap()[worker] = None;
                     totals.seeds.fetch_add(1, Ordering::Relaxed);
                     totals
                         .simulated_ms
@@ -188,8 +204,26 @@ fn campaign(args: &[String]) -> i32 {
             })
         })
         .collect();
-    for w in workers {
-        let _ = w.join();
+    let mut stalled = Vec::new();
+    while workers.iter().any(|w| !w.is_finished()) {
+        std::thread::sleep(Duration::from_millis(200));
+        for (suite, seed, since) in running.lock().unwrap().iter().flatten() {
+            if since.elapsed() > STALLED && !stalled.contains(seed) {
+                let text = format!(
+                    "VIOLATION suite={suite} seed={seed}\n  stalled: still running after {} s of real time (a loop that never lets virtual time move?)\n  replay: ZKRS_SIM_ECHO=1 {}",
+                    STALLED.as_secs(),
+                    replay_command(suite, *seed, &[])
+                );
+                println!("{text}");
+                totals.failures.lock().unwrap().push(text);
+                stalled.push(*seed);
+            }
+        }
+        // Every worker done or stuck: a stuck one is left behind (the process exits).
+        let stuck = running.lock().unwrap().iter().flatten().count();
+        if Instant::now() >= deadline && stuck > 0 && stuck == stalled.len() {
+            break;
+        }
     }
     let real = started.elapsed().as_secs_f64();
     let seeds = totals.seeds.load(Ordering::Relaxed);
