@@ -3,7 +3,7 @@
 //! into, through the faults. No request may hang past its deadline (8 s), every request
 //! ends Ok or with an error, and no create is applied twice: every id appears at most once
 //! on the server, and every acknowledged one exactly once (each bucket checked when its
-//! session moves on, then removed; see [`check_bucket`]).
+//! session moves on, then removed; see `check_bucket`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
