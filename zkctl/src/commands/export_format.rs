@@ -229,7 +229,7 @@ pub fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Decodes [`base64`]'s output; `None` for anything else (no line breaks, canonical padding
+/// Decodes [`base64()`]'s output; `None` for anything else (no line breaks, canonical padding
 /// required).
 pub fn unbase64(text: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
