@@ -124,8 +124,7 @@ fn get_and_stat() {
 
 #[test]
 fn binary_data_is_base64() {
-    // Data that is not UTF-8, written by a queue put of raw bytes is awkward from a shell;
-    // the client writes it.
+    // Data that is not UTF-8 (awkward to pass as an argument: the client writes it).
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -388,4 +387,68 @@ fn counter_queue_and_diff() {
             json!({"kind": "only-right", "path": "/y"}),
         ]
     );
+}
+
+#[test]
+fn tree_and_cache() {
+    ok(&["create", "/out-view"]);
+    ok(&["create", "/out-view/a", "1"]);
+    ok(&["create", "/out-view/a/b"]);
+    let tree = json_lines(&["tree", "/out-view"]);
+    assert_eq!(
+        tree,
+        [
+            json!({"path": "/out-view", "depth": 0}),
+            json!({"path": "/out-view/a", "depth": 1}),
+            json!({"path": "/out-view/a/b", "depth": 2}),
+        ]
+    );
+    // `cache --for`: the start's events, then the view (one `node` record per node).
+    let cache = json_lines(&["cache", "/out-view", "--for", "1000"]);
+    let nodes: Vec<&Value> = cache.iter().filter(|r| r["kind"] == "node").collect();
+    assert_eq!(
+        nodes,
+        [
+            &json!({"kind": "node", "path": "/out-view", "version": 0, "data": "", "encoding": "utf8"}),
+            &json!({"kind": "node", "path": "/out-view/a", "version": 0, "data": "1", "encoding": "utf8"}),
+            &json!({"kind": "node", "path": "/out-view/a/b", "version": 0, "data": "", "encoding": "utf8"}),
+        ]
+    );
+    assert!(cache.contains(&json!({"kind": "initialized"})), "{cache:?}");
+    assert!(
+        cache.contains(&json!({"kind": "added", "path": "/out-view/a", "version": 0})),
+        "{cache:?}"
+    );
+}
+
+#[test]
+fn service_list_and_config() {
+    ok(&[
+        "service",
+        "register",
+        "/out-svc",
+        "api",
+        "--address",
+        "10.0.0.5",
+        "--port",
+        "8080",
+        "--type",
+        "permanent",
+        "--id",
+        "i1",
+    ]);
+    let list = json_lines(&["service", "list", "/out-svc"]);
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(keys(&list[0]), ["address", "id", "json", "name", "port"]);
+    assert_eq!(list[0]["name"], "api");
+    assert_eq!(list[0]["id"], "i1");
+    assert_eq!(list[0]["address"], "10.0.0.5");
+    assert_eq!(list[0]["port"], 8080);
+    assert_eq!(list[0]["json"]["serviceType"], "PERMANENT");
+
+    // A standalone server: no member lines, a version.
+    let config = json_lines(&["config"]);
+    assert_eq!(config.len(), 1);
+    assert_eq!(keys(&config[0]), ["members", "version"]);
+    assert!(config[0]["members"].is_array());
 }
