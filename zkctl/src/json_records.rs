@@ -12,7 +12,7 @@ use zkrs_client::{Stat, WatchedEvent};
 
 use crate::commands::export_format::{base64, Encoding};
 
-/// A Stat, with the field names of ZooKeeper's `Stat` (and of its admin server's JSON).
+/// A Stat, with the field names of ZooKeeper's `Stat` (zookeeper.jute).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatRecord {
