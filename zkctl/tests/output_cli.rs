@@ -452,3 +452,50 @@ fn service_list_and_config() {
     assert_eq!(keys(&config[0]), ["members", "version"]);
     assert!(config[0]["members"].is_array());
 }
+
+#[test]
+fn import_quota_and_server_word() {
+    ok(&["create", "/out-imp"]);
+    ok(&["create", "/out-imp/a", "1"]);
+    let file = std::env::temp_dir().join(format!("zkctl-output-{}.jsonl", std::process::id()));
+    let file = file.to_str().unwrap().to_string();
+    ok(&["export", "/out-imp", "--out", &file]);
+    ok(&["create", "/out-imp2"]);
+    let plan = json_lines(&["import", &file, "--at", "/out-imp2", "--dry-run"]);
+    assert_eq!(
+        plan,
+        [
+            json!({"action": "skip", "path": "/out-imp2"}),
+            json!({"action": "create", "path": "/out-imp2/a"}),
+        ]
+    );
+    let done = json_lines(&["import", &file, "--at", "/out-imp2"]);
+    assert_eq!(
+        done,
+        [json!({"created": 1, "skipped": 1, "overwritten": 0})] // --at itself: kept
+    );
+    let _ = std::fs::remove_file(&file);
+
+    ok(&["quota", "set", "/out-imp", "--count", "10"]);
+    let quota = json_lines(&["quota", "get", "/out-imp"]);
+    assert_eq!(quota.len(), 1);
+    assert_eq!(keys(&quota[0]), ["limits", "path", "stats"]);
+    assert_eq!(quota[0]["path"], "/out-imp");
+    assert!(
+        quota[0]["limits"]
+            .as_str()
+            .unwrap()
+            .starts_with("count=10,"),
+        "{quota:?}"
+    );
+
+    // `server WORD` answers as with --json.
+    let srvr = json_lines(&["server", "srvr"]);
+    assert_eq!(srvr.len(), 1);
+    assert_eq!(keys(&srvr[0]), ["reply", "server", "word"]);
+    assert_eq!(srvr[0]["word"], "srvr");
+    assert!(srvr[0]["reply"]
+        .as_str()
+        .unwrap()
+        .contains("Zookeeper version"));
+}
