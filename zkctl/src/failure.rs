@@ -49,6 +49,10 @@ impl Failure {
 
     /// Prints the message (if any) and returns the exit code.
     pub fn report(&self) -> ExitCode {
+        if crate::output_json::on() && !matches!(self, Failure::Silent(_)) {
+            self.report_json();
+            return ExitCode::from(self.exit_code());
+        }
         match self {
             Failure::Usage(msg) => {
                 eprintln!("zkctl: {msg} (see zkctl --help)");
@@ -57,6 +61,28 @@ impl Failure {
             other => eprintln!("zkctl: {other}"),
         }
         ExitCode::from(self.exit_code())
+    }
+}
+
+impl Failure {
+    /// `--output json`: the message as one JSON object on stderr,
+    /// `{"error":TEXT,"code":NAME,"exit":N}` ([`crate::json_records::Error`]).
+    fn report_json(&self) {
+        let text = match self {
+            Failure::Usage(msg) => format!("{msg} (see zkctl --help)"),
+            other => other.to_string(),
+        };
+        let code = match self {
+            Failure::Usage(_) => Some("usage"),
+            Failure::Zk(e) => Some(e.code().name()),
+            _ => None,
+        };
+        let record = crate::json_records::Error {
+            error: &text,
+            code,
+            exit: self.exit_code(),
+        };
+        let _ = crate::output_json::line(&mut io::stderr().lock(), &record);
     }
 }
 

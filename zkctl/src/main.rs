@@ -23,7 +23,9 @@ mod completions;
 mod connection;
 mod failure;
 mod identity;
+mod json_records;
 mod output;
+mod output_json;
 mod pipeline;
 mod signals;
 mod verbose;
@@ -66,6 +68,10 @@ fn main() -> ExitCode {
             return Failure::Usage(format!("argument is not valid UTF-8: {bad:?}")).report()
         }
     };
+    // A usage error is reported before the flags are known: as JSON if they ask for it.
+    if output_json::asked_in(&argv) {
+        output_json::set(args::OutputFormat::Json);
+    }
     let action = match args::parse(&argv, std::env::var("ZK_SERVER").ok()) {
         Ok(action) => action,
         Err(e) => return Failure::from(e).report(),
@@ -79,6 +85,7 @@ fn main() -> ExitCode {
         Action::Run(globals, command) => (*globals, command),
     };
     let mut globals = globals;
+    output_json::set(globals.output);
     if let Some(sasl) = &mut globals.sasl_digest {
         if let Err(e) = sasl.read_password() {
             return Failure::Usage(e).report();

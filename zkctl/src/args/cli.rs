@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use super::command::{BenchKind, BenchRuntime, PickStrategy, ServiceKind, Shell};
+use super::command::{BenchKind, BenchRuntime, OutputFormat, PickStrategy, ServiceKind, Shell};
 use super::ensemble::{from_version, resume};
 use super::ops::{CreateAcl, OpsSub};
 use super::values::{
@@ -103,6 +103,10 @@ pub struct GlobalFlags {
     /// loss, locks and leadership (-vv adds debug events)
     #[arg(short, long, action = ArgAction::Count)]
     pub verbose: u8,
+    /// What stdout (and an error on stderr) looks like: text, or json (one JSON object per
+    /// line, fixed field names: see README)
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    pub output: Option<OutputFormat>,
 }
 
 impl GlobalFlags {
@@ -129,6 +133,7 @@ impl GlobalFlags {
             resume: later.resume.or(self.resume),
             follow_ensemble: self.follow_ensemble || later.follow_ensemble,
             verbose: self.verbose.saturating_add(later.verbose),
+            output: later.output.or(self.output),
         }
     }
 }

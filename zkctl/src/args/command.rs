@@ -32,6 +32,20 @@ pub struct Globals {
     pub resume: Option<(i64, Vec<u8>)>,
     /// `--follow-ensemble`: the client's hosts follow `/zookeeper/config`.
     pub follow_ensemble: bool,
+    /// `--output text|json`.
+    pub output: OutputFormat,
+}
+
+/// What stdout looks like (`--output`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    // Plain comments, not doc comments: clap would print them as the values' help, and a
+    // value with help makes `zkctl -h` and `zkctl help` differ.
+    // Lines for eyes and for `cut`/`awk` (each command's own format).
+    #[default]
+    Text,
+    // JSON lines: one object per line, the fields of README's table.
+    Json,
 }
 
 /// `--sasl-kerberos PRINCIPAL [--keytab FILE] [--sasl-service-principal NAME]`.

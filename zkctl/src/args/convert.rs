@@ -94,6 +94,7 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
         kerberos,
         resume: flags.resume,
         follow_ensemble: flags.follow_ensemble,
+        output: flags.output.unwrap_or_default(),
     })
 }
 

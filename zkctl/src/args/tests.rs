@@ -472,7 +472,8 @@ fn service_usage_errors() {
     // Each action's flags are its own.
     assert_eq!(
         error(&format!("{register} --count 2 -- true")),
-        "unexpected argument '--count' found"
+        // clap finds the global `--output` similar enough to suggest.
+        "unexpected argument '--count' found; a similar argument exists: '--output'"
     );
     assert!(error("service watch /s api --port 1").starts_with("unexpected argument '--port'"));
     assert_eq!(
@@ -609,6 +610,17 @@ fn bench_defaults_depend_on_the_kind() {
 }
 
 // The flags of changing ensembles (ensemble.rs).
+
+#[test]
+fn output_is_a_global_flag() {
+    use super::OutputFormat::{Json, Text};
+    assert_eq!(command("ls /").0.output, Text);
+    assert_eq!(command("--output json ls /").0.output, Json);
+    assert_eq!(command("ls / --output=json").0.output, Json);
+    assert_eq!(command("--output json ls / --output text").0.output, Text);
+    assert_eq!(command("acl get /a --output json").0.output, Json);
+    assert!(error("ls / --output yaml").contains("[possible values: text, json]"));
+}
 
 #[test]
 fn follow_ensemble_is_a_global_switch() {

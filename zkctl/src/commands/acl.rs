@@ -28,7 +28,16 @@ pub async fn get(client: &Client, path: &str) -> Outcome {
     let (acl, _) = client.get_acl(path).await?;
     let mut out = std::io::stdout().lock();
     for e in &acl {
-        writeln!(out, "{}", line(e))?;
+        if crate::output_json::on() {
+            let record = crate::json_records::AclLine {
+                scheme: &e.scheme,
+                id: &e.id,
+                perms: perm_string(e.perms.code()),
+            };
+            crate::output_json::line(&mut out, &record)?;
+        } else {
+            writeln!(out, "{}", line(e))?;
+        }
     }
     out.flush()?;
     Ok(0)

@@ -165,7 +165,15 @@ async fn import(
                 Plan::Skip => "skip",
                 Plan::Overwrite => "overwrite",
             };
-            writeln!(out, "{verb} {t}")?;
+            if crate::output_json::on() {
+                let record = crate::json_records::Planned {
+                    action: verb,
+                    path: t,
+                };
+                crate::output_json::line(&mut out, &record)?;
+            } else {
+                writeln!(out, "{verb} {t}")?;
+            }
         }
         out.flush()?;
         return Ok(0);
@@ -210,11 +218,19 @@ async fn import(
     {
         result?;
     }
-    crate::output::say(format!(
-        "created {created}, skipped {}, overwritten {}",
-        count(Plan::Skip),
-        count(Plan::Overwrite)
-    ))?;
+    if crate::output_json::on() {
+        crate::output_json::say(&crate::json_records::Imported {
+            created,
+            skipped: count(Plan::Skip),
+            overwritten: count(Plan::Overwrite),
+        })?;
+    } else {
+        crate::output::say(format!(
+            "created {created}, skipped {}, overwritten {}",
+            count(Plan::Skip),
+            count(Plan::Overwrite)
+        ))?;
+    }
     Ok(0)
 }
 

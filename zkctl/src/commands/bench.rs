@@ -83,7 +83,11 @@ async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outc
         close(c).await;
     }
     for line in figures {
-        say(line)?;
+        if crate::output_json::on() {
+            crate::output_json::say(&crate::json_records::Figure::parse(&line))?;
+        } else {
+            say(line)?;
+        }
     }
     Ok(0)
 }

@@ -23,6 +23,7 @@ use zkrs_recipes::cache::{
 use crate::args::{CacheKind, Globals};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
+use crate::json_records::Happening;
 use crate::output::{self, printable};
 use crate::signals::Shutdown;
 
@@ -89,9 +90,7 @@ async fn keep(
             () = &mut until_deadline => break,
             event = events.next() => match event {
                 Some(event) => {
-                    if let Some(line) = event_line(&event) {
-                        output::say(line)?;
-                    }
+                    print_event(&event)?;
                 }
                 // The cache's task ended: the client was closed, or the watch was refused
                 // for good (no permission).
@@ -102,13 +101,21 @@ async fn keep(
     // The events already queued belong to the view below: print them first. No await from
     // here on, so the cache's task cannot change the view in between.
     while let Some(event) = events.try_next() {
-        if let Some(line) = event_line(&event) {
-            output::say(line)?;
-        }
+        print_event(&event)?;
     }
     let snapshot = view.snapshot();
     for node in snapshot.values() {
-        output::say(node_line(node))?;
+        if crate::output_json::on() {
+            crate::output_json::say(&Happening {
+                kind: "node",
+                path: Some(&node.path),
+                version: Some(node.stat.version),
+                data: Some(crate::json_records::Data::of(node.bytes())),
+                ..Happening::default()
+            })?;
+        } else {
+            output::say(node_line(node))?;
+        }
     }
     // Dropping the cache stops its task; closing the session removes its watches.
     drop(view);
@@ -116,6 +123,46 @@ async fn keep(
 }
 
 /// One event as a line (`added /a 3`); `None` for kinds this version does not know.
+/// Prints an event's line (or record, with `--output json`), if it has one.
+fn print_event(event: &CacheEvent) -> std::io::Result<()> {
+    if !crate::output_json::on() {
+        return match event_line(event) {
+            Some(line) => output::say(line),
+            None => Ok(()),
+        };
+    }
+    fn node<'a>(kind: &'a str, node: &'a ChildData) -> Happening<'a> {
+        Happening {
+            kind,
+            path: Some(&node.path),
+            version: Some(node.stat.version),
+            ..Happening::default()
+        }
+    }
+    let record = match event {
+        CacheEvent::Added(n) => node("added", n),
+        CacheEvent::Updated { new, .. } => node("updated", new),
+        CacheEvent::Removed(n) => Happening {
+            version: None,
+            ..node("removed", n)
+        },
+        CacheEvent::Initialized => Happening::named("initialized"),
+        CacheEvent::Suspended => Happening::named("suspended"),
+        CacheEvent::Reconnected => Happening::named("reconnected"),
+        CacheEvent::Lost => Happening::named("lost"),
+        CacheEvent::Lagged { missed } => Happening {
+            missed: Some(*missed),
+            ..Happening::named("lagged")
+        },
+        CacheEvent::Failed(error) => Happening {
+            error: Some(error.to_string()),
+            ..Happening::named("failed")
+        },
+        _ => return Ok(()),
+    };
+    crate::output_json::say(&record)
+}
+
 fn event_line(event: &CacheEvent) -> Option<String> {
     Some(match event {
         CacheEvent::Added(node) => format!("added {} {}", node.path, node.stat.version),

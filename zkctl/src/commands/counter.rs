@@ -23,7 +23,12 @@ pub async fn run(g: &Globals, path: &str, action: CounterAction, int: bool) -> O
     };
     close(&client).await;
     let (value, applied) = result?;
-    say(value).map_err(Failure::from)?;
+    if crate::output_json::on() {
+        let record = crate::json_records::Counter { path, value };
+        crate::output_json::say(&record).map_err(Failure::from)?;
+    } else {
+        say(value).map_err(Failure::from)?;
+    }
     match action {
         CounterAction::Cas(old, _) if !applied => Err(Failure::Message(
             format!("{path}: not set: the value was not {old} (the value read is printed)"),

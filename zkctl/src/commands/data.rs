@@ -10,7 +10,9 @@ use zkrs_recipes::framework::{create_parents, join, parent};
 use crate::args::{Command, CreateArgs};
 use crate::commands::acl;
 use crate::failure::{Failure, Outcome};
+use crate::json_records as rec;
 use crate::output;
+use crate::output_json;
 use crate::pipeline;
 use crate::signals::Shutdown;
 
@@ -23,16 +25,35 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
             let mut names: Vec<&str> = children.iter().collect();
             names.sort_unstable();
             for name in names {
-                writeln!(out, "{name}")?;
+                if output_json::on() {
+                    let child = join(&path, name);
+                    output_json::line(&mut out, &rec::Child { path: &child, name })?;
+                } else {
+                    writeln!(out, "{name}")?;
+                }
             }
         }
         Command::Get { path } => {
-            let (data, _) = client.get_data(&path).await?;
-            out.write_all(&data)?;
+            let (data, stat) = client.get_data(&path).await?;
+            if output_json::on() {
+                let node = rec::Node {
+                    path: &path,
+                    data: rec::Data::of(&data),
+                    stat: rec::StatRecord::from(&stat),
+                };
+                output_json::line(&mut out, &node)?;
+            } else {
+                out.write_all(&data)?;
+            }
         }
         Command::Stat { path } => {
             let (_, stat) = client.get_data(&path).await?;
-            out.write_all(output::stat(&stat).as_bytes())?;
+            if output_json::on() {
+                let stat = rec::StatRecord::from(&stat);
+                output_json::line(&mut out, &rec::NodeStat { path: &path, stat })?;
+            } else {
+                out.write_all(output::stat(&stat).as_bytes())?;
+            }
         }
         Command::Set {
             path,
@@ -64,7 +85,17 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
         Command::Tree { path } => {
             // Check the root first, so a missing node is an error, not an empty tree.
             client.get_children(&path).await?;
-            writeln!(out, "{path}")?;
+            if output_json::on() {
+                output_json::line(
+                    &mut out,
+                    &rec::TreeNode {
+                        path: &path,
+                        depth: 0,
+                    },
+                )?;
+            } else {
+                writeln!(out, "{path}")?;
+            }
             tree(client, &path, &mut Vec::new(), &mut out).await?;
         }
         other => unreachable!("not a data command: {other:?}"),
@@ -111,7 +142,11 @@ async fn create(client: &Client, a: CreateArgs) -> Outcome {
         }
     }
     let (path, _) = client.create_with(&a.path, &a.data, &options).await?;
-    output::say(&path)?;
+    if output_json::on() {
+        output_json::say(&rec::PathOnly { path: &path })?;
+    } else {
+        output::say(&path)?;
+    }
     let Some(shutdown) = shutdown.as_mut() else {
         return Ok(0);
     };
@@ -147,9 +182,21 @@ async fn tree(
     names.sort_unstable();
     for (i, name) in names.iter().enumerate() {
         let last = i + 1 == names.len();
-        writeln!(out, "{}{name}", output::tree_prefix(open, last))?;
+        let child = join(path, name);
+        if output_json::on() {
+            let depth = open.len() + 1;
+            output_json::line(
+                out,
+                &rec::TreeNode {
+                    path: &child,
+                    depth,
+                },
+            )?;
+        } else {
+            writeln!(out, "{}{name}", output::tree_prefix(open, last))?;
+        }
         open.push(!last);
-        Box::pin(tree(client, &join(path, name), open, out)).await?;
+        Box::pin(tree(client, &child, open, out)).await?;
         open.pop();
     }
     Ok(())

@@ -86,7 +86,13 @@ pub async fn run(client: &Client, left: &str, right: &str) -> Outcome {
     let lines = differences(&l, &r);
     let mut out = std::io::stdout().lock();
     for line in &lines {
-        writeln!(out, "{line}")?;
+        if crate::output_json::on() {
+            // `KIND PATH`: the kind has no space, the path may.
+            let (kind, path) = line.split_once(' ').unwrap_or((line, ""));
+            crate::output_json::line(&mut out, &crate::json_records::Difference { kind, path })?;
+        } else {
+            writeln!(out, "{line}")?;
+        }
     }
     out.flush()?;
     Ok(if lines.is_empty() { 0 } else { EXIT_DIFFERENT })

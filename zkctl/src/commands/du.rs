@@ -35,10 +35,19 @@ pub async fn run(client: &Client, path: &str) -> Outcome {
         .collect();
     rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
     let mut out = std::io::stdout().lock();
-    for (b, n, p) in rows {
-        writeln!(out, "{b}\t{n}\t{p}")?;
+    let total = (bytes, nodes, path.to_string());
+    for (bytes, nodes, path) in rows.iter().chain(std::iter::once(&total)) {
+        if crate::output_json::on() {
+            let record = crate::json_records::Usage {
+                path,
+                bytes: *bytes,
+                nodes: *nodes,
+            };
+            crate::output_json::line(&mut out, &record)?;
+        } else {
+            writeln!(out, "{bytes}\t{nodes}\t{path}")?;
+        }
     }
-    writeln!(out, "{bytes}\t{nodes}\t{path}")?;
     out.flush()?;
     Ok(0)
 }

@@ -37,7 +37,12 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
         other => unreachable!("not an ensemble command: {other:?}"),
     };
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{config}")?;
+    if crate::output_json::on() {
+        let text = config.to_string();
+        crate::output_json::line(&mut out, &crate::json_records::Config::parse(&text))?;
+    } else {
+        writeln!(out, "{config}")?;
+    }
     out.flush()?;
     Ok(0)
 }

@@ -46,7 +46,12 @@ pub async fn run(client: &Client, path: &str, name: Option<&str>, data: Option<&
                 continue;
             }
         }
-        writeln!(out, "{}", node.path)?;
+        if crate::output_json::on() {
+            let record = crate::json_records::PathOnly { path: &node.path };
+            crate::output_json::line(&mut out, &record)?;
+        } else {
+            writeln!(out, "{}", node.path)?;
+        }
     }
     out.flush()?;
     Ok(0)

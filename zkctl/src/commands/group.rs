@@ -118,8 +118,15 @@ async fn list(client: &Client, path: &str) -> Outcome {
         .map(|id| format!("{}/{id}", path.trim_end_matches('/')))
         .collect();
     let data = pipeline::all_chunked(&nodes, |node| client.get_data(node)).await;
-    for (id, read) in ids.iter().zip(data) {
+    for ((id, node), read) in ids.iter().zip(&nodes).zip(data) {
         match read {
+            Ok((data, _)) if crate::output_json::on() => {
+                crate::output_json::say(&crate::json_records::Member {
+                    id,
+                    path: node,
+                    data: crate::json_records::Data::of(&data),
+                })?
+            }
             Ok((data, _)) if data.is_empty() => say(id)?,
             Ok((data, _)) => say(format!("{id} {}", printable(&data)))?,
             // Left between the listing and the read.

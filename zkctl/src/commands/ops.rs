@@ -10,12 +10,14 @@ use crate::args::{Globals, OpsCommand, WatchKind};
 use crate::commands::{acl, quota, server_words};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
+use crate::json_records as rec;
+use crate::output_json;
 
 /// Runs an operator command.
 pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
     match command {
         OpsCommand::Version => version(),
-        OpsCommand::Server { word, json } => server_words::run(g, word, json),
+        OpsCommand::Server { word, json } => server_words::run(g, word, json || output_json::on()),
         OpsCommand::QuotaSet { .. }
         | OpsCommand::QuotaGet { .. }
         | OpsCommand::QuotaDelete { .. } => quota::run(g, command).await,
@@ -33,8 +35,16 @@ pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
 fn version() -> Outcome {
     let v = env!("CARGO_PKG_VERSION");
     let mut out = std::io::stdout().lock();
-    writeln!(out, "zkctl {v}")?;
-    writeln!(out, "zkrs-client {v}")?;
+    if output_json::on() {
+        let record = rec::Version {
+            zkctl: v,
+            zkrs_client: v,
+        };
+        output_json::line(&mut out, &record)?;
+    } else {
+        writeln!(out, "zkctl {v}")?;
+        writeln!(out, "zkrs-client {v}")?;
+    }
     out.flush()?;
     Ok(0)
 }
@@ -54,18 +64,35 @@ async fn on_session(client: &Client, command: OpsCommand) -> Outcome {
         OpsCommand::Sync { path } => client.sync(&path).await?,
         OpsCommand::WhoAmI => {
             for (scheme, id) in client.who_am_i().await? {
-                writeln!(out, "{scheme} {id}")?;
+                if output_json::on() {
+                    let record = rec::Identity {
+                        scheme: &scheme,
+                        id: &id,
+                    };
+                    output_json::line(&mut out, &record)?;
+                } else {
+                    writeln!(out, "{scheme} {id}")?;
+                }
             }
         }
         OpsCommand::Ephemerals { prefix } => {
             let mut paths = client.get_ephemerals(&prefix).await?;
             paths.sort_unstable();
             for path in paths {
-                writeln!(out, "{path}")?;
+                if output_json::on() {
+                    output_json::line(&mut out, &rec::PathOnly { path: &path })?;
+                } else {
+                    writeln!(out, "{path}")?;
+                }
             }
         }
         OpsCommand::Count { path } => {
-            writeln!(out, "{}", client.get_all_children_number(&path).await?)?;
+            let count = client.get_all_children_number(&path).await?;
+            if output_json::on() {
+                output_json::line(&mut out, &rec::Count { path: &path, count })?;
+            } else {
+                writeln!(out, "{count}")?;
+            }
         }
         OpsCommand::RemoveWatches { path, kind } => {
             let watcher_type = match kind {

@@ -69,7 +69,11 @@ async fn put(client: &Client, path: &str, kind: &QueueKind, data: Option<Vec<u8>
                     .await?
             }
         };
-        say(node).map_err(Failure::from)?;
+        if crate::output_json::on() {
+            crate::output_json::say(&crate::json_records::PathOnly { path: &node })?;
+        } else {
+            say(node).map_err(Failure::from)?;
+        }
     }
     Ok(0)
 }
@@ -128,5 +132,9 @@ async fn take(
 }
 
 fn print_item(item: &Bytes) -> Result<(), Failure> {
+    if crate::output_json::on() {
+        let data = crate::json_records::Data::of(item);
+        return crate::output_json::say(&crate::json_records::Item { data }).map_err(Failure::from);
+    }
     say(String::from_utf8_lossy(item)).map_err(Failure::from)
 }

@@ -262,8 +262,17 @@ async fn get(client: &Client, path: &str) -> Outcome {
     };
     // As zkCli.sh prints them: read and written again (the text as stored if unreadable).
     let normal = |text: &str| StatsTrack::parse(text).map_or(text.to_string(), |t| t.to_string());
-    say(format!("limits {}", normal(&limits)))?;
-    say(format!("stats {}", normal(&stats)))?;
+    let (limits, stats) = (normal(&limits), normal(&stats));
+    if crate::output_json::on() {
+        crate::output_json::say(&crate::json_records::Quota {
+            path,
+            limits: &limits,
+            stats: &stats,
+        })?;
+    } else {
+        say(format!("limits {limits}"))?;
+        say(format!("stats {stats}"))?;
+    }
     Ok(0)
 }
 

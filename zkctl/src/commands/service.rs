@@ -33,7 +33,9 @@ use crate::args::{Globals, PickStrategy, ServiceAction, ServiceKind, ServiceRegi
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, EXIT_NO_INSTANCE};
+use crate::json_records::{Happening, Instance};
 use crate::output::say;
+use crate::output_json;
 use crate::pipeline;
 use crate::signals::{Shutdown, Terminate};
 
@@ -212,7 +214,11 @@ async fn registered(
     let node = discovery.path_for(&instance.name, &instance.id);
     if r.command.is_empty() {
         // A permanent instance (the parser allows no other without CMD): it stays.
-        say(&node)?;
+        if output_json::on() {
+            output_json::say(&crate::json_records::PathOnly { path: &node })?;
+        } else {
+            say(&node)?;
+        }
         return Ok(0);
     }
     eprintln!("zkctl: registered {node}");
@@ -291,7 +297,9 @@ async fn list(client: &Client, base: &str, name: Option<&str>) -> Outcome {
         None => {
             let discovery = ServiceDiscovery::<Value>::new(client, base);
             for name in discovery.query_for_names().await? {
-                say(&name)?;
+                if !output_json::on() {
+                    say(&name)?; // in JSON, each instance has its name
+                }
                 list_service(client, base, &name).await?;
             }
         }
@@ -314,7 +322,7 @@ async fn list_service(client: &Client, base: &str, name: &str) -> Result<(), Fai
     for (node, read) in nodes.iter().zip(data) {
         match read {
             Ok((json, _)) => match discovery::from_json::<Value>(&json) {
-                Ok(instance) => say(instance_line(&instance, &json))?,
+                Ok(instance) => print_instance(&instance, &json)?,
                 Err(e) => {
                     eprintln!("zkctl: {node}: skipped: {}", without_code(&e));
                 }
@@ -352,10 +360,14 @@ async fn follow(
     let mut events = cache.events();
     cache.start().await?;
     for instance in cache.instances().iter() {
-        say(format!("added {}", identity(instance)))?;
+        print_happening("added", instance)?;
     }
     print_queued(&mut events)?;
-    say("initialized")?;
+    if output_json::on() {
+        output_json::say(&Happening::named("initialized"))?;
+    } else {
+        say("initialized")?;
+    }
     let until_deadline = crate::connection::run_for(run_for);
     tokio::pin!(until_deadline);
     loop {
@@ -364,9 +376,7 @@ async fn follow(
             () = &mut until_deadline => break,
             event = events.next() => match event {
                 Some(event) => {
-                    if let Some(line) = event_line(&event) {
-                        say(line)?;
-                    }
+                    print_event(&event)?;
                 }
                 None => return Err(Failure::msg(format!(
                     "the cache of {} stopped", cache.path()
@@ -377,7 +387,7 @@ async fn follow(
     // The events already queued belong to the instances printed below.
     print_queued(&mut events)?;
     for instance in cache.instances().iter() {
-        say(format!("instance {}", identity(instance)))?;
+        print_happening("instance", instance)?;
     }
     Ok(0)
 }
@@ -385,11 +395,70 @@ async fn follow(
 /// Prints the events already queued, without waiting.
 fn print_queued(events: &mut EventStream<ServiceCacheEvent<Value>>) -> Result<(), Failure> {
     while let Some(event) = events.try_next() {
-        if let Some(line) = event_line(&event) {
-            say(line)?;
-        }
+        print_event(&event)?;
     }
     Ok(())
+}
+
+/// An instance as `list` and `pick` print it ([`instance_line`], or a JSON record).
+fn print_instance<P>(instance: &ServiceInstance<P>, json: &[u8]) -> io::Result<()> {
+    if !output_json::on() {
+        return say(instance_line(instance, json));
+    }
+    let mut record = instance_record(instance);
+    record.json = serde_json::from_slice(json).ok();
+    output_json::say(&record)
+}
+
+/// The fields that name an instance ([`identity`]'s, as a record).
+fn instance_record<P>(instance: &ServiceInstance<P>) -> Instance<'_> {
+    Instance {
+        name: &instance.name,
+        id: &instance.id,
+        address: instance.address.as_deref(),
+        port: instance.port,
+        json: None,
+    }
+}
+
+/// `KIND NAME ID ADDRESS:PORT`, or its JSON record.
+fn print_happening<P>(kind: &str, instance: &ServiceInstance<P>) -> io::Result<()> {
+    if !output_json::on() {
+        return say(format!("{kind} {}", identity(instance)));
+    }
+    output_json::say(&Happening {
+        kind,
+        instance: Some(instance_record(instance)),
+        ..Happening::default()
+    })
+}
+
+/// A cache event's line (or JSON record), if it has one.
+fn print_event(event: &ServiceCacheEvent<Value>) -> io::Result<()> {
+    if !output_json::on() {
+        return match event_line(event) {
+            Some(line) => say(line),
+            None => Ok(()),
+        };
+    }
+    match event {
+        ServiceCacheEvent::Added(i) => print_happening("added", i),
+        ServiceCacheEvent::Updated { new, .. } => print_happening("updated", new),
+        ServiceCacheEvent::Removed(i) => print_happening("removed", i),
+        ServiceCacheEvent::Skipped { path, error } => output_json::say(&Happening {
+            path: Some(path),
+            error: Some(without_code(error)),
+            ..Happening::named("skipped")
+        }),
+        ServiceCacheEvent::Suspended => output_json::say(&Happening::named("suspended")),
+        ServiceCacheEvent::Reconnected => output_json::say(&Happening::named("reconnected")),
+        ServiceCacheEvent::Lost => output_json::say(&Happening::named("lost")),
+        ServiceCacheEvent::Lagged { missed } => output_json::say(&Happening {
+            missed: Some(*missed),
+            ..Happening::named("lagged")
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// An error's message without its leading ZooKeeper code (`MarshallingError: `): for a line
@@ -473,11 +542,10 @@ async fn pick(
                 EXIT_NO_INSTANCE,
             ));
         };
-        let line = match stored.get(instance.id.as_str()) {
-            Some(json) => instance_line(&instance, json),
-            None => instance_line(&instance, &written(&instance)?),
-        };
-        say(line)?;
+        match stored.get(instance.id.as_str()) {
+            Some(json) => print_instance(&instance, json)?,
+            None => print_instance(&instance, &written(&instance)?)?,
+        }
     }
     Ok(0)
 }

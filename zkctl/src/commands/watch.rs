@@ -9,7 +9,9 @@ use zkrs_client::AddWatchMode;
 use crate::args::Globals;
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
+use crate::json_records::Event;
 use crate::output;
+use crate::output_json;
 use crate::signals::Shutdown;
 
 /// Prints events until interrupted, `count` events were seen, or the session ends.
@@ -49,11 +51,11 @@ async fn watch(
                     seen += lagged.missed;
                 }
                 Some(Ok(e)) if e.is_session_event() => {
-                    output::say(output::event(&e))?;
+                    print(&e)?;
                     return Err(Failure::msg(format!("the watch on {path} ended: session {:?}", e.state)));
                 }
                 Some(Ok(e)) => {
-                    output::say(output::event(&e))?;
+                    print(&e)?;
                     seen += 1;
                 }
                 None => return Err(Failure::msg(format!("the watch on {path} ended"))),
@@ -61,4 +63,13 @@ async fn watch(
         }
     }
     Ok(0)
+}
+
+/// One event: `NodeDataChanged /a/b`, or `{"type","path","state"}` with `--output json`.
+fn print(e: &zkrs_client::WatchedEvent) -> std::io::Result<()> {
+    if output_json::on() {
+        output_json::say(&Event::from(e))
+    } else {
+        output::say(output::event(e))
+    }
 }
