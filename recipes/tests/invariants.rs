@@ -11,7 +11,6 @@
 mod beliefs;
 mod support;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,11 +20,8 @@ use beliefs::{finish, Rig};
 use support::within;
 use zkrs_client::{Client, CreateMode, ErrorCode, EventType};
 use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
+use zkrs_sim::suites::sessions;
 use zkrs_testkit::faults::fault_duration_from_env;
-
-/// No request may take longer: at worst it waits for the session to be declared lost
-/// (the 2 s session timeout after the disconnect) and the reconnect attempts around it.
-const REQUEST_DEADLINE: Duration = Duration::from_secs(8);
 
 /// Creates per bucket in the sessions suite: each session creates into a bucket of its own and
 /// moves to a new one every `BUCKET` ids, checking and removing the one it leaves. A listing
@@ -243,7 +239,7 @@ async fn watches() {
 /// into) through the faults. No request may hang past its deadline, every request ends Ok
 /// or with an error, and no create is applied twice: every id appears at most once on the
 /// server, and every acknowledged one exactly once (each bucket checked when its session
-/// moves on, then removed; see [`check_bucket`]).
+/// moves on, then removed; see `zkrs_sim::suites::sessions::worker`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions() {
     let rig = Rig::start().await;
@@ -261,93 +257,27 @@ async fn sessions() {
     let mut workers = Vec::new();
     for k in 0..4 {
         let client = rig.client().await;
-        let (stop, hung) = (stop.clone(), hung.clone());
-        workers.push(tokio::spawn(async move {
-            let mut tally = SessionTally::default();
-            // The ids acknowledged in the current bucket.
-            let mut acked = Vec::new();
-            let mut i = 0u64;
-            // The bucket made so far (see BUCKET).
-            let mut made: Option<String> = None;
-            while !stop.load(Ordering::Relaxed) {
-                let dir = format!("/inv-s/c{k}-{}", (i + 1) / BUCKET);
-                let t0 = Instant::now();
-                let outcome = if made.as_deref() != Some(dir.as_str()) {
-                    if let Some(done) = made.take() {
-                        check_bucket(&client, &done, &mut acked, &mut tally).await;
-                    }
-                    // A new bucket, made before the creates into it.
-                    tokio::time::timeout(
-                        REQUEST_DEADLINE,
-                        client.create(&dir, b"", CreateMode::Persistent),
-                    )
-                    .await
-                    .map(|r| match r {
-                        Err(e) if e.code() != ErrorCode::NodeExists => Err(e),
-                        _ => {
-                            made = Some(dir.clone());
-                            Ok(())
-                        }
-                    })
-                } else {
-                    i += 1;
-                    let id = format!("c{k}-{i}");
-                    if i % 3 == 0 {
-                        tokio::time::timeout(REQUEST_DEADLINE, client.get_children(&dir))
-                            .await
-                            .map(|r| r.map(drop))
-                    } else {
-                        tokio::time::timeout(
-                            REQUEST_DEADLINE,
-                            client.create(
-                                &format!("{dir}/n-"),
-                                id.as_bytes(),
-                                CreateMode::PersistentSequential,
-                            ),
-                        )
-                        .await
-                        .map(|r| {
-                            r.map(|_| {
-                                acked.push(id.clone());
-                                tally.acked += 1;
-                            })
-                        })
-                    }
-                };
-                match outcome {
-                    Ok(Ok(())) => tally.ok += 1,
-                    Ok(Err(_)) => {
-                        tally.failed += 1;
-                        settle(&client).await;
-                    }
-                    Err(_) => hung.lock().unwrap().push(format!(
-                        "client {k} request {i} still pending after {:?}",
-                        t0.elapsed()
-                    )),
-                }
-            }
-            if let Some(last) = made {
-                check_bucket(&client, &last, &mut acked, &mut tally).await;
-            }
-            tally
-        }));
+        // The simulation's sessions worker: one copy of the loop and the bucket check.
+        workers.push(tokio::spawn(sessions::worker(
+            k,
+            client,
+            stop.clone(),
+            BUCKET,
+            hung.clone(),
+        )));
     }
     let injected = finish(faults).await;
     stop.store(true, Ordering::Relaxed);
-    let mut violations = hung.lock().unwrap().clone();
-    let mut all = SessionTally::default();
+    let mut all = sessions::Tally::default();
     for w in workers {
         let tally = within("a worker to check its last bucket", w)
             .await
             .unwrap();
-        all.ok += tally.ok;
-        all.failed += tally.failed;
-        all.acked += tally.acked;
-        all.nodes += tally.nodes;
-        all.buckets += tally.buckets;
-        violations.extend(tally.violations);
+        all.add(&tally);
     }
-    let SessionTally {
+    // The hangs and the bucket checks' violations, in the order found.
+    let violations = hung.lock().unwrap().clone();
+    let sessions::Tally {
         ok,
         failed,
         acked,
@@ -366,96 +296,4 @@ async fn sessions() {
         println!("  fault: {}", record.fault);
     }
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
-}
-
-/// What one session of the sessions suite did and found.
-#[derive(Default)]
-struct SessionTally {
-    ok: u64,
-    failed: u64,
-    acked: u64,
-    /// Nodes found in the buckets checked.
-    nodes: u64,
-    buckets: u64,
-    violations: Vec<String>,
-}
-
-/// Checks a bucket its session has finished with against what the session was told, then
-/// removes it (so the tree stays small however long the run: a 30-minute run creates some
-/// two million nodes): every id in `acked` is there, and no id is there twice. Reads and
-/// deletes retry through the faults and are not held to the request deadline; a sync first,
-/// so whichever member answers has every acknowledged create.
-async fn check_bucket(
-    client: &Client,
-    dir: &str,
-    acked: &mut Vec<String>,
-    tally: &mut SessionTally,
-) {
-    let mut count: HashMap<String, usize> = HashMap::new();
-    loop {
-        if let Err(e) = client.sync(dir).await {
-            if e.code() != ErrorCode::NoNode {
-                settle(client).await;
-                continue;
-            }
-        }
-        let children = match client.get_children(dir).await {
-            Ok(c) => c.to_vec(),
-            // Removed by an earlier round whose reply was lost.
-            Err(e) if e.code() == ErrorCode::NoNode => break,
-            Err(_) => {
-                settle(client).await;
-                continue;
-            }
-        };
-        // Read then delete each child, 256 in flight (pipelined on the session).
-        for chunk in children.chunks(256) {
-            let mut work = tokio::task::JoinSet::new();
-            for child in chunk {
-                let (client, path) = (client.clone(), format!("{dir}/{child}"));
-                work.spawn(async move {
-                    let data = loop {
-                        match client.get_data(&path).await {
-                            Ok((data, _)) => break data,
-                            Err(_) => settle(&client).await,
-                        }
-                    };
-                    loop {
-                        match client.delete(&path, None).await {
-                            Ok(()) => break,
-                            Err(e) if e.code() == ErrorCode::NoNode => break,
-                            Err(_) => settle(&client).await,
-                        }
-                    }
-                    data
-                });
-            }
-            while let Some(data) = work.join_next().await {
-                let id = String::from_utf8_lossy(&data.unwrap()).into_owned();
-                *count.entry(id).or_default() += 1;
-            }
-        }
-        match client.delete(dir, None).await {
-            Ok(()) => break,
-            Err(e) if e.code() == ErrorCode::NoNode => break,
-            // NotEmpty: a create whose reply was lost landed since the listing. Either way,
-            // list again.
-            Err(e) if e.code() == ErrorCode::NotEmpty => {}
-            Err(_) => settle(client).await,
-        }
-    }
-    tally.buckets += 1;
-    tally.nodes += count.values().sum::<usize>() as u64;
-    for (id, n) in &count {
-        if *n > 1 {
-            tally.violations.push(format!("{id} created {n} times"));
-        }
-    }
-    for id in acked.drain(..) {
-        if !count.contains_key(&id) {
-            tally
-                .violations
-                .push(format!("{id} was acknowledged but is not on the server"));
-        }
-    }
 }

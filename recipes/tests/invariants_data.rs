@@ -20,17 +20,21 @@
 mod beliefs;
 mod support;
 
-use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
 use beliefs::{finish, print_faults, Rig, SERIAL};
-use support::tree::{fresh_read, try_converge, view_of, Rng};
-use zkrs_client::{Client, CreateMode, ErrorCode};
+use support::tree::{fresh_read, Rng};
+use zkrs_client::{Client, CreateMode};
 use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
-use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
+use zkrs_recipes::queue::QueueConsumer;
+use zkrs_sim::check::tree::{cache_checks, try_converge, OnReadError};
+// The queue layout and the ledger's accounting are the simulation's: one copy.
+use zkrs_sim::check::ledger::Ledger;
+use zkrs_sim::suites::data::{settle_briefly as settle, trouble};
+use zkrs_sim::suites::queues::{left_in_queues, queue, QUEUES};
 use zkrs_testkit::faults::fault_duration_from_env;
 
 /// How long the faults last: `ZKR_FAULT_SECS`, 25 s by default.
@@ -47,20 +51,6 @@ const DRAIN: Duration = Duration::from_secs(60);
 /// No single step (a put, a take with its own 300 ms timeout, a completion) may take longer:
 /// one that does is a hang, counted as a violation (and the run goes on).
 const STEP_DEADLINE: Duration = Duration::from_secs(30);
-
-/// Whether `e` is connection trouble (the outcome of a write unknown), not a refusal.
-fn trouble(e: &zkrs_client::Error) -> bool {
-    e.is_retryable() || e.code() == ErrorCode::SessionExpired
-}
-
-/// Waits briefly for the connection to come back.
-async fn settle(client: &Client) {
-    let _ = tokio::time::timeout(
-        Duration::from_millis(500),
-        zkrs_recipes::framework::wait_connected(client),
-    )
-    .await;
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn caches() {
@@ -102,28 +92,18 @@ async fn caches() {
     let settled = Instant::now();
     let mut violations = Vec::new();
     let mut slowest = Duration::ZERO;
-    let checks: [CacheCheck; 3] = [
-        (
-            "CuratorCache",
-            usize::MAX,
-            true,
-            Box::new(|| view_of(&curator.snapshot())),
-        ),
-        (
-            "TreeCache",
-            usize::MAX,
-            true,
-            Box::new(|| view_of(&tree.snapshot())),
-        ),
-        (
-            "PathChildrenCache",
-            1,
-            false,
-            Box::new(|| view_of(&children.snapshot())),
-        ),
-    ];
-    for (name, depth, with_root, view) in checks {
-        match try_converge(&writer, "/inv-c", depth, with_root, CONVERGE, view).await {
+    for (name, depth, with_root, view) in cache_checks(&curator, &tree, &children) {
+        // Panics on a failed read, as every read after the faults should succeed.
+        let converged = try_converge(
+            &writer,
+            "/inv-c",
+            depth,
+            with_root,
+            CONVERGE,
+            OnReadError::Panic,
+            view,
+        );
+        match converged.await {
             Ok(took) => slowest = slowest.max(took),
             Err(diff) => violations.push(format!(
                 "{name} differs from the server {CONVERGE:?} after the faults: {diff}"
@@ -142,15 +122,6 @@ async fn caches() {
     print_faults(&injected, started);
     assert!(violations.is_empty(), "seed {seed}: {violations:#?}");
 }
-
-/// A cache to compare with the server: its name, the depth it follows, whether its view
-/// holds the root, and its view.
-type CacheCheck<'a> = (
-    &'a str,
-    usize,
-    bool,
-    Box<dyn Fn() -> support::tree::Tree + 'a>,
-);
 
 /// Steps that hung, each with when it was noticed, the client's state and every member's
 /// mode then (to tell a client that stopped from an ensemble that did).
@@ -182,21 +153,6 @@ impl Hangs {
             client.session_id()
         ));
     }
-}
-
-/// What happened to the items of one queue.
-#[derive(Default)]
-struct Ledger {
-    /// Items whose put was acknowledged.
-    acked: BTreeSet<u64>,
-    /// Items whose put's outcome is unknown (its reply lost).
-    put_in_doubt: BTreeSet<u64>,
-    /// Deliveries per item (take returned it).
-    delivered: HashMap<u64, u32>,
-    /// Completions acknowledged per item (lock path only).
-    completed: HashMap<u64, u32>,
-    /// Items whose completion's outcome is unknown (lock path only).
-    complete_in_doubt: BTreeSet<u64>,
 }
 
 /// One consumer: takes and (with a lock path) completes until `stop`.
@@ -258,17 +214,7 @@ async fn queues() {
     let rig = Rig::start().await;
     let producer = rig.client().await;
     let (ca, cb) = (rig.client().await, rig.client().await);
-    let queues = [
-        ("/inv-q/locked", Some("/inv-q/locked-locks")),
-        ("/inv-q/plain", None),
-    ];
-    let queue = |client: &Client, (path, lock): (&str, Option<&str>)| {
-        let q = DistributedQueue::new(client, path);
-        match lock {
-            Some(lock) => q.with_lock_path(lock),
-            None => q,
-        }
-    };
+    let queues = QUEUES;
     let ledgers = [
         Arc::new(Mutex::new(Ledger::default())),
         Arc::new(Mutex::new(Ledger::default())),
@@ -332,20 +278,7 @@ async fn queues() {
     let settled = Instant::now();
     let mut violations = Vec::new();
     let drained = tokio::time::timeout(DRAIN, async {
-        loop {
-            let mut left = 0;
-            for (path, lock) in queues {
-                for dir in [Some(path), lock].into_iter().flatten() {
-                    left += match producer.get_children(dir).await {
-                        Ok(c) => c.len(),
-                        Err(e) if e.code() == ErrorCode::NoNode => 0,
-                        Err(_) => 1,
-                    };
-                }
-            }
-            if left == 0 {
-                return;
-            }
+        while left_in_queues(&producer).await > 0 {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
@@ -370,42 +303,14 @@ async fn queues() {
     }
     violations.extend(hangs.list.lock().unwrap().iter().cloned());
 
-    // With a lock path: every acknowledged item completed exactly once.
+    // With a lock path: every acknowledged item completed exactly once; without, none
+    // delivered twice, and no more missing than claims in doubt.
     let locked = ledgers[0].lock().unwrap();
-    for (&id, &n) in &locked.completed {
-        if n > 1 {
-            violations.push(format!("locked queue: item {id} completed {n} times"));
-        }
-    }
-    let lost: Vec<u64> = locked
-        .acked
-        .iter()
-        .copied()
-        .filter(|id| !locked.completed.contains_key(id) && !locked.complete_in_doubt.contains(id))
-        .collect();
-    if !lost.is_empty() {
-        violations.push(format!(
-            "locked queue: acknowledged items never completed: {lost:?}"
-        ));
-    }
-    // Without: none delivered twice, and no more missing than claims in doubt.
     let plain = ledgers[1].lock().unwrap();
-    for (&id, &n) in &plain.delivered {
-        if n > 1 {
-            violations.push(format!("plain queue: item {id} delivered {n} times"));
-        }
-    }
-    let missing = plain
-        .acked
-        .iter()
-        .filter(|id| !plain.delivered.contains_key(id))
-        .count() as u64;
-    if missing > in_doubt_claims {
-        violations.push(format!(
-            "plain queue: {missing} acknowledged items never delivered, only {in_doubt_claims} claims in doubt"
-        ));
-    }
-    let redelivered: u32 = locked.delivered.values().map(|n| n - 1).sum();
+    violations.extend(locked.locked_violations());
+    violations.extend(plain.plain_violations(in_doubt_claims));
+    let missing = plain.missing();
+    let redelivered = locked.redeliveries();
     println!(
         "suite=queues seed={seed} duration={:.0}s faults={} operations={} (puts {} acked {}+{} in doubt {}+{}, takes {}, locked redeliveries {redelivered}, completes in doubt {}, plain claims in doubt {in_doubt_claims} missing {missing}) drained_in={:.1}s violations={}",
         started.elapsed().as_secs_f32(),

@@ -26,28 +26,19 @@
 mod beliefs;
 mod support;
 
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
-use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, SESSION, STEP_DEADLINE};
-use zkrs_client::EventStream;
-use zkrs_client::{Client, ConnectionState, CreateMode};
-use zkrs_recipes::leader::{ElectionEvent, LeadershipEvent};
-use zkrs_recipes::{
-    ConnectionStatePolicy, ElectionState, LeaderContext, LeaderElection, LeaderLatch,
-    LeaderSelector, MasterElection,
+use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
+use zkrs_client::{Client, CreateMode};
+use zkrs_recipes::{LeaderContext, LeaderSelector};
+// The recipes behind one contender, shared with the simulation's leadership suites (which
+// also restart a recipe in place; these suites only leave and join again).
+use zkrs_sim::suites::leadership::{
+    suspended, suspended_or_replaced, Contender, Election, Latch, Master, CONVERGENCE, PARTICIPANTS,
 };
-
-const PARTICIPANTS: usize = 4;
-/// After healing, exactly one must lead within this.
-const CONVERGENCE: Duration = Duration::from_secs(SESSION.as_secs() + 10);
-
-fn suspended(state: ConnectionState) -> bool {
-    ConnectionStatePolicy::Standard.is_error_state(state)
-}
 
 fn print_summary(
     suite: &str,
@@ -75,104 +66,6 @@ fn print_summary(
     }
     for v in violations {
         println!("  VIOLATION (seed {seed}): {v}");
-    }
-}
-
-/// What the churn suites (latch, election, master) need of a leadership recipe.
-trait Contender: Send + Sized + 'static {
-    /// The suite's name, and the word for the recipe in its summary.
-    const NAME: &'static str;
-    /// Joins as the participant with id `id` (at the back of the line, for fair recipes).
-    fn join(client: &Client, id: &str) -> Self;
-    /// Whether the recipe says this participant leads now.
-    fn leads(&self) -> bool;
-    /// The recipe's next change: `Some(true)` to look again, `Some(false)` when it says
-    /// leadership ended, `None` when it has stopped telling.
-    fn changed(&mut self) -> impl Future<Output = Option<bool>> + Send;
-    /// Leaves, deleting its node.
-    fn leave(self) -> impl Future<Output = ()> + Send;
-    /// The id of the participant the znodes say leads.
-    fn leader_by_znodes(admin: &Client) -> impl Future<Output = Option<String>> + Send;
-}
-
-struct Latch(LeaderLatch, EventStream<LeadershipEvent>);
-
-impl Contender for Latch {
-    const NAME: &'static str = "latch";
-    fn join(client: &Client, id: &str) -> Self {
-        let latch = LeaderLatch::start(client, "/inv/latch", id);
-        let changes = latch.events();
-        Latch(latch, changes)
-    }
-    fn leads(&self) -> bool {
-        self.0.is_leader()
-    }
-    async fn changed(&mut self) -> Option<bool> {
-        // Lost ends leadership; anything else (gained, lagged) means look again.
-        Some(self.1.next().await? != LeadershipEvent::Lost)
-    }
-    async fn leave(self) {
-        let _ = self.0.close().await;
-    }
-    async fn leader_by_znodes(admin: &Client) -> Option<String> {
-        let first = zkrs_recipes::leader::participants(admin, "/inv/latch")
-            .await
-            .ok()?
-            .into_iter()
-            .next();
-        first.map(|p| p.id)
-    }
-}
-
-struct Election(LeaderElection, EventStream<ElectionEvent>);
-
-impl Contender for Election {
-    const NAME: &'static str = "election";
-    fn join(client: &Client, id: &str) -> Self {
-        let election = LeaderElection::new(client, "/inv/election", id);
-        let events = election.events();
-        election.start();
-        Election(election, events)
-    }
-    fn leads(&self) -> bool {
-        self.0.is_leader()
-    }
-    async fn changed(&mut self) -> Option<bool> {
-        // Any step out of ELECTED (FAILED, DETERMINE, STOP...) ends leadership.
-        let event = self.1.next().await?;
-        Some(event.state() == ElectionState::Elected)
-    }
-    async fn leave(self) {
-        let _ = self.0.stop().await;
-    }
-    async fn leader_by_znodes(admin: &Client) -> Option<String> {
-        // Not started: only reads the offers.
-        let reader = LeaderElection::new(admin, "/inv/election", "checker");
-        reader.leader_host_name().await.ok()?
-    }
-}
-
-struct Master(MasterElection, zkrs_client::Current<bool>);
-
-impl Contender for Master {
-    const NAME: &'static str = "master";
-    fn join(client: &Client, id: &str) -> Self {
-        let master = MasterElection::start_at(client, "/inv/master", id);
-        let mastership = master.leadership();
-        Master(master, mastership)
-    }
-    fn leads(&self) -> bool {
-        self.0.is_leader()
-    }
-    async fn changed(&mut self) -> Option<bool> {
-        self.1.changed().await
-    }
-    async fn leave(self) {
-        let _ = self.0.close().await;
-    }
-    async fn leader_by_znodes(admin: &Client) -> Option<String> {
-        let (data, _) = admin.get_data("/inv/master").await.ok()?;
-        Some(String::from_utf8_lossy(&data).into_owned())
     }
 }
 
@@ -297,7 +190,7 @@ async fn churn_suite<C: Contender>() {
             "after healing, not exactly one leader within {CONVERGENCE:?}: {leader:?} believe"
         )),
         Some(_) => {
-            let said = C::leader_by_znodes(&admin).await;
+            let said = C::leader_by_znodes(&admin).await.ok().flatten();
             let want = format!("p{}", leader[0]);
             if said.as_deref() != Some(want.as_str()) {
                 violations.push(format!(
@@ -373,15 +266,7 @@ async fn term(ctx: LeaderContext, who: usize, beliefs: Arc<Beliefs>, length: Dur
         beliefs,
         why: "task dropped",
     };
-    let suspended_seen = async {
-        loop {
-            match states.next().await {
-                Some(c) if suspended(c.state) || c.session_id != ctx.session_id() => return,
-                Some(_) => {}
-                None => return,
-            }
-        }
-    };
+    let suspended_seen = suspended_or_replaced(&mut states, ctx.session_id());
     end.why = tokio::select! {
         _ = tokio::time::sleep(length) => "term over",
         _ = ctx.cancelled() => "cancelled",

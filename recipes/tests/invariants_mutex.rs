@@ -28,11 +28,8 @@ use tokio::time::Instant;
 
 use beliefs::{finish, lock_dir_report, settle, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
 use zkrs_client::{Client, ConnectionState, CreateMode};
-use zkrs_recipes::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
-
-const PARTICIPANTS: usize = 4;
-/// How long one acquire waits before giving up and trying again.
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+// The recipes behind one acquire, shared with the simulation's lock suites.
+use zkrs_sim::suites::locks::{LockKind, Recipe, ACQUIRE_TIMEOUT, PARTICIPANTS, WRITER};
 
 /// What every participant counts.
 #[derive(Default)]
@@ -55,73 +52,6 @@ impl Counts {
             let at = beliefs.ms(Instant::now());
             log.push(format!("{at:9.0} ms participant {who} {step}: {e}"));
         }
-    }
-}
-
-/// A writer's weight in the read/write suite: as much as every participant reading at once,
-/// so the limit (`PARTICIPANTS`) allows all readers or one writer alone.
-const WRITER: usize = PARTICIPANTS;
-
-/// Each recipe, behind one acquire.
-enum Recipe {
-    Mutex(InterProcessMutex),
-    Semaphore(InterProcessSemaphoreV2),
-    /// The lock, and the rounds so far (every third one writes).
-    ReadWrite(InterProcessReadWriteLock, AtomicU64),
-}
-
-/// A held lock or lease.
-enum Held {
-    Guard(zkrs_recipes::LockGuard),
-    Lease(zkrs_recipes::Lease),
-}
-
-impl Held {
-    fn is_held(&self) -> bool {
-        match self {
-            Held::Guard(g) => g.is_held(),
-            Held::Lease(l) => l.is_held(),
-        }
-    }
-    fn session_id(&self) -> i64 {
-        match self {
-            Held::Guard(g) => g.session_id(),
-            Held::Lease(l) => l.session_id(),
-        }
-    }
-    async fn lost(&self) {
-        match self {
-            Held::Guard(g) => g.lost().await,
-            Held::Lease(l) => l.lost().await,
-        }
-    }
-    async fn release(self) -> zkrs_client::Result<()> {
-        match self {
-            Held::Guard(g) => g.release().await,
-            Held::Lease(l) => l.release().await,
-        }
-    }
-}
-
-impl Recipe {
-    /// What was acquired, and its weight against the suite's limit.
-    async fn try_acquire(&self, timeout: Duration) -> zkrs_client::Result<Option<(Held, usize)>> {
-        Ok(match self {
-            Recipe::Mutex(m) => m.try_acquire(timeout).await?.map(|g| (Held::Guard(g), 1)),
-            Recipe::Semaphore(s) => s
-                .try_acquire_one(timeout)
-                .await?
-                .map(|l| (Held::Lease(l), 1)),
-            Recipe::ReadWrite(lock, rounds) => {
-                if rounds.fetch_add(1, Ordering::Relaxed) % 3 == 0 {
-                    let guard = lock.write_lock().try_acquire(timeout).await?;
-                    guard.map(|g| (Held::Guard(g.into_guard()), WRITER))
-                } else {
-                    let guard = lock.read_lock().try_acquire(timeout).await?;
-                    guard.map(|g| (Held::Guard(g), 1))
-                }
-            }
-        })
     }
 }
 
@@ -193,7 +123,8 @@ async fn one_round(
     }
 }
 
-async fn run_suite(suite: &str, limit: usize, make: fn(&Client) -> Recipe) {
+async fn run_suite(kind: LockKind) {
+    let (suite, limit) = (kind.name(), kind.limit());
     let _serial = SERIAL.lock().await;
     let rig = Rig::start().await;
     let admin = rig.client().await;
@@ -222,7 +153,7 @@ async fn run_suite(suite: &str, limit: usize, make: fn(&Client) -> Recipe) {
             stop.clone(),
         );
         tasks.push(tokio::spawn(async move {
-            let recipe = make(&client);
+            let recipe = kind.make(&client);
             let mut jitter = Jitter(seed ^ (who as u64 + 1).wrapping_mul(0x9e37_79b9));
             while !stop.load(Ordering::Relaxed) {
                 // Mostly a few ms; one hold in 8 outlasts the read timeout (1.3 s), so
@@ -248,7 +179,7 @@ async fn run_suite(suite: &str, limit: usize, make: fn(&Client) -> Recipe) {
     let healed = Instant::now();
     let mut after = Vec::new();
     for (who, client) in clients.iter().enumerate() {
-        let recipe = make(client);
+        let recipe = kind.make(client);
         let t = Instant::now();
         let deadline = t + Duration::from_secs(20);
         let mut ok = false;
@@ -318,29 +249,17 @@ async fn run_suite(suite: &str, limit: usize, make: fn(&Client) -> Recipe) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutex() {
-    run_suite("mutex", 1, |client| {
-        Recipe::Mutex(InterProcessMutex::new(client, "/inv/mutex"))
-    })
-    .await;
+    run_suite(LockKind::Mutex).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore() {
-    run_suite("semaphore", 2, |client| {
-        Recipe::Semaphore(InterProcessSemaphoreV2::new(client, "/inv/semaphore", 2))
-    })
-    .await;
+    run_suite(LockKind::Semaphore).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_write() {
-    run_suite("read_write", PARTICIPANTS, |client| {
-        Recipe::ReadWrite(
-            InterProcessReadWriteLock::new(client, "/inv/read_write"),
-            AtomicU64::new(0),
-        )
-    })
-    .await;
+    run_suite(LockKind::ReadWrite).await;
 }
 
 /// The read/write suite's checker can fail: readers may share, a writer may not.

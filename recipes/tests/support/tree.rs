@@ -2,76 +2,21 @@
 //! cache's view with it, and a seeded stream of random changes.
 #![allow(dead_code)] // each test file uses some of these
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use zkrs_client::{Client, CreateMode, ErrorCode, Stat};
-use zkrs_recipes::cache::Snapshot;
+use zkrs_client::Client;
 
 use super::DEADLINE;
 
-/// A subtree as the server has it: path -> (Stat, data).
-pub type Tree = BTreeMap<String, (Stat, Vec<u8>)>;
+// The checker itself is the simulation's (`zkrs_sim::check::tree`): one copy.
+use zkrs_sim::check::tree::{try_converge, OnReadError};
+#[allow(unused_imports)] // not every test file compares caches
+pub use zkrs_sim::check::tree::{view_of, Tree};
 
-/// Reads the subtree at `root` (the root included, if it exists), depth first.
+/// Reads the subtree at `root` (the root included, if it exists), depth first; panics on an
+/// error other than NoNode.
 pub async fn fresh_read(client: &Client, root: &str, max_depth: usize) -> Tree {
-    let mut tree = Tree::new();
-    let mut todo = vec![(root.to_string(), 0usize)];
-    while let Some((path, depth)) = todo.pop() {
-        match client.get_data(&path).await {
-            Ok((data, stat)) => {
-                tree.insert(path.clone(), (stat, data.to_vec()));
-            }
-            Err(e) if e.code() == ErrorCode::NoNode => continue,
-            Err(e) => panic!("reading {path}: {e}"),
-        }
-        if depth == max_depth {
-            continue;
-        }
-        match client.get_children(&path).await {
-            Ok(children) => {
-                for name in children.iter() {
-                    let child = if path == "/" {
-                        format!("/{name}")
-                    } else {
-                        format!("{path}/{name}")
-                    };
-                    todo.push((child, depth + 1));
-                }
-            }
-            Err(e) if e.code() == ErrorCode::NoNode => {}
-            Err(e) => panic!("listing {path}: {e}"),
-        }
-    }
-    tree
-}
-
-/// A cache's view in the same shape (data `None` is compared as empty).
-pub fn view_of(snapshot: &Snapshot) -> Tree {
-    snapshot
-        .iter()
-        .map(|(p, d)| (p.clone(), (d.stat, d.bytes().to_vec())))
-        .collect()
-}
-
-/// The first difference between two trees, for a readable failure.
-pub fn first_difference(cache: &Tree, server: &Tree) -> Option<String> {
-    for (path, (stat, data)) in server {
-        match cache.get(path) {
-            None => return Some(format!("{path} missing from the cache")),
-            Some((s, d)) if s != stat => {
-                return Some(format!("{path}: cache Stat {s:?}, server {stat:?}"))
-            }
-            Some((_, d)) if d != data => {
-                return Some(format!("{path}: cache data {d:?}, server {data:?}"))
-            }
-            Some(_) => {}
-        }
-    }
-    cache
-        .keys()
-        .find(|p| !server.contains_key(*p))
-        .map(|p| format!("{p} in the cache but not on the server"))
+    zkrs_sim::check::tree::fresh_read(client, root, max_depth)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Waits until `view()` equals a fresh read of `root`, failing with the first difference
@@ -104,59 +49,17 @@ async fn converges_with<F: FnMut() -> Tree>(
     with_root: bool,
     view: F,
 ) {
-    if let Err(diff) = try_converge(client, root, max_depth, with_root, DEADLINE, view).await {
+    let converged = try_converge(
+        client,
+        root,
+        max_depth,
+        with_root,
+        DEADLINE,
+        OnReadError::Panic,
+        view,
+    );
+    if let Err(diff) = converged.await {
         panic!("{what}: the cache did not converge within {DEADLINE:?}: {diff}");
-    }
-}
-
-/// Waits at most `within` until `view()` equals a fresh read of `root` (without the root
-/// itself unless `with_root`; at `max_depth`, a node's own children are not compared, as a
-/// cache does not follow them there). `Ok` with how long it took, or the first difference.
-pub async fn try_converge<F: FnMut() -> Tree>(
-    client: &Client,
-    root: &str,
-    max_depth: usize,
-    with_root: bool,
-    within: Duration,
-    mut view: F,
-) -> Result<Duration, String> {
-    let started = tokio::time::Instant::now();
-    let deadline = started + within;
-    loop {
-        let mut server = fresh_read(client, root, max_depth).await;
-        if !with_root {
-            server.remove(root);
-        }
-        let mut cache = view();
-        if max_depth != usize::MAX {
-            // At its last level a cache does not follow a node's own children (as Curator's):
-            // their count, cversion and pzxid are as of the node's last data read.
-            for tree in [&mut server, &mut cache] {
-                for (path, (stat, _)) in tree.iter_mut() {
-                    if depth_below(root, path) == max_depth {
-                        stat.cversion = 0;
-                        stat.pzxid = 0;
-                        stat.num_children = 0;
-                    }
-                }
-            }
-        }
-        let diff = first_difference(&cache, &server);
-        let Some(diff) = diff else {
-            return Ok(started.elapsed());
-        };
-        if tokio::time::Instant::now() >= deadline {
-            return Err(diff);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn depth_below(root: &str, path: &str) -> usize {
-    if path == root {
-        0
-    } else {
-        path[root.len()..].matches('/').count()
     }
 }
 
@@ -193,48 +96,8 @@ impl Rng {
     }
 }
 
-/// One random change under `root` among a few fixed paths (two levels): create, set, delete
-/// (leaves only), or delete and create again in one transaction (a new `czxid` at the same
-/// path). Errors that a concurrent layout makes legitimate (NoNode, NodeExists, NotEmpty)
-/// are ignored; connection errors are returned so fault tests can retry.
+/// One random change under `root` (`zkrs_sim::check::tree::random_change`, drawing from
+/// `rng`): connection errors are returned so fault tests can retry.
 pub async fn random_change(client: &Client, root: &str, rng: &mut Rng) -> zkrs_client::Result<()> {
-    let a = ["a", "b", "c"][rng.below(3)];
-    let path = if rng.below(2) == 0 {
-        format!("{root}/{a}")
-    } else {
-        format!("{root}/{a}/{}", ["x", "y"][rng.below(2)])
-    };
-    let data = format!("v{}", rng.below(1000));
-    let result = match rng.below(4) {
-        0 => client
-            .create(&path, data.as_bytes(), CreateMode::Persistent)
-            .await
-            .map(drop),
-        1 => client
-            .set_data(&path, data.as_bytes(), None)
-            .await
-            .map(drop),
-        2 => client.delete(&path, None).await,
-        _ => {
-            use zkrs_client::Op;
-            client
-                .multi(&[
-                    Op::delete(&path, None),
-                    Op::create(&path, data.as_bytes(), CreateMode::Persistent),
-                ])
-                .await
-                .map(drop)
-        }
-    };
-    match result {
-        Err(e)
-            if matches!(
-                e.code(),
-                ErrorCode::NoNode | ErrorCode::NodeExists | ErrorCode::NotEmpty
-            ) =>
-        {
-            Ok(())
-        }
-        other => other,
-    }
+    zkrs_sim::check::tree::random_change(client, root, |n| rng.below(n as usize) as u64).await
 }

@@ -39,6 +39,11 @@ impl Problems {
         self.list.lock().unwrap().push(text);
     }
 
+    /// A trace line (not a violation).
+    pub fn trace(&self, text: &str) {
+        self.world.trace(text);
+    }
+
     /// How many so far.
     pub fn len(&self) -> usize {
         self.list.lock().unwrap().len()

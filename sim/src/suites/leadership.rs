@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zkrs_client::{Client, ConnectionState, CreateMode, EventStream};
+use zkrs_client::{Client, ConnectionState, CreateMode, EventStream, StateChanges};
 use zkrs_recipes::leader::{ElectionEvent, LeadershipEvent};
 use zkrs_recipes::{
     ConnectionStatePolicy, ElectionState, LeaderContext, LeaderElection, LeaderLatch,
@@ -38,13 +38,15 @@ use super::{connect, settle, STEP_DEADLINE};
 use crate::check::Beliefs;
 use crate::{SimRng, World};
 
-const PARTICIPANTS: usize = 4;
+/// Participants, each on its own session.
+pub const PARTICIPANTS: usize = 4;
 /// The participants' session timeout ([`World::client_builder`]'s).
 const SESSION: Duration = Duration::from_secs(2);
 /// After healing, exactly one must lead within this.
-const CONVERGENCE: Duration = Duration::from_secs(SESSION.as_secs() + 10);
+pub const CONVERGENCE: Duration = Duration::from_secs(SESSION.as_secs() + 10);
 
-fn suspended(state: ConnectionState) -> bool {
+/// Whether `state` ends a belief in leadership (the standard policy: suspended or lost).
+pub fn suspended(state: ConnectionState) -> bool {
     ConnectionStatePolicy::Standard.is_error_state(state)
 }
 
@@ -126,8 +128,20 @@ impl Shared {
     }
 }
 
+/// Resolves when `states` shows the connection suspended or lost, or a session other than
+/// `session` (a term's leadership ends with its session), or ends.
+pub async fn suspended_or_replaced(states: &mut StateChanges, session: i64) {
+    loop {
+        match states.next().await {
+            Some(c) if suspended(c.state) || c.session_id != session => return,
+            Some(_) => {}
+            None => return,
+        }
+    }
+}
+
 /// What the churn suites (latch, election, master) need of a leadership recipe.
-trait Contender: Send + Sized + 'static {
+pub trait Contender: Send + Sized + 'static {
     /// The suite's name.
     const NAME: &'static str;
     /// The recipe's path.
@@ -151,7 +165,8 @@ trait Contender: Send + Sized + 'static {
     ) -> impl Future<Output = zkrs_client::Result<Option<String>>> + Send;
 }
 
-struct Latch(LeaderLatch, EventStream<LeadershipEvent>);
+/// A `LeaderLatch` at `/inv/latch`, and its events.
+pub struct Latch(LeaderLatch, EventStream<LeadershipEvent>);
 
 impl Contender for Latch {
     const NAME: &'static str = "latch";
@@ -179,7 +194,8 @@ impl Contender for Latch {
     }
 }
 
-struct Election(LeaderElection, EventStream<ElectionEvent>);
+/// A `LeaderElection` at `/inv/election`, and its events.
+pub struct Election(LeaderElection, EventStream<ElectionEvent>);
 
 impl Contender for Election {
     const NAME: &'static str = "election";
@@ -214,7 +230,8 @@ impl Contender for Election {
     }
 }
 
-struct Master(MasterElection, zkrs_client::Current<bool>);
+/// A `MasterElection` at `/inv/master`, and its leadership.
+pub struct Master(MasterElection, zkrs_client::Current<bool>);
 
 impl Contender for Master {
     const NAME: &'static str = "master";
@@ -544,15 +561,7 @@ async fn term(ctx: LeaderContext, who: usize, shared: Arc<Shared>, length: Durat
         shared,
         why: "cancelled (task dropped)",
     };
-    let suspended_seen = async {
-        loop {
-            match states.next().await {
-                Some(c) if suspended(c.state) || c.session_id != ctx.session_id() => return,
-                Some(_) => {}
-                None => return,
-            }
-        }
-    };
+    let suspended_seen = suspended_or_replaced(&mut states, ctx.session_id());
     // Unlike the real-server suite, no branch waits on `ctx.cancelled()`: with no cancel
     // grace the selector drops this future in the same step that cancels the term (before
     // it releases the lock), so the drop ends the belief at the same instant. Waiting on

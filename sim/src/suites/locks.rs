@@ -16,10 +16,13 @@ use super::{connect, settle, STEP_DEADLINE};
 use crate::check::Beliefs;
 use crate::World;
 
-const PARTICIPANTS: usize = 4;
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
-/// A writer weighs as much as every reader together.
-const WRITER: usize = PARTICIPANTS;
+/// Participants, each on its own session.
+pub const PARTICIPANTS: usize = 4;
+/// How long one acquire waits before giving up and trying again.
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+/// A writer's weight in the read/write suite: as much as every participant reading at once,
+/// so the limit (`PARTICIPANTS`) allows all readers or one writer alone.
+pub const WRITER: usize = PARTICIPANTS;
 
 /// Which lock a suite runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +36,8 @@ pub enum LockKind {
 }
 
 impl LockKind {
-    fn name(self) -> &'static str {
+    /// The suite's name, and the last part of its lock's path (`/inv/<name>`).
+    pub fn name(self) -> &'static str {
         match self {
             LockKind::Mutex => "mutex",
             LockKind::Semaphore => "semaphore",
@@ -41,7 +45,8 @@ impl LockKind {
         }
     }
 
-    fn limit(self) -> usize {
+    /// How many may believe they hold it at once (by weight).
+    pub fn limit(self) -> usize {
         match self {
             LockKind::Mutex => 1,
             LockKind::Semaphore => 2,
@@ -49,7 +54,8 @@ impl LockKind {
         }
     }
 
-    fn make(self, client: &Client) -> Recipe {
+    /// The recipe at `/inv/<name>` on `client`.
+    pub fn make(self, client: &Client) -> Recipe {
         let path = format!("/inv/{}", self.name());
         match self {
             LockKind::Mutex => Recipe::Mutex(InterProcessMutex::new(client, &path)),
@@ -64,37 +70,48 @@ impl LockKind {
     }
 }
 
-enum Recipe {
+/// Each recipe, behind one acquire.
+pub enum Recipe {
+    /// A mutex.
     Mutex(InterProcessMutex),
+    /// A semaphore.
     Semaphore(InterProcessSemaphoreV2),
+    /// The lock, and the rounds so far (every third one writes).
     ReadWrite(InterProcessReadWriteLock, AtomicU64),
 }
 
-enum Held {
+/// A held lock or lease.
+pub enum Held {
+    /// A lock's guard.
     Guard(zkrs_recipes::LockGuard),
+    /// A semaphore's lease.
     Lease(zkrs_recipes::Lease),
 }
 
 impl Held {
-    fn is_held(&self) -> bool {
+    /// Whether the guard or lease says it is held.
+    pub fn is_held(&self) -> bool {
         match self {
             Held::Guard(g) => g.is_held(),
             Held::Lease(l) => l.is_held(),
         }
     }
-    fn session_id(&self) -> i64 {
+    /// The session it was acquired on.
+    pub fn session_id(&self) -> i64 {
         match self {
             Held::Guard(g) => g.session_id(),
             Held::Lease(l) => l.session_id(),
         }
     }
-    async fn lost(&self) {
+    /// Resolves when it is no longer held.
+    pub async fn lost(&self) {
         match self {
             Held::Guard(g) => g.lost().await,
             Held::Lease(l) => l.lost().await,
         }
     }
-    async fn release(self) -> zkrs_client::Result<()> {
+    /// Releases it.
+    pub async fn release(self) -> zkrs_client::Result<()> {
         match self {
             Held::Guard(g) => g.release().await,
             Held::Lease(l) => l.release().await,
@@ -103,7 +120,11 @@ impl Held {
 }
 
 impl Recipe {
-    async fn try_acquire(&self, timeout: Duration) -> zkrs_client::Result<Option<(Held, usize)>> {
+    /// What was acquired, and its weight against the suite's limit.
+    pub async fn try_acquire(
+        &self,
+        timeout: Duration,
+    ) -> zkrs_client::Result<Option<(Held, usize)>> {
         Ok(match self {
             Recipe::Mutex(m) => m.try_acquire(timeout).await?.map(|g| (Held::Guard(g), 1)),
             Recipe::Semaphore(s) => s

@@ -1,5 +1,13 @@
 //! The campaign's suites: the real-server fault suites' invariants, run in the simulated
 //! world. For `zkrs-simulate` and the crate's tests; no promise.
+//!
+//! The pieces both kinds of run share are here, once, and the real-server suites
+//! (`recipes/tests/invariants*.rs`) import them: the lock recipes behind one acquire
+//! ([`locks::Recipe`]), the leadership contenders ([`leadership::Contender`]), the sessions
+//! worker and its bucket check ([`sessions::worker`], reporting to a [`Sink`]) and the queue
+//! layout ([`queues::QUEUES`]); the checkers are in [`crate::check`]. Shared code waits on
+//! `tokio::time` and takes its randomness as a parameter, so a simulated run stays
+//! deterministic.
 
 use std::time::Duration;
 
@@ -14,6 +22,31 @@ pub mod locks;
 pub mod queues;
 pub mod sessions;
 pub mod watches;
+
+/// Where a participant shared with the real-server suites reports: the violations it
+/// finds, and notes for the trace (a real-server run may drop them).
+pub trait Sink: Send + Sync {
+    /// Records a violation.
+    fn violation(&self, text: String);
+    /// A line for the trace.
+    fn note(&self, _text: &str) {}
+}
+
+impl Sink for data::Problems {
+    fn violation(&self, text: String) {
+        self.add(text);
+    }
+    fn note(&self, text: &str) {
+        self.trace(text);
+    }
+}
+
+/// The violations, in order; notes dropped (for real-server runs).
+impl Sink for std::sync::Mutex<Vec<String>> {
+    fn violation(&self, text: String) {
+        self.lock().unwrap().push(text);
+    }
+}
 
 /// No single step of a participant may take longer; one that does is a hang.
 pub const STEP_DEADLINE: Duration = Duration::from_secs(30);

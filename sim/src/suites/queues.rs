@@ -9,7 +9,6 @@
 //! - a step (a put, a take with its own 300 ms timeout, a completion) past 30 s, queues not
 //!   drained 60 s after the faults, a consumer that does not stop, an error not expected.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,38 +19,25 @@ use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
 
 use super::data::{healed_flag, settle_briefly, trouble, Problems};
 use super::{connect, STEP_DEADLINE};
+use crate::check::ledger::Ledger;
 use crate::World;
 
 /// Once the faults stop, how long the consumers may take to drain the queues.
 const DRAIN: Duration = Duration::from_secs(60);
 
 /// The two queues: (path, lock path).
-const QUEUES: [(&str, Option<&str>); 2] = [
+pub const QUEUES: [(&str, Option<&str>); 2] = [
     ("/inv-q/locked", Some("/inv-q/locked-locks")),
     ("/inv-q/plain", None),
 ];
 
-fn queue(client: &Client, (path, lock): (&str, Option<&str>)) -> DistributedQueue {
+/// One of [`QUEUES`] on `client`.
+pub fn queue(client: &Client, (path, lock): (&str, Option<&str>)) -> DistributedQueue {
     let q = DistributedQueue::new(client, path);
     match lock {
         Some(lock) => q.with_lock_path(lock),
         None => q,
     }
-}
-
-/// What happened to the items of one queue.
-#[derive(Default)]
-struct Ledger {
-    /// Items whose put was acknowledged.
-    acked: BTreeSet<u64>,
-    /// Items whose put's outcome is unknown (its reply lost).
-    put_in_doubt: BTreeSet<u64>,
-    /// Deliveries per item (take returned it).
-    delivered: BTreeMap<u64, u32>,
-    /// Completions acknowledged per item (lock path only).
-    completed: BTreeMap<u64, u32>,
-    /// Items whose completion's outcome is unknown (lock path only).
-    complete_in_doubt: BTreeSet<u64>,
 }
 
 /// What the consumers share.
@@ -173,7 +159,7 @@ async fn queue_report(world: &World, client: &Client, dir: &str) -> String {
 
 /// How many nodes the queues and the lock directory still hold (a directory that cannot be
 /// listed now counts as one).
-async fn left_in_queues(client: &Client) -> usize {
+pub async fn left_in_queues(client: &Client) -> usize {
     let mut left = 0;
     for (path, lock) in QUEUES {
         for dir in [Some(path), lock].into_iter().flatten() {
@@ -284,42 +270,19 @@ pub async fn run(world: World) -> Result<(), String> {
     }
     let problems = &shared.problems;
 
-    // With a lock path: every acknowledged item completed exactly once.
+    // With a lock path: every acknowledged item completed exactly once; without, none
+    // delivered twice, and no more missing than claims in doubt.
     let locked = std::mem::take(&mut *ledgers[0].lock().unwrap());
-    for (&id, &n) in &locked.completed {
-        if n > 1 {
-            problems.add(format!("locked queue: item {id} completed {n} times"));
-        }
-    }
-    let lost: Vec<u64> = locked
-        .acked
-        .iter()
-        .copied()
-        .filter(|id| !locked.completed.contains_key(id) && !locked.complete_in_doubt.contains(id))
-        .collect();
-    if !lost.is_empty() {
-        problems.add(format!(
-            "locked queue: acknowledged items never completed: {lost:?}"
-        ));
-    }
-    // Without: none delivered twice, and no more missing than claims in doubt.
     let plain = std::mem::take(&mut *ledgers[1].lock().unwrap());
-    for (&id, &n) in &plain.delivered {
-        if n > 1 {
-            problems.add(format!("plain queue: item {id} delivered {n} times"));
-        }
+    for found in locked
+        .locked_violations()
+        .into_iter()
+        .chain(plain.plain_violations(in_doubt_claims))
+    {
+        problems.add(found);
     }
-    let missing = plain
-        .acked
-        .iter()
-        .filter(|id| !plain.delivered.contains_key(id))
-        .count() as u64;
-    if missing > in_doubt_claims {
-        problems.add(format!(
-            "plain queue: {missing} acknowledged items never delivered, only {in_doubt_claims} claims in doubt"
-        ));
-    }
-    let redelivered: u32 = locked.delivered.values().map(|n| n - 1).sum();
+    let missing = plain.missing();
+    let redelivered = locked.redeliveries();
     world.trace(&format!(
         "queues: puts {} (acked {}+{}, in doubt {}+{}), takes {}, locked redeliveries {redelivered}, completes in doubt {}, plain claims in doubt {in_doubt_claims}, missing {missing}, drained in {} ms, violations {}",
         2 * next,

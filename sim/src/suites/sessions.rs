@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use zkrs_client::{Client, CreateMode, ErrorCode};
 
 use super::data::{healed_flag, make_node, settle_briefly, Problems};
-use super::{connect, STEP_DEADLINE};
+use super::{connect, Sink, STEP_DEADLINE};
 use crate::World;
 
 const SESSIONS: usize = 4;
@@ -30,24 +30,43 @@ pub const REQUEST_DEADLINE: Duration = Duration::from_secs(8);
 const BUCKET: u64 = 100;
 
 /// What one session did and found.
-#[derive(Default)]
-struct Tally {
-    ok: u64,
-    failed: u64,
-    acked: u64,
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Requests that succeeded.
+    pub ok: u64,
+    /// Requests that ended with an error.
+    pub failed: u64,
+    /// Creates acknowledged.
+    pub acked: u64,
     /// Nodes found in the buckets checked.
-    nodes: u64,
-    buckets: u64,
+    pub nodes: u64,
+    /// Buckets checked.
+    pub buckets: u64,
 }
 
-/// One session's loop, until `stop`; then it checks its last bucket.
-async fn worker(
+impl Tally {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Tally) {
+        self.ok += other.ok;
+        self.failed += other.failed;
+        self.acked += other.acked;
+        self.nodes += other.nodes;
+        self.buckets += other.buckets;
+    }
+}
+
+/// One session's loop (session `k`, under `/inv-s`, which must exist), until `stop`; then
+/// it checks its last bucket. A bucket holds `bucket` ids. Violations (a request past
+/// [`REQUEST_DEADLINE`], a create applied twice or lost) go to `sink`, with a note per
+/// failed request and per bucket checked.
+pub async fn worker<S: Sink + ?Sized>(
     k: usize,
     client: Client,
     stop: Arc<AtomicBool>,
-    problems: Arc<Problems>,
-    world: World,
+    bucket: u64,
+    sink: Arc<S>,
 ) -> Tally {
+    let problems = &*sink;
     let mut tally = Tally::default();
     // The ids acknowledged in the current bucket.
     let mut acked = Vec::new();
@@ -55,11 +74,11 @@ async fn worker(
     // The bucket made so far (see BUCKET).
     let mut made: Option<String> = None;
     while !stop.load(Ordering::Relaxed) {
-        let dir = format!("/inv-s/c{k}-{}", (i + 1) / BUCKET);
+        let dir = format!("/inv-s/c{k}-{}", (i + 1) / bucket);
         let t0 = Instant::now();
         let outcome = if made.as_deref() != Some(dir.as_str()) {
             if let Some(done) = made.take() {
-                check_bucket(&client, &done, &mut acked, &mut tally, &problems, &world).await;
+                check_bucket(&client, &done, &mut acked, &mut tally, problems).await;
             }
             // A new bucket, made before the creates into it.
             tokio::time::timeout(
@@ -103,17 +122,17 @@ async fn worker(
             Ok(Ok(())) => tally.ok += 1,
             Ok(Err(e)) => {
                 tally.failed += 1;
-                world.trace(&format!("c{k} request {i}: {e}"));
+                problems.note(&format!("c{k} request {i}: {e}"));
                 settle_briefly(&client).await;
             }
-            Err(_) => problems.add(format!(
+            Err(_) => problems.violation(format!(
                 "client {k} request {i} still pending after {:?}",
                 t0.elapsed()
             )),
         }
     }
     if let Some(last) = made {
-        check_bucket(&client, &last, &mut acked, &mut tally, &problems, &world).await;
+        check_bucket(&client, &last, &mut acked, &mut tally, problems).await;
     }
     tally
 }
@@ -122,13 +141,12 @@ async fn worker(
 /// removes it: every id in `acked` is there, and no id is there twice. Reads and deletes
 /// retry through the faults and are not held to the request deadline; a sync first, so
 /// whichever member answers has every acknowledged create.
-async fn check_bucket(
+async fn check_bucket<S: Sink + ?Sized>(
     client: &Client,
     dir: &str,
     acked: &mut Vec<String>,
     tally: &mut Tally,
-    problems: &Problems,
-    world: &World,
+    problems: &S,
 ) {
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
     loop {
@@ -185,7 +203,7 @@ async fn check_bucket(
         }
     }
     let nodes: usize = count.values().sum();
-    world.trace(&format!(
+    problems.note(&format!(
         "checked {dir}: {nodes} nodes, {} acknowledged",
         acked.len()
     ));
@@ -193,12 +211,12 @@ async fn check_bucket(
     tally.nodes += nodes as u64;
     for (id, n) in &count {
         if *n > 1 {
-            problems.add(format!("{id} created {n} times"));
+            problems.violation(format!("{id} created {n} times"));
         }
     }
     for id in acked.drain(..) {
         if !count.contains_key(&id) {
-            problems.add(format!("{id} was acknowledged but is not on the server"));
+            problems.violation(format!("{id} was acknowledged but is not on the server"));
         }
     }
 }
@@ -221,8 +239,8 @@ pub async fn run(world: World) -> Result<(), String> {
                 k,
                 client.clone(),
                 stop.clone(),
+                BUCKET,
                 problems.clone(),
-                world.clone(),
             ))
         })
         .collect();
@@ -238,11 +256,7 @@ pub async fn run(world: World) -> Result<(), String> {
             continue;
         };
         let tally = joined.map_err(|e| format!("client {k}: {e}"))?;
-        all.ok += tally.ok;
-        all.failed += tally.failed;
-        all.acked += tally.acked;
-        all.nodes += tally.nodes;
-        all.buckets += tally.buckets;
+        all.add(&tally);
     }
     world.trace(&format!(
         "sessions: operations {} (ok {}, errors {}, creates acknowledged {}, nodes {} in {} buckets), violations {}",
