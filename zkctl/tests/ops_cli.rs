@@ -472,3 +472,39 @@ fn a_server_enforcing_quotas_reads_the_hard_limits_zkctl_writes() {
     let out = run_on(&connect, &["set", "/hq/b", "e"]);
     check_failure(&out, &["set", "/hq/b", "e"], 1, "QuotaExceeded");
 }
+
+#[test]
+fn top_refreshes_the_servers_figures_with_rates() {
+    // Two refreshes as JSON: the gauges each time, the rates from the second on.
+    let json = ok(&[
+        "--output",
+        "json",
+        "top",
+        "--count",
+        "2",
+        "--interval",
+        "200",
+    ]);
+    let views: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(views.len(), 2, "{json}");
+    for view in &views {
+        assert_eq!(view["state"], "standalone", "{view}");
+        assert!(view["znodes"].as_u64().unwrap() >= 1, "{view}");
+        assert!(view["connections"].as_u64().is_some(), "{view}");
+    }
+    assert!(
+        views[0]["packets in/s"].is_null(),
+        "no rate before a second refresh"
+    );
+    assert!(
+        views[1]["packets in/s"].as_f64().unwrap() >= 0.0,
+        "{}",
+        views[1]
+    );
+    // As text: one `label  value` line per figure, a block per refresh.
+    let text = ok(&["top", "--count", "1"]);
+    assert!(text.contains("          state  standalone\n"), "{text}");
+}

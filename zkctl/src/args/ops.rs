@@ -102,6 +102,22 @@ A word the server does not allow (4lw.commands.whitelist) exits 1.")]
         #[arg(long)]
         json: bool,
     },
+    /// A refreshing view of the server's figures (its mntr), with rates
+    #[command(after_help = "\
+Asks the first host of --server for mntr every --interval and prints its state,
+connections, requests outstanding, znodes, watches, ephemerals, latency and the
+packets per second since the last refresh. On a terminal the view is redrawn in
+place; otherwise (or with --output json: one object per refresh) one block per
+refresh. --count N stops after N refreshes. mntr must be in the server's
+4lw.commands.whitelist.")]
+    Top {
+        /// Time between refreshes, ms
+        #[arg(long, value_name = "MS", default_value_t = 1000)]
+        interval: u64,
+        /// Stop after N refreshes (default: until interrupted)
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+    },
 }
 
 /// `acl get|set`.
@@ -340,6 +356,13 @@ pub enum OpsCommand {
         /// JSON lines.
         json: bool,
     },
+    /// `top [--interval MS] [--count N]`
+    Top {
+        /// Time between refreshes, ms.
+        interval_ms: u64,
+        /// Refreshes before stopping (`None`: until interrupted).
+        count: Option<u64>,
+    },
 }
 
 /// The typed form of an operator command.
@@ -397,6 +420,10 @@ pub fn command(sub: OpsSub) -> OpsCommand {
         }
         OpsSub::Version => OpsCommand::Version,
         OpsSub::Server { word, json } => OpsCommand::Server { word, json },
+        OpsSub::Top { interval, count } => OpsCommand::Top {
+            interval_ms: interval.max(1),
+            count,
+        },
     }
 }
 

@@ -22,6 +22,7 @@ pub mod quota;
 pub mod server_words;
 pub mod service;
 pub mod snapshot;
+pub mod top;
 pub mod walk;
 pub mod watch;
 

@@ -3,11 +3,12 @@
 //! `acl`, `quota` and `server`.
 
 use std::io::Write;
+use std::time::Duration;
 
 use zkrs_client::{Client, ErrorCode, WatcherType};
 
 use crate::args::{Globals, OpsCommand, WatchKind};
-use crate::commands::{acl, quota, server_words};
+use crate::commands::{acl, quota, server_words, top};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
 use crate::json_records as rec;
@@ -18,6 +19,9 @@ pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
     match command {
         OpsCommand::Version => version(),
         OpsCommand::Server { word, json } => server_words::run(g, word, json || output_json::on()),
+        OpsCommand::Top { interval_ms, count } => {
+            top::run(g, Duration::from_millis(interval_ms), count).await
+        }
         OpsCommand::QuotaSet { .. }
         | OpsCommand::QuotaGet { .. }
         | OpsCommand::QuotaDelete { .. } => quota::run(g, command).await,

@@ -19,25 +19,8 @@ const NOT_WHITELISTED: &str = "is not executed because it is not in the whitelis
 
 /// Sends the word to the first host of the connect string and prints the answer.
 pub fn run(g: &Globals, word: Word, json: bool) -> Outcome {
-    if g.tls.is_some() {
-        // ZooKeeper answers four-letter words on its plain client port only.
-        return Err(Failure::Usage(
-            "'server' sends the word over plain TCP: give the plain client port, without --tls"
-                .into(),
-        ));
-    }
-    let hosts = ConnectString::parse(&g.server)?.hosts;
-    let (host, port) = hosts.first().expect("a connect string has a host");
-    let server = if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
-    let timeout = g.connect_timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let (server, reply) = exchange(g, word)?;
     let letters = word.letters();
-    let reply = ask(&server, letters, timeout)
-        .map_err(|e| Failure::msg(format!("{letters} to {server}: {e}")))?;
-    check(letters, &server, &reply)?;
     let mut out = std::io::stdout().lock();
     match (word, json) {
         (Word::Mntr, true) => {
@@ -59,6 +42,31 @@ pub fn run(g: &Globals, word: Word, json: bool) -> Outcome {
     }
     out.flush()?;
     Ok(0)
+}
+
+/// Asks the first host of the connect string for `word`: the host asked and its answer, or
+/// a one-line failure (a refusal, no answer).
+pub fn exchange(g: &Globals, word: Word) -> Result<(String, String), Failure> {
+    if g.tls.is_some() {
+        // ZooKeeper answers four-letter words on its plain client port only.
+        return Err(Failure::Usage(
+            "'server' sends the word over plain TCP: give the plain client port, without --tls"
+                .into(),
+        ));
+    }
+    let hosts = ConnectString::parse(&g.server)?.hosts;
+    let (host, port) = hosts.first().expect("a connect string has a host");
+    let server = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let timeout = g.connect_timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let letters = word.letters();
+    let reply = ask(&server, letters, timeout)
+        .map_err(|e| Failure::msg(format!("{letters} to {server}: {e}")))?;
+    check(letters, &server, &reply)?;
+    Ok((server, reply))
 }
 
 /// The server's refusals, as one-line errors (exit 1).
