@@ -8,29 +8,13 @@
 //! a narrow `4lw.commands.whitelist`.
 
 use std::process::Output;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 mod support;
 use support::*;
+use support::{ok_plain as ok, plain_server as server, run_plain as run};
 use zkrs_client::{Client, CreateMode};
 use zkrs_testkit::{ServerOptions, TestingServer};
-
-fn server() -> &'static TestingServer {
-    static SERVER: OnceLock<TestingServer> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        TestingServer::start_with(ServerOptions::new())
-            .expect("ZooKeeper (scripts/install-zookeeper.sh)")
-    })
-}
-
-fn run(args: &[&str]) -> Output {
-    run_on(&server().connect_string(), args)
-}
-
-fn ok(args: &[&str]) -> String {
-    ok_on(&server().connect_string(), args)
-}
 
 /// Runs, expecting exit `code` and exactly one line on stderr that contains `says`; returns
 /// that line.

@@ -7,32 +7,14 @@
 //! each works under its own path.
 
 use std::io::{BufRead, BufReader};
-use std::process::Output;
-use std::sync::{mpsc, OnceLock};
+use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 mod support;
 use serde_json::{json, Value};
 use support::*;
-use zkrs_testkit::{ServerOptions, TestingServer};
-
-fn server() -> &'static TestingServer {
-    static SERVER: OnceLock<TestingServer> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        TestingServer::start_with(ServerOptions::new())
-            .expect("ZooKeeper (scripts/install-zookeeper.sh)")
-    })
-}
-
-fn run(args: &[&str]) -> Output {
-    run_on(&server().connect_string(), args)
-}
-
-/// Runs in text form, expecting success; stdout.
-fn ok(args: &[&str]) -> String {
-    ok_on(&server().connect_string(), args)
-}
+use support::{ok_plain as ok, plain_server as server, run_plain as run};
 
 /// Runs with `--output json` (after the command, as a global flag may be), expecting success
 /// and nothing on stderr; every stdout line parsed.

@@ -7,6 +7,26 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// One server with the test kit's default options for the whole test binary (the test kit's
+/// watchdog stops it when the process exits).
+pub fn plain_server() -> &'static zkrs_testkit::TestingServer {
+    static SERVER: std::sync::OnceLock<zkrs_testkit::TestingServer> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| {
+        zkrs_testkit::TestingServer::start_with(zkrs_testkit::ServerOptions::new())
+            .expect("ZooKeeper (scripts/install-zookeeper.sh)")
+    })
+}
+
+/// `zkctl ARGS` against [`plain_server`].
+pub fn run_plain(args: &[&str]) -> Output {
+    run_on(&plain_server().connect_string(), args)
+}
+
+/// `zkctl ARGS` against [`plain_server`], expecting success; stdout.
+pub fn ok_plain(args: &[&str]) -> String {
+    ok_on(&plain_server().connect_string(), args)
+}
+
 /// How long one plain command may take.
 pub const COMMAND_DEADLINE: Duration = Duration::from_secs(20);
 
