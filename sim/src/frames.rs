@@ -47,6 +47,57 @@ fn has_path(op: i32) -> bool {
     matches!(op, 1..=9 | 12 | 15 | 17 | 18 | 19 | 21 | 103 | 104 | 106)
 }
 
+/// A multi's operations, as ` [Delete /a, Create /a]`: the header of each (type, done, err)
+/// then its path; an operation whose body is not read here (check, create with a TTL, ...)
+/// ends the list, since its length is unknown.
+fn multi_ops(body: &[u8]) -> String {
+    let mut ops = Vec::new();
+    let mut at = 0;
+    while let (Some(op), Some(&done)) = (int(body, at), body.get(at + 4)) {
+        if done != 0 || op == -1 {
+            break;
+        }
+        let Some((path, end)) = string(body, at + 9) else {
+            break;
+        };
+        ops.push(format!("{} {path}", op_name(op)));
+        at = match op {
+            // Delete: path, version.
+            2 => end + 4,
+            // SetData: path, data, version.
+            5 => match int(body, end) {
+                Some(len) => end + 4 + len.max(0) as usize + 4,
+                None => break,
+            },
+            // Create: path, data, acl list, flags.
+            1 => match create_end(body, end) {
+                Some(e) => e,
+                None => break,
+            },
+            _ => {
+                ops.push("..".to_owned());
+                break;
+            }
+        };
+    }
+    format!(" [{}]", ops.join(", "))
+}
+
+/// Where a create's body ends, from the end of its path: data, ACL list, flags.
+fn create_end(body: &[u8], mut at: usize) -> Option<usize> {
+    let len = int(body, at)?;
+    at += 4 + len.max(0) as usize;
+    let acls = int(body, at)?;
+    at += 4;
+    for _ in 0..acls.clamp(0, 64) {
+        // perms, scheme, id
+        at += 4;
+        at = string(body, at)?.1;
+        at = string(body, at)?.1;
+    }
+    Some(at + 4)
+}
+
 /// Splits `chunk` (after what was left of the last one) into whole frames.
 fn frames(partial: &mut Vec<u8>, chunk: &[u8]) -> Vec<Vec<u8>> {
     partial.extend_from_slice(chunk);
@@ -84,9 +135,16 @@ impl FrameReader {
                 -8 => out.push_str(" setWatches"),
                 _ => {
                     let _ = write!(out, " {xid}:{}", op_name(op));
-                    if has_path(op) {
-                        if let Some((path, _)) = string(&f, 8) {
+                    if op == 14 {
+                        out.push_str(&multi_ops(&f[8.min(f.len())..]));
+                    } else if has_path(op) {
+                        if let Some((path, end)) = string(&f, 8) {
                             let _ = write!(out, " {path}");
+                            // A read that sets a watch says so: which watches a server
+                            // holds is what a lost event comes down to.
+                            if matches!(op, 3 | 4 | 8 | 12) && f.get(end) == Some(&1) {
+                                out.push_str(" +w");
+                            }
                         }
                     }
                 }

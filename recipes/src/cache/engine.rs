@@ -4,8 +4,9 @@
 //! - [`Watching::OneShot`] (NodeCache, PathChildrenCache, TreeCache, and CuratorCache on a
 //!   server without `addWatch`): one-shot data and child watches on every cached node, all
 //!   firing into one [`WatcherEvents`] stream. Each watch is set by the read that fetches the
-//!   node, and set again by the read its event causes; the engine remembers which watches
-//!   are outstanding so that re-reads (after a reconnect) do not pile up duplicates.
+//!   node, and set again by the read its event causes; a [`WatchBook`] per kind remembers
+//!   which watches the server holds, so that re-reads (after a reconnect) and duplicate
+//!   events do not pile up duplicate watches.
 //! - [`Watching::Recursive`] (CuratorCache): one persistent recursive watch, kept by a
 //!   [`PersistentWatcher`] across reconnects and session losses.
 //!
@@ -29,6 +30,7 @@ use super::persistent_watcher::{PersistentWatcher, PersistentWatcherEvent};
 use super::pipeline::Pipeline;
 use super::selector::TreeCacheSelector;
 use super::view::{below, depth, ViewWriter};
+use super::watch_book::WatchBook;
 use super::CacheEvent;
 use crate::framework::{join, parent};
 
@@ -57,10 +59,10 @@ pub(crate) enum Watching {
 pub(crate) struct OneShot {
     watcher: Watcher,
     events: WatcherEvents,
-    /// Paths with a data (or exist) watch outstanding.
-    data: HashSet<String>,
-    /// Paths with a child watch outstanding.
-    child: HashSet<String>,
+    /// Data (and exist) watches.
+    data: WatchBook,
+    /// Child watches.
+    child: WatchBook,
 }
 
 impl OneShot {
@@ -69,8 +71,8 @@ impl OneShot {
         OneShot {
             watcher,
             events,
-            data: HashSet::new(),
-            child: HashSet::new(),
+            data: WatchBook::default(),
+            child: WatchBook::default(),
         }
     }
 }
@@ -218,16 +220,16 @@ impl Engine {
             ConnectionState::Lost => {
                 if let Watching::OneShot(w) = &mut self.watching {
                     // The server dropped every watch with the session.
-                    w.data.clear();
-                    w.child.clear();
+                    w.data.session_lost();
+                    w.child.session_lost();
                 }
                 self.writer.emit(CacheEvent::Lost);
             }
             ConnectionState::Reconnected | ConnectionState::Connected => {
                 if change.session_id != self.session_id {
                     if let Watching::OneShot(w) = &mut self.watching {
-                        w.data.clear();
-                        w.child.clear();
+                        w.data.session_lost();
+                        w.child.session_lost();
                     }
                     self.session_id = change.session_id;
                 }
@@ -271,10 +273,10 @@ impl Engine {
         self.settings.cache_data && (path != self.settings.root || self.settings.include_root)
     }
 
-    /// Reads a node's data (or Stat), watching it unless a watch is already outstanding.
+    /// Reads a node's data (or Stat), watching it unless the server holds a watch already.
     fn read_node(&mut self, path: String) {
         let watcher = match &mut self.watching {
-            Watching::OneShot(w) => w.data.insert(path.clone()).then(|| w.watcher.clone()),
+            Watching::OneShot(w) => w.data.start_read(&path).then(|| w.watcher.clone()),
             Watching::Recursive(_) => None,
         };
         let client = self.client.clone();
@@ -285,11 +287,12 @@ impl Engine {
         }
     }
 
-    /// Watches for the root to be created.
+    /// Watches for the root to be created (unless a watched read of it is still to answer:
+    /// the last of them to find it missing comes back here).
     fn await_root(&mut self) {
         let root = self.settings.root.clone();
         if let Watching::OneShot(w) = &mut self.watching {
-            if w.data.insert(root.clone()) {
+            if w.data.is_unwatched(&root) && w.data.start_read(&root) {
                 let watcher = Some(w.watcher.clone());
                 self.pipeline
                     .push(fetch::exists(self.client.clone(), root, watcher));
@@ -300,63 +303,72 @@ impl Engine {
 
     fn list(&mut self, path: String) {
         let watcher = match &mut self.watching {
-            Watching::OneShot(w) => w.child.insert(path.clone()).then(|| w.watcher.clone()),
+            Watching::OneShot(w) => w.child.start_read(&path).then(|| w.watcher.clone()),
             Watching::Recursive(_) => None,
         };
         self.pipeline
             .push(fetch::children(self.client.clone(), path, watcher));
     }
 
-    fn forget_watch(&mut self, path: &str, child: bool) {
+    /// A watched read of `path` was answered (`watch_set`: it left a watch).
+    fn answered(&mut self, path: &str, child: bool, watch_set: bool) {
         if let Watching::OneShot(w) = &mut self.watching {
-            if child {
-                w.child.remove(path);
-            } else {
-                w.data.remove(path);
-            }
+            let book = if child { &mut w.child } else { &mut w.data };
+            book.answered(path, watch_set);
+        }
+    }
+
+    /// A watch on `path` fired: whether a watched read of it is in flight, which reads the
+    /// change and leaves the next watch (so no other read is needed).
+    fn fired(&mut self, path: &str, child: bool) -> bool {
+        match &mut self.watching {
+            Watching::OneShot(w) if child => w.child.fired(path),
+            Watching::OneShot(w) => w.data.fired(path),
+            Watching::Recursive(_) => false,
         }
     }
 
     fn on_fetched(&mut self, fetched: Fetched) {
-        match fetched {
+        // First the bookkeeping: which answers left a watch. A getData or getChildren that
+        // fails leaves none; exists leaves one whether the node is there or not.
+        match &fetched {
             Fetched::Data {
                 path,
-                watched,
+                watched: true,
                 result,
-            } => match result {
+            } => self.answered(path, false, result.is_ok()),
+            Fetched::Exists {
+                path,
+                watched: true,
+                result,
+            } => self.answered(path, false, result.is_ok()),
+            Fetched::Children {
+                path,
+                watched: true,
+                result,
+            } => self.answered(path, true, result.is_ok()),
+            _ => {}
+        }
+        match fetched {
+            Fetched::Data { path, result, .. } => match result {
                 Ok((data, stat)) => self.found(&path, stat, Some(data)),
                 Err(e) => {
-                    // A getData that fails leaves no watch.
-                    if watched {
-                        self.forget_watch(&path, false);
-                    }
                     if e.code() == ErrorCode::NoNode {
                         self.gone(&path);
                     }
                     // Connection trouble: everything is read again on reconnect.
                 }
             },
-            Fetched::Exists {
-                path,
-                watched,
-                result,
-            } => match result {
+            Fetched::Exists { path, result, .. } => match result {
                 // There (again): read its data too; the exists call left the watch.
                 Ok(Some(_)) if self.wants_data(&path) => self.read_node(path),
                 Ok(Some(stat)) => self.found(&path, stat, None),
                 // exists on a missing node leaves a watch for its creation.
                 Ok(None) => self.gone(&path),
-                Err(_) => {
-                    if watched {
-                        self.forget_watch(&path, false);
-                    }
-                }
+                // Connection trouble: everything is read again on reconnect.
+                Err(_) => {}
             },
-            Fetched::Children {
-                path,
-                watched,
-                result,
-            } => match result {
+            Fetched::Children { path, result, .. } => match result {
                 Ok(children) => {
                     let parent_known = if path == self.settings.root {
                         self.root_czxid.is_some()
@@ -389,9 +401,6 @@ impl Engine {
                     }
                 }
                 Err(e) => {
-                    if watched {
-                        self.forget_watch(&path, true);
-                    }
                     if e.code() == ErrorCode::NoNode {
                         self.gone(&path);
                     }
@@ -443,21 +452,25 @@ impl Engine {
         }
         match event.event_type {
             EventType::NodeCreated | EventType::NodeDataChanged | EventType::DataWatchRemoved => {
-                self.forget_watch(&path, false);
-                self.read_node(path.clone());
+                if !self.fired(&path, false) {
+                    self.read_node(path.clone());
+                }
                 if event.event_type == EventType::NodeCreated {
                     self.refresh_parent(&path);
                 }
             }
             EventType::NodeDeleted => {
-                self.forget_watch(&path, false);
-                self.forget_watch(&path, true);
-                self.read_node(path.clone());
+                // Both kinds of watch fired; a node created again is listed when found.
+                self.fired(&path, true);
+                if !self.fired(&path, false) {
+                    self.read_node(path.clone());
+                }
                 self.refresh_parent(&path);
             }
             EventType::NodeChildrenChanged | EventType::ChildWatchRemoved => {
-                self.forget_watch(&path, true);
-                if self.writer.contains(&path) || path == self.settings.root {
+                if !self.fired(&path, true)
+                    && (self.writer.contains(&path) || path == self.settings.root)
+                {
                     self.list(path);
                 }
             }

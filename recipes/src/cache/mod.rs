@@ -55,6 +55,7 @@ mod pipeline;
 mod selector;
 mod tree;
 mod view;
+mod watch_book;
 
 pub use curator::CuratorCache;
 pub use data::{CacheEvent, ChildData};
