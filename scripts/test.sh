@@ -7,6 +7,7 @@ cargo test --workspace --all-targets "$@"
 # The optional `tracing` feature: its events reach a subscriber.
 cargo test -p zkrs-client --features tracing --test tracing "$@"
 cargo test -p zkrs-client --features metrics --test metrics_facade "$@"
+cargo test -p zkrs-recipes --features metrics --test recipe_metrics_facade "$@"
 # The optional `tls` feature against real TLS servers (the workspace run above may already
 # include it through zkctl's features; this line makes sure it always runs), and its example.
 cargo test -p zkrs-client --features tls --test tls "$@"

@@ -58,7 +58,46 @@ fn code_of_slot(slot: usize) -> Option<ErrorCode> {
 struct OpCounters {
     requests: AtomicU64,
     errors: AtomicU64,
-    latency: [AtomicU64; BUCKETS],
+    latency: AtomicHistogram,
+}
+
+/// Durations counted into [`LatencyHistogram`]'s buckets with relaxed atomic adds: no lock,
+/// no allocation. (The recipes count their waits and holds with it too.)
+#[derive(Debug)]
+pub struct AtomicHistogram {
+    counts: [AtomicU64; BUCKETS],
+}
+
+impl Default for AtomicHistogram {
+    fn default() -> Self {
+        AtomicHistogram::new()
+    }
+}
+
+impl AtomicHistogram {
+    /// Empty; usable in a `static`.
+    pub const fn new() -> AtomicHistogram {
+        AtomicHistogram {
+            counts: [const { AtomicU64::new(0) }; BUCKETS],
+        }
+    }
+
+    /// Counts one duration.
+    pub fn record(&self, elapsed: Duration) {
+        let us = elapsed.as_micros();
+        let bucket = BOUNDS_US
+            .iter()
+            .position(|&b| us <= u128::from(b))
+            .unwrap_or(BUCKETS - 1);
+        self.counts[bucket].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counts now.
+    pub fn snapshot(&self) -> LatencyHistogram {
+        LatencyHistogram {
+            counts: std::array::from_fn(|i| self.counts[i].load(Ordering::Relaxed)),
+        }
+    }
 }
 
 /// The live counters of one client, shared by its handles and its driver.
@@ -93,12 +132,7 @@ impl Metrics {
     pub(crate) fn request(&self, op: OpCode, elapsed: Duration, error: Option<ErrorCode>) {
         let counters = &self.ops[op_slot(op.code())];
         counters.requests.fetch_add(1, Ordering::Relaxed);
-        let us = elapsed.as_micros();
-        let bucket = BOUNDS_US
-            .iter()
-            .position(|&b| us <= u128::from(b))
-            .unwrap_or(BUCKETS - 1);
-        counters.latency[bucket].fetch_add(1, Ordering::Relaxed);
+        counters.latency.record(elapsed);
         if let Some(code) = error {
             counters.errors.fetch_add(1, Ordering::Relaxed);
             self.errors[code_slot(code.code())].fetch_add(1, Ordering::Relaxed);
@@ -143,9 +177,7 @@ impl Metrics {
                     op: op_of_slot(slot)?,
                     requests: load(&c.requests),
                     errors: load(&c.errors),
-                    latency: LatencyHistogram {
-                        counts: std::array::from_fn(|i| load(&c.latency[i])),
-                    },
+                    latency: c.latency.snapshot(),
                 })
             })
             .collect();

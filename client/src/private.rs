@@ -4,6 +4,7 @@
 
 pub use crate::event_stream::{event_stream, unbounded_event_stream, EventSender};
 pub use crate::listeners::Listeners;
+pub use crate::metrics::AtomicHistogram;
 /// For the `__log!` macro.
 #[cfg(feature = "tracing")]
 pub use tracing;

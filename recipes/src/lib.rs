@@ -40,6 +40,7 @@ pub mod framework;
 pub mod fuzzing;
 pub mod leader;
 pub mod lock;
+mod metrics;
 pub mod node;
 pub mod queue;
 pub mod sequence;
@@ -54,4 +55,7 @@ pub use lock::{revoke, InterProcessMutex, LockGuard};
 pub use lock::{
     InterProcessMultiLock, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
     InterProcessSemaphoreV2, Lease,
+};
+pub use metrics::{
+    metrics, CacheMetrics, LeadershipMetrics, LockKind, LockMetrics, QueueMetrics, RecipeMetrics,
 };

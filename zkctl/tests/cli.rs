@@ -703,6 +703,11 @@ fn bench_prints_figures_and_cleans_up() {
     has(&get, "p50_us", "us");
     has(&get, "p99_us", "us");
     has(&get, "cpu_ns_per_op", "ns");
+    // The library's own figures for the run: every getData counted (warm-up included).
+    assert!(value(&get, "metrics_getData_requests") >= 400.0, "{get:?}");
+    assert_eq!(value(&get, "metrics_getData_errors"), 0.0);
+    has(&get, "metrics_getData_p99", "us_at_most");
+    assert!(value(&get, "metrics_bytes_sent") > 0.0);
     // The client's own cost is counted: a getData round trip allocates (its frame, its
     // reply slot), a handful of times at most.
     let allocs = value(&get, "allocs_per_op");
@@ -736,10 +741,14 @@ fn bench_prints_figures_and_cleans_up() {
     has(&lock, "handoff_p99_us", "us");
     has(&lock, "allocs_per_cycle", "allocs");
     has(&lock, "get_after_idle_p50_us", "us");
+    assert!(value(&lock, "recipe_mutex_acquired") >= 25.0, "{lock:?}");
+    has(&lock, "recipe_mutex_wait_p99", "us_at_most");
+    has(&lock, "recipe_mutex_hold_mean", "us");
     assert!(value(&lock, "handoff_in_hot_gets") > 0.0);
     let latch = figures(&ok(&["bench", "latch", "--rounds", "5"]));
     has(&latch, "handoff_p50_us", "us");
     has(&latch, "handoff_p99_us", "us");
+    assert!(value(&latch, "recipe_leadership_terms") >= 5.0, "{latch:?}");
     let root = ok(&["ls", "/"]);
     assert!(!root.contains("zkctl-bench"), "left behind: {root}");
 }

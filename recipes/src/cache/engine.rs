@@ -246,6 +246,7 @@ impl Engine {
     /// Reads everything again: the root, every cached node, and the children of every
     /// cached node that may have children in the view.
     fn read_all(&mut self) {
+        crate::metrics::count::cache_resync();
         self.reading = true;
         let root = self.settings.root.clone();
         self.read_node(root.clone());
@@ -280,6 +281,7 @@ impl Engine {
             Watching::Recursive(_) => None,
         };
         let client = self.client.clone();
+        crate::metrics::count::cache_read();
         if self.wants_data(&path) {
             self.pipeline.push(fetch::data(client, path, watcher));
         } else {
@@ -294,6 +296,7 @@ impl Engine {
         if let Watching::OneShot(w) = &mut self.watching {
             if w.data.is_unwatched(&root) && w.data.start_read(&root) {
                 let watcher = Some(w.watcher.clone());
+                crate::metrics::count::cache_read();
                 self.pipeline
                     .push(fetch::exists(self.client.clone(), root, watcher));
             }
@@ -306,6 +309,7 @@ impl Engine {
             Watching::OneShot(w) => w.child.start_read(&path).then(|| w.watcher.clone()),
             Watching::Recursive(_) => None,
         };
+        crate::metrics::count::cache_read();
         self.pipeline
             .push(fetch::children(self.client.clone(), path, watcher));
     }
@@ -468,9 +472,8 @@ impl Engine {
                 self.refresh_parent(&path);
             }
             EventType::NodeChildrenChanged | EventType::ChildWatchRemoved => {
-                if !self.fired(&path, true)
-                    && (self.writer.contains(&path) || path == self.settings.root)
-                {
+                let reading = self.fired(&path, true);
+                if !reading && (self.writer.contains(&path) || path == self.settings.root) {
                     self.list(path);
                 }
             }

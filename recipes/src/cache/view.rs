@@ -71,11 +71,13 @@ impl ViewWriter {
     }
 
     pub(crate) fn emit(&self, event: CacheEvent) {
+        crate::metrics::count::cache_event();
         self.listeners.send(event);
     }
 
     fn emit_node(&self, event: CacheEvent) {
         if self.announce {
+            crate::metrics::count::cache_event();
             self.listeners.send(event);
         }
     }

@@ -138,6 +138,18 @@ pub(crate) struct LeaderFlag {
     leads: watch::Sender<bool>,
     listeners: Listeners<LeadershipEvent>,
     ended: watch::Sender<Option<Error>>,
+    /// When the current term began, for the metrics.
+    term_began: std::sync::Mutex<Option<tokio::time::Instant>>,
+}
+
+impl Drop for LeaderFlag {
+    fn drop(&mut self) {
+        // A recipe dropped while leading: its term ends here for the metrics.
+        let began = self.term_began.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(since) = began.take() {
+            crate::metrics::count::term_ended(since.elapsed());
+        }
+    }
 }
 
 impl LeaderFlag {
@@ -146,6 +158,7 @@ impl LeaderFlag {
             leads: watch::channel(false).0,
             listeners: Listeners::unbounded(),
             ended: watch::channel(None).0,
+            term_began: std::sync::Mutex::new(None),
         }
     }
 
@@ -160,6 +173,17 @@ impl LeaderFlag {
             *current = leads;
             changed
         });
+        if changed {
+            let mut began = self.term_began.lock().unwrap_or_else(|e| e.into_inner());
+            match (leads, began.take()) {
+                (true, _) => {
+                    *began = Some(tokio::time::Instant::now());
+                    crate::metrics::count::term_began();
+                }
+                (false, Some(since)) => crate::metrics::count::term_ended(since.elapsed()),
+                (false, None) => {}
+            }
+        }
         if changed && tell {
             self.listeners.send(if leads {
                 LeadershipEvent::Gained

@@ -416,7 +416,7 @@ impl LeaderSelector {
 
     /// Every participant in election order, the leader first (ids read from the nodes).
     pub async fn participants(&self) -> Result<Vec<Participant>> {
-        let mutex = InterProcessMutex::new(&self.shared.client, &self.shared.path);
+        let mutex = InterProcessMutex::new(&self.shared.client, &self.shared.path).uncounted();
         let nodes = mutex.participant_nodes().await?;
         participants_of(&self.shared.client, nodes).await
     }
@@ -458,6 +458,7 @@ impl Drop for LeaderSelector {
 async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<()> {
     let client = shared.client.clone();
     let mutex = InterProcessMutex::new(&client, &shared.path)
+        .uncounted()
         .with_data(shared.id.as_bytes().to_vec())
         .with_policy(shared.policy);
     let mut backoff = Backoff::default();

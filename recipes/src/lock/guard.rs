@@ -1,7 +1,10 @@
 //! [`LockGuard`]: proof of holding a lock node; releasing it deletes the node for sure.
 
+use tokio::time::Instant;
 use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Client, ErrorCode, Result};
+
+use crate::metrics::{count, LockKind};
 
 use crate::framework::{delete_until_gone, guaranteed_delete, ConnectionStatePolicy};
 
@@ -20,6 +23,9 @@ pub struct LockGuard {
     path: Option<String>,
     session_id: i64,
     policy: ConnectionStatePolicy,
+    /// The kind counted in the metrics and since when it is held (`None`: not counted, the
+    /// semaphore's own mutex).
+    held: Option<(LockKind, Instant)>,
 }
 
 impl LockGuard {
@@ -28,12 +34,21 @@ impl LockGuard {
         path: String,
         session_id: i64,
         policy: ConnectionStatePolicy,
+        kind: Option<LockKind>,
     ) -> LockGuard {
         LockGuard {
             client: client.clone(),
             path: Some(path),
             session_id,
             policy,
+            held: kind.map(|k| (k, Instant::now())),
+        }
+    }
+
+    /// The hold ends: counted once, whichever way it ends.
+    fn end_hold(&mut self) {
+        if let Some((kind, since)) = self.held.take() {
+            count::lock_released(kind, since.elapsed());
         }
     }
 
@@ -95,6 +110,7 @@ impl LockGuard {
     /// Cancel-safe: if the returned future is dropped before the node is gone, the guard's
     /// `Drop` deletes it in the background.
     pub async fn release(mut self) -> Result<()> {
+        self.end_hold();
         let result = match self.path.as_deref() {
             Some(path) => delete_until_gone(&self.client, path).await,
             None => Ok(()),
@@ -107,6 +123,7 @@ impl LockGuard {
 
 impl Drop for LockGuard {
     fn drop(&mut self) {
+        self.end_hold();
         if let Some(path) = self.path.take() {
             guaranteed_delete(&self.client, path);
         }

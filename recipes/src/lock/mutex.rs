@@ -9,6 +9,7 @@ use super::guard::LockGuard;
 use super::internals::{acquire, participants, LockSpec, Rule};
 use super::LOCK_NAME;
 use crate::framework::ConnectionStatePolicy;
+use crate::metrics::{count, LockKind};
 
 /// A mutex across processes, fair (first come, first served), compatible with Curator's
 /// `InterProcessMutex` on the same path: a Java process holding it excludes a Rust one and the
@@ -32,6 +33,8 @@ pub struct InterProcessMutex {
     spec: LockSpec,
     data: Vec<u8>,
     policy: ConnectionStatePolicy,
+    /// Counted in the metrics as (`None` for the mutexes other recipes are built on).
+    kind: Option<LockKind>,
 }
 
 impl InterProcessMutex {
@@ -54,7 +57,15 @@ impl InterProcessMutex {
             },
             data: Vec::new(),
             policy: ConnectionStatePolicy::Standard,
+            kind: Some(LockKind::Mutex),
         }
+    }
+
+    /// Left out of the lock metrics: a mutex another recipe is built on (the semaphore's,
+    /// the leader selector's, the atomic counter's), counted as that recipe if at all.
+    pub(crate) fn uncounted(mut self) -> InterProcessMutex {
+        self.kind = None;
+        self
     }
 
     /// Data stored in each lock node (Curator's `getLockNodeBytes`; e.g. the holder's id).
@@ -76,29 +87,28 @@ impl InterProcessMutex {
 
     /// Waits for the lock.
     pub async fn acquire(&self) -> Result<LockGuard> {
-        let got = acquire(&self.client, &self.spec, Rule::Exclusive, &self.data, None).await?;
-        let got = got.expect("no deadline, so never timed out");
-        Ok(LockGuard::new(
-            &self.client,
-            got.path,
-            got.session_id,
-            self.policy,
-        ))
+        let guard = self.acquire_until(None).await?;
+        Ok(guard.expect("no deadline, so never timed out"))
     }
 
     /// Waits for the lock at most `timeout`; `None` if it was not acquired (our node is then
     /// deleted). A zero timeout tries once.
     pub async fn try_acquire(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        let deadline = Instant::now() + timeout;
+        self.acquire_until(Some(Instant::now() + timeout)).await
+    }
+
+    async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+        let started = Instant::now();
         let got = acquire(
             &self.client,
             &self.spec,
             Rule::Exclusive,
             &self.data,
-            Some(deadline),
+            deadline,
         )
         .await?;
-        Ok(got.map(|a| LockGuard::new(&self.client, a.path, a.session_id, self.policy)))
+        count::lock_attempt(self.kind, started, got.is_some());
+        Ok(got.map(|a| LockGuard::new(&self.client, a.path, a.session_id, self.policy, self.kind)))
     }
 
     /// The contenders' node paths, holder first.

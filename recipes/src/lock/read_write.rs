@@ -11,6 +11,7 @@ use super::guard::LockGuard;
 use super::internals::{acquire_with_sequence, participants, LockSpec, Rule};
 use super::{READ_LOCK_NAME, WRITE_LOCK_NAME};
 use crate::framework::{node_name, ConnectionStatePolicy};
+use crate::metrics::{count, LockKind};
 use crate::sequence::read_write_sort_key;
 
 /// A read/write lock across processes, compatible with Curator's `InterProcessReadWriteLock`
@@ -138,6 +139,12 @@ impl Side {
         deadline: Option<Instant>,
         sequence: Option<&str>,
     ) -> Result<Option<LockGuard>> {
+        let kind = if self.spec.lock_name == READ_LOCK_NAME {
+            LockKind::Read
+        } else {
+            LockKind::Write
+        };
+        let started = Instant::now();
         let got = acquire_with_sequence(
             &self.client,
             &self.spec,
@@ -147,7 +154,12 @@ impl Side {
             sequence,
         )
         .await?;
-        Ok(got.map(|a| LockGuard::new(&self.client, a.path, a.session_id, self.policy)))
+        count::lock_attempt(Some(kind), started, got.is_some());
+        Ok(
+            got.map(|a| {
+                LockGuard::new(&self.client, a.path, a.session_id, self.policy, Some(kind))
+            }),
+        )
     }
 
     /// This side's nodes (Curator filters the participants by lock name), in lock order.

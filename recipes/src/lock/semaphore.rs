@@ -17,6 +17,7 @@ use crate::framework::{
     create_parents, create_protected, join, node_name, parent, wait_connected,
     ConnectionStatePolicy, ProtectedName,
 };
+use crate::metrics::{count, LockKind};
 use crate::sequence::{key_fn, sort_key, sorted};
 
 /// The child of the semaphore's path that holds its mutex.
@@ -122,7 +123,7 @@ impl InterProcessSemaphoreV2 {
             client: client.clone(),
             path: path.to_string(),
             leases_path: join(path, SEMAPHORE_LEASE_PARENT),
-            lock: InterProcessMutex::new(client, &join(path, SEMAPHORE_LOCK_PARENT)),
+            lock: InterProcessMutex::new(client, &join(path, SEMAPHORE_LOCK_PARENT)).uncounted(),
             max,
             data: Vec::new(),
             policy: ConnectionStatePolicy::Standard,
@@ -231,6 +232,13 @@ impl InterProcessSemaphoreV2 {
     }
 
     async fn acquire_one_until(&self, deadline: Option<Instant>) -> Result<Option<Lease>> {
+        let started = Instant::now();
+        let got = self.acquire_one_uncounted(deadline).await?;
+        count::lock_attempt(Some(LockKind::Semaphore), started, got.is_some());
+        Ok(got)
+    }
+
+    async fn acquire_one_uncounted(&self, deadline: Option<Instant>) -> Result<Option<Lease>> {
         loop {
             let mutex = match deadline {
                 None => self.lock.acquire().await?,
@@ -286,7 +294,13 @@ impl InterProcessSemaphoreV2 {
             cleanup.in_doubt = false;
             // From here on the lease deletes its node when dropped.
             Lease {
-                guard: LockGuard::new(client, path, stat.ephemeral_owner, self.policy),
+                guard: LockGuard::new(
+                    client,
+                    path,
+                    stat.ephemeral_owner,
+                    self.policy,
+                    Some(LockKind::Semaphore),
+                ),
             }
         };
         if lease.session_id() != client.session_id() {

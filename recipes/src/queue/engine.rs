@@ -126,6 +126,7 @@ impl Engine {
         let mut listed = 0;
         loop {
             if let Some(taken) = self.ready.pop_front() {
+                crate::metrics::count::queue_taken();
                 return Ok(Some(taken));
             }
             // The deadline holds even while every claim loses a race and the listing's watch

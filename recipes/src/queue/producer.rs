@@ -36,7 +36,10 @@ pub(crate) async fn put_node(
             .create(&path, data, CreateMode::PersistentSequential)
             .await
         {
-            Ok(created) => return Ok(Some(created)),
+            Ok(created) => {
+                crate::metrics::count::queue_put();
+                return Ok(Some(created));
+            }
             Err(e) if e.code() == ErrorCode::NoNode => spec.ensure_dir().await?,
             Err(e) => return Err(e),
         }

@@ -16,6 +16,10 @@
 //! runtime) and heap allocations (`allocs_per_op`, allocations and reallocations), over the
 //! measured operations only. `--rt current|multi` picks the runtime.
 //!
+//! Then the library's own figures for the run (`metrics_*`: `Client::metrics` summed over the
+//! bench's sessions, latency bounds from its fixed buckets; `recipe_*` for lock and latch:
+//! `zkrs_recipes::metrics`), to check a dashboard's figures against the bench's.
+//!
 //! Everything lives under `/zkctl-bench-<pid>` and is deleted afterwards, also on Ctrl-C.
 
 use std::future::Future;
@@ -29,6 +33,7 @@ use zkrs_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LockGuard};
 use zkrs_testkit::measure::{allocation_counts, process_cpu_time};
 
 use crate::args::{BenchKind, BenchOptions, Globals};
+use crate::commands::bench_metrics;
 use crate::commands::data::delete_tree;
 use crate::connection::{builder, close, connect};
 use crate::failure::Outcome;
@@ -72,13 +77,17 @@ async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outc
         .await
         .into_iter()
         .collect::<Result<_>>()?;
-    let figures = match o.kind {
+    let mut figures = match o.kind {
         BenchKind::Get => get(admin, &clients, base, o).await?,
         BenchKind::Set => set(admin, &clients, base, o).await?,
         BenchKind::Create => create(admin, &clients, base, o).await?,
         BenchKind::Lock => lock(g, &clients, base, o).await?,
         BenchKind::Latch => latch(g, &clients, base, o).await?,
     };
+    figures.extend(bench_metrics::client_figures(&clients));
+    if matches!(o.kind, BenchKind::Lock | BenchKind::Latch) {
+        figures.extend(bench_metrics::recipe_figures(&zkrs_recipes::metrics()));
+    }
     for c in &clients {
         close(c).await;
     }

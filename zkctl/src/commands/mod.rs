@@ -4,6 +4,7 @@ pub mod acl;
 pub mod backup;
 pub mod barrier;
 pub mod bench;
+mod bench_metrics;
 pub mod cache;
 pub mod counter;
 pub mod data;
