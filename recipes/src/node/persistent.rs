@@ -55,6 +55,10 @@ struct State {
     /// Made by the caller just before starting (`adopt`): the first round watches it
     /// without creating it again.
     adopted: bool,
+    /// The path of a first create sent (ephemeral, unsequenced, unprotected) whose node is
+    /// not `actual` yet: stopped then (a close, a drop, while the create is in flight or
+    /// its outcome unknown), the node it may have made is ours to delete.
+    in_doubt: Option<String>,
 }
 
 struct Inner {
@@ -97,6 +101,7 @@ impl Inner {
             let mut state = self.state();
             state.actual = Some(path.to_string());
             state.created_by = self.client.session_id();
+            state.in_doubt = None;
         }
         self.creates.send_modify(|n| *n += 1);
         self.listeners.send(PersistentNodeEvent::Created {
@@ -169,6 +174,12 @@ impl Inner {
             .await?;
             self.created(&path);
             return Ok(path);
+        }
+        if self.mode.is_ephemeral() && !self.mode.is_sequential() {
+            // Before the create is sent: a close or drop from here on deletes the node this
+            // session may have made (found by the simulation's cancellation suite: a close
+            // with the first create in flight left the node for the session's life).
+            self.state().in_doubt = Some(self.path.clone());
         }
         loop {
             match self
@@ -340,6 +351,7 @@ impl PersistentNode {
                     ttl: None,
                     protection: None,
                     adopted: false,
+                    in_doubt: None,
                 }),
                 listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
                 creates,
@@ -479,7 +491,15 @@ impl PersistentNode {
             let _ = task.await;
         }
         self.inner.listeners.close();
-        let path = self.inner.state().actual.take();
+        let (path, in_doubt) = {
+            let mut state = self.inner.state();
+            (state.actual.take(), state.in_doubt.take())
+        };
+        if path.is_none() {
+            if let Some(path) = in_doubt {
+                delete_if_ours(&self.inner.client, path);
+            }
+        }
         match path {
             // Deleted in the background if this future is dropped half-way.
             Some(path) => delete_for_sure(&self.inner.client, path).await,
@@ -496,10 +516,50 @@ impl Drop for PersistentNode {
             task.abort();
         }
         self.inner.listeners.close();
-        if let Some(path) = self.inner.state().actual.take() {
+        let (path, in_doubt) = {
+            let mut state = self.inner.state();
+            (state.actual.take(), state.in_doubt.take())
+        };
+        if let Some(path) = path {
             guaranteed_delete(&self.inner.client, path);
+        } else if let Some(path) = in_doubt {
+            delete_if_ours(&self.inner.client, path);
         }
     }
+}
+
+/// In the background: deletes the ephemeral node at `path` if this session owns it (made
+/// by a first create still in flight, or whose reply was lost, when the keeping stopped),
+/// retrying through connection loss; a node of another session is left alone. Requests on
+/// one session are applied in order, so a create in flight is applied before the look.
+fn delete_if_ours(client: &Client, path: String) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let client = client.clone();
+    runtime.spawn(async move {
+        loop {
+            let session = client.session_id();
+            let outcome = match client.exists(&path).await {
+                Ok(Some(stat)) if stat.ephemeral_owner == session => {
+                    client.delete(&path, Some(stat.version)).await
+                }
+                Ok(_) => return,
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(()) => return,
+                Err(e) if e.is_retryable() => {
+                    if wait_connected(&client).await.is_err() {
+                        return;
+                    }
+                }
+                // Gone, changed (not ours to judge), the session lost (its nodes go with
+                // it), the client closed.
+                Err(_) => return,
+            }
+        }
+    });
 }
 
 impl std::fmt::Debug for PersistentNode {
