@@ -17,6 +17,7 @@ use crate::World;
 
 pub mod caches;
 pub mod data;
+pub mod discovery;
 pub mod leadership;
 pub mod locks;
 pub mod queues;
@@ -64,6 +65,7 @@ pub const SUITES: &[&str] = &[
     "election",
     "master",
     "selector",
+    "discovery",
 ];
 
 /// Runs suite `name` in `world`.
@@ -80,6 +82,7 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
         "election" => leadership::run(world, "election").await,
         "master" => leadership::run(world, "master").await,
         "selector" => leadership::run(world, "selector").await,
+        "discovery" => discovery::run(world).await,
         other => Err(format!("no suite named {other}")),
     }
 }
