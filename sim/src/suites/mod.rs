@@ -16,6 +16,7 @@ use zkrs_client::{Client, ConnectionState};
 use crate::World;
 
 pub mod caches;
+pub mod cancellation;
 pub mod data;
 pub mod discovery;
 pub mod leadership;
@@ -66,6 +67,7 @@ pub const SUITES: &[&str] = &[
     "master",
     "selector",
     "discovery",
+    "cancellation",
 ];
 
 /// Runs suite `name` in `world`.
@@ -83,6 +85,7 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
         "master" => leadership::run(world, "master").await,
         "selector" => leadership::run(world, "selector").await,
         "discovery" => discovery::run(world).await,
+        "cancellation" => cancellation::run(world).await,
         other => Err(format!("no suite named {other}")),
     }
 }
