@@ -111,16 +111,19 @@ impl Inner {
 
     /// Makes sure the node exists; returns its path.
     async fn ensure(&self) -> Result<String> {
-        let (data, actual, created_by) = {
+        let (actual, created_by) = {
             let state = self.state();
-            (state.data.clone(), state.actual.clone(), state.created_by)
+            (state.actual.clone(), state.created_by)
         };
         let Some(path) = actual else {
-            return self.first_create(&data).await;
+            return self.first_create().await;
         };
         // Again, under the first name: unsequenced.
         let mode = unsequenced(self.mode);
         loop {
+            // The data as it is now, read just before the create is sent (a `set_data` made
+            // while an earlier round waited is not undone).
+            let data = self.state().data.clone();
             match self
                 .client
                 .create_with(&path, &data, &self.options(mode))
@@ -150,8 +153,8 @@ impl Inner {
                     }
                     // Someone's node at our path (or ours, still there): adopt it, with our
                     // data (Curator's way), writing only if the data differs.
-                    if found[..] != data[..] {
-                        self.overwrite(&path, &data).await?;
+                    if !self.adopt_data(&path, &found, stat.version).await? {
+                        continue;
                     }
                     return Ok(path);
                 }
@@ -160,19 +163,49 @@ impl Inner {
         }
     }
 
-    async fn first_create(&self, data: &[u8]) -> Result<String> {
+    /// Gives the node at `path`, read as `found` at `version`, our data as it is now, unless
+    /// it holds that already: `false` if it was written or deleted since the read (look
+    /// again). Written only if still at `version`, so a `set_data` that got in first is
+    /// not undone by older data (found by the simulation's discovery suite, seed 1218: a
+    /// reconnect's re-check, with a copy of the data taken before an update, wrote the old
+    /// payload over the new one, and the registry kept it).
+    async fn adopt_data(&self, path: &str, found: &[u8], version: i32) -> Result<bool> {
+        let data = self.state().data.clone();
+        if found[..] == data[..] {
+            return Ok(true);
+        }
+        match self.client.set_data(path, &data, Some(version)).await {
+            Ok(_) => Ok(true),
+            Err(e) if matches!(e.code(), ErrorCode::BadVersion | ErrorCode::NoNode) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes our data as it is now to the node we just made with `used`, if a `set_data`
+    /// changed it meanwhile (it found no node to write).
+    async fn catch_up(&self, path: &str, used: &[u8]) -> Result<()> {
+        let data = self.state().data.clone();
+        if data[..] != used[..] {
+            self.overwrite(path, &data).await?;
+        }
+        Ok(())
+    }
+
+    async fn first_create(&self) -> Result<String> {
         let protection = self.state().protection;
         if let Some(protection) = protection {
+            let data = self.state().data.clone();
             let (path, _) = create_protected(
                 &self.client,
                 parent(&self.path),
                 node_name(&self.path),
-                data,
+                &data,
                 self.mode,
                 &protection,
             )
             .await?;
             self.created(&path);
+            self.catch_up(&path, &data).await?;
             return Ok(path);
         }
         if self.mode.is_ephemeral() && !self.mode.is_sequential() {
@@ -182,13 +215,15 @@ impl Inner {
             self.state().in_doubt = Some(self.path.clone());
         }
         loop {
+            let data = self.state().data.clone();
             match self
                 .client
-                .create_with(&self.path, data, &self.options(self.mode))
+                .create_with(&self.path, &data, &self.options(self.mode))
                 .await
             {
                 Ok((path, _)) => {
                     self.created(&path);
+                    self.catch_up(&path, &data).await?;
                     return Ok(path);
                 }
                 Err(e) if e.code() == ErrorCode::NoNode => {
@@ -196,7 +231,8 @@ impl Inner {
                 }
                 Err(e) if e.code() == ErrorCode::NodeExists => {
                     // Someone's node at our path: adopt it, with our data (Curator's way).
-                    self.overwrite(&self.path, data).await?;
+                    let data = self.state().data.clone();
+                    self.overwrite(&self.path, &data).await?;
                     self.created(&self.path);
                     return Ok(self.path.clone());
                 }
