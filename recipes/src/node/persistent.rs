@@ -55,6 +55,10 @@ struct State {
     /// Made by the caller just before starting (`adopt`): the first round watches it
     /// without creating it again.
     adopted: bool,
+    /// The path of a first create sent (ephemeral, unsequenced, unprotected) whose node is
+    /// not `actual` yet: stopped then (a close, a drop, while the create is in flight or
+    /// its outcome unknown), the node it may have made is ours to delete.
+    in_doubt: Option<String>,
 }
 
 struct Inner {
@@ -97,6 +101,7 @@ impl Inner {
             let mut state = self.state();
             state.actual = Some(path.to_string());
             state.created_by = self.client.session_id();
+            state.in_doubt = None;
         }
         self.creates.send_modify(|n| *n += 1);
         self.listeners.send(PersistentNodeEvent::Created {
@@ -106,16 +111,19 @@ impl Inner {
 
     /// Makes sure the node exists; returns its path.
     async fn ensure(&self) -> Result<String> {
-        let (data, actual, created_by) = {
+        let (actual, created_by) = {
             let state = self.state();
-            (state.data.clone(), state.actual.clone(), state.created_by)
+            (state.actual.clone(), state.created_by)
         };
         let Some(path) = actual else {
-            return self.first_create(&data).await;
+            return self.first_create().await;
         };
         // Again, under the first name: unsequenced.
         let mode = unsequenced(self.mode);
         loop {
+            // The data as it is now, read just before the create is sent (a `set_data` made
+            // while an earlier round waited is not undone).
+            let data = self.state().data.clone();
             match self
                 .client
                 .create_with(&path, &data, &self.options(mode))
@@ -145,8 +153,8 @@ impl Inner {
                     }
                     // Someone's node at our path (or ours, still there): adopt it, with our
                     // data (Curator's way), writing only if the data differs.
-                    if found[..] != data[..] {
-                        self.overwrite(&path, &data).await?;
+                    if !self.adopt_data(&path, &found, stat.version).await? {
+                        continue;
                     }
                     return Ok(path);
                 }
@@ -155,29 +163,67 @@ impl Inner {
         }
     }
 
-    async fn first_create(&self, data: &[u8]) -> Result<String> {
+    /// Gives the node at `path`, read as `found` at `version`, our data as it is now, unless
+    /// it holds that already: `false` if it was written or deleted since the read (look
+    /// again). Written only if still at `version`, so a `set_data` that got in first is
+    /// not undone by older data (found by the simulation's discovery suite, seed 1218: a
+    /// reconnect's re-check, with a copy of the data taken before an update, wrote the old
+    /// payload over the new one, and the registry kept it).
+    async fn adopt_data(&self, path: &str, found: &[u8], version: i32) -> Result<bool> {
+        let data = self.state().data.clone();
+        if found[..] == data[..] {
+            return Ok(true);
+        }
+        match self.client.set_data(path, &data, Some(version)).await {
+            Ok(_) => Ok(true),
+            Err(e) if matches!(e.code(), ErrorCode::BadVersion | ErrorCode::NoNode) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes our data as it is now to the node we just made with `used`, if a `set_data`
+    /// changed it meanwhile (it found no node to write).
+    async fn catch_up(&self, path: &str, used: &[u8]) -> Result<()> {
+        let data = self.state().data.clone();
+        if data[..] != used[..] {
+            self.overwrite(path, &data).await?;
+        }
+        Ok(())
+    }
+
+    async fn first_create(&self) -> Result<String> {
         let protection = self.state().protection;
         if let Some(protection) = protection {
+            let data = self.state().data.clone();
             let (path, _) = create_protected(
                 &self.client,
                 parent(&self.path),
                 node_name(&self.path),
-                data,
+                &data,
                 self.mode,
                 &protection,
             )
             .await?;
             self.created(&path);
+            self.catch_up(&path, &data).await?;
             return Ok(path);
         }
+        if self.mode.is_ephemeral() && !self.mode.is_sequential() {
+            // Before the create is sent: a close or drop from here on deletes the node this
+            // session may have made (found by the simulation's cancellation suite: a close
+            // with the first create in flight left the node for the session's life).
+            self.state().in_doubt = Some(self.path.clone());
+        }
         loop {
+            let data = self.state().data.clone();
             match self
                 .client
-                .create_with(&self.path, data, &self.options(self.mode))
+                .create_with(&self.path, &data, &self.options(self.mode))
                 .await
             {
                 Ok((path, _)) => {
                     self.created(&path);
+                    self.catch_up(&path, &data).await?;
                     return Ok(path);
                 }
                 Err(e) if e.code() == ErrorCode::NoNode => {
@@ -185,7 +231,8 @@ impl Inner {
                 }
                 Err(e) if e.code() == ErrorCode::NodeExists => {
                     // Someone's node at our path: adopt it, with our data (Curator's way).
-                    self.overwrite(&self.path, data).await?;
+                    let data = self.state().data.clone();
+                    self.overwrite(&self.path, &data).await?;
                     self.created(&self.path);
                     return Ok(self.path.clone());
                 }
@@ -340,6 +387,7 @@ impl PersistentNode {
                     ttl: None,
                     protection: None,
                     adopted: false,
+                    in_doubt: None,
                 }),
                 listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
                 creates,
@@ -479,7 +527,15 @@ impl PersistentNode {
             let _ = task.await;
         }
         self.inner.listeners.close();
-        let path = self.inner.state().actual.take();
+        let (path, in_doubt) = {
+            let mut state = self.inner.state();
+            (state.actual.take(), state.in_doubt.take())
+        };
+        if path.is_none() {
+            if let Some(path) = in_doubt {
+                delete_if_ours(&self.inner.client, path);
+            }
+        }
         match path {
             // Deleted in the background if this future is dropped half-way.
             Some(path) => delete_for_sure(&self.inner.client, path).await,
@@ -496,10 +552,50 @@ impl Drop for PersistentNode {
             task.abort();
         }
         self.inner.listeners.close();
-        if let Some(path) = self.inner.state().actual.take() {
+        let (path, in_doubt) = {
+            let mut state = self.inner.state();
+            (state.actual.take(), state.in_doubt.take())
+        };
+        if let Some(path) = path {
             guaranteed_delete(&self.inner.client, path);
+        } else if let Some(path) = in_doubt {
+            delete_if_ours(&self.inner.client, path);
         }
     }
+}
+
+/// In the background: deletes the ephemeral node at `path` if this session owns it (made
+/// by a first create still in flight, or whose reply was lost, when the keeping stopped),
+/// retrying through connection loss; a node of another session is left alone. Requests on
+/// one session are applied in order, so a create in flight is applied before the look.
+fn delete_if_ours(client: &Client, path: String) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let client = client.clone();
+    runtime.spawn(async move {
+        loop {
+            let session = client.session_id();
+            let outcome = match client.exists(&path).await {
+                Ok(Some(stat)) if stat.ephemeral_owner == session => {
+                    client.delete(&path, Some(stat.version)).await
+                }
+                Ok(_) => return,
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(()) => return,
+                Err(e) if e.is_retryable() => {
+                    if wait_connected(&client).await.is_err() {
+                        return;
+                    }
+                }
+                // Gone, changed (not ours to judge), the session lost (its nodes go with
+                // it), the client closed.
+                Err(_) => return,
+            }
+        }
+    });
 }
 
 impl std::fmt::Debug for PersistentNode {

@@ -16,7 +16,9 @@ use zkrs_client::{Client, ConnectionState};
 use crate::World;
 
 pub mod caches;
+pub mod cancellation;
 pub mod data;
+pub mod discovery;
 pub mod leadership;
 pub mod locks;
 pub mod queues;
@@ -64,6 +66,8 @@ pub const SUITES: &[&str] = &[
     "election",
     "master",
     "selector",
+    "discovery",
+    "cancellation",
 ];
 
 /// Runs suite `name` in `world`.
@@ -80,6 +84,8 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
         "election" => leadership::run(world, "election").await,
         "master" => leadership::run(world, "master").await,
         "selector" => leadership::run(world, "selector").await,
+        "discovery" => discovery::run(world).await,
+        "cancellation" => cancellation::run(world).await,
         other => Err(format!("no suite named {other}")),
     }
 }

@@ -1,0 +1,429 @@
+//! The `cancellation` suite: recipes whose futures are dropped half-way, at virtual times
+//! drawn from the seed, through the faults. Five participants, each on a session of its own,
+//! take turns with an `InterProcessMutex`, an `InterProcessSemaphoreV2` (2 leases), a
+//! `LeaderLatch`, a `LeaderElection` and an ephemeral `PersistentNode`, all under `/inv-x`:
+//! each turn is a way in (acquire, start and wait for leadership or the node), a hold, and a
+//! way out (release, close, stop), each way bounded by a timeout drawn from the seed (most a
+//! few milliseconds, some up to 2 s, one in three not cut short), and the handle dropped at
+//! the end whatever happened.
+//!
+//! The recipes promise that a future dropped half-way leaves nothing behind: an acquire or
+//! a create cut short deletes what it may have made, a close, stop or release cut short goes
+//! on in the background, on the same session (recipes/tests/cancelled_close.rs, against a
+//! real server). Violations: once the faults have healed and every participant has dropped
+//! its handles, an ephemeral node under `/inv-x` still there [`SETTLE`] later (an orphan, if
+//! its session is one of the participants' live sessions: it would block every waiter behind
+//! it for the session's life); a way in or out that was not cut short and still ran after
+//! [`STEP_DEADLINE`]; a participant not done within [`STEP_DEADLINE`] of healing; an error a
+//! participant does not expect.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zkrs_client::{Client, CreateMode};
+use zkrs_recipes::node::PersistentNode;
+use zkrs_recipes::{
+    CloseMode, InterProcessMutex, InterProcessSemaphoreV2, LeaderElection, LeaderLatch,
+};
+
+use super::data::{healed_flag, make_node, trouble, Problems};
+use super::{connect, STEP_DEADLINE};
+use crate::{SimRng, World};
+
+/// Every recipe's node is under this.
+const ROOT: &str = "/inv-x";
+/// Participants, each on its own session.
+const PARTICIPANTS: usize = 5;
+/// The participants' session timeout ([`World::client_builder`]'s).
+const SESSION: Duration = Duration::from_secs(2);
+/// Once every handle is dropped after healing, how long its nodes may take to go: a
+/// background delete needs the connection back; a lost session's nodes need its expiry.
+const SETTLE: Duration = Duration::from_secs(SESSION.as_secs() + 10);
+/// How long an acquire or a wait for leadership may wait when its future is not cut short.
+const WAIT: Duration = Duration::from_secs(2);
+
+/// The recipes a turn uses.
+const KINDS: [&str; 5] = ["mutex", "semaphore", "latch", "election", "node"];
+
+/// How long a way in or out may run before its future is dropped: `None` (one time in
+/// three) for not cut short; else most a few milliseconds, some up to 2 s.
+fn cut(rng: &mut SimRng) -> Option<Duration> {
+    match rng.below(6) {
+        0 | 1 => None,
+        2 => Some(Duration::from_millis(rng.below(2000))),
+        _ => Some(Duration::from_micros(rng.below(20_000))),
+    }
+}
+
+/// Runs `step` bounded by `cut` (dropped when it runs out) or, if not cut short, by
+/// [`STEP_DEADLINE`] (a violation when it runs out). `Some` with its output if it finished.
+async fn bounded<F: std::future::Future>(
+    problems: &Problems,
+    who: usize,
+    what: &str,
+    cut: Option<Duration>,
+    step: F,
+) -> Option<F::Output> {
+    match cut {
+        Some(d) => match tokio::time::timeout(d, step).await {
+            Ok(out) => Some(out),
+            Err(_) => {
+                problems.trace(&format!(
+                    "p{who}: {what} dropped after {} us",
+                    d.as_micros()
+                ));
+                None
+            }
+        },
+        None => match tokio::time::timeout(STEP_DEADLINE, step).await {
+            Ok(out) => Some(out),
+            Err(_) => {
+                problems.add(format!(
+                    "p{who}: {what} (not cut short) still running after {STEP_DEADLINE:?}"
+                ));
+                None
+            }
+        },
+    }
+}
+
+/// An error a participant expects through the faults (connection trouble, or a way out
+/// told the session is gone).
+fn expected(problems: &Problems, who: usize, what: &str, e: &zkrs_client::Error) {
+    if trouble(e) {
+        problems.trace(&format!("p{who}: {what} failed: {e}"));
+    } else {
+        problems.add(format!("p{who}: {what}: {e}"));
+    }
+}
+
+/// Counts for the summary line.
+#[derive(Debug, Default)]
+struct Counts {
+    turns: u64,
+    ins_done: u64,
+    outs_done: u64,
+    cut_short: u64,
+}
+
+/// Turns of participant `who` until the faults have healed; every handle is dropped by the
+/// time it returns.
+async fn participant(world: World, who: usize, client: Client, problems: Arc<Problems>) -> Counts {
+    let healed = healed_flag(&world);
+    let mut rng = world.rng(500 + who as u64);
+    let mut counts = Counts::default();
+    while !healed.load(Ordering::Relaxed) {
+        counts.turns += 1;
+        let kind = KINDS[rng.below(KINDS.len() as u64) as usize];
+        let (cut_in, cut_out) = (cut(&mut rng), cut(&mut rng));
+        let hold = Duration::from_millis(rng.below(200));
+        problems.trace(&format!(
+            "p{who}: {kind} turn (in {:?}, out {:?})",
+            cut_in.map(|d| d.as_micros()),
+            cut_out.map(|d| d.as_micros())
+        ));
+        let (came_in, went_out) = turn(&problems, who, &client, kind, cut_in, cut_out, hold).await;
+        counts.ins_done += u64::from(came_in);
+        counts.outs_done += u64::from(went_out);
+        counts.cut_short +=
+            u64::from(cut_in.is_some() && !came_in) + u64::from(cut_out.is_some() && !went_out);
+        tokio::time::sleep(Duration::from_millis(rng.below(100))).await;
+    }
+    counts
+}
+
+/// One turn with recipe `kind`; whether the way in and the way out finished.
+async fn turn(
+    problems: &Problems,
+    who: usize,
+    client: &Client,
+    kind: &str,
+    cut_in: Option<Duration>,
+    cut_out: Option<Duration>,
+    hold: Duration,
+) -> (bool, bool) {
+    let path = format!("{ROOT}/{kind}");
+    match kind {
+        "mutex" => {
+            let mutex = InterProcessMutex::new(client, &path);
+            let guard =
+                match bounded(problems, who, "acquire", cut_in, mutex.try_acquire(WAIT)).await {
+                    Some(Ok(Some(guard))) => guard,
+                    Some(Ok(None)) => return (true, false),
+                    Some(Err(e)) => {
+                        expected(problems, who, "acquire", &e);
+                        return (true, false);
+                    }
+                    None => return (false, false),
+                };
+            tokio::time::sleep(hold).await;
+            match bounded(problems, who, "release", cut_out, guard.release()).await {
+                Some(Ok(())) => (true, true),
+                Some(Err(e)) => {
+                    expected(problems, who, "release", &e);
+                    (true, true)
+                }
+                None => (true, false),
+            }
+        }
+        "semaphore" => {
+            let semaphore = InterProcessSemaphoreV2::new(client, &path, 2);
+            let lease = match bounded(
+                problems,
+                who,
+                "acquire",
+                cut_in,
+                semaphore.try_acquire_one(WAIT),
+            )
+            .await
+            {
+                Some(Ok(Some(lease))) => lease,
+                Some(Ok(None)) => return (true, false),
+                Some(Err(e)) => {
+                    expected(problems, who, "acquire", &e);
+                    return (true, false);
+                }
+                None => return (false, false),
+            };
+            tokio::time::sleep(hold).await;
+            match bounded(problems, who, "release", cut_out, lease.release()).await {
+                Some(Ok(())) => (true, true),
+                Some(Err(e)) => {
+                    expected(problems, who, "release", &e);
+                    (true, true)
+                }
+                None => (true, false),
+            }
+        }
+        "latch" => {
+            let latch = LeaderLatch::start(client, &path, &format!("p{who}"));
+            let came_in = match bounded(
+                problems,
+                who,
+                "await leadership",
+                cut_in,
+                latch.await_leadership_timeout(WAIT),
+            )
+            .await
+            {
+                Some(Ok(_)) => true,
+                Some(Err(e)) => {
+                    expected(problems, who, "await leadership", &e);
+                    true
+                }
+                None => false,
+            };
+            tokio::time::sleep(hold).await;
+            let went_out = match bounded(
+                problems,
+                who,
+                "close",
+                cut_out,
+                latch.close_with(CloseMode::Silent),
+            )
+            .await
+            {
+                Some(Ok(())) => true,
+                Some(Err(e)) => {
+                    expected(problems, who, "close", &e);
+                    true
+                }
+                None => false,
+            };
+            (came_in, went_out)
+        }
+        "election" => {
+            let election = LeaderElection::new(client, &path, &format!("p{who}"));
+            election.start();
+            let came_in = match bounded(
+                problems,
+                who,
+                "await leadership",
+                cut_in,
+                election.await_leadership_timeout(WAIT),
+            )
+            .await
+            {
+                Some(Ok(_)) => true,
+                Some(Err(e)) => {
+                    expected(problems, who, "await leadership", &e);
+                    true
+                }
+                None => false,
+            };
+            tokio::time::sleep(hold).await;
+            let went_out = match bounded(problems, who, "stop", cut_out, election.stop()).await {
+                Some(Ok(())) => true,
+                Some(Err(e)) => {
+                    expected(problems, who, "stop", &e);
+                    true
+                }
+                None => false,
+            };
+            drop(election);
+            (came_in, went_out)
+        }
+        _ => {
+            let node = PersistentNode::new(
+                client,
+                &format!("{path}/p{who}"),
+                CreateMode::Ephemeral,
+                b"x",
+            );
+            if let Err(e) = node.start() {
+                problems.add(format!("p{who}: node start: {e}"));
+                return (false, false);
+            }
+            let came_in = match bounded(
+                problems,
+                who,
+                "wait for the node",
+                cut_in,
+                node.wait_for_initial_create(WAIT),
+            )
+            .await
+            {
+                Some(Ok(_)) => true,
+                Some(Err(e)) => {
+                    expected(problems, who, "wait for the node", &e);
+                    true
+                }
+                None => false,
+            };
+            tokio::time::sleep(hold).await;
+            let went_out = match bounded(problems, who, "close", cut_out, node.close()).await {
+                Some(Ok(())) => true,
+                Some(Err(e)) => {
+                    expected(problems, who, "close", &e);
+                    true
+                }
+                None => false,
+            };
+            drop(node);
+            (came_in, went_out)
+        }
+    }
+}
+
+/// Every ephemeral node under `path` on the leading member (path -> owner).
+fn ephemerals(world: &World, path: &str, found: &mut BTreeMap<String, i64>) {
+    let leader = world.leader();
+    let Some(children) = world.children_on(leader, path) else {
+        return;
+    };
+    for (name, owner) in children {
+        let child = format!("{path}/{name}");
+        // 0: persistent; i64::MIN: a container (ZooKeeper's mark, not a session).
+        if owner == 0 || owner == i64::MIN {
+            ephemerals(world, &child, found);
+        } else {
+            found.insert(child, owner);
+        }
+    }
+}
+
+/// Runs the suite in `world`; `Err` lists every violation.
+pub async fn run(world: World) -> Result<(), String> {
+    let problems = Arc::new(Problems::new(&world));
+    let admin = connect(&world).await?;
+    make_node(&admin, ROOT, b"").await?;
+    make_node(&admin, &format!("{ROOT}/node"), b"").await?;
+    let mut clients = Vec::new();
+    let mut tasks = Vec::new();
+    for who in 0..PARTICIPANTS {
+        let client = connect(&world).await?;
+        clients.push(client.clone());
+        tasks.push(tokio::spawn(participant(
+            world.clone(),
+            who,
+            client,
+            problems.clone(),
+        )));
+    }
+    world.healed().await;
+    let healed = Instant::now();
+    let mut counts = Counts::default();
+    for (who, task) in tasks.into_iter().enumerate() {
+        let left = STEP_DEADLINE.saturating_sub(healed.elapsed());
+        match tokio::time::timeout(left, task).await {
+            Ok(Ok(c)) => {
+                counts.turns += c.turns;
+                counts.ins_done += c.ins_done;
+                counts.outs_done += c.outs_done;
+                counts.cut_short += c.cut_short;
+            }
+            Ok(Err(e)) => problems.add(format!("p{who} failed: {e}")),
+            Err(_) => problems.add(format!(
+                "p{who}: not done {STEP_DEADLINE:?} after the faults healed"
+            )),
+        }
+    }
+    world.trace("every participant has dropped its handles");
+
+    // Every handle is dropped: every ephemeral node under ROOT must go within SETTLE.
+    let dropped = Instant::now();
+    let mut left = BTreeMap::new();
+    while dropped.elapsed() <= SETTLE {
+        left.clear();
+        ephemerals(&world, ROOT, &mut left);
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let live: Vec<(usize, i64)> = clients
+        .iter()
+        .enumerate()
+        .map(|(who, c)| (who, c.session_id()))
+        .collect();
+    for (path, owner) in &left {
+        match live.iter().find(|(_, s)| s == owner) {
+            Some((who, _)) => problems.add(format!(
+                "orphan: {path} of p{who}'s live session {owner:x}, {SETTLE:?} after every handle was dropped"
+            )),
+            None => problems.add(format!(
+                "{path} of session {owner:x} (no participant's now) still there {SETTLE:?} after every handle was dropped"
+            )),
+        }
+    }
+    if left.is_empty() {
+        world.trace(&format!(
+            "no ephemeral node left after {} ms",
+            dropped.elapsed().as_millis()
+        ));
+    }
+    world.trace(&format!(
+        "cancellation: turns {}, ways in done {}, ways out done {}, cut short {}, violations {}",
+        counts.turns,
+        counts.ins_done,
+        counts.outs_done,
+        counts.cut_short,
+        problems.len()
+    ));
+    for c in clients.into_iter().chain([admin]) {
+        let _ = c.close().await;
+    }
+    problems.verdict()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::{FaultConfig, Simulation};
+
+    /// A short seed passes and repeats byte for byte.
+    #[test]
+    fn passes_and_repeats() {
+        let sim = Simulation::new(11).faults(FaultConfig::for_duration(Duration::from_secs(8)));
+        let run =
+            || sim.run(|world| async move { crate::suites::run("cancellation", world).await });
+        let (first, second) = (run(), run());
+        assert!(first.passed(), "{:?}", first.violation);
+        assert_eq!(first.trace_hash, second.trace_hash);
+        assert!(first.faults > 0);
+    }
+}
