@@ -7,17 +7,30 @@
 #
 #   scripts/sim-defects.sh          the defects CI checks (found within a few hundred seeds)
 #   scripts/sim-defects.sh --all    and the long ones (tens of thousands of seeds, minutes)
+#   scripts/sim-defects.sh PATCH..  only these (long ones included)
+#
+# Builds into $CARGO_TARGET_DIR (default target/), as the campaign does.
 set -euo pipefail
-all="${1:-}"
+all=""
+only=()
+for arg in "$@"; do
+    case "$arg" in
+        --all) all=--all ;;
+        *) only+=("$arg") ;;
+    esac
+done
 cd "$(dirname "$0")/.."
 root="$PWD"
+target="${CARGO_TARGET_DIR:-$root/target}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 status=0
 # patch, suite, the most seeds it may take, ci or long
 while read -r patch suite bound when; do
     case "$patch" in ''|'#'*) continue ;; esac
-    if [ "$when" = long ] && [ "$all" != --all ]; then
+    if [ "${#only[@]}" -gt 0 ]; then
+        printf '%s\n' "${only[@]}" | grep -qxF "$patch" || continue
+    elif [ "$when" = long ] && [ "$all" != --all ]; then
         echo "defect $patch: skipped (long: scripts/sim-defects.sh --all)"
         continue
     fi
@@ -26,9 +39,9 @@ while read -r patch suite bound when; do
     git ls-files -z | tar --null -T - -cf - | tar xf - -C "$scratch/tree"
     (cd "$scratch/tree" && git apply "$root/sim/defects/$patch")
     # The same target folder as the campaign: only the workspace's crates build again.
-    CARGO_TARGET_DIR="$root/target" cargo build --release -q \
+    CARGO_TARGET_DIR="$target" cargo build --release -q \
         --manifest-path "$scratch/tree/Cargo.toml" -p zkrs-sim --bin zkrs-simulate
-    out="$(ZKRS_SIM_STOP_AT_FIRST=1 "$root/target/release/zkrs-simulate" \
+    out="$(ZKRS_SIM_STOP_AT_FIRST=1 "$target/release/zkrs-simulate" \
         campaign 1800 "$suite" --jobs 1 --first-seed 1 || true)"
     found="$(printf '%s\n' "$out" | sed -n 's/^VIOLATION suite=[a-z_]* seed=\([0-9]*\).*/\1/p' | head -1)"
     if [ -n "$found" ] && [ "$found" -le "$bound" ]; then
