@@ -9,8 +9,8 @@
 //! And abandoned one-shot watches, as `client/tests/abandoned_watches.rs` measures them
 //! against a real server: participant C, on a session of its own, leaves a one-shot watch on
 //! a node that never changes and drops it (every fourth call cut short after its request
-//! went out), through the faults and [`ABANDONED_AFTER`] times after the last write. At the
-//! end, with none of them live, its client may hold at most [`ABANDONED_BOUND`] one-shot
+//! went out), through the faults and `ABANDONED_AFTER` times after the last write. At the
+//! end, with none of them live, its client may hold at most `ABANDONED_BOUND` one-shot
 //! watches: abandoned ones are forgotten, not kept until they fire.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,11 +32,11 @@ const STABLE: &str = "/inv-w/stable";
 
 /// Watches participant C leaves and drops once the last write is made (no fault then, so
 /// none is forgotten by a session's loss).
-pub const ABANDONED_AFTER: u64 = 400;
+const ABANDONED_AFTER: u64 = 400;
 
 /// The most one-shot watches C's client may hold at the end, none of them live: the driver
 /// sweeps abandoned ones whenever its watches double since the last sweep, from 64.
-pub const ABANDONED_BOUND: usize = 128;
+const ABANDONED_BOUND: usize = 128;
 
 /// Once the last write is acknowledged, how long the watchers may take to read it.
 const CONVERGE: Duration = Duration::from_secs(30);
