@@ -37,6 +37,11 @@ while read -r patch suite bound when; do
     # A plain copy of the tracked files as they are now (uncommitted changes included).
     rm -rf "$scratch/tree" && mkdir "$scratch/tree"
     git ls-files -z | tar --null -T - -cf - | tar xf - -C "$scratch/tree"
+    # Every file newer than any build: cargo names a workspace crate's artifacts by its path
+    # inside the workspace, so the copy shares them with this tree and with the last patch's
+    # copy, and a file with its old time would count as built. Without this, a crate the
+    # last patch changed and this one does not kept the last patch's code.
+    find "$scratch/tree" -type f -exec touch {} +
     (cd "$scratch/tree" && git apply "$root/sim/defects/$patch")
     # The same target folder as the campaign: only the workspace's crates build again.
     CARGO_TARGET_DIR="$target" cargo build --release -q \
