@@ -7,13 +7,24 @@
 #
 #   scripts/sim-defects.sh          the defects CI checks (found within a few hundred seeds)
 #   scripts/sim-defects.sh --all    and the long ones (tens of thousands of seeds, minutes)
+#   scripts/sim-defects.sh PATCH..  only these (long ones included)
 #
 # A defect marked `seed` is one the campaigns found too rarely to find again from seed 1 in
 # CI's time: its line names the seed that found it, which must still show it.
+#
+# Builds into $CARGO_TARGET_DIR (default target/), as the campaign does.
 set -euo pipefail
-all="${1:-}"
+all=""
+only=()
+for arg in "$@"; do
+    case "$arg" in
+        --all) all=--all ;;
+        *) only+=("$arg") ;;
+    esac
+done
 cd "$(dirname "$0")/.."
 root="$PWD"
+target="${CARGO_TARGET_DIR:-$root/target}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 status=0
@@ -21,21 +32,28 @@ status=0
 # or seed
 while read -r patch suite bound when; do
     case "$patch" in ''|'#'*) continue ;; esac
-    if [ "$when" = long ] && [ "$all" != --all ]; then
+    if [ "${#only[@]}" -gt 0 ]; then
+        printf '%s\n' "${only[@]}" | grep -qxF "$patch" || continue
+    elif [ "$when" = long ] && [ "$all" != --all ]; then
         echo "defect $patch: skipped (long: scripts/sim-defects.sh --all)"
         continue
     fi
     # A plain copy of the tracked files as they are now (uncommitted changes included).
     rm -rf "$scratch/tree" && mkdir "$scratch/tree"
     git ls-files -z | tar --null -T - -cf - | tar xf - -C "$scratch/tree"
+    # Every file newer than any build: cargo names a workspace crate's artifacts by its path
+    # inside the workspace, so the copy shares them with this tree and with the last patch's
+    # copy, and a file with its old time would count as built. Without this, a crate the
+    # last patch changed and this one does not kept the last patch's code.
+    find "$scratch/tree" -type f -exec touch {} +
     (cd "$scratch/tree" && git apply "$root/sim/defects/$patch")
     # The same target folder as the campaign: only the workspace's crates build again.
-    CARGO_TARGET_DIR="$root/target" cargo build --release -q \
+    CARGO_TARGET_DIR="$target" cargo build --release -q \
         --manifest-path "$scratch/tree/Cargo.toml" -p zkrs-sim --bin zkrs-simulate
     if [ "$when" = seed ]; then
         # A defect too rare to find from seed 1 in CI's time: the seed that found it must
         # still show it.
-        out="$("$root/target/release/zkrs-simulate" run "$suite" "$bound" 2>&1 || true)"
+        out="$("$target/release/zkrs-simulate" run "$suite" "$bound" 2>&1 || true)"
         if printf '%s\n' "$out" | grep -q "violation=none"; then
             echo "defect $patch: NOT shown by $suite seed $bound"
             status=1
@@ -45,7 +63,7 @@ while read -r patch suite bound when; do
         fi
         continue
     fi
-    out="$(ZKRS_SIM_STOP_AT_FIRST=1 "$root/target/release/zkrs-simulate" \
+    out="$(ZKRS_SIM_STOP_AT_FIRST=1 "$target/release/zkrs-simulate" \
         campaign 1800 "$suite" --jobs 1 --first-seed 1 || true)"
     found="$(printf '%s\n' "$out" | sed -n 's/^VIOLATION suite=[a-z_]* seed=\([0-9]*\).*/\1/p' | head -1)"
     if [ -n "$found" ] && [ "$found" -le "$bound" ]; then

@@ -263,6 +263,14 @@ impl Driver {
             } => {
                 let _ = reply.send(self.update_hosts(hosts, rebalance, now));
             }
+            Command::CountOneShotWatches(reply) => {
+                let count = self
+                    .sinks
+                    .values()
+                    .filter(|sink| !matches!(sink, WatchSink::Stream(_)))
+                    .count();
+                let _ = reply.send(count);
+            }
         }
     }
 

@@ -48,6 +48,18 @@ pub fn seed_thread_randomness(seed: Option<u64>) {
 
 pub use crate::memory_link::{memory_link, DialFuture, Dialer, LinkEnd, LinkPeer};
 
+/// For a simulation's check: how many one-shot watches `client`'s driver holds (live ones,
+/// and abandoned ones not yet swept); `None` if the driver is gone.
+pub async fn one_shot_watches(client: &crate::Client) -> Option<usize> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    client
+        .inner
+        .commands
+        .send(crate::protocol::Command::CountOneShotWatches(tx))
+        .ok()?;
+    rx.await.ok()
+}
+
 /// For a simulation: `builder`'s connections are made by `dialer` (in-memory links) instead
 /// of DNS and TCP.
 pub fn with_dialer(

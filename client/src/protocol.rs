@@ -87,6 +87,9 @@ pub(crate) enum Command {
         rebalance: bool,
         reply: oneshot::Sender<bool>,
     },
+    /// How many one-shot watches the driver holds a sink for (live or abandoned and not yet
+    /// swept), for a simulation's check (`__private::one_shot_watches`).
+    CountOneShotWatches(oneshot::Sender<usize>),
 }
 
 /// State shared between the driver and the handles: the current state and the subscribers.

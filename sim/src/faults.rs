@@ -43,6 +43,19 @@ pub enum FaultKind {
         /// Added to each delivery, in ms.
         extra_ms: u64,
     },
+    /// The member's next `replies` replies to requests (not watch events, not pings) are
+    /// never sent, while their connections stay up and later bytes flow (instant): a buggy
+    /// server or proxy. Only a client that notices the gap (a later reply, or a ping
+    /// answered, while the request is pending) can fail the request.
+    SkipReply {
+        /// How many replies go missing (1 to 3).
+        replies: u32,
+    },
+    /// No member can be reached from any client until the end (`member` is ignored): the
+    /// clients' network is down, bytes are dropped both ways and new connections hang, while
+    /// the ensemble keeps its quorum and expires the sessions. A connection that lost bytes
+    /// is reset at the end. Drawn only when [`FaultConfig::outages`] is set.
+    Outage,
 }
 
 /// A planned fault.
@@ -64,10 +77,14 @@ impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "fault #{} {:?} on member {} at {} ms for {} ms",
+            "fault #{} {:?} on {} at {} ms for {} ms",
             self.id,
             self.kind,
-            self.member,
+            if self.kind == FaultKind::Outage {
+                "every member".to_string()
+            } else {
+                format!("member {}", self.member)
+            },
             self.at.as_millis(),
             self.length.as_millis()
         )
@@ -87,6 +104,12 @@ pub struct FaultConfig {
     /// At most this many members are hurt at once (a majority stays up when it is
     /// `(members - 1) / 2`; more lets quorum go too).
     pub max_concurrent: usize,
+    /// Mean gap between two skipped-reply faults (drawn from a stream of their own, so the
+    /// other faults of a seed are the same with or without them); `None`: none.
+    pub skip_reply_gap: Option<Duration>,
+    /// Whether a run may have one outage (every member unreachable at once, 10-20 s; half
+    /// the runs): no suite's invariant but the sessions suite's allows for one.
+    pub outages: bool,
 }
 
 impl Default for FaultConfig {
@@ -96,6 +119,8 @@ impl Default for FaultConfig {
             max_length: Duration::from_secs(6),
             duration: Duration::from_secs(60),
             max_concurrent: 1,
+            skip_reply_gap: Some(Duration::from_secs(8)),
+            outages: false,
         }
     }
 }
@@ -134,11 +159,67 @@ impl FaultConfig {
         self.max_concurrent = members;
         self
     }
+
+    /// Sets the mean gap between two skipped-reply faults (`None`: none).
+    pub fn skip_reply_gap(mut self, gap: Option<Duration>) -> FaultConfig {
+        self.skip_reply_gap = gap;
+        self
+    }
+
+    /// Lets a run have one outage of every member (see [`FaultKind::Outage`]).
+    pub fn outages(mut self, on: bool) -> FaultConfig {
+        self.outages = on;
+        self
+    }
 }
 
+/// The streams of the faults drawn apart from the main plan (forked from the plan's).
+const SKIP_STREAM: u64 = 1;
+const OUTAGE_STREAM: u64 = 2;
+
 /// Draws the plan for `members` members. Lasting faults on different members may overlap
-/// up to `max_concurrent`; instant ones go anywhere.
+/// up to `max_concurrent`; instant ones go anywhere. The skipped replies and the outage
+/// come from streams of their own and are numbered after the rest, so the other faults of
+/// a seed are the same whether they are drawn or not.
 pub fn plan(rng: &mut SimRng, members: usize, config: &FaultConfig) -> Vec<Fault> {
+    let (mut skips, mut outage) = (rng.fork(SKIP_STREAM), rng.fork(OUTAGE_STREAM));
+    let mut faults = main_plan(rng, members, config);
+    if let Some(gap) = config.skip_reply_gap {
+        let mean = gap.as_millis().max(1) as u64;
+        let mut at = Duration::ZERO;
+        loop {
+            at += Duration::from_millis(skips.between(mean / 4, mean * 7 / 4));
+            if at >= config.duration {
+                break;
+            }
+            let member = skips.below(members as u64) as usize;
+            let replies = skips.between(1, 3) as u32;
+            faults.push(Fault {
+                id: faults.len(),
+                at,
+                length: Duration::ZERO,
+                member,
+                kind: FaultKind::SkipReply { replies },
+            });
+        }
+    }
+    let total = config.duration.as_millis() as u64;
+    if config.outages && total > 0 && outage.chance(0.5) {
+        let at = Duration::from_millis(outage.between(total / 10, total * 3 / 4));
+        let length = Duration::from_millis(outage.between(10_000, 20_000));
+        faults.push(Fault {
+            id: faults.len(),
+            at,
+            length,
+            member: 0,
+            kind: FaultKind::Outage,
+        });
+    }
+    faults
+}
+
+/// The crashes, isolations, lags, black holes, resets, cuts and latency spikes.
+fn main_plan(rng: &mut SimRng, members: usize, config: &FaultConfig) -> Vec<Fault> {
     let mut faults = Vec::new();
     let mut at = Duration::ZERO;
     let mean = config.mean_gap.as_millis().max(1) as u64;

@@ -78,6 +78,8 @@ struct Conn {
     last_to_client: Duration,
     /// A black hole swallowed some of its bytes: it is reset when the hole heals.
     lost_bytes: bool,
+    /// The member's handshake answer was sent: every later frame starts with a reply header.
+    answered_handshake: bool,
     /// The client's end is gone and the member told.
     client_gone: bool,
     /// Closed or reset: nothing more crosses.
@@ -96,6 +98,8 @@ struct MemberNet {
     /// The lag fault in force, and its own random stream (its steps).
     lag: Option<(usize, SimRng)>,
     cut_next: bool,
+    /// Replies to requests still to leave out (a skipped-reply fault).
+    skip_replies: u32,
 }
 
 /// The network, the ensemble, and the trace.
@@ -112,6 +116,8 @@ pub(crate) struct Network {
     pub(crate) trace: Trace,
     /// Faults started and not yet ended.
     active: usize,
+    /// An outage is on: no member can be reached.
+    outage: bool,
     /// When the last planned fault ends.
     pub(crate) plan_ends: Duration,
     pub(crate) faults_injected: u64,
@@ -136,6 +142,7 @@ impl Network {
             rng,
             trace: Trace::new(keep_trace),
             active: 0,
+            outage: false,
             plan_ends: Duration::ZERO,
             faults_injected: 0,
         };
@@ -172,7 +179,7 @@ impl Network {
                 "connection refused (member down)",
             )));
         }
-        if m.hole_requests || m.hole_replies {
+        if m.hole_requests || m.hole_replies || self.outage {
             self.trace
                 .record(now, &format!("dial m{member}: no answer"));
             return None;
@@ -196,6 +203,7 @@ impl Network {
                 last_to_server: now,
                 last_to_client: now,
                 lost_bytes: false,
+                answered_handshake: false,
                 client_gone: false,
                 ended: false,
                 frames: FrameReader::default(),
@@ -246,7 +254,7 @@ impl Network {
             let gone = conn.peer.client_gone() && !conn.client_gone;
             let net = &self.members[conn.member];
             let at = (now + conn.latency + net.extra_latency).max(conn.last_to_server);
-            let hole = net.hole_requests;
+            let hole = net.hole_requests || self.outage;
             if !data.is_empty() && !conn.ended {
                 if hole {
                     self.trace
@@ -275,7 +283,7 @@ impl Network {
             if conn.ended {
                 continue;
             }
-            if net.hole_replies {
+            if net.hole_replies || self.outage {
                 conn.lost_bytes = true;
                 self.trace
                     .record(now, &format!("c{id}<m{member} {}B lost", t.data.len()));
@@ -283,9 +291,31 @@ impl Network {
             }
             let at = (now + conn.latency + net.extra_latency).max(conn.last_to_client);
             conn.last_to_client = at;
-            if net.cut_next && t.data.len() > 1 {
+            let mut data = t.data;
+            if net.skip_replies > 0 {
+                let (kept, skipped) =
+                    skip_replies(&data, &mut conn.answered_handshake, net.skip_replies);
+                if !skipped.is_empty() {
+                    self.members[member].skip_replies -= skipped.len() as u32;
+                    let xids: Vec<String> = skipped.iter().map(i32::to_string).collect();
+                    self.trace.record(
+                        now,
+                        &format!(
+                            "c{id}<m{member} reply xid {} skipped (the connection stays up)",
+                            xids.join(", ")
+                        ),
+                    );
+                    data = kept;
+                }
+            } else if !conn.answered_handshake && !data.is_empty() {
+                conn.answered_handshake = true;
+            }
+            if data.is_empty() && !t.close {
+                continue;
+            }
+            if net.cut_next && data.len() > 1 {
                 self.members[member].cut_next = false;
-                let half = t.data.slice(..t.data.len() / 2);
+                let half = data.slice(..data.len() / 2);
                 self.schedule(
                     at,
                     Event::ToClient {
@@ -301,7 +331,7 @@ impl Network {
                 at,
                 Event::ToClient {
                     conn: id,
-                    data: t.data,
+                    data,
                     close: t.close,
                 },
             );
@@ -449,6 +479,8 @@ impl Network {
             FaultKind::Latency { extra_ms } => {
                 self.members[m].extra_latency = Duration::from_millis(extra_ms);
             }
+            FaultKind::SkipReply { replies } => self.members[m].skip_replies += replies,
+            FaultKind::Outage => self.outage = true,
         }
         if f.length > Duration::ZERO {
             self.active += 1;
@@ -484,9 +516,58 @@ impl Network {
                 }
             }
             FaultKind::Latency { .. } => self.members[m].extra_latency = Duration::ZERO,
-            FaultKind::Reset | FaultKind::Cut => {}
+            FaultKind::Outage => {
+                self.outage = false;
+                // As a black hole's end: a connection that lost bytes is reset, unless its
+                // member is still in a hole of its own (reset when that one heals).
+                let lost: Vec<u64> = self
+                    .conns
+                    .iter()
+                    .filter(|(_, c)| c.lost_bytes && !c.ended)
+                    .filter(|(_, c)| {
+                        let net = &self.members[c.member];
+                        !(net.hole_requests || net.hole_replies)
+                    })
+                    .map(|(&id, _)| id)
+                    .collect();
+                for id in lost {
+                    self.reset(id, now);
+                }
+            }
+            FaultKind::Reset | FaultKind::Cut | FaultKind::SkipReply { .. } => {}
         }
     }
+}
+
+/// Leaves out of `data` (whole frames, as the model writes them) up to `budget` replies to
+/// requests (xid > 0): not the handshake's answer, watch events (-1), pings (-2) or the other
+/// negative xids. Returns what is left and the xids left out.
+fn skip_replies(data: &Bytes, answered_handshake: &mut bool, budget: u32) -> (Bytes, Vec<i32>) {
+    let mut kept = Vec::with_capacity(data.len());
+    let mut skipped = Vec::new();
+    let mut at = 0;
+    while at + 4 <= data.len() {
+        let len = i32::from_be_bytes(data[at..at + 4].try_into().unwrap()).max(0) as usize;
+        let end = (at + 4 + len).min(data.len());
+        let frame = &data[at..end];
+        let xid = frame
+            .get(4..8)
+            .map(|b| i32::from_be_bytes(b.try_into().unwrap()));
+        let first = !*answered_handshake;
+        *answered_handshake = true;
+        match xid {
+            Some(xid) if !first && xid > 0 && (skipped.len() as u32) < budget => {
+                skipped.push(xid);
+            }
+            _ => kept.extend_from_slice(frame),
+        }
+        at = end;
+    }
+    kept.extend_from_slice(&data[at..]);
+    if skipped.is_empty() {
+        return (data.clone(), skipped);
+    }
+    (Bytes::from(kept), skipped)
 }
 
 /// The network shared by the pump, the dialer and the world's handle.

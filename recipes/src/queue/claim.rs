@@ -211,6 +211,8 @@ pub(crate) async fn claim_by_lock(
     let path = join(dir, &name);
     let lock_node = join(lock_dir, &name);
     let options = CreateOptions::new(CreateMode::Ephemeral).with_stat();
+    // A create of ours failed with its outcome unknown: the node may be ours.
+    let mut in_doubt = false;
     let (held, mut read) = loop {
         let (created, read) = tokio::join!(
             client.create_with(&lock_node, b"", &options),
@@ -222,11 +224,29 @@ pub(crate) async fn claim_by_lock(
                 break (LockHeld::new(&client, lock_node, owner, released), read);
             }
             Err(e) if e.code() == ErrorCode::NodeExists => {
+                // After a create in doubt whose look below failed too (both replies lost),
+                // the node that exists may be our own: held by nobody else, it would never
+                // be released (found by the simulation, queues seed 3: a lock create's reply
+                // and the exists after it both skipped by a member).
+                if in_doubt {
+                    match client.exists(&lock_node).await {
+                        Ok(Some(stat)) if stat.ephemeral_owner == client.session_id() => {
+                            let held =
+                                LockHeld::new(&client, lock_node, stat.ephemeral_owner, released);
+                            break (held, client.get_data(&path).await);
+                        }
+                        Ok(Some(_)) => {}
+                        Ok(None) => continue,
+                        Err(e) if retry_later(&e) => continue,
+                        Err(e) => return Claimed::Failed(e),
+                    }
+                }
                 return busy(&client, &lock_node, &watcher).await;
             }
             Err(e) if e.code() == ErrorCode::NoNode => return Claimed::NoLockDir,
             Err(e) if e.is_closed() => return Claimed::Failed(e),
             Err(e) if retry_later(&e) => {
+                in_doubt = true;
                 // Did our create happen? Ours if it is there and owned by this session.
                 if let Err(e) = wait_connected(&client).await {
                     return Claimed::Failed(e);

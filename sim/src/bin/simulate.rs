@@ -26,11 +26,12 @@ const STALLED: Duration = Duration::from_secs(120);
 /// Virtual seconds of faults per seed.
 const FAULT_SECONDS: u64 = 60;
 
-fn simulation(seed: u64, skip: &[usize]) -> Simulation {
+fn simulation(suite: &str, seed: u64, skip: &[usize]) -> Simulation {
     Simulation::new(seed)
-        .faults(FaultConfig::for_duration(Duration::from_secs(
-            FAULT_SECONDS,
-        )))
+        .faults(zkrs_sim::suites::fault_config(
+            suite,
+            FaultConfig::for_duration(Duration::from_secs(FAULT_SECONDS)),
+        ))
         .skip_faults(skip.to_vec())
 }
 
@@ -43,13 +44,13 @@ fn run(suite: &str, sim: &Simulation) -> Report {
 /// turn, keep it out if the run still fails. Returns the faults left out and the last
 /// failing report.
 fn shrink(suite: &str, seed: u64, failing: Report) -> (Vec<usize>, Report) {
-    let plan = simulation(seed, &[]).plan();
+    let plan = simulation(suite, seed, &[]).plan();
     let mut skip: Vec<usize> = Vec::new();
     let mut last = failing;
     for fault in &plan {
         let mut trial = skip.clone();
         trial.push(fault.id);
-        let report = run(suite, &simulation(seed, &trial));
+        let report = run(suite, &simulation(suite, seed, &trial));
         if !report.passed() {
             skip = trial;
             last = report;
@@ -94,7 +95,7 @@ fn one(args: &[String]) -> i32 {
         .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
         .unwrap_or_default();
     let trace = args.iter().any(|a| a == "--trace");
-    let sim = simulation(seed, &skip).keep_trace(trace);
+    let sim = simulation(suite, seed, &skip).keep_trace(trace);
     for fault in sim.plan() {
         println!("plan: {fault}");
     }
@@ -169,7 +170,7 @@ fn campaign(args: &[String]) -> i32 {
                     let seed = next.fetch_add(1, Ordering::Relaxed);
                     let suite = suites[(seed % suites.len() as u64) as usize];
                     running.lock().unwrap()[worker] = Some((suite, seed, Instant::now()));
-                    let report = run(suite, &simulation(seed, &[]));
+                    let report = run(suite, &simulation(suite, seed, &[]));
                     running.lock().unwrap()[worker] = None;
                     totals.seeds.fetch_add(1, Ordering::Relaxed);
                     totals
@@ -178,7 +179,7 @@ fn campaign(args: &[String]) -> i32 {
                     totals.faults.fetch_add(report.faults, Ordering::Relaxed);
                     if !report.passed() {
                         let (skip, shrunk) = shrink(suite, seed, report.clone());
-                        let plan: Vec<String> = simulation(seed, &skip)
+                        let plan: Vec<String> = simulation(suite, seed, &skip)
                             .plan()
                             .iter()
                             .map(|f| format!("    {f}"))

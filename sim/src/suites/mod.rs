@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use zkrs_client::{Client, ConnectionState};
 
-use crate::World;
+use crate::{FaultConfig, World};
 
 pub mod caches;
 pub mod cancellation;
@@ -69,6 +69,16 @@ pub const SUITES: &[&str] = &[
     "discovery",
     "cancellation",
 ];
+
+/// The faults suite `name` runs under: `base`, with an outage of every member in half the
+/// runs for the sessions suite (whose bound on a request is what such an outage tests; the
+/// other suites' bounds do not allow for one).
+pub fn fault_config(name: &str, base: FaultConfig) -> FaultConfig {
+    match name {
+        "sessions" => base.outages(true),
+        _ => base,
+    }
+}
 
 /// Runs suite `name` in `world`.
 pub async fn run(name: &str, world: World) -> Result<(), String> {

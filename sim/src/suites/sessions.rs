@@ -246,13 +246,16 @@ pub async fn run(world: World) -> Result<(), String> {
         .collect();
     world.healed().await;
     let mut all = Tally::default();
-    for (k, w) in workers.into_iter().enumerate() {
+    for (k, mut w) in workers.into_iter().enumerate() {
         // Every worker stops once the faults have healed, then checks its last bucket: as
         // the real suite, each within 30 s.
-        let Ok(joined) = tokio::time::timeout(STEP_DEADLINE, w).await else {
+        let Ok(joined) = tokio::time::timeout(STEP_DEADLINE, &mut w).await else {
             problems.add(format!(
                 "client {k} did not finish its last bucket within {STEP_DEADLINE:?}"
             ));
+            // Stopped before its client is closed below: its retries would then fail at
+            // once, again and again, and never let the runtime go on.
+            w.abort();
             continue;
         };
         let tally = joined.map_err(|e| format!("client {k}: {e}"))?;

@@ -5,6 +5,13 @@
 //! backwards, a write not done within 30 s, a watcher that has not read the final value 30 s
 //! after the last write (made once the faults have healed), and an error either side does
 //! not expect.
+//!
+//! And abandoned one-shot watches, as `client/tests/abandoned_watches.rs` measures them
+//! against a real server: participant C, on a session of its own, leaves a one-shot watch on
+//! a node that never changes and drops it (every fourth call cut short after its request
+//! went out), through the faults and `ABANDONED_AFTER` times after the last write. At the
+//! end, with none of them live, its client may hold at most `ABANDONED_BOUND` one-shot
+//! watches: abandoned ones are forgotten, not kept until they fire.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +27,16 @@ use crate::World;
 
 const DIR: &str = "/inv-w";
 const COUNTER: &str = "/inv-w/counter";
+/// The node participant C leaves its watches on: never changed.
+const STABLE: &str = "/inv-w/stable";
+
+/// Watches participant C leaves and drops once the last write is made (no fault then, so
+/// none is forgotten by a session's loss).
+const ABANDONED_AFTER: u64 = 400;
+
+/// The most one-shot watches C's client may hold at the end, none of them live: the driver
+/// sweeps abandoned ones whenever its watches double since the last sweep, from 64.
+const ABANDONED_BOUND: usize = 128;
 
 /// Once the last write is acknowledged, how long the watchers may take to read it.
 const CONVERGE: Duration = Duration::from_secs(30);
@@ -109,6 +126,55 @@ async fn watcher_b(client: Client, shared: Arc<Shared>, seen: Seen) {
     }
 }
 
+/// Participant C: leaves one-shot watches on [`STABLE`] and drops them, until
+/// [`ABANDONED_AFTER`] calls after the last write; then checks how many its client holds.
+async fn abandoner(client: Client, shared: Arc<Shared>) {
+    let (mut calls, mut after) = (0u64, 0u64);
+    while after < ABANDONED_AFTER {
+        if shared.done.load(Ordering::Relaxed) {
+            after += 1;
+        }
+        calls += 1;
+        if calls % 4 == 0 {
+            // Cut short after its request went out: its watch is made when the reply
+            // comes, and nobody will read it.
+            let _ = tokio::time::timeout(Duration::ZERO, client.exists_and_watch(STABLE)).await;
+        } else {
+            match client.get_data_and_watch(STABLE).await {
+                Ok((_, _, watch)) => drop(watch),
+                Err(e) if trouble(&e) => settle_briefly(&client).await,
+                Err(e) => {
+                    shared.problems.add(format!("participant C: {e}"));
+                    return;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The cut-short calls' replies come first (a session answers in order).
+    while let Err(e) = client.get_data(STABLE).await {
+        if !trouble(&e) {
+            shared.problems.add(format!("participant C: {e}"));
+            return;
+        }
+        settle_briefly(&client).await;
+    }
+    let held = zkrs_client::__private::one_shot_watches(&client).await;
+    shared.world.trace(&format!(
+        "C: {calls} one-shot watches left and dropped, the client holds {held:?}"
+    ));
+    match held {
+        Some(n) if n <= ABANDONED_BOUND => {}
+        Some(n) => shared.problems.add(format!(
+            "participant C's client holds {n} one-shot watches after {calls} left and dropped, \
+             none live (at most {ABANDONED_BOUND}): abandoned watches are kept"
+        )),
+        None => shared
+            .problems
+            .add("participant C's client is gone".to_string()),
+    }
+}
+
 /// Writes `value` once: on connection trouble, reads back rather than write twice.
 async fn write(writer: &Client, value: u64) -> Result<(), String> {
     loop {
@@ -140,6 +206,8 @@ pub async fn run(world: World) -> Result<(), String> {
     );
     make_node(&writer, DIR, b"").await?;
     make_node(&writer, COUNTER, b"0").await?;
+    make_node(&writer, STABLE, b"").await?;
+    let c = connect(&world).await?;
     let shared = Arc::new(Shared {
         world: world.clone(),
         problems: Problems::new(&world),
@@ -149,6 +217,7 @@ pub async fn run(world: World) -> Result<(), String> {
     let (a_seen, b_seen): (Seen, Seen) = Default::default();
     let task_a = tokio::spawn(watcher_a(a.clone(), shared.clone(), a_seen.clone()));
     let task_b = tokio::spawn(watcher_b(b.clone(), shared.clone(), b_seen.clone()));
+    let task_c = tokio::spawn(abandoner(c.clone(), shared.clone()));
 
     // The writer, through the faults (until they have healed).
     let healed = healed_flag(&world);
@@ -189,6 +258,12 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = task_b.await;
     })
     .await;
+    // C's calls after the last write take about 20 s (each 50 ms apart).
+    if tokio::time::timeout(STEP_DEADLINE, task_c).await.is_err() {
+        shared.problems.add(format!(
+            "participant C did not finish within {STEP_DEADLINE:?} of the last write"
+        ));
+    }
     if converged.is_err() {
         shared.problems.add(format!(
             "watchers did not reach the final value {value} within {CONVERGE:?} (A last {:?}, B last {:?})",
@@ -201,7 +276,7 @@ pub async fn run(world: World) -> Result<(), String> {
         "watches: writes {value}, reads A {a_reads}, B {b_reads}, converged in {} ms",
         settled.elapsed().as_millis()
     ));
-    for c in [writer, a, b] {
+    for c in [writer, a, b, c] {
         let _ = c.close().await;
     }
     shared.problems.verdict()
