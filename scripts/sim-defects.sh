@@ -10,7 +10,8 @@
 #   scripts/sim-defects.sh PATCH..  only these (long ones included)
 #
 # A defect marked `seed` is one the campaigns found too rarely to find again from seed 1 in
-# CI's time: its line names the seed that found it, which must still show it.
+# CI's time: its line names the seed that found it, which must still show it (replayed in
+# the world it was found in, before skipped replies: `--no-skipped-replies`).
 #
 # Builds into $CARGO_TARGET_DIR (default target/), as the campaign does.
 set -euo pipefail
@@ -53,7 +54,7 @@ while read -r patch suite bound when; do
     if [ "$when" = seed ]; then
         # A defect too rare to find from seed 1 in CI's time: the seed that found it must
         # still show it.
-        out="$("$target/release/zkrs-simulate" run "$suite" "$bound" 2>&1 || true)"
+        out="$("$target/release/zkrs-simulate" run "$suite" "$bound" --no-skipped-replies 2>&1 || true)"
         if printf '%s\n' "$out" | grep -q "violation=none"; then
             echo "defect $patch: NOT shown by $suite seed $bound"
             status=1

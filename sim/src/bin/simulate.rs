@@ -27,11 +27,21 @@ const STALLED: Duration = Duration::from_secs(120);
 const FAULT_SECONDS: u64 = 60;
 
 fn simulation(suite: &str, seed: u64, skip: &[usize]) -> Simulation {
+    simulation_in(suite, seed, skip, true)
+}
+
+/// `skipped_replies: false` is the world before skipped replies were drawn, in which the
+/// seeds found earlier replay as they were found (`run ... --no-skipped-replies`).
+fn simulation_in(suite: &str, seed: u64, skip: &[usize], skipped_replies: bool) -> Simulation {
+    let mut config = zkrs_sim::suites::fault_config(
+        suite,
+        FaultConfig::for_duration(Duration::from_secs(FAULT_SECONDS)),
+    );
+    if !skipped_replies {
+        config = config.skip_reply_gap(None);
+    }
     Simulation::new(seed)
-        .faults(zkrs_sim::suites::fault_config(
-            suite,
-            FaultConfig::for_duration(Duration::from_secs(FAULT_SECONDS)),
-        ))
+        .faults(config)
         .skip_faults(skip.to_vec())
 }
 
@@ -95,7 +105,8 @@ fn one(args: &[String]) -> i32 {
         .map(|list| list.split(',').filter_map(|n| n.parse().ok()).collect())
         .unwrap_or_default();
     let trace = args.iter().any(|a| a == "--trace");
-    let sim = simulation(suite, seed, &skip).keep_trace(trace);
+    let skipped_replies = !args.iter().any(|a| a == "--no-skipped-replies");
+    let sim = simulation_in(suite, seed, &skip, skipped_replies).keep_trace(trace);
     for fault in sim.plan() {
         println!("plan: {fault}");
     }
@@ -249,7 +260,7 @@ fn main() {
         Some("campaign") => campaign(&args[1..]),
         _ => {
             eprintln!(
-                "usage: zkrs-simulate run SUITE SEED [--skip 1,2] [--trace]\n       zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S]\nsuites: {}",
+                "usage: zkrs-simulate run SUITE SEED [--skip 1,2] [--trace] [--no-skipped-replies]\n       zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S]\nsuites: {}",
                 SUITES.join(", ")
             );
             2
