@@ -53,4 +53,5 @@ fn caches_a_read_in_flight_is_not_a_watch() {
 fn queues_a_lock_in_doubt_is_checked_for_our_own() {
     passes("queues", 4005612);
     passes("queues", 4005876);
+    passes("queues", 4008076);
 }
