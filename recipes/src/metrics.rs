@@ -1,7 +1,7 @@
 //! The recipes' figures for dashboards, beside [`Client::metrics`](zkrs_client::Client::metrics):
 //! time waiting for and holding locks, leadership terms, cache events and reads, queue items
 //! moved. Process-wide (every recipe of every client in this process), counted with relaxed
-//! atomic adds into static tables: no lock, no allocation. [`metrics`] reads a snapshot.
+//! atomic adds into static tables: no lock, no allocation. [`metrics()`] reads a snapshot.
 //!
 //! With the feature `metrics`, each figure is also reported through the `metrics` crate's
 //! facade as it is counted (recipes count at the pace of lock hand-offs and elections, never
@@ -68,7 +68,7 @@ impl LockKind {
     }
 }
 
-/// The recipes' figures since the process started ([`metrics`]).
+/// The recipes' figures since the process started ([`metrics()`]).
 ///
 /// ```
 /// let m = zkrs_recipes::metrics();

@@ -11,7 +11,7 @@
 //! a create cut short deletes what it may have made, a close, stop or release cut short goes
 //! on in the background, on the same session (recipes/tests/cancelled_close.rs, against a
 //! real server). Violations: once the faults have healed and every participant has dropped
-//! its handles, an ephemeral node under `/inv-x` still there [`SETTLE`] later (an orphan, if
+//! its handles, an ephemeral node under `/inv-x` still there `SETTLE` (12 s) later (an orphan, if
 //! its session is one of the participants' live sessions: it would block every waiter behind
 //! it for the session's life); a way in or out that was not cut short and still ran after
 //! [`STEP_DEADLINE`]; a participant not done within [`STEP_DEADLINE`] of healing; an error a

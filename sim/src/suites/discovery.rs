@@ -11,7 +11,7 @@
 //! across reconnects and sessions (made again if gone); unregister stops that keeping before
 //! deleting, so an unregistered instance never comes back; a failed register keeps nothing
 //! and, dropped or cut short, leaves no node behind. Violations, once the faults have healed,
-//! within [`CONVERGE`]:
+//! within `CONVERGE` (30 s):
 //! - an instance its owner holds registered that is not in the registry, or whose payload is
 //!   not one its owner wrote (the last acknowledged one, or one written since whose outcome is
 //!   unknown);
