@@ -411,19 +411,9 @@ pub async fn run(world: World) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use crate::{FaultConfig, Simulation};
-
     /// A short seed passes and repeats byte for byte.
     #[test]
     fn passes_and_repeats() {
-        let sim = Simulation::new(11).faults(FaultConfig::for_duration(Duration::from_secs(8)));
-        let run =
-            || sim.run(|world| async move { crate::suites::run("cancellation", world).await });
-        let (first, second) = (run(), run());
-        assert!(first.passed(), "{:?}", first.violation);
-        assert_eq!(first.trace_hash, second.trace_hash);
-        assert!(first.faults > 0);
+        super::super::passes_and_repeats("cancellation");
     }
 }

@@ -129,3 +129,16 @@ pub async fn settle(client: &Client) {
     })
     .await;
 }
+
+/// For a suite's unit test: seed 11 with 8 s of faults passes, and runs twice to the same
+/// trace.
+#[cfg(test)]
+fn passes_and_repeats(suite: &'static str) {
+    let sim =
+        crate::Simulation::new(11).faults(crate::FaultConfig::for_duration(Duration::from_secs(8)));
+    let run = || sim.run(move |world| async move { run(suite, world).await });
+    let (first, second) = (run(), run());
+    assert!(first.passed(), "{suite}: {:?}", first.violation);
+    assert_eq!(first.trace_hash, second.trace_hash, "{suite}");
+    assert!(first.faults > 0, "{suite}");
+}
