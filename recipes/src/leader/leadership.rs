@@ -171,19 +171,21 @@ impl LeaderFlag {
         let changed = self.leads.send_if_modified(|current| {
             let changed = *current != leads;
             *current = leads;
+            if changed {
+                // Counted before the waiters are woken: one that reads the metrics once it
+                // leads sees its term.
+                let mut began = self.term_began.lock().unwrap_or_else(|e| e.into_inner());
+                match (leads, began.take()) {
+                    (true, _) => {
+                        *began = Some(tokio::time::Instant::now());
+                        crate::metrics::count::term_began();
+                    }
+                    (false, Some(since)) => crate::metrics::count::term_ended(since.elapsed()),
+                    (false, None) => {}
+                }
+            }
             changed
         });
-        if changed {
-            let mut began = self.term_began.lock().unwrap_or_else(|e| e.into_inner());
-            match (leads, began.take()) {
-                (true, _) => {
-                    *began = Some(tokio::time::Instant::now());
-                    crate::metrics::count::term_began();
-                }
-                (false, Some(since)) => crate::metrics::count::term_ended(since.elapsed()),
-                (false, None) => {}
-            }
-        }
         if changed && tell {
             self.listeners.send(if leads {
                 LeadershipEvent::Gained
