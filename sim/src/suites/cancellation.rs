@@ -92,6 +92,25 @@ async fn bounded<F: std::future::Future>(
 
 /// An error a participant expects through the faults (connection trouble, or a way out
 /// told the session is gone).
+/// A way in or out, cut short at `cut`: whether it finished (with an error the suite
+/// expects, or none).
+async fn finished<T>(
+    problems: &Problems,
+    who: usize,
+    what: &str,
+    cut: Option<Duration>,
+    step: impl std::future::Future<Output = zkrs_client::Result<T>>,
+) -> bool {
+    match bounded(problems, who, what, cut, step).await {
+        Some(Ok(_)) => true,
+        Some(Err(e)) => {
+            expected(problems, who, what, &e);
+            true
+        }
+        None => false,
+    }
+}
+
 fn expected(problems: &Problems, who: usize, what: &str, e: &zkrs_client::Error) {
     if trouble(e) {
         problems.trace(&format!("p{who}: {what} failed: {e}"));
@@ -200,69 +219,38 @@ async fn turn(
         }
         "latch" => {
             let latch = LeaderLatch::start(client, &path, &format!("p{who}"));
-            let came_in = match bounded(
+            let came_in = finished(
                 problems,
                 who,
                 "await leadership",
                 cut_in,
                 latch.await_leadership_timeout(WAIT),
             )
-            .await
-            {
-                Some(Ok(_)) => true,
-                Some(Err(e)) => {
-                    expected(problems, who, "await leadership", &e);
-                    true
-                }
-                None => false,
-            };
+            .await;
             tokio::time::sleep(hold).await;
-            let went_out = match bounded(
+            let went_out = finished(
                 problems,
                 who,
                 "close",
                 cut_out,
                 latch.close_with(CloseMode::Silent),
             )
-            .await
-            {
-                Some(Ok(())) => true,
-                Some(Err(e)) => {
-                    expected(problems, who, "close", &e);
-                    true
-                }
-                None => false,
-            };
+            .await;
             (came_in, went_out)
         }
         "election" => {
             let election = LeaderElection::new(client, &path, &format!("p{who}"));
             election.start();
-            let came_in = match bounded(
+            let came_in = finished(
                 problems,
                 who,
                 "await leadership",
                 cut_in,
                 election.await_leadership_timeout(WAIT),
             )
-            .await
-            {
-                Some(Ok(_)) => true,
-                Some(Err(e)) => {
-                    expected(problems, who, "await leadership", &e);
-                    true
-                }
-                None => false,
-            };
+            .await;
             tokio::time::sleep(hold).await;
-            let went_out = match bounded(problems, who, "stop", cut_out, election.stop()).await {
-                Some(Ok(())) => true,
-                Some(Err(e)) => {
-                    expected(problems, who, "stop", &e);
-                    true
-                }
-                None => false,
-            };
+            let went_out = finished(problems, who, "stop", cut_out, election.stop()).await;
             drop(election);
             (came_in, went_out)
         }
@@ -277,31 +265,16 @@ async fn turn(
                 problems.add(format!("p{who}: node start: {e}"));
                 return (false, false);
             }
-            let came_in = match bounded(
+            let came_in = finished(
                 problems,
                 who,
                 "wait for the node",
                 cut_in,
                 node.wait_for_initial_create(WAIT),
             )
-            .await
-            {
-                Some(Ok(_)) => true,
-                Some(Err(e)) => {
-                    expected(problems, who, "wait for the node", &e);
-                    true
-                }
-                None => false,
-            };
+            .await;
             tokio::time::sleep(hold).await;
-            let went_out = match bounded(problems, who, "close", cut_out, node.close()).await {
-                Some(Ok(())) => true,
-                Some(Err(e)) => {
-                    expected(problems, who, "close", &e);
-                    true
-                }
-                None => false,
-            };
+            let went_out = finished(problems, who, "close", cut_out, node.close()).await;
             drop(node);
             (came_in, went_out)
         }
