@@ -486,34 +486,61 @@ async fn create_node(
                 return None;
             }
             Err(_) => {
-                // Connection loss (or the session): find out whether the create happened.
-                while !client.state().is_connected() {
-                    match changes.next().await {
-                        Some(c) if c.state == ConnectionState::Closed => return None,
-                        Some(c) if shared.policy.is_error_state(c.state) => {
-                            shared.set_leader(false, true)
-                        }
-                        Some(_) => {}
-                        None => return None,
-                    }
-                }
-                let mode = CreateMode::EphemeralSequential;
-                match find_protected(client, &shared.path, &protected, mode).await {
-                    Ok(Some((path, stat))) => Some((path, stat.ephemeral_owner, None)),
-                    Ok(None) => {
+                // Connection loss (or the session): find out whether the create happened. The
+                // same protected name is looked for until we know: a new attempt under a new
+                // name would leave the first node, if it was made, for the session's life.
+                match resolve_in_doubt(shared, changes, &protected).await {
+                    InDoubt::Found(path, owner) => Some((path, owner, None)),
+                    InDoubt::NotMade => {
                         shared.node().in_doubt = None;
                         continue;
                     }
-                    Err(e) if e.is_closed() => return None,
-                    Err(e) if e.is_retryable() => continue,
-                    Err(e) => {
-                        shared.fail(e);
-                        return None;
-                    }
+                    InDoubt::Stop => return None,
                 }
             }
         };
         shared.node().in_doubt = None;
         return result;
+    }
+}
+
+/// What became of a create whose reply was lost.
+enum InDoubt {
+    /// It was made: its path and owner.
+    Found(String, i64),
+    /// It was not made (or was made by a session that is gone).
+    NotMade,
+    /// The latch is closing or has failed.
+    Stop,
+}
+
+/// Looks for the node of the protected create `protected` once connected, as many times as the
+/// connection is lost while looking.
+async fn resolve_in_doubt(
+    shared: &Shared,
+    changes: &mut zkrs_client::StateChanges,
+    protected: &ProtectedName,
+) -> InDoubt {
+    let client = &shared.client;
+    loop {
+        while !client.state().is_connected() {
+            match changes.next().await {
+                Some(c) if c.state == ConnectionState::Closed => return InDoubt::Stop,
+                Some(c) if shared.policy.is_error_state(c.state) => shared.set_leader(false, true),
+                Some(_) => {}
+                None => return InDoubt::Stop,
+            }
+        }
+        let mode = CreateMode::EphemeralSequential;
+        match find_protected(client, &shared.path, protected, mode).await {
+            Ok(Some((path, stat))) => return InDoubt::Found(path, stat.ephemeral_owner),
+            Ok(None) => return InDoubt::NotMade,
+            Err(e) if e.is_closed() => return InDoubt::Stop,
+            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {}
+            Err(e) => {
+                shared.fail(e);
+                return InDoubt::Stop;
+            }
+        }
     }
 }
