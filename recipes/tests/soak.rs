@@ -83,7 +83,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 }
 
 fn soak_secs() -> u64 {
-    env_number("ZKR_SOAK_SECS", 180)
+    env_number("ZKR_SOAK_SECS", 120)
 }
 
 /// Resident memory of this process, KiB.
