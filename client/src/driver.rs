@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::host_provider::SharedProvider;
 use crate::metrics::Metrics;
+use crate::notification_run::NotificationRun;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
@@ -70,6 +71,8 @@ pub(crate) struct Driver {
     fresh_hosts: bool,
     /// The client's figures: bytes, connections, expiries, watch events.
     metrics: Arc<Metrics>,
+    /// The groups the current notification has reached (each hears it once).
+    notification: NotificationRun,
 }
 
 /// The fewest watch sinks worth a sweep for abandoned one-shot watches.
@@ -113,6 +116,7 @@ impl Driver {
             pending: None,
             fresh_hosts: false,
             metrics: Arc::new(Metrics::new()),
+            notification: NotificationRun::default(),
         }
     }
 
@@ -493,6 +497,9 @@ impl Driver {
     /// Acts on everything the core said. Returns true when the session is closed.
     fn process_events(&mut self) -> bool {
         while let Some(event) = self.session.poll_event() {
+            if !matches!(event, Event::Watch { .. }) {
+                self.notification.end();
+            }
             match event {
                 Event::Connect {
                     host,
@@ -537,19 +544,33 @@ impl Driver {
                     // The caller may have stopped waiting (dropped its future): fine.
                     token.send(result);
                 }
-                Event::Watch { watcher, event } => {
+                Event::Watch {
+                    watcher,
+                    event: raw,
+                } => {
                     self.metrics.watch_event();
                     let event = WatchedEvent {
-                        event_type: event.event_type,
-                        state: event.state,
-                        path: self.chroot.to_client(&event.path).to_string(),
+                        event_type: raw.event_type,
+                        state: raw.state,
+                        path: self.chroot.to_client(&raw.path).to_string(),
                     };
                     let delivered = match self.sinks.get(&watcher) {
                         Some(WatchSink::Stream(tx)) => tx.send(Ok(event)),
                         Some(WatchSink::Once { .. } | WatchSink::Group { .. }) => {
                             match self.sinks.remove(&watcher) {
                                 Some(WatchSink::Once { tx, .. }) => drop(tx.send(event)),
-                                Some(WatchSink::Group { tx, .. }) => drop(tx.send(event)),
+                                Some(WatchSink::Group { tx, group, .. }) => {
+                                    // Once per group, as a Java `Watcher` object hears it.
+                                    let notification = &mut self.notification;
+                                    if notification.first_for(
+                                        group,
+                                        raw.event_type,
+                                        raw.state,
+                                        &raw.path,
+                                    ) {
+                                        drop(tx.send(event));
+                                    }
+                                }
                                 _ => {}
                             }
                             true

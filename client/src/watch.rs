@@ -155,7 +155,10 @@ impl Drop for PersistentWatch {
 ///
 /// Each registration is still a one-shot watch: it fires once, with the node event, or with a
 /// session event (`Expired`, `Closed`) if the session ended first. So the stream holds at most
-/// one event per watch left, and its memory is bounded by the watches set.
+/// one event per watch left, and its memory is bounded by the watches set. Like the Java
+/// watcher, one notification reaches the stream once, however many of its watches it ends (a
+/// path watched by `getData` and `exists` with the same watcher, or a delete that ends a data
+/// and a child watch).
 #[derive(Debug, Clone)]
 pub struct Watcher {
     pub(crate) group: WatcherGroup,

@@ -150,3 +150,70 @@ async fn dropping_the_stream_removes_its_watches_and_only_those() {
     let event = within("the other watch", mine).await;
     assert_eq!(event.event_type, EventType::NodeDataChanged);
 }
+
+/// A watcher left on one path more than once (`getData` twice, `exists` too) hears each
+/// notification once, as a Java `Watcher` object passed to those calls does: the Java client
+/// gathers the watchers a notification triggers into a set. A notification that ends a watch
+/// of every kind at once (the node deleted under a data and a child watch) is heard once too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_left_twice_on_a_path_hears_each_notification_once() {
+    let zk = TestingServer::start().unwrap();
+    let client = Client::connect(&zk.connect_string()).await.unwrap();
+    for p in ["/a", "/b"] {
+        client.create(p, b"", CreateMode::Persistent).await.unwrap();
+    }
+    let (watcher, mut events) = client.watcher();
+    let (other, mut other_events) = client.watcher();
+    client.get_data_with_watcher("/a", &watcher).await.unwrap();
+    client.get_data_with_watcher("/a", &watcher).await.unwrap();
+    assert!(client
+        .exists_with_watcher("/a", &watcher)
+        .await
+        .unwrap()
+        .is_some());
+    client.get_data_with_watcher("/a", &other).await.unwrap();
+    client.set_data("/a", b"1", None).await.unwrap();
+    let first = within("the change of /a", events.next()).await.unwrap();
+    assert_eq!(
+        (first.event_type, first.path.as_str()),
+        (EventType::NodeDataChanged, "/a")
+    );
+    // Another watcher of the same path hears it too.
+    let theirs = within("the other watcher", other_events.next())
+        .await
+        .unwrap();
+    assert_eq!(
+        (theirs.event_type, theirs.path.as_str()),
+        (EventType::NodeDataChanged, "/a")
+    );
+    // The next event in the stream is the next notification, not the same one again.
+    client.get_data_with_watcher("/b", &watcher).await.unwrap();
+    client.set_data("/b", b"1", None).await.unwrap();
+    let next = within("the change of /b", events.next()).await.unwrap();
+    assert_eq!(
+        (next.event_type, next.path.as_str()),
+        (EventType::NodeDataChanged, "/b")
+    );
+    // A delete ends a data and a child watch at once: heard once.
+    client.get_data_with_watcher("/b", &watcher).await.unwrap();
+    client
+        .get_children_with_watcher("/b", &watcher)
+        .await
+        .unwrap();
+    client.delete("/b", None).await.unwrap();
+    let deleted = within("the delete of /b", events.next()).await.unwrap();
+    assert_eq!(
+        (deleted.event_type, deleted.path.as_str()),
+        (EventType::NodeDeleted, "/b")
+    );
+    client.get_data_with_watcher("/a", &watcher).await.unwrap();
+    client.set_data("/a", b"2", None).await.unwrap();
+    let last = within("the second change of /a", events.next())
+        .await
+        .unwrap();
+    assert_eq!(
+        (last.event_type, last.path.as_str()),
+        (EventType::NodeDataChanged, "/a")
+    );
+    assert!(events.try_next().is_none());
+}
