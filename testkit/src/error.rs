@@ -74,6 +74,12 @@ pub enum Error {
         /// Which server.
         server: String,
     },
+    /// A Java program beside the tests could not be set up: a jar or `javac` missing, or the
+    /// sources did not compile (the message says which, with javac's output).
+    JavaSetup {
+        /// What was missing or failed.
+        message: String,
+    },
     /// An argument was out of range (for example an ensemble of 0 servers).
     InvalidArgument {
         /// What was wrong.
@@ -162,6 +168,11 @@ impl fmt::Display for Error {
                 members.trim_end()
             ),
             Error::NotRunning { server } => write!(f, "{server} is not running"),
+            Error::JavaSetup { message } => write!(
+                f,
+                "Java programs for the tests: {message} (scripts/install-zookeeper.sh installs a \
+                 JDK and Curator's jars)"
+            ),
             Error::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
         }
     }

@@ -11,20 +11,17 @@
 //! override the Debian layout.
 #![allow(dead_code)] // each test file uses some of these
 
-use std::collections::hash_map::DefaultHasher;
-use std::ffi::OsString;
 use std::fs;
-use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::{timeout, timeout_at, Instant};
 use zkrs_client::{Client, ErrorCode};
-use zkrs_testkit::{Installation, TestingServer};
+use zkrs_testkit::{JavaPrograms, TestingServer};
 
 /// For anything that should happen.
 pub const DEADLINE: Duration = Duration::from_secs(30);
@@ -57,113 +54,27 @@ const REQUIRED_JARS: &[&str] = &[
 ];
 /// Added when present: guava's split-out class, and a logger so Curator's warnings reach stderr.
 const OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
-const JAR_DIR: &str = "/usr/share/java";
 
-struct Java {
-    java: PathBuf,
-    /// The compiled peers, then Curator.
-    classpath: OsString,
-}
-
-/// Java, Curator and the compiled peers, set up once per test binary; panics (never skips)
-/// when something is missing.
-fn java() -> &'static Java {
-    static JAVA: OnceLock<Result<Java, String>> = OnceLock::new();
-    match JAVA.get_or_init(setup_java) {
+/// Java, Curator and the compiled peers (every `tests/java/*.java`), set up once per test
+/// binary; panics (never skips) when something is missing.
+fn java() -> &'static JavaPrograms {
+    static JAVA: OnceLock<Result<JavaPrograms, String>> = OnceLock::new();
+    let setup = || {
+        let classpath = JavaPrograms::debian_classpath(REQUIRED_JARS, OPTIONAL_JARS)
+            .map_err(|e| e.to_string())?;
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        JavaPrograms::compile(&peer_sources()?, &classpath, base, "curator-peers")
+            .map_err(|e| e.to_string())
+    };
+    match JAVA.get_or_init(setup) {
         Ok(java) => java,
         Err(e) => panic!("Curator interop tests need Java and Curator: {e}\n{INSTALL_HINT}"),
     }
 }
 
-fn setup_java() -> Result<Java, String> {
-    let curator = curator_classpath()?;
-    let javac = find_tool("ZKR_JAVAC", "javac")?;
-    // The java of the same JDK, else the one the test kit runs ZooKeeper with.
-    let sibling = fs::canonicalize(&javac)
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("java")))
-        .filter(|p| p.is_file());
-    let java = match sibling {
-        Some(java) => java,
-        None => Installation::detect()
-            .map_err(|e| format!("no java: {e}"))?
-            .java()
-            .to_path_buf(),
-    };
-    let classes = compile_peers(&javac, &curator)?;
-    let mut entries = vec![classes];
-    entries.extend(std::env::split_paths(&curator));
-    let classpath = std::env::join_paths(entries).map_err(|e| e.to_string())?;
-    Ok(Java { java, classpath })
-}
-
-/// `ZKR_CURATOR_CLASSPATH`, else the Debian jars.
-fn curator_classpath() -> Result<OsString, String> {
-    if let Some(cp) = std::env::var_os("ZKR_CURATOR_CLASSPATH").filter(|v| !v.is_empty()) {
-        return Ok(cp);
-    }
-    let mut jars = Vec::new();
-    let mut missing = Vec::new();
-    for name in REQUIRED_JARS {
-        match find_jar(name) {
-            Some(jar) => jars.push(jar),
-            None => missing.push(format!("{JAR_DIR}/{name}.jar")),
-        }
-    }
-    if !missing.is_empty() {
-        return Err(format!("missing {}", missing.join(", ")));
-    }
-    jars.extend(OPTIONAL_JARS.iter().filter_map(|name| find_jar(name)));
-    std::env::join_paths(jars).map_err(|e| e.to_string())
-}
-
-fn find_jar(name: &str) -> Option<PathBuf> {
-    let plain = Path::new(JAR_DIR).join(format!("{name}.jar"));
-    if plain.is_file() {
-        return Some(plain);
-    }
-    // A versioned jar without the unversioned link: `<name>-<digit>...jar`.
-    let prefix = format!("{name}-");
-    let mut found: Vec<PathBuf> = fs::read_dir(JAR_DIR)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                n.ends_with(".jar")
-                    && n.strip_prefix(&prefix)
-                        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
-            })
-        })
-        .collect();
-    found.sort();
-    found.pop()
-}
-
-/// `$VAR`, else `$JAVA_HOME/bin/<name>`, else `<name>` on the `PATH`.
-fn find_tool(var: &str, name: &str) -> Result<PathBuf, String> {
-    if let Some(tool) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(tool));
-    }
-    let mut candidates = Vec::new();
-    if let Some(home) = std::env::var_os("JAVA_HOME") {
-        candidates.push(Path::new(&home).join("bin").join(name));
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        candidates.extend(std::env::split_paths(&path).map(|d| d.join(name)));
-    }
-    candidates
-        .into_iter()
-        .find(|p| p.is_file())
-        .ok_or_else(|| format!("no {name} (set {var}, JAVA_HOME, or put it on the PATH)"))
-}
-
-/// Compiles every `tests/java/*.java` (in one javac run) into a folder of the tests'
-/// temporary directory named after the sources and the classpath, so they are compiled once,
-/// not on every run (javac is slow). The folder appears atomically (compiled elsewhere, then
-/// renamed), so concurrent runs never see half-written classes.
-fn compile_peers(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
-    // The root crate's tests/java; the model crate's tests include this file from one level
-    // down.
+/// Every `tests/java/*.java` of the workspace: the root crate's, which the model crate's tests
+/// include this file from one level down.
+fn peer_sources() -> Result<Vec<PathBuf>, String> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let folder = [manifest.join("tests/java"), manifest.join("../tests/java")]
         .into_iter()
@@ -178,52 +89,7 @@ fn compile_peers(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
     if sources.is_empty() {
         return Err(format!("no .java file in {}", folder.display()));
     }
-    let mut hasher = DefaultHasher::new();
-    for source in &sources {
-        let text = fs::read(source).map_err(|e| format!("reading {}: {e}", source.display()))?;
-        source.file_name().hash(&mut hasher);
-        text.hash(&mut hasher);
-    }
-    curator.hash(&mut hasher);
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let name = format!("curator-peers-{:016x}", hasher.finish());
-    let dir = base.join(&name);
-    // The marker is written last: its presence means every class is there.
-    let done = dir.join("compiled");
-    if done.is_file() {
-        return Ok(dir);
-    }
-    let scratch = base.join(format!("{name}.{}", std::process::id()));
-    let _ = fs::remove_dir_all(&scratch);
-    fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
-    let out = Command::new(javac)
-        .args(["-encoding", "UTF-8", "-nowarn", "-d"])
-        .arg(&scratch)
-        .arg("-cp")
-        .arg(curator)
-        .args(&sources)
-        .output()
-        .map_err(|e| format!("running {}: {e}", javac.display()))?;
-    if !out.status.success() {
-        let _ = fs::remove_dir_all(&scratch);
-        return Err(format!(
-            "javac {} failed ({}):\n{}{}",
-            folder.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    fs::write(scratch.join("compiled"), b"")
-        .map_err(|e| format!("writing {}: {e}", scratch.display()))?;
-    if fs::rename(&scratch, &dir).is_err() {
-        // Another run got there first.
-        let _ = fs::remove_dir_all(&scratch);
-        if !done.is_file() {
-            return Err(format!("could not move the classes to {}", dir.display()));
-        }
-    }
-    Ok(dir)
+    Ok(sources)
 }
 
 // ----- The peer -----
@@ -279,21 +145,20 @@ impl Peer {
     /// As [`Peer::start_class`], with the JVM's flags: [`TEST_JVM`] or [`BENCH_JVM`].
     pub async fn start_with_jvm(class: &str, name: &str, jvm: &[&str], args: &[&str]) -> Peer {
         let java = java();
-        let mut child = Command::new(&java.java)
-            .args(jvm)
-            .args([
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-Dorg.slf4j.simpleLogger.logFile=System.err",
-                "-cp",
-            ])
-            .arg(&java.classpath)
-            .arg(class)
+        let mut flags = jvm.to_vec();
+        // The logger: warnings and worse, to stderr.
+        flags.extend([
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            "-Dorg.slf4j.simpleLogger.logFile=System.err",
+        ]);
+        let mut child = java
+            .command(&flags, class)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}\n{INSTALL_HINT}", java.java.display()));
+            .unwrap_or_else(|e| panic!("starting {}: {e}\n{INSTALL_HINT}", java.java().display()));
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");

@@ -1,5 +1,5 @@
-//! Runs Curator's own queues in a JVM (`tests/java/CuratorQueuePeer.java`, compiled here with
-//! javac against Debian's Curator 5.4.0 jars) and talks to it over stdin/stdout. Shared by
+//! Runs Curator's own queues in a JVM (`tests/java/CuratorQueuePeer.java`, compiled by the test
+//! kit's `JavaPrograms` against Debian's Curator 5.4.0 jars) and talks to it over stdin/stdout. Shared by
 //! `tests/curator_queues.rs` and `recipes/benches/queue_throughput.rs` (included with
 //! `#[path]`, so it is not a module of the recipe tests' `support`).
 //!
@@ -8,19 +8,16 @@
 //! Debian layout. Nothing here skips: without Java or Curator it panics and says why.
 #![allow(dead_code)] // each user takes what it needs
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::VecDeque;
-use std::ffi::OsString;
-use std::fs;
-use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::{timeout_at, Instant};
+use zkrs_testkit::JavaPrograms;
 
 /// For a JVM to start and connect (the machine may be busy).
 pub const START: Duration = Duration::from_secs(90);
@@ -37,99 +34,22 @@ const REQUIRED_JARS: &[&str] = &[
     "slf4j-api",
 ];
 const OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
-const JAR_DIR: &str = "/usr/share/java";
 const CLASS: &str = "CuratorQueuePeer";
 
-struct Java {
-    java: PathBuf,
-    classpath: OsString,
-}
-
 /// Java, Curator and the compiled peer, set up once per process; panics when missing.
-fn java() -> &'static Java {
-    static JAVA: OnceLock<Result<Java, String>> = OnceLock::new();
-    match JAVA.get_or_init(setup_java) {
+fn java() -> &'static JavaPrograms {
+    static JAVA: OnceLock<Result<JavaPrograms, String>> = OnceLock::new();
+    let setup = || {
+        let classpath = JavaPrograms::debian_classpath(REQUIRED_JARS, OPTIONAL_JARS)
+            .map_err(|e| e.to_string())?;
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        JavaPrograms::compile(&[source()?], &classpath, base, "curator-queue-peer")
+            .map_err(|e| e.to_string())
+    };
+    match JAVA.get_or_init(setup) {
         Ok(java) => java,
         Err(e) => panic!("the Curator queue peer needs Java and Curator: {e}\n{INSTALL_HINT}"),
     }
-}
-
-fn setup_java() -> Result<Java, String> {
-    let curator = curator_classpath()?;
-    let javac = find_tool("ZKR_JAVAC", "javac")?;
-    let sibling = fs::canonicalize(&javac)
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("java")))
-        .filter(|p| p.is_file());
-    let java = match sibling {
-        Some(java) => java,
-        None => zkrs_testkit::Installation::detect()
-            .map_err(|e| format!("no java: {e}"))?
-            .java()
-            .to_path_buf(),
-    };
-    let classes = compile_peer(&javac, &curator)?;
-    let mut entries = vec![classes];
-    entries.extend(std::env::split_paths(&curator));
-    let classpath = std::env::join_paths(entries).map_err(|e| e.to_string())?;
-    Ok(Java { java, classpath })
-}
-
-fn curator_classpath() -> Result<OsString, String> {
-    if let Some(cp) = std::env::var_os("ZKR_CURATOR_CLASSPATH").filter(|v| !v.is_empty()) {
-        return Ok(cp);
-    }
-    let mut jars = Vec::new();
-    let mut missing = Vec::new();
-    for name in REQUIRED_JARS {
-        match find_jar(name) {
-            Some(jar) => jars.push(jar),
-            None => missing.push(format!("{JAR_DIR}/{name}.jar")),
-        }
-    }
-    if !missing.is_empty() {
-        return Err(format!("missing {}", missing.join(", ")));
-    }
-    jars.extend(OPTIONAL_JARS.iter().filter_map(|name| find_jar(name)));
-    std::env::join_paths(jars).map_err(|e| e.to_string())
-}
-
-fn find_jar(name: &str) -> Option<PathBuf> {
-    let plain = Path::new(JAR_DIR).join(format!("{name}.jar"));
-    if plain.is_file() {
-        return Some(plain);
-    }
-    let prefix = format!("{name}-");
-    let mut found: Vec<PathBuf> = fs::read_dir(JAR_DIR)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                n.ends_with(".jar")
-                    && n.strip_prefix(&prefix)
-                        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
-            })
-        })
-        .collect();
-    found.sort();
-    found.pop()
-}
-
-fn find_tool(var: &str, name: &str) -> Result<PathBuf, String> {
-    if let Some(tool) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(tool));
-    }
-    let mut candidates = Vec::new();
-    if let Some(home) = std::env::var_os("JAVA_HOME") {
-        candidates.push(Path::new(&home).join("bin").join(name));
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        candidates.extend(std::env::split_paths(&path).map(|d| d.join(name)));
-    }
-    candidates
-        .into_iter()
-        .find(|p| p.is_file())
-        .ok_or_else(|| format!("no {name} (set {var}, JAVA_HOME, or put it on the PATH)"))
 }
 
 /// The peer's source: `tests/java/` of the workspace (this file is compiled into the root
@@ -143,51 +63,6 @@ fn source() -> Result<PathBuf, String> {
         .ok_or_else(|| format!("no tests/java/{CLASS}.java near {}", manifest.display()))
 }
 
-/// Compiles the peer once into the target's temporary folder, in a folder named after the
-/// source and classpath; it appears atomically (compiled elsewhere, then renamed).
-fn compile_peer(javac: &Path, curator: &OsString) -> Result<PathBuf, String> {
-    let source = source()?;
-    let text = fs::read(&source).map_err(|e| format!("reading {}: {e}", source.display()))?;
-    let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
-    curator.hash(&mut hasher);
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let name = format!("curator-queue-peer-{:016x}", hasher.finish());
-    let dir = base.join(&name);
-    let class = format!("{CLASS}.class");
-    if dir.join(&class).is_file() {
-        return Ok(dir);
-    }
-    let scratch = base.join(format!("{name}.{}", std::process::id()));
-    let _ = fs::remove_dir_all(&scratch);
-    fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
-    let out = Command::new(javac)
-        .args(["-encoding", "UTF-8", "-nowarn", "-d"])
-        .arg(&scratch)
-        .arg("-cp")
-        .arg(curator)
-        .arg(&source)
-        .output()
-        .map_err(|e| format!("running {}: {e}", javac.display()))?;
-    if !out.status.success() {
-        let _ = fs::remove_dir_all(&scratch);
-        return Err(format!(
-            "javac {} failed ({}):\n{}{}",
-            source.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    if fs::rename(&scratch, &dir).is_err() {
-        let _ = fs::remove_dir_all(&scratch);
-        if !dir.join(&class).is_file() {
-            return Err(format!("could not move the classes to {}", dir.display()));
-        }
-    }
-    Ok(dir)
-}
-
 /// Lines the peer prints on its own (a running consumer's), whatever command is under way.
 const EVENTS: &[&str] = &["ITEM", "FAILED"];
 
@@ -195,6 +70,16 @@ const EVENTS: &[&str] = &["ITEM", "FAILED"];
 pub const TEST_JVM: &[&str] = &["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m"];
 /// JVM flags for benchmarks: the full JIT.
 pub const BENCH_JVM: &[&str] = &["-Xmx512m"];
+
+/// `jvm`, and the logger's flags: warnings and worse, to stderr.
+fn jvm_flags<'a>(jvm: &[&'a str]) -> Vec<&'a str> {
+    let mut flags = jvm.to_vec();
+    flags.extend([
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        "-Dorg.slf4j.simpleLogger.logFile=System.err",
+    ]);
+    flags
+}
 
 /// A running `CuratorQueuePeer`. Killed on drop.
 pub struct QueuePeer {
@@ -211,21 +96,14 @@ impl QueuePeer {
     /// Starts `java CuratorQueuePeer <connect>` and waits for its session.
     pub async fn start(name: &str, connect: &str, jvm: &[&str]) -> QueuePeer {
         let java = java();
-        let mut child = Command::new(&java.java)
-            .args(jvm)
-            .args([
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-Dorg.slf4j.simpleLogger.logFile=System.err",
-                "-cp",
-            ])
-            .arg(&java.classpath)
-            .arg(CLASS)
+        let mut child = java
+            .command(&jvm_flags(jvm), CLASS)
             .arg(connect)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}\n{INSTALL_HINT}", java.java.display()));
+            .unwrap_or_else(|e| panic!("starting {}: {e}\n{INSTALL_HINT}", java.java().display()));
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
