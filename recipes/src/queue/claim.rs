@@ -17,7 +17,7 @@ use zkrs_client::__private::ErrorInternals;
 use tokio::sync::Notify;
 use zkrs_client::{Bytes, Client, CreateMode, CreateOptions, Error, ErrorCode, Watcher};
 
-use crate::framework::{join, wait_connected};
+use crate::framework::{join, wait_connected, Uuid};
 
 /// An item taken from the queue (its node deleted, or locked by us).
 #[derive(Debug)]
@@ -211,11 +211,41 @@ pub(crate) async fn claim_by_lock(
     let path = join(dir, &name);
     let lock_node = join(lock_dir, &name);
     let options = CreateOptions::new(CreateMode::Ephemeral).with_stat();
+    // The lock's data names this claim, so that after a create in doubt we know the node for
+    // ours: the session alone would not say, as another take on this session may hold it.
+    // (Curator only looks at whether a lock node exists.)
+    let token = Uuid::new_v4().to_ascii();
     // A create of ours failed with its outcome unknown: the node may be ours.
     let mut in_doubt = false;
     let (held, mut read) = loop {
+        if in_doubt {
+            // Did our create happen? Synced first: the member we reconnected to may not have
+            // applied it yet, and may still show a lock that was deleted since (found by the
+            // simulation, queues seed 5000105: the look read a lagging member, saw the lock
+            // of a consumer that had finished, and our own lock stayed for the session's
+            // life). Ours if its data is our token.
+            if let Err(e) = wait_connected(&client).await {
+                return Claimed::Failed(e);
+            }
+            let looked = match client.sync(lock_dir).await {
+                Ok(()) => client.get_data(&lock_node).await,
+                Err(e) => Err(e),
+            };
+            match looked {
+                Ok((data, stat)) if data[..] == token[..] => {
+                    let held = LockHeld::new(&client, lock_node, stat.ephemeral_owner, released);
+                    break (held, client.get_data(&path).await);
+                }
+                // Another consumer's (so our create did not happen), or none: create again,
+                // and a `NodeExists` watches it.
+                Ok(_) => {}
+                Err(e) if e.code() == ErrorCode::NoNode => {}
+                Err(e) if retry_later(&e) => continue,
+                Err(e) => return Claimed::Failed(e),
+            }
+        }
         let (created, read) = tokio::join!(
-            client.create_with(&lock_node, b"", &options),
+            client.create_with(&lock_node, &token, &options),
             client.get_data(&path)
         );
         match created {
@@ -224,45 +254,11 @@ pub(crate) async fn claim_by_lock(
                 break (LockHeld::new(&client, lock_node, owner, released), read);
             }
             Err(e) if e.code() == ErrorCode::NodeExists => {
-                // After a create in doubt whose look below failed too (both replies lost),
-                // the node that exists may be our own: held by nobody else, it would never
-                // be released (found by the simulation, queues seed 3: a lock create's reply
-                // and the exists after it both skipped by a member).
-                if in_doubt {
-                    match client.exists(&lock_node).await {
-                        Ok(Some(stat)) if stat.ephemeral_owner == client.session_id() => {
-                            let held =
-                                LockHeld::new(&client, lock_node, stat.ephemeral_owner, released);
-                            break (held, client.get_data(&path).await);
-                        }
-                        Ok(Some(_)) => {}
-                        Ok(None) => continue,
-                        Err(e) if retry_later(&e) => continue,
-                        Err(e) => return Claimed::Failed(e),
-                    }
-                }
                 return busy(&client, &lock_node, &watcher).await;
             }
             Err(e) if e.code() == ErrorCode::NoNode => return Claimed::NoLockDir,
             Err(e) if e.is_closed() => return Claimed::Failed(e),
-            Err(e) if retry_later(&e) => {
-                in_doubt = true;
-                // Did our create happen? Ours if it is there and owned by this session.
-                if let Err(e) = wait_connected(&client).await {
-                    return Claimed::Failed(e);
-                }
-                match client.exists(&lock_node).await {
-                    Ok(Some(stat)) if stat.ephemeral_owner == client.session_id() => {
-                        let held =
-                            LockHeld::new(&client, lock_node, stat.ephemeral_owner, released);
-                        break (held, client.get_data(&path).await);
-                    }
-                    Ok(Some(_)) => return busy(&client, &lock_node, &watcher).await,
-                    Ok(None) => continue,
-                    Err(e) if retry_later(&e) => continue,
-                    Err(e) => return Claimed::Failed(e),
-                }
-            }
+            Err(e) if retry_later(&e) => in_doubt = true,
             Err(e) => return Claimed::Failed(e),
         }
     };
