@@ -85,3 +85,11 @@ fn latch_an_in_doubt_create_is_looked_for_until_known() {
 fn queues_a_lock_in_doubt_is_looked_for_after_a_sync() {
     passes_with_skipped_replies("queues", 5000105);
 }
+
+/// The simulation's own defect: a skipped-reply budget a member had not used up by the end
+/// of the faults was spent after healing, on the master suite's reads of the znodes, and the
+/// checker reported a leader the znodes did not show. Budgets end with the planned faults.
+#[test]
+fn master_no_reply_is_skipped_after_healing() {
+    passes_with_skipped_replies("master", 5009013);
+}
