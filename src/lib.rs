@@ -38,3 +38,11 @@ struct ReadmeExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/model.md")]
 struct DesignNotesModel;
+
+/// The crates' READMEs (their crates.io pages): their Rust examples, compiled too.
+#[cfg(doctest)]
+#[doc = include_str!("../client/README.md")]
+#[doc = include_str!("../recipes/README.md")]
+#[doc = include_str!("../model/README.md")]
+#[doc = include_str!("../sim/README.md")]
+struct CrateReadmes;
