@@ -25,3 +25,6 @@ cargo run --quiet --example sasl_kerberos --features sasl-gssapi
 cargo test --features discovery --test curator_discovery "$@"
 cargo run --quiet --example service_discovery --features discovery
 cargo test --workspace --doc --features discovery
+# The guide's examples that need the other features (TLS, SASL, Kerberos, metrics): every
+# Rust block of the docs compiles with every feature on too.
+cargo test -p zkrs --doc --all-features
