@@ -16,7 +16,6 @@ use tokio::sync::mpsc;
 
 use crate::host_provider::SharedProvider;
 use crate::metrics::Metrics;
-use crate::notification_run::NotificationRun;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
@@ -46,9 +45,8 @@ pub(crate) struct Driver {
     probe_tx: mpsc::UnboundedSender<usize>,
     probe_rx: mpsc::UnboundedReceiver<usize>,
     read_buf: BytesMut,
+    /// Where each watcher the core holds sends its events.
     sinks: HashMap<WatcherId, WatchSink>,
-    /// `sinks.len()` at which the next new sink triggers [`Driver::sweep_abandoned`].
-    sweep_at: usize,
     /// The host of the current (or last) connection attempt, for the logs.
     host: usize,
     /// The last session id, for the logs (a `Lost` change carries 0).
@@ -71,12 +69,10 @@ pub(crate) struct Driver {
     fresh_hosts: bool,
     /// The client's figures: bytes, connections, expiries, watch events.
     metrics: Arc<Metrics>,
-    /// The groups the current notification has reached (each hears it once).
-    notification: NotificationRun,
 }
 
-/// The fewest watch sinks worth a sweep for abandoned one-shot watches.
-const MIN_SWEEP: usize = 64;
+/// Watch sinks kept allocated across connections (as the core keeps its watchers).
+const KEEP_SINKS: usize = 64;
 
 /// Smallest free space kept in the read buffer before a read.
 const READ_RESERVE: usize = 64 * 1024;
@@ -105,7 +101,6 @@ impl Driver {
             probe_rx,
             read_buf: BytesMut::with_capacity(READ_RESERVE),
             sinks: HashMap::new(),
-            sweep_at: MIN_SWEEP,
             host: 0,
             last_session: 0,
             handles_gone: false,
@@ -116,7 +111,6 @@ impl Driver {
             pending: None,
             fresh_hosts: false,
             metrics: Arc::new(Metrics::new()),
-            notification: NotificationRun::default(),
         }
     }
 
@@ -229,15 +223,17 @@ impl Driver {
             Command::Request { request, sink } => match sink {
                 // Left through a watcher whose stream is already gone: nobody will read its
                 // event, so its registration is forgotten as soon as it is made.
-                Some((id, WatchSink::Group { tx, kind, path, .. })) if tx.is_closed() => {
+                Some((id, WatchSink::Group(tx))) if tx.is_closed() => {
                     self.session.submit(request, now);
-                    self.session.forget_registration(id, kind, &path, now);
+                    self.session.forget_watcher(id, now);
                 }
                 Some((id, sink)) => {
                     self.sinks.insert(id, sink);
                     self.session.submit(request, now);
-                    if self.sinks.len() >= self.sweep_at {
-                        self.sweep_abandoned(now);
+                    let sinks = &self.sinks;
+                    let abandoned = |id| sinks.get(&id).is_some_and(WatchSink::is_abandoned);
+                    for id in self.session.sweep_abandoned(abandoned, now) {
+                        self.sinks.remove(&id);
                     }
                 }
                 None => self.session.submit(request, now),
@@ -251,10 +247,11 @@ impl Driver {
                 self.sinks.remove(&id);
                 self.session.forget_watcher(id, now);
             }
-            Command::ForgetGroup(forgotten) => self.forget_sinks(
-                now,
-                |sink| matches!(sink, WatchSink::Group { group, .. } if *group == forgotten),
-            ),
+            Command::ForgetGroup(group) => {
+                for id in self.session.forget_group(group, now) {
+                    self.sinks.remove(&id);
+                }
+            }
             Command::Close(reply) => self.session.close(reply, now),
             Command::Detach(done) => {
                 self.detached.push(done);
@@ -268,12 +265,7 @@ impl Driver {
                 let _ = reply.send(self.update_hosts(hosts, rebalance, now));
             }
             Command::CountOneShotWatches(reply) => {
-                let count = self
-                    .sinks
-                    .values()
-                    .filter(|sink| !matches!(sink, WatchSink::Stream(_)))
-                    .count();
-                let _ = reply.send(count);
+                let _ = reply.send(crate::session::__private::one_shot_watchers(&self.session));
             }
         }
     }
@@ -356,41 +348,6 @@ impl Driver {
         moved
     }
 
-    /// Forgets the one-shot watches nobody waits for any more: their `OneshotWatch` (or the
-    /// call that would have made it) was dropped before the event came. Without this, a
-    /// service that leaves a watch on a node that never changes, again and again, would grow
-    /// the sinks and the session's registry by one entry per call for the life of the
-    /// session. Run when the sinks double since the last sweep, so it costs O(1) amortised per
-    /// watch; the server's watch goes too when no other watcher of the session needs it.
-    fn sweep_abandoned(&mut self, now: Instant) {
-        self.forget_sinks(now, |sink| match sink {
-            WatchSink::Once { tx, .. } => tx.is_closed(),
-            WatchSink::Group { tx, .. } => tx.is_closed(),
-            WatchSink::Stream(_) => false,
-        });
-        self.sweep_at = (self.sinks.len() * 2).max(MIN_SWEEP);
-    }
-
-    /// Drops the one-shot sinks that `unwanted` picks and forgets their registrations (see
-    /// `Session::forget_registration`: in flight, registered, or the server's watch too).
-    fn forget_sinks(&mut self, now: Instant, unwanted: impl Fn(&WatchSink) -> bool) {
-        let mut ids: Vec<WatcherId> = self
-            .sinks
-            .iter()
-            .filter(|(_, sink)| unwanted(sink))
-            .map(|(id, _)| *id)
-            .collect();
-        // In the order they were made, not the map's hash order: a run repeats exactly.
-        ids.sort_unstable();
-        for id in ids {
-            if let Some(WatchSink::Once { kind, path, .. } | WatchSink::Group { kind, path, .. }) =
-                self.sinks.remove(&id)
-            {
-                self.session.forget_registration(id, kind, &path, now);
-            }
-        }
-    }
-
     /// At a disconnection: empties the read buffer and hands back what a burst made it and
     /// the sinks grow to (as the core does with its own queues), so a long-lived client does
     /// not keep its largest frame and its most watches allocated for good. Replies still
@@ -400,7 +357,7 @@ impl Driver {
         if self.read_buf.capacity() > 2 * READ_RESERVE {
             self.read_buf = BytesMut::with_capacity(READ_RESERVE);
         }
-        self.sinks.shrink_to(MIN_SWEEP);
+        self.sinks.shrink_to(KEEP_SINKS);
     }
 
     /// Writes what the core has to send, as far as the socket takes it without blocking.
@@ -497,9 +454,6 @@ impl Driver {
     /// Acts on everything the core said. Returns true when the session is closed.
     fn process_events(&mut self) -> bool {
         while let Some(event) = self.session.poll_event() {
-            if !matches!(event, Event::Watch { .. }) {
-                self.notification.end();
-            }
             match event {
                 Event::Connect {
                     host,
@@ -554,24 +508,14 @@ impl Driver {
                         state: raw.state,
                         path: self.chroot.to_client(&raw.path).to_string(),
                     };
+                    // The core says who hears what (a group hears a notification once).
                     let delivered = match self.sinks.get(&watcher) {
                         Some(WatchSink::Stream(tx)) => tx.send(Ok(event)),
-                        Some(WatchSink::Once { .. } | WatchSink::Group { .. }) => {
+                        Some(WatchSink::Once(_) | WatchSink::Group(_)) => {
                             match self.sinks.remove(&watcher) {
-                                Some(WatchSink::Once { tx, .. }) => drop(tx.send(event)),
-                                Some(WatchSink::Group { tx, group, .. }) => {
-                                    // Once per group, as a Java `Watcher` object hears it.
-                                    let notification = &mut self.notification;
-                                    if notification.first_for(
-                                        group,
-                                        raw.event_type,
-                                        raw.state,
-                                        &raw.path,
-                                    ) {
-                                        drop(tx.send(event));
-                                    }
-                                }
-                                _ => {}
+                                Some(WatchSink::Once(tx)) => drop(tx.send(event)),
+                                Some(WatchSink::Group(tx)) => drop(tx.send(event)),
+                                Some(WatchSink::Stream(_)) | None => {}
                             }
                             true
                         }

@@ -38,6 +38,7 @@ mod reply_check;
 mod sasl;
 mod send;
 mod state;
+mod watchers;
 mod watches;
 
 use std::collections::VecDeque;
@@ -60,8 +61,10 @@ pub use messages::{Event, Reply, Request, WatchEvent, WatchOp};
 pub(crate) use reply_check::check_reply;
 pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
+use watchers::Watchers;
+pub use watchers::{WatcherGroup, WatcherId};
+pub use watches::WatchKind;
 use watches::WatchRegistry;
-pub use watches::{WatchKind, WatcherId};
 
 /// Bytes of output buffer a session keeps across connections (a burst grows it further,
 /// until the next teardown).
@@ -147,6 +150,8 @@ pub struct Session<T> {
     extra_close_tokens: Vec<T>,
     // Watches and output.
     watches: WatchRegistry,
+    /// The watchers the driver holds a receiver for, and the rules about them.
+    watchers: Watchers,
     /// Registrations forgotten while their request was in flight: dropped (and removed
     /// from the server) when the reply comes.
     forgotten: std::collections::HashSet<WatcherId>,
@@ -201,6 +206,7 @@ impl<T> Session<T> {
             auth_failure: None,
             extra_close_tokens: Vec::new(),
             watches: WatchRegistry::default(),
+            watchers: Watchers::default(),
             forgotten: std::collections::HashSet::new(),
             triggered: Vec::new(),
             events: VecDeque::new(),
@@ -270,7 +276,8 @@ impl<T> Session<T> {
 
     /// The next thing the driver must act on.
     pub fn poll_event(&mut self) -> Option<Event<T>> {
-        self.events.pop_front()
+        let event = self.events.pop_front()?;
+        Some(self.watchers.output(event))
     }
 
     /// Bytes waiting to be written to the connection.
@@ -320,6 +327,15 @@ impl<T> Session<T> {
     /// Queues a request: sent now if a session is open, else when one is; failed with
     /// `ConnectionLoss` if none is within the session timeout.
     pub fn submit(&mut self, request: Request<T>, now: Instant) {
+        if let Some(WatchOp::Register {
+            kind,
+            path,
+            watcher,
+            group,
+        }) = &request.watch
+        {
+            self.watchers.hold(*watcher, *kind, path, *group);
+        }
         if self.conn == Conn::Closed || self.closing.is_some() {
             self.fail(Some(request.token), request.watch, Error::closed());
             return;
@@ -403,9 +419,9 @@ impl<T> Session<T> {
         }
     }
 
-    /// The driver dropped a watcher's receiver: forget it, and remove the server's watch when
-    /// no other watcher needs it.
-    pub fn forget_watcher(&mut self, watcher: WatcherId, now: Instant) {
+    /// Forgets a persistent watcher (or one no longer held), and removes the server's watch
+    /// when no other watcher needs it.
+    fn forget_persistent(&mut self, watcher: WatcherId, now: Instant) {
         let Some((path, kind)) = self.watches.forget(watcher) else {
             return;
         };
@@ -431,10 +447,9 @@ impl<T> Session<T> {
         self.send_frame(&frame, OpCode::RemoveWatches, None, None, now);
     }
 
-    /// The driver dropped a one-shot watch left through a shared watcher, whose path and kind
-    /// it kept: forget it, and remove the server's watch of that kind when no other watcher
-    /// needs it.
-    pub fn forget_registration(
+    /// Forgets a one-shot registration (its path and kind known): removes the server's watch
+    /// of that kind when no other watcher needs it; one in flight is forgotten at its reply.
+    pub(crate) fn forget_registration(
         &mut self,
         watcher: WatcherId,
         kind: WatchKind,

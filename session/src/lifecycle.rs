@@ -155,6 +155,7 @@ impl<T> Session<T> {
         self.triggered.shrink_to(KEEP_QUEUED);
         self.forgotten.shrink_to(KEEP_QUEUED);
         self.watches.shrink_to(KEEP_QUEUED);
+        self.watchers.shrink_to(KEEP_QUEUED);
     }
 
     /// The next attempt, after `delay`.

@@ -11,3 +11,9 @@ use crate::Session;
 pub fn has_watches<T>(session: &Session<T>) -> bool {
     !session.watches.is_empty()
 }
+
+/// How many one-shot watchers the session holds: live ones, and abandoned ones not yet swept
+/// (for a simulation's check).
+pub fn one_shot_watchers<T>(session: &Session<T>) -> usize {
+    session.watchers.one_shot()
+}

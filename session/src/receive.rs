@@ -126,6 +126,7 @@ impl<T> Session<T> {
                 kind,
                 path,
                 watcher,
+                group: _,
             }) => {
                 let kind = match (kind, err) {
                     (WatchKind::Exist, ErrorCode::Ok) => Some(WatchKind::Data),

@@ -14,7 +14,7 @@ use zkrs_codec::{
     KeeperState, OpCode, PathWatchRequest, SetWatches, SetWatches2,
 };
 use zkrs_session::{ConnectionState, ErrorCode};
-use zkrs_session::{Event, WatchKind, WatchOp};
+use zkrs_session::{Event, WatchKind, WatchOp, WatcherGroup, WatcherId};
 
 use ConnectionState::*;
 
@@ -43,7 +43,7 @@ fn unused(events: &[Event<u32>]) -> Vec<u64> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::WatcherUnused(w) => Some(*w),
+            Event::WatcherUnused(w) => Some(w.get()),
             _ => None,
         })
         .collect()
@@ -854,7 +854,8 @@ fn persistent_watches_are_set_again_with_set_watches2() {
             Some(WatchOp::Register {
                 kind,
                 path: path.into(),
-                watcher,
+                watcher: WatcherId::new(watcher),
+                group: None,
             }),
         )
     };
@@ -947,6 +948,95 @@ fn many_watches_are_set_again_in_batches_of_at_most_128_kib() {
     let mut want = paths.clone();
     want.sort();
     assert_eq!(seen, want, "every watched path exactly once");
+}
+
+#[test]
+fn a_notification_reaches_a_group_once_however_many_of_its_registrations_it_ends() {
+    let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x42);
+    let group = Some(WatcherGroup::new(100));
+    // getData and exists on /a through the group, and the same getData again; a lone watch
+    // on /a too; and the group's child watch on /a, which a delete also ends.
+    let t1 = sim.watch_read_into(WatchKind::Data, "/a", 1, group);
+    let t2 = sim.watch_read_into(WatchKind::Exist, "/a", 2, group);
+    let t3 = sim.watch_read_into(WatchKind::Data, "/a", 3, group);
+    let t4 = sim.watch_read(WatchKind::Data, "/a", 4);
+    let t5 = sim.watch_read_into(WatchKind::Child, "/a", 5, group);
+    let sent = sim.take_sent();
+    sim.reply_next_zxid(sent[0].xid, &get_data_body(b"a"));
+    sim.reply_next_zxid(sent[1].xid, &stat_body());
+    sim.reply_next_zxid(sent[2].xid, &get_data_body(b"a"));
+    sim.reply_next_zxid(sent[3].xid, &get_data_body(b"a"));
+    sim.reply_next_zxid(sent[4].xid, &children_body(&[]));
+    let ev = sim.events();
+    for t in [t1, t2, t3, t4, t5] {
+        ok_of(&ev, t);
+    }
+
+    sim.notify(EventType::NodeDeleted, "/a");
+    let ev = sim.events();
+    // The group hears it once (through its first registration), the lone watcher too; the
+    // group's other registrations end without an event of their own.
+    let heard: Vec<u64> = watch_events(&ev).into_iter().map(|w| w.0).collect();
+    assert_eq!(heard.len(), 2, "{ev:?}");
+    assert!(heard.contains(&4), "{ev:?}");
+    assert_eq!(heard.iter().filter(|w| [1, 2, 3, 5].contains(w)).count(), 1);
+    let mut released = unused(&ev);
+    released.sort_unstable();
+    let mut rest: Vec<u64> = [1, 2, 3, 5]
+        .into_iter()
+        .filter(|w| !heard.contains(w))
+        .collect();
+    rest.sort_unstable();
+    assert_eq!(released, rest);
+    assert_eq!(zkrs_session::__private::one_shot_watchers(&sim.s), 0);
+}
+
+#[test]
+fn abandoned_one_shot_watches_are_swept_when_the_watchers_double() {
+    let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x42);
+    // Each watch on /stable is left and its receiver dropped at once (odd watchers), or kept
+    // (even ones): nothing ever fires.
+    let mut swept = Vec::new();
+    let mut asked = 0;
+    for w in 1..=200u64 {
+        let t = sim.watch_read(WatchKind::Data, "/stable", w);
+        let sent = sim.take_sent();
+        sim.reply_next_zxid(sent[0].xid, &get_data_body(b"x"));
+        ok_of(&sim.events(), t);
+        let now = sim.now;
+        swept.extend(sim.s.sweep_abandoned(
+            |id| {
+                asked += 1;
+                id.get() % 2 == 1
+            },
+            now,
+        ));
+        // Never more than twice the live ones (or the sweep's floor).
+        let held = zkrs_session::__private::one_shot_watchers(&sim.s);
+        let live = w as usize / 2;
+        assert!(held <= (2 * live).max(64), "{held} held after {w}");
+    }
+    assert!(asked > 0);
+    assert!(swept.iter().all(|w| w.get() % 2 == 1), "{swept:?}");
+    assert!(swept.windows(2).all(|p| p[0] < p[1]), "in the order made");
+    let held = zkrs_session::__private::one_shot_watchers(&sim.s);
+    assert!(held < 200 - 50, "{held}: abandoned watches are kept");
+    // The server's watch stays: the live watchers still need it.
+    let sent = sim.take_sent();
+    assert!(
+        sent.iter().all(|s| s.op != OpCode::RemoveWatches),
+        "{sent:?}"
+    );
+    // A forgotten watcher hears nothing: the change reaches the live ones only.
+    sim.notify(EventType::NodeDataChanged, "/stable");
+    let heard: Vec<u64> = watch_events(&sim.events())
+        .into_iter()
+        .map(|w| w.0)
+        .collect();
+    assert!(heard
+        .iter()
+        .all(|w| w % 2 == 0 || !swept.iter().any(|s| s.get() == *w)));
+    assert!((100..=200).contains(&heard.len()), "{}", heard.len());
 }
 
 // ----- close() -----

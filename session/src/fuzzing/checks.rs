@@ -35,6 +35,10 @@ impl<'a> Harness<'a> {
         if let Some(trace) = &mut self.trace {
             trace.push(format!("    {event:?}"));
         }
+        if !matches!(event, Event::Watch { .. }) {
+            // A notification's events come with nothing between them.
+            self.group_run = None;
+        }
         if self.closed {
             let allowed = match &event {
                 Event::Reply { token, .. } => self.after_close_tokens.contains(token),
@@ -84,6 +88,18 @@ impl<'a> Harness<'a> {
                     .find(|(w, _)| *w == watcher)
                     .map(|&(_, one_shot)| one_shot);
                 assert!(one_shot.is_some(), "unknown watcher {watcher}");
+                if self.grouped.contains(&watcher) {
+                    let this = (event.event_type, event.state, event.path.clone());
+                    if self.group_run.as_ref() != Some(&this) {
+                        self.group_run = Some(this);
+                        self.group_heard = false;
+                    }
+                    assert!(
+                        !self.group_heard,
+                        "the group heard one notification twice ({event:?}, watcher {watcher})"
+                    );
+                    self.group_heard = true;
+                }
                 self.notified.insert(watcher);
                 if one_shot == Some(true) {
                     assert!(
