@@ -18,7 +18,8 @@ use crate::host_provider::SharedProvider;
 use crate::metrics::Metrics;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
-use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
+use crate::session::__private::ExhaustiveEvent;
+use crate::session::{ConnectionState, HostChange, Session, StateChange, WatcherId};
 use crate::transport::{Connector, Transport};
 use crate::watched_event::WatchedEvent;
 
@@ -137,7 +138,7 @@ impl Driver {
                     self.armed = Some(deadline);
                 }
             }
-            let want_write = !self.session.transmit().is_empty()
+            let want_write = !self.session.poll_transmit().is_empty()
                 || self.transport.as_ref().is_some_and(Transport::wants_write);
             // Biased, in this order, so that what runs depends only on what is ready (a
             // simulation replays a seed exactly; tokio's random start would not): replies
@@ -255,14 +256,14 @@ impl Driver {
             Command::Close(reply) => self.session.close(reply, now),
             Command::Detach(done) => {
                 self.detached.push(done);
-                self.session.detach(now);
+                self.session.detach();
             }
             Command::UpdateHosts {
                 hosts,
-                rebalance,
+                change,
                 reply,
             } => {
-                let _ = reply.send(self.update_hosts(hosts, rebalance, now));
+                let _ = reply.send(self.update_hosts(hosts, change, now));
             }
             Command::CountOneShotWatches(reply) => {
                 let _ = reply.send(crate::session::__private::one_shot_watchers(&self.session));
@@ -299,7 +300,7 @@ impl Driver {
         match hosts {
             Ok(hosts) if hosts != self.hosts => {
                 crate::__log!(info, hosts = ?hosts, "the host provider changed the hosts");
-                if self.update_hosts(hosts, true, now) {
+                if self.update_hosts(hosts, HostChange::Rebalance, now) {
                     // The core dropped this attempt and connects to the new host at once.
                     self.fresh_hosts = true;
                     return;
@@ -322,17 +323,18 @@ impl Driver {
 
     /// Takes a new host list (see `Session::update_hosts`); returns whether the client
     /// moves. Hosts are the same when their name and port are (as given, not resolved).
-    fn update_hosts(&mut self, hosts: Vec<(String, u16)>, rebalance: bool, now: Instant) -> bool {
+    fn update_hosts(
+        &mut self,
+        hosts: Vec<(String, u16)>,
+        change: HostChange,
+        now: Instant,
+    ) -> bool {
         let kept: Vec<Option<usize>> = hosts
             .iter()
             .map(|h| self.hosts.iter().position(|old| old == h))
             .collect();
         let names = hosts.iter().map(|(name, _)| name.clone()).collect();
-        let moved = if rebalance {
-            self.session.update_hosts(&kept, names, now)
-        } else {
-            self.session.replace_hosts(&kept, names, now)
-        };
+        let moved = self.session.update_hosts(&kept, names, change, now);
         if let Some(host) = self.session.current_host() {
             self.host = host;
         } else {
@@ -365,8 +367,8 @@ impl Driver {
         let Some(transport) = &mut self.transport else {
             return Ok(());
         };
-        while !self.session.transmit().is_empty() {
-            match transport.try_write(self.session.transmit()) {
+        while !self.session.poll_transmit().is_empty() {
+            match transport.try_write(self.session.poll_transmit()) {
                 Ok(n) => {
                     self.metrics.sent(n);
                     self.session.advance_transmit(n);
@@ -435,14 +437,21 @@ impl Driver {
                 crate::__log!(warn, %host, %session, "connected to a read-only server")
             }
             ConnectionState::Suspended => {
-                let error = self.session.last_connection_failure().unwrap_or("unknown");
+                let error = self
+                    .session
+                    .last_connection_failure()
+                    .map_or_else(|| "unknown".to_string(), ToString::to_string);
                 crate::__log!(warn, %host, %session, %error, "connection lost; reconnecting");
                 let _ = error;
             }
             ConnectionState::Lost => crate::__log!(warn, %session, "session lost (expired)"),
             ConnectionState::AuthFailed => {
-                let why = self.session.last_connection_failure().unwrap_or("");
-                crate::__log!(warn, %host, %session, why, "authentication failed; the client stops");
+                let why = self
+                    .session
+                    .last_connection_failure()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                crate::__log!(warn, %host, %session, %why, "authentication failed; the client stops");
                 let _ = why;
             }
             ConnectionState::Closed => crate::__log!(info, "client closed"),
@@ -454,8 +463,9 @@ impl Driver {
     /// Acts on everything the core said. Returns true when the session is closed.
     fn process_events(&mut self) -> bool {
         while let Some(event) = self.session.poll_event() {
-            match event {
-                Event::Connect {
+            // Every event, by name: one added to the core is a compile error here.
+            match crate::session::__private::exhaustive(event) {
+                ExhaustiveEvent::Connect {
                     host,
                     timeout,
                     shuffle,
@@ -473,18 +483,18 @@ impl Driver {
                         _ => self.start_connect(host, timeout, shuffle),
                     }
                 }
-                Event::Disconnect => {
+                ExhaustiveEvent::Disconnect => {
                     self.transport = None;
                     self.connecting = None;
                     self.release_burst_capacity();
-                    let failure = self.session.last_connection_failure().map(str::to_owned);
+                    let failure = self.session.last_connection_failure().cloned();
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     shared.attempt = None;
                     if failure.is_some() {
                         shared.last_failure = failure;
                     }
                 }
-                Event::ProbeReadWrite { host } => {
+                ExhaustiveEvent::ProbeReadWrite { host } => {
                     let (name, port) = self.hosts[host].clone();
                     let found = self.probe_tx.clone();
                     let connector = self.connector.clone();
@@ -494,11 +504,11 @@ impl Driver {
                         }
                     });
                 }
-                Event::Reply { token, result } => {
+                ExhaustiveEvent::Reply { token, result } => {
                     // The caller may have stopped waiting (dropped its future): fine.
                     token.send(result);
                 }
-                Event::Watch {
+                ExhaustiveEvent::Watch {
                     watcher,
                     event: raw,
                 } => {
@@ -526,10 +536,10 @@ impl Driver {
                         self.session.forget_watcher(watcher, crate::clock::now());
                     }
                 }
-                Event::WatcherUnused(watcher) => {
+                ExhaustiveEvent::WatcherUnused(watcher) => {
                     self.sinks.remove(&watcher);
                 }
-                Event::State(change) => {
+                ExhaustiveEvent::State(change) => {
                     self.log_state(change);
                     if change.state.is_connected() {
                         self.metrics.connected();
@@ -551,20 +561,17 @@ impl Driver {
                         ConnectionState::AuthFailed | ConnectionState::Lost
                     ) {
                         // Before anyone hears of it: connect() reports this reason.
-                        shared.last_failure =
-                            self.session.last_connection_failure().map(str::to_owned);
+                        shared.last_failure = self.session.last_connection_failure().cloned();
                         shared.auth_failure = self.session.auth_failure().cloned();
                     }
                     shared.current = change;
                     shared.negotiated_timeout = self.session.negotiated_timeout();
                     shared.subscribers.send(change);
                 }
-                Event::Closed => {
+                ExhaustiveEvent::Closed => {
                     self.transport = None;
                     return true;
                 }
-                // An event of a newer core that this driver does not act on yet.
-                _ => {}
             }
         }
         false

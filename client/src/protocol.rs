@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::error::Error;
 use crate::event_stream::EventSender;
 use crate::in_flight::Place;
-use crate::session::{Reply, Request, StateChange, WatcherGroup, WatcherId};
+use crate::session::{HostChange, Reply, Request, StateChange, WatcherGroup, WatcherId};
 use crate::watched_event::{PersistentWatchItem, WatchedEvent};
 
 /// Where a request's answer goes, with the place in flight it holds until then (see
@@ -82,8 +82,8 @@ pub(crate) enum Command {
     /// A new host list; the answer says whether the client moves.
     UpdateHosts {
         hosts: Vec<(String, u16)>,
-        /// ZOOKEEPER-1355's draw (else a client whose host is kept stays).
-        rebalance: bool,
+        /// Whether ZOOKEEPER-1355's draw may move a client whose host is kept.
+        change: HostChange,
         reply: oneshot::Sender<bool>,
     },
     /// How many one-shot watchers the session core holds (live or abandoned and not yet
@@ -99,9 +99,9 @@ pub(crate) struct Shared {
     pub(crate) password: Vec<u8>,
     pub(crate) negotiated_timeout: Duration,
     pub(crate) subscribers: crate::listeners::Listeners<StateChange>,
-    /// Why the last connection or connection attempt ended (the core's words), for the
-    /// error of a connect that timed out. Updated when a connection ends.
-    pub(crate) last_failure: Option<String>,
+    /// Why the last connection or connection attempt ended, for the error of a connect that
+    /// timed out (in the core's words: its `Display`). Updated when a connection ends.
+    pub(crate) last_failure: Option<crate::session::ConnectionFailure>,
     /// Why authentication failed, once it has: the cause of `connect`'s error.
     pub(crate) auth_failure: Option<crate::sasl::SaslError>,
     /// The connection attempt under way, if any (none once a session is established).

@@ -4,9 +4,14 @@
 //!
 //! It is driven by `handle_*` calls (bytes received, connection opened or lost, time passed)
 //! and by `submit`; it answers through [`Session::poll_event`] (replies, watch events, state
-//! changes, and instructions to open or close a connection), [`Session::transmit`] (the bytes
+//! changes, and instructions to open or close a connection), [`Session::poll_transmit`] (the bytes
 //! to write) and [`Session::poll_timeout`] (when to call [`Session::handle_timeout`]). Time is
 //! always passed in, so tests run on virtual time and a fuzzer can feed it anything.
+//!
+//! The watch rules are the core's as well: which watchers an event reaches (a
+//! [`WatcherGroup`] hears each notification once), when a watcher is done, and the sweep of
+//! one-shot watches nobody waits for ([`Session::sweep_abandoned`]); the driver only routes
+//! each [`Event::Watch`] to the receiver of its [`WatcherId`].
 //!
 //! Requests arrive already encoded (the caller's task encodes them, with xid 0); the core
 //! writes the xid in when it sends them, and keeps a queue of what is in flight: ZooKeeper
@@ -23,6 +28,7 @@
 pub mod __private;
 mod config;
 mod error;
+mod failure;
 // The fuzz targets' bodies: for fuzz/ and the seed replays, no promise.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -30,7 +36,6 @@ pub mod fuzzing;
 mod host_update;
 mod hosts;
 mod lifecycle;
-mod loss_reason;
 mod messages;
 mod rebalance;
 mod receive;
@@ -55,8 +60,9 @@ use zkrs_codec::{
 pub use config::SessionConfig;
 use error::ErrorInternals;
 pub use error::{Error, ErrorCode, ErrorKind, Result};
+pub use failure::ConnectionFailure;
+pub use host_update::HostChange;
 use hosts::{HostPicker, Rng};
-use loss_reason::LossReason;
 pub use messages::{Event, Reply, Request, WatchEvent, WatchOp};
 pub(crate) use reply_check::check_reply;
 pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};
@@ -142,9 +148,9 @@ pub struct Session<T> {
     /// The xid of the closeSession that `close()` sent.
     close_xid: Option<i32>,
     /// Why the connection is being dropped, for the errors of the requests in flight.
-    loss_reason: Option<LossReason>,
+    loss_reason: Option<ConnectionFailure>,
     /// Why the last connection (or connection attempt) ended, for the driver's reports.
-    last_failure: Option<String>,
+    last_failure: Option<ConnectionFailure>,
     /// Why SASL failed, once it has (the client then stops).
     auth_failure: Option<SaslError>,
     extra_close_tokens: Vec<T>,
@@ -248,12 +254,12 @@ impl<T> Session<T> {
         self.pending.len()
     }
 
-    /// Why the last connection, or connection attempt, ended (`could not connect: ...`,
-    /// `no handshake reply within 2000 ms`, `the server sent a malformed frame (...)`, ...),
-    /// or `None` if none has ended yet. Kept until the next one ends, so that a client that
-    /// never gets a session can say why.
-    pub fn last_connection_failure(&self) -> Option<&str> {
-        self.last_failure.as_deref()
+    /// Why the last connection, or connection attempt, ended (its `Display`: `could not
+    /// connect: ...`, `no handshake reply within 2000 ms`, `the server sent a malformed
+    /// frame: ...`, ...), or `None` if none has ended yet. Kept until the next one ends, so
+    /// that a client that never gets a session can say why.
+    pub fn last_connection_failure(&self) -> Option<&ConnectionFailure> {
+        self.last_failure.as_ref()
     }
 
     /// Why authentication failed, once the session has reached
@@ -280,12 +286,13 @@ impl<T> Session<T> {
         Some(self.watchers.output(event))
     }
 
-    /// Bytes waiting to be written to the connection.
-    pub fn transmit(&self) -> &[u8] {
+    /// Bytes waiting to be written to the connection (left in place until
+    /// [`Session::advance_transmit`] says how many were written).
+    pub fn poll_transmit(&self) -> &[u8] {
         &self.out
     }
 
-    /// `n` bytes of [`Session::transmit`] were written.
+    /// `n` bytes of [`Session::poll_transmit`] were written.
     pub fn advance_transmit(&mut self, n: usize) {
         let _ = self.out.split_to(n.min(self.out.len()));
         if self.out.is_empty() {
@@ -374,7 +381,7 @@ impl<T> Session<T> {
     /// too), for another client to resume with its id and password
     /// ([`SessionConfig::resume`]). Requests in flight or waiting fail as at a close; the
     /// state becomes `Closed`.
-    pub fn detach(&mut self, _now: Instant) {
+    pub fn detach(&mut self) {
         self.finish_close();
     }
 
@@ -512,7 +519,7 @@ impl<T> Session<T> {
     /// The TCP connection the core asked for could not be opened.
     pub fn handle_connect_failed(&mut self, now: Instant) {
         if matches!(self.conn, Conn::Connecting { .. }) {
-            self.loss_reason = Some(LossReason::detail("could not connect".into()));
+            self.loss_reason = Some(ConnectionFailure::CouldNotConnect(None));
             self.connection_lost(now);
         }
     }
@@ -527,14 +534,11 @@ impl<T> Session<T> {
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
         );
         if connected && self.loss_reason.is_none() {
-            let detail = if matches!(self.conn, Conn::Connecting { .. }) {
-                "could not connect"
+            let error = std::sync::Arc::new(error);
+            self.loss_reason = Some(if matches!(self.conn, Conn::Connecting { .. }) {
+                ConnectionFailure::CouldNotConnect(Some(error))
             } else {
-                "the connection failed"
-            };
-            self.loss_reason = Some(LossReason {
-                detail: detail.into(),
-                cause: Some(std::sync::Arc::new(error)),
+                ConnectionFailure::Io(error)
             });
         }
         self.handle_disconnected(now);
@@ -589,33 +593,20 @@ impl<T> Session<T> {
         match self.conn {
             Conn::Idle { retry_at } if now >= retry_at => self.start_connect(now),
             Conn::Connecting { deadline, .. } if now >= deadline => {
-                self.loss_reason = Some(LossReason::detail(format!(
-                    "could not connect within {} ms",
-                    self.connect_timeout().as_millis()
-                )));
+                self.loss_reason = Some(ConnectionFailure::ConnectTimeout(self.connect_timeout()));
                 self.connection_lost(now)
             }
             Conn::Handshaking { deadline, .. } if now >= deadline => {
-                let detail = if self.sasl.is_some() {
-                    format!(
-                        "no SASL reply from the server within {} ms",
-                        self.read_timeout.as_millis()
-                    )
+                self.loss_reason = Some(if self.sasl.is_some() {
+                    ConnectionFailure::SaslTimeout(self.read_timeout)
                 } else {
-                    format!(
-                        "no handshake reply from the server within {} ms of connecting",
-                        self.connect_timeout().as_millis()
-                    )
-                };
-                self.loss_reason = Some(LossReason::detail(detail));
+                    ConnectionFailure::HandshakeTimeout(self.connect_timeout())
+                });
                 self.connection_lost(now)
             }
             Conn::Open { host, .. } => {
                 if now >= self.last_recv + self.read_timeout {
-                    self.loss_reason = Some(LossReason::detail(format!(
-                        "no reply from the server within the read timeout ({} ms)",
-                        self.read_timeout.as_millis()
-                    )));
+                    self.loss_reason = Some(ConnectionFailure::ReadTimeout(self.read_timeout));
                     self.connection_lost(now);
                 } else {
                     if now >= self.last_send + self.ping_interval {
@@ -651,9 +642,7 @@ impl<T> Session<T> {
                 // session yet), the client would be back in the session it just reported
                 // Lost. Drop that attempt: the next handshake asks for a new session.
                 if matches!(self.conn, Conn::Handshaking { .. }) {
-                    self.loss_reason = Some(LossReason::detail(
-                        "the session timed out during the handshake".into(),
-                    ));
+                    self.loss_reason = Some(ConnectionFailure::ExpiredDuringHandshake);
                     self.connection_lost(now);
                 }
             }
@@ -668,9 +657,7 @@ impl<T> Session<T> {
         } = self.conn
         {
             // Only the read-write host: no attempt at the next host in line first.
-            self.loss_reason = Some(LossReason::detail(
-                "left a read-only server for a read-write one".into(),
-            ));
+            self.loss_reason = Some(ConnectionFailure::LeftReadOnly);
             if self.tear_down(now) {
                 self.hosts.jump_to(host);
                 self.schedule_connect(now, Duration::ZERO);

@@ -19,14 +19,16 @@ impl<'a> Harness<'a> {
             self.internal_sends
         );
         if !self.stalled {
-            let n = self.s.transmit().len();
+            let n = self.s.poll_transmit().len();
             self.transmit(n);
         }
     }
 
     pub(super) fn transmit(&mut self, n: usize) {
-        let n = n.min(self.s.transmit().len());
-        self.server.rx.extend_from_slice(&self.s.transmit()[..n]);
+        let n = n.min(self.s.poll_transmit().len());
+        self.server
+            .rx
+            .extend_from_slice(&self.s.poll_transmit()[..n]);
         self.s.advance_transmit(n);
         self.server.parse(self.cfg_can_be_read_only);
     }

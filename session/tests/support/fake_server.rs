@@ -239,7 +239,7 @@ impl Sim {
 
     /// The bytes waiting to be written, consumed.
     pub fn take_bytes(&mut self) -> Bytes {
-        let bytes = Bytes::copy_from_slice(self.s.transmit());
+        let bytes = Bytes::copy_from_slice(self.s.poll_transmit());
         self.s.advance_transmit(bytes.len());
         bytes
     }
