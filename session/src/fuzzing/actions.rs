@@ -155,6 +155,10 @@ impl<'a> Harness<'a> {
             let swept = self.s.sweep_abandoned(|w| w.get() % 3 == 0, self.now);
             for w in swept {
                 assert!(w.get() % 3 == 0, "swept watcher {w}, not abandoned");
+                assert!(
+                    self.watchers.contains(&(w, true)),
+                    "swept watcher {w}, not a one-shot one"
+                );
                 self.forgotten.insert(w);
                 // Each may remove a server watch.
                 self.internal_sends += 1;
