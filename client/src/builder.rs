@@ -261,8 +261,11 @@ impl ClientBuilder {
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .last_failure
-                            .clone()
-                            .unwrap_or_else(|| "the session to resume has expired".into());
+                            .as_ref()
+                            .map_or_else(
+                                || "the session to resume has expired".into(),
+                                ToString::to_string,
+                            );
                         client.close_in_background();
                         return Err(Error::session_expired().with_detail(why));
                     }

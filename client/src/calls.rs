@@ -12,7 +12,7 @@ use crate::client::Client;
 use crate::error::{Error, ErrorInternals, Result};
 use crate::path::validate_path;
 use crate::protocol::{Command, ReplyTx, WatchSink};
-use crate::session::{Reply, Request, WatchKind, WatchOp, WatcherId};
+use crate::session::{Reply, Request, WatchKind, WatchOp, WatcherGroup, WatcherId};
 use crate::watch::{OneshotWatch, Watcher};
 
 impl Client {
@@ -117,11 +117,7 @@ impl Client {
     ) -> (Result<Reply>, OneshotWatch) {
         let (tx, watch_rx) = oneshot::channel();
         let result = self
-            .call_with_sink(op, frame, kind, at, |p| WatchSink::Once {
-                tx,
-                kind,
-                path: p.to_string(),
-            })
+            .call_with_sink(op, frame, kind, at, None, WatchSink::Once(tx))
             .await;
         (result, OneshotWatch::new(watch_rx))
     }
@@ -136,13 +132,9 @@ impl Client {
         watcher: &Watcher,
     ) -> Result<Reply> {
         let at = self.server_path(path);
-        self.call_with_sink(op, frame, kind, at, |p| WatchSink::Group {
-            group: watcher.group,
-            tx: watcher.tx.clone(),
-            kind,
-            path: p.to_string(),
-        })
-        .await
+        let sink = WatchSink::Group(watcher.tx.clone());
+        self.call_with_sink(op, frame, kind, at, Some(watcher.group), sink)
+            .await
     }
 
     pub(crate) async fn call_with_sink(
@@ -151,14 +143,15 @@ impl Client {
         frame: BytesMut,
         kind: WatchKind,
         server_path: String,
-        sink: impl FnOnce(&str) -> WatchSink,
+        group: Option<WatcherGroup>,
+        sink: WatchSink,
     ) -> Result<Reply> {
-        let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
-        let sink = sink(&server_path);
+        let id = WatcherId::new(self.inner.next_watcher.fetch_add(1, Ordering::Relaxed));
         let watch = WatchOp::Register {
             kind,
             path: server_path,
             watcher: id,
+            group,
         };
         self.submit(op, frame, Some(watch), Some((id, sink))).await
     }

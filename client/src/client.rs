@@ -273,7 +273,9 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub fn watcher(&self) -> (Watcher, WatcherEvents) {
-        let group = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
+        let group = crate::session::WatcherGroup::new(
+            self.inner.next_watcher.fetch_add(1, Ordering::Relaxed),
+        );
         let (tx, rx) = mpsc::unbounded_channel();
         (
             Watcher { group, tx },
@@ -502,7 +504,8 @@ impl Client {
                 p.len(),
             )
         })?;
-        let id = self.inner.next_watcher.fetch_add(1, Ordering::Relaxed);
+        let id =
+            crate::session::WatcherId::new(self.inner.next_watcher.fetch_add(1, Ordering::Relaxed));
         let (events_tx, events_rx) = crate::event_stream::event_stream(capacity);
         let kind = match mode {
             AddWatchMode::Persistent => WatchKind::Persistent,
@@ -517,6 +520,7 @@ impl Client {
             kind,
             path: self.server_path(path),
             watcher: id,
+            group: None,
         };
         let sink = (id, WatchSink::Stream(events_tx));
         self.submit(OpCode::AddWatch, frame, Some(watch), Some(sink))

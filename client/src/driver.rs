@@ -16,10 +16,10 @@ use tokio::sync::mpsc;
 
 use crate::host_provider::SharedProvider;
 use crate::metrics::Metrics;
-use crate::notification_run::NotificationRun;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
-use crate::session::{ConnectionState, Event, Session, StateChange, WatcherId};
+use crate::session::__private::ExhaustiveEvent;
+use crate::session::{ConnectionState, HostChange, Session, StateChange, WatcherId};
 use crate::transport::{Connector, Transport};
 use crate::watched_event::WatchedEvent;
 
@@ -46,9 +46,8 @@ pub(crate) struct Driver {
     probe_tx: mpsc::UnboundedSender<usize>,
     probe_rx: mpsc::UnboundedReceiver<usize>,
     read_buf: BytesMut,
+    /// Where each watcher the core holds sends its events.
     sinks: HashMap<WatcherId, WatchSink>,
-    /// `sinks.len()` at which the next new sink triggers [`Driver::sweep_abandoned`].
-    sweep_at: usize,
     /// The host of the current (or last) connection attempt, for the logs.
     host: usize,
     /// The last session id, for the logs (a `Lost` change carries 0).
@@ -71,12 +70,10 @@ pub(crate) struct Driver {
     fresh_hosts: bool,
     /// The client's figures: bytes, connections, expiries, watch events.
     metrics: Arc<Metrics>,
-    /// The groups the current notification has reached (each hears it once).
-    notification: NotificationRun,
 }
 
-/// The fewest watch sinks worth a sweep for abandoned one-shot watches.
-const MIN_SWEEP: usize = 64;
+/// Watch sinks kept allocated across connections (as the core keeps its watchers).
+const KEEP_SINKS: usize = 64;
 
 /// Smallest free space kept in the read buffer before a read.
 const READ_RESERVE: usize = 64 * 1024;
@@ -105,7 +102,6 @@ impl Driver {
             probe_rx,
             read_buf: BytesMut::with_capacity(READ_RESERVE),
             sinks: HashMap::new(),
-            sweep_at: MIN_SWEEP,
             host: 0,
             last_session: 0,
             handles_gone: false,
@@ -116,7 +112,6 @@ impl Driver {
             pending: None,
             fresh_hosts: false,
             metrics: Arc::new(Metrics::new()),
-            notification: NotificationRun::default(),
         }
     }
 
@@ -143,7 +138,7 @@ impl Driver {
                     self.armed = Some(deadline);
                 }
             }
-            let want_write = !self.session.transmit().is_empty()
+            let want_write = !self.session.poll_transmit().is_empty()
                 || self.transport.as_ref().is_some_and(Transport::wants_write);
             // Biased, in this order, so that what runs depends only on what is ready (a
             // simulation replays a seed exactly; tokio's random start would not): replies
@@ -229,15 +224,17 @@ impl Driver {
             Command::Request { request, sink } => match sink {
                 // Left through a watcher whose stream is already gone: nobody will read its
                 // event, so its registration is forgotten as soon as it is made.
-                Some((id, WatchSink::Group { tx, kind, path, .. })) if tx.is_closed() => {
+                Some((id, WatchSink::Group(tx))) if tx.is_closed() => {
                     self.session.submit(request, now);
-                    self.session.forget_registration(id, kind, &path, now);
+                    self.session.forget_watcher(id, now);
                 }
                 Some((id, sink)) => {
                     self.sinks.insert(id, sink);
                     self.session.submit(request, now);
-                    if self.sinks.len() >= self.sweep_at {
-                        self.sweep_abandoned(now);
+                    let sinks = &self.sinks;
+                    let abandoned = |id| sinks.get(&id).is_some_and(WatchSink::is_abandoned);
+                    for id in self.session.sweep_abandoned(abandoned, now) {
+                        self.sinks.remove(&id);
                     }
                 }
                 None => self.session.submit(request, now),
@@ -251,29 +248,25 @@ impl Driver {
                 self.sinks.remove(&id);
                 self.session.forget_watcher(id, now);
             }
-            Command::ForgetGroup(forgotten) => self.forget_sinks(
-                now,
-                |sink| matches!(sink, WatchSink::Group { group, .. } if *group == forgotten),
-            ),
+            Command::ForgetGroup(group) => {
+                for id in self.session.forget_group(group, now) {
+                    self.sinks.remove(&id);
+                }
+            }
             Command::Close(reply) => self.session.close(reply, now),
             Command::Detach(done) => {
                 self.detached.push(done);
-                self.session.detach(now);
+                self.session.detach();
             }
             Command::UpdateHosts {
                 hosts,
-                rebalance,
+                change,
                 reply,
             } => {
-                let _ = reply.send(self.update_hosts(hosts, rebalance, now));
+                let _ = reply.send(self.update_hosts(hosts, change, now));
             }
             Command::CountOneShotWatches(reply) => {
-                let count = self
-                    .sinks
-                    .values()
-                    .filter(|sink| !matches!(sink, WatchSink::Stream(_)))
-                    .count();
-                let _ = reply.send(count);
+                let _ = reply.send(crate::session::__private::one_shot_watchers(&self.session));
             }
         }
     }
@@ -307,7 +300,7 @@ impl Driver {
         match hosts {
             Ok(hosts) if hosts != self.hosts => {
                 crate::__log!(info, hosts = ?hosts, "the host provider changed the hosts");
-                if self.update_hosts(hosts, true, now) {
+                if self.update_hosts(hosts, HostChange::Rebalance, now) {
                     // The core dropped this attempt and connects to the new host at once.
                     self.fresh_hosts = true;
                     return;
@@ -330,17 +323,18 @@ impl Driver {
 
     /// Takes a new host list (see `Session::update_hosts`); returns whether the client
     /// moves. Hosts are the same when their name and port are (as given, not resolved).
-    fn update_hosts(&mut self, hosts: Vec<(String, u16)>, rebalance: bool, now: Instant) -> bool {
+    fn update_hosts(
+        &mut self,
+        hosts: Vec<(String, u16)>,
+        change: HostChange,
+        now: Instant,
+    ) -> bool {
         let kept: Vec<Option<usize>> = hosts
             .iter()
             .map(|h| self.hosts.iter().position(|old| old == h))
             .collect();
         let names = hosts.iter().map(|(name, _)| name.clone()).collect();
-        let moved = if rebalance {
-            self.session.update_hosts(&kept, names, now)
-        } else {
-            self.session.replace_hosts(&kept, names, now)
-        };
+        let moved = self.session.update_hosts(&kept, names, change, now);
         if let Some(host) = self.session.current_host() {
             self.host = host;
         } else {
@@ -356,41 +350,6 @@ impl Driver {
         moved
     }
 
-    /// Forgets the one-shot watches nobody waits for any more: their `OneshotWatch` (or the
-    /// call that would have made it) was dropped before the event came. Without this, a
-    /// service that leaves a watch on a node that never changes, again and again, would grow
-    /// the sinks and the session's registry by one entry per call for the life of the
-    /// session. Run when the sinks double since the last sweep, so it costs O(1) amortised per
-    /// watch; the server's watch goes too when no other watcher of the session needs it.
-    fn sweep_abandoned(&mut self, now: Instant) {
-        self.forget_sinks(now, |sink| match sink {
-            WatchSink::Once { tx, .. } => tx.is_closed(),
-            WatchSink::Group { tx, .. } => tx.is_closed(),
-            WatchSink::Stream(_) => false,
-        });
-        self.sweep_at = (self.sinks.len() * 2).max(MIN_SWEEP);
-    }
-
-    /// Drops the one-shot sinks that `unwanted` picks and forgets their registrations (see
-    /// `Session::forget_registration`: in flight, registered, or the server's watch too).
-    fn forget_sinks(&mut self, now: Instant, unwanted: impl Fn(&WatchSink) -> bool) {
-        let mut ids: Vec<WatcherId> = self
-            .sinks
-            .iter()
-            .filter(|(_, sink)| unwanted(sink))
-            .map(|(id, _)| *id)
-            .collect();
-        // In the order they were made, not the map's hash order: a run repeats exactly.
-        ids.sort_unstable();
-        for id in ids {
-            if let Some(WatchSink::Once { kind, path, .. } | WatchSink::Group { kind, path, .. }) =
-                self.sinks.remove(&id)
-            {
-                self.session.forget_registration(id, kind, &path, now);
-            }
-        }
-    }
-
     /// At a disconnection: empties the read buffer and hands back what a burst made it and
     /// the sinks grow to (as the core does with its own queues), so a long-lived client does
     /// not keep its largest frame and its most watches allocated for good. Replies still
@@ -400,7 +359,7 @@ impl Driver {
         if self.read_buf.capacity() > 2 * READ_RESERVE {
             self.read_buf = BytesMut::with_capacity(READ_RESERVE);
         }
-        self.sinks.shrink_to(MIN_SWEEP);
+        self.sinks.shrink_to(KEEP_SINKS);
     }
 
     /// Writes what the core has to send, as far as the socket takes it without blocking.
@@ -408,8 +367,8 @@ impl Driver {
         let Some(transport) = &mut self.transport else {
             return Ok(());
         };
-        while !self.session.transmit().is_empty() {
-            match transport.try_write(self.session.transmit()) {
+        while !self.session.poll_transmit().is_empty() {
+            match transport.try_write(self.session.poll_transmit()) {
                 Ok(n) => {
                     self.metrics.sent(n);
                     self.session.advance_transmit(n);
@@ -478,14 +437,21 @@ impl Driver {
                 crate::__log!(warn, %host, %session, "connected to a read-only server")
             }
             ConnectionState::Suspended => {
-                let error = self.session.last_connection_failure().unwrap_or("unknown");
+                let error = self
+                    .session
+                    .last_connection_failure()
+                    .map_or_else(|| "unknown".to_string(), ToString::to_string);
                 crate::__log!(warn, %host, %session, %error, "connection lost; reconnecting");
                 let _ = error;
             }
             ConnectionState::Lost => crate::__log!(warn, %session, "session lost (expired)"),
             ConnectionState::AuthFailed => {
-                let why = self.session.last_connection_failure().unwrap_or("");
-                crate::__log!(warn, %host, %session, why, "authentication failed; the client stops");
+                let why = self
+                    .session
+                    .last_connection_failure()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                crate::__log!(warn, %host, %session, %why, "authentication failed; the client stops");
                 let _ = why;
             }
             ConnectionState::Closed => crate::__log!(info, "client closed"),
@@ -497,11 +463,9 @@ impl Driver {
     /// Acts on everything the core said. Returns true when the session is closed.
     fn process_events(&mut self) -> bool {
         while let Some(event) = self.session.poll_event() {
-            if !matches!(event, Event::Watch { .. }) {
-                self.notification.end();
-            }
-            match event {
-                Event::Connect {
+            // Every event, by name: one added to the core is a compile error here.
+            match crate::session::__private::exhaustive(event) {
+                ExhaustiveEvent::Connect {
                     host,
                     timeout,
                     shuffle,
@@ -519,18 +483,18 @@ impl Driver {
                         _ => self.start_connect(host, timeout, shuffle),
                     }
                 }
-                Event::Disconnect => {
+                ExhaustiveEvent::Disconnect => {
                     self.transport = None;
                     self.connecting = None;
                     self.release_burst_capacity();
-                    let failure = self.session.last_connection_failure().map(str::to_owned);
+                    let failure = self.session.last_connection_failure().cloned();
                     let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     shared.attempt = None;
                     if failure.is_some() {
                         shared.last_failure = failure;
                     }
                 }
-                Event::ProbeReadWrite { host } => {
+                ExhaustiveEvent::ProbeReadWrite { host } => {
                     let (name, port) = self.hosts[host].clone();
                     let found = self.probe_tx.clone();
                     let connector = self.connector.clone();
@@ -540,11 +504,11 @@ impl Driver {
                         }
                     });
                 }
-                Event::Reply { token, result } => {
+                ExhaustiveEvent::Reply { token, result } => {
                     // The caller may have stopped waiting (dropped its future): fine.
                     token.send(result);
                 }
-                Event::Watch {
+                ExhaustiveEvent::Watch {
                     watcher,
                     event: raw,
                 } => {
@@ -554,24 +518,14 @@ impl Driver {
                         state: raw.state,
                         path: self.chroot.to_client(&raw.path).to_string(),
                     };
+                    // The core says who hears what (a group hears a notification once).
                     let delivered = match self.sinks.get(&watcher) {
                         Some(WatchSink::Stream(tx)) => tx.send(Ok(event)),
-                        Some(WatchSink::Once { .. } | WatchSink::Group { .. }) => {
+                        Some(WatchSink::Once(_) | WatchSink::Group(_)) => {
                             match self.sinks.remove(&watcher) {
-                                Some(WatchSink::Once { tx, .. }) => drop(tx.send(event)),
-                                Some(WatchSink::Group { tx, group, .. }) => {
-                                    // Once per group, as a Java `Watcher` object hears it.
-                                    let notification = &mut self.notification;
-                                    if notification.first_for(
-                                        group,
-                                        raw.event_type,
-                                        raw.state,
-                                        &raw.path,
-                                    ) {
-                                        drop(tx.send(event));
-                                    }
-                                }
-                                _ => {}
+                                Some(WatchSink::Once(tx)) => drop(tx.send(event)),
+                                Some(WatchSink::Group(tx)) => drop(tx.send(event)),
+                                Some(WatchSink::Stream(_)) | None => {}
                             }
                             true
                         }
@@ -582,10 +536,10 @@ impl Driver {
                         self.session.forget_watcher(watcher, crate::clock::now());
                     }
                 }
-                Event::WatcherUnused(watcher) => {
+                ExhaustiveEvent::WatcherUnused(watcher) => {
                     self.sinks.remove(&watcher);
                 }
-                Event::State(change) => {
+                ExhaustiveEvent::State(change) => {
                     self.log_state(change);
                     if change.state.is_connected() {
                         self.metrics.connected();
@@ -607,20 +561,17 @@ impl Driver {
                         ConnectionState::AuthFailed | ConnectionState::Lost
                     ) {
                         // Before anyone hears of it: connect() reports this reason.
-                        shared.last_failure =
-                            self.session.last_connection_failure().map(str::to_owned);
+                        shared.last_failure = self.session.last_connection_failure().cloned();
                         shared.auth_failure = self.session.auth_failure().cloned();
                     }
                     shared.current = change;
                     shared.negotiated_timeout = self.session.negotiated_timeout();
                     shared.subscribers.send(change);
                 }
-                Event::Closed => {
+                ExhaustiveEvent::Closed => {
                     self.transport = None;
                     return true;
                 }
-                // An event of a newer core that this driver does not act on yet.
-                _ => {}
             }
         }
         false

@@ -9,7 +9,7 @@
 use std::sync::{Arc, Weak};
 
 use crate::client::{Client, Inner};
-use crate::session::ConnectionState;
+use crate::session::{ConnectionState, HostChange};
 
 /// Starts tracking for `client`.
 pub(crate) fn spawn(client: &Client) {
@@ -33,10 +33,15 @@ async fn track(weak: Weak<Inner>, mut states: crate::StateChanges) {
                 Ok((config, _, watch)) => {
                     let hosts = config.client_addresses();
                     let version = Some(config.version());
-                    let rebalance = applied.is_some() && applied != version;
+                    // The first reading is news to this client, not to the ensemble.
+                    let change = if applied.is_some() && applied != version {
+                        HostChange::Rebalance
+                    } else {
+                        HostChange::Replace
+                    };
                     if !hosts.is_empty() && applied != version {
                         applied = version;
-                        match client.change_hosts(&hosts.join(","), rebalance).await {
+                        match client.change_hosts(&hosts.join(","), change).await {
                             Ok(moved) => {
                                 crate::__log!(debug, hosts = ?hosts, moved, "following the ensemble");
                                 let _ = moved;

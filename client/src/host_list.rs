@@ -8,6 +8,7 @@ use crate::client::Client;
 use crate::connect_string::ConnectString;
 use crate::error::{Error, Result};
 use crate::protocol::Command;
+use crate::session::HostChange;
 
 impl Client {
     /// The hosts this client connects to now (`host:port`, IPv6 in brackets), in the order
@@ -45,12 +46,17 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn update_hosts(&self, connect_string: &str) -> Result<bool> {
-        self.change_hosts(connect_string, true).await
+        self.change_hosts(connect_string, HostChange::Rebalance)
+            .await
     }
 
     /// [`Client::update_hosts`], with or without ZOOKEEPER-1355's draw (without it, a
     /// client whose host is kept stays on it).
-    pub(crate) async fn change_hosts(&self, connect_string: &str, rebalance: bool) -> Result<bool> {
+    pub(crate) async fn change_hosts(
+        &self,
+        connect_string: &str,
+        change: HostChange,
+    ) -> Result<bool> {
         let parsed = ConnectString::parse(connect_string)?;
         if parsed.chroot.as_str().is_some() && &parsed.chroot != self.chroot() {
             return Err(Error::invalid(format!(
@@ -62,7 +68,7 @@ impl Client {
         let (reply, moved) = oneshot::channel();
         self.send(Command::UpdateHosts {
             hosts: parsed.hosts,
-            rebalance,
+            change,
             reply,
         })?;
         moved.await.map_err(|_| Error::closed())

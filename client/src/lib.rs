@@ -53,7 +53,6 @@ mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_report;
 mod multi;
-mod notification_run;
 mod path;
 mod protocol;
 mod random;

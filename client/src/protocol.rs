@@ -9,11 +9,8 @@ use tokio::sync::{mpsc, oneshot};
 use crate::error::Error;
 use crate::event_stream::EventSender;
 use crate::in_flight::Place;
-use crate::session::{Reply, Request, StateChange, WatchKind, WatcherId};
+use crate::session::{HostChange, Reply, Request, StateChange, WatcherGroup, WatcherId};
 use crate::watched_event::{PersistentWatchItem, WatchedEvent};
-
-/// Identifies one [`crate::Watcher`] (and every registration made through it) to the driver.
-pub(crate) type WatcherGroup = u64;
 
 /// Where a request's answer goes, with the place in flight it holds until then (see
 /// `InFlight`): freed with the slot, when the answer is delivered or the request fails.
@@ -37,26 +34,28 @@ impl ReplyTx {
     }
 }
 
-/// Where a watcher's events go.
+/// Where a watcher's events go. Which events a watcher gets, and when it is done, is the
+/// session core's to say (`zkrs_session::Session::poll_event`): the driver only routes.
 pub(crate) enum WatchSink {
-    /// A one-shot watch: the first event ends it. Its kind and server path are kept so that
-    /// the driver can forget it once nobody waits for it (see `Driver::sweep_abandoned`).
-    Once {
-        tx: oneshot::Sender<WatchedEvent>,
-        kind: WatchKind,
-        path: String,
-    },
+    /// A one-shot watch: the first event ends it.
+    Once(oneshot::Sender<WatchedEvent>),
     /// A persistent watch: every event, until the receiver is dropped.
     Stream(EventSender<PersistentWatchItem>),
     /// A one-shot watch left through a [`crate::Watcher`]: the first event ends it and goes
-    /// into the watcher's shared stream. Its kind and server path are kept so that dropping
-    /// the stream can forget it without searching the registry.
-    Group {
-        group: WatcherGroup,
-        tx: mpsc::UnboundedSender<WatchedEvent>,
-        kind: WatchKind,
-        path: String,
-    },
+    /// into the watcher's shared stream (the core tells each notification to a group once).
+    Group(mpsc::UnboundedSender<WatchedEvent>),
+}
+
+impl WatchSink {
+    /// Whether nobody waits for a one-shot watch's event any more (a stream is never
+    /// abandoned: dropping it forgets it at once).
+    pub(crate) fn is_abandoned(&self) -> bool {
+        match self {
+            WatchSink::Once(tx) => tx.is_closed(),
+            WatchSink::Group(tx) => tx.is_closed(),
+            WatchSink::Stream(_) => false,
+        }
+    }
 }
 
 /// What client handles ask of the driver.
@@ -83,11 +82,11 @@ pub(crate) enum Command {
     /// A new host list; the answer says whether the client moves.
     UpdateHosts {
         hosts: Vec<(String, u16)>,
-        /// ZOOKEEPER-1355's draw (else a client whose host is kept stays).
-        rebalance: bool,
+        /// Whether ZOOKEEPER-1355's draw may move a client whose host is kept.
+        change: HostChange,
         reply: oneshot::Sender<bool>,
     },
-    /// How many one-shot watches the driver holds a sink for (live or abandoned and not yet
+    /// How many one-shot watchers the session core holds (live or abandoned and not yet
     /// swept), for a simulation's check (`__private::one_shot_watches`).
     CountOneShotWatches(oneshot::Sender<usize>),
 }
@@ -100,9 +99,9 @@ pub(crate) struct Shared {
     pub(crate) password: Vec<u8>,
     pub(crate) negotiated_timeout: Duration,
     pub(crate) subscribers: crate::listeners::Listeners<StateChange>,
-    /// Why the last connection or connection attempt ended (the core's words), for the
-    /// error of a connect that timed out. Updated when a connection ends.
-    pub(crate) last_failure: Option<String>,
+    /// Why the last connection or connection attempt ended, for the error of a connect that
+    /// timed out (in the core's words: its `Display`). Updated when a connection ends.
+    pub(crate) last_failure: Option<crate::session::ConnectionFailure>,
     /// Why authentication failed, once it has: the cause of `connect`'s error.
     pub(crate) auth_failure: Option<crate::sasl::SaslError>,
     /// The connection attempt under way, if any (none once a session is established).

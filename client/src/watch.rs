@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::event_stream::EventStream;
-use crate::protocol::{Command, WatcherGroup};
-use crate::session::WatcherId;
+use crate::protocol::Command;
+use crate::session::{WatcherGroup, WatcherId};
 use crate::watched_event::{PersistentWatchItem, WatchedEvent};
 use tokio::sync::{mpsc, oneshot};
 

@@ -4,10 +4,26 @@
 
 use super::*;
 
+/// What a new host list means for a client whose host is in it too: it decides whether
+/// [`Session::update_hosts`] may move such a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HostChange {
+    /// The ensemble's membership changed (a reconfiguration, a new connect string):
+    /// ZOOKEEPER-1355's draw moves a share of the clients to the added hosts, so that the
+    /// load evens out. A client whose host left moves too.
+    Rebalance,
+    /// The hosts are new to this client, not to the ensemble (say an ensemble tracker's
+    /// first reading of the membership): no draw, a client whose host is kept stays on it;
+    /// one whose host left moves.
+    Replace,
+}
+
 impl<T> Session<T> {
     /// The hosts changed: `kept[i]` is the old index of new host `i`, or `None` for a host
     /// that was not in the list; `names[i]` its name (for SASL), like
-    /// [`SessionConfig::host_names`]. From now on host indices (in [`Event::Connect`],
+    /// [`SessionConfig::host_names`]; `change` says whether a client whose host is kept may
+    /// be moved (see [`HostChange`]). From now on host indices (in [`Event::Connect`],
     /// [`Event::ProbeReadWrite`], [`Session::current_host`]) are into the new list.
     ///
     /// A client that stays keeps its connection. One that moves (its host left, or the
@@ -18,34 +34,13 @@ impl<T> Session<T> {
         &mut self,
         kept: &[Option<usize>],
         names: Vec<String>,
+        change: HostChange,
         now: Instant,
-    ) -> bool {
-        self.change_hosts(kept, names, now, true)
-    }
-
-    /// Like [`Session::update_hosts`], without the rebalancing draw: a client whose host is
-    /// kept stays on it (the hosts are new to this client, not to the ensemble: say an
-    /// ensemble tracker's first reading of the membership); one whose host left moves.
-    pub fn replace_hosts(
-        &mut self,
-        kept: &[Option<usize>],
-        names: Vec<String>,
-        now: Instant,
-    ) -> bool {
-        self.change_hosts(kept, names, now, false)
-    }
-
-    fn change_hosts(
-        &mut self,
-        kept: &[Option<usize>],
-        names: Vec<String>,
-        now: Instant,
-        rebalance: bool,
     ) -> bool {
         if kept.is_empty() || self.conn == Conn::Closed {
             return false;
         }
-        let old_count = if rebalance {
+        let old_count = if change == HostChange::Rebalance {
             self.hosts.host_count()
         } else {
             // As if no host were added: a kept host is never left for an added one.
@@ -69,9 +64,7 @@ impl<T> Session<T> {
                 Some(new_index),
             ) => *host = new_index,
             (_, None) => {
-                self.loss_reason = Some(LossReason::detail(
-                    "the host list changed: moving to another host to even the load".into(),
-                ));
+                self.loss_reason = Some(ConnectionFailure::HostsChanged);
                 if self.tear_down(now) {
                     self.schedule_connect(now, Duration::ZERO);
                 }

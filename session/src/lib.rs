@@ -4,9 +4,14 @@
 //!
 //! It is driven by `handle_*` calls (bytes received, connection opened or lost, time passed)
 //! and by `submit`; it answers through [`Session::poll_event`] (replies, watch events, state
-//! changes, and instructions to open or close a connection), [`Session::transmit`] (the bytes
+//! changes, and instructions to open or close a connection), [`Session::poll_transmit`] (the bytes
 //! to write) and [`Session::poll_timeout`] (when to call [`Session::handle_timeout`]). Time is
 //! always passed in, so tests run on virtual time and a fuzzer can feed it anything.
+//!
+//! The watch rules are the core's as well: which watchers an event reaches (a
+//! [`WatcherGroup`] hears each notification once), when a watcher is done, and the sweep of
+//! one-shot watches nobody waits for ([`Session::sweep_abandoned`]); the driver only routes
+//! each [`Event::Watch`] to the receiver of its [`WatcherId`].
 //!
 //! Requests arrive already encoded (the caller's task encodes them, with xid 0); the core
 //! writes the xid in when it sends them, and keeps a queue of what is in flight: ZooKeeper
@@ -23,6 +28,7 @@
 pub mod __private;
 mod config;
 mod error;
+mod failure;
 // The fuzz targets' bodies: for fuzz/ and the seed replays, no promise.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -30,7 +36,6 @@ pub mod fuzzing;
 mod host_update;
 mod hosts;
 mod lifecycle;
-mod loss_reason;
 mod messages;
 mod rebalance;
 mod receive;
@@ -38,6 +43,7 @@ mod reply_check;
 mod sasl;
 mod send;
 mod state;
+mod watchers;
 mod watches;
 
 use std::collections::VecDeque;
@@ -54,14 +60,17 @@ use zkrs_codec::{
 pub use config::SessionConfig;
 use error::ErrorInternals;
 pub use error::{Error, ErrorCode, ErrorKind, Result};
+pub use failure::ConnectionFailure;
+pub use host_update::HostChange;
 use hosts::{HostPicker, Rng};
-use loss_reason::LossReason;
 pub use messages::{Event, Reply, Request, WatchEvent, WatchOp};
 pub(crate) use reply_check::check_reply;
 pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
+use watchers::Watchers;
+pub use watchers::{WatcherGroup, WatcherId};
+pub use watches::WatchKind;
 use watches::WatchRegistry;
-pub use watches::{WatchKind, WatcherId};
 
 /// Bytes of output buffer a session keeps across connections (a burst grows it further,
 /// until the next teardown).
@@ -139,14 +148,16 @@ pub struct Session<T> {
     /// The xid of the closeSession that `close()` sent.
     close_xid: Option<i32>,
     /// Why the connection is being dropped, for the errors of the requests in flight.
-    loss_reason: Option<LossReason>,
+    loss_reason: Option<ConnectionFailure>,
     /// Why the last connection (or connection attempt) ended, for the driver's reports.
-    last_failure: Option<String>,
+    last_failure: Option<ConnectionFailure>,
     /// Why SASL failed, once it has (the client then stops).
     auth_failure: Option<SaslError>,
     extra_close_tokens: Vec<T>,
     // Watches and output.
     watches: WatchRegistry,
+    /// The watchers the driver holds a receiver for, and the rules about them.
+    watchers: Watchers,
     /// Registrations forgotten while their request was in flight: dropped (and removed
     /// from the server) when the reply comes.
     forgotten: std::collections::HashSet<WatcherId>,
@@ -201,6 +212,7 @@ impl<T> Session<T> {
             auth_failure: None,
             extra_close_tokens: Vec::new(),
             watches: WatchRegistry::default(),
+            watchers: Watchers::default(),
             forgotten: std::collections::HashSet::new(),
             triggered: Vec::new(),
             events: VecDeque::new(),
@@ -242,12 +254,12 @@ impl<T> Session<T> {
         self.pending.len()
     }
 
-    /// Why the last connection, or connection attempt, ended (`could not connect: ...`,
-    /// `no handshake reply within 2000 ms`, `the server sent a malformed frame (...)`, ...),
-    /// or `None` if none has ended yet. Kept until the next one ends, so that a client that
-    /// never gets a session can say why.
-    pub fn last_connection_failure(&self) -> Option<&str> {
-        self.last_failure.as_deref()
+    /// Why the last connection, or connection attempt, ended (its `Display`: `could not
+    /// connect: ...`, `no handshake reply within 2000 ms`, `the server sent a malformed
+    /// frame: ...`, ...), or `None` if none has ended yet. Kept until the next one ends, so
+    /// that a client that never gets a session can say why.
+    pub fn last_connection_failure(&self) -> Option<&ConnectionFailure> {
+        self.last_failure.as_ref()
     }
 
     /// Why authentication failed, once the session has reached
@@ -270,15 +282,17 @@ impl<T> Session<T> {
 
     /// The next thing the driver must act on.
     pub fn poll_event(&mut self) -> Option<Event<T>> {
-        self.events.pop_front()
+        let event = self.events.pop_front()?;
+        Some(self.watchers.output(event))
     }
 
-    /// Bytes waiting to be written to the connection.
-    pub fn transmit(&self) -> &[u8] {
+    /// Bytes waiting to be written to the connection (left in place until
+    /// [`Session::advance_transmit`] says how many were written).
+    pub fn poll_transmit(&self) -> &[u8] {
         &self.out
     }
 
-    /// `n` bytes of [`Session::transmit`] were written.
+    /// `n` bytes of [`Session::poll_transmit`] were written.
     pub fn advance_transmit(&mut self, n: usize) {
         let _ = self.out.split_to(n.min(self.out.len()));
         if self.out.is_empty() {
@@ -320,6 +334,15 @@ impl<T> Session<T> {
     /// Queues a request: sent now if a session is open, else when one is; failed with
     /// `ConnectionLoss` if none is within the session timeout.
     pub fn submit(&mut self, request: Request<T>, now: Instant) {
+        if let Some(WatchOp::Register {
+            kind,
+            path,
+            watcher,
+            group,
+        }) = &request.watch
+        {
+            self.watchers.hold(*watcher, *kind, path, *group);
+        }
         if self.conn == Conn::Closed || self.closing.is_some() {
             self.fail(Some(request.token), request.watch, Error::closed());
             return;
@@ -358,7 +381,7 @@ impl<T> Session<T> {
     /// too), for another client to resume with its id and password
     /// ([`SessionConfig::resume`]). Requests in flight or waiting fail as at a close; the
     /// state becomes `Closed`.
-    pub fn detach(&mut self, _now: Instant) {
+    pub fn detach(&mut self) {
         self.finish_close();
     }
 
@@ -403,9 +426,9 @@ impl<T> Session<T> {
         }
     }
 
-    /// The driver dropped a watcher's receiver: forget it, and remove the server's watch when
-    /// no other watcher needs it.
-    pub fn forget_watcher(&mut self, watcher: WatcherId, now: Instant) {
+    /// Forgets a persistent watcher (or one no longer held), and removes the server's watch
+    /// when no other watcher needs it.
+    fn forget_persistent(&mut self, watcher: WatcherId, now: Instant) {
         let Some((path, kind)) = self.watches.forget(watcher) else {
             return;
         };
@@ -431,10 +454,9 @@ impl<T> Session<T> {
         self.send_frame(&frame, OpCode::RemoveWatches, None, None, now);
     }
 
-    /// The driver dropped a one-shot watch left through a shared watcher, whose path and kind
-    /// it kept: forget it, and remove the server's watch of that kind when no other watcher
-    /// needs it.
-    pub fn forget_registration(
+    /// Forgets a one-shot registration (its path and kind known): removes the server's watch
+    /// of that kind when no other watcher needs it; one in flight is forgotten at its reply.
+    pub(crate) fn forget_registration(
         &mut self,
         watcher: WatcherId,
         kind: WatchKind,
@@ -497,7 +519,7 @@ impl<T> Session<T> {
     /// The TCP connection the core asked for could not be opened.
     pub fn handle_connect_failed(&mut self, now: Instant) {
         if matches!(self.conn, Conn::Connecting { .. }) {
-            self.loss_reason = Some(LossReason::detail("could not connect".into()));
+            self.loss_reason = Some(ConnectionFailure::CouldNotConnect(None));
             self.connection_lost(now);
         }
     }
@@ -512,14 +534,11 @@ impl<T> Session<T> {
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
         );
         if connected && self.loss_reason.is_none() {
-            let detail = if matches!(self.conn, Conn::Connecting { .. }) {
-                "could not connect"
+            let error = std::sync::Arc::new(error);
+            self.loss_reason = Some(if matches!(self.conn, Conn::Connecting { .. }) {
+                ConnectionFailure::CouldNotConnect(Some(error))
             } else {
-                "the connection failed"
-            };
-            self.loss_reason = Some(LossReason {
-                detail: detail.into(),
-                cause: Some(std::sync::Arc::new(error)),
+                ConnectionFailure::Io(error)
             });
         }
         self.handle_disconnected(now);
@@ -574,33 +593,20 @@ impl<T> Session<T> {
         match self.conn {
             Conn::Idle { retry_at } if now >= retry_at => self.start_connect(now),
             Conn::Connecting { deadline, .. } if now >= deadline => {
-                self.loss_reason = Some(LossReason::detail(format!(
-                    "could not connect within {} ms",
-                    self.connect_timeout().as_millis()
-                )));
+                self.loss_reason = Some(ConnectionFailure::ConnectTimeout(self.connect_timeout()));
                 self.connection_lost(now)
             }
             Conn::Handshaking { deadline, .. } if now >= deadline => {
-                let detail = if self.sasl.is_some() {
-                    format!(
-                        "no SASL reply from the server within {} ms",
-                        self.read_timeout.as_millis()
-                    )
+                self.loss_reason = Some(if self.sasl.is_some() {
+                    ConnectionFailure::SaslTimeout(self.read_timeout)
                 } else {
-                    format!(
-                        "no handshake reply from the server within {} ms of connecting",
-                        self.connect_timeout().as_millis()
-                    )
-                };
-                self.loss_reason = Some(LossReason::detail(detail));
+                    ConnectionFailure::HandshakeTimeout(self.connect_timeout())
+                });
                 self.connection_lost(now)
             }
             Conn::Open { host, .. } => {
                 if now >= self.last_recv + self.read_timeout {
-                    self.loss_reason = Some(LossReason::detail(format!(
-                        "no reply from the server within the read timeout ({} ms)",
-                        self.read_timeout.as_millis()
-                    )));
+                    self.loss_reason = Some(ConnectionFailure::ReadTimeout(self.read_timeout));
                     self.connection_lost(now);
                 } else {
                     if now >= self.last_send + self.ping_interval {
@@ -636,9 +642,7 @@ impl<T> Session<T> {
                 // session yet), the client would be back in the session it just reported
                 // Lost. Drop that attempt: the next handshake asks for a new session.
                 if matches!(self.conn, Conn::Handshaking { .. }) {
-                    self.loss_reason = Some(LossReason::detail(
-                        "the session timed out during the handshake".into(),
-                    ));
+                    self.loss_reason = Some(ConnectionFailure::ExpiredDuringHandshake);
                     self.connection_lost(now);
                 }
             }
@@ -653,9 +657,7 @@ impl<T> Session<T> {
         } = self.conn
         {
             // Only the read-write host: no attempt at the next host in line first.
-            self.loss_reason = Some(LossReason::detail(
-                "left a read-only server for a read-write one".into(),
-            ));
+            self.loss_reason = Some(ConnectionFailure::LeftReadOnly);
             if self.tear_down(now) {
                 self.hosts.jump_to(host);
                 self.schedule_connect(now, Duration::ZERO);

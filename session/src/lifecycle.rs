@@ -41,8 +41,8 @@ impl<T> Session<T> {
                 self.negotiated.as_millis()
             );
             if let Some(failure) = &self.last_failure {
-                detail.push_str("; last attempt: ");
-                detail.push_str(failure);
+                use std::fmt::Write as _;
+                let _ = write!(detail, "; last attempt: {failure}");
             }
             let error = Error::connection_loss().with_detail(detail);
             self.fail(Some(request.token), request.watch, error);
@@ -74,10 +74,9 @@ impl<T> Session<T> {
     /// get ConnectionLoss (their outcome is unknown); only a request whose own reply was
     /// malformed gets the decoding error, where it is answered (`handle_frame`).
     pub(super) fn protocol_error(&mut self, now: Instant, error: Error) {
-        self.loss_reason = Some(LossReason {
-            detail: "the server sent a malformed frame".into(),
-            cause: Some(std::sync::Arc::new(error)),
-        });
+        self.loss_reason = Some(ConnectionFailure::MalformedFrame(std::sync::Arc::new(
+            error,
+        )));
         self.connection_lost(now);
     }
 
@@ -107,10 +106,7 @@ impl<T> Session<T> {
         // In flight: may or may not have been applied. Never re-sent.
         let reason = self.loss_reason.take();
         if active {
-            self.last_failure = Some(match &reason {
-                Some(why) => why.to_string(),
-                None => "the connection was lost".into(),
-            });
+            self.last_failure = Some(reason.clone().unwrap_or(ConnectionFailure::ConnectionLost));
         }
         let loss = || match &reason {
             Some(why) => why.error(),
@@ -155,6 +151,7 @@ impl<T> Session<T> {
         self.triggered.shrink_to(KEEP_QUEUED);
         self.forgotten.shrink_to(KEEP_QUEUED);
         self.watches.shrink_to(KEEP_QUEUED);
+        self.watchers.shrink_to(KEEP_QUEUED);
     }
 
     /// The next attempt, after `delay`.
@@ -285,7 +282,7 @@ mod tests {
     fn open_session(now: Instant) -> Session<u32> {
         let mut s = Session::new(SessionConfig::new(1, Duration::from_secs(10)), now);
         s.handle_connected(now);
-        let sent = s.transmit().len();
+        let sent = s.poll_transmit().len();
         s.advance_transmit(sent);
         let mut reply = BytesMut::new();
         write_frame(&mut reply, |buf| {

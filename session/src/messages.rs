@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use zkrs_codec::{EventType, KeeperState, OpCode, WatcherType};
 
-use crate::{Error, StateChange, WatchKind, WatcherId};
+use crate::{Error, StateChange, WatchKind, WatcherGroup, WatcherId};
 
 /// What to do after a request succeeds, regarding watches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +19,9 @@ pub enum WatchOp {
         path: String,
         /// Who to tell.
         watcher: WatcherId,
+        /// The group whose registrations hear each notification once, if any (the
+        /// client's `Watcher`): see [`WatcherGroup`].
+        group: Option<WatcherGroup>,
     },
     /// A `removeWatches` request: on success, drop the local registrations too.
     Remove {
@@ -104,8 +107,10 @@ pub enum Event<T> {
         /// The event.
         event: WatchEvent,
     },
-    /// A watcher handed in with a request will never fire (the request failed, so no watch
-    /// was set): the driver can forget it.
+    /// A watcher handed in with a request will hear nothing (more): the request failed, so
+    /// no watch was set; or the notification that ended this one-shot registration reached
+    /// its [`WatcherGroup`] through another of the group's registrations. The driver can
+    /// forget it.
     WatcherUnused(WatcherId),
     /// The connection state changed.
     State(StateChange),

@@ -35,11 +35,7 @@ impl<T> Session<T> {
             xid::PING => {
                 let before = self.pings.pop_front().flatten();
                 if let Some(lost) = before.filter(|x| self.pending.iter().any(|p| p.xid == *x)) {
-                    self.loss_reason = Some(LossReason::detail(format!(
-                        "the server answered a ping sent after request xid {lost} but not that \
-                         request: it was lost on the way, so the connection is dropped rather \
-                         than left waiting"
-                    )));
+                    self.loss_reason = Some(ConnectionFailure::LostRequest { xid: lost });
                     self.connection_lost(now);
                 }
                 Ok(())
@@ -126,6 +122,7 @@ impl<T> Session<T> {
                 kind,
                 path,
                 watcher,
+                group: _,
             }) => {
                 let kind = match (kind, err) {
                     (WatchKind::Exist, ErrorCode::Ok) => Some(WatchKind::Data),
@@ -172,16 +169,13 @@ impl<T> Session<T> {
         if response.timeout_ms <= 0 {
             // The server says the session expired (ZooKeeper answers a wrong password the
             // same way: a timeout of 0).
-            let detail = if self.ever_connected || self.session_id == 0 {
-                "the server says the session expired".to_string()
+            self.loss_reason = Some(if self.ever_connected || self.session_id == 0 {
+                ConnectionFailure::SessionExpired
             } else {
-                format!(
-                    "the server refused to resume session {:#x}: it has expired, or its \
-                     password is wrong",
-                    self.session_id
-                )
-            };
-            self.loss_reason = Some(LossReason::detail(detail));
+                ConnectionFailure::ResumeRefused {
+                    session_id: self.session_id,
+                }
+            });
             self.lose_session();
             self.connection_lost(now);
             return Ok(());
@@ -282,7 +276,10 @@ impl<T> Session<T> {
         let mechanism = self.cfg.sasl.as_ref().map_or("SASL", |m| m.name());
         let detail = format!("{mechanism} authentication failed");
         self.sasl = None;
-        self.last_failure = Some(format!("{detail}: {why}"));
+        self.last_failure = Some(ConnectionFailure::AuthFailed {
+            mechanism: mechanism.to_string(),
+            cause: why.clone(),
+        });
         self.auth_failure = Some(why.clone());
         let error = || {
             Error::auth_failed()

@@ -10,8 +10,7 @@ use std::collections::HashMap;
 
 use zkrs_codec::{EventType, WatcherType};
 
-/// Identifies one watcher (one waiting future or one stream) to the driver.
-pub type WatcherId = u64;
+use crate::WatcherId;
 
 /// The kind of a watch registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -357,6 +356,10 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
 
+    fn ids(out: &[WatcherId]) -> Vec<u64> {
+        out.iter().map(|w| w.get()).collect()
+    }
+
     #[test]
     fn ancestors_go_up_to_root() {
         let a: Vec<_> = ancestors("/a/b/c").collect();
@@ -367,22 +370,26 @@ mod tests {
     #[test]
     fn one_shot_watches_fire_once_and_persistent_ones_stay() {
         let mut r = WatchRegistry::default();
-        r.add(WatchKind::Data, "/a", 1);
-        r.add(WatchKind::Child, "/a", 2);
-        r.add(WatchKind::Persistent, "/a", 3);
-        r.add(WatchKind::PersistentRecursive, "/", 4);
+        r.add(WatchKind::Data, "/a", WatcherId::new(1));
+        r.add(WatchKind::Child, "/a", WatcherId::new(2));
+        r.add(WatchKind::Persistent, "/a", WatcherId::new(3));
+        r.add(WatchKind::PersistentRecursive, "/", WatcherId::new(4));
         let mut out = Vec::new();
         r.trigger(EventType::NodeDataChanged, "/a", &mut out);
-        assert_eq!(out, [1, 3, 4]);
+        assert_eq!(ids(&out), [1, 3, 4]);
         out.clear();
         r.trigger(EventType::NodeDataChanged, "/a", &mut out);
-        assert_eq!(out, [3, 4]);
+        assert_eq!(ids(&out), [3, 4]);
         out.clear();
         r.trigger(EventType::NodeChildrenChanged, "/a", &mut out);
-        assert_eq!(out, [2, 3], "recursive watches never see child events");
+        assert_eq!(
+            ids(&out),
+            [2, 3],
+            "recursive watches never see child events"
+        );
         out.clear();
         r.trigger(EventType::NodeDeleted, "/a/b", &mut out);
-        assert_eq!(out, [4]);
+        assert_eq!(ids(&out), [4]);
     }
 
     #[test]
@@ -390,9 +397,9 @@ mod tests {
         let mut r = WatchRegistry::default();
         let paths: Vec<String> = (0..1000).map(|i| format!("/node/{i:06}")).collect();
         for (i, p) in paths.iter().enumerate() {
-            r.add(WatchKind::Data, p, i as u64);
+            r.add(WatchKind::Data, p, WatcherId::new(i as u64));
         }
-        r.add(WatchKind::Persistent, "/p", 5000);
+        r.add(WatchKind::Persistent, "/p", WatcherId::new(5000));
         let batches = r.batches(1024);
         let total: usize = batches
             .iter()
@@ -414,31 +421,31 @@ mod tests {
     #[test]
     fn forgetting_the_last_one_shot_watch_of_a_kind_frees_the_server_watch() {
         let mut r = WatchRegistry::default();
-        r.add(WatchKind::Data, "/a", 1);
-        r.add(WatchKind::Exist, "/a", 2);
-        r.add(WatchKind::Child, "/a", 3);
-        r.add(WatchKind::Child, "/b", 4);
-        r.add(WatchKind::Persistent, "/b", 5);
+        r.add(WatchKind::Data, "/a", WatcherId::new(1));
+        r.add(WatchKind::Exist, "/a", WatcherId::new(2));
+        r.add(WatchKind::Child, "/a", WatcherId::new(3));
+        r.add(WatchKind::Child, "/b", WatcherId::new(4));
+        r.add(WatchKind::Persistent, "/b", WatcherId::new(5));
         assert_eq!(
-            r.forget_one_shot(WatchKind::Data, "/a", 1),
+            r.forget_one_shot(WatchKind::Data, "/a", WatcherId::new(1)),
             Some(None),
             "exist left"
         );
         assert_eq!(
-            r.forget_one_shot(WatchKind::Data, "/a", 1),
+            r.forget_one_shot(WatchKind::Data, "/a", WatcherId::new(1)),
             None,
             "not registered"
         );
         assert_eq!(
-            r.forget_one_shot(WatchKind::Exist, "/a", 2),
+            r.forget_one_shot(WatchKind::Exist, "/a", WatcherId::new(2)),
             Some(Some(WatcherType::Data))
         );
         assert_eq!(
-            r.forget_one_shot(WatchKind::Child, "/a", 3),
+            r.forget_one_shot(WatchKind::Child, "/a", WatcherId::new(3)),
             Some(Some(WatcherType::Children))
         );
         assert_eq!(
-            r.forget_one_shot(WatchKind::Child, "/b", 4),
+            r.forget_one_shot(WatchKind::Child, "/b", WatcherId::new(4)),
             Some(None),
             "persistent"
         );
@@ -450,10 +457,13 @@ mod tests {
     #[test]
     fn forget_reports_emptied_paths() {
         let mut r = WatchRegistry::default();
-        r.add(WatchKind::Persistent, "/p", 1);
-        r.add(WatchKind::Persistent, "/p", 2);
-        assert_eq!(r.forget(1), None);
-        assert_eq!(r.forget(2), Some(("/p".into(), WatchKind::Persistent)));
+        r.add(WatchKind::Persistent, "/p", WatcherId::new(1));
+        r.add(WatchKind::Persistent, "/p", WatcherId::new(2));
+        assert_eq!(r.forget(WatcherId::new(1)), None);
+        assert_eq!(
+            r.forget(WatcherId::new(2)),
+            Some(("/p".into(), WatchKind::Persistent))
+        );
         assert!(r.is_empty());
     }
 }

@@ -14,7 +14,7 @@ use zkrs_codec::{
     KeeperState, OpCode, PathWatchRequest, SetWatches, SetWatches2,
 };
 use zkrs_session::{ConnectionState, ErrorCode};
-use zkrs_session::{Event, WatchKind, WatchOp};
+use zkrs_session::{Event, WatchKind, WatchOp, WatcherGroup, WatcherId};
 
 use ConnectionState::*;
 
@@ -43,7 +43,7 @@ fn unused(events: &[Event<u32>]) -> Vec<u64> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::WatcherUnused(w) => Some(*w),
+            Event::WatcherUnused(w) => Some(w.get()),
             _ => None,
         })
         .collect()
@@ -128,7 +128,7 @@ fn handshake_comes_first_and_requests_wait_for_it() {
 
     let early = sim.get_data("/early");
     assert!(
-        sim.s.transmit().is_empty(),
+        sim.s.poll_transmit().is_empty(),
         "nothing is written before the connection"
     );
     sim.s.handle_connected(sim.now);
@@ -182,7 +182,7 @@ fn request_submitted_during_the_handshake_waits_for_it() {
     let t = sim.sync("/");
     // Only the ConnectRequest: ZooKeeper reads nothing else before it answers.
     assert_eq!(sim.take_connect_request().session_id, 0);
-    assert!(sim.s.transmit().is_empty());
+    assert!(sim.s.poll_transmit().is_empty());
     assert_eq!(sim.s.in_flight(), 0);
     sim.respond_connect(30_000, 0x42, &PASSWD, false);
     let sent = sim.take_sent();
@@ -219,7 +219,7 @@ fn hundred_requests_go_out_in_one_transmit_and_complete_in_order() {
     let tokens: Vec<u32> = (0..100).map(|i| sim.get_data(&format!("/n{i}"))).collect();
     assert_eq!(sim.s.in_flight(), 100);
     let sent = sim.take_sent();
-    assert!(sim.s.transmit().is_empty());
+    assert!(sim.s.poll_transmit().is_empty());
     let xids: Vec<i32> = sent.iter().map(|s| s.xid).collect();
     assert_eq!(xids, (1..=100).collect::<Vec<i32>>());
     for (i, s) in sent.iter().enumerate() {
@@ -286,7 +286,7 @@ fn reply_with_unexpected_xid_drops_the_connection() {
     assert_eq!(req.session_id, 0x42);
     assert_eq!(states(&ev), [Reconnected]);
     assert!(
-        sim.s.transmit().is_empty(),
+        sim.s.poll_transmit().is_empty(),
         "requests in flight when the connection dropped are never re-sent"
     );
     let d = sim.get_data("/d");
@@ -373,7 +373,7 @@ fn timers_with_a_30_s_session() {
     // Ping after 10 s without sending (half of the 20 s read timeout, capped at 10 s).
     assert_eq!(sim.s.poll_timeout(), Some(sim.at(10_000)));
     sim.run_until(9_999);
-    assert!(sim.s.transmit().is_empty());
+    assert!(sim.s.poll_transmit().is_empty());
     sim.run_until(10_000);
     assert_eq!(&sim.take_bytes()[..], &PING);
     assert!(sim.events().is_empty());
@@ -430,7 +430,7 @@ fn timers_with_a_6_s_session() {
     assert_eq!(sim.s.negotiated_timeout(), ms(6_000));
     assert_eq!(sim.s.poll_timeout(), Some(sim.at(2_000)));
     sim.run_until(1_999);
-    assert!(sim.s.transmit().is_empty());
+    assert!(sim.s.poll_transmit().is_empty());
     sim.run_until(2_000);
     assert_eq!(&sim.take_bytes()[..], &PING);
     // No answer at all: the connection is dropped 4 s after the last bytes received.
@@ -622,7 +622,7 @@ fn server_expiry_loses_the_session() {
     assert_eq!(req.session_id, 0);
     assert_eq!(req.passwd, [0; 16]);
     assert_eq!(state_changes(&ev), [(Reconnected, 0x43)]);
-    assert!(sim.s.transmit().is_empty(), "no watch to set again");
+    assert!(sim.s.poll_transmit().is_empty(), "no watch to set again");
 }
 
 #[test]
@@ -682,7 +682,10 @@ fn a_request_waits_for_a_connection_no_longer_than_the_session_timeout() {
     let (req, ev) = reconnect(&mut sim, 0x43, 6_000);
     assert_eq!(req.session_id, 0);
     assert_eq!(state_changes(&ev), [(Reconnected, 0x43)]);
-    assert!(sim.s.transmit().is_empty(), "the failed request was sent");
+    assert!(
+        sim.s.poll_transmit().is_empty(),
+        "the failed request was sent"
+    );
     // A request made while connecting, answered by the next session, is sent as before.
     sim.s.handle_disconnected(sim.now);
     sim.events();
@@ -854,7 +857,8 @@ fn persistent_watches_are_set_again_with_set_watches2() {
             Some(WatchOp::Register {
                 kind,
                 path: path.into(),
-                watcher,
+                watcher: WatcherId::new(watcher),
+                group: None,
             }),
         )
     };
@@ -949,6 +953,95 @@ fn many_watches_are_set_again_in_batches_of_at_most_128_kib() {
     assert_eq!(seen, want, "every watched path exactly once");
 }
 
+#[test]
+fn a_notification_reaches_a_group_once_however_many_of_its_registrations_it_ends() {
+    let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x42);
+    let group = Some(WatcherGroup::new(100));
+    // getData and exists on /a through the group, and the same getData again; a lone watch
+    // on /a too; and the group's child watch on /a, which a delete also ends.
+    let t1 = sim.watch_read_into(WatchKind::Data, "/a", 1, group);
+    let t2 = sim.watch_read_into(WatchKind::Exist, "/a", 2, group);
+    let t3 = sim.watch_read_into(WatchKind::Data, "/a", 3, group);
+    let t4 = sim.watch_read(WatchKind::Data, "/a", 4);
+    let t5 = sim.watch_read_into(WatchKind::Child, "/a", 5, group);
+    let sent = sim.take_sent();
+    sim.reply_next_zxid(sent[0].xid, &get_data_body(b"a"));
+    sim.reply_next_zxid(sent[1].xid, &stat_body());
+    sim.reply_next_zxid(sent[2].xid, &get_data_body(b"a"));
+    sim.reply_next_zxid(sent[3].xid, &get_data_body(b"a"));
+    sim.reply_next_zxid(sent[4].xid, &children_body(&[]));
+    let ev = sim.events();
+    for t in [t1, t2, t3, t4, t5] {
+        ok_of(&ev, t);
+    }
+
+    sim.notify(EventType::NodeDeleted, "/a");
+    let ev = sim.events();
+    // The group hears it once (through its first registration), the lone watcher too; the
+    // group's other registrations end without an event of their own.
+    let heard: Vec<u64> = watch_events(&ev).into_iter().map(|w| w.0).collect();
+    assert_eq!(heard.len(), 2, "{ev:?}");
+    assert!(heard.contains(&4), "{ev:?}");
+    assert_eq!(heard.iter().filter(|w| [1, 2, 3, 5].contains(w)).count(), 1);
+    let mut released = unused(&ev);
+    released.sort_unstable();
+    let mut rest: Vec<u64> = [1, 2, 3, 5]
+        .into_iter()
+        .filter(|w| !heard.contains(w))
+        .collect();
+    rest.sort_unstable();
+    assert_eq!(released, rest);
+    assert_eq!(zkrs_session::__private::one_shot_watchers(&sim.s), 0);
+}
+
+#[test]
+fn abandoned_one_shot_watches_are_swept_when_the_watchers_double() {
+    let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x42);
+    // Each watch on /stable is left and its receiver dropped at once (odd watchers), or kept
+    // (even ones): nothing ever fires.
+    let mut swept = Vec::new();
+    let mut asked = 0;
+    for w in 1..=200u64 {
+        let t = sim.watch_read(WatchKind::Data, "/stable", w);
+        let sent = sim.take_sent();
+        sim.reply_next_zxid(sent[0].xid, &get_data_body(b"x"));
+        ok_of(&sim.events(), t);
+        let now = sim.now;
+        swept.extend(sim.s.sweep_abandoned(
+            |id| {
+                asked += 1;
+                id.get() % 2 == 1
+            },
+            now,
+        ));
+        // Never more than twice the live ones (or the sweep's floor).
+        let held = zkrs_session::__private::one_shot_watchers(&sim.s);
+        let live = w as usize / 2;
+        assert!(held <= (2 * live).max(64), "{held} held after {w}");
+    }
+    assert!(asked > 0);
+    assert!(swept.iter().all(|w| w.get() % 2 == 1), "{swept:?}");
+    assert!(swept.windows(2).all(|p| p[0] < p[1]), "in the order made");
+    let held = zkrs_session::__private::one_shot_watchers(&sim.s);
+    assert!(held < 200 - 50, "{held}: abandoned watches are kept");
+    // The server's watch stays: the live watchers still need it.
+    let sent = sim.take_sent();
+    assert!(
+        sent.iter().all(|s| s.op != OpCode::RemoveWatches),
+        "{sent:?}"
+    );
+    // A forgotten watcher hears nothing: the change reaches the live ones only.
+    sim.notify(EventType::NodeDataChanged, "/stable");
+    let heard: Vec<u64> = watch_events(&sim.events())
+        .into_iter()
+        .map(|w| w.0)
+        .collect();
+    assert!(heard
+        .iter()
+        .all(|w| w % 2 == 0 || !swept.iter().any(|s| s.get() == *w)));
+    assert!((100..=200).contains(&heard.len()), "{}", heard.len());
+}
+
 // ----- close() -----
 
 #[test]
@@ -971,7 +1064,7 @@ fn close_sends_close_session_and_finishes_on_its_reply() {
     let late = sim.get_data("/late");
     let ev = sim.events();
     assert!(err_of(&ev, late).is_closed());
-    assert!(sim.s.transmit().is_empty());
+    assert!(sim.s.poll_transmit().is_empty());
 
     sim.reply(pending_xid, 0x20, ErrorCode::Ok, &get_data_body(b"x"));
     ok_of(&sim.events(), pending);
@@ -994,7 +1087,7 @@ fn close_sends_close_session_and_finishes_on_its_reply() {
     sim.s.handle_disconnected(sim.now);
     sim.reply(1, 1, ErrorCode::Ok, &[]);
     assert!(sim.events().is_empty());
-    assert!(sim.s.transmit().is_empty());
+    assert!(sim.s.poll_transmit().is_empty());
     let after = sim.get_data("/after");
     assert!(err_of(&sim.events(), after).is_closed());
     sim.s.close(Some(9_001), sim.now);
@@ -1296,7 +1389,13 @@ fn a_lost_connection_says_why_to_the_requests_in_flight() {
 fn every_failed_attempt_says_why() {
     // One host, 2 s: each attempt (TCP connection and handshake) may take 2 s.
     let mut sim = Sim::new(config(1, 2_000));
-    assert_eq!(sim.s.last_connection_failure(), None);
+    assert_eq!(
+        sim.s
+            .last_connection_failure()
+            .map(ToString::to_string)
+            .as_deref(),
+        None
+    );
     sim.events();
 
     // The TCP connection is refused.
@@ -1306,7 +1405,10 @@ fn every_failed_attempt_says_why() {
         now,
     );
     assert_eq!(
-        sim.s.last_connection_failure(),
+        sim.s
+            .last_connection_failure()
+            .map(ToString::to_string)
+            .as_deref(),
         Some("could not connect: refused")
     );
 
@@ -1318,8 +1420,18 @@ fn every_failed_attempt_says_why() {
     sim.run_until(started + 2_000);
     assert_eq!(disconnects(&sim.events()), 1);
     assert_eq!(
-        sim.s.last_connection_failure(),
+        sim.s
+            .last_connection_failure()
+            .map(ToString::to_string)
+            .as_deref(),
         Some("no handshake reply from the server within 2000 ms of connecting")
+    );
+    assert!(
+        matches!(
+            sim.s.last_connection_failure(),
+            Some(zkrs_session::ConnectionFailure::HandshakeTimeout(t)) if *t == ms(2_000)
+        ),
+        "a typed reason"
     );
 
     // A handshake reply with a negative password length.
@@ -1332,7 +1444,7 @@ fn every_failed_attempt_says_why() {
     }
     sim.feed(&f);
     assert_eq!(disconnects(&sim.events()), 1);
-    let why = sim.s.last_connection_failure().unwrap();
+    let why = sim.s.last_connection_failure().unwrap().to_string();
     assert!(
         why.starts_with("the server sent a malformed frame") && why.contains("-5"),
         "{why}"
@@ -1344,7 +1456,10 @@ fn every_failed_attempt_says_why() {
     sim.take_connect_request();
     sim.respond_connect(0, 0, &[0; 16], false);
     assert_eq!(
-        sim.s.last_connection_failure(),
+        sim.s
+            .last_connection_failure()
+            .map(ToString::to_string)
+            .as_deref(),
         Some("the server says the session expired")
     );
 
@@ -1352,12 +1467,24 @@ fn every_failed_attempt_says_why() {
     next_connect(&mut sim, 5_000);
     let now = sim.now;
     sim.s.handle_connect_failed(now);
-    assert_eq!(sim.s.last_connection_failure(), Some("could not connect"));
+    assert_eq!(
+        sim.s
+            .last_connection_failure()
+            .map(ToString::to_string)
+            .as_deref(),
+        Some("could not connect")
+    );
 
     // A session at last: the last failure is kept (it is history, not the state).
     let (_, ev) = reconnect(&mut sim, 0x42, 2_000);
     assert_eq!(states(&ev), [Connected]);
-    assert_eq!(sim.s.last_connection_failure(), Some("could not connect"));
+    assert_eq!(
+        sim.s
+            .last_connection_failure()
+            .map(ToString::to_string)
+            .as_deref(),
+        Some("could not connect")
+    );
 }
 
 /// A two-step mechanism for the core's tests: sends "hello", expects "challenge", sends

@@ -11,7 +11,7 @@ use zkrs_codec::{
     WatcherType, WatchesRequest,
 };
 
-use crate::{Request, WatchKind, WatchOp};
+use crate::{Request, WatchKind, WatchOp, WatcherGroup};
 
 use super::harness::Harness;
 use super::server::{reply_frame, valid_body, ERRORS, EVENT_TYPES};
@@ -111,10 +111,13 @@ impl<'a> Harness<'a> {
             (_, Some((true, kind))) => {
                 let one_shot =
                     !matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive);
+                // `& 0x20` on a read: through the one group (the client's `Watcher`).
+                let group = (one_shot && b & 0x20 != 0).then_some(WatcherGroup::new(1));
                 Some(WatchOp::Register {
                     kind,
                     path: path.to_string(),
                     watcher: self.watcher(one_shot),
+                    group,
                 })
             }
             (OpCode::RemoveWatches, _) => Some(WatchOp::Remove {
@@ -122,6 +125,15 @@ impl<'a> Harness<'a> {
                 watcher_type,
             }),
             _ => None,
+        };
+        let handed_in = match &watch_op {
+            Some(WatchOp::Register { watcher, group, .. }) => {
+                if group.is_some() {
+                    self.grouped.insert(*watcher);
+                }
+                true
+            }
+            _ => false,
         };
         let token = self.token();
         self.outstanding_submits.insert(token);
@@ -138,6 +150,20 @@ impl<'a> Harness<'a> {
             },
             self.now,
         );
+        if handed_in {
+            // Every third watcher's receiver is taken as dropped: the sweep may forget it.
+            let swept = self.s.sweep_abandoned(|w| w.get() % 3 == 0, self.now);
+            for w in swept {
+                assert!(w.get() % 3 == 0, "swept watcher {w}, not abandoned");
+                assert!(
+                    self.watchers.contains(&(w, true)),
+                    "swept watcher {w}, not a one-shot one"
+                );
+                self.forgotten.insert(w);
+                // Each may remove a server watch.
+                self.internal_sends += 1;
+            }
+        }
     }
 
     /// The server answers the oldest request it got (or, with none, some xid).

@@ -19,14 +19,16 @@ impl<'a> Harness<'a> {
             self.internal_sends
         );
         if !self.stalled {
-            let n = self.s.transmit().len();
+            let n = self.s.poll_transmit().len();
             self.transmit(n);
         }
     }
 
     pub(super) fn transmit(&mut self, n: usize) {
-        let n = n.min(self.s.transmit().len());
-        self.server.rx.extend_from_slice(&self.s.transmit()[..n]);
+        let n = n.min(self.s.poll_transmit().len());
+        self.server
+            .rx
+            .extend_from_slice(&self.s.poll_transmit()[..n]);
         self.s.advance_transmit(n);
         self.server.parse(self.cfg_can_be_read_only);
     }
@@ -34,6 +36,10 @@ impl<'a> Harness<'a> {
     fn check_event(&mut self, event: Event<u32>) {
         if let Some(trace) = &mut self.trace {
             trace.push(format!("    {event:?}"));
+        }
+        if !matches!(event, Event::Watch { .. }) {
+            // A notification's events come with nothing between them.
+            self.group_run = None;
         }
         if self.closed {
             let allowed = match &event {
@@ -84,6 +90,18 @@ impl<'a> Harness<'a> {
                     .find(|(w, _)| *w == watcher)
                     .map(|&(_, one_shot)| one_shot);
                 assert!(one_shot.is_some(), "unknown watcher {watcher}");
+                if self.grouped.contains(&watcher) {
+                    let this = (event.event_type, event.state, event.path.clone());
+                    if self.group_run.as_ref() != Some(&this) {
+                        self.group_run = Some(this);
+                        self.group_heard = false;
+                    }
+                    assert!(
+                        !self.group_heard,
+                        "the group heard one notification twice ({event:?}, watcher {watcher})"
+                    );
+                    self.group_heard = true;
+                }
                 self.notified.insert(watcher);
                 if one_shot == Some(true) {
                     assert!(

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use zkrs_codec::OpCode;
+use zkrs_codec::{EventType, KeeperState, OpCode};
 
 use crate::{ConnectionState, Session, SessionConfig, WatcherId};
 
@@ -27,7 +27,7 @@ pub(super) struct Harness<'a> {
     pub(super) stalled: bool,
 
     next_token: u32,
-    next_watcher: WatcherId,
+    next_watcher: u64,
     /// Tokens handed in and not answered yet.
     pub(super) outstanding: HashSet<u32>,
     /// Of those, the ones of `submit` calls.
@@ -56,6 +56,12 @@ pub(super) struct Harness<'a> {
     pub(super) notified: HashSet<WatcherId>,
     /// Watchers handed to `forget_watcher`.
     pub(super) forgotten: HashSet<WatcherId>,
+    /// Watchers registered through the one group (see `submit`).
+    pub(super) grouped: HashSet<WatcherId>,
+    /// The current run of equal watch events (nothing else between them: one notification),
+    /// and whether the group has heard it.
+    pub(super) group_run: Option<(EventType, KeeperState, String)>,
+    pub(super) group_heard: bool,
     /// The last state reported.
     pub(super) state: ConnectionState,
     /// The known bugs looked past.
@@ -120,6 +126,9 @@ impl<'a> Harness<'a> {
             token_ops: HashMap::new(),
             notified: HashSet::new(),
             forgotten: HashSet::new(),
+            grouped: HashSet::new(),
+            group_run: None,
+            group_heard: false,
             state: ConnectionState::Connecting,
             tolerate,
             close_session_tokens: Vec::new(),
@@ -141,7 +150,7 @@ impl<'a> Harness<'a> {
     }
 
     pub(super) fn watcher(&mut self, one_shot: bool) -> WatcherId {
-        let w = self.next_watcher;
+        let w = WatcherId::new(self.next_watcher);
         self.next_watcher += 1;
         self.watchers.push((w, one_shot));
         if self.closed {

@@ -22,6 +22,12 @@
 //!   request frames with a known opcode, special xids only for ping/auth/setWatches, and
 //!   ordinary xids strictly increasing over the whole session;
 //! - a one-shot watcher fires at most once, and never after `WatcherUnused`;
+//! - a notification reaches a [`WatcherGroup`](crate::WatcherGroup) once: reads with `& 0x20`
+//!   register through one group, and no run of equal watch events (one notification) gives
+//!   it two `Watch` events;
+//! - the abandoned-watch sweep ([`Session::sweep_abandoned`](crate::Session::sweep_abandoned),
+//!   called after every submit that hands in a watcher, with every third watcher's receiver
+//!   taken as dropped) forgets only abandoned one-shot watchers;
 //! - a session that was reported `Lost` never comes back in a later state change, and state
 //!   changes follow the documented transitions (`Suspended` only from a connected state, ...);
 //! - a successful reply's body decodes as its request's reply record;
@@ -39,7 +45,7 @@
 //!
 //! | byte | action | argument bytes |
 //! | --- | --- | --- |
-//! | 0 | submit | opcode selector (`& 16`: with a watch), path index |
+//! | 0 | submit | opcode selector (`& 16`: with a watch, `& 32` on a read: through the group), path index |
 //! | 1 | raw server bytes | count (`% 64`), the bytes |
 //! | 2 | server answers its oldest request | mode (`& 15`: 0-7 ok, 8-9 NoNode, 10 error, 11 garbage body, 12 truncated body, 13-15 extra bytes; `>> 6`: zxid), more by mode |
 //! | 3 | server connect response | flags (`& 7` timeout, `& 0x18` session: resume/0/new, `& 0x20` no read-only byte, `& 0x40` read-only, `& 0x80` truncated) |

@@ -82,7 +82,7 @@ impl<'a> Harness<'a> {
                     .add_auth("digest".into(), b"other:pw".to_vec(), token, self.now);
             }
             13 if self.host_updates && action & 0x20 != 0 => self.update_hosts(),
-            13 if self.host_updates && action & 0x40 != 0 => self.s.detach(self.now),
+            13 if self.host_updates && action & 0x40 != 0 => self.s.detach(),
             13 => {
                 let host = usize::from(self.input.byte()) % self.host_count;
                 if !(self.tolerate.read_write_found && self.s.closing.is_some()) {
@@ -120,7 +120,8 @@ impl<'a> Harness<'a> {
             })
             .collect();
         let names = (0..count).map(|i| format!("host-{i}")).collect();
-        self.s.update_hosts(&kept, names, self.now);
+        self.s
+            .update_hosts(&kept, names, crate::HostChange::Rebalance, self.now);
         // Checked against the new list from now on (events are drained after the step).
         self.host_count = count;
     }

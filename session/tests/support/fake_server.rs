@@ -16,7 +16,9 @@ use zkrs_codec::{
     WatcherEvent, DEFAULT_MAX_FRAME_LEN,
 };
 use zkrs_session::{ConnectionState, Error};
-use zkrs_session::{Event, Request, Session, SessionConfig, WatchKind, WatchOp, WatcherId};
+use zkrs_session::{
+    Event, Request, Session, SessionConfig, WatchKind, WatchOp, WatcherGroup, WatcherId,
+};
 
 /// Milliseconds as a `Duration`.
 pub fn ms(n: u64) -> Duration {
@@ -237,7 +239,7 @@ impl Sim {
 
     /// The bytes waiting to be written, consumed.
     pub fn take_bytes(&mut self) -> Bytes {
-        let bytes = Bytes::copy_from_slice(self.s.transmit());
+        let bytes = Bytes::copy_from_slice(self.s.poll_transmit());
         self.s.advance_transmit(bytes.len());
         bytes
     }
@@ -338,8 +340,20 @@ impl Sim {
         self.submit_frame(OpCode::GetData, f, None)
     }
 
-    /// Submits a read that leaves a watch of `kind` (getData, exists or getChildren).
-    pub fn watch_read(&mut self, kind: WatchKind, path: &str, watcher: WatcherId) -> u32 {
+    /// Submits a read that leaves a watch of `kind` (getData, exists or getChildren), for
+    /// watcher number `watcher`.
+    pub fn watch_read(&mut self, kind: WatchKind, path: &str, watcher: u64) -> u32 {
+        self.watch_read_into(kind, path, watcher, None)
+    }
+
+    /// [`Sim::watch_read`] through `group`.
+    pub fn watch_read_into(
+        &mut self,
+        kind: WatchKind,
+        path: &str,
+        watcher: u64,
+        group: Option<WatcherGroup>,
+    ) -> u32 {
         let op = match kind {
             WatchKind::Data => OpCode::GetData,
             WatchKind::Exist => OpCode::Exists,
@@ -353,7 +367,8 @@ impl Sim {
             Some(WatchOp::Register {
                 kind,
                 path: path.to_string(),
-                watcher,
+                watcher: WatcherId::new(watcher),
+                group,
             }),
         )
     }
@@ -404,13 +419,16 @@ pub fn disconnects(events: &[Event<u32>]) -> usize {
 }
 
 /// The watch events among `events`: (watcher, event type, keeper state, path).
-pub fn watch_events(events: &[Event<u32>]) -> Vec<(WatcherId, EventType, KeeperState, String)> {
+pub fn watch_events(events: &[Event<u32>]) -> Vec<(u64, EventType, KeeperState, String)> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::Watch { watcher, event } => {
-                Some((*watcher, event.event_type, event.state, event.path.clone()))
-            }
+            Event::Watch { watcher, event } => Some((
+                watcher.get(),
+                event.event_type,
+                event.state,
+                event.path.clone(),
+            )),
             _ => None,
         })
         .collect()
