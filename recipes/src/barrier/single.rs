@@ -14,9 +14,9 @@ use crate::framework::{create_parents, parent, wait_connected};
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::barrier::DistributedBarrier;
-/// let gate = DistributedBarrier::new(&client, "/app/gate");
+/// let gate = DistributedBarrier::builder(&client, "/app/gate").build()?;
 /// gate.set_barrier().await?;
-/// // elsewhere: DistributedBarrier::new(&other, "/app/gate").wait_on_barrier(None).await?;
+/// // elsewhere: DistributedBarrier::builder(&other, "/app/gate").build()?.wait_on_barrier(None).await?;
 /// gate.remove_barrier().await?;
 /// # Ok(()) }
 /// ```
@@ -26,10 +26,29 @@ pub struct DistributedBarrier {
     path: String,
 }
 
+/// Settings for a [`DistributedBarrier`]; [`DistributedBarrierBuilder::build`] makes it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until built"]
+pub struct DistributedBarrierBuilder {
+    client: Client,
+    path: String,
+}
+
+impl DistributedBarrierBuilder {
+    /// The barrier (nothing is sent). `InvalidInput` for a bad path.
+    pub fn build(self) -> Result<DistributedBarrier> {
+        zkrs_client::validate_path(&self.path, false)?;
+        Ok(DistributedBarrier {
+            client: self.client,
+            path: self.path,
+        })
+    }
+}
+
 impl DistributedBarrier {
-    /// A barrier at `path`.
-    pub fn new(client: &Client, path: &str) -> DistributedBarrier {
-        DistributedBarrier {
+    /// Settings for a barrier at `path`.
+    pub fn builder(client: &Client, path: &str) -> DistributedBarrierBuilder {
+        DistributedBarrierBuilder {
             client: client.clone(),
             path: path.to_string(),
         }

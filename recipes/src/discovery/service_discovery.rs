@@ -136,9 +136,7 @@ where
         let keeper = if instance.service_type == ServiceType::Permanent {
             None
         } else {
-            let node = PersistentNode::adopt(client, &actual, mode, &data);
-            node.start()?;
-            Some(Arc::new(node))
+            Some(Arc::new(PersistentNode::adopt(client, &actual, mode, &data)?))
         };
         let registered = Registered {
             instance: instance.clone(),
@@ -200,7 +198,7 @@ where
         match entry {
             Some(Registered {
                 keeper: Some(node), ..
-            }) => node.close().await,
+            }) => node.shut().await,
             Some(Registered {
                 keeper: None, path, ..
             }) => delete_until_gone(&self.inner.client, &path).await,
@@ -298,7 +296,7 @@ where
         let mut result = Ok(());
         for entry in entries {
             if let Some(node) = entry.keeper {
-                if let Err(e) = node.close().await {
+                if let Err(e) = node.shut().await {
                     result = Err(e);
                 }
             }
