@@ -24,7 +24,7 @@ use zkrs_recipes::cache::{
     CacheEvent, ChildData, CuratorCache, NodeCache, PathChildrenCache, Snapshot, StartMode,
     TreeCache,
 };
-use zkrs_recipes::framework::{create_parents, join, node_name, parent};
+use zkrs_recipes::framework::{create_parents, join, node_name, parent, ParentMode};
 use zkrs_recipes::lock::{decode_count, encode_count};
 use zkrs_recipes::sequence::{key_fn, rank, read_write_sort_key, sort_key, sorted};
 use zkrs_recipes::{
@@ -962,7 +962,7 @@ async fn run_in_peer(peer: &mut Peer, steps: &[Step]) {
 async fn run_ours(client: &Client, steps: &[Step]) {
     for step in steps {
         let result = match step {
-            Step::Create(path, data) => match create_parents(client, parent(path), false).await {
+            Step::Create(path, data) => match create_parents(client, parent(path), ParentMode::Persistent).await {
                 Ok(()) => client.create(path, data, CreateMode::Persistent).await,
                 Err(e) => Err(e),
             }

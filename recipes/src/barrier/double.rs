@@ -7,7 +7,7 @@ use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::wait_until;
-use crate::framework::{create_parents, join, DeleteOnDrop, Uuid};
+use crate::framework::{create_parents, join, DeleteOnDrop, ParentMode, Uuid};
 
 /// The node whose creation lets members in (Curator's name).
 pub const READY_NODE: &str = "ready";
@@ -96,7 +96,7 @@ impl DistributedDoubleBarrier {
         let ready_path = join(&self.path, READY_NODE);
         let our_path = self.our_path();
         let (ready, mut ready_watch) = self.client.exists_and_watch(&ready_path).await?;
-        create_parents(&self.client, &self.path, true).await?;
+        create_parents(&self.client, &self.path, ParentMode::Container).await?;
         // Deletes our node on every way out of `enter` but success.
         let mut leave = DeleteOnDrop::new(&self.client, our_path.clone());
         match self

@@ -6,7 +6,7 @@ use tokio::time::Instant;
 use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
 use super::wait_until;
-use crate::framework::{create_parents, parent, wait_connected};
+use crate::framework::{create_parents, parent, wait_connected, ParentMode};
 
 /// A barrier that holds while its node exists, as Curator's `DistributedBarrier`: one process
 /// sets it, any number wait on it, and all of them go on when it is removed.
@@ -57,7 +57,7 @@ impl DistributedBarrier {
     /// Sets the barrier (creates its node, and missing parents as containers); setting a set
     /// barrier is fine.
     pub async fn set_barrier(&self) -> Result<()> {
-        create_parents(&self.client, parent(&self.path), true).await?;
+        create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
         match self
             .client
             .create(&self.path, b"", CreateMode::Persistent)

@@ -148,6 +148,12 @@ impl PathChildrenCache {
         &self.path
     }
 
+    /// [`PathChildrenCache::close`] for a cache shared in an `Arc` (a service cache's).
+    #[cfg(feature = "discovery")]
+    pub(crate) async fn shut(&self) {
+        self.core.close().await
+    }
+
     cache_handle!();
 }
 

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
 use super::number::{read_number, Number};
-use crate::framework::{create_parents, parent, RetryPolicy};
+use crate::framework::{create_parents, parent, ParentMode, RetryPolicy};
 use crate::lock::InterProcessMutex;
 
 /// What an atomic operation did, as Curator's `AtomicValue`: whether it succeeded, the value
@@ -97,7 +97,7 @@ impl Atomic {
                 .await
                 .map(drop),
             None => {
-                create_parents(&self.client, parent(&self.path), true).await?;
+                create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
                 self.client
                     .create(&self.path, &data, CreateMode::Persistent)
                     .await

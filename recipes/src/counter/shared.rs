@@ -12,7 +12,7 @@ use zkrs_client::{
 };
 
 use super::number::{read_number, Number};
-use crate::framework::{create_parents, parent, wait_connected, Listeners};
+use crate::framework::{create_parents, parent, wait_connected, Listeners, ParentMode};
 
 /// A value with the node version it was read at (what compare-and-set compares).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +144,7 @@ impl<T: Codec> Inner<T> {
 
     /// Creates the node with the seed if it does not exist, and reads it.
     async fn first_read(&self) -> Result<()> {
-        create_parents(&self.client, parent(&self.path), true).await?;
+        create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
         match self
             .client
             .create(&self.path, &self.seed.to_bytes(), CreateMode::Persistent)

@@ -12,7 +12,7 @@ use zkrs_client::{
 
 use crate::framework::{
     create_parents, create_protected, delete_for_sure, delete_until_gone, guaranteed_delete,
-    node_name, parent, wait_connected, Listeners, ProtectedName,
+    node_name, parent, wait_connected, Listeners, ParentMode, ProtectedName,
 };
 
 /// What a [`PersistentNode`] tells.
@@ -134,7 +134,7 @@ impl Inner {
                     return Ok(path);
                 }
                 Err(e) if e.code() == ErrorCode::NoNode => {
-                    create_parents(&self.client, parent(&path), true).await?;
+                    create_parents(&self.client, parent(&path), ParentMode::Container).await?;
                 }
                 Err(e) if e.code() == ErrorCode::NodeExists => {
                     let (found, stat) = match self.client.get_data(&path).await {
@@ -227,7 +227,7 @@ impl Inner {
                     return Ok(path);
                 }
                 Err(e) if e.code() == ErrorCode::NoNode => {
-                    create_parents(&self.client, parent(&self.path), true).await?;
+                    create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
                 }
                 Err(e) if e.code() == ErrorCode::NodeExists => {
                     // Someone's node at our path: adopt it, with our data (Curator's way).
