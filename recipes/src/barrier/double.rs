@@ -69,7 +69,11 @@ impl DistributedDoubleBarrierBuilder {
 impl DistributedDoubleBarrier {
     /// Settings for a member of the barrier at `path` that opens once `member_qty` members
     /// are there.
-    pub fn builder(client: &Client, path: &str, member_qty: usize) -> DistributedDoubleBarrierBuilder {
+    pub fn builder(
+        client: &Client,
+        path: &str,
+        member_qty: usize,
+    ) -> DistributedDoubleBarrierBuilder {
         DistributedDoubleBarrierBuilder {
             client: client.clone(),
             path: path.to_string(),

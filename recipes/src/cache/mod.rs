@@ -64,9 +64,7 @@ pub use curator::{CuratorCache, CuratorCacheBuilder};
 pub use data::{CacheEvent, ChildData};
 pub use node::{NodeCache, NodeCacheBuilder};
 pub use path_children::{PathChildrenCache, PathChildrenCacheBuilder, StartMode};
-pub use persistent_watcher::{
-    PersistentWatcher, PersistentWatcherBuilder, PersistentWatcherEvent,
-};
+pub use persistent_watcher::{PersistentWatcher, PersistentWatcherBuilder, PersistentWatcherEvent};
 pub use selector::{AllNodes, TreeCacheSelector};
 pub use tree::{TreeCache, TreeCacheBuilder};
 pub use view::Snapshot;

@@ -206,7 +206,6 @@ impl<T: Codec> Inner<T> {
             Err(e) => Err(e),
         }
     }
-
 }
 
 /// The version a value has before the first read (Curator's `UNINITIALIZED_VERSION`).

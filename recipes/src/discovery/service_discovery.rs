@@ -172,7 +172,9 @@ where
         let keeper = if instance.service_type == ServiceType::Permanent {
             None
         } else {
-            Some(Arc::new(PersistentNode::adopt(client, &actual, mode, &data)?))
+            Some(Arc::new(PersistentNode::adopt(
+                client, &actual, mode, &data,
+            )?))
         };
         let registered = Registered {
             instance: instance.clone(),
@@ -363,7 +365,12 @@ async fn first_create(
         match client.create(path, data, mode).await {
             Ok(actual) => return Ok(actual),
             Err(e) if e.code() == ErrorCode::NoNode => {
-                create_parents(client, crate::framework::parent(path), ParentMode::Container).await?;
+                create_parents(
+                    client,
+                    crate::framework::parent(path),
+                    ParentMode::Container,
+                )
+                .await?;
             }
             Err(e) if e.code() == ErrorCode::NodeExists => {
                 let Some(stat) = client.exists(path).await? else {

@@ -249,7 +249,6 @@ impl Inner {
             Err(e) => Err(e),
         }
     }
-
 }
 
 /// Without the sequence suffix, for creating a sequential node again under its first name.

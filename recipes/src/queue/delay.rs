@@ -9,8 +9,8 @@ use zkrs_client::{Client, Error, Result};
 use super::item::encode_items;
 use super::naming::{delay_prefix, Order};
 use super::producer::{deadline_in, frame_batch, put_node};
-use super::{queue_builder, queue_handle};
 use super::spec::Spec;
+use super::{queue_builder, queue_handle};
 
 /// A queue whose items become visible at a time: a consumer takes an item only once it is
 /// due, earliest due first; compatible with Curator's `DistributedDelayQueue`.

@@ -8,8 +8,8 @@ use zkrs_client::{Client, Result};
 use super::item::encode_items;
 use super::naming::{Order, QUEUE_ITEM_PREFIX};
 use super::producer::{deadline_in, frame_batch, put_node};
-use super::{queue_builder, queue_handle};
 use super::spec::Spec;
+use super::{queue_builder, queue_handle};
 
 /// A first-in first-out queue shared by processes, compatible with Curator's
 /// `DistributedQueue` on the same path: a Curator consumer takes what we put, and the other

@@ -9,8 +9,8 @@ use zkrs_client::{Client, CreateMode, Error, ErrorCode, Op, Result};
 use super::item::encode_items;
 use super::naming::{clean_id, id_prefix, item_id, Order};
 use super::producer::{deadline_in, put_node};
-use super::{queue_builder, queue_handle};
 use super::spec::{ensure_node, Spec};
+use super::{queue_builder, queue_handle};
 use crate::framework::{join, join_all};
 
 /// A [`DistributedQueue`](super::DistributedQueue) whose items carry an id, so they can be

@@ -80,7 +80,9 @@ pub use naming::{
     delay_epoch_ms, delay_prefix, id_prefix, item_id, priority_prefix, QUEUE_ITEM_PREFIX,
     SEPARATOR, SIMPLE_ITEM_PREFIX,
 };
-pub use priority::{DistributedPriorityQueue, DistributedPriorityQueueBuilder, DEFAULT_REFRESH_AFTER};
+pub use priority::{
+    DistributedPriorityQueue, DistributedPriorityQueueBuilder, DEFAULT_REFRESH_AFTER,
+};
 pub use simple::{SimpleDistributedQueue, SimpleDistributedQueueBuilder};
 
 /// A queue kind's builder: the settings every `DistributedQueue` kind has, written once.

@@ -8,8 +8,8 @@ use zkrs_client::{Client, Result};
 use super::item::encode_items;
 use super::naming::{priority_prefix, Order};
 use super::producer::{deadline_in, frame_batch, put_node};
-use super::{queue_builder, queue_handle};
 use super::spec::Spec;
+use super::{queue_builder, queue_handle};
 
 /// How many items a priority consumer takes from one listing before it looks for newer,
 /// more urgent items (when the queue changed meanwhile), unless set.

@@ -295,11 +295,7 @@ async fn start_watcher(
             Ok(Ok(())) => return Ok(watcher),
             Ok(Err(e)) if trouble(&e) => settle_briefly(client).await,
             Ok(Err(e)) => return Err(format!("{name}: start: {e}")),
-            Err(_) => {
-                return Err(format!(
-                    "{name}: start not done within {STEP_DEADLINE:?}"
-                ))
-            }
+            Err(_) => return Err(format!("{name}: start not done within {STEP_DEADLINE:?}")),
         }
     }
     Err("a watcher not started in 100 attempts".into())
