@@ -1399,25 +1399,24 @@ struct OurCaches {
 impl OurCaches {
     /// Starts them (their builds go on in the background).
     async fn start(zk: &TestingServer) -> OurCaches {
+        // Each stream is taken right after its start, before the next connect waits.
         let curator = CuratorCache::builder(&connect(zk).await, CACHE_ROOT)
             .start()
             .unwrap();
+        let curator_events = curator.events();
         let tree = TreeCache::builder(&connect(zk).await, CACHE_ROOT)
             .start()
             .unwrap();
+        let tree_events = tree.events();
         let children = PathChildrenCache::builder(&connect(zk).await, CACHE_ROOT)
             .start_mode(StartMode::PostInitializedEvent)
             .start()
             .unwrap();
+        let children_events = children.events();
         let node = NodeCache::builder(&connect(zk).await, CACHED_NODE)
             .start()
             .unwrap();
-        let streams = [
-            curator.events(),
-            tree.events(),
-            children.events(),
-            node.events(),
-        ];
+        let streams = [curator_events, tree_events, children_events, node.events()];
         OurCaches {
             curator,
             tree,

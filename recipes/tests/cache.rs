@@ -349,6 +349,7 @@ async fn every_cache_converges_after_random_changes() {
     let curator = CuratorCache::builder(&connect(&zk).await, "/r")
         .start()
         .unwrap();
+    let mut curator_events = curator.events();
     let tree = TreeCache::builder(&connect(&zk).await, "/r")
         .start()
         .unwrap();
@@ -358,7 +359,6 @@ async fn every_cache_converges_after_random_changes() {
     let node = NodeCache::builder(&connect(&zk).await, "/r/a")
         .start()
         .unwrap();
-    let mut curator_events = curator.events();
     let mut rng = Rng::from_env("random changes");
     for _ in 0..300 {
         random_change(&writer, "/r", &mut rng).await.unwrap();

@@ -61,7 +61,8 @@ async fn keep(
     run_for: Option<Duration>,
     shutdown: &mut Shutdown,
 ) -> Outcome {
-    // Each stream is taken before its cache starts, so the initial build's events are in it.
+    // Each stream is taken right after its cache starts (on this current-thread runtime its
+    // task has not run yet), so the initial build's events are in it.
     let (view, mut events) = match kind {
         CacheKind::Subtree => {
             let cache = CuratorCache::builder(client, path).start()?;
