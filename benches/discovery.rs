@@ -180,7 +180,9 @@ fn batches(n: usize, mut pick: impl FnMut() -> bool) -> f64 {
 
 async fn register_unregister(client: &Client, args: &Args, mut curator: Option<&mut Peer>) {
     let rounds = args.rounds;
-    let discovery = ServiceDiscovery::<Payload>::new(client, "/bench/reg");
+    let discovery = ServiceDiscovery::<Payload>::builder(client, "/bench/reg")
+        .build()
+        .unwrap();
     let me = instance("me", 8080);
     let data = zkrs_recipes::discovery::to_json(&me, Default::default()).unwrap();
     // Warm up as Curator's side does: parents made, buffers grown, and the server's JIT warm
@@ -249,7 +251,9 @@ async fn picks(client: &Client, args: &Args, mut curator: Option<&mut Peer>) {
     let picks = args.picks;
     for n in [10usize, 100, 1000] {
         let base = format!("/bench/pick{n}");
-        let discovery = ServiceDiscovery::<Payload>::new(client, &base);
+        let discovery = ServiceDiscovery::<Payload>::builder(client, &base)
+            .build()
+            .unwrap();
         for i in 0..n {
             discovery
                 .register(&instance(&format!("i{i:04}"), 8000 + i as u16))
@@ -262,30 +266,33 @@ async fn picks(client: &Client, args: &Args, mut curator: Option<&mut Peer>) {
                 discovery
                     .provider("api")
                     .strategy(RoundRobin::new())
-                    .build(),
+                    .start()
+                    .unwrap(),
             ),
             (
                 "random",
                 discovery
                     .provider("api")
                     .strategy(Random::with_seed(1))
-                    .build(),
+                    .start()
+                    .unwrap(),
             ),
             (
                 "sticky",
                 discovery
                     .provider("api")
                     .strategy(Sticky::new(Random::with_seed(1)))
-                    .build(),
+                    .start()
+                    .unwrap(),
             ),
         ];
-        let cache = discovery.service_cache("api");
-        cache.start().await.unwrap();
+        let cache = discovery.service_cache("api").start().unwrap();
+        cache.initialized().await.unwrap();
         let floor = ns_per_call(picks, || !cache.instances().is_empty());
         println!("snapshot_floor_{n} {floor:.1} ns");
         let mut ours = Vec::new();
         for (name, provider) in &started {
-            provider.start().await.unwrap();
+            provider.initialized().await.unwrap();
             assert_eq!(provider.all_instances().len(), n);
             let ns = ns_per_call(picks, || provider.instance().is_some());
             println!("pick_{name}_{n} {ns:.1} ns");

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use zkrs::{Client, CreateMode, ErrorCode, EventStream};
-use zkrs_recipes::cache::{CacheEvent, ChildData, NodeCache};
+use zkrs_recipes::cache::{CacheEvent, ChildData, NodeCache, StartMode};
 use zkrs_testkit::TestingServer;
 
 const PATH: &str = "/example/config";
@@ -42,9 +42,11 @@ async fn main() -> Result<(), Error> {
 
     // The service's session and its cache of the node, which does not exist yet.
     let service = Client::connect(&connect).await?;
-    let config = NodeCache::new(&service, PATH);
+    let config = NodeCache::builder(&service, PATH)
+        .start_mode(StartMode::BuildInitialCache)
+        .start()?;
     let mut changes = config.events();
-    config.start_with_initial_build().await?;
+    config.initialized().await?;
     println!("service starts: {PATH} is {}", show(config.current()));
 
     operator

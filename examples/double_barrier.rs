@@ -41,7 +41,9 @@ async fn main() -> Result<(), Error> {
         workers.spawn(async move {
             // Workers arrive 150 ms apart.
             tokio::time::sleep(Duration::from_millis(150 * w as u64)).await;
-            let barrier = DistributedDoubleBarrier::new(&client, &path, WORKERS);
+            let barrier = DistributedDoubleBarrier::builder(&client, &path, WORKERS)
+                .build()
+                .unwrap();
             arrived.fetch_add(1, Ordering::SeqCst);
             println!("{}: worker {w} arrives", at());
             if !barrier.enter(Some(PATIENCE)).await? {

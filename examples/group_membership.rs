@@ -50,8 +50,11 @@ async fn join(
     data: &str,
 ) -> Result<(Client, GroupMember), Error> {
     let client = Client::connect(connect).await?;
-    let member = GroupMember::new(&client, group, id, data.as_bytes())?;
-    member.start().await?;
+    let member = GroupMember::builder(&client, group)
+        .id(id)
+        .data(data.as_bytes())
+        .start()?;
+    member.initialized().await?;
     Ok((client, member))
 }
 
@@ -70,7 +73,8 @@ async fn main() -> Result<(), Error> {
     println!("a joined; members: {}", show(&a.current_members()));
     let (tx, mut lists) = mpsc::unbounded_channel();
     let viewer = {
-        let a = a.clone();
+        // Weak: the viewer must not keep `a` from closing (closing takes it).
+        let a = Arc::downgrade(&a);
         tokio::spawn(async move {
             while let Some(event) = events.next().await {
                 let change = match &event {
@@ -83,7 +87,9 @@ async fn main() -> Result<(), Error> {
                     CacheEvent::Removed(m) => format!("- {} left", m.name()),
                     other => format!("  ({other:?})"),
                 };
-                let list = show(&a.current_members());
+                let Some(member) = a.upgrade() else { break };
+                let list = show(&member.current_members());
+                drop(member);
                 println!("{change:<22} members: {list}");
                 if tx.send(list).is_err() {
                     break;
@@ -113,6 +119,7 @@ async fn main() -> Result<(), Error> {
     drop(c);
 
     // a leaves; its event stream ends, and so does the viewer.
+    let a = Arc::try_unwrap(a).map_err(|_| "the viewer still holds a")?;
     a.close().await?;
     tokio::time::timeout(WAIT, viewer).await??;
     a_client.close().await?;

@@ -74,9 +74,11 @@ async fn main() -> Result<(), Error> {
 
     // The monitor: the two members already there are read before `start` returns.
     let monitor = Client::connect(&connect).await?;
-    let members = PathChildrenCache::new(&monitor, PATH);
+    let members = PathChildrenCache::builder(&monitor, PATH)
+        .start_mode(StartMode::BuildInitialCache)
+        .start()?;
     let mut events = members.events();
-    members.start(StartMode::BuildInitialCache).await?;
+    members.initialized().await?;
     print_list("monitor starts", &members);
 
     let carol = Member::join(&connect, "carol", "10.0.0.3:8080").await?;

@@ -44,7 +44,10 @@ async fn start_instance(
 ) -> Result<(Client, ServiceDiscovery<Payload>), Error> {
     let client = Client::connect(connect).await?;
     // With the `enabled` key, so readers can be told an instance is out of service.
-    let discovery = ServiceDiscovery::new(&client, base).with_format(JsonFormat::WithEnabled);
+    let discovery = ServiceDiscovery::builder(&client, base)
+        .format(JsonFormat::WithEnabled)
+        .build()
+        .unwrap();
     let instance = ServiceInstance::builder("api")
         .id(id)
         .address("127.0.0.1")
@@ -106,14 +109,16 @@ async fn main() -> Result<(), Error> {
 
     // A caller of `api`: a provider over a live cache.
     let caller = Client::connect(&connect).await?;
-    let discovery = ServiceDiscovery::<Payload>::new(&caller, &base);
+    let discovery = ServiceDiscovery::<Payload>::builder(&caller, &base)
+        .build()
+        .unwrap();
     println!("services: {:?}", discovery.query_for_names().await?);
     let provider = discovery
         .provider("api")
         .down_instance_policy(DownInstancePolicy::new(Duration::from_secs(30), 2))
-        .build();
+        .start()?;
     let mut events = provider.events();
-    provider.start().await?;
+    provider.initialized().await?;
     let picks: Vec<String> = (0..6)
         .filter_map(|_| provider.instance())
         .map(|i| i.id.clone())

@@ -44,7 +44,9 @@ async fn main() -> Result<(), Error> {
         let client = Client::connect(&connect).await?;
         let (path, retry) = (hits_path.clone(), retry.clone());
         workers.spawn(async move {
-            let hits = DistributedAtomicLong::new(&client, &path, retry);
+            let hits = DistributedAtomicLong::builder(&client, &path)
+                .retry(retry)
+                .build()?;
             let mut tries = 0;
             for _ in 0..INCREMENTS {
                 let r = hits.increment().await?;
@@ -59,7 +61,9 @@ async fn main() -> Result<(), Error> {
     while let Some(done) = workers.join_next().await {
         tries += done??;
     }
-    let hits = DistributedAtomicLong::new(&admin, &hits_path, retry);
+    let hits = DistributedAtomicLong::builder(&admin, &hits_path)
+        .retry(retry)
+        .build()?;
     let total = hits.get().await?.post_value;
     println!(
         "hits after {SESSIONS} sessions x {INCREMENTS} increments: {total} \
@@ -72,21 +76,21 @@ async fn main() -> Result<(), Error> {
 
     // --- SharedCount: a follower sees the count change; three writers raise it.
     let follower_client = Client::connect(&connect).await?;
-    let follower = SharedCount::new(&follower_client, &limit_path, 0);
-    follower.start().await?;
+    let follower = SharedCount::builder(&follower_client, &limit_path).start()?;
+    follower.initialized().await?;
     let mut changes = follower.events();
     let mut writers = tokio::task::JoinSet::new();
     for w in 0..WRITERS {
         let client = Client::connect(&connect).await?;
         let path = limit_path.clone();
         writers.spawn(async move {
-            let limit = SharedCount::new(&client, &path, 0);
-            limit.start().await?;
+            let limit = SharedCount::builder(&client, &path).start()?;
+            limit.initialized().await?;
             for _ in 0..RAISES {
                 // Compare-and-set on the version read: if another writer got in first, the
                 // new count is read and we try again from it.
                 loop {
-                    let seen = limit.versioned_value()?;
+                    let seen = limit.versioned_value();
                     if limit.try_set_count(&seen, seen.value + 1).await? {
                         break;
                     }
@@ -96,7 +100,7 @@ async fn main() -> Result<(), Error> {
                     );
                 }
             }
-            limit.close();
+            limit.close().await;
             client.close().await?;
             Ok::<(), Error>(())
         });
@@ -121,10 +125,10 @@ async fn main() -> Result<(), Error> {
     while let Some(done) = writers.join_next().await {
         done??;
     }
-    assert_eq!(follower.count()?, last);
+    assert_eq!(follower.count(), last);
     let (data, _) = admin.get_data(&limit_path).await?;
     println!("the node holds 4 bytes, big-endian: {:02x?}", &data[..]);
-    follower.close();
+    follower.close().await;
     follower_client.close().await?;
 
     // (The parents were made as containers: the server would remove them once empty.)

@@ -49,9 +49,8 @@ async fn main() -> Result<(), Error> {
 
     // The mirror, on a session of its own.
     let reader = Client::connect(&connect).await?;
-    let mirror = CuratorCache::new(&reader, ROOT);
+    let mirror = CuratorCache::builder(&reader, ROOT).start()?;
     let mut events = mirror.events();
-    mirror.start()?;
     println!("mirror of {ROOT} starts:");
     until(&mut events, |e| *e == CacheEvent::Initialized).await?;
 

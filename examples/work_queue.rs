@@ -33,7 +33,7 @@ async fn main() -> Result<(), Error> {
         let client = Client::connect(&connect).await?;
         let run = run.clone();
         producers.spawn(async move {
-            let queue = DistributedQueue::new(&client, QUEUE);
+            let queue = DistributedQueue::builder(&client, QUEUE).build()?;
             for j in 0..JOBS / 3 {
                 queue.put(format!("{run}:job-{p}-{j}")).await?;
             }
@@ -51,7 +51,9 @@ async fn main() -> Result<(), Error> {
         let client = Client::connect(&connect).await?;
         let (run, handled) = (run.clone(), handled.clone());
         consumers.spawn(async move {
-            let queue = DistributedQueue::new(&client, QUEUE).with_lock_path(LOCKS);
+            let queue = DistributedQueue::builder(&client, QUEUE)
+                .lock_path(LOCKS)
+                .build()?;
             let mut consumer = queue.consumer();
             let mut failed_once = false;
             // Until every job of this run was handled (by anyone).

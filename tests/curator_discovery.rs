@@ -531,7 +531,9 @@ async fn curator_instances_are_found_by_zkr_with_every_field() {
     sequential.service_type = ServiceType::DynamicSequential;
     java_register(&mut peer, &sequential).await;
 
-    let discovery = ServiceDiscovery::<Typed>::new(&client, BASE);
+    let discovery = ServiceDiscovery::<Typed>::builder(&client, BASE)
+        .build()
+        .unwrap();
     assert_eq!(
         within("names", discovery.query_for_names()).await.unwrap(),
         ["api", "web"]
@@ -575,12 +577,12 @@ async fn curator_instances_are_found_by_zkr_with_every_field() {
         sequence.len() == 10 && sequence.bytes().all(|b| b.is_ascii_digit()),
         "{nodes:?}"
     );
-    let cache = discovery.service_cache("api");
-    within("cache", cache.start()).await.unwrap();
+    let cache = discovery.service_cache("api").start().unwrap();
+    within("cache", cache.initialized()).await.unwrap();
     let held: Vec<_> = cache.instances().iter().map(|i| (**i).clone()).collect();
     assert_eq!(held, sorted(&[&first, &disabled]));
-    let provider = discovery.provider("api").build();
-    within("provider", provider.start()).await.unwrap();
+    let provider = discovery.provider("api").start().unwrap();
+    within("provider", provider.initialized()).await.unwrap();
     for _ in 0..3 {
         assert_eq!(provider.instance().as_deref(), Some(&first), "the pick");
     }
@@ -602,9 +604,13 @@ async fn curator_instances_are_found_by_zkr_with_every_field() {
 async fn zkr_instances_are_found_by_curator_with_every_field() {
     let zk = block_in_place(TestingServer::start).unwrap();
     let client = connect(&zk).await;
-    let discovery = ServiceDiscovery::<Typed>::new(&client, BASE);
-    let with_enabled =
-        ServiceDiscovery::<Typed>::new(&client, BASE).with_format(JsonFormat::WithEnabled);
+    let discovery = ServiceDiscovery::<Typed>::builder(&client, BASE)
+        .build()
+        .unwrap();
+    let with_enabled = ServiceDiscovery::<Typed>::builder(&client, BASE)
+        .format(JsonFormat::WithEnabled)
+        .build()
+        .unwrap();
     let first = full("api", "zkr-1", 8080, details(ODD, 7));
     let mut disabled = full("api", "zkr-2", 8090, details("b", 1));
     disabled.enabled = false;
@@ -680,7 +686,9 @@ async fn payload_both_ways<P: JavaPayload>(
     ours: ServiceInstance<P>,
     theirs: ServiceInstance<P>,
 ) {
-    let discovery = ServiceDiscovery::<P>::new(client, BASE);
+    let discovery = ServiceDiscovery::<P>::builder(client, BASE)
+        .build()
+        .unwrap();
     within("register", discovery.register(&ours)).await.unwrap();
     let mut peer = start_peer::<P>(&format!("java-{}", P::KIND), zk, "compatible").await;
     java_register(&mut peer, &theirs).await;
@@ -759,14 +767,16 @@ async fn each_cache_follows_the_other_side() {
     let client = connect(&zk).await;
     let mut peer = start_peer::<Typed>("java-cache", &zk, "compatible").await;
     peer.ask("cache api", "CACHE_STARTED").await;
-    let discovery = ServiceDiscovery::<Typed>::new(&client, BASE);
-    let cache = discovery.service_cache("api");
+    let discovery = ServiceDiscovery::<Typed>::builder(&client, BASE)
+        .build()
+        .unwrap();
+    let cache = discovery.service_cache("api").start().unwrap();
     let mut events = cache.events();
-    within("cache", cache.start()).await.unwrap();
-    let provider = discovery.provider("api").build();
+    within("cache", cache.initialized()).await.unwrap();
+    let provider = discovery.provider("api").start().unwrap();
     // The provider has a cache of its own: waits on it go by its events.
     let mut provider_events = provider.events();
-    within("provider", provider.start()).await.unwrap();
+    within("provider", provider.initialized()).await.unwrap();
     assert!(provider.instance().is_none(), "an instance before any");
 
     // Curator registers: ours sees it, the event carrying it.
@@ -891,15 +901,17 @@ async fn registrations_and_caches_carry_on_across_a_server_restart() {
     let zk = block_in_place(TestingServer::start).unwrap();
     let client = connect(&zk).await;
     let mut peer = start_peer::<Typed>("java-restart", &zk, "compatible").await;
-    let discovery = ServiceDiscovery::<Typed>::new(&client, BASE);
+    let discovery = ServiceDiscovery::<Typed>::builder(&client, BASE)
+        .build()
+        .unwrap();
     let java = full("api", "java-1", 8080, details("j", 1));
     let ours = full("api", "zkr-1", 9090, details("z", 2));
     java_register(&mut peer, &java).await;
     within("register", discovery.register(&ours)).await.unwrap();
     peer.ask("cache api", "CACHE_STARTED").await;
-    let cache = discovery.service_cache("api");
+    let cache = discovery.service_cache("api").start().unwrap();
     let mut events = cache.events();
-    within("cache", cache.start()).await.unwrap();
+    within("cache", cache.initialized()).await.unwrap();
     let both = sorted(&[&java, &ours]);
     cache_until(
         || cache.instances(),
@@ -976,15 +988,17 @@ async fn both_instances_come_back_after_a_server_outage_longer_than_the_sessions
     .await
     .unwrap();
     let mut peer = start_peer::<Typed>("java-outage", &zk, "compatible").await;
-    let discovery = ServiceDiscovery::<Typed>::new(&client, BASE);
+    let discovery = ServiceDiscovery::<Typed>::builder(&client, BASE)
+        .build()
+        .unwrap();
     let java = full("api", "java-1", 8080, details("j", 1));
     let ours = full("api", "zkr-1", 9090, details(ODD, 2));
     java_register(&mut peer, &java).await;
     within("register", discovery.register(&ours)).await.unwrap();
     peer.ask("cache api", "CACHE_STARTED").await;
-    let cache = discovery.service_cache("api");
+    let cache = discovery.service_cache("api").start().unwrap();
     let mut events = cache.events();
-    within("cache", cache.start()).await.unwrap();
+    within("cache", cache.initialized()).await.unwrap();
     let both = sorted(&[&java, &ours]);
     cache_until(
         || cache.instances(),
@@ -1071,16 +1085,18 @@ async fn our_instance_comes_back_after_our_session_expires() {
     .unwrap();
     let observer = connect(&zk).await;
     let mut peer = start_peer::<Typed>("java-expiry", &zk, "compatible").await;
-    let discovery = ServiceDiscovery::<Typed>::new(&client, BASE);
+    let discovery = ServiceDiscovery::<Typed>::builder(&client, BASE)
+        .build()
+        .unwrap();
     let java = full("api", "java-1", 8080, details("j", 1));
     let ours = full("api", "zkr-1", 9090, details(ODD, 2));
     java_register(&mut peer, &java).await;
     within("register", discovery.register(&ours)).await.unwrap();
     peer.ask("cache api", "CACHE_STARTED").await;
-    let cache = discovery.service_cache("api");
+    let cache = discovery.service_cache("api").start().unwrap();
     let mut events = cache.events();
     let mut told = cache.events();
-    within("cache", cache.start()).await.unwrap();
+    within("cache", cache.initialized()).await.unwrap();
     cache_until(
         || cache.instances(),
         &mut events,

@@ -24,7 +24,7 @@ use zkrs_recipes::cache::{
     CacheEvent, ChildData, CuratorCache, NodeCache, PathChildrenCache, Snapshot, StartMode,
     TreeCache,
 };
-use zkrs_recipes::framework::{create_parents, join, node_name, parent};
+use zkrs_recipes::framework::{create_parents, join, node_name, parent, ParentMode};
 use zkrs_recipes::lock::{decode_count, encode_count};
 use zkrs_recipes::sequence::{key_fn, rank, read_write_sort_key, sort_key, sorted};
 use zkrs_recipes::{
@@ -962,11 +962,13 @@ async fn run_in_peer(peer: &mut Peer, steps: &[Step]) {
 async fn run_ours(client: &Client, steps: &[Step]) {
     for step in steps {
         let result = match step {
-            Step::Create(path, data) => match create_parents(client, parent(path), false).await {
-                Ok(()) => client.create(path, data, CreateMode::Persistent).await,
-                Err(e) => Err(e),
+            Step::Create(path, data) => {
+                match create_parents(client, parent(path), ParentMode::Persistent).await {
+                    Ok(()) => client.create(path, data, CreateMode::Persistent).await,
+                    Err(e) => Err(e),
+                }
+                .map(drop)
             }
-            .map(drop),
             Step::Set(path, data) => client.set_data(path, data, None).await.map(drop),
             Step::Delete(path) => delete_one_by_one(client, path).await,
             Step::Prune(path) => match subtree(client, path).await {
@@ -1397,23 +1399,24 @@ struct OurCaches {
 impl OurCaches {
     /// Starts them (their builds go on in the background).
     async fn start(zk: &TestingServer) -> OurCaches {
-        let curator = CuratorCache::new(&connect(zk).await, CACHE_ROOT);
-        let tree = TreeCache::new(&connect(zk).await, CACHE_ROOT);
-        let children = PathChildrenCache::new(&connect(zk).await, CACHE_ROOT);
-        let node = NodeCache::new(&connect(zk).await, CACHED_NODE);
-        let streams = [
-            curator.events(),
-            tree.events(),
-            children.events(),
-            node.events(),
-        ];
-        curator.start().unwrap();
-        tree.start().unwrap();
-        children
-            .start(StartMode::PostInitializedEvent)
-            .await
+        // Each stream is taken right after its start, before the next connect waits.
+        let curator = CuratorCache::builder(&connect(zk).await, CACHE_ROOT)
+            .start()
             .unwrap();
-        node.start().unwrap();
+        let curator_events = curator.events();
+        let tree = TreeCache::builder(&connect(zk).await, CACHE_ROOT)
+            .start()
+            .unwrap();
+        let tree_events = tree.events();
+        let children = PathChildrenCache::builder(&connect(zk).await, CACHE_ROOT)
+            .start_mode(StartMode::PostInitializedEvent)
+            .start()
+            .unwrap();
+        let children_events = children.events();
+        let node = NodeCache::builder(&connect(zk).await, CACHED_NODE)
+            .start()
+            .unwrap();
+        let streams = [curator_events, tree_events, children_events, node.events()];
         OurCaches {
             curator,
             tree,
@@ -1426,19 +1429,16 @@ impl OurCaches {
 
     /// Waits for every initial build.
     async fn built(self) -> OurCaches {
-        within("our CuratorCache built", self.curator.wait_initialized())
+        within("our CuratorCache built", self.curator.initialized())
             .await
             .unwrap();
-        within("our TreeCache built", self.tree.wait_initialized())
+        within("our TreeCache built", self.tree.initialized())
             .await
             .unwrap();
-        within(
-            "our PathChildrenCache built",
-            self.children.wait_initialized(),
-        )
-        .await
-        .unwrap();
-        within("our NodeCache built", self.node.wait_initialized())
+        within("our PathChildrenCache built", self.children.initialized())
+            .await
+            .unwrap();
+        within("our NodeCache built", self.node.initialized())
             .await
             .unwrap();
         self

@@ -78,7 +78,9 @@ fn epoch_ms(t: SystemTime) -> u64 {
 async fn distributed_queue_both_ways() {
     let (_zk, client, mut peer) = setup().await;
     // Ours put, Curator takes: single items and a batch, in order.
-    let queue = DistributedQueue::new(&client, "/q/ours");
+    let queue = DistributedQueue::builder(&client, "/q/ours")
+        .build()
+        .unwrap();
     queue.put(b"a").await.unwrap();
     queue.put_multi([&b"xy"[..], b"", b"z"]).await.unwrap();
     queue.put(b"c").await.unwrap();
@@ -110,7 +112,10 @@ async fn distributed_queue_both_ways() {
         names(&client, "/q/theirs").await,
         ["queue-0000000000", "queue-0000000001"]
     );
-    let mut consumer = DistributedQueue::new(&client, "/q/theirs").consumer();
+    let mut consumer = DistributedQueue::builder(&client, "/q/theirs")
+        .build()
+        .unwrap()
+        .consumer();
     let one = within("take", consumer.take()).await.unwrap();
     assert_eq!(one.items(), [&b"one"[..]]);
     let batch = within("take", consumer.take()).await.unwrap();
@@ -121,7 +126,10 @@ async fn distributed_queue_both_ways() {
 #[tokio::test]
 async fn lock_paths_exclude_each_other() {
     let (_zk, client, mut peer) = setup().await;
-    let queue = DistributedQueue::new(&client, "/lq").with_lock_path("/lq-locks");
+    let queue = DistributedQueue::builder(&client, "/lq")
+        .lock_path("/lq-locks")
+        .build()
+        .unwrap();
     queue.put(b"held").await.unwrap();
     let mut consumer = queue.consumer();
     let held = within("take", consumer.take()).await.unwrap();
@@ -197,7 +205,7 @@ async fn id_queue_both_ways() {
         names(&client, "/iq").await,
         ["queue-|job-2|0000000001", "queue-|job_1|0000000000"]
     );
-    let queue = DistributedIdQueue::new(&client, "/iq");
+    let queue = DistributedIdQueue::builder(&client, "/iq").build().unwrap();
     // Ours removes what Curator put, by id.
     assert_eq!(queue.remove("job-2").await.unwrap(), 1);
     let m = within("take", queue.consumer().take()).await.unwrap();
@@ -235,7 +243,9 @@ async fn priority_queue_both_ways() {
             "queue-1000000050000000000"
         ]
     );
-    let queue = DistributedPriorityQueue::new(&client, "/pq");
+    let queue = DistributedPriorityQueue::builder(&client, "/pq")
+        .build()
+        .unwrap();
     let mut consumer = queue.consumer();
     let mut got = Vec::new();
     for _ in 0..3 {
@@ -282,7 +292,10 @@ async fn delay_queue_both_ways() {
         names(&client, "/dq").await.contains(&expected),
         "{expected}"
     );
-    let mut consumer = DistributedDelayQueue::new(&client, "/dq").consumer();
+    let mut consumer = DistributedDelayQueue::builder(&client, "/dq")
+        .build()
+        .unwrap()
+        .consumer();
     let m = within("take", consumer.take()).await.unwrap();
     assert_eq!(&m.items()[0][..], b"past");
     let m = within("take", consumer.take()).await.unwrap();
@@ -291,7 +304,9 @@ async fn delay_queue_both_ways() {
 
     // Ours put, Curator waits for the due time too.
     let due = SystemTime::now() + Duration::from_millis(1500);
-    DistributedDelayQueue::new(&client, "/dq2")
+    DistributedDelayQueue::builder(&client, "/dq2")
+        .build()
+        .unwrap()
         .put(b"soon", due)
         .await
         .unwrap();
@@ -308,9 +323,11 @@ async fn delay_queue_both_ways() {
 #[tokio::test]
 async fn simple_queue_both_ways() {
     let (_zk, client, mut peer) = setup().await;
-    let queue = SimpleDistributedQueue::new(&client, "/sq");
-    queue.offer(b"ours 1").await.unwrap();
-    queue.offer(b"").await.unwrap();
+    let queue = SimpleDistributedQueue::builder(&client, "/sq")
+        .build()
+        .unwrap();
+    queue.put(b"ours 1").await.unwrap();
+    queue.put(b"").await.unwrap();
     assert_eq!(
         peer.ask_within("peek /sq", "PEEKED", DEADLINE).await,
         hex(b"ours 1")

@@ -116,10 +116,13 @@ async fn shared_count_both_ways() {
     let first = peer.ask("get", "COUNT").await; // answered once started
     assert_eq!(first, "7@0");
     assert_eq!(raw(&client, path).await.0, [0, 0, 0, 7], "curator's seed");
-    let ours = SharedCount::new(&client, path, 99);
+    let ours = SharedCount::builder(&client, path)
+        .seed(99)
+        .start()
+        .unwrap();
     let mut events = ours.events();
-    within("start", ours.start()).await.unwrap();
-    let seen = ours.versioned_value().unwrap();
+    within("start", ours.initialized()).await.unwrap();
+    let seen = ours.versioned_value();
     assert_eq!(seen.value, 7, "ours reads curator's seed");
     assert_eq!(
         peer.ask("get", "COUNT").await,
@@ -138,7 +141,7 @@ async fn shared_count_both_ways() {
     changed_to(&mut events, 1000).await;
 
     // trySetCount from the current value, both ways.
-    let seen = ours.versioned_value().unwrap();
+    let seen = ours.versioned_value();
     assert_eq!(seen.value, 1000);
     assert!(within("try", ours.try_set_count(&seen, 1001))
         .await
@@ -148,7 +151,7 @@ async fn shared_count_both_ways() {
     changed_to(&mut events, 1002).await;
 
     // From a value the other side made stale: refused, the other's value stays.
-    let stale = ours.versioned_value().unwrap();
+    let stale = ours.versioned_value();
     assert_eq!(stale.value, 1002);
     assert_eq!(peer.ask("tryset 1003", "TRYSET").await, "true");
     assert!(
@@ -160,7 +163,7 @@ async fn shared_count_both_ways() {
     assert_eq!(raw(&client, path).await.0, 1003i32.to_be_bytes());
     changed_to(&mut events, 1003).await;
     let marked = peer.ask("mark", "MARKED").await;
-    let seen = ours.versioned_value().unwrap();
+    let seen = ours.versioned_value();
     assert_eq!(marked, format!("1003@{}", seen.version));
     assert!(within("try", ours.try_set_count(&seen, 1004))
         .await
@@ -181,15 +184,15 @@ async fn shared_count_both_ways() {
     let mut writers: Vec<JoinHandle<u32>> = Vec::new();
     for _ in 0..sessions {
         let client = connect(&zk).await;
-        let count = SharedCount::new(&client, path, 0);
-        within("writer start", count.start()).await.unwrap();
+        let count = SharedCount::builder(&client, path).start().unwrap();
+        within("writer start", count.initialized()).await.unwrap();
         let go = armed(&client, gate).await;
         writers.push(tokio::spawn(async move {
             go.await;
             let mut lost = 0;
             for _ in 0..rounds {
                 loop {
-                    let seen = count.versioned_value().unwrap();
+                    let seen = count.versioned_value();
                     if count.try_set_count(&seen, seen.value + 1).await.unwrap() {
                         break;
                     }
@@ -220,7 +223,7 @@ async fn shared_count_both_ways() {
     curator_tells(&mut peer, expected).await;
     assert_eq!(
         peer.ask("get", "COUNT").await,
-        format!("{expected}@{}", ours.versioned_value().unwrap().version)
+        format!("{expected}@{}", ours.versioned_value().version)
     );
     eprintln!("shared count: trySetCounts that lost a race: java {java_lost}, rust {rust_lost}");
     assert!(
@@ -238,15 +241,17 @@ const ATOMIC_LOCK: &str = "/interop/atomic-lock";
 /// Ours, as the peer's: no optimistic retry (a lost race goes straight to the lock), the
 /// promoted lock at `lock` waited for at most `lock_ms`, 3 retries under it.
 fn our_atomic(client: &Client, lock: &str, lock_ms: u64) -> DistributedAtomicLong {
-    DistributedAtomicLong::new(client, ATOMIC, RetryPolicy::Never).promoted_to_lock(
-        PromotedToLock {
+    DistributedAtomicLong::builder(client, ATOMIC)
+        .retry(RetryPolicy::Never)
+        .promoted_to_lock(PromotedToLock {
             retry: RetryPolicy::NTimes {
                 n: 3,
                 sleep: Duration::ZERO,
             },
             ..PromotedToLock::new(lock, Some(Duration::from_millis(lock_ms)))
-        },
-    )
+        })
+        .build()
+        .unwrap()
 }
 
 async fn curator_value(peer: &mut Peer) -> i64 {
@@ -563,7 +568,9 @@ impl RustMember {
     async fn new(zk: &TestingServer) -> RustMember {
         let client = connect(zk).await;
         RustMember {
-            barrier: DistributedDoubleBarrier::new(&client, BARRIER, MEMBERS),
+            barrier: DistributedDoubleBarrier::builder(&client, BARRIER, MEMBERS)
+                .build()
+                .unwrap(),
             client,
         }
     }
@@ -827,9 +834,13 @@ async fn group_members_see_each_other() {
         &["member", &cs, GROUP, "java-1", &hex(b"j1")],
     )
     .await;
-    let ours = GroupMember::new(&client, GROUP, "rust-1", b"r1").unwrap();
+    let ours = GroupMember::builder(&client, GROUP)
+        .id("rust-1")
+        .data(b"r1")
+        .start()
+        .unwrap();
     let mut events = ours.events();
-    within("start", ours.start()).await.unwrap();
+    within("start", ours.initialized()).await.unwrap();
 
     // Each lists both, with their data.
     ours_lists(&ours, &mut events, &[("java-1", b"j1"), ("rust-1", b"r1")]).await;
@@ -852,8 +863,11 @@ async fn group_members_see_each_other() {
 
     // Another Rust member joins and leaves: Curator sees both.
     let client2 = connect(&zk).await;
-    let other = GroupMember::new(&client2, GROUP, "rust-2", b"").unwrap();
-    within("start", other.start()).await.unwrap();
+    let other = GroupMember::builder(&client2, GROUP)
+        .id("rust-2")
+        .start()
+        .unwrap();
+    within("start", other.initialized()).await.unwrap();
     curator_lists(
         &mut peer,
         &[("java-1", b"j2"), ("rust-1", b"r2"), ("rust-2", b"")],

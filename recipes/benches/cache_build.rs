@@ -223,9 +223,12 @@ async fn ceiling(client: &Client, in_flight: usize) -> Duration {
 }
 
 async fn path_children(client: &Client, n: usize) -> Duration {
-    let cache = PathChildrenCache::new(client, ROOT);
+    let cache = PathChildrenCache::builder(client, ROOT)
+        .start_mode(StartMode::BuildInitialCache)
+        .start()
+        .unwrap();
     let start = Instant::now();
-    cache.start(StartMode::BuildInitialCache).await.unwrap();
+    cache.initialized().await.unwrap();
     let took = start.elapsed();
     check(
         cache.current_data().len(),
@@ -237,10 +240,9 @@ async fn path_children(client: &Client, n: usize) -> Duration {
 }
 
 async fn curator(client: &Client, n: usize) -> Duration {
-    let cache = CuratorCache::new(client, ROOT);
+    let cache = CuratorCache::builder(client, ROOT).start().unwrap();
     let start = Instant::now();
-    cache.start().unwrap();
-    cache.wait_initialized().await.unwrap();
+    cache.initialized().await.unwrap();
     let took = start.elapsed();
     // The root is in a CuratorCache's view.
     check(
@@ -253,10 +255,9 @@ async fn curator(client: &Client, n: usize) -> Duration {
 }
 
 async fn tree(client: &Client, n: usize) -> Duration {
-    let cache = TreeCache::new(client, ROOT);
+    let cache = TreeCache::builder(client, ROOT).start().unwrap();
     let start = Instant::now();
-    cache.start().unwrap();
-    cache.wait_initialized().await.unwrap();
+    cache.initialized().await.unwrap();
     let took = start.elapsed();
     check(
         cache.snapshot().len() - 1,

@@ -341,9 +341,11 @@ async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, load: Load) ->
         tasks.spawn(async move {
             match kind {
                 Kind::Queue => {
-                    let mut consumer = DistributedQueue::new(&client, &path)
+                    let mut consumer = DistributedQueue::builder(&client, &path)
+                        .build()
+                        .unwrap()
                         .consumer()
-                        .with_prefetch(prefetch);
+                        .prefetch(prefetch);
                     while !seen.done(items) {
                         let message = consumer.take_timeout(Duration::from_millis(100)).await;
                         if let Some(message) = message.expect("take") {
@@ -355,9 +357,11 @@ async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, load: Load) ->
                     seen.lost.fetch_add(stats.lost, Ordering::SeqCst);
                 }
                 Kind::Simple => {
-                    let queue = SimpleDistributedQueue::new(&client, &path);
+                    let queue = SimpleDistributedQueue::builder(&client, &path)
+                        .build()
+                        .unwrap();
                     while !seen.done(items) {
-                        let item = queue.poll_timeout(Duration::from_millis(100)).await;
+                        let item = queue.take_timeout(Duration::from_millis(100)).await;
                         if let Some(item) = item.expect("poll") {
                             seen.record(&item);
                         }
@@ -380,20 +384,22 @@ async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, load: Load) ->
             match kind {
                 _ if load.paced => {
                     // One item in flight: put, wait until it is taken, put the next.
-                    let queue = DistributedQueue::new(&client, &path);
-                    let simple = SimpleDistributedQueue::new(&client, &path);
+                    let queue = DistributedQueue::builder(&client, &path).build().unwrap();
+                    let simple = SimpleDistributedQueue::builder(&client, &path)
+                        .build()
+                        .unwrap();
                     for i in mine {
                         if kind == Kind::Queue {
                             queue.put(stamped(i, bytes)).await.expect("put");
                         } else {
-                            simple.offer(stamped(i, bytes)).await.expect("offer");
+                            simple.put(stamped(i, bytes)).await.expect("put");
                         }
                         seen.taken.acquire().await.expect("open").forget();
                     }
                 }
                 Kind::Queue => {
                     // Curator's default: every put in flight at once (putInBackground).
-                    let queue = DistributedQueue::new(&client, &path);
+                    let queue = DistributedQueue::builder(&client, &path).build().unwrap();
                     let puts = mine.map(|i| {
                         let queue = queue.clone();
                         async move { queue.put(stamped(i, bytes)).await }
@@ -404,9 +410,11 @@ async fn ours(args: &Args, connect: &str, kind: Kind, path: &str, load: Load) ->
                 }
                 Kind::Simple => {
                     // Curator's offer waits for its create.
-                    let queue = SimpleDistributedQueue::new(&client, &path);
+                    let queue = SimpleDistributedQueue::builder(&client, &path)
+                        .build()
+                        .unwrap();
                     for i in mine {
-                        queue.offer(stamped(i, bytes)).await.expect("offer");
+                        queue.put(stamped(i, bytes)).await.expect("put");
                     }
                 }
             }

@@ -162,7 +162,9 @@ fn a_provider_pick_allocates_nothing() {
         let client = zkrs_client::Client::connect(&zk.connect_string())
             .await
             .unwrap();
-        let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/alloc/services");
+        let discovery = ServiceDiscovery::<serde_json::Value>::builder(&client, "/alloc/services")
+            .build()
+            .unwrap();
         for i in 0..20u16 {
             let instance = ServiceInstance::builder("api")
                 .id(&format!("i{i:02}"))
@@ -175,17 +177,20 @@ fn a_provider_pick_allocates_nothing() {
         let round_robin = discovery
             .provider("api")
             .filter(|i| i.port != Some(8003))
-            .build();
+            .start()
+            .unwrap();
         let random = discovery
             .provider("api")
             .strategy(Random::with_seed(3))
-            .build();
+            .start()
+            .unwrap();
         let sticky = discovery
             .provider("api")
             .strategy(Sticky::new(Random::with_seed(3)))
-            .build();
+            .start()
+            .unwrap();
         for provider in [&round_robin, &random, &sticky] {
-            provider.start().await.unwrap();
+            provider.initialized().await.unwrap();
             // Twice: as started, then with an instance noted down once, so the error map is
             // consulted on every pick (the walk through the filters, not the indexed path).
             for noted in [false, true] {

@@ -14,7 +14,7 @@ use support::*;
 async fn a_barrier_holds_until_removed() {
     let zk = TestingServer::start().unwrap();
     let a = connect(&zk).await;
-    let gate = DistributedBarrier::new(&a, "/gates/g");
+    let gate = DistributedBarrier::builder(&a, "/gates/g").build().unwrap();
     assert!(
         gate.wait_on_barrier(Some(Duration::ZERO)).await.unwrap(),
         "not set: open"
@@ -29,7 +29,9 @@ async fn a_barrier_holds_until_removed() {
     for _ in 0..3 {
         let client = connect(&zk).await;
         waiters.spawn(async move {
-            DistributedBarrier::new(&client, "/gates/g")
+            DistributedBarrier::builder(&client, "/gates/g")
+                .build()
+                .unwrap()
                 .wait_on_barrier(None)
                 .await
                 .unwrap()
@@ -68,7 +70,9 @@ async fn five_members_enter_together_and_leave_together() {
         let client = connect(&zk).await;
         let in_tx = in_tx.clone();
         members.spawn(async move {
-            let barrier = DistributedDoubleBarrier::new(&client, "/phase", 5);
+            let barrier = DistributedDoubleBarrier::builder(&client, "/phase", 5)
+                .build()
+                .unwrap();
             assert!(
                 barrier.enter(Some(DEADLINE)).await.unwrap(),
                 "member {i} entered"
@@ -108,7 +112,9 @@ async fn five_members_enter_together_and_leave_together() {
 async fn a_failed_or_dropped_enter_leaves_no_member_behind() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let early = DistributedDoubleBarrier::new(&client, "/b", 3);
+    let early = DistributedDoubleBarrier::builder(&client, "/b", 3)
+        .build()
+        .unwrap();
     assert!(!early.enter(Some(Duration::from_millis(300))).await.unwrap());
     eventually("the timed-out member's node goes", || async {
         children(&client, "/b").await == 0
@@ -117,7 +123,9 @@ async fn a_failed_or_dropped_enter_leaves_no_member_behind() {
 
     // An enter dropped while waiting.
     let other = connect(&zk).await;
-    let dropped = DistributedDoubleBarrier::new(&other, "/b", 3);
+    let dropped = DistributedDoubleBarrier::builder(&other, "/b", 3)
+        .build()
+        .unwrap();
     let waiting = tokio::time::timeout(Duration::from_millis(300), dropped.enter(None)).await;
     assert!(waiting.is_err(), "nobody else is there");
     eventually("the dropped member's node goes", || async {
@@ -130,7 +138,9 @@ async fn a_failed_or_dropped_enter_leaves_no_member_behind() {
     for _ in 0..2 {
         let c = connect(&zk).await;
         members.spawn(async move {
-            DistributedDoubleBarrier::new(&c, "/b", 3)
+            DistributedDoubleBarrier::builder(&c, "/b", 3)
+                .build()
+                .unwrap()
                 .enter(Some(Duration::from_millis(500)))
                 .await
                 .unwrap()

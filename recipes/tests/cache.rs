@@ -52,11 +52,12 @@ async fn node_cache_follows_a_config_node_created_changed_deleted_and_created_ag
     let zk = TestingServer::start().unwrap();
     let writer = connect(&zk).await;
     let client = connect(&zk).await;
-    let cache = NodeCache::new(&client, "/config");
-    let mut events = cache.events();
-    within("initial build", cache.start_with_initial_build())
-        .await
+    let cache = NodeCache::builder(&client, "/config")
+        .start_mode(StartMode::BuildInitialCache)
+        .start()
         .unwrap();
+    let mut events = cache.events();
+    within("initial build", cache.initialized()).await.unwrap();
     assert!(cache.current().is_none(), "the node does not exist yet");
     assert_no_more(&mut events, "a silent initial build");
 
@@ -130,11 +131,12 @@ async fn path_children_cache_build_initial_cache_over_members_that_come_and_go()
         sessions.push(member);
     }
     let client = connect(&zk).await;
-    let cache = PathChildrenCache::new(&client, "/members");
-    let mut events = cache.events();
-    within("build", cache.start(StartMode::BuildInitialCache))
-        .await
+    let cache = PathChildrenCache::builder(&client, "/members")
+        .start_mode(StartMode::BuildInitialCache)
+        .start()
         .unwrap();
+    let mut events = cache.events();
+    within("build", cache.initialized()).await.unwrap();
     let names: Vec<String> = cache
         .current_data()
         .iter()
@@ -247,15 +249,12 @@ async fn path_children_start_modes_and_stat_only() {
             .unwrap();
     }
 
-    let normal = PathChildrenCache::new(&client, "/p");
+    let normal = PathChildrenCache::builder(&client, "/p").start().unwrap();
     let mut events = normal.events();
-    normal.start(StartMode::Normal).await.unwrap();
     let mut found = lines(&mut events, 2, "normal").await;
     found.sort();
     assert_eq!(found, ["added /p/a 0", "added /p/b 0"]);
-    within("normal build", normal.wait_initialized())
-        .await
-        .unwrap();
+    within("normal build", normal.initialized()).await.unwrap();
     client
         .create("/p/c", b"c", CreateMode::Persistent)
         .await
@@ -265,9 +264,12 @@ async fn path_children_start_modes_and_stat_only() {
         ["added /p/c 0"]
     );
 
-    let posted = PathChildrenCache::new(&client, "/p").cache_data(false);
+    let posted = PathChildrenCache::builder(&client, "/p")
+        .cache_data(false)
+        .start_mode(StartMode::PostInitializedEvent)
+        .start()
+        .unwrap();
     let mut events = posted.events();
-    posted.start(StartMode::PostInitializedEvent).await.unwrap();
     let got = lines(&mut events, 4, "post initialized").await;
     assert_eq!(got[3], "initialized", "{got:?}");
     let mut added = got[..3].to_vec();
@@ -276,10 +278,9 @@ async fn path_children_start_modes_and_stat_only() {
     assert!(posted.current_data().iter().all(|c| c.data.is_none()));
     assert_eq!(posted.current("/p/a").unwrap().stat.data_length, 1);
 
-    // Start twice is an error; so is starting a closed cache.
-    assert!(posted.start(StartMode::Normal).await.is_err());
+    // Starting twice, or starting a closed cache, cannot be written: a cache is only ever
+    // obtained from its builder's start, and `close` takes it.
     posted.close().await;
-    assert!(posted.start(StartMode::Normal).await.is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -305,12 +306,13 @@ async fn tree_cache_keeps_to_its_depth_and_selector() {
             .await
             .unwrap();
     }
-    let tree = TreeCache::new(&client, "/t")
+    let tree = TreeCache::builder(&client, "/t")
         .max_depth(2)
-        .selector(NoSecrets);
+        .selector(NoSecrets)
+        .start()
+        .unwrap();
     let mut events = tree.events();
-    tree.start().unwrap();
-    within("tree build", tree.wait_initialized()).await.unwrap();
+    within("tree build", tree.initialized()).await.unwrap();
     let got = lines(&mut events, 4, "tree build events").await;
     assert_eq!(got.last().unwrap(), "initialized");
     let paths: Vec<String> = tree.snapshot().keys().cloned().collect();
@@ -344,15 +346,19 @@ async fn every_cache_converges_after_random_changes() {
     // One session per cache: ZooKeeper before 3.9 keeps one watch mode per (connection,
     // path), so a one-shot watch on /r would turn the CuratorCache's recursive watch on /r
     // into a one-shot one (ZOOKEEPER-4466).
-    let curator = CuratorCache::new(&connect(&zk).await, "/r");
-    let tree = TreeCache::new(&connect(&zk).await, "/r");
-    let children = PathChildrenCache::new(&connect(&zk).await, "/r");
-    let node = NodeCache::new(&connect(&zk).await, "/r/a");
+    let curator = CuratorCache::builder(&connect(&zk).await, "/r")
+        .start()
+        .unwrap();
     let mut curator_events = curator.events();
-    curator.start().unwrap();
-    tree.start().unwrap();
-    children.start(StartMode::Normal).await.unwrap();
-    node.start().unwrap();
+    let tree = TreeCache::builder(&connect(&zk).await, "/r")
+        .start()
+        .unwrap();
+    let children = PathChildrenCache::builder(&connect(&zk).await, "/r")
+        .start()
+        .unwrap();
+    let node = NodeCache::builder(&connect(&zk).await, "/r/a")
+        .start()
+        .unwrap();
     let mut rng = Rng::from_env("random changes");
     for _ in 0..300 {
         random_change(&writer, "/r", &mut rng).await.unwrap();
@@ -426,10 +432,12 @@ async fn a_reader_that_falls_behind_is_told_and_the_view_stays_whole() {
         .create("/lag", b"", CreateMode::Persistent)
         .await
         .unwrap();
-    let cache = CuratorCache::new(&client, "/lag").event_capacity(8);
+    let cache = CuratorCache::builder(&client, "/lag")
+        .event_capacity(8)
+        .start()
+        .unwrap();
     let mut events = cache.events();
-    cache.start().unwrap();
-    within("build", cache.wait_initialized()).await.unwrap();
+    within("build", cache.initialized()).await.unwrap();
     for i in 0..100 {
         client
             .create(&format!("/lag/n{i:03}"), b"x", CreateMode::Persistent)
@@ -465,10 +473,9 @@ async fn close_and_drop_remove_every_watch_and_end_the_streams() {
     };
 
     // One-shot watches (a tree), closed.
-    let tree = TreeCache::new(&client, "/w");
+    let tree = TreeCache::builder(&client, "/w").start().unwrap();
     let mut events = tree.events();
-    tree.start().unwrap();
-    within("tree", tree.wait_initialized()).await.unwrap();
+    within("tree", tree.initialized()).await.unwrap();
     let watched = server_watches(&zk, session);
     assert!(watched.iter().any(|p| p == "/w/a/c"), "{watched:?}");
     tree.close().await;
@@ -476,18 +483,16 @@ async fn close_and_drop_remove_every_watch_and_end_the_streams() {
     while let Some(_event) = within("stream end", events.next()).await {}
 
     // A persistent recursive watch, dropped.
-    let curator = CuratorCache::new(&client, "/w");
+    let curator = CuratorCache::builder(&client, "/w").start().unwrap();
     let mut events = curator.events();
-    curator.start().unwrap();
-    within("curator", curator.wait_initialized()).await.unwrap();
+    within("curator", curator.initialized()).await.unwrap();
     assert_eq!(server_watches(&zk, session), ["/w"]);
     drop(curator);
     quiet("the persistent watch removed on drop").await;
     while let Some(_event) = within("stream end", events.next()).await {}
 
     // A PathChildrenCache dropped while building.
-    let children = PathChildrenCache::new(&client, "/w");
-    children.start(StartMode::Normal).await.unwrap();
+    let children = PathChildrenCache::builder(&client, "/w").start().unwrap();
     drop(children);
     quiet("the children cache's watches removed on drop").await;
 
@@ -501,14 +506,17 @@ async fn close_and_drop_remove_every_watch_and_end_the_streams() {
 async fn caches_rooted_at_the_root() {
     let zk = TestingServer::start().unwrap();
     let writer = connect(&zk).await;
-    let tree = TreeCache::new(&connect(&zk).await, "/").max_depth(1);
+    let tree = TreeCache::builder(&connect(&zk).await, "/")
+        .max_depth(1)
+        .start()
+        .unwrap();
     let mut events = tree.events();
-    tree.start().unwrap();
-    let curator = CuratorCache::new(&connect(&zk).await, "/");
-    curator.start().unwrap();
+    let curator = CuratorCache::builder(&connect(&zk).await, "/")
+        .start()
+        .unwrap();
     within("builds", async {
-        tree.wait_initialized().await.unwrap();
-        curator.wait_initialized().await.unwrap();
+        tree.initialized().await.unwrap();
+        curator.initialized().await.unwrap();
     })
     .await;
     let mut built = Vec::new();

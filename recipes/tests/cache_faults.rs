@@ -78,13 +78,14 @@ async fn caches_converge_across_kills_and_restarts_of_their_member() {
         .await
         .unwrap();
     let cache_client = client(&all, SESSION_TIMEOUT).await;
-    let curator = CuratorCache::new(&cache_client, "/f");
-    curator.start().unwrap();
+    let curator = CuratorCache::builder(&cache_client, "/f").start().unwrap();
     let tree_client = client(&all, SESSION_TIMEOUT).await;
-    let tree = TreeCache::new(&tree_client, "/f");
-    tree.start().unwrap();
-    let children = PathChildrenCache::new(&tree_client, "/f");
-    children.start(StartMode::BuildInitialCache).await.unwrap();
+    let tree = TreeCache::builder(&tree_client, "/f").start().unwrap();
+    let children = PathChildrenCache::builder(&tree_client, "/f")
+        .start_mode(StartMode::BuildInitialCache)
+        .start()
+        .unwrap();
+    children.initialized().await.unwrap();
     let mut rng = Rng::from_env("kills and restarts");
     let mut states = cache_client.state_changes();
 
@@ -138,14 +139,12 @@ async fn caches_converge_after_their_session_expires() {
         .await
         .unwrap();
     let cache_client = client(&cluster.member_connect_string(0), SHORT).await;
-    let curator = CuratorCache::new(&cache_client, "/e");
-    curator.start().unwrap();
+    let curator = CuratorCache::builder(&cache_client, "/e").start().unwrap();
     let tree_client = client(&cluster.member_connect_string(0), SHORT).await;
-    let tree = TreeCache::new(&tree_client, "/e");
-    tree.start().unwrap();
+    let tree = TreeCache::builder(&tree_client, "/e").start().unwrap();
     within("builds", async {
-        curator.wait_initialized().await.unwrap();
-        tree.wait_initialized().await.unwrap();
+        curator.initialized().await.unwrap();
+        tree.initialized().await.unwrap();
     })
     .await;
     let mut rng = Rng::from_env("session expiry");
@@ -202,13 +201,13 @@ async fn a_cache_catches_up_after_a_black_hole_swallowed_a_notification() {
         .unwrap();
     let cache_client = client(&proxy.connect_string(), SESSION_TIMEOUT).await;
     let session = cache_client.session_id();
-    let cache = PathChildrenCache::new(&cache_client, "/bh");
-    within(
-        "the initial build",
-        cache.start(StartMode::BuildInitialCache),
-    )
-    .await
-    .unwrap();
+    let cache = PathChildrenCache::builder(&cache_client, "/bh")
+        .start_mode(StartMode::BuildInitialCache)
+        .start()
+        .unwrap();
+    within("the initial build", cache.initialized())
+        .await
+        .unwrap();
     let data = |cache: &PathChildrenCache| cache.current("/bh/a").and_then(|d| d.data.clone());
     assert_eq!(data(&cache).as_deref(), Some(&b"0"[..]));
     let watched = || {

@@ -137,18 +137,21 @@ async fn a_dropped_persistent_node_close_still_deletes_the_node() {
         .create("/members", b"", CreateMode::Persistent)
         .await
         .unwrap();
-    let node = PersistentNode::new(&rig.client, "/members/me", CreateMode::Ephemeral, b"x");
-    node.start().unwrap();
+    let node = PersistentNode::builder(&rig.client, "/members/me", CreateMode::Ephemeral)
+        .data(b"x")
+        .start()
+        .unwrap();
     assert!(node.wait_for_initial_create(DEADLINE).await.unwrap());
     rig.cancel_while_cut_off("/members", any, node.close())
         .await;
-    drop(node);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_barrier_leave_still_deletes_our_member_node() {
     let rig = Rig::start().await;
-    let barrier = DistributedDoubleBarrier::new(&rig.client, "/barrier", 1);
+    let barrier = DistributedDoubleBarrier::builder(&rig.client, "/barrier", 1)
+        .build()
+        .unwrap();
     assert!(within("enter", barrier.enter(None)).await.unwrap());
     let member = |name: &str| name != "ready";
     rig.cancel_while_cut_off("/barrier", member, barrier.leave(None))
@@ -158,7 +161,10 @@ async fn a_dropped_barrier_leave_still_deletes_our_member_node() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_message_release_still_deletes_the_lock() {
     let rig = Rig::start().await;
-    let queue = DistributedQueue::new(&rig.client, "/q").with_lock_path("/q-locks");
+    let queue = DistributedQueue::builder(&rig.client, "/q")
+        .lock_path("/q-locks")
+        .build()
+        .unwrap();
     queue.put(b"item").await.unwrap();
     let mut consumer = queue.consumer();
     let message = within("take", consumer.take()).await.unwrap();

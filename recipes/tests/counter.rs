@@ -44,17 +44,22 @@ async fn shared_count_seed_format_events_and_compare_and_set() {
     let zk = TestingServer::start().unwrap();
     let a = connect(&zk).await;
     let b = connect(&zk).await;
-    let ours = SharedCount::new(&a, "/counts/workers", 7);
-    ours.start().await.unwrap();
-    assert!(ours.start().await.is_err(), "start twice");
+    let ours = SharedCount::builder(&a, "/counts/workers")
+        .seed(7)
+        .start()
+        .unwrap();
+    ours.initialized().await.unwrap();
     let (data, _) = a.get_data("/counts/workers").await.unwrap();
     assert_eq!(&data[..], [0, 0, 0, 7], "Curator's format");
-    assert_eq!(ours.count().unwrap(), 7);
+    assert_eq!(ours.count(), 7);
 
     // A second one does not overwrite the seed.
-    let theirs = SharedCount::new(&b, "/counts/workers", 99);
-    theirs.start().await.unwrap();
-    assert_eq!(theirs.count().unwrap(), 7);
+    let theirs = SharedCount::builder(&b, "/counts/workers")
+        .seed(99)
+        .start()
+        .unwrap();
+    theirs.initialized().await.unwrap();
+    assert_eq!(theirs.count(), 7);
     let mut events = theirs.events();
 
     ours.set_count(-2).await.unwrap();
@@ -63,16 +68,16 @@ async fn shared_count_seed_format_events_and_compare_and_set() {
     assert_eq!(&data[..], [0xff, 0xff, 0xff, 0xfe]);
 
     // Compare-and-set: a stale read loses, and learns the newer value.
-    let seen = theirs.versioned_value().unwrap();
+    let seen = theirs.versioned_value();
     assert!(ours
-        .try_set_count(&ours.versioned_value().unwrap(), 10)
+        .try_set_count(&ours.versioned_value(), 10)
         .await
         .unwrap());
     let stale = theirs.try_set_count(&seen, 11).await.unwrap();
     assert!(!stale, "written since that read");
-    assert_eq!(theirs.count().unwrap(), 10);
+    assert_eq!(theirs.count(), 10);
     assert!(theirs
-        .try_set_count(&theirs.versioned_value().unwrap(), 11)
+        .try_set_count(&theirs.versioned_value(), 11)
         .await
         .unwrap());
     changed_to(&mut events, 11).await;
@@ -81,10 +86,8 @@ async fn shared_count_seed_format_events_and_compare_and_set() {
     a.create("/counts/bad", b"xy", CreateMode::Persistent)
         .await
         .unwrap();
-    let err = SharedCount::new(&a, "/counts/bad", 0)
-        .start()
-        .await
-        .unwrap_err();
+    let bad = SharedCount::builder(&a, "/counts/bad").start().unwrap();
+    let err = bad.initialized().await.unwrap_err();
     assert!(err.to_string().contains("/counts/bad"), "{err}");
 }
 
@@ -95,11 +98,11 @@ async fn concurrent_compare_and_set_from_five_sessions_adds_up() {
     for _ in 0..5 {
         let client = connect(&zk).await;
         tasks.spawn(async move {
-            let count = SharedCount::new(&client, "/sum", 0);
-            count.start().await.unwrap();
+            let count = SharedCount::builder(&client, "/sum").start().unwrap();
+            count.initialized().await.unwrap();
             for _ in 0..20 {
                 loop {
-                    let seen = count.versioned_value().unwrap();
+                    let seen = count.versioned_value();
                     if count.try_set_count(&seen, seen.value + 1).await.unwrap() {
                         break;
                     }
@@ -122,8 +125,11 @@ async fn concurrent_compare_and_set_from_five_sessions_adds_up() {
 async fn shared_value_follows_across_a_server_restart() {
     let zk = TestingServer::start().unwrap();
     let a = connect(&zk).await;
-    let value = SharedValue::new(&a, "/mode", b"normal");
-    value.start().await.unwrap();
+    let value = SharedValue::builder(&a, "/mode")
+        .seed(b"normal")
+        .start()
+        .unwrap();
+    value.initialized().await.unwrap();
     let mut events = value.events();
     tokio::task::block_in_place(|| zk.restart()).unwrap();
     loop {
@@ -137,8 +143,8 @@ async fn shared_value_follows_across_a_server_restart() {
     let b = connect(&zk).await;
     b.set_data("/mode", b"maintenance", None).await.unwrap();
     changed_to(&mut events, Bytes::from_static(b"maintenance")).await;
-    assert_eq!(&value.value().unwrap()[..], b"maintenance");
-    value.close();
+    assert_eq!(&value.value()[..], b"maintenance");
+    value.close().await;
     // Closing ends the stream (within the deadline, or `within` fails the test).
     while within("the stream ends", events.next()).await.is_some() {}
 }
@@ -154,7 +160,10 @@ async fn atomic_long_increments_from_eight_sessions_add_up_and_none_is_told_twic
         let client = connect(&zk).await;
         let retry = retry.clone();
         tasks.spawn(async move {
-            let counter = DistributedAtomicLong::new(&client, "/stats/hits", retry);
+            let counter = DistributedAtomicLong::builder(&client, "/stats/hits")
+                .retry(retry)
+                .build()
+                .unwrap();
             let mut posts = Vec::new();
             for _ in 0..25 {
                 let r = counter.increment().await.unwrap();
@@ -175,7 +184,10 @@ async fn atomic_long_increments_from_eight_sessions_add_up_and_none_is_told_twic
     })
     .await;
     let client = connect(&zk).await;
-    let counter = DistributedAtomicLong::new(&client, "/stats/hits", retry);
+    let counter = DistributedAtomicLong::builder(&client, "/stats/hits")
+        .retry(retry)
+        .build()
+        .unwrap();
     assert_eq!(counter.get().await.unwrap().post_value, 200);
     assert_eq!(all.len(), 200);
     let (data, _) = client.get_data("/stats/hits").await.unwrap();
@@ -190,14 +202,17 @@ async fn promoted_to_lock_when_optimism_runs_out() {
         let client = connect(&zk).await;
         tasks.spawn(async move {
             // One optimistic try only, then the mutex (with retries under it).
-            let counter = DistributedAtomicLong::new(&client, "/promoted", RetryPolicy::Never)
+            let counter = DistributedAtomicLong::builder(&client, "/promoted")
+                .retry(RetryPolicy::Never)
                 .promoted_to_lock(PromotedToLock {
                     lock_path: "/promoted-lock".into(),
                     max_lock_time: Some(Duration::from_secs(20)),
                     retry: RetryPolicy::Forever {
                         sleep: Duration::from_millis(1),
                     },
-                });
+                })
+                .build()
+                .unwrap();
             let mut promoted = 0;
             for _ in 0..15 {
                 let r = counter.add(2).await.unwrap();
@@ -216,7 +231,10 @@ async fn promoted_to_lock_when_optimism_runs_out() {
     .await;
     assert!(promoted > 0, "contention should have promoted some changes");
     let client = connect(&zk).await;
-    let counter = DistributedAtomicLong::new(&client, "/promoted", RetryPolicy::Never);
+    let counter = DistributedAtomicLong::builder(&client, "/promoted")
+        .retry(RetryPolicy::Never)
+        .build()
+        .unwrap();
     assert_eq!(counter.get().await.unwrap().post_value, 120);
     assert_eq!(
         children(&client, "/promoted-lock").await,
@@ -229,7 +247,9 @@ async fn promoted_to_lock_when_optimism_runs_out() {
 async fn atomic_integer_operations_and_bad_data() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let n = DistributedAtomicInteger::new(&client, "/a/b/n", RetryPolicy::default());
+    let n = DistributedAtomicInteger::builder(&client, "/a/b/n")
+        .build()
+        .unwrap();
     let r = n.get().await.unwrap();
     assert_eq!((r.succeeded, r.post_value), (true, 0));
     assert!(
@@ -262,7 +282,9 @@ async fn atomic_integer_operations_and_bad_data() {
         .create("/short", b"abc", CreateMode::Persistent)
         .await
         .unwrap();
-    let err = DistributedAtomicLong::new(&client, "/short", RetryPolicy::default())
+    let err = DistributedAtomicLong::builder(&client, "/short")
+        .build()
+        .unwrap()
         .increment()
         .await
         .unwrap_err();

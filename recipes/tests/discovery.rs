@@ -65,7 +65,9 @@ async fn register_query_update_unregister_on_curators_layout() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
     let other = connect(&zk).await;
-    let discovery = ServiceDiscovery::<Details>::new(&client, "/services");
+    let discovery = ServiceDiscovery::<Details>::builder(&client, "/services")
+        .build()
+        .unwrap();
     assert!(discovery.query_for_names().await.unwrap().is_empty());
 
     let dynamic = instance("api", "d1", ServiceType::Dynamic);
@@ -129,7 +131,9 @@ async fn register_query_update_unregister_on_curators_layout() {
     // another run, say).
     let permanent = instance("api", "p1", ServiceType::Permanent);
     discovery.register(&permanent).await.unwrap();
-    let stale = ServiceDiscovery::<Details>::new(&other, "/services");
+    let stale = ServiceDiscovery::<Details>::builder(&other, "/services")
+        .build()
+        .unwrap();
     stale.unregister(&permanent).await.unwrap();
     assert!(other.exists("/services/api/p1").await.unwrap().is_none());
 
@@ -148,7 +152,9 @@ async fn a_permanent_instance_outlives_close_and_drop() {
     let client = connect(&zk).await;
     let other = connect(&zk).await;
     for closing in [true, false] {
-        let discovery = ServiceDiscovery::<Details>::new(&client, "/reg");
+        let discovery = ServiceDiscovery::<Details>::builder(&client, "/reg")
+            .build()
+            .unwrap();
         for (id, kind) in [
             ("p", ServiceType::Permanent),
             ("d", ServiceType::Dynamic),
@@ -182,7 +188,9 @@ async fn a_reconnect_to_the_same_session_writes_nothing() {
     let proxy = FaultyProxy::start(zk.address()).unwrap();
     let client = Client::connect(&proxy.connect_string()).await.unwrap();
     let other = connect(&zk).await;
-    let discovery = ServiceDiscovery::<Details>::new(&client, "/services");
+    let discovery = ServiceDiscovery::<Details>::builder(&client, "/services")
+        .build()
+        .unwrap();
     discovery
         .register(&instance("api", "i1", ServiceType::Dynamic))
         .await
@@ -232,7 +240,9 @@ async fn an_instance_comes_back_on_a_new_session() {
         .connect()
         .await
         .unwrap();
-    let discovery = ServiceDiscovery::<Details>::new(&client, "/services");
+    let discovery = ServiceDiscovery::<Details>::builder(&client, "/services")
+        .build()
+        .unwrap();
     let me = instance("api", "i1", ServiceType::Dynamic);
     discovery.register(&me).await.unwrap();
     let mut states = client.state_changes();
@@ -270,7 +280,11 @@ async fn an_unregister_racing_a_reregistration_stays_unregistered() {
     let proxy = FaultyProxy::start(zk.address()).unwrap();
     let client = Client::connect(&proxy.connect_string()).await.unwrap();
     let other = connect(&zk).await;
-    let discovery = Arc::new(ServiceDiscovery::<Details>::new(&client, "/services"));
+    let discovery = Arc::new(
+        ServiceDiscovery::<Details>::builder(&client, "/services")
+            .build()
+            .unwrap(),
+    );
     let me = instance("api", "i1", ServiceType::Dynamic);
     for round in 0..5 {
         discovery.register(&me).await.unwrap();
@@ -320,7 +334,9 @@ async fn a_register_dropped_half_way_leaves_nothing() {
         .create("/services/api", b"", CreateMode::Persistent)
         .await
         .unwrap();
-    let discovery = ServiceDiscovery::<Details>::new(&client, "/services");
+    let discovery = ServiceDiscovery::<Details>::builder(&client, "/services")
+        .build()
+        .unwrap();
     let (_, watch) = other.exists_and_watch("/services/api/s1").await.unwrap();
     // Replies are slow: the create reaches the server, its answer does not reach us in time.
     proxy.latency(Direction::ToClient, Duration::from_millis(300));
@@ -352,8 +368,10 @@ async fn the_cache_follows_and_the_provider_picks() {
     let zk = TestingServer::start().unwrap();
     let writer = connect(&zk).await;
     let reader = connect(&zk).await;
-    let registry =
-        ServiceDiscovery::<Details>::new(&writer, "/services").with_format(JsonFormat::WithEnabled);
+    let registry = ServiceDiscovery::<Details>::builder(&writer, "/services")
+        .format(JsonFormat::WithEnabled)
+        .build()
+        .unwrap();
     let a = instance("api", "a", ServiceType::Dynamic);
     registry.register(&a).await.unwrap();
 
@@ -362,10 +380,12 @@ async fn the_cache_follows_and_the_provider_picks() {
         .create("/services/api/early-junk", b"[]", CreateMode::Ephemeral)
         .await
         .unwrap();
-    let discovery = ServiceDiscovery::<Details>::new(&reader, "/services");
-    let cache = discovery.service_cache("api");
+    let discovery = ServiceDiscovery::<Details>::builder(&reader, "/services")
+        .build()
+        .unwrap();
+    let cache = discovery.service_cache("api").start().unwrap();
     let mut events = cache.events();
-    cache.start().await.unwrap();
+    cache.initialized().await.unwrap();
     assert_eq!(cache.instances().len(), 1);
     match next_change(&mut events).await {
         ServiceCacheEvent::Skipped { path, .. } => assert_eq!(path, "/services/api/early-junk"),
@@ -404,8 +424,8 @@ async fn the_cache_follows_and_the_provider_picks() {
     assert_eq!(queried.len(), 2, "query skips the junk node too");
 
     // The provider: round robin over the enabled, filtered, not-down instances.
-    let provider = discovery.provider("api").build();
-    provider.start().await.unwrap();
+    let provider = discovery.provider("api").start().unwrap();
+    provider.initialized().await.unwrap();
     let picks: Vec<String> = (0..4)
         .map(|_| provider.instance().unwrap().id.clone())
         .collect();
@@ -431,8 +451,9 @@ async fn the_cache_follows_and_the_provider_picks() {
         .down_instance_policy(DownInstancePolicy::new(Duration::from_millis(50), 1))
         .filter(|i| i.id != "a")
         .strategy(Random::with_seed(1))
-        .build();
-    short.start().await.unwrap();
+        .start()
+        .unwrap();
+    short.initialized().await.unwrap();
     let only_b = short.instance().unwrap();
     assert_eq!(only_b.id, "b");
     short.note_error(&only_b);

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use beliefs::{finish, Rig};
 use support::within;
-use zkrs_client::{Client, CreateMode, ErrorCode, EventType};
+use zkrs_client::{AddWatchMode, Client, CreateMode, ErrorCode, EventType};
 use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
 use zkrs_sim::suites::sessions;
 use zkrs_testkit::faults::fault_duration_from_env;
@@ -84,7 +84,10 @@ async fn watches() {
             final_value.clone(),
         );
         tokio::spawn(async move {
-            let mut watcher = PersistentWatcher::start(&a, "/inv-w", true);
+            let mut watcher =
+                PersistentWatcher::builder(&a, "/inv-w", AddWatchMode::PersistentRecursive)
+                    .start()
+                    .unwrap();
             loop {
                 let read = match watcher.next().await {
                     Some(PersistentWatcherEvent::Event(e))

@@ -62,12 +62,13 @@ async fn caches() {
         .await
         .unwrap();
     let (c1, c2, c3) = (rig.client().await, rig.client().await, rig.client().await);
-    let curator = CuratorCache::new(&c1, "/inv-c");
-    curator.start().unwrap();
-    let tree = TreeCache::new(&c2, "/inv-c");
-    tree.start().unwrap();
-    let children = PathChildrenCache::new(&c3, "/inv-c");
-    children.start(StartMode::BuildInitialCache).await.unwrap();
+    let curator = CuratorCache::builder(&c1, "/inv-c").start().unwrap();
+    let tree = TreeCache::builder(&c2, "/inv-c").start().unwrap();
+    let children = PathChildrenCache::builder(&c3, "/inv-c")
+        .start_mode(StartMode::BuildInitialCache)
+        .start()
+        .unwrap();
+    children.initialized().await.unwrap();
 
     let started = Instant::now();
     let faults = rig.faults(25);

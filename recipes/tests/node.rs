@@ -28,10 +28,11 @@ async fn a_node_deleted_from_outside_comes_back_and_foreign_data_stays() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
     let other = connect(&zk).await;
-    let node = PersistentNode::new(&client, "/svc/api/me", CreateMode::Ephemeral, b"v1");
+    let node = PersistentNode::builder(&client, "/svc/api/me", CreateMode::Ephemeral)
+        .data(b"v1")
+        .start()
+        .unwrap();
     let mut events = node.events();
-    node.start().unwrap();
-    assert!(node.start().is_err(), "start twice");
     assert!(node.wait_for_initial_create(DEADLINE).await.unwrap());
     assert_eq!(created(&mut events).await, "/svc/api/me");
     let (data, stat) = other.get_data("/svc/api/me").await.unwrap();
@@ -68,10 +69,12 @@ async fn a_node_deleted_from_outside_comes_back_and_foreign_data_stays() {
 async fn a_protected_sequential_node_keeps_its_first_name() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let node = PersistentNode::new(&client, "/seq/n-", CreateMode::EphemeralSequential, b"x")
-        .with_protection();
+    let node = PersistentNode::builder(&client, "/seq/n-", CreateMode::EphemeralSequential)
+        .data(b"x")
+        .protection(true)
+        .start()
+        .unwrap();
     let mut events = node.events();
-    node.start().unwrap();
     let first = created(&mut events).await;
     assert!(
         first.starts_with("/seq/_c_") && first.contains("-n-"),
@@ -100,9 +103,11 @@ async fn an_ephemeral_node_survives_its_session_expiry() {
         .connect()
         .await
         .unwrap();
-    let node = PersistentNode::new(&client, "/live/me", CreateMode::Ephemeral, b"mine");
+    let node = PersistentNode::builder(&client, "/live/me", CreateMode::Ephemeral)
+        .data(b"mine")
+        .start()
+        .unwrap();
     let mut events = node.events();
-    node.start().unwrap();
     created(&mut events).await;
     let first = client.session_id();
     let mut states = client.state_changes();
@@ -133,8 +138,10 @@ async fn an_ephemeral_node_survives_its_session_expiry() {
 async fn a_ttl_node_with_its_touch_child() {
     let zk = TestingServer::start_with(ServerOptions::new().extended_types(true)).unwrap();
     let client = connect(&zk).await;
-    let node = PersistentTtlNode::new(&client, "/ttl/worker", Duration::from_millis(500), b"busy");
-    node.start().unwrap();
+    let node = PersistentTtlNode::builder(&client, "/ttl/worker", Duration::from_millis(500))
+        .data(b"busy")
+        .start()
+        .unwrap();
     assert!(node.wait_for_initial_create(DEADLINE).await.unwrap());
     let (data, _) = client.get_data("/ttl/worker").await.unwrap();
     assert_eq!(&data[..], b"busy");
@@ -160,11 +167,18 @@ async fn group_members_see_each_other_come_and_go() {
     let mut members = Vec::new();
     for id in ["a", "b", "c"] {
         let client = connect(&zk).await;
-        let member = GroupMember::new(&client, "/group", id, id.as_bytes()).unwrap();
-        member.start().await.unwrap();
+        let member = GroupMember::builder(&client, "/group")
+            .id(id)
+            .data(id.as_bytes())
+            .start()
+            .unwrap();
+        member.initialized().await.unwrap();
         members.push(member);
     }
-    assert!(GroupMember::new(&connect(&zk).await, "/group", "x/y", b"").is_err());
+    assert!(GroupMember::builder(&connect(&zk).await, "/group")
+        .id("x/y")
+        .start()
+        .is_err());
     let ids = |m: &GroupMember| m.current_members().into_keys().collect::<Vec<_>>();
     eventually("a sees everyone", || async {
         ids(&members[0]) == ["a", "b", "c"]

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkrs_client::{Client, ConnectionState, CreateMode, EventType};
+use zkrs_client::{AddWatchMode, Client, ConnectionState, CreateMode, EventType};
 use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
 use zkrs_testkit::TestingServer;
 
@@ -37,7 +37,9 @@ async fn a_persistent_watch_outlives_its_session() {
         .connect()
         .await
         .unwrap();
-    let mut watcher = PersistentWatcher::start(&client, "/w", true);
+    let mut watcher = PersistentWatcher::builder(&client, "/w", AddWatchMode::PersistentRecursive)
+        .start()
+        .unwrap();
     assert!(matches!(
         next(&mut watcher, "first reset").await,
         PersistentWatcherEvent::Reset

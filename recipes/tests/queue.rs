@@ -33,7 +33,9 @@ async fn names(client: &Client, dir: &str) -> Vec<String> {
 async fn put_and_take_in_order_with_curator_nodes_and_framing() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::new(&client, "/app/queues/jobs");
+    let queue = DistributedQueue::builder(&client, "/app/queues/jobs")
+        .build()
+        .unwrap();
     let first = queue.put(b"a").await.unwrap();
     assert_eq!(first, "/app/queues/jobs/queue-0000000000");
     queue.put_multi([&b"xy"[..], b"", b"z"]).await.unwrap();
@@ -73,7 +75,7 @@ async fn put_and_take_in_order_with_curator_nodes_and_framing() {
 async fn a_consumer_lists_once_per_batch_not_per_item() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::new(&client, "/q");
+    let queue = DistributedQueue::builder(&client, "/q").build().unwrap();
     let puts = (0..500).map(|i| queue.put(format!("{i:04}")));
     for r in zkrs_recipes::framework::join_all(puts).await {
         r.unwrap();
@@ -108,7 +110,7 @@ async fn a_consumer_lists_once_per_batch_not_per_item() {
 async fn competing_consumers_each_get_distinct_items() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::new(&client, "/q");
+    let queue = DistributedQueue::builder(&client, "/q").build().unwrap();
     let puts = (0..300).map(|i| queue.put(format!("{i}")));
     for r in zkrs_recipes::framework::join_all(puts).await {
         r.unwrap();
@@ -117,7 +119,10 @@ async fn competing_consumers_each_get_distinct_items() {
     for _ in 0..3 {
         let own = connect(&zk).await;
         tasks.push(tokio::spawn(async move {
-            let mut consumer = DistributedQueue::new(&own, "/q").consumer();
+            let mut consumer = DistributedQueue::builder(&own, "/q")
+                .build()
+                .unwrap()
+                .consumer();
             let mut got = Vec::new();
             while let Some(m) = consumer.try_take().await.unwrap() {
                 got.push(text(&m).parse::<u32>().unwrap());
@@ -140,7 +145,10 @@ async fn lock_path_keeps_the_item_until_it_is_settled() {
     let zk = TestingServer::start().unwrap();
     let a = connect(&zk).await;
     let b = connect(&zk).await;
-    let queue = DistributedQueue::new(&a, "/q").with_lock_path("/q-locks");
+    let queue = DistributedQueue::builder(&a, "/q")
+        .lock_path("/q-locks")
+        .build()
+        .unwrap();
     queue.put(b"one").await.unwrap();
     queue.put(b"two").await.unwrap();
 
@@ -156,8 +164,10 @@ async fn lock_path_keeps_the_item_until_it_is_settled() {
     assert_eq!(lock.ephemeral_owner, a.session_id());
 
     // Another consumer skips the locked item and takes the next.
-    let mut cb = DistributedQueue::new(&b, "/q")
-        .with_lock_path("/q-locks")
+    let mut cb = DistributedQueue::builder(&b, "/q")
+        .lock_path("/q-locks")
+        .build()
+        .unwrap()
         .consumer();
     let two = within("take two", cb.take()).await.unwrap();
     assert_eq!(text(&two), "two");
@@ -174,7 +184,10 @@ async fn lock_path_keeps_the_item_until_it_is_settled() {
 async fn a_failed_item_is_put_back_at_the_end_or_deleted() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::new(&client, "/q").with_lock_path("/locks/q");
+    let queue = DistributedQueue::builder(&client, "/q")
+        .lock_path("/locks/q")
+        .build()
+        .unwrap();
     for item in ["a", "b"] {
         queue.put(item).await.unwrap();
     }
@@ -196,7 +209,11 @@ async fn a_failed_item_is_put_back_at_the_end_or_deleted() {
     again.complete().await.unwrap();
 
     // `process`: Err fails the item (here: deleted, with ErrorMode::Delete).
-    let deleting = queue.clone().with_error_mode(ErrorMode::Delete);
+    let deleting = DistributedQueue::builder(&client, "/q")
+        .lock_path("/locks/q")
+        .error_mode(ErrorMode::Delete)
+        .build()
+        .unwrap();
     deleting.put(b"bad").await.unwrap();
     let mut consumer = deleting.consumer();
     let r = within(
@@ -209,7 +226,9 @@ async fn a_failed_item_is_put_back_at_the_end_or_deleted() {
     assert!(names(&client, "/q").await.is_empty());
 
     // Without a lock path the item left when it was taken: fail changes nothing.
-    let plain = DistributedQueue::new(&client, "/plain");
+    let plain = DistributedQueue::builder(&client, "/plain")
+        .build()
+        .unwrap();
     plain.put(b"x").await.unwrap();
     let m = plain.consumer().take().await.unwrap();
     m.fail().await.unwrap();
@@ -220,7 +239,10 @@ async fn a_failed_item_is_put_back_at_the_end_or_deleted() {
 async fn a_released_or_dropped_message_stays_where_it_was() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::new(&client, "/q").with_lock_path("/q-locks");
+    let queue = DistributedQueue::builder(&client, "/q")
+        .lock_path("/q-locks")
+        .build()
+        .unwrap();
     queue.put(b"only").await.unwrap();
     let mut consumer = queue.consumer();
     let m = within("take", consumer.take()).await.unwrap();
@@ -241,15 +263,20 @@ async fn a_consumer_that_dies_mid_handler_loses_nothing() {
     let zk = TestingServer::start().unwrap();
     let dying = connect(&zk).await;
     let survivor = connect(&zk).await;
-    let queue = DistributedQueue::new(&dying, "/q").with_lock_path("/q-locks");
+    let queue = DistributedQueue::builder(&dying, "/q")
+        .lock_path("/q-locks")
+        .build()
+        .unwrap();
     queue.put(b"precious").await.unwrap();
     let mut doomed = queue.consumer();
     let m = within("take", doomed.take()).await.unwrap();
 
     // The survivor waits: the item is locked. It must be woken by the lock's release,
     // not by other queue activity (there is none).
-    let mut consumer = DistributedQueue::new(&survivor, "/q")
-        .with_lock_path("/q-locks")
+    let mut consumer = DistributedQueue::builder(&survivor, "/q")
+        .lock_path("/q-locks")
+        .build()
+        .unwrap()
         .consumer();
     assert!(consumer.try_take().await.unwrap().is_none());
     let waiting = tokio::spawn(async move {
@@ -267,40 +294,37 @@ async fn a_consumer_that_dies_mid_handler_loses_nothing() {
 }
 
 #[tokio::test]
-async fn simple_queue_offer_take_poll_peek_element() {
+async fn simple_queue_put_take_try_take_peek() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = SimpleDistributedQueue::new(&client, "/app/simple");
+    let queue = SimpleDistributedQueue::builder(&client, "/app/simple")
+        .build()
+        .unwrap();
     assert!(queue.peek().await.unwrap().is_none());
-    assert!(queue.poll().await.unwrap().is_none());
-    let e = queue.element().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Empty, "{e}");
-    assert_eq!(queue.remove().await.unwrap_err().kind(), ErrorKind::Empty);
+    assert!(queue.try_take().await.unwrap().is_none());
 
-    assert_eq!(
-        queue.offer(b"1").await.unwrap(),
-        "/app/simple/qn-0000000000"
-    );
-    queue.offer(b"").await.unwrap();
-    queue.offer(b"3").await.unwrap();
+    assert_eq!(queue.put(b"1").await.unwrap(), "/app/simple/qn-0000000000");
+    queue.put(b"").await.unwrap();
+    queue.put(b"3").await.unwrap();
     // Raw bytes, and the queue node is a container.
     let (data, _) = client.get_data("/app/simple/qn-0000000000").await.unwrap();
     assert_eq!(&data[..], b"1");
     let (_, stat) = client.get_data("/app/simple").await.unwrap();
     assert_eq!(stat.ephemeral_owner, 0);
     assert_eq!(queue.peek().await.unwrap().as_deref(), Some(&b"1"[..]));
-    assert_eq!(queue.element().await.unwrap(), &b"1"[..]);
     assert_eq!(queue.take().await.unwrap(), &b"1"[..]);
-    assert_eq!(queue.remove().await.unwrap(), &b""[..]);
-    assert_eq!(queue.poll().await.unwrap().as_deref(), Some(&b"3"[..]));
-    assert!(queue.poll().await.unwrap().is_none());
+    assert_eq!(queue.try_take().await.unwrap().as_deref(), Some(&b""[..]));
+    assert_eq!(queue.try_take().await.unwrap().as_deref(), Some(&b"3"[..]));
+    assert!(queue.try_take().await.unwrap().is_none());
 
     // take waits for an offer from another session.
     let other = connect(&zk).await;
     let offer = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        SimpleDistributedQueue::new(&other, "/app/simple")
-            .offer(b"later")
+        SimpleDistributedQueue::builder(&other, "/app/simple")
+            .build()
+            .unwrap()
+            .put(b"later")
             .await
             .unwrap();
     });
@@ -310,7 +334,7 @@ async fn simple_queue_offer_take_poll_peek_element() {
     );
     offer.await.unwrap();
     assert!(queue
-        .poll_timeout(Duration::from_millis(150))
+        .take_timeout(Duration::from_millis(150))
         .await
         .unwrap()
         .is_none());
@@ -324,8 +348,11 @@ async fn simple_queue_offer_take_poll_peek_element() {
     let waiting = tokio::spawn(async move { waiter.take().await });
     tokio::task::yield_now().await;
     assert!(within("peek", queue.peek()).await.unwrap().is_none());
-    assert!(within("poll", queue.poll()).await.unwrap().is_none());
-    queue.offer(b"for the waiter").await.unwrap();
+    assert!(within("try_take", queue.try_take())
+        .await
+        .unwrap()
+        .is_none());
+    queue.put(b"for the waiter").await.unwrap();
     assert_eq!(
         within("waiting take", waiting).await.unwrap().unwrap(),
         &b"for the waiter"[..]
@@ -338,10 +365,12 @@ async fn simple_queue_survives_its_container_being_reaped_while_it_waits() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
     let other = connect(&zk).await;
-    let queue = SimpleDistributedQueue::new(&client, "/reaped/q");
+    let queue = SimpleDistributedQueue::builder(&client, "/reaped/q")
+        .build()
+        .unwrap();
     // Creates the container and lists it with a child watch (`wchc` shows data watches
     // only, so it cannot show this one); the take then waits on that watch.
-    assert!(queue.poll().await.unwrap().is_none());
+    assert!(queue.try_take().await.unwrap().is_none());
     let waiting = tokio::spawn(async move { queue.take().await });
     for _ in 0..10 {
         tokio::task::yield_now().await;
@@ -353,8 +382,10 @@ async fn simple_queue_survives_its_container_being_reaped_while_it_waits() {
         other.exists("/reaped/q").await.unwrap().is_some()
     })
     .await;
-    SimpleDistributedQueue::new(&other, "/reaped/q")
-        .offer(b"after")
+    SimpleDistributedQueue::builder(&other, "/reaped/q")
+        .build()
+        .unwrap()
+        .put(b"after")
         .await
         .unwrap();
     let got = within("take after the reap", waiting)
@@ -368,7 +399,9 @@ async fn simple_queue_survives_its_container_being_reaped_while_it_waits() {
 async fn priority_queue_takes_lower_numbers_first() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedPriorityQueue::new(&client, "/pq");
+    let queue = DistributedPriorityQueue::builder(&client, "/pq")
+        .build()
+        .unwrap();
     for (item, priority) in [
         ("p5", 5),
         ("m1", -1),
@@ -392,7 +425,10 @@ async fn priority_queue_takes_lower_numbers_first() {
 
     // An urgent item put while a consumer works through a long listing is taken after at
     // most `refresh_after` more items.
-    let queue = queue.with_refresh_after(2);
+    let queue = DistributedPriorityQueue::builder(&client, "/pq")
+        .refresh_after(2)
+        .build()
+        .unwrap();
     for i in 0..20 {
         queue.put(format!("low{i}"), 100).await.unwrap();
     }
@@ -418,7 +454,9 @@ async fn priority_queue_takes_lower_numbers_first() {
 async fn delay_queue_hides_items_until_due() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedDelayQueue::new(&client, "/dq");
+    let queue = DistributedDelayQueue::builder(&client, "/dq")
+        .build()
+        .unwrap();
     let now = SystemTime::now();
     let later = now + Duration::from_secs(3);
     queue.put(b"later", later).await.unwrap();
@@ -461,7 +499,10 @@ async fn delay_queue_hides_items_until_due() {
 async fn id_queue_removes_by_id_and_keeps_ids_on_requeue() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedIdQueue::new(&client, "/iq").with_lock_path("/iq-locks");
+    let queue = DistributedIdQueue::builder(&client, "/iq")
+        .lock_path("/iq-locks")
+        .build()
+        .unwrap();
     queue.put(b"1", "keep").await.unwrap();
     queue.put(b"2", "job/7").await.unwrap();
     queue.put(b"3", "job/7").await.unwrap();
@@ -498,7 +539,10 @@ async fn id_queue_removes_by_id_and_keeps_ids_on_requeue() {
 async fn a_bounded_queue_makes_put_wait_for_room() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::new(&client, "/bq").with_max_items(3);
+    let queue = DistributedQueue::builder(&client, "/bq")
+        .max_items(3)
+        .build()
+        .unwrap();
     for i in 0..3 {
         queue.put(format!("{i}")).await.unwrap();
     }
@@ -518,7 +562,10 @@ async fn a_bounded_queue_makes_put_wait_for_room() {
         "put went ahead in a full queue"
     );
     let other = connect(&zk).await;
-    let mut consumer = DistributedQueue::new(&other, "/bq").consumer();
+    let mut consumer = DistributedQueue::builder(&other, "/bq")
+        .build()
+        .unwrap()
+        .consumer();
     within("take", consumer.take()).await.unwrap();
     within("blocked put", blocked).await.unwrap().unwrap();
     assert_eq!(queue.len().await.unwrap(), 3);
@@ -528,7 +575,7 @@ async fn a_bounded_queue_makes_put_wait_for_room() {
 async fn dropping_a_take_or_a_consumer_loses_nothing() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::new(&client, "/q");
+    let queue = DistributedQueue::builder(&client, "/q").build().unwrap();
     for i in 0..4 {
         queue.put(format!("{i}")).await.unwrap();
     }
@@ -548,7 +595,7 @@ async fn dropping_a_take_or_a_consumer_loses_nothing() {
 
     // A consumer dropped with claims in flight and claimed items not handed out: they are
     // put back (at the end: they had left the queue).
-    let mut prefetching = queue.consumer().with_prefetch(3);
+    let mut prefetching = queue.consumer().prefetch(3);
     let two = within("take", prefetching.take()).await.unwrap();
     assert_eq!(text(&two), "2");
     let mut got = Vec::new();
@@ -570,11 +617,14 @@ async fn dropping_a_take_or_a_consumer_loses_nothing() {
     assert_eq!(got, ["3"], "each item exactly once");
 
     // With a lock path a dropped consumer's locks go; its items never left.
-    let locked = DistributedQueue::new(&client, "/lq").with_lock_path("/lq-locks");
+    let locked = DistributedQueue::builder(&client, "/lq")
+        .lock_path("/lq-locks")
+        .build()
+        .unwrap();
     for i in 0..3 {
         locked.put(format!("{i}")).await.unwrap();
     }
-    let mut prefetching = locked.consumer().with_prefetch(3);
+    let mut prefetching = locked.consumer().prefetch(3);
     let m = within("take", prefetching.take()).await.unwrap();
     drop(m);
     drop(prefetching);
@@ -589,33 +639,32 @@ async fn dropping_a_take_or_a_consumer_loses_nothing() {
 async fn bad_input_and_foreign_nodes() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::new(&client, "/q");
+    let queue = DistributedQueue::builder(&client, "/q").build().unwrap();
     let e = queue.put_multi(Vec::<Vec<u8>>::new()).await.unwrap_err();
     assert!(
         e.is_invalid_input() && e.to_string().contains("empty batch"),
         "{e}"
     );
-    let e = DistributedQueue::new(&client, "no-slash")
-        .put(b"x")
-        .await
+    // Bad settings are refused by `build`, before anything is sent.
+    let e = DistributedQueue::builder(&client, "no-slash")
+        .build()
         .unwrap_err();
     assert!(e.is_invalid_input(), "{e}");
-    let e = DistributedQueue::new(&client, "/")
-        .consumer()
-        .try_take()
-        .await
-        .unwrap_err();
+    let e = DistributedQueue::builder(&client, "/").build().unwrap_err();
     assert!(e.is_invalid_input(), "{e}");
-    let e = queue
-        .clone()
-        .with_lock_path("/q")
-        .put(b"x")
-        .await
+    let e = DistributedQueue::builder(&client, "/q")
+        .lock_path("/q")
+        .build()
         .unwrap_err();
     assert!(e.to_string().contains("lock path"), "{e}");
-    let e = queue.clone().with_max_items(0).put(b"x").await.unwrap_err();
+    let e = DistributedQueue::builder(&client, "/q")
+        .max_items(0)
+        .build()
+        .unwrap_err();
     assert!(e.is_invalid_input(), "{e}");
-    let e = DistributedDelayQueue::new(&client, "/dq")
+    let e = DistributedDelayQueue::builder(&client, "/dq")
+        .build()
+        .unwrap()
         .put(b"x", SystemTime::UNIX_EPOCH)
         .await
         .unwrap_err();

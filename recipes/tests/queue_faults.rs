@@ -42,7 +42,7 @@ async fn a_lost_delete_reply_is_in_doubt_never_delivered() {
     let proxy = FaultyProxy::start(zk.address()).unwrap();
     let observer = connect(&zk).await;
     let client = Client::connect(&proxy.connect_string()).await.unwrap();
-    let queue = DistributedQueue::new(&client, "/q");
+    let queue = DistributedQueue::builder(&client, "/q").build().unwrap();
     queue.put(b"a").await.unwrap();
     queue.put(b"b").await.unwrap();
     let mut consumer = queue.consumer();
@@ -78,7 +78,10 @@ async fn a_lost_lock_create_reply_is_adopted_after_the_reconnect() {
     let proxy = FaultyProxy::start(zk.address()).unwrap();
     let observer = connect(&zk).await;
     let client = Client::connect(&proxy.connect_string()).await.unwrap();
-    let queue = DistributedQueue::new(&client, "/q").with_lock_path("/q-locks");
+    let queue = DistributedQueue::builder(&client, "/q")
+        .lock_path("/q-locks")
+        .build()
+        .unwrap();
     queue.put(b"a").await.unwrap();
     queue.put(b"b").await.unwrap();
     let mut consumer = queue.consumer();
@@ -124,7 +127,10 @@ async fn a_waiting_consumer_survives_its_session_expiring() {
         .await
         .unwrap();
     let mut changes = client.state_changes();
-    let mut consumer = DistributedQueue::new(&client, "/q").consumer();
+    let mut consumer = DistributedQueue::builder(&client, "/q")
+        .build()
+        .unwrap()
+        .consumer();
     assert!(consumer.try_take().await.unwrap().is_none());
     let waiting = tokio::spawn(async move {
         let m = consumer.take().await.unwrap();
@@ -147,7 +153,9 @@ async fn a_waiting_consumer_survives_its_session_expiring() {
         }
     })
     .await;
-    DistributedQueue::new(&observer, "/q")
+    DistributedQueue::builder(&observer, "/q")
+        .build()
+        .unwrap()
         .put(b"after the expiry")
         .await
         .unwrap();

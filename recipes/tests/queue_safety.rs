@@ -58,7 +58,7 @@ fn index_of(bytes: &[u8]) -> usize {
 
 /// Producer `p` puts items p, p + PRODUCERS, ... with WINDOW puts in flight.
 async fn produce(client: Client, path: &'static str, p: usize) {
-    let queue = DistributedQueue::new(&client, path);
+    let queue = DistributedQueue::builder(&client, path).build().unwrap();
     let mine: Vec<usize> = (p..ITEMS).step_by(PRODUCERS).collect();
     for chunk in mine.chunks(WINDOW) {
         for r in join_all(chunk.iter().map(|&i| queue.put(item(i)))).await {
@@ -92,7 +92,10 @@ async fn ten_thousand_items_none_lost_none_twice_without_a_lock_path() {
     let tally = Tally::new();
     let mut tasks = Vec::new();
     for _ in 0..CONSUMERS {
-        let consumer = DistributedQueue::new(&connect(&zk).await, "/safety").consumer();
+        let consumer = DistributedQueue::builder(&connect(&zk).await, "/safety")
+            .build()
+            .unwrap()
+            .consumer();
         tasks.push(tokio::spawn(consume(consumer, tally.clone())));
     }
     for p in 0..PRODUCERS {
@@ -128,8 +131,10 @@ async fn ten_thousand_items_with_a_lock_path_and_a_consumer_killed_mid_handler()
     let tally = Tally::new();
     let mut tasks = Vec::new();
     for _ in 0..CONSUMERS - 1 {
-        let queue =
-            DistributedQueue::new(&connect(&zk).await, "/safety").with_lock_path("/safety-locks");
+        let queue = DistributedQueue::builder(&connect(&zk).await, "/safety")
+            .lock_path("/safety-locks")
+            .build()
+            .unwrap();
         tasks.push(tokio::spawn(consume(queue.consumer(), tally.clone())));
     }
     // The victim: through the proxy, with a short session. After 500 items it holds one and
@@ -143,8 +148,10 @@ async fn ten_thousand_items_with_a_lock_path_and_a_consumer_killed_mid_handler()
     let (go_tx, go_rx) = oneshot::channel::<()>();
     let victim = {
         let tally = tally.clone();
-        let mut consumer = DistributedQueue::new(&victim_client, "/safety")
-            .with_lock_path("/safety-locks")
+        let mut consumer = DistributedQueue::builder(&victim_client, "/safety")
+            .lock_path("/safety-locks")
+            .build()
+            .unwrap()
             .consumer();
         tokio::spawn(async move {
             let mut handled = 0;

@@ -85,9 +85,9 @@ async fn the_figures_count_what_the_recipes_did() {
     latch.close().await.unwrap();
 
     // Queue: three in, three out.
-    let queue = SimpleDistributedQueue::new(&a, "/q");
+    let queue = SimpleDistributedQueue::builder(&a, "/q").build().unwrap();
     for i in 0..3u8 {
-        queue.offer([i]).await.unwrap();
+        queue.put([i]).await.unwrap();
     }
     for _ in 0..3 {
         within("take", queue.take()).await.unwrap();
@@ -97,9 +97,8 @@ async fn the_figures_count_what_the_recipes_did() {
     a.create("/t", b"", zkrs_client::CreateMode::Persistent)
         .await
         .unwrap();
-    let tree = TreeCache::new(&a, "/t");
+    let tree = TreeCache::builder(&a, "/t").start().unwrap();
     let mut events = tree.events();
-    tree.start().unwrap();
     a.create("/t/x", b"", zkrs_client::CreateMode::Persistent)
         .await
         .unwrap();

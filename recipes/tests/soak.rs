@@ -259,8 +259,11 @@ async fn run(arenas: Option<usize>) {
                             latch.close_with(CloseMode::Silent).await
                         }
                         2 => {
-                            let cache = PathChildrenCache::new(&client, "/soak/items");
-                            let started = cache.start(StartMode::BuildInitialCache).await;
+                            let cache = PathChildrenCache::builder(&client, "/soak/items")
+                                .start_mode(StartMode::BuildInitialCache)
+                                .start()
+                                .unwrap();
+                            let started = cache.initialized().await;
                             drop(cache);
                             started
                         }

@@ -76,10 +76,12 @@ fn a_persistent_node_closed_with_its_first_create_in_flight_leaves_no_node() {
             // before the create is sent, while it is in flight, and after its reply.
             let mut in_flight = 0;
             for step in 0..40 {
-                let node = PersistentNode::new(&client, "/members/me", CreateMode::Ephemeral, b"x");
-                node.start().map_err(|e| e.to_string())?;
+                let node = PersistentNode::builder(&client, "/members/me", CreateMode::Ephemeral)
+                    .data(b"x")
+                    .start()
+                    .map_err(|e| e.to_string())?;
                 tokio::time::sleep(Duration::from_micros(step * 100)).await;
-                if node.actual_path().is_none() {
+                if node.node_path().is_none() {
                     in_flight += 1;
                 }
                 node.close().await.map_err(|e| e.to_string())?;

@@ -7,7 +7,7 @@ use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::wait_until;
-use crate::framework::{create_parents, join, DeleteOnDrop, Uuid};
+use crate::framework::{create_parents, join, DeleteOnDrop, ParentMode, Uuid};
 
 /// The node whose creation lets members in (Curator's name).
 pub const READY_NODE: &str = "ready";
@@ -27,7 +27,7 @@ pub const READY_NODE: &str = "ready";
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
 /// use zkrs_recipes::barrier::DistributedDoubleBarrier;
-/// let barrier = DistributedDoubleBarrier::new(&client, "/jobs/phase-1", 5);
+/// let barrier = DistributedDoubleBarrier::builder(&client, "/jobs/phase-1", 5).build()?;
 /// if barrier.enter(Some(Duration::from_secs(30))).await? {
 ///     // ... all five are here: work ...
 ///     barrier.leave(Some(Duration::from_secs(30))).await?;
@@ -42,14 +42,42 @@ pub struct DistributedDoubleBarrier {
     name: String,
 }
 
+/// Settings for a [`DistributedDoubleBarrier`]; [`DistributedDoubleBarrierBuilder::build`]
+/// makes it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until built"]
+pub struct DistributedDoubleBarrierBuilder {
+    client: Client,
+    path: String,
+    member_qty: usize,
+}
+
+impl DistributedDoubleBarrierBuilder {
+    /// A member of the barrier (nothing is sent; its node name is drawn now).
+    /// `InvalidInput` for a bad path.
+    pub fn build(self) -> Result<DistributedDoubleBarrier> {
+        zkrs_client::validate_path(&self.path, false)?;
+        Ok(DistributedDoubleBarrier {
+            client: self.client,
+            path: self.path,
+            member_qty: self.member_qty,
+            name: Uuid::new_v4().to_string(),
+        })
+    }
+}
+
 impl DistributedDoubleBarrier {
-    /// A member of the barrier at `path` that opens once `member_qty` members are there.
-    pub fn new(client: &Client, path: &str, member_qty: usize) -> DistributedDoubleBarrier {
-        DistributedDoubleBarrier {
+    /// Settings for a member of the barrier at `path` that opens once `member_qty` members
+    /// are there.
+    pub fn builder(
+        client: &Client,
+        path: &str,
+        member_qty: usize,
+    ) -> DistributedDoubleBarrierBuilder {
+        DistributedDoubleBarrierBuilder {
             client: client.clone(),
             path: path.to_string(),
             member_qty,
-            name: Uuid::new_v4().to_string(),
         }
     }
 
@@ -72,7 +100,7 @@ impl DistributedDoubleBarrier {
         let ready_path = join(&self.path, READY_NODE);
         let our_path = self.our_path();
         let (ready, mut ready_watch) = self.client.exists_and_watch(&ready_path).await?;
-        create_parents(&self.client, &self.path, true).await?;
+        create_parents(&self.client, &self.path, ParentMode::Container).await?;
         // Deletes our node on every way out of `enter` but success.
         let mut leave = DeleteOnDrop::new(&self.client, our_path.clone());
         match self

@@ -5,8 +5,8 @@
 mod double;
 mod single;
 
-pub use double::{DistributedDoubleBarrier, READY_NODE};
-pub use single::DistributedBarrier;
+pub use double::{DistributedDoubleBarrier, DistributedDoubleBarrierBuilder, READY_NODE};
+pub use single::{DistributedBarrier, DistributedBarrierBuilder};
 
 use tokio::time::Instant;
 

@@ -6,7 +6,7 @@ use tokio::time::Instant;
 use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
 use super::wait_until;
-use crate::framework::{create_parents, parent, wait_connected};
+use crate::framework::{create_parents, parent, wait_connected, ParentMode};
 
 /// A barrier that holds while its node exists, as Curator's `DistributedBarrier`: one process
 /// sets it, any number wait on it, and all of them go on when it is removed.
@@ -14,9 +14,9 @@ use crate::framework::{create_parents, parent, wait_connected};
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::barrier::DistributedBarrier;
-/// let gate = DistributedBarrier::new(&client, "/app/gate");
+/// let gate = DistributedBarrier::builder(&client, "/app/gate").build()?;
 /// gate.set_barrier().await?;
-/// // elsewhere: DistributedBarrier::new(&other, "/app/gate").wait_on_barrier(None).await?;
+/// // elsewhere: DistributedBarrier::builder(&other, "/app/gate").build()?.wait_on_barrier(None).await?;
 /// gate.remove_barrier().await?;
 /// # Ok(()) }
 /// ```
@@ -26,10 +26,29 @@ pub struct DistributedBarrier {
     path: String,
 }
 
+/// Settings for a [`DistributedBarrier`]; [`DistributedBarrierBuilder::build`] makes it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until built"]
+pub struct DistributedBarrierBuilder {
+    client: Client,
+    path: String,
+}
+
+impl DistributedBarrierBuilder {
+    /// The barrier (nothing is sent). `InvalidInput` for a bad path.
+    pub fn build(self) -> Result<DistributedBarrier> {
+        zkrs_client::validate_path(&self.path, false)?;
+        Ok(DistributedBarrier {
+            client: self.client,
+            path: self.path,
+        })
+    }
+}
+
 impl DistributedBarrier {
-    /// A barrier at `path`.
-    pub fn new(client: &Client, path: &str) -> DistributedBarrier {
-        DistributedBarrier {
+    /// Settings for a barrier at `path`.
+    pub fn builder(client: &Client, path: &str) -> DistributedBarrierBuilder {
+        DistributedBarrierBuilder {
             client: client.clone(),
             path: path.to_string(),
         }
@@ -38,7 +57,7 @@ impl DistributedBarrier {
     /// Sets the barrier (creates its node, and missing parents as containers); setting a set
     /// barrier is fine.
     pub async fn set_barrier(&self) -> Result<()> {
-        create_parents(&self.client, parent(&self.path), true).await?;
+        create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
         match self
             .client
             .create(&self.path, b"", CreateMode::Persistent)

@@ -1,4 +1,4 @@
-//! What every cache handle shares: the view, the listeners, and the task's lifecycle (start
+//! What every cache handle shares: the view, the listeners, and the task's lifecycle (started
 //! once; close or drop stops every watch, ends every stream, and leaves no task behind).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::{mpsc, oneshot, watch};
-use zkrs_client::{Client, Error, EventStream, Result};
+use zkrs_client::{AddWatchMode, Client, Error, EventStream, Result, DEFAULT_EVENT_CAPACITY};
 
 use super::engine::{Command, Engine, OneShot, Settings, Watching};
 use super::persistent_watcher::PersistentWatcher;
@@ -61,17 +61,22 @@ impl CacheCore {
         self.run.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts the task (once: a second start is an error). Needs a tokio runtime.
+    /// Starts the task. Needs a tokio runtime. Every cache starts its core once, right after
+    /// making it, except a group member's, which starts it once its node is made, unless it
+    /// was closed first (then this is `Closed`).
     pub(crate) fn start(&self, settings: Settings, with: WatchWith) -> Result<()> {
         let mut run = self.run();
         if !matches!(*run, Run::Idle) {
-            return Err(Error::already_started("the cache was already started"));
+            return Err(Error::closed());
         }
         let watching = match with {
             WatchWith::OneShot => Watching::OneShot(OneShot::new(&self.client)),
-            WatchWith::Recursive => {
-                Watching::Recursive(PersistentWatcher::start(&self.client, &settings.root, true))
-            }
+            WatchWith::Recursive => Watching::Recursive(PersistentWatcher::spawn(
+                &self.client,
+                &settings.root,
+                AddWatchMode::PersistentRecursive,
+                DEFAULT_EVENT_CAPACITY,
+            )),
         };
         let writer = ViewWriter::new(self.view.clone(), self.listeners.clone());
         let engine = Engine::new(self.client.clone(), settings, writer, watching);
@@ -98,14 +103,10 @@ impl CacheCore {
             Run::Running { commands, .. } => commands
                 .send(Command::Refresh(done))
                 .map_err(|_| Error::closed())?,
-            Run::Idle => return Err(Error::not_started("the cache is not started")),
-            Run::Closed => return Err(Error::closed()),
+            // Not started yet: only a group member's core, which does not rebuild.
+            Run::Idle | Run::Closed => return Err(Error::closed()),
         }
         done_rx.await.map_err(|_| Error::closed())
-    }
-
-    pub(crate) fn set_event_capacity(&self, capacity: usize) {
-        self.listeners.set_capacity(capacity);
     }
 
     /// Waits until the initial build is complete. Fails if the cache was closed (or never

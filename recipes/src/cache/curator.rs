@@ -26,9 +26,8 @@ use super::{cache_handle, ChildData};
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::cache::CuratorCache;
-/// let mirror = CuratorCache::new(&client, "/app");
-/// mirror.start()?;
-/// mirror.wait_initialized().await?;
+/// let mirror = CuratorCache::builder(&client, "/app").start()?;
+/// mirror.initialized().await?;
 /// let snapshot = mirror.snapshot(); // an Arc: cheap, and consistent while held
 /// println!("{} nodes", snapshot.len());
 /// # Ok(()) }
@@ -37,41 +36,36 @@ use super::{cache_handle, ChildData};
 pub struct CuratorCache {
     core: CacheCore,
     path: String,
-    single_node: bool,
 }
 
-impl CuratorCache {
-    /// A cache of the subtree at `path` (not started).
-    pub fn new(client: &Client, path: &str) -> CuratorCache {
-        CuratorCache {
-            core: CacheCore::new(client, zkrs_client::DEFAULT_EVENT_CAPACITY),
-            path: path.to_string(),
-            single_node: false,
-        }
-        .clearing_on_close()
-    }
+/// Settings for a [`CuratorCache`]; [`CuratorCacheBuilder::start`] starts it.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until started"]
+pub struct CuratorCacheBuilder {
+    client: Client,
+    path: String,
+    single_node: bool,
+    event_capacity: usize,
+}
 
-    fn clearing_on_close(self) -> CuratorCache {
-        self.core.set_clear_on_close(true);
-        self
-    }
-
+impl CuratorCacheBuilder {
     /// Caches the root node only (Curator's `SINGLE_NODE_CACHE`).
-    pub fn single_node(mut self) -> CuratorCache {
+    pub fn single_node(mut self) -> CuratorCacheBuilder {
         self.single_node = true;
         self
     }
 
-    /// Keeps the view after [`CuratorCache::close`] (Curator's `DO_NOT_CLEAR_ON_CLOSE`);
-    /// by default closing empties it.
-    pub fn keep_data_on_close(self) -> CuratorCache {
-        self.core.set_clear_on_close(false);
+    /// The buffer of each event stream (default
+    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
+    pub fn event_capacity(mut self, capacity: usize) -> CuratorCacheBuilder {
+        self.event_capacity = capacity;
         self
     }
 
-    /// Starts watching (the build goes on in the background: see
-    /// [`CuratorCache::wait_initialized`]). Needs a tokio runtime.
-    pub fn start(&self) -> Result<()> {
+    /// Starts watching (in a task: needs a tokio runtime) and returns at once; the build
+    /// goes on in the background (see [`CuratorCache::initialized`]). `InvalidInput` for a
+    /// bad path.
+    pub fn start(self) -> Result<CuratorCache> {
         validate_path(&self.path, false)?;
         let settings = Settings {
             root: self.path.clone(),
@@ -82,7 +76,26 @@ impl CuratorCache {
             initial_events: true,
             initialized_event: true,
         };
-        self.core.start(settings, WatchWith::Recursive)
+        let core = CacheCore::new(&self.client, self.event_capacity);
+        // Closing empties the view, as Curator's default (snapshots taken stay whole).
+        core.set_clear_on_close(true);
+        core.start(settings, WatchWith::Recursive)?;
+        Ok(CuratorCache {
+            core,
+            path: self.path,
+        })
+    }
+}
+
+impl CuratorCache {
+    /// Settings for a cache of the subtree at `path`.
+    pub fn builder(client: &Client, path: &str) -> CuratorCacheBuilder {
+        CuratorCacheBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            single_node: false,
+            event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
+        }
     }
 
     /// The cached children of `path`, sorted by path.

@@ -18,8 +18,9 @@
 //! - **Cheap reads**: [`CuratorCache::snapshot`] and friends return an `Arc` of the current
 //!   map without waiting on the network or copying it.
 //! - **Pipelined builds**: every read of the initial build is in flight at once.
-//! - **Lifecycle**: starting twice is an error; `close` (or dropping the cache) removes its
-//!   watches from the server, ends its event streams and its task.
+//! - **Lifecycle**: a cache is made and started by its builder's `start` (it returns at
+//!   once; `initialized().await` waits for the first read); `close` (or dropping the cache)
+//!   removes its watches from the server, ends its event streams and its task.
 //! - **Bounded events**: each event stream holds at most
 //!   [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY) unread events (or the
 //!   `event_capacity` set) in its [`EventStream`](zkrs_client::EventStream); past that the
@@ -29,9 +30,11 @@
 //! ```no_run
 //! # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 //! use zkrs_recipes::cache::{CacheEvent, PathChildrenCache, StartMode};
-//! let members = PathChildrenCache::new(&client, "/app/members");
+//! let members = PathChildrenCache::builder(&client, "/app/members")
+//!     .start_mode(StartMode::BuildInitialCache)
+//!     .start()?;
 //! let mut events = members.events();
-//! members.start(StartMode::BuildInitialCache).await?;
+//! members.initialized().await?;
 //! for member in members.current_data() {
 //!     println!("{} = {:?}", member.name(), member.data);
 //! }
@@ -43,10 +46,10 @@
 //! # Ok(()) }
 //! ```
 
-mod core;
+pub(crate) mod core;
 mod curator;
 mod data;
-mod engine;
+pub(crate) mod engine;
 mod fetch;
 mod node;
 mod path_children;
@@ -57,33 +60,27 @@ mod tree;
 mod view;
 mod watch_book;
 
-pub use curator::CuratorCache;
+pub use curator::{CuratorCache, CuratorCacheBuilder};
 pub use data::{CacheEvent, ChildData};
-pub use node::NodeCache;
-pub use path_children::{PathChildrenCache, StartMode};
-pub use persistent_watcher::{PersistentWatcher, PersistentWatcherEvent};
+pub use node::{NodeCache, NodeCacheBuilder};
+pub use path_children::{PathChildrenCache, PathChildrenCacheBuilder, StartMode};
+pub use persistent_watcher::{PersistentWatcher, PersistentWatcherBuilder, PersistentWatcherEvent};
 pub use selector::{AllNodes, TreeCacheSelector};
-pub use tree::TreeCache;
+pub use tree::{TreeCache, TreeCacheBuilder};
 pub use view::Snapshot;
 
 /// The methods every cache handle has, written once.
 macro_rules! cache_handle {
     () => {
-        /// A stream of the events from now on (call it before starting to see the initial
-        /// build's events). Any number of streams may be taken; each is bounded.
+        /// A stream of the events from now on. Taken right after `start` (before the task
+        /// has heard from the server), it sees the initial build's events too. Any number of
+        /// streams may be taken; each is bounded.
         pub fn events(&self) -> zkrs_client::EventStream<$crate::cache::CacheEvent> {
             self.core.events()
         }
 
-        /// Sets the buffer of the event streams taken from now on (default
-        /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
-        pub fn event_capacity(self, capacity: usize) -> Self {
-            self.core.set_event_capacity(capacity);
-            self
-        }
-
         /// Waits until the initial build is complete. Fails if the cache is closed first.
-        pub async fn wait_initialized(&self) -> zkrs_client::Result<()> {
+        pub async fn initialized(&self) -> zkrs_client::Result<()> {
             self.core.wait_initialized().await
         }
 
@@ -105,7 +102,7 @@ macro_rules! cache_handle {
 
         /// Stops the cache and waits for its task: its watches are removed from the server
         /// and its event streams end. Dropping the cache does the same without waiting.
-        pub async fn close(&self) {
+        pub async fn close(self) {
             self.core.close().await
         }
     };

@@ -7,7 +7,7 @@ use zkrs_client::{validate_path, Client, Result};
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
 use super::selector::AllNodes;
-use super::{cache_handle, ChildData};
+use super::{cache_handle, ChildData, StartMode};
 
 /// One node's data, Stat and existence, as Curator's `NodeCache`: the node may not exist
 /// yet, and may be deleted and created again. Changes are told as [`Added`], [`Updated`]
@@ -15,10 +15,12 @@ use super::{cache_handle, ChildData};
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
-/// use zkrs_recipes::cache::NodeCache;
-/// let config = NodeCache::new(&client, "/app/config");
+/// use zkrs_recipes::cache::{NodeCache, StartMode};
+/// let config = NodeCache::builder(&client, "/app/config")
+///     .start_mode(StartMode::BuildInitialCache)
+///     .start()?;
 /// let mut changes = config.events();
-/// config.start_with_initial_build().await?;
+/// config.initialized().await?;
 /// println!("now: {:?}", config.current().map(|c| c.data.clone()));
 /// while let Some(change) = changes.next().await {
 ///     println!("{change:?}");
@@ -34,38 +36,64 @@ pub struct NodeCache {
     path: String,
 }
 
-impl NodeCache {
-    /// A cache of `path` (not started).
-    pub fn new(client: &Client, path: &str) -> NodeCache {
-        NodeCache {
-            core: CacheCore::new(client, zkrs_client::DEFAULT_EVENT_CAPACITY),
-            path: path.to_string(),
-        }
+/// Settings for a [`NodeCache`]; [`NodeCacheBuilder::start`] starts it.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until started"]
+pub struct NodeCacheBuilder {
+    client: Client,
+    path: String,
+    start_mode: StartMode,
+    event_capacity: usize,
+}
+
+impl NodeCacheBuilder {
+    /// Whether the first read is told as an event (default [`StartMode::Normal`]: `Added`
+    /// if the node exists). With [`StartMode::BuildInitialCache`] it is not (Curator's
+    /// `start(true)`: wait for it with [`NodeCache::initialized`]); with
+    /// [`StartMode::PostInitializedEvent`] it is, followed by `Initialized`.
+    pub fn start_mode(mut self, mode: StartMode) -> NodeCacheBuilder {
+        self.start_mode = mode;
+        self
     }
 
-    fn settings(&self, initial_events: bool) -> Result<Settings> {
+    /// The buffer of each event stream (default
+    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
+    pub fn event_capacity(mut self, capacity: usize) -> NodeCacheBuilder {
+        self.event_capacity = capacity;
+        self
+    }
+
+    /// Starts watching (in a task: needs a tokio runtime) and returns at once; see
+    /// [`NodeCache::initialized`]. `InvalidInput` for a bad path.
+    pub fn start(self) -> Result<NodeCache> {
         validate_path(&self.path, false)?;
-        Ok(Settings {
+        let settings = Settings {
             root: self.path.clone(),
             max_depth: 0,
             include_root: true,
             cache_data: true,
             selector: Arc::new(AllNodes),
-            initial_events,
-            initialized_event: false,
+            initial_events: self.start_mode != StartMode::BuildInitialCache,
+            initialized_event: self.start_mode == StartMode::PostInitializedEvent,
+        };
+        let core = CacheCore::new(&self.client, self.event_capacity);
+        core.start(settings, WatchWith::OneShot)?;
+        Ok(NodeCache {
+            core,
+            path: self.path,
         })
     }
+}
 
-    /// Starts watching; the first read is told as an event (`Added` if the node exists).
-    pub fn start(&self) -> Result<()> {
-        self.core.start(self.settings(true)?, WatchWith::OneShot)
-    }
-
-    /// Starts watching and returns once the node was read; that first read is not told as
-    /// an event (Curator's `start(true)`).
-    pub async fn start_with_initial_build(&self) -> Result<()> {
-        self.core.start(self.settings(false)?, WatchWith::OneShot)?;
-        self.core.wait_initialized().await
+impl NodeCache {
+    /// Settings for a cache of `path`.
+    pub fn builder(client: &Client, path: &str) -> NodeCacheBuilder {
+        NodeCacheBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            start_mode: StartMode::Normal,
+            event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
+        }
     }
 
     /// The node as last read, or `None` if it does not exist (or was not read yet).

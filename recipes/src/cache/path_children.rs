@@ -9,16 +9,19 @@ use super::engine::Settings;
 use super::selector::AllNodes;
 use super::{cache_handle, ChildData};
 
-/// How a [`PathChildrenCache`] starts, as Curator's `StartMode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a cache tells its first read, as Curator's `PathChildrenCache.StartMode` (a builder
+/// option of [`PathChildrenCache`] and [`NodeCache`](super::NodeCache)). Start always returns
+/// at once; [`PathChildrenCache::initialized`] waits for the first read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum StartMode {
-    /// Start returns at once; the children found are told as `Added` events.
+    /// The nodes found first are told as `Added` events (the default).
+    #[default]
     Normal,
-    /// Start returns once every child was read; those are not told as events.
+    /// The nodes found first are not told as events: they are in the view once
+    /// `initialized()` returns (Curator's `BUILD_INITIAL_CACHE`).
     BuildInitialCache,
-    /// Start returns at once; the children found are told as `Added` events, then
-    /// `Initialized`.
+    /// The nodes found first are told as `Added` events, then `Initialized`.
     PostInitializedEvent,
 }
 
@@ -29,8 +32,11 @@ pub enum StartMode {
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::cache::{PathChildrenCache, StartMode};
-/// let workers = PathChildrenCache::new(&client, "/app/workers").cache_data(false);
-/// workers.start(StartMode::BuildInitialCache).await?;
+/// let workers = PathChildrenCache::builder(&client, "/app/workers")
+///     .cache_data(false)
+///     .start_mode(StartMode::BuildInitialCache)
+///     .start()?;
+/// workers.initialized().await?;
 /// let names: Vec<String> = workers.current_data().iter().map(|c| c.name().to_string()).collect();
 /// # Ok(()) }
 /// ```
@@ -38,27 +44,42 @@ pub enum StartMode {
 pub struct PathChildrenCache {
     core: CacheCore,
     path: String,
-    cache_data: bool,
 }
 
-impl PathChildrenCache {
-    /// A cache of the children of `path`, with their data (not started).
-    pub fn new(client: &Client, path: &str) -> PathChildrenCache {
-        PathChildrenCache {
-            core: CacheCore::new(client, zkrs_client::DEFAULT_EVENT_CAPACITY),
-            path: path.to_string(),
-            cache_data: true,
-        }
-    }
+/// Settings for a [`PathChildrenCache`]; [`PathChildrenCacheBuilder::start`] starts it.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until started"]
+pub struct PathChildrenCacheBuilder {
+    client: Client,
+    path: String,
+    cache_data: bool,
+    start_mode: StartMode,
+    event_capacity: usize,
+}
 
+impl PathChildrenCacheBuilder {
     /// Whether to keep the children's data (default), or only their Stat.
-    pub fn cache_data(mut self, cache_data: bool) -> PathChildrenCache {
+    pub fn cache_data(mut self, cache_data: bool) -> PathChildrenCacheBuilder {
         self.cache_data = cache_data;
         self
     }
 
-    /// Starts watching in `mode`.
-    pub async fn start(&self, mode: StartMode) -> Result<()> {
+    /// How the first read is told (default [`StartMode::Normal`]).
+    pub fn start_mode(mut self, mode: StartMode) -> PathChildrenCacheBuilder {
+        self.start_mode = mode;
+        self
+    }
+
+    /// The buffer of each event stream (default
+    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
+    pub fn event_capacity(mut self, capacity: usize) -> PathChildrenCacheBuilder {
+        self.event_capacity = capacity;
+        self
+    }
+
+    /// Starts watching (in a task: needs a tokio runtime) and returns at once; see
+    /// [`PathChildrenCache::initialized`]. `InvalidInput` for a bad path.
+    pub fn start(self) -> Result<PathChildrenCache> {
         validate_path(&self.path, false)?;
         let settings = Settings {
             root: self.path.clone(),
@@ -66,14 +87,28 @@ impl PathChildrenCache {
             include_root: false,
             cache_data: self.cache_data,
             selector: Arc::new(AllNodes),
-            initial_events: mode != StartMode::BuildInitialCache,
-            initialized_event: mode == StartMode::PostInitializedEvent,
+            initial_events: self.start_mode != StartMode::BuildInitialCache,
+            initialized_event: self.start_mode == StartMode::PostInitializedEvent,
         };
-        self.core.start(settings, WatchWith::OneShot)?;
-        if mode == StartMode::BuildInitialCache {
-            self.core.wait_initialized().await?;
+        let core = CacheCore::new(&self.client, self.event_capacity);
+        core.start(settings, WatchWith::OneShot)?;
+        Ok(PathChildrenCache {
+            core,
+            path: self.path,
+        })
+    }
+}
+
+impl PathChildrenCache {
+    /// Settings for a cache of the children of `path`.
+    pub fn builder(client: &Client, path: &str) -> PathChildrenCacheBuilder {
+        PathChildrenCacheBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            cache_data: true,
+            start_mode: StartMode::Normal,
+            event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
         }
-        Ok(())
     }
 
     /// The current children, sorted by path.
@@ -111,6 +146,12 @@ impl PathChildrenCache {
     /// The parent's path.
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// [`PathChildrenCache::close`] for a cache shared in an `Arc` (a service cache's).
+    #[cfg(feature = "discovery")]
+    pub(crate) async fn shut(&self) {
+        self.core.close().await
     }
 
     cache_handle!();

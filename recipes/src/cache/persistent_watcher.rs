@@ -8,8 +8,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use zkrs_client::__private::{event_stream, EventSender};
 use zkrs_client::{
-    AddWatchMode, Client, ConnectionState, Error, EventStream, Lagged, WatchedEvent,
-    DEFAULT_EVENT_CAPACITY,
+    validate_path, AddWatchMode, Client, ConnectionState, Error, EventStream, Lagged, Result,
+    WatchedEvent, DEFAULT_EVENT_CAPACITY,
 };
 
 use crate::framework::wait_connected;
@@ -50,9 +50,11 @@ impl From<Lagged> for PersistentWatcherEvent {
 /// Dropping it (or [`PersistentWatcher::close`]) removes the watch from the server.
 ///
 /// ```no_run
-/// # async fn demo(client: zkrs_client::Client) {
+/// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
+/// use zkrs_client::AddWatchMode;
 /// use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
-/// let mut watcher = PersistentWatcher::start(&client, "/config", true);
+/// let mut watcher =
+///     PersistentWatcher::builder(&client, "/config", AddWatchMode::PersistentRecursive).start()?;
 /// while let Some(event) = watcher.next().await {
 ///     match event {
 ///         PersistentWatcherEvent::Event(e) => println!("{:?} {}", e.event_type, e.path),
@@ -60,7 +62,7 @@ impl From<Lagged> for PersistentWatcherEvent {
 ///         other => println!("{other:?}"),
 ///     }
 /// }
-/// # }
+/// # Ok(()) }
 /// ```
 #[derive(Debug)]
 #[must_use = "dropping it gives up what it holds (its node, or its watch) at once"]
@@ -70,26 +72,56 @@ pub struct PersistentWatcher {
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
-impl PersistentWatcher {
-    /// Starts watching `path` (with `recursive`, its whole subtree). Needs a tokio runtime.
-    pub fn start(client: &Client, path: &str, recursive: bool) -> PersistentWatcher {
-        PersistentWatcher::with_capacity(client, path, recursive, DEFAULT_EVENT_CAPACITY)
+/// Settings for a [`PersistentWatcher`]; [`PersistentWatcherBuilder::start`] starts it.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until started"]
+pub struct PersistentWatcherBuilder {
+    client: Client,
+    path: String,
+    mode: AddWatchMode,
+    event_capacity: usize,
+}
+
+impl PersistentWatcherBuilder {
+    /// The most unread events held (default
+    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
+    pub fn event_capacity(mut self, capacity: usize) -> PersistentWatcherBuilder {
+        self.event_capacity = capacity;
+        self
     }
 
-    /// Like [`PersistentWatcher::start`], buffering at most `capacity` unread events.
-    pub fn with_capacity(
+    /// Starts watching (in a task: needs a tokio runtime). `InvalidInput` for a bad path.
+    pub fn start(self) -> Result<PersistentWatcher> {
+        validate_path(&self.path, false)?;
+        Ok(PersistentWatcher::spawn(
+            &self.client,
+            &self.path,
+            self.mode,
+            self.event_capacity,
+        ))
+    }
+}
+
+impl PersistentWatcher {
+    /// Settings for a watch of `path` in `mode` (the node, or its whole subtree).
+    pub fn builder(client: &Client, path: &str, mode: AddWatchMode) -> PersistentWatcherBuilder {
+        PersistentWatcherBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            mode,
+            event_capacity: DEFAULT_EVENT_CAPACITY,
+        }
+    }
+
+    /// Starts the task that keeps the watch (the path was checked).
+    pub(crate) fn spawn(
         client: &Client,
         path: &str,
-        recursive: bool,
+        mode: AddWatchMode,
         capacity: usize,
     ) -> PersistentWatcher {
         let (tx, events) = event_stream(capacity);
         let (close_tx, close_rx) = oneshot::channel();
-        let mode = if recursive {
-            AddWatchMode::PersistentRecursive
-        } else {
-            AddWatchMode::Persistent
-        };
         let task = tokio::spawn(keep_watching(
             client.clone(),
             path.to_string(),

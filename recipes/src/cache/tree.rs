@@ -17,9 +17,8 @@ use super::{cache_handle, ChildData};
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::cache::TreeCache;
-/// let tree = TreeCache::new(&client, "/app").max_depth(2);
-/// tree.start()?;
-/// tree.wait_initialized().await?;
+/// let tree = TreeCache::builder(&client, "/app").max_depth(2).start()?;
+/// tree.initialized().await?;
 /// for (path, node) in tree.snapshot().iter() {
 ///     println!("{path} v{}", node.stat.version);
 /// }
@@ -30,54 +29,91 @@ pub struct TreeCache {
     core: CacheCore,
     path: String,
     max_depth: usize,
-    cache_data: bool,
-    selector: Arc<dyn TreeCacheSelector>,
 }
 
-impl TreeCache {
-    /// A cache of the subtree at `path`, every depth, with data (not started).
-    pub fn new(client: &Client, path: &str) -> TreeCache {
-        TreeCache {
-            core: CacheCore::new(client, zkrs_client::DEFAULT_EVENT_CAPACITY),
-            path: path.to_string(),
-            max_depth: usize::MAX,
-            cache_data: true,
-            selector: Arc::new(AllNodes),
-        }
-    }
+/// Settings for a [`TreeCache`]; [`TreeCacheBuilder::start`] starts it.
+#[must_use = "a builder does nothing until started"]
+pub struct TreeCacheBuilder {
+    client: Client,
+    path: String,
+    max_depth: usize,
+    cache_data: bool,
+    selector: Arc<dyn TreeCacheSelector>,
+    event_capacity: usize,
+}
 
-    /// How deep to go below the root (0: the root only).
-    pub fn max_depth(mut self, max_depth: usize) -> TreeCache {
+impl TreeCacheBuilder {
+    /// How deep to go below the root (0: the root only; default: every depth).
+    pub fn max_depth(mut self, max_depth: usize) -> TreeCacheBuilder {
         self.max_depth = max_depth;
         self
     }
 
     /// Whether to keep data (default), or only each node's Stat.
-    pub fn cache_data(mut self, cache_data: bool) -> TreeCache {
+    pub fn cache_data(mut self, cache_data: bool) -> TreeCacheBuilder {
         self.cache_data = cache_data;
         self
     }
 
-    /// What to descend into and keep.
-    pub fn selector(mut self, selector: impl TreeCacheSelector) -> TreeCache {
+    /// What to descend into and keep (default: [`AllNodes`](super::AllNodes)).
+    pub fn selector(mut self, selector: impl TreeCacheSelector) -> TreeCacheBuilder {
         self.selector = Arc::new(selector);
         self
     }
 
-    /// Starts watching (the build goes on in the background: see
-    /// [`TreeCache::wait_initialized`]). Needs a tokio runtime.
-    pub fn start(&self) -> Result<()> {
+    /// The buffer of each event stream (default
+    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
+    pub fn event_capacity(mut self, capacity: usize) -> TreeCacheBuilder {
+        self.event_capacity = capacity;
+        self
+    }
+
+    /// Starts watching (in a task: needs a tokio runtime) and returns at once; the build
+    /// goes on in the background (see [`TreeCache::initialized`]). `InvalidInput` for a bad
+    /// path.
+    pub fn start(self) -> Result<TreeCache> {
         validate_path(&self.path, false)?;
         let settings = Settings {
             root: self.path.clone(),
             max_depth: self.max_depth,
             include_root: true,
             cache_data: self.cache_data,
-            selector: self.selector.clone(),
+            selector: self.selector,
             initial_events: true,
             initialized_event: true,
         };
-        self.core.start(settings, WatchWith::OneShot)
+        let core = CacheCore::new(&self.client, self.event_capacity);
+        core.start(settings, WatchWith::OneShot)?;
+        Ok(TreeCache {
+            core,
+            path: self.path,
+            max_depth: self.max_depth,
+        })
+    }
+}
+
+impl std::fmt::Debug for TreeCacheBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TreeCacheBuilder")
+            .field("path", &self.path)
+            .field("max_depth", &self.max_depth)
+            .field("cache_data", &self.cache_data)
+            .field("event_capacity", &self.event_capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TreeCache {
+    /// Settings for a cache of the subtree at `path` (every depth, with data).
+    pub fn builder(client: &Client, path: &str) -> TreeCacheBuilder {
+        TreeCacheBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            max_depth: usize::MAX,
+            cache_data: true,
+            selector: Arc::new(AllNodes),
+            event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
+        }
     }
 
     /// The cached children of `path`, sorted by path.

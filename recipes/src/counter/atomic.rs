@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
 use super::number::{read_number, Number};
-use crate::framework::{create_parents, parent, RetryPolicy};
+use crate::framework::{create_parents, parent, ParentMode, RetryPolicy};
 use crate::lock::InterProcessMutex;
 
 /// What an atomic operation did, as Curator's `AtomicValue`: whether it succeeded, the value
@@ -97,7 +97,7 @@ impl Atomic {
                 .await
                 .map(drop),
             None => {
-                create_parents(&self.client, parent(&self.path), true).await?;
+                create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
                 self.client
                     .create(&self.path, &data, CreateMode::Persistent)
                     .await
@@ -254,31 +254,58 @@ impl Atomic {
 }
 
 macro_rules! atomic_counter {
-    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+    ($(#[$doc:meta])* $name:ident, $builder:ident, $t:ty) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
         pub struct $name {
             atomic: Atomic,
         }
 
-        impl $name {
-            /// A counter at `path`, retrying contended or disconnected tries with `retry`.
-            /// The node is created on the first write; a missing node reads as 0.
-            pub fn new(client: &Client, path: &str, retry: RetryPolicy) -> $name {
-                $name {
-                    atomic: Atomic {
-                        client: client.clone(),
-                        path: path.to_string(),
-                        retry,
-                        promoted: None,
-                    },
-                }
+        #[doc = concat!("Settings for a [`", stringify!($name), "`]; [`", stringify!($builder), "::build`] makes it.")]
+        #[derive(Debug, Clone)]
+        #[must_use = "a builder does nothing until built"]
+        pub struct $builder {
+            atomic: Atomic,
+        }
+
+        impl $builder {
+            /// How contended or disconnected tries are retried (default
+            /// [`RetryPolicy::default`]).
+            pub fn retry(mut self, retry: RetryPolicy) -> $builder {
+                self.atomic.retry = retry;
+                self
             }
 
             /// When the optimistic tries run out, take a mutex and try again under it.
-            pub fn promoted_to_lock(mut self, promoted: PromotedToLock) -> $name {
+            pub fn promoted_to_lock(mut self, promoted: PromotedToLock) -> $builder {
                 self.atomic.promoted = Some(promoted);
                 self
+            }
+
+            /// The counter (nothing is sent). `InvalidInput` for a bad path or lock path.
+            pub fn build(self) -> Result<$name> {
+                zkrs_client::validate_path(&self.atomic.path, false)?;
+                if let Some(promoted) = &self.atomic.promoted {
+                    zkrs_client::validate_path(&promoted.lock_path, false)?;
+                }
+                Ok($name {
+                    atomic: self.atomic,
+                })
+            }
+        }
+
+        impl $name {
+            /// Settings for a counter at `path`. The node is created on the first write; a
+            /// missing node reads as 0.
+            pub fn builder(client: &Client, path: &str) -> $builder {
+                $builder {
+                    atomic: Atomic {
+                        client: client.clone(),
+                        path: path.to_string(),
+                        retry: RetryPolicy::default(),
+                        promoted: None,
+                    },
+                }
             }
 
             /// The counter's path.
@@ -343,7 +370,9 @@ atomic_counter!(
     /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
     /// use zkrs_recipes::counter::DistributedAtomicLong;
     /// use zkrs_recipes::RetryPolicy;
-    /// let hits = DistributedAtomicLong::new(&client, "/stats/hits", RetryPolicy::default());
+    /// let hits = DistributedAtomicLong::builder(&client, "/stats/hits")
+    ///     .retry(RetryPolicy::default())
+    ///     .build()?;
     /// let r = hits.increment().await?;
     /// if r.succeeded {
     ///     println!("{} -> {}", r.pre_value, r.post_value);
@@ -351,6 +380,7 @@ atomic_counter!(
     /// # Ok(()) }
     /// ```
     DistributedAtomicLong,
+    DistributedAtomicLongBuilder,
     i64
 );
 
@@ -358,5 +388,6 @@ atomic_counter!(
     /// A 32-bit counter shared by every process, as Curator's `DistributedAtomicInteger` (a
     /// 4-byte big-endian node); otherwise as [`DistributedAtomicLong`].
     DistributedAtomicInteger,
+    DistributedAtomicIntegerBuilder,
     i32
 );

@@ -14,7 +14,11 @@ mod number;
 mod shared;
 
 pub use atomic::{
-    AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong, PromotedToLock,
+    AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicIntegerBuilder,
+    DistributedAtomicLong, DistributedAtomicLongBuilder, PromotedToLock,
 };
 pub use number::{decode_count, encode_count};
-pub use shared::{SharedCount, SharedValue, SharedValueEvent, VersionedValue};
+pub use shared::{
+    SharedCount, SharedCountBuilder, SharedValue, SharedValueBuilder, SharedValueEvent,
+    VersionedValue,
+};

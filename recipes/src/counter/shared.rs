@@ -5,14 +5,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use zkrs_client::__private::ErrorInternals;
 
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use zkrs_client::{
     Bytes, Client, ConnectionState, CreateMode, Error, ErrorCode, EventStream, Lagged, Result,
     Stat, DEFAULT_EVENT_CAPACITY,
 };
 
 use super::number::{read_number, Number};
-use crate::framework::{create_parents, parent, wait_connected, Listeners};
+use crate::framework::{create_parents, parent, wait_connected, Listeners, ParentMode};
 
 /// A value with the node version it was read at (what compare-and-set compares).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,25 +96,21 @@ struct Inner<T> {
     seed: T,
     current: Mutex<Option<Current<T>>>,
     listeners: Listeners<SharedValueEvent<T>>,
-    run: Mutex<Run>,
+    /// How the first read went.
+    init: watch::Sender<Init>,
 }
 
-enum Run {
-    Idle,
-    /// Dropping the sender stops the task.
-    Running {
-        _stop: oneshot::Sender<()>,
-    },
-    Closed,
+/// How the first read went.
+#[derive(Clone)]
+enum Init {
+    Pending,
+    Done,
+    Failed(Error),
 }
 
 impl<T: Codec> Inner<T> {
     fn current(&self) -> MutexGuard<'_, Option<Current<T>>> {
         self.current.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn run(&self) -> MutexGuard<'_, Run> {
-        self.run.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Takes a read (or a write's result) if it is newer than what is held; tells it.
@@ -135,21 +131,20 @@ impl<T: Codec> Inner<T> {
         self.listeners.send(SharedValueEvent::Changed(value));
     }
 
-    fn value(&self) -> Result<VersionedValue<T>> {
+    /// The value as last read; before the first read, the seed at version -1 (Curator's).
+    fn value(&self) -> VersionedValue<T> {
         self.current()
             .as_ref()
             .map(|c| c.value.clone())
-            .ok_or_else(|| Error::not_started(format!("{}: not started", self.path)))
+            .unwrap_or_else(|| VersionedValue {
+                version: UNINITIALIZED_VERSION,
+                value: self.seed.clone(),
+            })
     }
 
-    async fn start(self: &Arc<Self>) -> Result<()> {
-        if !matches!(*self.run(), Run::Idle) {
-            return Err(Error::already_started(format!(
-                "{}: already started",
-                self.path
-            )));
-        }
-        create_parents(&self.client, parent(&self.path), true).await?;
+    /// Creates the node with the seed if it does not exist, and reads it.
+    async fn first_read(&self) -> Result<()> {
+        create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
         match self
             .client
             .create(&self.path, &self.seed.to_bytes(), CreateMode::Persistent)
@@ -161,19 +156,21 @@ impl<T: Codec> Inner<T> {
         }
         let (data, stat) = self.client.get_data(&self.path).await?;
         self.offer(&stat, T::from_bytes(&self.path, &data)?);
-        let (close, closed) = oneshot::channel();
-        {
-            let mut run = self.run();
-            if !matches!(*run, Run::Idle) {
-                return Err(Error::already_started(format!(
-                    "{}: already started",
-                    self.path
-                )));
-            }
-            *run = Run::Running { _stop: close };
-        }
-        tokio::spawn(follow(Arc::downgrade(self), self.client.clone(), closed));
         Ok(())
+    }
+
+    /// Waits for the first read: its error if it failed.
+    async fn initialized(&self) -> Result<()> {
+        let mut init = self.init.subscribe();
+        let outcome = init
+            .wait_for(|i| !matches!(i, Init::Pending))
+            .await
+            .map_err(|_| Error::closed())?
+            .clone();
+        match outcome {
+            Init::Failed(e) => Err(e),
+            _ => Ok(()),
+        }
     }
 
     async fn set(&self, value: T) -> Result<()> {
@@ -186,7 +183,8 @@ impl<T: Codec> Inner<T> {
     }
 
     async fn try_set(&self, expected: &VersionedValue<T>, value: T) -> Result<bool> {
-        let current = self.value()?;
+        self.initialized().await?;
+        let current = self.value();
         if current != *expected {
             return Ok(false);
         }
@@ -208,10 +206,37 @@ impl<T: Codec> Inner<T> {
             Err(e) => Err(e),
         }
     }
+}
 
-    fn close(&self) {
-        *self.run() = Run::Closed;
-        self.listeners.close();
+/// The version a value has before the first read (Curator's `UNINITIALIZED_VERSION`).
+const UNINITIALIZED_VERSION: i32 = -1;
+
+/// The task: the first read (told to [`Inner::init`]), then [`follow`]. It holds the value
+/// strongly only for the first read; closing or dropping the handle ends it.
+async fn run<T: Codec>(
+    inner: std::sync::Weak<Inner<T>>,
+    client: Client,
+    mut closed: oneshot::Receiver<()>,
+) {
+    let first = async {
+        let Some(inner) = inner.upgrade() else {
+            return false;
+        };
+        let outcome = inner.first_read().await;
+        let ok = outcome.is_ok();
+        inner.init.send_replace(match outcome {
+            Ok(()) => Init::Done,
+            Err(e) => Init::Failed(e),
+        });
+        ok
+    };
+    let ok = tokio::select! {
+        biased;
+        _ = &mut closed => return,
+        ok = first => ok,
+    };
+    if ok {
+        follow(inner, client, closed).await;
     }
 }
 
@@ -289,23 +314,24 @@ async fn wait_connected_then_pause(client: &Client) {
 }
 
 /// A value (any bytes) shared by every process that uses the same node, as Curator's
-/// `SharedValue`: start reads it and keeps it current with a watch; writes go through
-/// unconditionally ([`SharedValue::set_value`]) or only if nobody wrote since a given read
-/// ([`SharedValue::try_set_value`]).
+/// `SharedValue`: start creates the node with the seed if absent, reads it and keeps it
+/// current with a watch; writes go through unconditionally ([`SharedValue::set_value`]) or
+/// only if nobody wrote since a given read ([`SharedValue::try_set_value`]).
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::counter::SharedValue;
-/// let mode = SharedValue::new(&client, "/app/mode", b"normal");
-/// mode.start().await?;
-/// let seen = mode.versioned_value()?;
+/// let mode = SharedValue::builder(&client, "/app/mode").seed(b"normal").start()?;
+/// mode.initialized().await?;
+/// let seen = mode.versioned_value();
 /// if !mode.try_set_value(&seen, b"maintenance").await? {
-///     println!("someone else changed it first: {:?}", mode.value()?);
+///     println!("someone else changed it first: {:?}", mode.value());
 /// }
 /// # Ok(()) }
 /// ```
 pub struct SharedValue {
     inner: Arc<Inner<Bytes>>,
+    run: Running,
 }
 
 /// A 4-byte big-endian count shared by every process that uses the same node, as Curator's
@@ -314,10 +340,10 @@ pub struct SharedValue {
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::counter::SharedCount;
-/// let workers = SharedCount::new(&client, "/app/workers", 4);
-/// workers.start().await?;
+/// let workers = SharedCount::builder(&client, "/app/workers").seed(4).start()?;
+/// workers.initialized().await?;
 /// loop {
-///     let seen = workers.versioned_value()?;
+///     let seen = workers.versioned_value();
 ///     if workers.try_set_count(&seen, seen.value + 1).await? {
 ///         break;
 ///     }
@@ -326,18 +352,87 @@ pub struct SharedValue {
 /// ```
 pub struct SharedCount {
     inner: Arc<Inner<i32>>,
+    run: Running,
+}
+
+/// The task of a started value: dropping it stops the task.
+struct Running {
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    async fn close(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Settings for a [`SharedValue`]; [`SharedValueBuilder::start`] starts it.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until started"]
+pub struct SharedValueBuilder {
+    client: Client,
+    path: String,
+    seed: Bytes,
+}
+
+impl SharedValueBuilder {
+    /// The value the node is created with if absent (default: empty).
+    pub fn seed(mut self, seed: impl AsRef<[u8]>) -> SharedValueBuilder {
+        self.seed = Bytes::copy_from_slice(seed.as_ref());
+        self
+    }
+
+    /// Starts (in a task: needs a tokio runtime): creates the node with the seed if it does
+    /// not exist, reads it ([`SharedValue::initialized`] waits for that), and keeps the
+    /// value current from then on. `InvalidInput` for a bad path.
+    pub fn start(self) -> Result<SharedValue> {
+        let (inner, run) = start(&self.client, &self.path, self.seed)?;
+        Ok(SharedValue { inner, run })
+    }
+}
+
+/// Settings for a [`SharedCount`]; [`SharedCountBuilder::start`] starts it.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until started"]
+pub struct SharedCountBuilder {
+    client: Client,
+    path: String,
+    seed: i32,
+}
+
+impl SharedCountBuilder {
+    /// The count the node is created with if absent (default: 0).
+    pub fn seed(mut self, seed: i32) -> SharedCountBuilder {
+        self.seed = seed;
+        self
+    }
+
+    /// Starts (in a task: needs a tokio runtime): creates the node with the seed if it does
+    /// not exist, reads it ([`SharedCount::initialized`] waits for that), and keeps the
+    /// count current from then on. `InvalidInput` for a bad path.
+    pub fn start(self) -> Result<SharedCount> {
+        let (inner, run) = start(&self.client, &self.path, self.seed)?;
+        Ok(SharedCount { inner, run })
+    }
 }
 
 macro_rules! shared_common {
     ($t:ty) => {
-        /// Creates the node with the seed if it does not exist, reads it, and keeps the
-        /// value current from then on. Starting twice is an error.
-        pub async fn start(&self) -> Result<()> {
-            self.inner.start().await
+        /// Waits for the first read (after which the value is the node's): its error if it
+        /// failed (no permission, say; the value then stays the seed).
+        pub async fn initialized(&self) -> Result<()> {
+            self.inner.initialized().await
         }
 
-        /// The value and the version it was read at.
-        pub fn versioned_value(&self) -> Result<VersionedValue<$t>> {
+        /// The value and the version it was read at; before the first read, the seed at
+        /// version -1.
+        pub fn versioned_value(&self) -> VersionedValue<$t> {
             self.inner.value()
         }
 
@@ -347,9 +442,11 @@ macro_rules! shared_common {
             self.inner.listeners.subscribe()
         }
 
-        /// Stops following the node; the event streams end. Dropping does the same.
-        pub fn close(&self) {
-            self.inner.close();
+        /// Stops following the node and waits for its task; the event streams end. Dropping
+        /// does the same without waiting.
+        pub async fn close(mut self) {
+            self.run.close().await;
+            self.inner.listeners.close();
         }
 
         /// The node's path.
@@ -359,28 +456,41 @@ macro_rules! shared_common {
     };
 }
 
-fn inner<T: Codec>(client: &Client, path: &str, seed: T) -> Arc<Inner<T>> {
-    Arc::new(Inner {
+fn start<T: Codec>(client: &Client, path: &str, seed: T) -> Result<(Arc<Inner<T>>, Running)> {
+    zkrs_client::validate_path(path, false)?;
+    let (init, _) = watch::channel(Init::Pending);
+    let inner = Arc::new(Inner {
         client: client.clone(),
         path: path.to_string(),
         seed,
         current: Mutex::new(None),
         listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
-        run: Mutex::new(Run::Idle),
-    })
+        init,
+    });
+    let (stop, stopped) = oneshot::channel();
+    let task = tokio::spawn(run(Arc::downgrade(&inner), client.clone(), stopped));
+    Ok((
+        inner,
+        Running {
+            stop: Some(stop),
+            task: Some(task),
+        },
+    ))
 }
 
 impl SharedValue {
-    /// A shared value at `path`, created with `seed` if absent (not started).
-    pub fn new(client: &Client, path: &str, seed: &[u8]) -> SharedValue {
-        SharedValue {
-            inner: inner(client, path, Bytes::copy_from_slice(seed)),
+    /// Settings for a shared value at `path`.
+    pub fn builder(client: &Client, path: &str) -> SharedValueBuilder {
+        SharedValueBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            seed: Bytes::new(),
         }
     }
 
-    /// The current value.
-    pub fn value(&self) -> Result<Bytes> {
-        Ok(self.inner.value()?.value)
+    /// The current value (before the first read, the seed).
+    pub fn value(&self) -> Bytes {
+        self.inner.value().value
     }
 
     /// Writes `value` whatever the node holds.
@@ -389,7 +499,8 @@ impl SharedValue {
     }
 
     /// Writes `value` only if the node still holds `expected` (same version and value):
-    /// `false` if it changed since (the new value is then read, for a retry).
+    /// `false` if it changed since (the new value is then read, for a retry). Waits for the
+    /// first read.
     pub async fn try_set_value(
         &self,
         expected: &VersionedValue<Bytes>,
@@ -404,16 +515,18 @@ impl SharedValue {
 }
 
 impl SharedCount {
-    /// A shared count at `path`, created with `seed` if absent (not started).
-    pub fn new(client: &Client, path: &str, seed: i32) -> SharedCount {
-        SharedCount {
-            inner: inner(client, path, seed),
+    /// Settings for a shared count at `path`.
+    pub fn builder(client: &Client, path: &str) -> SharedCountBuilder {
+        SharedCountBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            seed: 0,
         }
     }
 
-    /// The current count.
-    pub fn count(&self) -> Result<i32> {
-        Ok(self.inner.value()?.value)
+    /// The current count (before the first read, the seed).
+    pub fn count(&self) -> i32 {
+        self.inner.value().value
     }
 
     /// Writes `count` whatever the node holds.
@@ -422,7 +535,8 @@ impl SharedCount {
     }
 
     /// Writes `count` only if the node still holds `expected` (same version and count):
-    /// `false` if it changed since (the new count is then read, for a retry).
+    /// `false` if it changed since (the new count is then read, for a retry). Waits for the
+    /// first read.
     pub async fn try_set_count(&self, expected: &VersionedValue<i32>, count: i32) -> Result<bool> {
         self.inner.try_set(expected, count).await
     }
@@ -432,13 +546,13 @@ impl SharedCount {
 
 impl Drop for SharedValue {
     fn drop(&mut self) {
-        self.inner.close();
+        self.inner.listeners.close();
     }
 }
 
 impl Drop for SharedCount {
     fn drop(&mut self) {
-        self.inner.close();
+        self.inner.listeners.close();
     }
 }
 
@@ -446,7 +560,7 @@ impl std::fmt::Debug for SharedValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedValue")
             .field("path", &self.inner.path)
-            .field("value", &self.inner.value().ok())
+            .field("value", &self.inner.value())
             .finish()
     }
 }
@@ -455,7 +569,7 @@ impl std::fmt::Debug for SharedCount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedCount")
             .field("path", &self.inner.path)
-            .field("value", &self.inner.value().ok())
+            .field("value", &self.inner.value())
             .finish()
     }
 }

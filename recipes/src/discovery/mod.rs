@@ -21,7 +21,7 @@
 //! # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 //! use zkrs_recipes::discovery::{ServiceDiscovery, ServiceInstance, UriSpec};
 //!
-//! let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
+//! let discovery = ServiceDiscovery::<serde_json::Value>::builder(&client, "/services").build()?;
 //! let me = ServiceInstance::builder("api")
 //!     .address("10.0.0.5")
 //!     .port(8080)
@@ -29,8 +29,8 @@
 //!     .build()?;
 //! discovery.register(&me).await?;
 //!
-//! let provider = discovery.provider("api").build();
-//! provider.start().await?;
+//! let provider = discovery.provider("api").start()?;
+//! provider.initialized().await?;
 //! if let Some(instance) = provider.instance() {
 //!     println!("calling {}", instance.uri().unwrap_or_default());
 //! }
@@ -49,8 +49,8 @@ mod uri_spec;
 pub use instance::{ServiceInstance, ServiceInstanceBuilder, ServiceType};
 pub use json::{JavaTyped, JsonFormat};
 pub use provider::{DownInstancePolicy, ServiceProvider, ServiceProviderBuilder};
-pub use service_cache::{Instances, ServiceCache, ServiceCacheEvent};
-pub use service_discovery::ServiceDiscovery;
+pub use service_cache::{Instances, ServiceCache, ServiceCacheBuilder, ServiceCacheEvent};
+pub use service_discovery::{ServiceDiscovery, ServiceDiscoveryBuilder};
 pub use strategy::{Candidates, ProviderStrategy, Random, RoundRobin, Sticky};
 pub use uri_spec::{UriPart, UriSpec};
 

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use zkrs_client::{EventStream, Result};
 
 use super::strategy::{Candidates, ProviderStrategy, RoundRobin};
-use super::{Instances, ServiceCache, ServiceCacheEvent, ServiceInstance};
+use super::{Instances, ServiceCache, ServiceCacheBuilder, ServiceCacheEvent, ServiceInstance};
 
 /// When an instance is taken as down, as Curator's `DownInstancePolicy`: after `threshold`
 /// errors noted ([`ServiceProvider::note_error`]), it is left out of that provider's picks
@@ -38,9 +38,9 @@ impl Default for DownInstancePolicy {
 type Filter<P> = Box<dyn Fn(&ServiceInstance<P>) -> bool + Send + Sync>;
 
 /// Builds a [`ServiceProvider`]: [`ServiceDiscovery::provider`](super::ServiceDiscovery::provider).
-#[must_use = "a builder does nothing until built"]
+#[must_use = "a builder does nothing until started"]
 pub struct ServiceProviderBuilder<P> {
-    cache: ServiceCache<P>,
+    cache: ServiceCacheBuilder<P>,
     strategy: Box<dyn ProviderStrategy<P>>,
     filters: Vec<Filter<P>>,
     policy: DownInstancePolicy,
@@ -50,7 +50,7 @@ impl<P> ServiceProviderBuilder<P>
 where
     P: DeserializeOwned + Send + Sync + 'static,
 {
-    pub(crate) fn new(cache: ServiceCache<P>) -> ServiceProviderBuilder<P> {
+    pub(crate) fn new(cache: ServiceCacheBuilder<P>) -> ServiceProviderBuilder<P> {
         ServiceProviderBuilder {
             cache,
             strategy: Box::new(RoundRobin::new()),
@@ -80,15 +80,16 @@ where
         self
     }
 
-    /// The provider (not started).
-    pub fn build(self) -> ServiceProvider<P> {
-        ServiceProvider {
-            cache: self.cache,
+    /// Starts the provider's cache (in tasks: needs a tokio runtime); returns at once:
+    /// [`ServiceProvider::initialized`] waits until the instances are read.
+    pub fn start(self) -> Result<ServiceProvider<P>> {
+        Ok(ServiceProvider {
+            cache: self.cache.start()?,
             strategy: self.strategy,
             filters: self.filters,
             policy: self.policy,
             errors: Mutex::new(HashMap::new()),
-        }
+        })
     }
 }
 
@@ -104,13 +105,13 @@ struct Errors {
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::discovery::{Random, ServiceDiscovery};
-/// let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
+/// let discovery = ServiceDiscovery::<serde_json::Value>::builder(&client, "/services").build()?;
 /// let provider = discovery
 ///     .provider("api")
 ///     .strategy(Random::new())
 ///     .filter(|i| i.port.is_some())
-///     .build();
-/// provider.start().await?;
+///     .start()?;
+/// provider.initialized().await?;
 /// if let Some(instance) = provider.instance() {
 ///     // ... call it; on failure:
 ///     provider.note_error(&instance);
@@ -132,9 +133,9 @@ impl<P> ServiceProvider<P>
 where
     P: DeserializeOwned + Send + Sync + 'static,
 {
-    /// Starts the provider's cache; returns once the instances are read.
-    pub async fn start(&self) -> Result<()> {
-        self.cache.start().await
+    /// Waits until the instances are read. Fails if the provider is closed first.
+    pub async fn initialized(&self) -> Result<()> {
+        self.cache.initialized().await
     }
 
     /// One instance, as the strategy picks it among the allowed ones; `None` if there are
@@ -192,8 +193,8 @@ where
         self.cache.events()
     }
 
-    /// Stops the provider's cache.
-    pub async fn close(&self) {
+    /// Stops the provider's cache. Dropping it does the same without waiting.
+    pub async fn close(self) {
         self.cache.close().await
     }
 

@@ -91,10 +91,10 @@ impl<P> From<Lagged> for ServiceCacheEvent<P> {
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::discovery::{ServiceCacheEvent, ServiceDiscovery};
-/// let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
-/// let cache = discovery.service_cache("api");
+/// let discovery = ServiceDiscovery::<serde_json::Value>::builder(&client, "/services").build()?;
+/// let cache = discovery.service_cache("api").start()?;
 /// let mut events = cache.events();
-/// cache.start().await?;
+/// cache.initialized().await?;
 /// println!("{} instances", cache.instances().len());
 /// while let Some(event) = events.next().await {
 ///     if let ServiceCacheEvent::Added(instance) = event {
@@ -106,11 +106,87 @@ impl<P> From<Lagged> for ServiceCacheEvent<P> {
 #[must_use = "dropping a cache stops it"]
 pub struct ServiceCache<P> {
     shared: Arc<Shared<P>>,
-    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Settings for a [`ServiceCache`]:
+/// [`ServiceDiscovery::service_cache`](super::ServiceDiscovery::service_cache);
+/// [`ServiceCacheBuilder::start`] starts it.
+#[must_use = "a builder does nothing until started"]
+pub struct ServiceCacheBuilder<P> {
+    client: Client,
+    path: String,
+    _payload: PhantomData<fn() -> P>,
+}
+
+impl<P> std::fmt::Debug for ServiceCacheBuilder<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceCacheBuilder")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl<P> ServiceCacheBuilder<P>
+where
+    P: DeserializeOwned + Send + Sync + 'static,
+{
+    /// Settings for a cache of the instances under `service_path` (`<base>/<name>`).
+    pub(crate) fn new(client: &Client, service_path: &str) -> ServiceCacheBuilder<P> {
+        ServiceCacheBuilder {
+            client: client.clone(),
+            path: service_path.to_string(),
+            _payload: PhantomData,
+        }
+    }
+
+    /// Starts reading every instance, then following changes (in tasks: needs a tokio
+    /// runtime); returns at once: [`ServiceCache::initialized`] waits for the first read.
+    /// The instances found first are not told as events; nodes that are not instances are,
+    /// as `Skipped`. `InvalidInput` for a bad path.
+    pub fn start(self) -> Result<ServiceCache<P>> {
+        let children = PathChildrenCache::builder(&self.client, &self.path)
+            .start_mode(StartMode::BuildInitialCache)
+            .start()?;
+        let mut changes = children.events();
+        let shared = Arc::new(Shared {
+            children,
+            first_read: Mutex::new(false),
+            known: Mutex::new(BTreeMap::new()),
+            views: Mutex::new(Views {
+                all: Arc::from(Vec::new()),
+                enabled: Arc::from(Vec::new()),
+            }),
+            listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
+            _payload: PhantomData,
+        });
+        let relay = shared.clone();
+        let task = tokio::spawn(async move {
+            if relay.first_read().await.is_ok() {
+                while let Some(first) = changes.next().await {
+                    let mut changed = relay.relay(first);
+                    while let Some(more) = changes.try_next() {
+                        changed |= relay.relay(more);
+                    }
+                    if changed {
+                        relay.resync(true);
+                    }
+                }
+            }
+            relay.listeners.close();
+        });
+        Ok(ServiceCache {
+            shared,
+            task: Some(task),
+        })
+    }
 }
 
 struct Shared<P> {
     children: PathChildrenCache,
+    /// Whether the first read was taken in (by the relay task or by `initialized`, whichever
+    /// comes first).
+    first_read: Mutex<bool>,
     /// Node path -> what we made of its current version.
     known: Mutex<BTreeMap<String, Known<P>>>,
     /// Every instance, and the enabled ones (a provider's candidates when it has no filter
@@ -149,50 +225,10 @@ impl<P> ServiceCache<P>
 where
     P: DeserializeOwned + Send + Sync + 'static,
 {
-    /// A cache of the instances under `service_path` (`<base>/<name>`), not started.
-    pub(crate) fn new(client: &Client, service_path: &str) -> ServiceCache<P> {
-        ServiceCache {
-            shared: Arc::new(Shared {
-                children: PathChildrenCache::new(client, service_path),
-                known: Mutex::new(BTreeMap::new()),
-                views: Mutex::new(Views {
-                    all: Arc::from(Vec::new()),
-                    enabled: Arc::from(Vec::new()),
-                }),
-                listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
-                _payload: PhantomData,
-            }),
-            task: Mutex::new(None),
-        }
-    }
-
-    /// Reads every instance, then follows changes; returns once the first read is in (the
-    /// instances found are not told as events; nodes that are not instances are, as
-    /// `Skipped`). Starting twice is an error.
-    pub async fn start(&self) -> Result<()> {
-        let mut changes = self.shared.children.events();
-        self.shared
-            .children
-            .start(StartMode::BuildInitialCache)
-            .await?;
-        self.shared.resync(false);
-        let shared = self.shared.clone();
-        let task = tokio::spawn(async move {
-            while let Some(first) = changes.next().await {
-                let mut changed = shared.relay(first);
-                while let Some(more) = changes.try_next() {
-                    changed |= shared.relay(more);
-                }
-                if changed {
-                    shared.resync(true);
-                }
-            }
-            shared.listeners.close();
-        });
-        if let Some(old) = lock(&self.task).replace(task) {
-            old.abort();
-        }
-        Ok(())
+    /// Waits until the first read is in: the instances are then those of the registry.
+    /// Fails if the cache is closed first.
+    pub async fn initialized(&self) -> Result<()> {
+        self.shared.first_read().await
     }
 
     /// The instances now, in node-name order.
@@ -217,10 +253,9 @@ where
 
     /// Stops following: the watches are removed from the server, the event streams end.
     /// Dropping the cache does the same without waiting.
-    pub async fn close(&self) {
-        self.shared.children.close().await;
-        let task = lock(&self.task).take();
-        if let Some(task) = task {
+    pub async fn close(mut self) {
+        self.shared.children.shut().await;
+        if let Some(task) = self.task.take() {
             let _ = task.await;
         }
         self.shared.listeners.close();
@@ -228,6 +263,18 @@ where
 }
 
 impl<P: DeserializeOwned> Shared<P> {
+    /// Waits for the children's first read and takes it in (once: the instances found are
+    /// not told as events).
+    async fn first_read(&self) -> Result<()> {
+        self.children.initialized().await?;
+        let mut done = lock(&self.first_read);
+        if !*done {
+            self.resync(false);
+            *done = true;
+        }
+        Ok(())
+    }
+
     /// Passes on connection events; says whether the children may have changed.
     fn relay(&self, event: CacheEvent) -> bool {
         let told = match event {
@@ -300,7 +347,7 @@ impl<P: DeserializeOwned> Shared<P> {
         drop(known);
         for event in events {
             // The first read tells only the nodes it had to skip: a reader subscribed
-            // before `start` learns of them, as it would of any later one.
+            // right after `start` learns of them, as it would of any later one.
             if tell || matches!(event, ServiceCacheEvent::Skipped { .. }) {
                 self.listeners.send(event);
             }
@@ -310,7 +357,7 @@ impl<P: DeserializeOwned> Shared<P> {
 
 impl<P> Drop for ServiceCache<P> {
     fn drop(&mut self) {
-        if let Some(task) = lock(&self.task).take() {
+        if let Some(task) = self.task.take() {
             task.abort();
         }
         self.shared.listeners.close();

@@ -9,8 +9,12 @@ use serde::Serialize;
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::json::{from_json, to_json};
-use super::{JsonFormat, ServiceCache, ServiceInstance, ServiceProviderBuilder, ServiceType};
-use crate::framework::{create_parents, delete_until_gone, join, join_all, DeleteOnDrop};
+use super::{
+    JsonFormat, ServiceCacheBuilder, ServiceInstance, ServiceProviderBuilder, ServiceType,
+};
+use crate::framework::{
+    create_parents, delete_until_gone, join, join_all, DeleteOnDrop, ParentMode,
+};
 use crate::node::PersistentNode;
 
 /// The registry of services under a base path, shared with Curator's `ServiceDiscovery`:
@@ -27,7 +31,7 @@ use crate::node::PersistentNode;
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::discovery::{ServiceDiscovery, ServiceInstance};
-/// let discovery = ServiceDiscovery::<serde_json::Value>::new(&client, "/services");
+/// let discovery = ServiceDiscovery::<serde_json::Value>::builder(&client, "/services").build()?;
 /// let me = ServiceInstance::builder("api").address("10.0.0.5").port(8080).build()?;
 /// discovery.register(&me).await?;
 /// for instance in discovery.query_for_instances("api").await? {
@@ -64,29 +68,61 @@ impl<P> Inner<P> {
     }
 }
 
+/// Settings for a [`ServiceDiscovery`]; [`ServiceDiscoveryBuilder::build`] makes it.
+#[must_use = "a builder does nothing until built"]
+pub struct ServiceDiscoveryBuilder<P = serde_json::Value> {
+    client: Client,
+    base_path: String,
+    format: JsonFormat,
+    _payload: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<P> std::fmt::Debug for ServiceDiscoveryBuilder<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceDiscoveryBuilder")
+            .field("base_path", &self.base_path)
+            .field("format", &self.format)
+            .finish()
+    }
+}
+
+impl<P> ServiceDiscoveryBuilder<P>
+where
+    P: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
+{
+    /// How instances are written (default: Curator's, [`JsonFormat::Compatible`]).
+    pub fn format(mut self, format: JsonFormat) -> ServiceDiscoveryBuilder<P> {
+        self.format = format;
+        self
+    }
+
+    /// The registry (nothing is sent before [`ServiceDiscovery::register`]).
+    /// `InvalidInput` for a bad base path.
+    pub fn build(self) -> Result<ServiceDiscovery<P>> {
+        zkrs_client::validate_path(&self.base_path, false)?;
+        Ok(ServiceDiscovery {
+            inner: Arc::new(Inner {
+                client: self.client,
+                base_path: self.base_path,
+                format: self.format,
+                registered: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
 impl<P> ServiceDiscovery<P>
 where
     P: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
 {
-    /// The registry under `base_path`, writing Curator's default ([`JsonFormat::Compatible`]).
-    pub fn new(client: &Client, base_path: &str) -> ServiceDiscovery<P> {
-        ServiceDiscovery {
-            inner: Arc::new(Inner {
-                client: client.clone(),
-                base_path: base_path.to_string(),
-                format: JsonFormat::Compatible,
-                registered: Mutex::new(HashMap::new()),
-            }),
+    /// Settings for the registry under `base_path`.
+    pub fn builder(client: &Client, base_path: &str) -> ServiceDiscoveryBuilder<P> {
+        ServiceDiscoveryBuilder {
+            client: client.clone(),
+            base_path: base_path.to_string(),
+            format: JsonFormat::Compatible,
+            _payload: std::marker::PhantomData,
         }
-    }
-
-    /// Writes instances in `format` (before registering any).
-    pub fn with_format(mut self, format: JsonFormat) -> ServiceDiscovery<P> {
-        // The registry is not `Clone`: this is its only handle, so the `Arc` is ours alone.
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.format = format;
-        }
-        self
     }
 
     /// The base path.
@@ -136,9 +172,9 @@ where
         let keeper = if instance.service_type == ServiceType::Permanent {
             None
         } else {
-            let node = PersistentNode::adopt(client, &actual, mode, &data);
-            node.start()?;
-            Some(Arc::new(node))
+            Some(Arc::new(PersistentNode::adopt(
+                client, &actual, mode, &data,
+            )?))
         };
         let registered = Registered {
             instance: instance.clone(),
@@ -200,7 +236,7 @@ where
         match entry {
             Some(Registered {
                 keeper: Some(node), ..
-            }) => node.close().await,
+            }) => node.shut().await,
             Some(Registered {
                 keeper: None, path, ..
             }) => delete_until_gone(&self.inner.client, &path).await,
@@ -280,9 +316,9 @@ where
         }
     }
 
-    /// A live cache of `name`'s instances (not started).
-    pub fn service_cache(&self, name: &str) -> ServiceCache<P> {
-        ServiceCache::new(&self.inner.client, &join(&self.inner.base_path, name))
+    /// Settings for a live cache of `name`'s instances.
+    pub fn service_cache(&self, name: &str) -> ServiceCacheBuilder<P> {
+        ServiceCacheBuilder::new(&self.inner.client, &join(&self.inner.base_path, name))
     }
 
     /// A provider of `name`'s instances: strategies, filters and a down-instance policy.
@@ -293,12 +329,12 @@ where
     /// Unregisters every instance registered here except permanent ones, which stay
     /// registered for good (CURATOR-94). Dropping the registry does the same without
     /// waiting.
-    pub async fn close(&self) -> Result<()> {
+    pub async fn close(self) -> Result<()> {
         let entries: Vec<Registered<P>> = self.inner.registered().drain().map(|(_, r)| r).collect();
         let mut result = Ok(());
         for entry in entries {
             if let Some(node) = entry.keeper {
-                if let Err(e) = node.close().await {
+                if let Err(e) = node.shut().await {
                     result = Err(e);
                 }
             }
@@ -329,7 +365,12 @@ async fn first_create(
         match client.create(path, data, mode).await {
             Ok(actual) => return Ok(actual),
             Err(e) if e.code() == ErrorCode::NoNode => {
-                create_parents(client, crate::framework::parent(path), true).await?;
+                create_parents(
+                    client,
+                    crate::framework::parent(path),
+                    ParentMode::Container,
+                )
+                .await?;
             }
             Err(e) if e.code() == ErrorCode::NodeExists => {
                 let Some(stat) = client.exists(path).await? else {

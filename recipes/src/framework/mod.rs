@@ -14,7 +14,7 @@ mod wait;
 pub use connection::wait_connected;
 pub use delete::{delete_for_sure, delete_until_gone, guaranteed_delete, DeleteOnDrop};
 pub use namespace::connect_with_namespace;
-pub use paths::{create_parents, join, join_all, node_name, parent};
+pub use paths::{create_parents, join, join_all, node_name, parent, ParentMode};
 pub use policy::ConnectionStatePolicy;
 pub(crate) use protected::list_in_doubt;
 pub use protected::{

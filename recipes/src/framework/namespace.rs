@@ -4,7 +4,7 @@
 use zkrs_client::__private::ErrorInternals;
 use zkrs_client::{Client, ClientBuilder, ConnectString, Error, Result};
 
-use super::paths::create_parents;
+use super::paths::{create_parents, ParentMode};
 
 /// Connects to `hosts` (a connect string without a chroot) with every path under
 /// `namespace` (e.g. `/apps/billing`), creating the namespace node and its parents
@@ -38,7 +38,7 @@ pub async fn connect_with_namespace(
     }
     if namespace != "/" {
         let root = configure(ClientBuilder::new(hosts)).connect().await?;
-        let made = create_parents(&root, namespace, false).await;
+        let made = create_parents(&root, namespace, ParentMode::Persistent).await;
         root.close().await?;
         made?;
     }

@@ -28,15 +28,31 @@ pub fn parent(path: &str) -> &str {
     }
 }
 
-/// Creates `path` and its missing ancestors, as containers (`container = true`, Curator's
-/// `creatingParentContainersIfNeeded`: the server removes them once empty) or persistent
-/// nodes. Existing nodes are left alone. All creates go out at once: one round trip.
-pub async fn create_parents(client: &Client, path: &str, container: bool) -> Result<()> {
-    let mode = if container {
-        CreateMode::Container
-    } else {
-        CreateMode::Persistent
-    };
+/// What [`create_parents`] makes the missing nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParentMode {
+    /// Persistent nodes (Curator's `creatingParentsIfNeeded`).
+    Persistent,
+    /// Containers, which the server removes once empty (Curator's
+    /// `creatingParentContainersIfNeeded`).
+    Container,
+}
+
+impl ParentMode {
+    /// The mode of the nodes made.
+    pub fn create_mode(self) -> CreateMode {
+        match self {
+            ParentMode::Persistent => CreateMode::Persistent,
+            ParentMode::Container => CreateMode::Container,
+        }
+    }
+}
+
+/// Creates `path` and its missing ancestors, in `mode`. Existing nodes are left alone. All
+/// creates go out at once: one round trip.
+pub async fn create_parents(client: &Client, path: &str, mode: ParentMode) -> Result<()> {
+    let mode = mode.create_mode();
     let prefixes: Vec<&str> = path
         .match_indices('/')
         .skip(1)

@@ -5,7 +5,7 @@ use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result
 
 use super::connection::wait_connected;
 use super::delete::{delete_until_gone, guaranteed_delete};
-use super::paths::{create_parents, join, parent};
+use super::paths::{create_parents, join, parent, ParentMode};
 
 use super::uuid::Uuid;
 
@@ -73,7 +73,7 @@ pub async fn create_protected(
         match client.create_with(&path, data, &options).await {
             Ok((created, stat)) => return Ok((created, stat.unwrap_or_default())),
             Err(e) if e.code() == ErrorCode::NoNode => {
-                create_parents(client, parent(&path), true).await?;
+                create_parents(client, parent(&path), ParentMode::Container).await?;
             }
             Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
                 wait_connected(client).await?;

@@ -467,7 +467,13 @@ async fn create_node(
             Ok((path, stat)) => Some((path, stat.map_or(0, |s| s.ephemeral_owner), listed.ok())),
             Err(e) if e.code() == ErrorCode::NoNode => {
                 shared.node().in_doubt = None;
-                match create_parents(client, &shared.path, true).await {
+                match create_parents(
+                    client,
+                    &shared.path,
+                    crate::framework::ParentMode::Container,
+                )
+                .await
+                {
                     Ok(()) => {}
                     Err(e) if e.is_closed() => return None,
                     Err(e) if e.is_retryable() => {}

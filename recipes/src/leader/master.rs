@@ -363,7 +363,13 @@ async fn run(shared: Arc<Shared>) {
             Err(e) if e.code() == ErrorCode::NodeExists => *shared.maybe_owner() = None,
             Err(e) if e.code() == ErrorCode::NoNode => {
                 *shared.maybe_owner() = None;
-                match create_parents(&client, parent(&shared.path), true).await {
+                match create_parents(
+                    &client,
+                    parent(&shared.path),
+                    crate::framework::ParentMode::Container,
+                )
+                .await
+                {
                     Err(e) if e.is_closed() => return,
                     _ => continue,
                 }

@@ -169,7 +169,7 @@ pub(crate) async fn acquire_with_sequence(
             }
             Err(e) if e.code() == ErrorCode::NoNode => {
                 cleanup.in_doubt = false;
-                create_parents(client, &spec.dir, true).await?;
+                create_parents(client, &spec.dir, crate::framework::ParentMode::Container).await?;
                 continue 'attempt;
             }
             Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {

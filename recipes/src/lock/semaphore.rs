@@ -373,7 +373,12 @@ impl InterProcessSemaphoreV2 {
                     return Ok((count.max(0) as u32, w));
                 }
                 Err(e) if e.code() == ErrorCode::NoNode => {
-                    create_parents(&self.client, parent(path), true).await?;
+                    create_parents(
+                        &self.client,
+                        parent(path),
+                        crate::framework::ParentMode::Container,
+                    )
+                    .await?;
                     let seeded = self
                         .client
                         .create(path, &encode_count(seed), CreateMode::Persistent)

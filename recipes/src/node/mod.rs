@@ -6,6 +6,6 @@ mod group_member;
 mod persistent;
 mod ttl;
 
-pub use group_member::GroupMember;
-pub use persistent::{PersistentNode, PersistentNodeEvent};
-pub use ttl::{PersistentTtlNode, TOUCH_NODE};
+pub use group_member::{GroupMember, GroupMemberBuilder};
+pub use persistent::{PersistentNode, PersistentNodeBuilder, PersistentNodeEvent};
+pub use ttl::{PersistentTtlNode, PersistentTtlNodeBuilder, TOUCH_NODE};

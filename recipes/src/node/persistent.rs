@@ -12,7 +12,7 @@ use zkrs_client::{
 
 use crate::framework::{
     create_parents, create_protected, delete_for_sure, delete_until_gone, guaranteed_delete,
-    node_name, parent, wait_connected, Listeners, ProtectedName,
+    node_name, parent, wait_connected, Listeners, ParentMode, ProtectedName,
 };
 
 /// What a [`PersistentNode`] tells.
@@ -134,7 +134,7 @@ impl Inner {
                     return Ok(path);
                 }
                 Err(e) if e.code() == ErrorCode::NoNode => {
-                    create_parents(&self.client, parent(&path), true).await?;
+                    create_parents(&self.client, parent(&path), ParentMode::Container).await?;
                 }
                 Err(e) if e.code() == ErrorCode::NodeExists => {
                     let (found, stat) = match self.client.get_data(&path).await {
@@ -227,7 +227,7 @@ impl Inner {
                     return Ok(path);
                 }
                 Err(e) if e.code() == ErrorCode::NoNode => {
-                    create_parents(&self.client, parent(&self.path), true).await?;
+                    create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
                 }
                 Err(e) if e.code() == ErrorCode::NodeExists => {
                     // Someone's node at our path: adopt it, with our data (Curator's way).
@@ -248,10 +248,6 @@ impl Inner {
             Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
             Err(e) => Err(e),
         }
-    }
-
-    fn unstarted_error(&self) -> Error {
-        Error::not_started(format!("{}: the persistent node is not started", self.path))
     }
 }
 
@@ -359,8 +355,9 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
 /// use std::time::Duration;
 /// use zkrs_client::CreateMode;
 /// use zkrs_recipes::node::PersistentNode;
-/// let me = PersistentNode::new(&client, "/services/api/host-1", CreateMode::Ephemeral, b"10.0.0.1:80");
-/// me.start()?;
+/// let me = PersistentNode::builder(&client, "/services/api/host-1", CreateMode::Ephemeral)
+///     .data(b"10.0.0.1:80")
+///     .start()?;
 /// assert!(me.wait_for_initial_create(Duration::from_secs(10)).await?);
 /// me.set_data(b"10.0.0.1:8080").await?;
 /// me.close().await?;
@@ -371,9 +368,80 @@ pub struct PersistentNode {
     inner: Arc<Inner>,
 }
 
+/// Settings for a [`PersistentNode`]; [`PersistentNodeBuilder::start`] starts it.
+#[must_use = "a builder does nothing until started"]
+pub struct PersistentNodeBuilder {
+    client: Client,
+    path: String,
+    mode: CreateMode,
+    data: Vec<u8>,
+    protection: bool,
+    ttl: Option<Duration>,
+}
+
+impl PersistentNodeBuilder {
+    /// The data the node is created with (default: empty).
+    pub fn data(mut self, data: impl AsRef<[u8]>) -> PersistentNodeBuilder {
+        self.data = data.as_ref().to_vec();
+        self
+    }
+
+    /// Whether to create the node under a protected name (`_c_<uuid>-<name>`), so a create
+    /// whose reply was lost is found rather than made twice (Curator's `useProtection`;
+    /// default: no).
+    pub fn protection(mut self, protection: bool) -> PersistentNodeBuilder {
+        self.protection = protection;
+        self
+    }
+
+    /// The TTL of a TTL mode (needed by those modes; needs `extendedTypesEnabled` on the
+    /// server).
+    pub fn ttl(mut self, ttl: Duration) -> PersistentNodeBuilder {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Starts keeping the node (in a task: needs a tokio runtime) and returns at once; see
+    /// [`PersistentNode::wait_for_initial_create`]. `InvalidInput` for a bad path, or a TTL
+    /// mode without a TTL.
+    pub fn start(self) -> Result<PersistentNode> {
+        let node = PersistentNode::idle(&self.client, &self.path, self.mode, &self.data);
+        {
+            let mut state = node.inner.state();
+            state.ttl = self.ttl;
+            state.protection = self.protection.then(ProtectedName::new);
+        }
+        node.run()?;
+        Ok(node)
+    }
+}
+
+impl std::fmt::Debug for PersistentNodeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PersistentNodeBuilder")
+            .field("path", &self.path)
+            .field("mode", &self.mode)
+            .field("protection", &self.protection)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
 impl PersistentNode {
-    /// A node at `path` with `mode` and `data` (not started).
-    pub fn new(client: &Client, path: &str, mode: CreateMode, data: &[u8]) -> PersistentNode {
+    /// Settings for a node at `path` with `mode` (Curator's `PersistentNode` takes it too).
+    pub fn builder(client: &Client, path: &str, mode: CreateMode) -> PersistentNodeBuilder {
+        PersistentNodeBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            mode,
+            data: Vec::new(),
+            protection: false,
+            ttl: None,
+        }
+    }
+
+    /// A node at `path` with `mode` and `data`, not kept yet ([`PersistentNode::run`]).
+    fn idle(client: &Client, path: &str, mode: CreateMode, data: &[u8]) -> PersistentNode {
         let (creates, _) = watch::channel(0);
         PersistentNode {
             inner: Arc::new(Inner {
@@ -397,8 +465,8 @@ impl PersistentNode {
     }
 
     /// A node already created at `actual` on the client's current session (by a recipe that
-    /// made the first create itself, to see its exact error), kept from there: starting it
-    /// adopts the node without writing it, and later re-creations use `actual`'s name.
+    /// made the first create itself, to see its exact error), kept from there: it adopts the
+    /// node without writing it, and later re-creations use `actual`'s name.
     /// (Only service discovery uses it: without the feature it would be dead code, a warning
     /// in the default build, which the publish dry run refuses.)
     #[cfg(feature = "discovery")]
@@ -407,8 +475,8 @@ impl PersistentNode {
         actual: &str,
         mode: CreateMode,
         data: &[u8],
-    ) -> PersistentNode {
-        let node = PersistentNode::new(client, actual, mode, data);
+    ) -> Result<PersistentNode> {
+        let node = PersistentNode::idle(client, actual, mode, data);
         {
             let mut state = node.inner.state();
             state.actual = Some(actual.to_string());
@@ -416,7 +484,8 @@ impl PersistentNode {
             state.adopted = true;
         }
         node.inner.creates.send_modify(|n| *n += 1);
-        node
+        node.run()?;
+        Ok(node)
     }
 
     /// Stops keeping the node without deleting it (another keeper holds it now).
@@ -431,36 +500,18 @@ impl PersistentNode {
         self.inner.state().actual = None;
     }
 
-    /// Creates the node under a protected name (`_c_<uuid>-<name>`), so a create whose reply
-    /// was lost is found rather than made twice (Curator's `useProtection`).
-    pub fn with_protection(self) -> PersistentNode {
-        self.inner.state().protection = Some(ProtectedName::new());
-        self
-    }
-
-    /// The TTL of a TTL mode (needs `extendedTypesEnabled` on the server).
-    pub fn with_ttl(self, ttl: Duration) -> PersistentNode {
-        self.inner.state().ttl = Some(ttl);
-        self
-    }
-
-    /// Starts keeping the node (in a task; needs a tokio runtime). Starting twice is an
-    /// error.
-    pub fn start(&self) -> Result<()> {
+    /// Starts keeping the node (in a task; needs a tokio runtime). Called once, right after
+    /// making it.
+    fn run(&self) -> Result<()> {
         zkrs_client::validate_path(&self.inner.path, self.inner.mode.is_sequential())?;
         if self.inner.mode.is_ttl() && self.inner.state().ttl.is_none() {
             return Err(Error::invalid(format!(
-                "{}: {} needs a TTL (with_ttl)",
+                "{}: {} needs a TTL (ttl)",
                 self.inner.path, self.inner.mode
             )));
         }
         let mut run = self.inner.run();
-        if !matches!(*run, Run::Idle) {
-            return Err(Error::already_started(format!(
-                "{}: the persistent node was already started",
-                self.inner.path
-            )));
-        }
+        debug_assert!(matches!(*run, Run::Idle), "a persistent node runs once");
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(keep(self.inner.clone(), stopped));
         *run = Run::Running(stop, task);
@@ -469,9 +520,6 @@ impl PersistentNode {
 
     /// Waits until the node was created once: `false` if `timeout` passed first.
     pub async fn wait_for_initial_create(&self, timeout: Duration) -> Result<bool> {
-        if matches!(*self.inner.run(), Run::Idle) {
-            return Err(self.inner.unstarted_error());
-        }
         let mut creates = self.inner.creates.subscribe();
         let created = tokio::time::timeout(timeout, creates.wait_for(|n| *n > 0))
             .await
@@ -484,7 +532,8 @@ impl PersistentNode {
     }
 
     /// The node's path once created (with its sequence number or protected prefix).
-    pub fn actual_path(&self) -> Option<String> {
+    /// Curator: `getActualPath`.
+    pub fn node_path(&self) -> Option<String> {
         self.inner.state().actual.clone()
     }
 
@@ -507,6 +556,12 @@ impl PersistentNode {
         Ok(())
     }
 
+    /// How many times the node was created, watched (a group member starts its view after
+    /// the first).
+    pub(crate) fn creates(&self) -> watch::Receiver<u64> {
+        self.inner.creates.subscribe()
+    }
+
     /// A handle for writing the node's data from another task.
     pub(crate) fn handle(&self) -> NodeHandle {
         NodeHandle {
@@ -519,8 +574,14 @@ impl PersistentNode {
         self.inner.listeners.subscribe()
     }
 
-    /// Stops keeping the node and deletes it (retrying through connection loss).
-    pub async fn close(&self) -> Result<()> {
+    /// Stops keeping the node and deletes it (retrying through connection loss). Dropping
+    /// it does the same in the background.
+    pub async fn close(self) -> Result<()> {
+        self.shut().await
+    }
+
+    /// [`PersistentNode::close`] for a node shared in an `Arc` (service discovery's).
+    pub(crate) async fn shut(&self) -> Result<()> {
         let running = std::mem::replace(&mut *self.inner.run(), Run::Closed);
         if let Run::Running(stop, task) = running {
             let _ = stop.send(());
@@ -603,7 +664,7 @@ impl std::fmt::Debug for PersistentNode {
         f.debug_struct("PersistentNode")
             .field("path", &self.inner.path)
             .field("mode", &self.inner.mode)
-            .field("actual", &self.actual_path())
+            .field("node_path", &self.node_path())
             .finish()
     }
 }

@@ -21,8 +21,9 @@ pub const TOUCH_NODE: &str = "touch";
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
 /// use zkrs_recipes::node::PersistentTtlNode;
-/// let node = PersistentTtlNode::new(&client, "/workers/w1", Duration::from_secs(30), b"busy");
-/// node.start()?;
+/// let node = PersistentTtlNode::builder(&client, "/workers/w1", Duration::from_secs(30))
+///     .data(b"busy")
+///     .start()?;
 /// // ... gone about 30 s after this process stops touching it ...
 /// node.close().await?;
 /// # Ok(()) }
@@ -32,34 +33,42 @@ pub struct PersistentTtlNode {
     node: PersistentNode,
     touch: PersistentNode,
     ttl: Duration,
-    stop: std::sync::Mutex<Option<oneshot::Sender<()>>>,
+    /// Dropping it stops the touching.
+    _stop: oneshot::Sender<()>,
 }
 
-impl PersistentTtlNode {
-    /// A node at `path` kept by a touch child with `ttl` (not started).
-    pub fn new(client: &Client, path: &str, ttl: Duration, data: &[u8]) -> PersistentTtlNode {
-        PersistentTtlNode {
-            node: PersistentNode::new(client, path, CreateMode::Container, data),
-            touch: PersistentNode::new(
-                client,
-                &join(path, TOUCH_NODE),
-                CreateMode::PersistentWithTtl,
-                b"",
-            )
-            .with_ttl(ttl),
-            ttl,
-            stop: std::sync::Mutex::new(None),
-        }
+/// Settings for a [`PersistentTtlNode`]; [`PersistentTtlNodeBuilder::start`] starts it.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until started"]
+pub struct PersistentTtlNodeBuilder {
+    client: Client,
+    path: String,
+    ttl: Duration,
+    data: Vec<u8>,
+}
+
+impl PersistentTtlNodeBuilder {
+    /// The node's data (default: empty).
+    pub fn data(mut self, data: impl AsRef<[u8]>) -> PersistentTtlNodeBuilder {
+        self.data = data.as_ref().to_vec();
+        self
     }
 
-    /// Starts keeping the node and touching its child every `ttl / 2` (in tasks; needs a
-    /// tokio runtime).
-    pub fn start(&self) -> Result<()> {
-        self.node.start()?;
-        self.touch.start()?;
+    /// Starts keeping the node and touching its child every `ttl / 2` (in tasks: needs a
+    /// tokio runtime). `InvalidInput` for a bad path.
+    pub fn start(self) -> Result<PersistentTtlNode> {
+        let node = PersistentNode::builder(&self.client, &self.path, CreateMode::Container)
+            .data(&self.data)
+            .start()?;
+        let touch = PersistentNode::builder(
+            &self.client,
+            &join(&self.path, TOUCH_NODE),
+            CreateMode::PersistentWithTtl,
+        )
+        .ttl(self.ttl)
+        .start()?;
         let (stop, mut stopped) = oneshot::channel::<()>();
-        *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop);
-        let touch = self.touch.handle();
+        let toucher = touch.handle();
         let every = self.ttl / 2;
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every.max(Duration::from_millis(1)));
@@ -70,12 +79,29 @@ impl PersistentTtlNode {
                     _ = &mut stopped => return,
                     _ = tick.tick() => {
                         // A write resets the TTL; failures are retried at the next tick.
-                        let _ = touch.touch().await;
+                        let _ = toucher.touch().await;
                     }
                 }
             }
         });
-        Ok(())
+        Ok(PersistentTtlNode {
+            node,
+            touch,
+            ttl: self.ttl,
+            _stop: stop,
+        })
+    }
+}
+
+impl PersistentTtlNode {
+    /// Settings for a node at `path` kept by a touch child with `ttl`.
+    pub fn builder(client: &Client, path: &str, ttl: Duration) -> PersistentTtlNodeBuilder {
+        PersistentTtlNodeBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            ttl,
+            data: Vec::new(),
+        }
     }
 
     /// Waits until both nodes were created once: `false` if `timeout` passed first.
@@ -89,11 +115,15 @@ impl PersistentTtlNode {
         self.node.set_data(data).await
     }
 
-    /// Stops touching, deletes the touch child and the node.
-    pub async fn close(&self) -> Result<()> {
-        self.stop.lock().unwrap_or_else(|e| e.into_inner()).take();
-        self.touch.close().await?;
-        self.node.close().await
+    /// Stops touching, deletes the touch child and the node. Dropping it does the same in
+    /// the background.
+    pub async fn close(self) -> Result<()> {
+        let PersistentTtlNode {
+            node, touch, _stop, ..
+        } = self;
+        drop(_stop);
+        touch.close().await?;
+        node.close().await
     }
 }
 

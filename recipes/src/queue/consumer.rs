@@ -27,7 +27,7 @@ use super::spec::Spec;
 /// Why items come through `take()` and not an [`EventStream`](zkrs_client::EventStream) like
 /// the caches' events: an event stream drops its oldest entries when its reader falls
 /// behind, which is right for events and wrong for queue items. Here nothing is taken from
-/// the queue before it is asked for (beyond [`with_prefetch`](QueueConsumer::with_prefetch)).
+/// the queue before it is asked for (beyond [`prefetch`](QueueConsumer::prefetch)).
 ///
 /// Cancel safety: dropping a `take()` future loses nothing (a claim in flight finishes into
 /// the consumer, and the next `take()` returns it). Dropping the consumer gives back what it
@@ -37,7 +37,7 @@ use super::spec::Spec;
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::queue::DistributedQueue;
-/// let queue = DistributedQueue::new(&client, "/queues/jobs").with_lock_path("/queues/jobs-locks");
+/// let queue = DistributedQueue::builder(&client, "/queues/jobs").lock_path("/queues/jobs-locks").build()?;
 /// queue.put(b"job 1").await?;
 /// let mut consumer = queue.consumer();
 /// let message = consumer.take().await?;
@@ -67,7 +67,7 @@ impl QueueConsumer {
     /// yet taken are held by this consumer: locked (lock path), or already deleted (no lock
     /// path: they are put back at the end if the consumer is dropped, and lost if the
     /// process dies).
-    pub fn with_prefetch(mut self, claims: usize) -> QueueConsumer {
+    pub fn prefetch(mut self, claims: usize) -> QueueConsumer {
         let spec = self.engine.spec().clone();
         self.engine = Engine::new(spec, claims.max(1));
         self
@@ -109,7 +109,7 @@ impl QueueConsumer {
     /// ```no_run
     /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
     /// use zkrs_recipes::queue::DistributedQueue;
-    /// let queue = DistributedQueue::new(&client, "/queues/mail").with_lock_path("/queues/mail-locks");
+    /// let queue = DistributedQueue::builder(&client, "/queues/mail").lock_path("/queues/mail-locks").build()?;
     /// let mut consumer = queue.consumer();
     /// let sent = consumer
     ///     .process(|items| async move {

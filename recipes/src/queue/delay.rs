@@ -9,8 +9,8 @@ use zkrs_client::{Client, Error, Result};
 use super::item::encode_items;
 use super::naming::{delay_prefix, Order};
 use super::producer::{deadline_in, frame_batch, put_node};
-use super::queue_handle;
 use super::spec::Spec;
+use super::{queue_builder, queue_handle};
 
 /// A queue whose items become visible at a time: a consumer takes an item only once it is
 /// due, earliest due first; compatible with Curator's `DistributedDelayQueue`.
@@ -25,7 +25,7 @@ use super::spec::Spec;
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::{Duration, SystemTime};
 /// use zkrs_recipes::queue::DistributedDelayQueue;
-/// let queue = DistributedDelayQueue::new(&client, "/queues/reminders");
+/// let queue = DistributedDelayQueue::builder(&client, "/queues/reminders").build()?;
 /// queue.put(b"call back", SystemTime::now() + Duration::from_secs(60)).await?;
 /// let reminder = queue.consumer().take().await?; // about a minute later
 /// # Ok(()) }
@@ -36,10 +36,11 @@ pub struct DistributedDelayQueue {
 }
 
 impl DistributedDelayQueue {
-    /// A delay queue at `path`.
-    pub fn new(client: &Client, path: &str) -> DistributedDelayQueue {
-        DistributedDelayQueue {
-            spec: Arc::new(Spec::new(client, path, Order::Delay)),
+    /// Settings for a queue at `path` (created, with missing parents as containers, on
+    /// first use).
+    pub fn builder(client: &Client, path: &str) -> DistributedDelayQueueBuilder {
+        DistributedDelayQueueBuilder {
+            spec: Spec::new(client, path, Order::Delay),
         }
     }
 
@@ -86,3 +87,9 @@ fn epoch_ms(due: SystemTime) -> Result<u64> {
         ))),
     }
 }
+
+queue_builder!(
+    /// Settings for a [`DistributedDelayQueue`]; [`DistributedDelayQueueBuilder::build`] makes it.
+    DistributedDelayQueueBuilder,
+    DistributedDelayQueue
+);

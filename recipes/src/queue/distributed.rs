@@ -8,8 +8,8 @@ use zkrs_client::{Client, Result};
 use super::item::encode_items;
 use super::naming::{Order, QUEUE_ITEM_PREFIX};
 use super::producer::{deadline_in, frame_batch, put_node};
-use super::queue_handle;
 use super::spec::Spec;
+use super::{queue_builder, queue_handle};
 
 /// A first-in first-out queue shared by processes, compatible with Curator's
 /// `DistributedQueue` on the same path: a Curator consumer takes what we put, and the other
@@ -23,13 +23,13 @@ use super::spec::Spec;
 /// Delivery:
 /// - without a lock path an item is taken by deleting its node: exactly one consumer gets it
 ///   (the delete decides), at most once (if the consumer dies after taking it, it is gone);
-/// - with a lock path ([`with_lock_path`](DistributedQueue::with_lock_path)) it stays in the
+/// - with a lock path ([`lock_path`](DistributedQueueBuilder::lock_path)) it stays in the
 ///   queue, locked by the consumer, until its handler's outcome is known
 ///   ([`Message`](super::Message)): at least once, and put back at the end on failure
 ///   ([`ErrorMode`](super::ErrorMode)). A consumer that dies mid-handler loses nothing: its
 ///   lock goes with its session and the item is taken again.
 ///
-/// A bound ([`with_max_items`](DistributedQueue::with_max_items)) makes `put` wait while the
+/// A bound ([`max_items`](DistributedQueueBuilder::max_items)) makes `put` wait while the
 /// queue is full (and [`try_put`](DistributedQueue::try_put) give up after a timeout).
 ///
 /// A put that fails with a connection loss (`ConnectionLoss`) may or may not have put the
@@ -40,9 +40,10 @@ use super::spec::Spec;
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
 /// use zkrs_recipes::queue::DistributedQueue;
-/// let queue = DistributedQueue::new(&client, "/queues/resize")
-///     .with_lock_path("/queues/resize-locks")
-///     .with_max_items(10_000);
+/// let queue = DistributedQueue::builder(&client, "/queues/resize")
+///     .lock_path("/queues/resize-locks")
+///     .max_items(10_000)
+///     .build()?;
 /// queue.put(b"img-1.png").await?;
 /// queue.put_multi([&b"img-2.png"[..], b"img-3.png"]).await?; // one node, two items
 /// if queue.try_put(b"img-4.png", Duration::from_secs(5)).await?.is_none() {
@@ -64,10 +65,11 @@ pub struct DistributedQueue {
 }
 
 impl DistributedQueue {
-    /// A queue at `path` (created, with missing parents as containers, on first use).
-    pub fn new(client: &Client, path: &str) -> DistributedQueue {
-        DistributedQueue {
-            spec: Arc::new(Spec::new(client, path, Order::Plain)),
+    /// Settings for a queue at `path` (created, with missing parents as containers, on
+    /// first use).
+    pub fn builder(client: &Client, path: &str) -> DistributedQueueBuilder {
+        DistributedQueueBuilder {
+            spec: Spec::new(client, path, Order::Plain),
         }
     }
 
@@ -125,3 +127,9 @@ impl DistributedQueue {
 
     queue_handle!(DistributedQueue);
 }
+
+queue_builder!(
+    /// Settings for a [`DistributedQueue`]; [`DistributedQueueBuilder::build`] makes it.
+    DistributedQueueBuilder,
+    DistributedQueue
+);

@@ -9,8 +9,8 @@ use zkrs_client::{Client, CreateMode, Error, ErrorCode, Op, Result};
 use super::item::encode_items;
 use super::naming::{clean_id, id_prefix, item_id, Order};
 use super::producer::{deadline_in, put_node};
-use super::queue_handle;
 use super::spec::{ensure_node, Spec};
+use super::{queue_builder, queue_handle};
 use crate::framework::{join, join_all};
 
 /// A [`DistributedQueue`](super::DistributedQueue) whose items carry an id, so they can be
@@ -23,7 +23,7 @@ use crate::framework::{join, join_all};
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::queue::DistributedIdQueue;
-/// let queue = DistributedIdQueue::new(&client, "/queues/builds");
+/// let queue = DistributedIdQueue::builder(&client, "/queues/builds").build()?;
 /// queue.put(b"build main", "main").await?;
 /// queue.put(b"build pr-7", "pr-7").await?;
 /// assert_eq!(queue.remove("pr-7").await?, 1); // cancelled before anyone took it
@@ -37,10 +37,11 @@ pub struct DistributedIdQueue {
 }
 
 impl DistributedIdQueue {
-    /// An id queue at `path`.
-    pub fn new(client: &Client, path: &str) -> DistributedIdQueue {
-        DistributedIdQueue {
-            spec: Arc::new(Spec::new(client, path, Order::Id)),
+    /// Settings for a queue at `path` (created, with missing parents as containers, on
+    /// first use).
+    pub fn builder(client: &Client, path: &str) -> DistributedIdQueueBuilder {
+        DistributedIdQueueBuilder {
+            spec: Spec::new(client, path, Order::Id),
         }
     }
 
@@ -129,3 +130,9 @@ fn checked_prefix(id: &str) -> Result<String> {
     }
     Ok(id_prefix(id))
 }
+
+queue_builder!(
+    /// Settings for a [`DistributedIdQueue`]; [`DistributedIdQueueBuilder::build`] makes it.
+    DistributedIdQueueBuilder,
+    DistributedIdQueue
+);

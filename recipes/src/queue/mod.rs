@@ -40,7 +40,9 @@
 //! ```no_run
 //! # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 //! use zkrs_recipes::queue::DistributedQueue;
-//! let queue = DistributedQueue::new(&client, "/queues/jobs").with_lock_path("/queues/jobs-locks");
+//! let queue = DistributedQueue::builder(&client, "/queues/jobs")
+//!     .lock_path("/queues/jobs-locks")
+//!     .build()?;
 //! queue.put(b"job 1").await?;
 //! let mut consumer = queue.consumer();
 //! let message = consumer.take().await?;
@@ -64,47 +66,75 @@ mod naming;
 mod priority;
 mod producer;
 mod simple;
-mod spec;
+pub(crate) mod spec;
 
 pub use consumer::QueueConsumer;
-pub use delay::DistributedDelayQueue;
-pub use distributed::DistributedQueue;
+pub use delay::{DistributedDelayQueue, DistributedDelayQueueBuilder};
+pub use distributed::{DistributedQueue, DistributedQueueBuilder};
 pub use engine::ConsumerStats;
 pub use error_mode::ErrorMode;
-pub use id::DistributedIdQueue;
+pub use id::{DistributedIdQueue, DistributedIdQueueBuilder};
 pub use item::{decode_items, encode_items, encoded_len, ITEM_FORMAT_VERSION};
 pub use message::Message;
 pub use naming::{
     delay_epoch_ms, delay_prefix, id_prefix, item_id, priority_prefix, QUEUE_ITEM_PREFIX,
     SEPARATOR, SIMPLE_ITEM_PREFIX,
 };
-pub use priority::{DistributedPriorityQueue, DEFAULT_REFRESH_AFTER};
-pub use simple::SimpleDistributedQueue;
+pub use priority::{
+    DistributedPriorityQueue, DistributedPriorityQueueBuilder, DEFAULT_REFRESH_AFTER,
+};
+pub use simple::{SimpleDistributedQueue, SimpleDistributedQueueBuilder};
 
-/// The settings and consumer methods every `DistributedQueue` kind has, written once.
+/// A queue kind's builder: the settings every `DistributedQueue` kind has, written once.
+macro_rules! queue_builder {
+    ($(#[$doc:meta])* $builder:ident, $ty:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        #[must_use = "a builder does nothing until built"]
+        pub struct $builder {
+            spec: $crate::queue::spec::Spec,
+        }
+
+        impl $builder {
+            /// Takes items under a lock at `<lock_path>/<item name>` (ephemeral), so an item
+            /// is removed only once its handler succeeded, and a consumer that dies
+            /// mid-handler loses nothing. Curator's `lockPath`; use the same one on every
+            /// side.
+            pub fn lock_path(mut self, lock_path: &str) -> $builder {
+                self.spec.lock_path = Some(lock_path.to_string());
+                self
+            }
+
+            /// What a failed item becomes (lock path only; default: put back at the end).
+            pub fn error_mode(mut self, mode: $crate::queue::ErrorMode) -> $builder {
+                self.spec.error_mode = mode;
+                self
+            }
+
+            /// Bounds the queue: `put` waits while it holds `max` nodes or more (loosely:
+            /// puts that see room at the same moment all go ahead, as in Curator). At
+            /// least 1.
+            pub fn max_items(mut self, max: usize) -> $builder {
+                self.spec.max_items = Some(max);
+                self
+            }
+
+            /// The queue (nothing is sent: its node is created on first use).
+            /// `InvalidInput` for a bad path or lock path, or `max_items` 0.
+            pub fn build(self) -> zkrs_client::Result<$ty> {
+                self.spec.validate()?;
+                Ok($ty {
+                    spec: std::sync::Arc::new(self.spec),
+                })
+            }
+        }
+    };
+}
+pub(crate) use queue_builder;
+
+/// The consumer methods every `DistributedQueue` kind has, written once.
 macro_rules! queue_handle {
     ($ty:ident) => {
-        /// Takes items under a lock at `<lock_path>/<item name>` (ephemeral), so an item is
-        /// removed only once its handler succeeded, and a consumer that dies mid-handler
-        /// loses nothing. Curator's `lockPath`; use the same one on every side.
-        pub fn with_lock_path(mut self, lock_path: &str) -> $ty {
-            std::sync::Arc::make_mut(&mut self.spec).lock_path = Some(lock_path.to_string());
-            self
-        }
-
-        /// What a failed item becomes (lock path only; default: put back at the end).
-        pub fn with_error_mode(mut self, mode: $crate::queue::ErrorMode) -> $ty {
-            std::sync::Arc::make_mut(&mut self.spec).error_mode = mode;
-            self
-        }
-
-        /// Bounds the queue: `put` waits while it holds `max` nodes or more (loosely: puts
-        /// that see room at the same moment all go ahead, as in Curator). At least 1.
-        pub fn with_max_items(mut self, max: usize) -> $ty {
-            std::sync::Arc::make_mut(&mut self.spec).max_items = Some(max);
-            self
-        }
-
         /// The queue's path.
         pub fn path(&self) -> &str {
             &self.spec.path

@@ -8,8 +8,8 @@ use zkrs_client::{Client, Result};
 use super::item::encode_items;
 use super::naming::{priority_prefix, Order};
 use super::producer::{deadline_in, frame_batch, put_node};
-use super::queue_handle;
 use super::spec::Spec;
+use super::{queue_builder, queue_handle};
 
 /// How many items a priority consumer takes from one listing before it looks for newer,
 /// more urgent items (when the queue changed meanwhile), unless set.
@@ -22,14 +22,14 @@ pub const DEFAULT_REFRESH_AFTER: usize = 10;
 /// upper-case hex digits, then the sequence: `queue-1000000050000000000` for priority 5.
 ///
 /// A consumer works through one listing; once it has taken
-/// [`with_refresh_after`](DistributedPriorityQueue::with_refresh_after) items from it and the
+/// [`refresh_after`](DistributedPriorityQueueBuilder::refresh_after) items from it and the
 /// queue changed, it lists again, so an urgent item put meanwhile is not stuck behind the
 /// rest of a long listing (Curator's `minItemsBeforeRefresh`).
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::queue::DistributedPriorityQueue;
-/// let queue = DistributedPriorityQueue::new(&client, "/queues/alerts");
+/// let queue = DistributedPriorityQueue::builder(&client, "/queues/alerts").build()?;
 /// queue.put(b"disk 80%", 10).await?;
 /// queue.put(b"disk 99%", -5).await?;
 /// let first = queue.consumer().take().await?;
@@ -41,22 +41,23 @@ pub struct DistributedPriorityQueue {
     spec: Arc<Spec>,
 }
 
-impl DistributedPriorityQueue {
-    /// A priority queue at `path`.
-    pub fn new(client: &Client, path: &str) -> DistributedPriorityQueue {
-        let mut spec = Spec::new(client, path, Order::Priority);
-        spec.refresh_after = Some(DEFAULT_REFRESH_AFTER);
-        DistributedPriorityQueue {
-            spec: Arc::new(spec),
-        }
-    }
-
+impl DistributedPriorityQueueBuilder {
     /// Consumers list again after taking this many items from one listing, if the queue
     /// changed meanwhile (default [`DEFAULT_REFRESH_AFTER`]; 0: after every item, which costs
     /// a listing per item on a busy queue).
-    pub fn with_refresh_after(mut self, items: usize) -> DistributedPriorityQueue {
-        Arc::make_mut(&mut self.spec).refresh_after = Some(items);
+    pub fn refresh_after(mut self, items: usize) -> DistributedPriorityQueueBuilder {
+        self.spec.refresh_after = Some(items);
         self
+    }
+}
+
+impl DistributedPriorityQueue {
+    /// Settings for a priority queue at `path` (created, with missing parents as
+    /// containers, on first use).
+    pub fn builder(client: &Client, path: &str) -> DistributedPriorityQueueBuilder {
+        let mut spec = Spec::new(client, path, Order::Priority);
+        spec.refresh_after = Some(DEFAULT_REFRESH_AFTER);
+        DistributedPriorityQueueBuilder { spec }
     }
 
     /// Puts an item with `priority` (lower numbers are taken first).
@@ -92,3 +93,9 @@ impl DistributedPriorityQueue {
 
     queue_handle!(DistributedPriorityQueue);
 }
+
+queue_builder!(
+    /// Settings for a [`DistributedPriorityQueue`]; [`DistributedPriorityQueueBuilder::build`] makes it.
+    DistributedPriorityQueueBuilder,
+    DistributedPriorityQueue
+);

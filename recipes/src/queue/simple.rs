@@ -3,18 +3,19 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::Mutex;
-use zkrs_client::{Bytes, Client, Error, Result};
+use zkrs_client::{Bytes, Client, Result};
 
 use super::engine::{ConsumerStats, Engine, Wait};
 use super::naming::{Order, SIMPLE_ITEM_PREFIX};
 use super::producer::put_node;
 use super::spec::Spec;
 
-/// A queue of raw byte items with `offer`, `take`, `poll`, `peek`, compatible with Curator's
-/// `SimpleDistributedQueue` on the same path.
+/// A queue of raw byte items with `put`, `take`, `try_take`, `peek`, compatible with
+/// Curator's `SimpleDistributedQueue` on the same path (Curator's `offer`, `take`, `poll`,
+/// `peek`; its `remove` and `element` are `try_take` and `peek`, with `None` for an empty
+/// queue).
 ///
 /// Nodes: `<path>/qn-<seq>`, persistent sequential, the item's bytes as they are; `<path>`
 /// is a container (created when missing, also after the server reaped it while empty).
@@ -27,7 +28,7 @@ use super::spec::Spec;
 /// Calls on one handle share its listing. A call made while another is under way on the
 /// same handle (a `peek` while a `take` waits, say) does not wait for it: it lists the queue
 /// on its own, as Curator does for every call. For takers in parallel, use one handle each.
-/// A dropped `take`/`poll` loses nothing: an item whose claim was in flight is kept for the
+/// A dropped `take`/`try_take` loses nothing: an item whose claim was in flight is kept for the
 /// next call on this handle, and given back (put at the end of the queue) if the handle is
 /// dropped.
 ///
@@ -35,11 +36,11 @@ use super::spec::Spec;
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
 /// use zkrs_recipes::queue::SimpleDistributedQueue;
-/// let queue = SimpleDistributedQueue::new(&client, "/queues/tasks");
-/// queue.offer(b"task 1").await?;
+/// let queue = SimpleDistributedQueue::builder(&client, "/queues/tasks").build()?;
+/// queue.put(b"task 1").await?;
 /// assert_eq!(queue.peek().await?.as_deref(), Some(&b"task 1"[..]));
 /// let task = queue.take().await?;            // waits for an item
-/// let next = queue.poll_timeout(Duration::from_millis(100)).await?; // None: empty
+/// let next = queue.take_timeout(Duration::from_millis(100)).await?; // None: empty
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -52,14 +53,33 @@ pub struct SimpleDistributedQueue {
     stats: std::sync::Mutex<(ConsumerStats, ConsumerStats)>,
 }
 
-impl SimpleDistributedQueue {
-    /// A queue at `path`.
-    pub fn new(client: &Client, path: &str) -> SimpleDistributedQueue {
-        let spec = Arc::new(Spec::new(client, path, Order::Simple));
-        SimpleDistributedQueue {
+/// Settings for a [`SimpleDistributedQueue`]; [`SimpleDistributedQueueBuilder::build`]
+/// makes it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until built"]
+pub struct SimpleDistributedQueueBuilder {
+    spec: Spec,
+}
+
+impl SimpleDistributedQueueBuilder {
+    /// The queue (nothing is sent: its node is created on first use). `InvalidInput` for a
+    /// bad path.
+    pub fn build(self) -> Result<SimpleDistributedQueue> {
+        self.spec.validate()?;
+        let spec = Arc::new(self.spec);
+        Ok(SimpleDistributedQueue {
             engine: Mutex::new(Engine::new(spec.clone(), 1)),
             spec,
             stats: std::sync::Mutex::new(Default::default()),
+        })
+    }
+}
+
+impl SimpleDistributedQueue {
+    /// Settings for a queue at `path`.
+    pub fn builder(client: &Client, path: &str) -> SimpleDistributedQueueBuilder {
+        SimpleDistributedQueueBuilder {
+            spec: Spec::new(client, path, Order::Simple),
         }
     }
 
@@ -68,8 +88,8 @@ impl SimpleDistributedQueue {
         &self.spec.path
     }
 
-    /// Adds an item at the end; returns its node's path.
-    pub async fn offer(&self, data: impl AsRef<[u8]>) -> Result<String> {
+    /// Adds an item at the end; returns its node's path. Curator: `offer`.
+    pub async fn put(&self, data: impl AsRef<[u8]>) -> Result<String> {
         let put = put_node(&self.spec, SIMPLE_ITEM_PREFIX, data.as_ref(), None).await?;
         Ok(put.expect("no deadline"))
     }
@@ -83,24 +103,21 @@ impl SimpleDistributedQueue {
         }
     }
 
-    /// Removes and returns the head; `None` if the queue is empty.
-    pub async fn poll(&self) -> Result<Option<Bytes>> {
+    /// Removes and returns the head; `None` if the queue is empty. Curator: `poll`, and
+    /// `remove` (which throws on an empty queue instead).
+    pub async fn try_take(&self) -> Result<Option<Bytes>> {
         self.take_with(Wait::No).await
     }
 
-    /// Removes and returns the head, waiting at most `timeout` for one.
-    pub async fn poll_timeout(&self, timeout: Duration) -> Result<Option<Bytes>> {
+    /// Removes and returns the head, waiting at most `timeout` for one. Curator: `poll` with
+    /// a timeout.
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<Bytes>> {
         let deadline = tokio::time::Instant::now() + timeout;
         self.take_with(Wait::Until(deadline)).await
     }
 
-    /// Removes and returns the head; an error (`NoNode`, "the queue is empty") if there is
-    /// none (Curator's `remove`, which throws `NoSuchElementException`).
-    pub async fn remove(&self) -> Result<Bytes> {
-        self.poll().await?.ok_or_else(|| self.empty())
-    }
-
-    /// The head without removing it; `None` if the queue is empty.
+    /// The head without removing it; `None` if the queue is empty. Curator: `peek`, and
+    /// `element` (which throws on an empty queue instead).
     pub async fn peek(&self) -> Result<Option<Bytes>> {
         self.spec.validate()?;
         match self.engine.try_lock() {
@@ -116,12 +133,6 @@ impl SimpleDistributedQueue {
                 result
             }
         }
-    }
-
-    /// The head without removing it; an error (`NoNode`, "the queue is empty") if there is
-    /// none.
-    pub async fn element(&self) -> Result<Bytes> {
-        self.peek().await?.ok_or_else(|| self.empty())
     }
 
     /// What this handle's calls have cost so far (listings, items, races lost).
@@ -168,9 +179,5 @@ impl SimpleDistributedQueue {
             others.busy += now.busy;
             others.in_doubt += now.in_doubt;
         }
-    }
-
-    fn empty(&self) -> Error {
-        Error::empty("the queue is empty").with_path(&self.spec.path)
     }
 }

@@ -6,7 +6,7 @@ use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::error_mode::ErrorMode;
 use super::naming::{requeue_prefix, Order};
-use crate::framework::{create_parents, join, parent, wait_connected};
+use crate::framework::{create_parents, join, parent, wait_connected, ParentMode};
 
 /// What a queue is: where, which kind, and how it is consumed. Shared by its handles and
 /// consumers.
@@ -77,7 +77,7 @@ pub(crate) async fn ensure_node(client: &Client, path: &str, container: bool) ->
             Ok(_) => return Ok(()),
             Err(e) if e.code() == ErrorCode::NodeExists => return Ok(()),
             Err(e) if e.code() == ErrorCode::NoNode => {
-                create_parents(client, parent(path), true).await?
+                create_parents(client, parent(path), ParentMode::Container).await?
             }
             Err(e) if e.is_retryable() => wait_connected(client).await.map(drop)?,
             Err(e) => return Err(e),

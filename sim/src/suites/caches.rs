@@ -31,12 +31,17 @@ pub async fn run(world: World) -> Result<(), String> {
         connect(&world).await?,
     );
     let problems = Problems::new(&world);
-    let curator = CuratorCache::new(&c1, ROOT);
-    curator.start().map_err(|e| format!("CuratorCache: {e}"))?;
-    let tree = TreeCache::new(&c2, ROOT);
-    tree.start().map_err(|e| format!("TreeCache: {e}"))?;
-    let children = PathChildrenCache::new(&c3, ROOT);
-    match tokio::time::timeout(STEP_DEADLINE, children.start(StartMode::BuildInitialCache)).await {
+    let curator = CuratorCache::builder(&c1, ROOT)
+        .start()
+        .map_err(|e| format!("CuratorCache: {e}"))?;
+    let tree = TreeCache::builder(&c2, ROOT)
+        .start()
+        .map_err(|e| format!("TreeCache: {e}"))?;
+    let children = PathChildrenCache::builder(&c3, ROOT)
+        .start_mode(StartMode::BuildInitialCache)
+        .start()
+        .map_err(|e| format!("PathChildrenCache: {e}"))?;
+    match tokio::time::timeout(STEP_DEADLINE, children.initialized()).await {
         Ok(Ok(())) => world.trace("PathChildrenCache built"),
         Ok(Err(e)) => return Err(format!("PathChildrenCache: {e}")),
         Err(_) => problems.add(format!(

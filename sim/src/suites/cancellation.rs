@@ -255,16 +255,17 @@ async fn turn(
             (came_in, went_out)
         }
         _ => {
-            let node = PersistentNode::new(
-                client,
-                &format!("{path}/p{who}"),
-                CreateMode::Ephemeral,
-                b"x",
-            );
-            if let Err(e) = node.start() {
-                problems.add(format!("p{who}: node start: {e}"));
-                return (false, false);
-            }
+            let started =
+                PersistentNode::builder(client, &format!("{path}/p{who}"), CreateMode::Ephemeral)
+                    .data(b"x")
+                    .start();
+            let node = match started {
+                Ok(node) => node,
+                Err(e) => {
+                    problems.add(format!("p{who}: node start: {e}"));
+                    return (false, false);
+                }
+            };
             let came_in = finished(
                 problems,
                 who,
@@ -275,7 +276,6 @@ async fn turn(
             .await;
             tokio::time::sleep(hold).await;
             let went_out = finished(problems, who, "close", cut_out, node.close()).await;
-            drop(node);
             (came_in, went_out)
         }
     }

@@ -275,26 +275,27 @@ async fn start_watcher(
     client: &Client,
     provider: bool,
 ) -> Result<Watcher, String> {
+    let name = if provider {
+        "ServiceProvider"
+    } else {
+        "ServiceCache"
+    };
     for _ in 0..100 {
         let watcher = if provider {
-            Watcher::Provider(discovery.provider(SERVICE).build())
+            discovery.provider(SERVICE).start().map(Watcher::Provider)
         } else {
-            Watcher::Cache(discovery.service_cache(SERVICE))
-        };
+            discovery.service_cache(SERVICE).start().map(Watcher::Cache)
+        }
+        .map_err(|e| format!("{name}: start: {e}"))?;
         let started = match &watcher {
-            Watcher::Cache(c) => tokio::time::timeout(STEP_DEADLINE, c.start()).await,
-            Watcher::Provider(p) => tokio::time::timeout(STEP_DEADLINE, p.start()).await,
+            Watcher::Cache(c) => tokio::time::timeout(STEP_DEADLINE, c.initialized()).await,
+            Watcher::Provider(p) => tokio::time::timeout(STEP_DEADLINE, p.initialized()).await,
         };
         match started {
             Ok(Ok(())) => return Ok(watcher),
             Ok(Err(e)) if trouble(&e) => settle_briefly(client).await,
-            Ok(Err(e)) => return Err(format!("{}: start: {e}", watcher.name())),
-            Err(_) => {
-                return Err(format!(
-                    "{}: start not done within {STEP_DEADLINE:?}",
-                    watcher.name()
-                ))
-            }
+            Ok(Err(e)) => return Err(format!("{name}: start: {e}")),
+            Err(_) => return Err(format!("{name}: start not done within {STEP_DEADLINE:?}")),
         }
     }
     Err("a watcher not started in 100 attempts".into())
@@ -351,16 +352,20 @@ fn differences(
     diffs
 }
 
+/// The registry under [`BASE`] on `client`.
+fn registry(client: &Client) -> Result<ServiceDiscovery<String>, String> {
+    ServiceDiscovery::builder(client, BASE)
+        .build()
+        .map_err(|e| format!("ServiceDiscovery: {e}"))
+}
+
 /// Runs the suite in `world`; `Err` lists every violation.
 pub async fn run(world: World) -> Result<(), String> {
     let problems = Arc::new(Problems::new(&world));
     let admin = connect(&world).await?;
-    let reader = ServiceDiscovery::<String>::new(&admin, BASE);
+    let reader = registry(&admin)?;
     let (w1, w2) = (connect(&world).await?, connect(&world).await?);
-    let (d1, d2) = (
-        ServiceDiscovery::<String>::new(&w1, BASE),
-        ServiceDiscovery::<String>::new(&w2, BASE),
-    );
+    let (d1, d2) = (registry(&w1)?, registry(&w2)?);
     let watchers = vec![
         start_watcher(&d1, &w1, false).await?,
         start_watcher(&d2, &w2, true).await?,
@@ -376,7 +381,7 @@ pub async fn run(world: World) -> Result<(), String> {
     let mut keep = Vec::new();
     for k in 0..INSTANCES {
         let client = connect(&world).await?;
-        let discovery = Arc::new(ServiceDiscovery::<String>::new(&client, BASE));
+        let discovery = Arc::new(registry(&client)?);
         let owned = Arc::new(Mutex::new(Owned::default()));
         owners.push(owned.clone());
         keep.push((client.clone(), discovery.clone()));
@@ -450,8 +455,10 @@ pub async fn run(world: World) -> Result<(), String> {
         watcher.close().await;
     }
     for (client, discovery) in keep {
-        let _ = tokio::time::timeout(STEP_DEADLINE, discovery.close()).await;
-        drop(discovery);
+        // The registrants are done: this is the last handle.
+        if let Ok(discovery) = Arc::try_unwrap(discovery) {
+            let _ = tokio::time::timeout(STEP_DEADLINE, discovery.close()).await;
+        }
         let _ = client.close().await;
     }
     for c in [admin, w1, w2] {

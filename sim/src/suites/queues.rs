@@ -33,11 +33,13 @@ pub const QUEUES: [(&str, Option<&str>); 2] = [
 
 /// One of [`QUEUES`] on `client`.
 pub fn queue(client: &Client, (path, lock): (&str, Option<&str>)) -> DistributedQueue {
-    let q = DistributedQueue::new(client, path);
+    let q = DistributedQueue::builder(client, path);
     match lock {
-        Some(lock) => q.with_lock_path(lock),
+        Some(lock) => q.lock_path(lock),
         None => q,
     }
+    .build()
+    .expect("the suite's paths are valid")
 }
 
 /// What the consumers share.

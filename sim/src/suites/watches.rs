@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zkrs_client::{Client, EventType};
+use zkrs_client::{AddWatchMode, Client, EventType};
 use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
 
 use super::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
@@ -77,7 +77,9 @@ impl Shared {
 
 /// Watcher A: one persistent recursive watch, kept across session loss.
 async fn watcher_a(client: Client, shared: Arc<Shared>, seen: Seen) {
-    let mut watcher = PersistentWatcher::start(&client, DIR, true);
+    let mut watcher = PersistentWatcher::builder(&client, DIR, AddWatchMode::PersistentRecursive)
+        .start()
+        .expect("the suite's path is valid");
     loop {
         let read = match watcher.next().await {
             Some(PersistentWatcherEvent::Event(e)) => e.event_type == EventType::NodeDataChanged,

@@ -57,7 +57,7 @@ async fn meet(
     argv: &[String],
     shutdown: &mut Shutdown,
 ) -> Outcome {
-    let barrier = DistributedDoubleBarrier::new(client, path, count);
+    let barrier = DistributedDoubleBarrier::builder(client, path, count).build()?;
     let timed_out = |what: &str| {
         let within = match timeout {
             Some(t) => format!(" within {} ms", t.as_millis()),

@@ -61,24 +61,24 @@ async fn keep(
     run_for: Option<Duration>,
     shutdown: &mut Shutdown,
 ) -> Outcome {
-    // Each stream is taken before its cache starts, so the initial build's events are in it.
+    // Each stream is taken right after its cache starts (on this current-thread runtime its
+    // task has not run yet), so the initial build's events are in it.
     let (view, mut events) = match kind {
         CacheKind::Subtree => {
-            let cache = CuratorCache::new(client, path);
+            let cache = CuratorCache::builder(client, path).start()?;
             let events = cache.events();
-            cache.start()?;
             (View::Subtree(cache), events)
         }
         CacheKind::Depth(depth) => {
-            let cache = TreeCache::new(client, path).max_depth(depth);
+            let cache = TreeCache::builder(client, path).max_depth(depth).start()?;
             let events = cache.events();
-            cache.start()?;
             (View::Depth(cache), events)
         }
         CacheKind::Children => {
-            let cache = PathChildrenCache::new(client, path);
+            let cache = PathChildrenCache::builder(client, path)
+                .start_mode(StartMode::PostInitializedEvent)
+                .start()?;
             let events = cache.events();
-            cache.start(StartMode::PostInitializedEvent).await?;
             (View::Children(cache), events)
         }
     };

@@ -47,7 +47,9 @@ fn retry() -> RetryPolicy {
 }
 
 async fn long(client: &Client, path: &str, action: CounterAction) -> Result<(i64, bool), Failure> {
-    let counter = DistributedAtomicLong::new(client, path, retry());
+    let counter = DistributedAtomicLong::builder(client, path)
+        .retry(retry())
+        .build()?;
     Ok(match action {
         CounterAction::Get => (counter.get().await?.post_value, true),
         CounterAction::Add(n) => {
@@ -68,14 +70,14 @@ async fn long(client: &Client, path: &str, action: CounterAction) -> Result<(i64
 async fn count(client: &Client, path: &str, action: CounterAction) -> Result<(i64, bool), Failure> {
     let narrow =
         |n: i64| i32::try_from(n).map_err(|_| Failure::msg(format!("{n} is not a 32-bit count")));
-    let count = SharedCount::new(client, path, 0);
-    count.start().await?;
+    let count = SharedCount::builder(client, path).start()?;
+    count.initialized().await?;
     let result = match action {
-        CounterAction::Get => (count.count()?, true),
+        CounterAction::Get => (count.count(), true),
         CounterAction::Add(n) => {
             let n = narrow(n)?;
             loop {
-                let seen = count.versioned_value()?;
+                let seen = count.versioned_value();
                 let next = seen.value.wrapping_add(n);
                 if count.try_set_count(&seen, next).await? {
                     break (next, true);
@@ -89,14 +91,14 @@ async fn count(client: &Client, path: &str, action: CounterAction) -> Result<(i6
         }
         CounterAction::Cas(old, new) => {
             let (old, new) = (narrow(old)?, narrow(new)?);
-            let seen = count.versioned_value()?;
+            let seen = count.versioned_value();
             if seen.value == old && count.try_set_count(&seen, new).await? {
                 (new, true)
             } else {
-                (count.count()?, false)
+                (count.count(), false)
             }
         }
     };
-    count.close();
+    count.close().await;
     Ok((i64::from(result.0), result.1))
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use zkrs_client::{
     Acl, AclEntry, Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result,
 };
-use zkrs_recipes::framework::{create_parents, join, parent};
+use zkrs_recipes::framework::{create_parents, join, parent, ParentMode};
 
 use crate::args::{Command, CreateArgs};
 use crate::commands::acl;
@@ -138,7 +138,7 @@ async fn create(client: &Client, a: CreateArgs) -> Outcome {
         // The parent of a sequential prefix `/a/b/job-` is `/a/b`, as for any path.
         let p = parent(&a.path);
         if p != "/" && a.path.starts_with('/') {
-            create_parents(client, p, false).await?;
+            create_parents(client, p, ParentMode::Persistent).await?;
         }
     }
     let (path, _) = client.create_with(&a.path, &a.data, &options).await?;

@@ -36,10 +36,14 @@ pub async fn member(
         client = connect(g) => client?,
         signal = shutdown.recv() => return Ok(signal.exit_code()),
     };
-    let result = match GroupMember::new(&client, path, id, data) {
+    let started = GroupMember::builder(&client, path)
+        .id(id)
+        .data(data)
+        .start();
+    let result = match started {
         Ok(membership) => {
             let result = hold(&membership, path, grace, argv, &mut shutdown).await;
-            leave(&client, &membership, path).await;
+            leave(&client, membership, path).await;
             result
         }
         Err(e) => Err(e.into()),
@@ -63,7 +67,7 @@ async fn hold(
     shutdown: &mut Shutdown,
 ) -> Outcome {
     tokio::select! {
-        joined = membership.start() => joined?,
+        joined = membership.initialized() => joined?,
         signal = shutdown.recv() => return Ok(signal.exit_code()),
     }
     let node = format!("{}/{}", path.trim_end_matches('/'), membership.id());
@@ -90,7 +94,7 @@ async fn hold(
 
 /// Leaves the group (deletes our node), waiting at most a session timeout for the server: if
 /// it cannot be reached, the node goes when the session ends.
-async fn leave(client: &Client, membership: &GroupMember, path: &str) {
+async fn leave(client: &Client, membership: GroupMember, path: &str) {
     match tokio::time::timeout(client.session_timeout(), membership.close()).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => eprintln!("zkctl: leaving {path}: {e} (the node goes with the session)"),

@@ -50,22 +50,35 @@ async fn put(client: &Client, path: &str, kind: &QueueKind, data: Option<Vec<u8>
     };
     for item in items {
         let node = match kind {
-            QueueKind::Plain => DistributedQueue::new(client, path).put(&item).await?,
+            QueueKind::Plain => {
+                DistributedQueue::builder(client, path)
+                    .build()?
+                    .put(&item)
+                    .await?
+            }
             QueueKind::Priority(p) => {
-                DistributedPriorityQueue::new(client, path)
+                DistributedPriorityQueue::builder(client, path)
+                    .build()?
                     .put(&item, *p)
                     .await?
             }
-            QueueKind::Id(id) => DistributedIdQueue::new(client, path).put(&item, id).await?,
+            QueueKind::Id(id) => {
+                DistributedIdQueue::builder(client, path)
+                    .build()?
+                    .put(&item, id)
+                    .await?
+            }
             QueueKind::DelayUntil(ms) => {
                 let due = SystemTime::UNIX_EPOCH + Duration::from_millis(*ms);
-                DistributedDelayQueue::new(client, path)
+                DistributedDelayQueue::builder(client, path)
+                    .build()?
                     .put(&item, due)
                     .await?
             }
             QueueKind::Simple => {
-                SimpleDistributedQueue::new(client, path)
-                    .offer(&item)
+                SimpleDistributedQueue::builder(client, path)
+                    .build()?
+                    .put(&item)
                     .await?
             }
         };
@@ -100,21 +113,22 @@ async fn take(
     };
     let mut taken = 0;
     if simple {
-        let queue = SimpleDistributedQueue::new(client, path);
+        let queue = SimpleDistributedQueue::builder(client, path).build()?;
         while taken < count {
             let item = match left(deadline) {
                 None => queue.take().await?,
-                Some(wait) => queue.poll_timeout(wait).await?.ok_or_else(timed_out)?,
+                Some(wait) => queue.take_timeout(wait).await?.ok_or_else(timed_out)?,
             };
             print_item(&item)?;
             taken += 1;
         }
         return Ok(0);
     }
-    let mut queue = DistributedQueue::new(client, path);
+    let mut queue = DistributedQueue::builder(client, path);
     if let Some(lock_path) = &lock_path {
-        queue = queue.with_lock_path(lock_path);
+        queue = queue.lock_path(lock_path);
     }
+    let queue = queue.build()?;
     let mut consumer = queue.consumer();
     while taken < count {
         let message = match left(deadline) {

@@ -186,8 +186,13 @@ async fn register(g: &Globals, base: &str, r: &ServiceRegistration) -> Outcome {
         client = connect(g) => client?,
         signal = shutdown.recv() => return Ok(signal.exit_code()),
     };
-    let discovery = ServiceDiscovery::<Payload>::new(&client, base).with_format(format);
-    let result = registered(&client, &discovery, &instance, r, &mut shutdown).await;
+    let result = match ServiceDiscovery::<Payload>::builder(&client, base)
+        .format(format)
+        .build()
+    {
+        Ok(discovery) => registered(&client, &discovery, &instance, r, &mut shutdown).await,
+        Err(e) => Err(e.into()),
+    };
     // Closing the session deletes a dynamic instance now if unregistering could not.
     close(&client).await;
     result
@@ -295,7 +300,7 @@ async fn list(client: &Client, base: &str, name: Option<&str>) -> Outcome {
     match name {
         Some(name) => list_service(client, base, name).await?,
         None => {
-            let discovery = ServiceDiscovery::<Value>::new(client, base);
+            let discovery = ServiceDiscovery::<Value>::builder(client, base).build()?;
             for name in discovery.query_for_names().await? {
                 if !output_json::on() {
                     say(&name)?; // in JSON, each instance has its name
@@ -352,13 +357,14 @@ async fn follow(
     run_for: Option<Duration>,
     shutdown: &mut Shutdown,
 ) -> Outcome {
-    let discovery = ServiceDiscovery::<Value>::new(client, base);
-    let cache = discovery.service_cache(name);
-    // Taken before the start; the start's own read tells only the nodes it skipped, so the
-    // instances it found are printed from the snapshot (on this current-thread runtime,
-    // nothing can change it between the start's return and the read), then those skips.
+    let discovery = ServiceDiscovery::<Value>::builder(client, base).build()?;
+    let cache = discovery.service_cache(name).start()?;
+    // Taken right after the start, before the first read; that read tells only the nodes it
+    // skipped, so the instances it found are printed from the snapshot (on this
+    // current-thread runtime, nothing can change it between `initialized`'s return and the
+    // read), then those skips.
     let mut events = cache.events();
-    cache.start().await?;
+    cache.initialized().await?;
     for instance in cache.instances().iter() {
         print_happening("added", instance)?;
     }
@@ -496,13 +502,13 @@ async fn pick(
     strategy: PickStrategy,
     count: usize,
 ) -> Outcome {
-    let discovery = ServiceDiscovery::<Value>::new(client, base);
+    let discovery = ServiceDiscovery::<Value>::builder(client, base).build()?;
     let provider = match strategy {
         PickStrategy::RoundRobin => discovery.provider(name).strategy(RoundRobin::new()),
         PickStrategy::Random => discovery.provider(name).strategy(Random::new()),
     }
-    .build();
-    provider.start().await?;
+    .start()?;
+    provider.initialized().await?;
     let candidates = provider.all_instances();
     if candidates.is_empty() {
         let path = child(base, name);

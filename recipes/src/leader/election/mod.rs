@@ -521,7 +521,13 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
             }
             Err(e) if e.code() == ErrorCode::NoNode => {
                 shared.offer().in_doubt = None;
-                match create_parents(client, &shared.root, true).await {
+                match create_parents(
+                    client,
+                    &shared.root,
+                    crate::framework::ParentMode::Container,
+                )
+                .await
+                {
                     Err(e) if e.is_closed() => return false,
                     Err(e) => {
                         if !settle(shared, changes, &e).await {
