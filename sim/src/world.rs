@@ -167,6 +167,7 @@ impl Simulation {
                 root.fork(3),
                 &plan,
                 self.keep_trace,
+                start.into_std(),
             );
             let net = SharedNetwork::new(net, start);
             let mut pump_task = tokio::spawn(pump(net.clone()));
