@@ -19,6 +19,7 @@ use crate::faults::{Direction, Fault, FaultKind};
 use crate::frames::FrameReader;
 use crate::rng::SimRng;
 use crate::trace::{digest, Trace};
+use crate::world::Violation;
 
 /// How soon the model is asked again about a deadline it could not act on.
 const MODEL_RETRY: Duration = Duration::from_millis(10);
@@ -618,17 +619,17 @@ impl SharedNetwork {
 /// Runs the network until the runtime stops: every step at its virtual instant. Returns
 /// only if it is stuck: woken again and again without time moving (a livelock in the
 /// simulated world, which virtual time would otherwise never end).
-pub(crate) async fn pump(net: SharedNetwork) -> String {
+pub(crate) async fn pump(net: SharedNetwork) -> Violation {
     let mut same_instant = (Duration::MAX, 0u64);
     loop {
         let now = net.now();
         if same_instant.0 == now {
             same_instant.1 += 1;
             if same_instant.1 >= STUCK_STEPS {
-                return format!(
-                    "stuck: the network woke {STUCK_STEPS} times at {} ms without time moving",
-                    now.as_millis()
-                );
+                return Violation::Stuck {
+                    steps: STUCK_STEPS,
+                    at: now,
+                };
             }
         } else {
             same_instant = (now, 0);
