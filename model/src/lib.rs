@@ -66,7 +66,7 @@ mod watch_manager;
 mod wire_ensemble;
 mod write;
 
-pub use acl::{AclEntry, AuthId, AuthProviders};
+pub use acl::{AuthId, AuthProviders};
 pub use config::ServerConfig;
 pub use connection_id::ConnectionId;
 pub use digest::digest_id;
