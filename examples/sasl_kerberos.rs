@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use zkrs::sasl::{gssapi, Kerberos};
-use zkrs::{Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+use zkrs::{AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Perms};
 use zkrs_testkit::{KerberosRealm, ServerOptions, TestingServer};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -44,13 +44,7 @@ async fn main() -> Result<(), Error> {
         .await?;
     println!("authenticated as {:?}", client.who_am_i().await?);
 
-    let acl = [Acl {
-        perms: Perms::ALL,
-        id: Id {
-            scheme: "sasl",
-            id: "reporter",
-        },
-    }];
+    let acl = [AclEntry::new(Perms::ALL, "sasl", "reporter")];
     client
         .create_with(
             "/reports",

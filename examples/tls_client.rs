@@ -9,7 +9,7 @@
 //! `TlsOptions::new().ca_file("ca.pem").client_cert("client.pem", "client.key")`, and
 //! `.server_name("zk.internal")` when the connect string has IPs the certificates don't name.
 
-use zkrs::{Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms, TlsOptions};
+use zkrs::{AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Perms, TlsOptions};
 use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -34,13 +34,7 @@ async fn main() -> Result<(), Error> {
 
     // A node only this certificate may read or change.
     let subject = certs.client_subject();
-    let acl = [Acl {
-        perms: Perms::ALL,
-        id: Id {
-            scheme: "x509",
-            id: subject,
-        },
-    }];
+    let acl = [AclEntry::new(Perms::ALL, "x509", subject)];
     client
         .create_with(
             "/tls-example",

@@ -13,14 +13,13 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 use zkrs_codec::{
-    encode_header_only, Acl, AddWatchMode, AddWatchRequest, Create2Response, CreateMode,
+    encode_header_only, Acl, AclEntry, AddWatchMode, AddWatchRequest, Create2Response, CreateMode,
     CreateRequest, CreateResponse, CreateTtlRequest, Decode, DeleteRequest, ErrorCode,
     GetAclResponse, GetAllChildrenNumberResponse, GetDataResponse, GetEphemeralsResponse, List,
     MultiList, MultiOp, MultiRequest, MultiResponse, OpCode, PathRecord, PathWatchRequest,
     SetAclRequest, SetDataRequest, Stat, StatResponse, WatcherType, WatchesRequest, WhoAmIResponse,
 };
 
-use crate::acl::AclEntry;
 use crate::children::Children;
 use crate::create_options::CreateOptions;
 use crate::error::{Error, Result};
@@ -161,6 +160,8 @@ impl Client {
         } else {
             OpCode::Create
         };
+        let mut acl_store = Vec::new();
+        let acl = Op::acl_list(options.acl, &mut acl_store);
         let frame = self.inner.chroot.with_server_path(path, |p| {
             let hint = p.len() + data.len() + 64;
             match ttl_ms {
@@ -169,7 +170,7 @@ impl Client {
                     &CreateTtlRequest {
                         path: p,
                         data: Some(data),
-                        acl: List::Slice(options.acl),
+                        acl: List::Slice(acl),
                         mode,
                         ttl_ms,
                     },
@@ -180,7 +181,7 @@ impl Client {
                     &CreateRequest {
                         path: p,
                         data: Some(data),
-                        acl: List::Slice(options.acl),
+                        acl: List::Slice(acl),
                         mode,
                     },
                     hint,

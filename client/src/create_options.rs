@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use zkrs_codec::{Acl, CreateMode};
+use zkrs_codec::{AclEntry, CreateMode};
 
 /// How to create a node: mode, ACL, TTL, and whether to return its Stat.
 #[derive(Debug, Clone, Copy)]
@@ -11,8 +11,9 @@ use zkrs_codec::{Acl, CreateMode};
 pub struct CreateOptions<'a> {
     /// The mode.
     pub mode: CreateMode,
-    /// The ACL (default: open to all).
-    pub acl: &'a [Acl<'a>],
+    /// The ACL; empty (the default): open to all ([`AclEntry::open`]), as for
+    /// [`Op::create`](crate::Op::create).
+    pub acl: &'a [AclEntry],
     /// Time to live, for the TTL modes (needs `zookeeper.extendedTypesEnabled=true` on the
     /// server).
     pub ttl: Option<Duration>,
@@ -25,7 +26,7 @@ impl CreateOptions<'static> {
     pub fn new(mode: CreateMode) -> CreateOptions<'static> {
         CreateOptions {
             mode,
-            acl: Acl::OPEN_ACL_UNSAFE,
+            acl: &[],
             ttl: None,
             with_stat: false,
         }
@@ -33,8 +34,8 @@ impl CreateOptions<'static> {
 }
 
 impl<'a> CreateOptions<'a> {
-    /// With this ACL.
-    pub fn acl<'b>(self, acl: &'b [Acl<'b>]) -> CreateOptions<'b>
+    /// With this ACL (empty: open to all).
+    pub fn acl<'b>(self, acl: &'b [AclEntry]) -> CreateOptions<'b>
     where
         'a: 'b,
     {

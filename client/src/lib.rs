@@ -29,7 +29,6 @@
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-mod acl;
 mod builder;
 mod calls;
 mod children;
@@ -67,7 +66,6 @@ mod transport;
 mod watch;
 mod watched_event;
 
-pub use acl::AclEntry;
 pub use builder::ClientBuilder;
 pub use bytes::Bytes;
 pub use children::Children;
@@ -99,6 +97,6 @@ pub use tls::TlsOptions;
 pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 pub use watched_event::{PersistentWatchItem, WatchedEvent};
 pub use zkrs_codec::{
-    Acl, AddWatchMode, CreateMode, EventType, Id, KeeperState, OpCode, Perms, Stat, WatcherType,
+    AclEntry, AddWatchMode, CreateMode, EventType, KeeperState, OpCode, Perms, Stat, WatcherType,
 };
 pub use zkrs_session::{ConnectionState, StateChange};

@@ -1,9 +1,7 @@
 //! Owned operations and results for `multi` (atomic writes) and `multi_read`.
 
 use bytes::Bytes;
-use zkrs_codec::{Acl, CreateMode, Stat};
-
-use crate::acl::AclEntry;
+use zkrs_codec::{Acl, AclEntry, CreateMode, Stat};
 
 /// One operation of a transaction ([`crate::Client::multi`]) or of a batch of reads
 /// ([`crate::Client::multi_read`]).

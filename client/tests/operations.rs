@@ -191,10 +191,7 @@ async fn acl_and_auth() {
         who.contains(&("digest".to_string(), "alice".to_string())),
         "{who:?}"
     );
-    let creator_only = [Acl {
-        perms: Perms::ALL,
-        id: Id::AUTH,
-    }];
+    let creator_only = [AclEntry::creator_all()];
     client
         .create_with(
             "/secret",

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use zkrs_client::{
-    sasl, Acl, Client, ClientBuilder, ConnectionState, CreateMode, CreateOptions, ErrorCode, Id,
+    sasl, AclEntry, Client, ClientBuilder, ConnectionState, CreateMode, CreateOptions, ErrorCode,
     Perms,
 };
 mod support;
@@ -61,13 +61,7 @@ async fn the_right_password_gives_the_session_its_sasl_identity() {
         "{me:?}"
     );
     // A node for alice only.
-    let acl = [Acl {
-        perms: Perms::ALL,
-        id: Id {
-            scheme: "sasl",
-            id: "alice",
-        },
-    }];
+    let acl = [AclEntry::new(Perms::ALL, "sasl", "alice")];
     let _ = alice.delete("/sasl-alice", None).await;
     alice
         .create_with(

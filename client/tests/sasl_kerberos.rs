@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use zkrs_client::sasl::{gssapi, Kerberos};
-use zkrs_client::{Acl, Client, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+use zkrs_client::{AclEntry, Client, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Perms};
 mod support;
 
 use zkrs_testkit::{FaultyProxy, KerberosRealm, ServerOptions, TestingServer};
@@ -92,13 +92,7 @@ async fn a_keytab_gives_the_session_its_principal_and_sasl_acls_hold() {
     .await
     .unwrap();
     assert!(identity(&alice).await.contains(&sasl("alice")));
-    let acl = [Acl {
-        perms: Perms::ALL,
-        id: Id {
-            scheme: "sasl",
-            id: "alice",
-        },
-    }];
+    let acl = [AclEntry::new(Perms::ALL, "sasl", "alice")];
     alice
         .create_with(
             "/krb-alice",

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use zkrs_client::{
-    Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms, TlsOptions,
+    AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Perms, TlsOptions,
 };
 use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
@@ -118,13 +118,7 @@ async fn mutual_tls_gives_the_session_its_x509_identity() {
         "{identities:?}"
     );
     // A node only this certificate may touch.
-    let acl = [Acl {
-        perms: Perms::ALL,
-        id: Id {
-            scheme: "x509",
-            id: me,
-        },
-    }];
+    let acl = [AclEntry::new(Perms::ALL, "x509", me)];
     let _ = client.delete("/tls-mine", None).await;
     client
         .create_with(

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use zkrs_model::{ModelServer, ServerConfig};
+use zkrs_model::{ServerConfig, TcpServer};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
@@ -18,7 +18,7 @@ async fn main() -> std::io::Result<()> {
     config.epoch_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    let server = ModelServer::start_on(port, config).await?;
+    let server = TcpServer::start_on(port, config).await?;
     println!("model ZooKeeper 3.8 serving on {}", server.connect_string());
     tokio::signal::ctrl_c().await?;
     Ok(())

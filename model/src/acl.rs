@@ -3,7 +3,7 @@
 
 use std::net::Ipv4Addr;
 
-use zkrs_codec::{Acl, ErrorCode, List};
+use zkrs_codec::{Acl, AclEntry, ErrorCode, List};
 
 /// An identity: scheme and id (`org.apache.zookeeper.data.Id`), owned.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -20,36 +20,6 @@ impl AuthId {
         AuthId {
             scheme: scheme.to_owned(),
             id: id.to_owned(),
-        }
-    }
-}
-
-/// One ACL entry of a node, owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct AclEntry {
-    /// The permission bits (`ZooDefs.Perms`).
-    pub perms: i32,
-    /// Whom they are granted to.
-    pub id: AuthId,
-}
-
-impl AclEntry {
-    /// `world:anyone` with every permission (`OPEN_ACL_UNSAFE`).
-    pub fn open() -> Vec<AclEntry> {
-        vec![AclEntry {
-            perms: 31,
-            id: AuthId::new("world", "anyone"),
-        }]
-    }
-
-    /// The entry in the codec's borrowed form, for encoding.
-    pub fn as_wire(&self) -> Acl<'_> {
-        Acl {
-            perms: zkrs_codec::Perms(self.perms),
-            id: zkrs_codec::Id {
-                scheme: &self.id.scheme,
-                id: &self.id.id,
-            },
         }
     }
 }
@@ -152,10 +122,7 @@ pub(crate) fn fixup(
 ) -> Result<Vec<AclEntry>, ErrorCode> {
     let mut unique: Vec<AclEntry> = Vec::new();
     for a in acl.iter() {
-        let entry = AclEntry {
-            perms: a.perms.0,
-            id: AuthId::new(a.id.scheme, a.id.id),
-        };
+        let entry = AclEntry::from(a);
         if !unique.contains(&entry) {
             unique.push(entry);
         }
@@ -165,23 +132,20 @@ pub(crate) fn fixup(
     }
     let mut out = Vec::new();
     for a in unique {
-        if a.id.scheme == "world" && a.id.id == "anyone" {
+        if a.scheme == "world" && a.id == "anyone" {
             out.push(a);
-        } else if a.id.scheme == "auth" {
+        } else if a.scheme == "auth" {
             let mut any = false;
             for id in auth {
                 if providers.is_authenticated(&id.scheme) {
                     any = true;
-                    out.push(AclEntry {
-                        perms: a.perms,
-                        id: id.clone(),
-                    });
+                    out.push(AclEntry::new(a.perms, &id.scheme, &id.id));
                 }
             }
             if !any {
                 return Err(ErrorCode::InvalidAcl);
             }
-        } else if providers.is_valid(&a.id.scheme, &a.id.id) {
+        } else if providers.is_valid(&a.scheme, &a.id) {
             out.push(a);
         } else {
             return Err(ErrorCode::InvalidAcl);
@@ -196,16 +160,16 @@ pub(crate) fn check(acl: &[AclEntry], perm: i32, auth: &[AuthId]) -> Result<(), 
         return Ok(());
     }
     for a in acl {
-        if a.perms & perm == 0 {
+        if a.perms.code() & perm == 0 {
             continue;
         }
-        if a.id.scheme == "world" && a.id.id == "anyone" {
+        if a.scheme == "world" && a.id == "anyone" {
             return Ok(());
         }
-        for id in auth.iter().filter(|id| id.scheme == a.id.scheme) {
+        for id in auth.iter().filter(|id| id.scheme == a.scheme) {
             let matched = match id.scheme.as_str() {
-                "ip" => ip_matches(&id.id, &a.id.id),
-                _ => id.id == a.id.id,
+                "ip" => ip_matches(&id.id, &a.id),
+                _ => id.id == a.id,
             };
             if matched {
                 return Ok(());

@@ -9,7 +9,7 @@
 //! watches, and ACLs (every member's session is unauthenticated and nodes are open).
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use zkrs_codec::{Acl, CreateMode, ErrorCode, List, OpCode, Stat};
 
@@ -105,26 +105,31 @@ struct Member {
     partitioned: bool,
 }
 
-/// A ZooKeeper ensemble of `n` members, deterministic and driven by the caller.
+/// A ZooKeeper ensemble of `n` members driven by operations (no wire: the caller writes,
+/// reads and syncs through a member by method calls), deterministic and in-process. For an
+/// ensemble that clients reach through the wire protocol, see
+/// [`WireEnsemble`](crate::WireEnsemble).
 #[derive(Debug, Clone)]
-pub struct Ensemble {
+pub struct OperationEnsemble {
     members: Vec<Member>,
     log: Vec<Txn>,
     leader: usize,
     epoch: i64,
     counter: i64,
     next_session: i64,
+    /// When the ensemble started: the leader's clock is measured from it.
+    start: Instant,
     now: Duration,
     epoch_ms: i64,
 }
 
-impl Ensemble {
-    /// `n` members, member 0 leading, epoch 1.
+impl OperationEnsemble {
+    /// `n` members started at `now`, member 0 leading, epoch 1.
     ///
     /// # Panics
     ///
     /// If `n` is 0.
-    pub fn new(n: usize) -> Self {
+    pub fn new(n: usize, now: Instant) -> Self {
         assert!(n > 0, "an ensemble has members");
         let member = Member {
             tree: DataTree::new(true),
@@ -133,21 +138,22 @@ impl Ensemble {
             up: true,
             partitioned: false,
         };
-        Ensemble {
+        OperationEnsemble {
             members: vec![member; n],
             log: Vec::new(),
             leader: 0,
             epoch: 1,
             counter: 0,
             next_session: 0x0100_0000_0000_0001,
+            start: now,
             now: Duration::ZERO,
             epoch_ms: 1_700_000_000_000,
         }
     }
 
-    /// Moves the leader's clock (it stamps ctime/mtime).
-    pub fn advance(&mut self, now: Duration) {
-        self.now = self.now.max(now);
+    /// Moves the leader's clock to `now` (it stamps ctime/mtime; never backwards).
+    pub fn advance(&mut self, now: Instant) {
+        self.now = self.now.max(now.saturating_duration_since(self.start));
     }
 
     /// The current leader.
@@ -192,7 +198,7 @@ impl Ensemble {
 
     /// Applies up to `count` more committed transactions on `member` (the lag is the caller's).
     pub fn replicate(&mut self, member: usize, count: usize) {
-        let Ensemble { members, log, .. } = self;
+        let OperationEnsemble { members, log, .. } = self;
         let m = &mut members[member];
         if !m.up {
             return;

@@ -11,7 +11,7 @@
 //! connection.
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use zkrs_codec::{encode_connect_request, ConnectRequest, OpCode};
@@ -25,18 +25,18 @@ pub fn server(data: &[u8]) -> u64 {
     use std::hash::{Hash, Hasher};
     // `DefaultHasher::new` uses fixed keys: the same bytes hash the same in every process.
     let mut trace = std::collections::hash_map::DefaultHasher::new();
-    let mut server = Server::new(ServerConfig::default());
+    let mut now = Instant::now();
+    let mut server = Server::new(ServerConfig::default(), now);
     let mut conns: Vec<ConnectionId> = Vec::new();
     // Bytes sent to each connection not yet split into frames, and whether it was closed.
     let mut out: HashMap<ConnectionId, (Vec<u8>, bool)> = HashMap::new();
     let mut sessions: Vec<i64> = Vec::new();
-    let mut now = Duration::ZERO;
     let mut input = Input(data);
     while let Some(op) = input.byte() {
         let pick =
             |conns: &[ConnectionId], n: u8| conns.get(n as usize % conns.len().max(1)).copied();
         match op % 7 {
-            0 if conns.len() < 8 => conns.push(server.accept(now, "127.0.0.1")),
+            0 if conns.len() < 8 => conns.push(server.accept("127.0.0.1", now)),
             1 => {
                 let Some(conn) = pick(&conns, input.byte().unwrap_or(0)) else {
                     continue;
@@ -57,7 +57,7 @@ pub fn server(data: &[u8]) -> u64 {
                     passwd: &[0; 16],
                 };
                 encode_connect_request(&mut buf, &request, false);
-                server.handle_input(now, conn, &buf);
+                server.handle_input(conn, &buf, now);
             }
             2 => {
                 let Some(conn) = pick(&conns, input.byte().unwrap_or(0)) else {
@@ -72,7 +72,7 @@ pub fn server(data: &[u8]) -> u64 {
                 frame.extend_from_slice(&xid.to_be_bytes());
                 frame.extend_from_slice(&op.code().to_be_bytes());
                 frame.extend_from_slice(body);
-                server.handle_input(now, conn, &frame);
+                server.handle_input(conn, &frame, now);
             }
             3 => {
                 let Some(conn) = pick(&conns, input.byte().unwrap_or(0)) else {
@@ -80,7 +80,7 @@ pub fn server(data: &[u8]) -> u64 {
                 };
                 let len = input.byte().unwrap_or(0) as usize;
                 let bytes = input.take(len);
-                server.handle_input(now, conn, bytes);
+                server.handle_input(conn, bytes, now);
             }
             4 => {
                 now += Duration::from_millis(u64::from(input.byte().unwrap_or(0)) * 50);
@@ -88,7 +88,7 @@ pub fn server(data: &[u8]) -> u64 {
             }
             5 => {
                 if let Some(conn) = pick(&conns, input.byte().unwrap_or(0)) {
-                    server.handle_disconnect(now, conn);
+                    server.handle_disconnect(conn, now);
                     conns.retain(|c| *c != conn);
                 }
             }

@@ -4,15 +4,16 @@
 //! sessions (negotiated timeouts, expiry on explicit time, close), and the watch tables
 //! (one-shot, persistent, persistent recursive), and answers every operation a 3.5-3.9 client
 //! sends, byte for byte through `zkrs-codec`. It holds no socket, no clock, no thread and no
-//! randomness: the caller feeds bytes and the time since start (`handle_*`) and reads the
-//! bytes to send ([`Server::poll_transmit`]) and when to wake ([`Server::poll_timeout`]), as
-//! with `zkrs-session` on the client side. [`ModelServer`] serves it over TCP on 127.0.0.1
-//! with tokio, so any client can connect.
+//! randomness: the caller feeds bytes and the current time (`handle_*`, `now: Instant` last)
+//! and reads the bytes to send ([`Server::poll_transmit`]) and when to wake
+//! ([`Server::poll_timeout`]), in the same dialect as `zkrs-session`'s core on the client
+//! side. [`TcpServer`] serves it over TCP on 127.0.0.1 with tokio, so any client can connect.
 //!
-//! [`EnsembleServer`] (served by [`ModelEnsemble`], one port per member) is an ensemble of
+//! [`WireEnsemble`] (served over TCP by [`TcpEnsemble`], one port per member) is an ensemble of
 //! such servers around one committed log: members answer reads from their own state and apply
 //! the log when the caller lets them, so a follower can lag, be cut off, crash and catch up.
-//! [`Ensemble`] states the same guarantees at the level of operations.
+//! [`OperationEnsemble`] states the same guarantees at the level of operations (method calls,
+//! no wire).
 //!
 //! Every error code, Stat field and watch event is meant to be what a real 3.8 server gives
 //! for the same request: `tests/differential.rs` runs random scripts against both and
@@ -20,11 +21,12 @@
 //! times and ids) are listed in the crate's documentation draft.
 //!
 //! ```
-//! use std::time::Duration;
+//! use std::time::Instant;
 //! use zkrs_model::{Server, ServerConfig};
 //!
-//! let mut server = Server::new(ServerConfig::default());
-//! let conn = server.accept(Duration::ZERO, "127.0.0.1");
+//! let start = Instant::now();
+//! let mut server = Server::new(ServerConfig::default(), start);
+//! let conn = server.accept("127.0.0.1", start);
 //! // ConnectRequest: protocol 0, lastZxidSeen 0, timeout 30000, session 0, 16-byte password.
 //! let mut connect = vec![0, 0, 0, 44, 0, 0, 0, 0];
 //! connect.extend_from_slice(&[0; 8]);
@@ -32,7 +34,7 @@
 //! connect.extend_from_slice(&[0; 8]);
 //! connect.extend_from_slice(&[0, 0, 0, 16]);
 //! connect.extend_from_slice(&[0; 16]);
-//! server.handle_input(Duration::ZERO, conn, &connect);
+//! server.handle_input(conn, &connect, start);
 //! let reply = server.poll_transmit().expect("a connect response");
 //! assert!(!reply.close);
 //! assert_eq!(server.session_ids().len(), 1);
@@ -64,12 +66,12 @@ mod watch_manager;
 mod wire_ensemble;
 mod write;
 
-pub use acl::{AclEntry, AuthId, AuthProviders};
+pub use acl::{AuthId, AuthProviders};
 pub use config::ServerConfig;
 pub use connection_id::ConnectionId;
 pub use digest::digest_id;
-pub use ensemble::{Ensemble, EnsembleError, EnsembleWrite, Txn, TxnKind, WriteOutcome};
+pub use ensemble::{EnsembleError, EnsembleWrite, OperationEnsemble, Txn, TxnKind, WriteOutcome};
 pub use server::{Server, Transmit};
-pub use tcp::{ModelEnsemble, ModelServer};
+pub use tcp::{TcpEnsemble, TcpServer};
 pub use tree::{DataTree, Node, OwnerKind, CONTAINER_OWNER, MAX_TTL_MS};
-pub use wire_ensemble::EnsembleServer;
+pub use wire_ensemble::WireEnsemble;

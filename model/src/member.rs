@@ -5,6 +5,7 @@
 //! answered in order (ZooKeeper's CommitProcessor does the same).
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use zkrs_codec::{jute::put_bool, write_frame, ConnectResponse, Encode, ErrorCode, OpCode};
@@ -18,8 +19,8 @@ use crate::server::{Phase, Server};
 impl Server {
     /// A server that is a member of an ensemble; its connection ids start at `first_id` (a
     /// restarted member must not reuse the ids the log's entries name).
-    pub(crate) fn new_member(config: ServerConfig, first_id: u64) -> Server {
-        let mut server = Server::new(config);
+    pub(crate) fn new_member(config: ServerConfig, first_id: u64, start: Instant) -> Server {
+        let mut server = Server::new(config, start);
         server.membership = Some(Membership::default());
         server.next_connection = first_id;
         server

@@ -5,10 +5,11 @@
 use std::collections::BTreeSet;
 
 use zkrs_codec::{
-    write_frame, xid, Encode, ErrorCode, EventType, KeeperState, ReplyHeader, WatcherEvent,
+    write_frame, xid, AclEntry, Encode, ErrorCode, EventType, KeeperState, ReplyHeader,
+    WatcherEvent,
 };
 
-use crate::acl::{self, AclEntry};
+use crate::acl;
 use crate::connection_id::ConnectionId;
 use crate::path::{parent_of, watch_key};
 use crate::server::Server;

@@ -4,12 +4,12 @@
 use bytes::BytesMut;
 use zkrs_codec::{
     jute::{put_i32, Reader},
-    put_str_vec, xid, Acl, AddWatchRequest, AuthPacket, ClientInfo, Create2Response, Decode,
-    DecodeError, Encode, ErrorCode, EventType, GetAclResponse, List, OpCode, PathRecord,
+    put_str_vec, xid, Acl, AclEntry, AddWatchRequest, AuthPacket, ClientInfo, Create2Response,
+    Decode, DecodeError, Encode, ErrorCode, EventType, GetAclResponse, List, OpCode, PathRecord,
     PathVersionRequest, PathWatchRequest, SetAclRequest, SetDataRequest, SetWatches2, Stat,
 };
 
-use crate::acl::{self, AclEntry, AuthId};
+use crate::acl::{self, AuthId};
 use crate::connection_id::ConnectionId;
 use crate::digest::digest_id;
 use crate::server::Server;
@@ -301,14 +301,14 @@ impl Server {
                     .iter()
                     .map(|a| {
                         let mut a = a.clone();
-                        if redact && a.id.scheme == "digest" {
-                            let user = a.id.id.split(':').next().unwrap_or("").to_owned();
-                            a.id.id = format!("{user}:x");
+                        if redact && a.scheme == "digest" {
+                            let user = a.id.split(':').next().unwrap_or("").to_owned();
+                            a.id = format!("{user}:x");
                         }
                         a
                     })
                     .collect();
-                let wire: Vec<Acl<'_>> = shown.iter().map(AclEntry::as_wire).collect();
+                let wire: Vec<Acl<'_>> = shown.iter().map(AclEntry::as_acl).collect();
                 GetAclResponse {
                     acl: List::from(&wire),
                     stat: node.stat(),

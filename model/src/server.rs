@@ -3,7 +3,7 @@
 //! operations are in `requests.rs`, multi in `multi.rs`, watch delivery in `notify.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use zkrs_codec::{
@@ -54,9 +54,9 @@ pub(crate) struct Connection {
 ///
 /// Drive it with [`accept`](Self::accept), [`handle_input`](Self::handle_input),
 /// [`handle_disconnect`](Self::handle_disconnect) and [`handle_timeout`](Self::handle_timeout),
-/// each given the time since the model started; read what to send with
-/// [`poll_transmit`](Self::poll_transmit) and when to wake with
-/// [`poll_timeout`](Self::poll_timeout).
+/// each given the current time (`now`, last, as `zkrs-session`'s core takes it); read what
+/// to send with [`poll_transmit`](Self::poll_transmit) and when to wake with
+/// [`poll_timeout`](Self::poll_timeout). Times before the server's start count as its start.
 #[derive(Debug)]
 pub struct Server {
     pub(crate) config: ServerConfig,
@@ -67,15 +67,18 @@ pub struct Server {
     pub(crate) connections: BTreeMap<ConnectionId, Connection>,
     dirty: VecDeque<ConnectionId>,
     pub(crate) next_connection: u64,
+    /// When the server started: every time below is measured from it.
+    pub(crate) start: Instant,
+    /// The time since `start` (the latest `now` seen).
     pub(crate) now: Duration,
     next_container_check: Duration,
-    /// Set when this server is a member of an [`crate::EnsembleServer`].
+    /// Set when this server is a member of an [`crate::WireEnsemble`].
     pub(crate) membership: Option<Membership>,
 }
 
 impl Server {
-    /// A fresh server: the initial tree, no session, time zero.
-    pub fn new(config: ServerConfig) -> Self {
+    /// A fresh server started at `now`: the initial tree, no session.
+    pub fn new(config: ServerConfig, now: Instant) -> Self {
         Server {
             tree: DataTree::new(config.extended_types),
             data_watches: WatchManager::default(),
@@ -84,6 +87,7 @@ impl Server {
             connections: BTreeMap::new(),
             dirty: VecDeque::new(),
             next_connection: 1,
+            start: now,
             now: Duration::ZERO,
             next_container_check: config.container_check_interval,
             membership: None,
@@ -106,13 +110,14 @@ impl Server {
         (self.data_watches.len(), self.child_watches.len())
     }
 
-    fn advance(&mut self, now: Duration) {
-        self.now = self.now.max(now);
+    /// Moves the server's clock to `now` (never backwards).
+    fn advance(&mut self, now: Instant) {
+        self.now = self.now.max(now.saturating_duration_since(self.start));
     }
 
     /// A client connected from `peer_ip` (its `ip` identity, as ZooKeeper adds one to every
     /// connection).
-    pub fn accept(&mut self, now: Duration, peer_ip: &str) -> ConnectionId {
+    pub fn accept(&mut self, peer_ip: &str, now: Instant) -> ConnectionId {
         self.advance(now);
         let id = ConnectionId(self.next_connection);
         self.next_connection += 1;
@@ -130,7 +135,7 @@ impl Server {
     }
 
     /// Bytes arrived on a connection. Malformed framing closes it (see [`Transmit::close`]).
-    pub fn handle_input(&mut self, now: Duration, conn: ConnectionId, bytes: &[u8]) {
+    pub fn handle_input(&mut self, conn: ConnectionId, bytes: &[u8], now: Instant) {
         self.advance(now);
         let max = self.config.max_frame_len;
         let Some(c) = self.connections.get_mut(&conn) else {
@@ -183,7 +188,7 @@ impl Server {
 
     /// The client went away (socket closed or broken): its watches go, its session stays
     /// until it expires.
-    pub fn handle_disconnect(&mut self, now: Duration, conn: ConnectionId) {
+    pub fn handle_disconnect(&mut self, conn: ConnectionId, now: Instant) {
         self.advance(now);
         self.detach(conn);
         self.connections.remove(&conn);
@@ -213,17 +218,18 @@ impl Server {
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) is next due.
-    pub fn poll_timeout(&self) -> Option<Duration> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         let container = Some(self.next_container_check);
         [self.sessions.next_expiry(), container]
             .into_iter()
             .flatten()
             .min()
+            .map(|at| self.start + at)
     }
 
     /// Time passed: sessions without traffic for their timeout expire, and the container
     /// reaper runs when due.
-    pub fn handle_timeout(&mut self, now: Duration) {
+    pub fn handle_timeout(&mut self, now: Instant) {
         self.advance(now);
         if self.membership.is_some() {
             // In an ensemble the leader expires sessions and reaps containers.
@@ -245,7 +251,7 @@ impl Server {
     }
 
     /// Expires a session now, as the leader does when its timeout passes without traffic.
-    pub fn expire_session(&mut self, now: Duration, session: i64) {
+    pub fn expire_session(&mut self, session: i64, now: Instant) {
         self.advance(now);
         if self.sessions.sessions.contains_key(&session) {
             self.end_session(session, None);

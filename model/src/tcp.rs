@@ -1,13 +1,13 @@
 //! The TCP adapter: the model served on 127.0.0.1 with tokio, so any client (zkrs, Curator,
 //! zkCli.sh) can connect. One task owns the sans-I/O core (a [`Server`], or an
-//! [`EnsembleServer`] with one listener per member); each connection has a reader task feeding
-//! it bytes and a writer task sending what it answers. Time is tokio's clock since start, fed
-//! into the deterministic core (so a paused tokio clock drives it too).
+//! [`WireEnsemble`] with one listener per member); each connection has a reader task feeding
+//! it bytes and a writer task sending what it answers. Time is tokio's clock, fed into the
+//! deterministic core (so a paused tokio clock drives it too).
 
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant as StdInstant};
 
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -20,34 +20,34 @@ use tokio::time::Instant;
 use crate::config::ServerConfig;
 use crate::connection_id::ConnectionId;
 use crate::server::{Server, Transmit};
-use crate::wire_ensemble::EnsembleServer;
+use crate::wire_ensemble::WireEnsemble;
 
-type Call<S> = Box<dyn FnOnce(&mut S, Duration) + Send>;
+type Call<S> = Box<dyn FnOnce(&mut S, StdInstant) + Send>;
 
 /// What the adapter needs of a sans-I/O core, per listener.
 pub(crate) trait Served: Send + 'static {
-    fn accept(&mut self, listener: usize, now: Duration, ip: &str) -> ConnectionId;
-    fn input(&mut self, listener: usize, now: Duration, conn: ConnectionId, bytes: &[u8]);
-    fn gone(&mut self, listener: usize, now: Duration, conn: ConnectionId);
-    fn timeout(&mut self, now: Duration);
-    fn next_timeout(&self) -> Option<Duration>;
+    fn accept(&mut self, listener: usize, ip: &str, now: StdInstant) -> ConnectionId;
+    fn input(&mut self, listener: usize, conn: ConnectionId, bytes: &[u8], now: StdInstant);
+    fn gone(&mut self, listener: usize, conn: ConnectionId, now: StdInstant);
+    fn timeout(&mut self, now: StdInstant);
+    fn next_timeout(&self) -> Option<StdInstant>;
     fn transmit(&mut self) -> Option<(usize, Transmit)>;
 }
 
 impl Served for Server {
-    fn accept(&mut self, _: usize, now: Duration, ip: &str) -> ConnectionId {
-        Server::accept(self, now, ip)
+    fn accept(&mut self, _: usize, ip: &str, now: StdInstant) -> ConnectionId {
+        Server::accept(self, ip, now)
     }
-    fn input(&mut self, _: usize, now: Duration, conn: ConnectionId, bytes: &[u8]) {
-        self.handle_input(now, conn, bytes)
+    fn input(&mut self, _: usize, conn: ConnectionId, bytes: &[u8], now: StdInstant) {
+        self.handle_input(conn, bytes, now)
     }
-    fn gone(&mut self, _: usize, now: Duration, conn: ConnectionId) {
-        self.handle_disconnect(now, conn)
+    fn gone(&mut self, _: usize, conn: ConnectionId, now: StdInstant) {
+        self.handle_disconnect(conn, now)
     }
-    fn timeout(&mut self, now: Duration) {
+    fn timeout(&mut self, now: StdInstant) {
         self.handle_timeout(now)
     }
-    fn next_timeout(&self) -> Option<Duration> {
+    fn next_timeout(&self) -> Option<StdInstant> {
         self.poll_timeout()
     }
     fn transmit(&mut self) -> Option<(usize, Transmit)> {
@@ -55,20 +55,20 @@ impl Served for Server {
     }
 }
 
-impl Served for EnsembleServer {
-    fn accept(&mut self, member: usize, now: Duration, ip: &str) -> ConnectionId {
-        EnsembleServer::accept(self, member, now, ip)
+impl Served for WireEnsemble {
+    fn accept(&mut self, member: usize, ip: &str, now: StdInstant) -> ConnectionId {
+        WireEnsemble::accept(self, member, ip, now)
     }
-    fn input(&mut self, member: usize, now: Duration, conn: ConnectionId, bytes: &[u8]) {
-        self.handle_input(member, now, conn, bytes)
+    fn input(&mut self, member: usize, conn: ConnectionId, bytes: &[u8], now: StdInstant) {
+        self.handle_input(member, conn, bytes, now)
     }
-    fn gone(&mut self, member: usize, now: Duration, conn: ConnectionId) {
-        self.handle_disconnect(member, now, conn)
+    fn gone(&mut self, member: usize, conn: ConnectionId, now: StdInstant) {
+        self.handle_disconnect(member, conn, now)
     }
-    fn timeout(&mut self, now: Duration) {
+    fn timeout(&mut self, now: StdInstant) {
         self.handle_timeout(now)
     }
-    fn next_timeout(&self) -> Option<Duration> {
+    fn next_timeout(&self) -> Option<StdInstant> {
         self.poll_timeout()
     }
     fn transmit(&mut self) -> Option<(usize, Transmit)> {
@@ -113,9 +113,8 @@ impl<S> Drop for Serving<S> {
 }
 
 impl<S: Served> Serving<S> {
-    /// Serves `core`, listener `i` of `listeners` being its listener `i`, with time measured
-    /// since `start`.
-    fn start(core: S, listeners: Vec<TcpListener>, start: Instant) -> Self {
+    /// Serves `core`, listener `i` of `listeners` being its listener `i`, on tokio's clock.
+    fn start(core: S, listeners: Vec<TcpListener>) -> Self {
         let (inputs, rx) = mpsc::unbounded_channel();
         let mut tasks = Vec::new();
         for (index, listener) in listeners.into_iter().enumerate() {
@@ -129,13 +128,13 @@ impl<S: Served> Serving<S> {
                 }
             }));
         }
-        tasks.push(tokio::spawn(run_core(core, start, inputs.clone(), rx)));
+        tasks.push(tokio::spawn(run_core(core, inputs.clone(), rx)));
         Serving { inputs, tasks }
     }
 
     async fn call<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut S, Duration) -> R + Send + 'static,
+        f: impl FnOnce(&mut S, StdInstant) -> R + Send + 'static,
     ) -> Option<R> {
         let (tx, rx) = oneshot::channel();
         let call: Call<S> = Box::new(move |core, now| {
@@ -161,17 +160,16 @@ impl<S: Served> Serving<S> {
     }
 }
 
-/// A model server listening on 127.0.0.1. Dropping it stops the server and closes every
-/// connection.
+/// A model [`Server`] served on TCP, listening on 127.0.0.1 (the tokio adapter). Dropping it
+/// stops the server and closes every connection.
 ///
 /// [`stop`](Self::stop) and [`restart`](Self::restart) model a server going down and coming
 /// back on the same port with its state (tree, sessions, watches of sessions that reconnect):
 /// the model's clock keeps running meanwhile, so a session whose timeout passes while the
 /// server is down expires when it comes back.
 #[derive(Debug)]
-pub struct ModelServer {
+pub struct TcpServer {
     addr: SocketAddr,
-    start: Instant,
     state: State,
 }
 
@@ -183,7 +181,7 @@ enum State {
     Gone,
 }
 
-impl ModelServer {
+impl TcpServer {
     /// Starts a server with the default settings on a free port (inside a tokio runtime).
     pub async fn start() -> io::Result<Self> {
         Self::start_with(ServerConfig::default()).await
@@ -198,11 +196,10 @@ impl ModelServer {
     pub async fn start_on(port: u16, config: ServerConfig) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
-        let start = Instant::now();
-        Ok(ModelServer {
+        let server = Server::new(config, Instant::now().into_std());
+        Ok(TcpServer {
             addr,
-            start,
-            state: State::Serving(Serving::start(Server::new(config), vec![listener], start)),
+            state: State::Serving(Serving::start(server, vec![listener])),
         })
     }
 
@@ -250,7 +247,7 @@ impl ModelServer {
         let State::Stopped(server) = std::mem::replace(&mut self.state, State::Gone) else {
             unreachable!("stopped above")
         };
-        self.state = State::Serving(Serving::start(*server, vec![listener], self.start));
+        self.state = State::Serving(Serving::start(*server, vec![listener]));
         Ok(())
     }
 
@@ -258,7 +255,7 @@ impl ModelServer {
     /// with the model's current time. `None` while stopped.
     pub async fn with_server<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Server, Duration) -> R + Send + 'static,
+        f: impl FnOnce(&mut Server, StdInstant) -> R + Send + 'static,
     ) -> Option<R> {
         match &self.state {
             State::Serving(served) => served.call(f).await,
@@ -267,14 +264,15 @@ impl ModelServer {
     }
 }
 
-/// An [`EnsembleServer`] served on 127.0.0.1, one port per member. Dropping it stops it.
+/// A [`WireEnsemble`] served on TCP, on 127.0.0.1, one port per member (the tokio adapter).
+/// Dropping it stops it.
 #[derive(Debug)]
-pub struct ModelEnsemble {
+pub struct TcpEnsemble {
     addrs: Vec<SocketAddr>,
-    served: Serving<EnsembleServer>,
+    served: Serving<WireEnsemble>,
 }
 
-impl ModelEnsemble {
+impl TcpEnsemble {
     /// Starts `n` members on free ports.
     pub async fn start(n: usize, config: ServerConfig) -> io::Result<Self> {
         let mut listeners = Vec::new();
@@ -284,9 +282,10 @@ impl ModelEnsemble {
             addrs.push(listener.local_addr()?);
             listeners.push(listener);
         }
-        Ok(ModelEnsemble {
+        let ensemble = WireEnsemble::new(n, config, Instant::now().into_std());
+        Ok(TcpEnsemble {
             addrs,
-            served: Serving::start(EnsembleServer::new(n, config), listeners, Instant::now()),
+            served: Serving::start(ensemble, listeners),
         })
     }
 
@@ -305,7 +304,7 @@ impl ModelEnsemble {
     /// crash, restart, inspect), with its current time.
     pub async fn with_ensemble<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut EnsembleServer, Duration) -> R + Send + 'static,
+        f: impl FnOnce(&mut WireEnsemble, StdInstant) -> R + Send + 'static,
     ) -> Option<R> {
         self.served.call(f).await
     }
@@ -318,15 +317,13 @@ struct Link {
 
 async fn run_core<S: Served>(
     mut core: S,
-    start: Instant,
     inputs: mpsc::UnboundedSender<Input<S>>,
     mut rx: mpsc::UnboundedReceiver<Input<S>>,
 ) {
     let mut links: HashMap<(usize, ConnectionId), Link> = HashMap::new();
+    let idle = Instant::now() + Duration::from_secs(3600);
     loop {
-        let wake = core
-            .next_timeout()
-            .map_or_else(|| start + Duration::from_secs(3600), |t| start + t);
+        let wake = core.next_timeout().map_or(idle, Instant::from_std);
         let input = tokio::select! {
             input = rx.recv() => match input {
                 Some(input) => Some(input),
@@ -334,11 +331,11 @@ async fn run_core<S: Served>(
             },
             () = tokio::time::sleep_until(wake) => None,
         };
-        let now = start.elapsed();
+        let now = Instant::now().into_std();
         match input {
             None => core.timeout(now),
             Some(Input::Accepted(listener, stream, peer)) => {
-                let conn = core.accept(listener, now, &peer.ip().to_string());
+                let conn = core.accept(listener, &peer.ip().to_string(), now);
                 let (mut read, write) = stream.into_split();
                 let (out, out_rx) = mpsc::unbounded_channel();
                 tokio::spawn(write_loop(write, out_rx));
@@ -362,11 +359,11 @@ async fn run_core<S: Served>(
                 });
                 links.insert((listener, conn), Link { out, reader });
             }
-            Some(Input::Bytes(listener, conn, bytes)) => core.input(listener, now, conn, &bytes),
+            Some(Input::Bytes(listener, conn, bytes)) => core.input(listener, conn, &bytes, now),
             Some(Input::Gone(listener, conn)) => {
                 if let Some(link) = links.remove(&(listener, conn)) {
                     let _ = link.out.send(Output::Close);
-                    core.gone(listener, now, conn);
+                    core.gone(listener, conn, now);
                 }
             }
             Some(Input::Call(call)) => call(&mut core, now),
@@ -374,7 +371,7 @@ async fn run_core<S: Served>(
                 for ((listener, conn), link) in links.drain() {
                     let _ = link.out.send(Output::Close);
                     link.reader.abort();
-                    core.gone(listener, now, conn);
+                    core.gone(listener, conn, now);
                 }
                 let _ = back.send(core);
                 return;

@@ -4,9 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use zkrs_codec::Stat;
+use zkrs_codec::{AclEntry, Stat};
 
-use crate::acl::{AclEntry, AuthId};
 use crate::path::{name_of, parent_of};
 
 /// `ephemeralOwner` of a container node (`EphemeralType.CONTAINER_EPHEMERAL_OWNER`).
@@ -133,21 +132,18 @@ impl DataTree {
             extended_types,
             last_zxid: 0,
         };
-        let mut root = blank(AclEntry::open());
+        let mut root = blank(vec![AclEntry::open()]);
         root.children.insert("zookeeper".into());
-        let mut zookeeper = blank(AclEntry::open());
+        let mut zookeeper = blank(vec![AclEntry::open()]);
         zookeeper
             .children
             .extend(["quota".to_owned(), "config".to_owned()]);
-        let mut config = blank(vec![AclEntry {
-            perms: 1,
-            id: AuthId::new("world", "anyone"),
-        }]);
+        let mut config = blank(vec![AclEntry::read_only()]);
         config.stat.aversion = -1;
         tree.nodes.insert("/".into(), root);
         tree.nodes.insert("/zookeeper".into(), zookeeper);
         tree.nodes
-            .insert("/zookeeper/quota".into(), blank(AclEntry::open()));
+            .insert("/zookeeper/quota".into(), blank(vec![AclEntry::open()]));
         tree.nodes.insert("/zookeeper/config".into(), config);
         tree
     }

@@ -1,13 +1,13 @@
 //! An ensemble on the wire: `n` member servers, each with its own clients, tree and watch
 //! tables, and one committed log the leader orders. Members apply the log when the caller lets
-//! them (`hold`, `release`, `advance`), so a member can serve reads from the past while its
+//! them (`hold`, `release`, `replicate`), so a member can serve reads from the past while its
 //! clients' writes wait for it to catch up, as a lagging follower does. Sessions belong to the
 //! leader: it creates and expires them and checks a resume's password; a member cut off
 //! (`partition`) or crashed (`crash`) closes its connections and serves nobody until it
 //! comes back and replays the log.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use zkrs_codec::OpCode;
@@ -61,10 +61,12 @@ enum Health {
     Crashed,
 }
 
-/// An ensemble of model servers, deterministic and sans-I/O like [`Server`]: connections are
-/// addressed by member and [`ConnectionId`].
+/// An ensemble of model [`Server`]s that clients reach through the wire protocol,
+/// deterministic and sans-I/O like [`Server`]: connections are addressed by member and
+/// [`ConnectionId`]. [`TcpEnsemble`](crate::TcpEnsemble) serves it on TCP; the simulation
+/// drives it directly.
 #[derive(Debug)]
-pub struct EnsembleServer {
+pub struct WireEnsemble {
     config: ServerConfig,
     members: Vec<Server>,
     health: Vec<Health>,
@@ -78,22 +80,25 @@ pub struct EnsembleServer {
     epoch: i64,
     counter: i64,
     next_session: i64,
+    /// When the ensemble started: every time below is measured from it.
+    start: Instant,
     now: Duration,
     transmits: VecDeque<(usize, Transmit)>,
     next_poll: usize,
 }
 
-impl EnsembleServer {
-    /// `n` members, all serving and applying the log as it grows; member 0 leads.
+impl WireEnsemble {
+    /// `n` members started at `now`, all serving and applying the log as it grows; member 0
+    /// leads.
     ///
     /// # Panics
     ///
     /// If `n` is 0.
-    pub fn new(n: usize, config: ServerConfig) -> Self {
+    pub fn new(n: usize, config: ServerConfig, now: Instant) -> Self {
         assert!(n > 0, "an ensemble has members");
-        EnsembleServer {
+        WireEnsemble {
             members: (0..n)
-                .map(|_| Server::new_member(config.clone(), 1))
+                .map(|_| Server::new_member(config.clone(), 1, now))
                 .collect(),
             health: vec![Health::Serving; n],
             held: vec![false; n],
@@ -106,6 +111,7 @@ impl EnsembleServer {
             epoch: 1,
             counter: 0,
             next_session: (i64::from(config.server_id) << 56) | 0x0001_0000_0000,
+            start: now,
             now: Duration::ZERO,
             transmits: VecDeque::new(),
             next_poll: 0,
@@ -152,17 +158,18 @@ impl EnsembleServer {
         self.sessions.keys().copied().collect()
     }
 
-    fn advance_clock(&mut self, now: Duration) {
-        self.now = self.now.max(now);
+    /// Moves the clocks to `now` (never backwards).
+    fn advance_clock(&mut self, now: Instant) {
+        self.now = self.now.max(now.saturating_duration_since(self.start));
         for m in &mut self.members {
             m.now = m.now.max(self.now);
         }
     }
 
     /// A client connected to member `m`. A member that is not serving closes it at once.
-    pub fn accept(&mut self, m: usize, now: Duration, peer_ip: &str) -> ConnectionId {
+    pub fn accept(&mut self, m: usize, peer_ip: &str, now: Instant) -> ConnectionId {
         self.advance_clock(now);
-        let conn = self.members[m].accept(now, peer_ip);
+        let conn = self.members[m].accept(peer_ip, now);
         if self.health[m] != Health::Serving {
             self.members[m].close_connection(conn);
         }
@@ -170,19 +177,19 @@ impl EnsembleServer {
     }
 
     /// Bytes from a client of member `m`.
-    pub fn handle_input(&mut self, m: usize, now: Duration, conn: ConnectionId, bytes: &[u8]) {
+    pub fn handle_input(&mut self, m: usize, conn: ConnectionId, bytes: &[u8], now: Instant) {
         self.advance_clock(now);
         if self.health[m] != Health::Serving {
             return;
         }
-        self.members[m].handle_input(now, conn, bytes);
+        self.members[m].handle_input(conn, bytes, now);
         self.pump();
     }
 
     /// A client of member `m` went away.
-    pub fn handle_disconnect(&mut self, m: usize, now: Duration, conn: ConnectionId) {
+    pub fn handle_disconnect(&mut self, m: usize, conn: ConnectionId, now: Instant) {
         self.advance_clock(now);
-        self.members[m].handle_disconnect(now, conn);
+        self.members[m].handle_disconnect(conn, now);
     }
 
     /// What to write next: (member, bytes for one of its connections).
@@ -202,12 +209,16 @@ impl EnsembleServer {
     }
 
     /// When the leader next expires a session.
-    pub fn poll_timeout(&self) -> Option<Duration> {
-        self.sessions.values().map(|s| s.expires_at).min()
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.sessions
+            .values()
+            .map(|s| s.expires_at)
+            .min()
+            .map(|at| self.start + at)
     }
 
     /// Time passed: the leader expires sessions silent for their timeout (with a quorum).
-    pub fn handle_timeout(&mut self, now: Duration) {
+    pub fn handle_timeout(&mut self, now: Instant) {
         self.advance_clock(now);
         if !self.has_quorum() {
             return;
@@ -232,7 +243,7 @@ impl EnsembleServer {
     }
 
     /// Member `m` applies up to `count` more entries of the log (still held afterwards).
-    pub fn advance(&mut self, m: usize, count: usize) {
+    pub fn replicate(&mut self, m: usize, count: usize) {
         for _ in 0..count {
             if !self.apply_next(m) {
                 break;
@@ -273,7 +284,7 @@ impl EnsembleServer {
         self.health[m] = Health::Crashed;
         self.generation[m] += 1;
         let first_id = self.generation[m] << 32;
-        self.members[m] = Server::new_member(self.config.clone(), first_id);
+        self.members[m] = Server::new_member(self.config.clone(), first_id, self.start);
         self.members[m].now = self.now;
         self.applied[m] = 0;
         self.elect();

@@ -2,9 +2,9 @@
 //! (so the same request gets the same error code) and applied as its `DataTree` applies them.
 //! Each returns the changes the watch tables must hear about, in ZooKeeper's order.
 
-use zkrs_codec::{Acl, CreateMode, ErrorCode, List, OpCode, Stat};
+use zkrs_codec::{Acl, AclEntry, CreateMode, ErrorCode, List, OpCode, Stat};
 
-use crate::acl::{self, AclEntry, AuthId, AuthProviders};
+use crate::acl::{self, AuthId, AuthProviders};
 use crate::path::{is_valid, parent_of};
 use crate::tree::{DataTree, Node, OwnerKind, CONTAINER_OWNER, MAX_TTL_MS};
 

@@ -12,10 +12,10 @@ use curator_support::{children_until, within, Peer, DEADLINE};
 use tokio::time::Instant;
 use zkrs_client::Client;
 use zkrs_codec::CreateMode;
-use zkrs_model::ModelServer;
+use zkrs_model::TcpServer;
 use zkrs_recipes::InterProcessMutex;
 
-async fn connect(model: &ModelServer) -> Client {
+async fn connect(model: &TcpServer) -> Client {
     within("connect", Client::connect(&model.connect_string()))
         .await
         .expect("connect to the model")
@@ -23,7 +23,7 @@ async fn connect(model: &ModelServer) -> Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curator_and_our_mutex_exclude_each_other_on_the_model() {
-    let model = ModelServer::start().await.unwrap();
+    let model = TcpServer::start().await.unwrap();
     let cs = model.connect_string();
     let client = connect(&model).await;
     let path = "/interop/mutex";
@@ -50,7 +50,7 @@ async fn curator_and_our_mutex_exclude_each_other_on_the_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curator_latches_elect_one_leader_on_the_model() {
-    let model = ModelServer::start().await.unwrap();
+    let model = TcpServer::start().await.unwrap();
     let cs = model.connect_string();
     let client = connect(&model).await;
     let path = "/interop/latch";
@@ -102,7 +102,7 @@ async fn ask_until(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curators_caches_follow_our_writes_on_the_model() {
-    let model = ModelServer::start().await.unwrap();
+    let model = TcpServer::start().await.unwrap();
     let cs = model.connect_string();
     let client = connect(&model).await;
     client

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use support::runner::Run;
 use support::script::generate;
-use zkrs_model::{ModelServer, ServerConfig};
+use zkrs_model::{ServerConfig, TcpServer};
 use zkrs_testkit::{ServerOptions, TestingServer};
 
 fn env_or(name: &str, default: u64) -> u64 {
@@ -40,7 +40,7 @@ fn model_agrees_with_zookeeper() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut config = ServerConfig::default();
     config.container_check_interval = Duration::from_millis(REAPER_INTERVAL_MS);
-    let model = runtime.block_on(ModelServer::start_with(config)).unwrap();
+    let model = runtime.block_on(TcpServer::start_with(config)).unwrap();
 
     let started = Instant::now();
     let mut lines = 0usize;

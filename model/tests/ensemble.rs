@@ -3,8 +3,10 @@
 //! the past until `sync`, acknowledged writes survive a leader crash, and a member cut off or a
 //! lost quorum stops service. Each test checks a property a broken model would violate.
 
+use std::time::Instant;
+
 use zkrs_codec::{CreateMode, ErrorCode};
-use zkrs_model::{Ensemble, EnsembleError, EnsembleWrite};
+use zkrs_model::{EnsembleError, EnsembleWrite, OperationEnsemble};
 
 fn create(path: &str, data: &[u8]) -> EnsembleWrite {
     EnsembleWrite::Create {
@@ -22,13 +24,13 @@ fn set(path: &str, data: &[u8]) -> EnsembleWrite {
     }
 }
 
-fn data(e: &Ensemble, member: usize, path: &str) -> Option<Vec<u8>> {
+fn data(e: &OperationEnsemble, member: usize, path: &str) -> Option<Vec<u8>> {
     e.read(member, path).unwrap().map(|(d, _)| d)
 }
 
 #[test]
 fn a_lagging_follower_reads_the_past_until_sync() {
-    let mut e = Ensemble::new(3);
+    let mut e = OperationEnsemble::new(3, Instant::now());
     let s = e.open_session(0).unwrap();
     e.catch_up_all();
     // Writes through the leader; follower 2 applies nothing meanwhile.
@@ -54,7 +56,7 @@ fn a_lagging_follower_reads_the_past_until_sync() {
 
 #[test]
 fn a_session_reads_its_own_writes_on_a_lagging_follower() {
-    let mut e = Ensemble::new(3);
+    let mut e = OperationEnsemble::new(3, Instant::now());
     let s = e.open_session(1).unwrap();
     let other = e.open_session(0).unwrap();
     e.write(0, other, create("/a", b"")).unwrap();
@@ -69,7 +71,7 @@ fn a_session_reads_its_own_writes_on_a_lagging_follower() {
 
 #[test]
 fn writes_through_any_member_take_one_order_and_every_member_converges() {
-    let mut e = Ensemble::new(5);
+    let mut e = OperationEnsemble::new(5, Instant::now());
     let sessions: Vec<i64> = (0..5).map(|m| e.open_session(m).unwrap()).collect();
     e.write(0, sessions[0], create("/q", b"")).unwrap();
     let mut zxids = Vec::new();
@@ -116,7 +118,7 @@ fn writes_through_any_member_take_one_order_and_every_member_converges() {
 
 #[test]
 fn acknowledged_writes_survive_a_leader_crash_and_the_new_epoch_orders_after_them() {
-    let mut e = Ensemble::new(3);
+    let mut e = OperationEnsemble::new(3, Instant::now());
     let s = e.open_session(1).unwrap();
     let ack = e.write(1, s, create("/kept", b"x")).unwrap();
     assert_eq!(e.leader(), 0);
@@ -141,7 +143,7 @@ fn acknowledged_writes_survive_a_leader_crash_and_the_new_epoch_orders_after_the
 
 #[test]
 fn a_partitioned_member_stops_serving_and_a_lost_quorum_stops_writes() {
-    let mut e = Ensemble::new(3);
+    let mut e = OperationEnsemble::new(3, Instant::now());
     let s = e.open_session(0).unwrap();
     e.partition(2);
     assert_eq!(e.read(2, "/").unwrap_err(), EnsembleError::NotServing);
@@ -165,7 +167,7 @@ fn a_partitioned_member_stops_serving_and_a_lost_quorum_stops_writes() {
 
 #[test]
 fn a_closed_session_takes_its_ephemerals_on_every_member() {
-    let mut e = Ensemble::new(3);
+    let mut e = OperationEnsemble::new(3, Instant::now());
     let s = e.open_session(2).unwrap();
     let out = e
         .write(

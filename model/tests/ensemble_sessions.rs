@@ -1,14 +1,14 @@
 //! Sessions in the sans-I/O ensemble, on virtual time: what keeps a session alive at the
 //! leader.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use zkrs_codec::{
     encode_connect_request, encode_request, Acl, ConnectRequest, CreateMode, CreateRequest, List,
     OpCode,
 };
-use zkrs_model::{EnsembleServer, ServerConfig};
+use zkrs_model::{ServerConfig, WireEnsemble};
 
 /// No body (pings).
 struct Empty;
@@ -24,9 +24,10 @@ fn pings_waiting_behind_a_write_on_a_held_member_keep_the_session_alive() {
     // member never reached the leader, which expired the session while the member still
     // served it, and two lock holders followed. ZooKeeper touches a session when a request
     // arrives.
-    let mut e = EnsembleServer::new(3, ServerConfig::default());
-    let t = Duration::from_millis;
-    let conn = e.accept(1, t(0), "127.0.0.1");
+    let start = Instant::now();
+    let mut e = WireEnsemble::new(3, ServerConfig::default(), start);
+    let t = |ms| start + Duration::from_millis(ms);
+    let conn = e.accept(1, "127.0.0.1", t(0));
     let mut buf = BytesMut::new();
     encode_connect_request(
         &mut buf,
@@ -39,7 +40,7 @@ fn pings_waiting_behind_a_write_on_a_held_member_keep_the_session_alive() {
         },
         false,
     );
-    e.handle_input(1, t(0), conn, &buf);
+    e.handle_input(1, conn, &buf, t(0));
     while e.poll_transmit().is_some() {}
     let sessions = e.session_ids();
     assert_eq!(sessions.len(), 1);
@@ -54,13 +55,13 @@ fn pings_waiting_behind_a_write_on_a_held_member_keep_the_session_alive() {
         mode: CreateMode::Ephemeral,
     };
     encode_request(&mut create, 1, OpCode::Create, &req);
-    e.handle_input(1, t(10), conn, &create);
+    e.handle_input(1, conn, &create, t(10));
     // A ping every 500 ms for 4 s, twice the session timeout, each waiting behind the create.
     for k in 1..=8 {
         let now = t(10 + 500 * k);
         let mut ping = BytesMut::new();
         encode_request(&mut ping, -2, OpCode::Ping, &Empty);
-        e.handle_input(1, now, conn, &ping);
+        e.handle_input(1, conn, &ping, now);
         e.handle_timeout(now);
         while e.poll_transmit().is_some() {}
         assert!(

@@ -9,7 +9,7 @@ use zkrs_codec::{
     jute::{put_bool, put_buffer_opt, put_i32, put_str},
     Acl, Encode, List, OpCode,
 };
-use zkrs_model::ModelServer;
+use zkrs_model::TcpServer;
 use zkrs_testkit::TestingServer;
 
 /// One hostile exchange: what the server said, and whether it closed the connection.
@@ -86,7 +86,7 @@ fn big_create(data_len: usize) -> Vec<u8> {
 fn hostile_input_gets_zookeepers_answer() {
     let real = TestingServer::start().expect("a real ZooKeeper");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let model = runtime.block_on(ModelServer::start()).unwrap();
+    let model = runtime.block_on(TcpServer::start()).unwrap();
 
     let mut truncated_get = BytesMut::new();
     put_str(&mut truncated_get, "/");

@@ -5,28 +5,28 @@ use std::time::Duration;
 
 use tokio::time::timeout;
 use zkrs_client::Client;
-use zkrs_model::ModelServer;
+use zkrs_model::TcpServer;
 use zkrs_recipes::{InterProcessMutex, LeaderLatch, LeadershipEvent};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
-async fn connect(model: &ModelServer) -> Client {
+async fn connect(model: &TcpServer) -> Client {
     timeout(DEADLINE, Client::connect(&model.connect_string()))
         .await
         .expect("connect in time")
         .expect("connect")
 }
 
-async fn expire(model: &ModelServer, session: i64) {
+async fn expire(model: &TcpServer, session: i64) {
     model
-        .with_server(move |server, now| server.expire_session(now, session))
+        .with_server(move |server, now| server.expire_session(session, now))
         .await
         .expect("the model runs");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_leaders_latch_passes_to_the_next_in_line() {
-    let model = ModelServer::start().await.unwrap();
+    let model = TcpServer::start().await.unwrap();
     let (a, b) = (connect(&model).await, connect(&model).await);
     let first = LeaderLatch::start(&a, "/election", "a");
     timeout(DEADLINE, first.await_leadership())
@@ -60,7 +60,7 @@ async fn an_expired_leaders_latch_passes_to_the_next_in_line() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_whose_session_expires_is_lost_and_taken_by_the_waiter() {
-    let model = ModelServer::start().await.unwrap();
+    let model = TcpServer::start().await.unwrap();
     let (a, b) = (connect(&model).await, connect(&model).await);
     let held = timeout(DEADLINE, InterProcessMutex::new(&a, "/lock").acquire())
         .await

@@ -2,7 +2,8 @@
 //! negotiated, and bad input closing the connection instead of panicking.
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use proptest::prelude::*;
@@ -34,8 +35,10 @@ struct Client {
     xid: i32,
 }
 
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
+/// `n` milliseconds after the tests' common start.
+fn ms(n: u64) -> Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    *START.get_or_init(Instant::now) + Duration::from_millis(n)
 }
 
 /// Everything the server has to send, per connection (and whether it closes it).
@@ -79,8 +82,8 @@ fn frames(bytes: &[u8]) -> Vec<Out> {
     out
 }
 
-fn connect(server: &mut Server, now: Duration, timeout_ms: i32) -> Client {
-    let conn = server.accept(now, "127.0.0.1");
+fn connect(server: &mut Server, now: Instant, timeout_ms: i32) -> Client {
+    let conn = server.accept("127.0.0.1", now);
     let mut buf = BytesMut::new();
     encode_connect_request(
         &mut buf,
@@ -93,7 +96,7 @@ fn connect(server: &mut Server, now: Duration, timeout_ms: i32) -> Client {
         },
         false,
     );
-    server.handle_input(now, conn, &buf);
+    server.handle_input(conn, &buf, now);
     let (bytes, closed) = drain(server, conn);
     assert!(!closed);
     let len = check_frame(&bytes, 1 << 20).unwrap().unwrap();
@@ -108,7 +111,7 @@ fn connect(server: &mut Server, now: Duration, timeout_ms: i32) -> Client {
 
 fn call(
     server: &mut Server,
-    now: Duration,
+    now: Instant,
     c: &mut Client,
     op: OpCode,
     body: &dyn zkrs_codec::Encode,
@@ -116,13 +119,13 @@ fn call(
     let mut buf = BytesMut::new();
     encode_request(&mut buf, c.xid, op, body);
     c.xid += 1;
-    server.handle_input(now, c.conn, &buf);
+    server.handle_input(c.conn, &buf, now);
     frames(&drain(server, c.conn).0)
 }
 
 fn create(
     server: &mut Server,
-    now: Duration,
+    now: Instant,
     c: &mut Client,
     path: &str,
     mode: CreateMode,
@@ -144,7 +147,7 @@ fn create(
     }
 }
 
-fn exists_watch(server: &mut Server, now: Duration, c: &mut Client, path: &str) {
+fn exists_watch(server: &mut Server, now: Instant, c: &mut Client, path: &str) {
     call(
         server,
         now,
@@ -156,7 +159,7 @@ fn exists_watch(server: &mut Server, now: Duration, c: &mut Client, path: &str) 
 
 #[test]
 fn timeouts_are_clamped_to_two_and_twenty_ticks() {
-    let mut server = Server::new(ServerConfig::default());
+    let mut server = Server::new(ServerConfig::default(), ms(0));
     assert_eq!(connect(&mut server, ms(0), 10).timeout_ms, 400);
     assert_eq!(connect(&mut server, ms(0), 3000).timeout_ms, 3000);
     assert_eq!(connect(&mut server, ms(0), 600_000).timeout_ms, 4000);
@@ -164,7 +167,7 @@ fn timeouts_are_clamped_to_two_and_twenty_ticks() {
 
 #[test]
 fn a_silent_session_expires_and_its_ephemerals_go_with_a_watch_event() {
-    let mut server = Server::new(ServerConfig::default());
+    let mut server = Server::new(ServerConfig::default(), ms(0));
     let mut owner = connect(&mut server, ms(0), 1000);
     let mut watcher = connect(&mut server, ms(0), 4000);
     assert_eq!(
@@ -176,7 +179,7 @@ fn a_silent_session_expires_and_its_ephemerals_go_with_a_watch_event() {
     // The watcher pings; the owner is silent. Expiry is due at the tick after 1000 ms.
     let mut now = ms(0);
     while now < ms(1000) {
-        now += ms(100);
+        now += Duration::from_millis(100);
         call(&mut server, now, &mut watcher, OpCode::Ping, &Empty);
         server.handle_timeout(now);
         assert!(
@@ -205,8 +208,8 @@ fn a_silent_session_expires_and_its_ephemerals_go_with_a_watch_event() {
 #[test]
 fn containers_and_ttl_nodes_are_reaped_when_the_reaper_runs() {
     let mut config = ServerConfig::default();
-    config.container_check_interval = ms(1000);
-    let mut server = Server::new(config);
+    config.container_check_interval = Duration::from_millis(1000);
+    let mut server = Server::new(config, ms(0));
     let mut c = connect(&mut server, ms(0), 4000);
     assert_eq!(
         create(&mut server, ms(0), &mut c, "/box", CreateMode::Container),
@@ -265,9 +268,9 @@ fn containers_and_ttl_nodes_are_reaped_when_the_reaper_runs() {
 
 #[test]
 fn an_oversized_frame_closes_the_connection() {
-    let mut server = Server::new(ServerConfig::default());
+    let mut server = Server::new(ServerConfig::default(), ms(0));
     let c = connect(&mut server, ms(0), 4000);
-    server.handle_input(ms(1), c.conn, &0x0010_0000i32.to_be_bytes());
+    server.handle_input(c.conn, &0x0010_0000i32.to_be_bytes(), ms(1));
     assert!(
         drain(&mut server, c.conn).1,
         "a frame over jute.maxbuffer closes"
@@ -285,13 +288,13 @@ proptest! {
     /// closed.
     #[test]
     fn random_bytes_never_panic(handshake in any::<bool>(), bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-        let mut server = Server::new(ServerConfig::default());
+        let mut server = Server::new(ServerConfig::default(), ms(0));
         let conn = if handshake {
-            server.accept(ms(0), "127.0.0.1")
+            server.accept("127.0.0.1", ms(0))
         } else {
             connect(&mut server, ms(0), 4000).conn
         };
-        server.handle_input(ms(1), conn, &bytes);
+        server.handle_input(conn, &bytes, ms(1));
         let _ = drain(&mut server, conn);
         server.handle_timeout(ms(10_000));
         while server.poll_transmit().is_some() {}
@@ -300,14 +303,14 @@ proptest! {
     /// A well-framed request with a random opcode and body never panics either.
     #[test]
     fn random_requests_never_panic(op in -12i32..110, body in proptest::collection::vec(any::<u8>(), 0..200)) {
-        let mut server = Server::new(ServerConfig::default());
+        let mut server = Server::new(ServerConfig::default(), ms(0));
         let c = connect(&mut server, ms(0), 4000);
         let mut frame = Vec::new();
         frame.extend_from_slice(&((8 + body.len()) as i32).to_be_bytes());
         frame.extend_from_slice(&1i32.to_be_bytes());
         frame.extend_from_slice(&op.to_be_bytes());
         frame.extend_from_slice(&body);
-        server.handle_input(ms(1), c.conn, &frame);
+        server.handle_input(c.conn, &frame, ms(1));
         let _ = drain(&mut server, c.conn);
     }
 }

@@ -5,13 +5,13 @@ use std::time::Duration;
 use tokio::time::timeout;
 use zkrs_client::{Client, ErrorCode};
 use zkrs_codec::{CreateMode, EventType};
-use zkrs_model::ModelServer;
+use zkrs_model::TcpServer;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
 #[tokio::test]
 async fn client_round_trip_with_watches_and_ephemerals() {
-    let server = ModelServer::start().await.unwrap();
+    let server = TcpServer::start().await.unwrap();
     let a = timeout(DEADLINE, Client::connect(&server.connect_string()))
         .await
         .unwrap()
@@ -66,7 +66,7 @@ async fn client_round_trip_with_watches_and_ephemerals() {
 /// sessions on the same port, so the client reconnects with its session and its ephemeral.
 #[tokio::test]
 async fn stop_and_restart_keep_the_state_and_the_port() {
-    let mut server = ModelServer::start().await.unwrap();
+    let mut server = TcpServer::start().await.unwrap();
     let addr = server.addr();
     let client = timeout(DEADLINE, Client::connect(&server.connect_string()))
         .await

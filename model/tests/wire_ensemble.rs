@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::timeout;
 use zkrs_client::Client;
 use zkrs_codec::{CreateMode, EventType};
-use zkrs_model::{ModelEnsemble, ServerConfig};
+use zkrs_model::{ServerConfig, TcpEnsemble};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 /// How long a request that cannot be answered (its member is held) is given to show it is
@@ -23,7 +23,7 @@ async fn connect(connect_string: &str) -> Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_follower_serves_the_past_until_it_applies_and_sync_waits_for_it() {
-    let ensemble = ModelEnsemble::start(3, ServerConfig::default())
+    let ensemble = TcpEnsemble::start(3, ServerConfig::default())
         .await
         .unwrap();
     let leader = connect(&ensemble.addr(0).to_string()).await;
@@ -67,7 +67,7 @@ async fn a_held_follower_serves_the_past_until_it_applies_and_sync_waits_for_it(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_through_a_held_follower_is_answered_once_it_applied_it() {
-    let ensemble = ModelEnsemble::start(3, ServerConfig::default())
+    let ensemble = TcpEnsemble::start(3, ServerConfig::default())
         .await
         .unwrap();
     let follower = connect(&ensemble.addr(1).to_string()).await;
@@ -93,7 +93,7 @@ async fn a_write_through_a_held_follower_is_answered_once_it_applied_it() {
             .expect("committed");
     }
     ensemble
-        .with_ensemble(|e, _| e.advance(1, usize::MAX))
+        .with_ensemble(|e, _| e.replicate(1, usize::MAX))
         .await
         .unwrap();
     assert_eq!(
@@ -106,7 +106,7 @@ async fn a_write_through_a_held_follower_is_answered_once_it_applied_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_move_off_cut_off_members_and_a_lost_quorum_stalls_writes() {
-    let ensemble = ModelEnsemble::start(3, ServerConfig::default())
+    let ensemble = TcpEnsemble::start(3, ServerConfig::default())
         .await
         .unwrap();
     let pair = format!("{},{}", ensemble.addr(1), ensemble.addr(2));
@@ -162,7 +162,7 @@ async fn sessions_move_off_cut_off_members_and_a_lost_quorum_stalls_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_member_replays_the_log_and_a_closed_session_ends_everywhere() {
-    let ensemble = ModelEnsemble::start(3, ServerConfig::default())
+    let ensemble = TcpEnsemble::start(3, ServerConfig::default())
         .await
         .unwrap();
     let watcher = connect(&ensemble.addr(0).to_string()).await;

@@ -63,3 +63,62 @@ record! {
         pub user: &'a str,
     }
 }
+
+/// One access-control entry with owned strings: the ACL type of the client's API
+/// (`CreateOptions`, `get_acl`, `set_acl`, `Op::create`) and of the model's nodes. [`Acl`] is
+/// its borrowed form on the wire ([`as_acl`](Self::as_acl), `From<Acl>`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AclEntry {
+    /// What is allowed.
+    pub perms: Perms,
+    /// The scheme (`world`, `digest`, `ip`, `auth`, `sasl`, `x509`).
+    pub scheme: String,
+    /// The identity within the scheme.
+    pub id: String,
+}
+
+impl AclEntry {
+    /// An entry from its parts.
+    pub fn new(perms: Perms, scheme: impl Into<String>, id: impl Into<String>) -> AclEntry {
+        AclEntry {
+            perms,
+            scheme: scheme.into(),
+            id: id.into(),
+        }
+    }
+
+    /// Everything for everyone: `world:anyone` with every permission (the one entry of
+    /// `ZooDefs.Ids.OPEN_ACL_UNSAFE`).
+    pub fn open() -> AclEntry {
+        AclEntry::new(Perms::ALL, "world", "anyone")
+    }
+
+    /// Everything for the identities the session authenticated with: `auth:` with every
+    /// permission (the one entry of `ZooDefs.Ids.CREATOR_ALL_ACL`).
+    pub fn creator_all() -> AclEntry {
+        AclEntry::new(Perms::ALL, "auth", "")
+    }
+
+    /// Read for everyone: `world:anyone` with [`Perms::READ`] (the one entry of
+    /// `ZooDefs.Ids.READ_ACL_UNSAFE`).
+    pub fn read_only() -> AclEntry {
+        AclEntry::new(Perms::READ, "world", "anyone")
+    }
+
+    /// The borrowed form, for encoding.
+    pub fn as_acl(&self) -> Acl<'_> {
+        Acl {
+            perms: self.perms,
+            id: Id {
+                scheme: &self.scheme,
+                id: &self.id,
+            },
+        }
+    }
+}
+
+impl From<Acl<'_>> for AclEntry {
+    fn from(acl: Acl<'_>) -> AclEntry {
+        AclEntry::new(acl.perms, acl.id.scheme, acl.id.id)
+    }
+}

@@ -53,7 +53,7 @@ mod ops;
 mod stat;
 mod watch_mode;
 
-pub use acl::{Acl, ClientInfo, Id};
+pub use acl::{Acl, AclEntry, ClientInfo, Id};
 pub use connect::{
     decode_connect_request, decode_connect_response, encode_connect_request, ConnectRequest,
     ConnectResponse,

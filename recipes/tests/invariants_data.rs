@@ -30,7 +30,7 @@ use support::tree::{fresh_read, Rng};
 use zkrs_client::{Client, CreateMode};
 use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
 use zkrs_recipes::queue::QueueConsumer;
-use zkrs_sim::check::tree::{cache_checks, try_converge, OnReadError};
+use zkrs_sim::check::tree::{cache_checks, try_converge, CacheCheck, OnReadError};
 // The queue layout and the ledger's accounting are the simulation's: one copy.
 use zkrs_sim::check::ledger::Ledger;
 use zkrs_sim::suites::data::{settle_briefly as settle, trouble};
@@ -93,7 +93,14 @@ async fn caches() {
     let settled = Instant::now();
     let mut violations = Vec::new();
     let mut slowest = Duration::ZERO;
-    for (name, depth, with_root, view) in cache_checks(&curator, &tree, &children) {
+    for CacheCheck {
+        name,
+        max_depth: depth,
+        with_root,
+        view,
+        ..
+    } in cache_checks(&curator, &tree, &children)
+    {
         // Panics on a failed read, as every read after the faults should succeed.
         let converged = try_converge(
             &writer,
@@ -186,7 +193,7 @@ async fn consume(
         let id: u64 = String::from_utf8_lossy(&message.items()[0])
             .parse()
             .expect("an item id");
-        *ledger.lock().unwrap().delivered.entry(id).or_default() += 1;
+        ledger.lock().unwrap().record_delivery(id);
         if locked {
             match tokio::time::timeout(STEP_DEADLINE, message.complete()).await {
                 Err(_) => {
@@ -194,11 +201,11 @@ async fn consume(
                         format!("completing item {id} hung past {STEP_DEADLINE:?}"),
                         &client,
                     );
-                    ledger.lock().unwrap().complete_in_doubt.insert(id);
+                    ledger.lock().unwrap().record_completion_in_doubt(id);
                 }
-                Ok(Ok(())) => *ledger.lock().unwrap().completed.entry(id).or_default() += 1,
+                Ok(Ok(())) => ledger.lock().unwrap().record_completion(id),
                 Ok(Err(e)) if trouble(&e) => {
-                    ledger.lock().unwrap().complete_in_doubt.insert(id);
+                    ledger.lock().unwrap().record_completion_in_doubt(id);
                     settle(&client).await;
                 }
                 // Our lock is gone (session lost): someone else completes it.
@@ -261,12 +268,11 @@ async fn queues() {
                 )
             });
             match put {
-                Ok(_) => ledger.lock().unwrap().acked.insert(next),
+                Ok(_) => ledger.lock().unwrap().record_put(next),
                 Err(e) if trouble(&e) => {
                     // Not retried: a retry would be a second item with the same id.
-                    ledger.lock().unwrap().put_in_doubt.insert(next);
+                    ledger.lock().unwrap().record_put_in_doubt(next);
                     settle(&producer).await;
-                    true
                 }
                 Err(e) => panic!("put: {e}"),
             };
@@ -308,8 +314,13 @@ async fn queues() {
     // delivered twice, and no more missing than claims in doubt.
     let locked = ledgers[0].lock().unwrap();
     let plain = ledgers[1].lock().unwrap();
-    violations.extend(locked.locked_violations());
-    violations.extend(plain.plain_violations(in_doubt_claims));
+    violations.extend(locked.locked_violations().iter().map(ToString::to_string));
+    violations.extend(
+        plain
+            .plain_violations(in_doubt_claims)
+            .iter()
+            .map(ToString::to_string),
+    );
     let missing = plain.missing();
     let redelivered = locked.redeliveries();
     println!(
@@ -318,12 +329,12 @@ async fn queues() {
         injected.len(),
         2 * next + takes.load(Ordering::Relaxed),
         2 * next,
-        locked.acked.len(),
-        plain.acked.len(),
-        locked.put_in_doubt.len(),
-        plain.put_in_doubt.len(),
+        locked.puts_acked(),
+        plain.puts_acked(),
+        locked.puts_in_doubt(),
+        plain.puts_in_doubt(),
         takes.load(Ordering::Relaxed),
-        locked.complete_in_doubt.len(),
+        locked.completions_in_doubt(),
         settled.elapsed().as_secs_f32(),
         violations.len()
     );

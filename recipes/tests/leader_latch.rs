@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use zkrs_client::{Acl, Client, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+use zkrs_client::{AclEntry, Client, CreateMode, CreateOptions, ErrorCode};
 use zkrs_recipes::{CloseMode, LeaderLatch};
 use zkrs_testkit::TestingServer;
 
@@ -148,10 +148,7 @@ async fn errors_no_retry_can_fix_stop_the_latch_and_say_why() {
     assert!(err.to_string().contains("bad/path"), "{err}");
     assert!(!latch.is_leader());
     // No permission to create under the path.
-    let read_only = [Acl {
-        perms: Perms::READ,
-        id: Id::ANYONE,
-    }];
+    let read_only = [AclEntry::read_only()];
     let options = CreateOptions::new(CreateMode::Persistent).acl(&read_only);
     client.create_with("/locked", b"", &options).await.unwrap();
     let latch = LeaderLatch::start(&client, "/locked", "x");

@@ -33,4 +33,4 @@ pub use faults::{Direction, Fault, FaultConfig, FaultKind};
 pub use network::{host_name, PORT};
 pub use rng::SimRng;
 pub use trace::Trace;
-pub use world::{Report, Simulation, World};
+pub use world::{Report, Simulation, Violation, World};

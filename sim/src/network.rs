@@ -1,6 +1,6 @@
 //! The simulated network and ensemble: every client connection is an in-memory link
 //! (`zkrs_client::__private::memory_link`) whose bytes this module carries to and from the
-//! ensemble model (`zkrs_model::EnsembleServer`) after a latency, through the faults of the
+//! ensemble model (`zkrs_model::WireEnsemble`) after a latency, through the faults of the
 //! plan. One task drives it ([`pump`]), on the runtime's virtual time; everything it does is
 //! a function of the seed and of what the clients wrote, and each step is a trace line.
 
@@ -13,12 +13,13 @@ use bytes::Bytes;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use zkrs_client::__private::{memory_link, DialFuture, Dialer, LinkPeer};
-use zkrs_model::{ConnectionId, EnsembleServer, ServerConfig};
+use zkrs_model::{ConnectionId, ServerConfig, WireEnsemble};
 
 use crate::faults::{Direction, Fault, FaultKind};
 use crate::frames::FrameReader;
 use crate::rng::SimRng;
 use crate::trace::{digest, Trace};
+use crate::world::Violation;
 
 /// How soon the model is asked again about a deadline it could not act on.
 const MODEL_RETRY: Duration = Duration::from_millis(10);
@@ -105,7 +106,9 @@ struct MemberNet {
 /// The network, the ensemble, and the trace.
 #[derive(Debug)]
 pub(crate) struct Network {
-    pub(crate) ensemble: EnsembleServer,
+    pub(crate) ensemble: WireEnsemble,
+    /// The instant the run began: the ensemble's clock is `origin + now`.
+    origin: std::time::Instant,
     members: Vec<MemberNet>,
     conns: BTreeMap<u64, Conn>,
     by_model: BTreeMap<(usize, ConnectionId), u64>,
@@ -130,9 +133,11 @@ impl Network {
         rng: SimRng,
         plan: &[Fault],
         keep_trace: bool,
+        origin: std::time::Instant,
     ) -> Network {
         let mut net = Network {
-            ensemble: EnsembleServer::new(members, config),
+            ensemble: WireEnsemble::new(members, config, origin),
+            origin,
             members: vec![MemberNet::default(); members],
             conns: BTreeMap::new(),
             by_model: BTreeMap::new(),
@@ -187,9 +192,11 @@ impl Network {
         let (end, peer) = memory_link(notify.clone());
         let id = self.next_conn;
         self.next_conn += 1;
-        let model = self
-            .ensemble
-            .accept(member, now, &format!("10.0.0.{}", 100 + id % 100));
+        let model = self.ensemble.accept(
+            member,
+            &format!("10.0.0.{}", 100 + id % 100),
+            self.origin + now,
+        );
         // Drawn from the connection's own stream: leaving a fault out of the plan does not
         // change the latencies of the connections that remain.
         let latency = Duration::from_micros(self.rng.fork(id).between(100, 2_000));
@@ -228,21 +235,27 @@ impl Network {
             self.apply(event, now);
             self.take_transmits(now);
         }
-        if self.ensemble.poll_timeout().is_some_and(|t| t <= now) {
-            self.ensemble.handle_timeout(now);
+        if self.model_timeout().is_some_and(|t| t <= now) {
+            self.ensemble.handle_timeout(self.origin + now);
             self.take_transmits(now);
         }
         let next_event = self.events.keys().next().map(|k| k.0);
         // A deadline the model could not act on (no quorum to expire sessions with) stays
         // in the past: look again a tick later rather than spin at this instant.
         let model = self
-            .ensemble
-            .poll_timeout()
+            .model_timeout()
             .map(|t| if t <= now { now + MODEL_RETRY } else { t });
         match (next_event, model) {
             (Some(a), Some(b)) => Some(a.min(b).max(now)),
             (a, b) => a.or(b).map(|t| t.max(now)),
         }
+    }
+
+    /// When the ensemble's next deadline is, as time since the run began.
+    fn model_timeout(&self) -> Option<Duration> {
+        self.ensemble
+            .poll_timeout()
+            .map(|t| t.saturating_duration_since(self.origin))
     }
 
     /// Moves what clients wrote onto the wire (or into a black hole).
@@ -360,7 +373,8 @@ impl Network {
                         digest(&data)
                     ),
                 );
-                self.ensemble.handle_input(member, now, model, &data);
+                self.ensemble
+                    .handle_input(member, model, &data, self.origin + now);
             }
             Event::ClientGone { conn: id } => {
                 if let Some(conn) = self.conns.remove(&id) {
@@ -369,7 +383,7 @@ impl Network {
                         .record(now, &format!("c{id} closed by the client"));
                     if !conn.ended {
                         self.ensemble
-                            .handle_disconnect(conn.member, now, conn.model);
+                            .handle_disconnect(conn.member, conn.model, self.origin + now);
                     }
                 }
             }
@@ -417,7 +431,7 @@ impl Network {
                 let next = now + Duration::from_millis(rng.between(50, 800));
                 self.trace
                     .record(now, &format!("m{member} applies {n} more entries"));
-                self.ensemble.advance(member, n);
+                self.ensemble.replicate(member, n);
                 self.schedule(next, Event::LagStep { member, fault });
             }
         }
@@ -434,7 +448,8 @@ impl Network {
         conn.peer.reset();
         let (member, model) = (conn.member, conn.model);
         self.trace.record(now, &format!("c{id} reset"));
-        self.ensemble.handle_disconnect(member, now, model);
+        self.ensemble
+            .handle_disconnect(member, model, self.origin + now);
     }
 
     fn conns_of(&self, member: usize) -> Vec<u64> {
@@ -604,17 +619,17 @@ impl SharedNetwork {
 /// Runs the network until the runtime stops: every step at its virtual instant. Returns
 /// only if it is stuck: woken again and again without time moving (a livelock in the
 /// simulated world, which virtual time would otherwise never end).
-pub(crate) async fn pump(net: SharedNetwork) -> String {
+pub(crate) async fn pump(net: SharedNetwork) -> Violation {
     let mut same_instant = (Duration::MAX, 0u64);
     loop {
         let now = net.now();
         if same_instant.0 == now {
             same_instant.1 += 1;
             if same_instant.1 >= STUCK_STEPS {
-                return format!(
-                    "stuck: the network woke {STUCK_STEPS} times at {} ms without time moving",
-                    now.as_millis()
-                );
+                return Violation::Stuck {
+                    steps: STUCK_STEPS,
+                    at: now,
+                };
             }
         } else {
             same_instant = (now, 0);

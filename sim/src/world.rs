@@ -30,9 +30,53 @@ pub struct Report {
     /// Faults injected.
     pub faults: u64,
     /// What the test found wrong, if anything (its own words, or a hang).
-    pub violation: Option<String>,
+    pub violation: Option<Violation>,
     /// The last lines of the trace (every line with [`Simulation::keep_trace`]).
     pub trace: Vec<String>,
+}
+
+/// What a simulated run found wrong ([`Report::violation`]). `Display` gives the text the
+/// campaign prints and the traces quote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Violation {
+    /// The test's verdict in its own words: the checkers' findings
+    /// ([`check`](crate::check)), one a line, or a step that failed.
+    Found(String),
+    /// The test was still running after the run's limit of simulated time.
+    Hang {
+        /// The limit ([`Simulation::limit`]).
+        limit: Duration,
+    },
+    /// The network woke `steps` times at one virtual instant without time moving (a livelock
+    /// in the simulated world, which virtual time would otherwise never end).
+    Stuck {
+        /// How many times it woke.
+        steps: u64,
+        /// The instant, as simulated time since the run began.
+        at: Duration,
+    },
+    /// The network's task failed (it panicked): the error.
+    NetworkFailed(String),
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Violation::Found(text) => f.write_str(text),
+            Violation::Hang { limit } => write!(
+                f,
+                "hang: still running after {} s of simulated time",
+                limit.as_secs()
+            ),
+            Violation::Stuck { steps, at } => write!(
+                f,
+                "stuck: the network woke {steps} times at {} ms without time moving",
+                at.as_millis()
+            ),
+            Violation::NetworkFailed(e) => write!(f, "the network failed: {e}"),
+        }
+    }
 }
 
 impl Report {
@@ -167,6 +211,7 @@ impl Simulation {
                 root.fork(3),
                 &plan,
                 self.keep_trace,
+                start.into_std(),
             );
             let net = SharedNetwork::new(net, start);
             let mut pump_task = tokio::spawn(pump(net.clone()));
@@ -177,13 +222,10 @@ impl Simulation {
             };
             let verdict = tokio::select! {
                 biased;
-                stuck = &mut pump_task => Some(stuck.unwrap_or_else(|e| format!("the network failed: {e}"))),
+                stuck = &mut pump_task => Some(stuck.unwrap_or_else(|e| Violation::NetworkFailed(e.to_string()))),
                 outcome = tokio::time::timeout(self.limit, test(world)) => match outcome {
-                    Ok(result) => result.err(),
-                    Err(_) => Some(format!(
-                        "hang: still running after {} s of simulated time",
-                        self.limit.as_secs()
-                    )),
+                    Ok(result) => result.err().map(Violation::Found),
+                    Err(_) => Some(Violation::Hang { limit: self.limit }),
                 },
             };
             pump_task.abort();

@@ -15,7 +15,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
-use zkrs_model::{ModelServer, ServerConfig};
+use zkrs_model::{ServerConfig, TcpServer};
 
 use crate::error::{Error, Result};
 use crate::options::ServerOptions;
@@ -92,7 +92,7 @@ enum Command {
     Restart(std_mpsc::Sender<io::Result<()>>),
 }
 
-/// A [`ModelServer`] on its own thread and runtime. Dropping it stops the server and joins
+/// A [`TcpServer`] on its own thread and runtime. Dropping it stops the server and joins
 /// the thread.
 #[derive(Debug)]
 pub(crate) struct ModelHandle {
@@ -131,7 +131,7 @@ impl ModelHandle {
                     }
                 };
                 runtime.block_on(async move {
-                    let mut server = match ModelServer::start_on(0, config).await {
+                    let mut server = match TcpServer::start_on(0, config).await {
                         Ok(server) => server,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e));

@@ -70,11 +70,10 @@ impl Zk {
     }
 
     fn create_with(&self, path: &str, data: &[u8], mode: CreateMode, acl: &[AclEntry]) -> String {
-        let acl: Vec<_> = acl.iter().map(AclEntry::as_acl).collect();
         self.rt
             .block_on(
                 self.client
-                    .create_with(path, data, &CreateOptions::new(mode).acl(&acl)),
+                    .create_with(path, data, &CreateOptions::new(mode).acl(acl)),
             )
             .unwrap_or_else(|e| panic!("create {path}: {e}"))
             .0

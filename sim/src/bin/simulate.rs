@@ -87,7 +87,10 @@ fn print_report(suite: &str, report: &Report, real: Duration) {
         report.simulated.as_secs_f64(),
         real.as_secs_f64(),
         report.faults,
-        report.violation.as_deref().unwrap_or("none"),
+        report
+            .violation
+            .as_ref()
+            .map_or_else(|| "none".to_owned(), ToString::to_string),
     );
 }
 
@@ -197,7 +200,11 @@ fn campaign(args: &[String]) -> i32 {
                             .collect();
                         let text = format!(
                             "VIOLATION suite={suite} seed={seed}\n  {}\n  faults that show it:\n{}\n  last trace lines:\n{}\n  replay: {}",
-                            shrunk.violation.as_deref().unwrap_or("?").replace('\n', "\n  "),
+                            shrunk
+                                .violation
+                                .as_ref()
+                                .map_or_else(|| "?".to_owned(), ToString::to_string)
+                                .replace('\n', "\n  "),
                             plan.join("\n"),
                             shrunk.trace[shrunk.trace.len().saturating_sub(40)..]
                                 .iter()

@@ -148,14 +148,28 @@ pub async fn try_converge<F: FnMut() -> Tree>(
     }
 }
 
-/// A cache to compare with the server: its name, the depth it follows, whether its view
-/// holds the root, and its view.
-pub type CacheCheck<'a> = (
-    &'a str,
-    usize,
-    bool,
-    Box<dyn Fn() -> Tree + Send + Sync + 'a>,
-);
+/// A cache to compare with the server (see [`try_converge`]).
+#[non_exhaustive]
+pub struct CacheCheck<'a> {
+    /// The cache's name, for the trace and the violations.
+    pub name: &'a str,
+    /// The depth it follows below the root (`usize::MAX`: every level).
+    pub max_depth: usize,
+    /// Whether its view holds the root itself.
+    pub with_root: bool,
+    /// Its view now.
+    pub view: Box<dyn Fn() -> Tree + Send + Sync + 'a>,
+}
+
+impl std::fmt::Debug for CacheCheck<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CacheCheck")
+            .field("name", &self.name)
+            .field("max_depth", &self.max_depth)
+            .field("with_root", &self.with_root)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The cache suites' three caches as [`CacheCheck`]s: a `CuratorCache` and a `TreeCache`
 /// (every level, the root in their views) and a `PathChildrenCache` (one level, no root).
@@ -165,24 +179,24 @@ pub fn cache_checks<'a>(
     children: &'a PathChildrenCache,
 ) -> [CacheCheck<'a>; 3] {
     [
-        (
-            "CuratorCache",
-            usize::MAX,
-            true,
-            Box::new(|| view_of(&curator.snapshot())),
-        ),
-        (
-            "TreeCache",
-            usize::MAX,
-            true,
-            Box::new(|| view_of(&tree.snapshot())),
-        ),
-        (
-            "PathChildrenCache",
-            1,
-            false,
-            Box::new(|| view_of(&children.snapshot())),
-        ),
+        CacheCheck {
+            name: "CuratorCache",
+            max_depth: usize::MAX,
+            with_root: true,
+            view: Box::new(|| view_of(&curator.snapshot())),
+        },
+        CacheCheck {
+            name: "TreeCache",
+            max_depth: usize::MAX,
+            with_root: true,
+            view: Box::new(|| view_of(&tree.snapshot())),
+        },
+        CacheCheck {
+            name: "PathChildrenCache",
+            max_depth: 1,
+            with_root: false,
+            view: Box::new(|| view_of(&children.snapshot())),
+        },
     ]
 }
 

@@ -13,7 +13,9 @@ use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache}
 
 use super::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
 use super::{connect, STEP_DEADLINE};
-use crate::check::tree::{cache_checks, fresh_read, random_change, try_converge, OnReadError};
+use crate::check::tree::{
+    cache_checks, fresh_read, random_change, try_converge, CacheCheck, OnReadError,
+};
 use crate::World;
 
 const ROOT: &str = "/inv-c";
@@ -79,7 +81,14 @@ pub async fn run(world: World) -> Result<(), String> {
     // After the faults: every cache equals a fresh read, within the bound.
     let settled = Instant::now();
     let mut slowest = Duration::ZERO;
-    for (name, depth, with_root, view) in cache_checks(&curator, &tree, &children) {
+    for CacheCheck {
+        name,
+        max_depth: depth,
+        with_root,
+        view,
+        ..
+    } in cache_checks(&curator, &tree, &children)
+    {
         // One bound for all three, from the faults' end.
         let left = CONVERGE.saturating_sub(settled.elapsed());
         let converged = try_converge(

@@ -106,20 +106,20 @@ async fn consume(
                 .add(format!("{name}: took {text:?}, not an item id"));
             continue;
         };
-        *ledger.lock().unwrap().delivered.entry(id).or_default() += 1;
+        ledger.lock().unwrap().record_delivery(id);
         if locked {
             match tokio::time::timeout(STEP_DEADLINE, message.complete()).await {
                 Err(_) => {
                     let what = format!("{name}: completing item {id} hung past {STEP_DEADLINE:?}");
                     shared.hang(what, &client);
-                    ledger.lock().unwrap().complete_in_doubt.insert(id);
+                    ledger.lock().unwrap().record_completion_in_doubt(id);
                 }
-                Ok(Ok(())) => *ledger.lock().unwrap().completed.entry(id).or_default() += 1,
+                Ok(Ok(())) => ledger.lock().unwrap().record_completion(id),
                 Ok(Err(e)) if trouble(&e) => {
                     shared
                         .world
                         .trace(&format!("{name}: completing item {id} in doubt: {e}"));
-                    ledger.lock().unwrap().complete_in_doubt.insert(id);
+                    ledger.lock().unwrap().record_completion_in_doubt(id);
                     settle_briefly(&client).await;
                 }
                 // Our lock is gone (session lost): someone else completes it.
@@ -219,18 +219,18 @@ pub async fn run(world: World) -> Result<(), String> {
                 Err(_) => {
                     let what = format!("putting item {next} hung past {STEP_DEADLINE:?}");
                     shared.hang(what, &producer);
-                    ledger.lock().unwrap().put_in_doubt.insert(next);
+                    ledger.lock().unwrap().record_put_in_doubt(next);
                     continue;
                 }
             };
             match put {
                 Ok(_) => {
-                    ledger.lock().unwrap().acked.insert(next);
+                    ledger.lock().unwrap().record_put(next);
                 }
                 Err(e) if trouble(&e) => {
                     // Not retried: a retry would be a second item with the same id.
                     world.trace(&format!("put {next} in doubt: {e}"));
-                    ledger.lock().unwrap().put_in_doubt.insert(next);
+                    ledger.lock().unwrap().record_put_in_doubt(next);
                     settle_briefly(&producer).await;
                 }
                 Err(e) => shared.problems.add(format!("put {next}: {e}")),
@@ -281,19 +281,19 @@ pub async fn run(world: World) -> Result<(), String> {
         .into_iter()
         .chain(plain.plain_violations(in_doubt_claims))
     {
-        problems.add(found);
+        problems.add(found.to_string());
     }
     let missing = plain.missing();
     let redelivered = locked.redeliveries();
     world.trace(&format!(
         "queues: puts {} (acked {}+{}, in doubt {}+{}), takes {}, locked redeliveries {redelivered}, completes in doubt {}, plain claims in doubt {in_doubt_claims}, missing {missing}, drained in {} ms, violations {}",
         2 * next,
-        locked.acked.len(),
-        plain.acked.len(),
-        locked.put_in_doubt.len(),
-        plain.put_in_doubt.len(),
+        locked.puts_acked(),
+        plain.puts_acked(),
+        locked.puts_in_doubt(),
+        plain.puts_in_doubt(),
         shared.takes.load(Ordering::Relaxed),
-        locked.complete_in_doubt.len(),
+        locked.completions_in_doubt(),
         drained_in.as_millis(),
         problems.len()
     ));

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::io::{BufWriter, Write};
 use std::time::Duration;
 
-use zkrs_client::{Acl, AclEntry, Client, CreateMode, CreateOptions, Op};
+use zkrs_client::{AclEntry, Client, CreateMode, CreateOptions, Op};
 use zkrs_recipes::framework::parent;
 
 use crate::args::backup::{BackupCommand, Existing};
@@ -319,8 +319,7 @@ async fn send(
         Unit::Multi { ops, creates } => client.multi(ops).await.map(|_| *creates),
         Unit::Ttl(i) => {
             let r = &records[*i];
-            let entries: Vec<AclEntry> = r.acl_entries();
-            let acl: Vec<Acl<'_>> = entries.iter().map(AclEntry::as_acl).collect();
+            let acl: Vec<AclEntry> = r.acl_entries();
             let ttl = Duration::from_millis(r.ttl_ms.unwrap_or(1));
             let options = CreateOptions::new(CreateMode::PersistentWithTtl)
                 .acl(&acl)

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use zkrs_client::{
-    Acl, AclEntry, Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result,
+    AclEntry, Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, Result,
 };
 use zkrs_recipes::framework::{create_parents, join, parent, ParentMode};
 
@@ -126,10 +126,9 @@ async fn create(client: &Client, a: CreateArgs) -> Outcome {
     };
     // `--acl`: the entries given, else the open ACL.
     let entries: Vec<AclEntry> = a.acl.iter().map(acl::entry).collect();
-    let wire: Vec<Acl<'_>> = entries.iter().map(AclEntry::as_acl).collect();
     let mut options = CreateOptions::new(mode(&a));
-    if !wire.is_empty() {
-        options = options.acl(&wire);
+    if !entries.is_empty() {
+        options = options.acl(&entries);
     }
     if let Some(ttl) = a.ttl {
         options = options.ttl(ttl);
