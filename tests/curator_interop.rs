@@ -25,7 +25,7 @@ use zkrs_recipes::cache::{
     TreeCache,
 };
 use zkrs_recipes::framework::{create_parents, join, node_name, parent};
-use zkrs_recipes::lock::{decode_count, encode_count};
+use zkrs_recipes::counter::{decode_count, encode_count};
 use zkrs_recipes::sequence::{key_fn, rank, read_write_sort_key, sort_key, sorted};
 use zkrs_recipes::{
     revoke, CloseMode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::Client;
-use zkrs_recipes::lock::{decode_count, encode_count};
+use zkrs_recipes::counter::{decode_count, encode_count};
 use zkrs_recipes::{InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
 use zkrs_testkit::TestingServer;
 

@@ -159,7 +159,7 @@ impl Atomic {
         if outcome.0.is_none() {
             if let Some(promoted) = &self.promoted {
                 let started = Instant::now();
-                let mutex = InterProcessMutex::new(&self.client, &promoted.lock_path).uncounted();
+                let mutex = InterProcessMutex::internal(&self.client, &promoted.lock_path);
                 let guard = match promoted.max_lock_time {
                     Some(limit) => mutex.try_acquire(limit).await?,
                     None => Some(mutex.acquire().await?),
