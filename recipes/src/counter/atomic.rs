@@ -342,7 +342,7 @@ atomic_counter!(
     /// ```no_run
     /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
     /// use zkrs_recipes::counter::DistributedAtomicLong;
-    /// use zkrs_recipes::RetryPolicy;
+    /// use zkrs_recipes::framework::RetryPolicy;
     /// let hits = DistributedAtomicLong::new(&client, "/stats/hits", RetryPolicy::default());
     /// let r = hits.increment().await?;
     /// if r.succeeded {

@@ -21,8 +21,8 @@ mod selector;
 pub use leadership::{Leadership, LeadershipEvent};
 
 pub use election::{
-    offers, ElectionEvent, ElectionState, LeaderElection, LeaderElectionBuilder, LeaderOffer,
-    OFFER_PREFIX,
+    election_leader, ElectionEvent, ElectionState, LeaderElection, LeaderElectionBuilder,
+    LeaderOffer, OFFER_PREFIX,
 };
 pub use latch::{
     participants, CloseMode, LeaderLatch, LeaderLatchBuilder, Participant, LATCH_NAME,

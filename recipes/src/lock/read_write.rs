@@ -298,7 +298,7 @@ impl WriteLockGuard {
     /// longer held, so no read lock is granted on its account).
     ///
     /// ```no_run
-    /// # async fn demo(lock: zkrs_recipes::InterProcessReadWriteLock) -> zkrs_client::Result<()> {
+    /// # async fn demo(lock: zkrs_recipes::lock::InterProcessReadWriteLock) -> zkrs_client::Result<()> {
     /// let write = lock.write_lock().acquire().await?;
     /// // ... update the data ...
     /// let read = write.read_lock().await?;

@@ -495,7 +495,7 @@ impl Lease {
         self.guard.release().await
     }
 
-    /// The lease as a plain [`LockGuard`] on its node (for [`crate::InterProcessMultiLock`]
+    /// The lease as a plain [`LockGuard`] on its node (for [`crate::lock::InterProcessMultiLock`]
     /// and other code that handles guards).
     pub fn into_guard(self) -> LockGuard {
         self.guard

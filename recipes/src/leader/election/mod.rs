@@ -53,8 +53,8 @@ use crate::framework::{
 };
 
 pub use events::{ElectionEvent, ElectionState};
-use offers::{cleanup_in_doubt, offers_up_to, resolve_in_doubt, sorted_offers};
-pub use offers::{offers, LeaderOffer, OFFER_PREFIX};
+use offers::{cleanup_in_doubt, offers, resolve_in_doubt, sorted_offers};
+pub use offers::{LeaderOffer, OFFER_PREFIX};
 
 #[derive(Debug, Default)]
 struct Offer {
@@ -305,22 +305,28 @@ impl LeaderElection {
 
     /// Every offer in election order, the leader's first (ids read from the nodes).
     pub async fn offers(&self) -> Result<Vec<LeaderOffer>> {
-        offers(&self.shared.client, &self.shared.root).await
+        offers(&self.shared.client, &self.shared.root, usize::MAX).await
     }
 
     /// The leader, if there is any offer: its id and its offer's node (the Java recipe's
     /// `getLeaderHostName`, with the node).
     pub async fn leader(&self) -> Result<Option<Participant>> {
-        Ok(offers_up_to(&self.shared.client, &self.shared.root, 1)
-            .await?
-            .into_iter()
-            .next()
-            .map(|offer| Participant {
-                id: offer.id,
-                is_leader: true,
-                path: offer.path,
-            }))
+        election_leader(&self.shared.client, &self.shared.root).await
     }
+}
+
+/// The leader of the election at `root`, if there is any offer: its id and its offer's node
+/// ([`LeaderElection::leader`], without taking part in the election).
+pub async fn election_leader(client: &Client, root: &str) -> Result<Option<Participant>> {
+    Ok(offers(client, root, 1)
+        .await?
+        .into_iter()
+        .next()
+        .map(|offer| Participant {
+            id: offer.id,
+            is_leader: true,
+            path: offer.path,
+        }))
 }
 
 leadership_by_inherent_methods!(LeaderElection, ElectionEvent);

@@ -42,19 +42,8 @@ pub(super) fn sorted_offers<'a>(
     offers
 }
 
-/// Every offer of the election at `root`, in election order, the leader's first (ids read
-/// from the nodes). Needs no participant: [`LeaderElection::offers`](super::LeaderElection::offers)
-/// is the same for a participant's election.
-pub async fn offers(client: &Client, root: &str) -> Result<Vec<LeaderOffer>> {
-    offers_up_to(client, root, usize::MAX).await
-}
-
 /// Up to `limit` offers in election order, with their ids.
-pub(super) async fn offers_up_to(
-    client: &Client,
-    root: &str,
-    limit: usize,
-) -> Result<Vec<LeaderOffer>> {
+pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<Vec<LeaderOffer>> {
     let children = match client.get_children(root).await {
         Ok(c) => c,
         Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
