@@ -34,7 +34,7 @@ async fn main() -> Result<(), Error> {
     for i in 0..10 {
         let client = Client::connect(&connect).await?;
         let latch = LeaderLatch::builder(&client, PATH)
-            .id(&format!("p{i}"))
+            .id(format!("p{i}"))
             .start()?;
         // One after the other, so the line is p0..p9 (the latch joins in the background).
         let deadline = Instant::now() + WAIT;

@@ -27,7 +27,7 @@ async fn main() -> Result<(), Error> {
     for i in 1..=5 {
         let client = Client::connect(&connect).await?;
         let election = MasterElection::builder(&client, PATH)
-            .id(&format!("worker-{i}"))
+            .id(format!("worker-{i}"))
             .start()?;
         workers.push((client, election));
     }

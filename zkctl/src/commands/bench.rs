@@ -498,7 +498,7 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> 
     for round in 1..=o.rounds {
         sessions.swap(0, 1);
         let next = LeaderLatch::builder(&sessions[0], &path)
-            .id(&format!("bench-{round}"))
+            .id(format!("bench-{round}"))
             .start()?;
         until_count("the next participant to join", 2, || async {
             Ok(next.participants().await?.len())

@@ -293,8 +293,8 @@ impl LeaderElection {
         &self.shared.root
     }
 
-    /// This participant's host name.
-    pub fn host_name(&self) -> &str {
+    /// This participant's id (the Java recipe's host name).
+    pub fn id(&self) -> &str {
         &self.shared.id
     }
 
