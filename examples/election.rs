@@ -1,7 +1,7 @@
 //! ZooKeeper's own election recipe as a state machine (`LeaderElection`): three hosts offer
 //! themselves one after the other; each one's events are printed as they happen. The first
 //! is ELECTED, the others are READY (each watching the offer just before its own). Then the
-//! leader stops, and only the next in line goes through DETERMINE to ELECTED.
+//! leader leaves, and only the next in line goes through DETERMINE to ELECTED.
 //!
 //! Starts a local ZooKeeper with the test kit, or uses `ZK_SERVER` (a connect string).
 //! Run: `cargo run --example election`.
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use zkrs::Client;
 use zkrs::EventStream;
-use zkrs_recipes::{ElectionEvent, LeaderElection};
+use zkrs_recipes::leader::{ElectionEvent, LeaderElection};
 use zkrs_testkit::TestingServer;
 
 const ROOT: &str = "/example/election";
@@ -29,9 +29,9 @@ async fn main() -> Result<(), Error> {
     let mut hosts = Vec::new();
     for name in ["alpha.example.com", "beta.example.com", "gamma.example.com"] {
         let client = Client::connect(&connect).await?;
-        let election = LeaderElection::new(&client, ROOT, name);
-        let mut events = election.events();
-        election.start();
+        let builder = LeaderElection::builder(&client, ROOT).id(name);
+        let mut events = builder.events();
+        let election = builder.start()?;
         // Print this host's events until it has settled (ELECTED or READY).
         print_until(start, name, &mut events, |e| {
             matches!(
@@ -51,12 +51,12 @@ async fn main() -> Result<(), Error> {
     println!(
         "{:>5} ms  the leader, as gamma reads it: {}",
         start.elapsed().as_millis(),
-        observer.leader_host_name().await?.unwrap_or_default()
+        observer.leader().await?.map(|p| p.id).unwrap_or_default()
     );
 
-    // The leader stops: its offer is deleted. beta (watching it) runs the election again.
+    // The leader leaves: its offer is deleted. beta (watching it) runs the election again.
     let (alpha_client, alpha, mut alpha_events) = hosts.remove(0);
-    alpha.stop().await?;
+    alpha.close().await?;
     print_until(start, "alpha.example.com", &mut alpha_events, |e| {
         e == ElectionEvent::StopComplete
     })
@@ -76,11 +76,11 @@ async fn main() -> Result<(), Error> {
     println!(
         "{:>5} ms  the leader now: {}",
         start.elapsed().as_millis(),
-        gamma.leader_host_name().await?.unwrap_or_default()
+        gamma.leader().await?.map(|p| p.id).unwrap_or_default()
     );
 
     for (client, election, _) in hosts {
-        election.stop().await?;
+        election.close().await?;
         client.close().await?;
     }
     alpha_client.close().await?;

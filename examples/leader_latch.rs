@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use zkrs::Client;
-use zkrs_recipes::{CloseMode, LeaderLatch};
+use zkrs_recipes::leader::{CloseMode, LeaderLatch};
 use zkrs_testkit::TestingServer;
 
 const PATH: &str = "/example/leader";
@@ -33,10 +33,12 @@ async fn main() -> Result<(), Error> {
     let mut members = Vec::new();
     for i in 0..10 {
         let client = Client::connect(&connect).await?;
-        let latch = LeaderLatch::start(&client, PATH, &format!("p{i}"));
+        let latch = LeaderLatch::builder(&client, PATH)
+            .id(format!("p{i}"))
+            .start()?;
         // One after the other, so the line is p0..p9 (the latch joins in the background).
         let deadline = Instant::now() + WAIT;
-        while latch.our_path().is_none() {
+        while latch.node_path().is_none() {
             if Instant::now() >= deadline {
                 return Err("a participant could not join".into());
             }

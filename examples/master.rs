@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use zkrs::Client;
-use zkrs_recipes::MasterElection;
+use zkrs_recipes::leader::MasterElection;
 use zkrs_testkit::TestingServer;
 
 const PATH: &str = "/example/master";
@@ -26,7 +26,9 @@ async fn main() -> Result<(), Error> {
     let mut workers = Vec::new();
     for i in 1..=5 {
         let client = Client::connect(&connect).await?;
-        let election = MasterElection::start_at(&client, PATH, &format!("worker-{i}"));
+        let election = MasterElection::builder(&client, PATH)
+            .id(format!("worker-{i}"))
+            .start()?;
         workers.push((client, election));
     }
     println!("5 workers contend for {PATH}");
@@ -35,7 +37,12 @@ async fn main() -> Result<(), Error> {
     println!(
         "{} is master; the node says {:?}",
         workers[master].1.id(),
-        workers[master].1.master_id().await?.unwrap_or_default()
+        workers[master]
+            .1
+            .leader()
+            .await?
+            .map(|p| p.id)
+            .unwrap_or_default()
     );
 
     let (client, leaving) = workers.remove(master);

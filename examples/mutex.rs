@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use zkrs::{Client, CreateMode, ErrorCode};
-use zkrs_recipes::InterProcessMutex;
+use zkrs_recipes::lock::InterProcessMutex;
 use zkrs_testkit::TestingServer;
 
 const LOCK: &str = "/example/mutex";
@@ -43,7 +43,9 @@ async fn main() -> Result<(), Error> {
         let connect = connect.clone();
         tasks.push(tokio::spawn(async move {
             let client = Client::connect(&connect).await?;
-            let mutex = InterProcessMutex::new(&client, LOCK).with_data(format!("worker-{w}"));
+            let mutex = InterProcessMutex::builder(&client, LOCK)
+                .data(format!("worker-{w}"))
+                .build()?;
             for round in 1..=ROUNDS {
                 let guard = mutex.acquire().await?;
                 // Read, think, write: another writer in between would lose this update.
@@ -79,9 +81,12 @@ async fn main() -> Result<(), Error> {
     );
 
     // A holder, and someone who will not wait long.
-    let holder = InterProcessMutex::new(&setup, LOCK).acquire().await?;
+    let holder = InterProcessMutex::builder(&setup, LOCK)
+        .build()?
+        .acquire()
+        .await?;
     let impatient = Client::connect(&connect).await?;
-    let mutex = InterProcessMutex::new(&impatient, LOCK);
+    let mutex = InterProcessMutex::builder(&impatient, LOCK).build()?;
     let got = mutex.try_acquire(Duration::from_millis(200)).await?;
     println!(
         "{:>5} ms  while it is held, try_acquire(200 ms) got it? {}",

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zkrs::{Client, CreateMode, ErrorCode};
-use zkrs_recipes::InterProcessReadWriteLock;
+use zkrs_recipes::lock::InterProcessReadWriteLock;
 use zkrs_testkit::TestingServer;
 
 const LOCK: &str = "/example/rwlock";
@@ -49,7 +49,9 @@ async fn main() -> Result<(), Error> {
         let connect = connect.clone();
         tasks.push(tokio::spawn(async move {
             let client = Client::connect(&connect).await?;
-            let lock = InterProcessReadWriteLock::new(&client, LOCK).write_lock();
+            let lock = InterProcessReadWriteLock::builder(&client, LOCK)
+                .build()?
+                .write_lock();
             for version in 1..=3 {
                 tokio::time::sleep(Duration::from_millis(120)).await;
                 log("writer", "waits for the write lock".into());
@@ -74,7 +76,9 @@ async fn main() -> Result<(), Error> {
         tasks.push(tokio::spawn(async move {
             let who = format!("reader {r}");
             let client = Client::connect(&connect).await?;
-            let lock = InterProcessReadWriteLock::new(&client, LOCK).read_lock();
+            let lock = InterProcessReadWriteLock::builder(&client, LOCK)
+                .build()?
+                .read_lock();
             for _ in 0..4 {
                 let guard = lock.acquire().await?;
                 let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
@@ -96,7 +100,7 @@ async fn main() -> Result<(), Error> {
 
     // Downgrade: write, then read what was written while no writer can get in.
     let client = Client::connect(&connect).await?;
-    let lock = InterProcessReadWriteLock::new(&client, LOCK);
+    let lock = InterProcessReadWriteLock::builder(&client, LOCK).build()?;
     let write = lock.write_lock().acquire().await?;
     client.set_data(DATA, b"final", None).await?;
     let read = write.downgrade().await?;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use zkrs::{Client, ErrorCode};
 use zkrs_recipes::counter::{DistributedAtomicLong, SharedCount, SharedValueEvent};
-use zkrs_recipes::RetryPolicy;
+use zkrs_recipes::framework::RetryPolicy;
 use zkrs_testkit::TestingServer;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;

@@ -24,12 +24,12 @@ use zkrs_recipes::cache::{
     CacheEvent, ChildData, CuratorCache, NodeCache, PathChildrenCache, Snapshot, StartMode,
     TreeCache,
 };
+use zkrs_recipes::counter::{decode_count, encode_count};
 use zkrs_recipes::framework::{create_parents, join, node_name, parent, ParentMode};
-use zkrs_recipes::lock::{decode_count, encode_count};
 use zkrs_recipes::sequence::{key_fn, rank, read_write_sort_key, sort_key, sorted};
 use zkrs_recipes::{
-    revoke, CloseMode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
-    LeaderLatch, LeaderSelector,
+    leader::{CloseMode, LeaderLatch, LeaderSelector},
+    lock::{revoke, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2},
 };
 use zkrs_testkit::TestingServer;
 
@@ -83,7 +83,7 @@ async fn mutex_excludes_both_ways() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
     let path = "/interop/mutex";
-    let mutex = InterProcessMutex::new(&client, path);
+    let mutex = InterProcessMutex::builder(&client, path).build().unwrap();
     let guard = within("rust acquire", mutex.acquire()).await.unwrap();
     let ours = node_name(guard.path()).to_string();
     assert_protected(&ours, LOCK);
@@ -154,7 +154,7 @@ async fn mixed_queue_is_served_in_curators_order() {
     let cs = zk.connect_string();
     let path = "/interop/queue";
     let client = connect(&zk).await;
-    let mutex = InterProcessMutex::new(&client, path);
+    let mutex = InterProcessMutex::builder(&client, path).build().unwrap();
 
     // rust-a holds, java-1 waits, rust-b waits, java-2 waits.
     let a = within("rust-a", mutex.acquire()).await.unwrap();
@@ -164,7 +164,7 @@ async fn mixed_queue_is_served_in_curators_order() {
     let j1_name = new_name(&names, &[&a_name]);
     let client_b = connect(&zk).await;
     let b = {
-        let mutex = InterProcessMutex::new(&client_b, path);
+        let mutex = InterProcessMutex::builder(&client_b, path).build().unwrap();
         tokio::spawn(async move { mutex.acquire().await })
     };
     let names = children_until(&client, path, "rust-b's node", |c| c.len() == 3).await;
@@ -338,7 +338,7 @@ async fn revocation_requests_cross_languages() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
     let path = "/interop/revocable";
-    let mutex = InterProcessMutex::new(&client, path);
+    let mutex = InterProcessMutex::builder(&client, path).build().unwrap();
     let guard = within("rust acquire", mutex.acquire()).await.unwrap();
     let mut peer = Peer::start("java-revocable", &["mutex", &zk.connect_string(), path]).await;
     children_until(&client, path, "curator's lock node", |c| c.len() == 2).await;
@@ -386,14 +386,17 @@ async fn leader_latch_elects_one_across_languages() {
     let j1_path = j1.ask("path", "OUR_PATH").await;
     assert_protected(node_name(&j1_path), LATCH);
 
-    let rust = LeaderLatch::start(&client, path, "rust-1");
+    let rust = LeaderLatch::builder(&client, path)
+        .id("rust-1")
+        .start()
+        .unwrap();
     let names = children_until(&client, path, "rust's latch node", |c| c.len() == 2).await;
     let rust_name = new_name(&names, &[node_name(&j1_path)]);
     assert_protected(&rust_name, LATCH);
     let mut j2 = Peer::start("java-2", &["latch", &cs, path, "java-2"]).await;
     children_until(&client, path, "java-2's latch node", |c| c.len() == 3).await;
     assert_eq!(
-        rust.our_path().as_deref(),
+        rust.node_path().as_deref(),
         Some(join(path, &rust_name).as_str())
     );
 
@@ -416,7 +419,7 @@ async fn leader_latch_elects_one_across_languages() {
     j1.ask("close", "CLOSED").await;
     assert_eq!(
         within("rust leads", changes.next()).await,
-        Some(zkrs_recipes::LeadershipEvent::Gained)
+        Some(zkrs_recipes::leader::LeadershipEvent::Gained)
     );
     assert!(rust.is_leader());
     assert_eq!(j2.ask("has", "HAS_LEADERSHIP").await, "false");
@@ -463,13 +466,16 @@ async fn leader_selectors_take_turns_across_languages() {
     let stop = Arc::new(tokio::sync::Notify::new());
     let selector = {
         let stop = stop.clone();
-        LeaderSelector::start(&client, path, "rust-sel", move |ctx| {
+        LeaderSelector::builder(&client, path, move |ctx| {
             let (terms_tx, stop) = (terms_tx.clone(), stop.clone());
             async move {
                 let _ = terms_tx.send(ctx.node_path().to_string());
                 stop.notified().await;
             }
         })
+        .id("rust-sel")
+        .start()
+        .unwrap()
     };
     let rust_node = within("rust's first term", terms.recv()).await.unwrap();
     assert_protected(node_name(&rust_node), LOCK);
@@ -543,7 +549,9 @@ async fn read_write_lock_across_languages() {
     let cs = zk.connect_string();
     let client = connect(&zk).await;
     let path = "/interop/rw";
-    let lock = InterProcessReadWriteLock::new(&client, path);
+    let lock = InterProcessReadWriteLock::builder(&client, path)
+        .build()
+        .unwrap();
     let short = Duration::from_millis(300);
 
     // A Curator reader and a Rust reader hold it together.
@@ -557,7 +565,9 @@ async fn read_write_lock_across_languages() {
 
     // A Rust writer waits for both, then for the Curator reader alone.
     let writer = {
-        let lock = InterProcessReadWriteLock::new(&connect(&zk).await, path);
+        let lock = InterProcessReadWriteLock::builder(&connect(&zk).await, path)
+            .build()
+            .unwrap();
         tokio::spawn(async move { lock.write_lock().acquire().await })
     };
     let names = children_until(&client, path, "rust writer's node", |c| c.len() == 3).await;
@@ -671,7 +681,9 @@ async fn semaphore_leases_are_shared_across_languages() {
     let client = connect(&zk).await;
     let path = "/interop/semaphore";
     let leases = join(path, "leases");
-    let semaphore = InterProcessSemaphoreV2::new(&client, path, 2);
+    let semaphore = InterProcessSemaphoreV2::builder(&client, path, 2)
+        .build()
+        .unwrap();
     let short = Duration::from_millis(300);
 
     let mut peer = Peer::start("java-semaphore", &["semaphore", &cs, path, "2"]).await;
@@ -747,7 +759,9 @@ async fn semaphore_never_exceeds_its_leases_under_contention() {
     for t in 0..2u64 {
         let client = connect(&zk).await;
         tasks.push(tokio::spawn(async move {
-            let semaphore = InterProcessSemaphoreV2::new(&client, path, MAX);
+            let semaphore = InterProcessSemaphoreV2::builder(&client, path, MAX)
+                .build()
+                .unwrap();
             let mut most = 0;
             for round in 0..ROUNDS as u64 {
                 let lease = semaphore.acquire_one().await.unwrap();
@@ -813,7 +827,13 @@ async fn shared_count_semaphore_follows_either_side() {
     let path = "/interop/counted";
     let count = "/interop/count";
     let leases = join(path, "leases");
-    let semaphore = InterProcessSemaphoreV2::with_shared_count(&client, path, count, 1);
+    let semaphore = InterProcessSemaphoreV2::builder(
+        &client,
+        path,
+        zkrs_recipes::lock::MaxLeases::shared_count(count, 1),
+    )
+    .build()
+    .unwrap();
     assert_eq!(semaphore.max_leases().await.unwrap(), 1);
     let (data, _) = client.get_data(count).await.unwrap();
     assert_eq!(

@@ -20,7 +20,7 @@ use zkrs_recipes::barrier::{DistributedDoubleBarrier, READY_NODE};
 use zkrs_recipes::counter::{DistributedAtomicLong, PromotedToLock, SharedCount, SharedValueEvent};
 use zkrs_recipes::framework::{join, node_name};
 use zkrs_recipes::node::GroupMember;
-use zkrs_recipes::{InterProcessMutex, RetryPolicy};
+use zkrs_recipes::{framework::RetryPolicy, lock::InterProcessMutex};
 use zkrs_testkit::TestingServer;
 
 mod support;
@@ -487,7 +487,10 @@ async fn promoted_lock_is_shared_across_languages() {
     // Ours holds the mutex: Curator's promoted increments time out on it.
     let guard = within(
         "rust acquire",
-        InterProcessMutex::new(&client, ATOMIC_LOCK).acquire(),
+        InterProcessMutex::builder(&client, ATOMIC_LOCK)
+            .build()
+            .unwrap()
+            .acquire(),
     )
     .await
     .unwrap();

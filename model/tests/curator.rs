@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use zkrs_client::Client;
 use zkrs_codec::CreateMode;
 use zkrs_model::TcpServer;
-use zkrs_recipes::InterProcessMutex;
+use zkrs_recipes::lock::InterProcessMutex;
 
 async fn connect(model: &TcpServer) -> Client {
     within("connect", Client::connect(&model.connect_string()))
@@ -27,7 +27,7 @@ async fn curator_and_our_mutex_exclude_each_other_on_the_model() {
     let cs = model.connect_string();
     let client = connect(&model).await;
     let path = "/interop/mutex";
-    let mutex = InterProcessMutex::new(&client, path);
+    let mutex = InterProcessMutex::builder(&client, path).build().unwrap();
     let guard = within("rust acquire", mutex.acquire()).await.unwrap();
 
     let mut peer = Peer::start("java-mutex", &["mutex", &cs, path]).await;

@@ -6,7 +6,10 @@ use std::time::Duration;
 use tokio::time::timeout;
 use zkrs_client::Client;
 use zkrs_model::TcpServer;
-use zkrs_recipes::{InterProcessMutex, LeaderLatch, LeadershipEvent};
+use zkrs_recipes::{
+    leader::{LeaderLatch, LeadershipEvent},
+    lock::InterProcessMutex,
+};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
@@ -28,13 +31,19 @@ async fn expire(model: &TcpServer, session: i64) {
 async fn an_expired_leaders_latch_passes_to_the_next_in_line() {
     let model = TcpServer::start().await.unwrap();
     let (a, b) = (connect(&model).await, connect(&model).await);
-    let first = LeaderLatch::start(&a, "/election", "a");
+    let first = LeaderLatch::builder(&a, "/election")
+        .id("a")
+        .start()
+        .unwrap();
     timeout(DEADLINE, first.await_leadership())
         .await
         .unwrap()
         .unwrap();
     let mut first_events = first.events();
-    let second = LeaderLatch::start(&b, "/election", "b");
+    let second = LeaderLatch::builder(&b, "/election")
+        .id("b")
+        .start()
+        .unwrap();
     assert!(!second.is_leader());
 
     expire(&model, a.session_id()).await;
@@ -62,12 +71,18 @@ async fn an_expired_leaders_latch_passes_to_the_next_in_line() {
 async fn a_lock_whose_session_expires_is_lost_and_taken_by_the_waiter() {
     let model = TcpServer::start().await.unwrap();
     let (a, b) = (connect(&model).await, connect(&model).await);
-    let held = timeout(DEADLINE, InterProcessMutex::new(&a, "/lock").acquire())
-        .await
-        .unwrap()
-        .unwrap();
+    let held = timeout(
+        DEADLINE,
+        InterProcessMutex::builder(&a, "/lock")
+            .build()
+            .unwrap()
+            .acquire(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let waiter = {
-        let mutex = InterProcessMutex::new(&b, "/lock");
+        let mutex = InterProcessMutex::builder(&b, "/lock").build().unwrap();
         tokio::spawn(async move { mutex.acquire().await })
     };
     // The waiter's node is there before the holder's session goes.

@@ -3,10 +3,13 @@
 //!
 //! - [`sequence`]: Curator's ordering of contender nodes, allocation-free.
 //! - [`framework`]: retries, protected creates, guaranteed deletes, connection-state policy.
-//! - Leader election: [`LeaderLatch`].
-//! - More leader election: [`LeaderSelector`] (leads while a task runs), [`LeaderElection`]
-//!   (ZooKeeper's own election recipe, as a state machine), [`MasterElection`] (one node).
-//! - Locks: [`InterProcessMutex`].
+//! - Leader election ([`leader`]): [`leader::LeaderLatch`], [`leader::LeaderSelector`] (leads
+//!   while a task runs), [`leader::LeaderElection`] (ZooKeeper's own election recipe, as a
+//!   state machine), [`leader::MasterElection`] (one node); all four speak
+//!   [`leader::Leadership`].
+//! - Locks ([`lock`]): [`lock::InterProcessMutex`], [`lock::InterProcessReadWriteLock`],
+//!   [`lock::InterProcessSemaphoreV2`] and its [`lock::Lease`]s,
+//!   [`lock::InterProcessSemaphoreMutex`], [`lock::InterProcessMultiLock`].
 //! - Caches ([`cache`]): [`cache::NodeCache`], [`cache::PathChildrenCache`],
 //!   [`cache::TreeCache`], [`cache::CuratorCache`], and [`cache::PersistentWatcher`].
 //! - Counters ([`counter`]): [`counter::SharedValue`], [`counter::SharedCount`],
@@ -18,10 +21,13 @@
 //! - Queues ([`queue`]): [`queue::DistributedQueue`], [`queue::DistributedIdQueue`],
 //!   [`queue::DistributedPriorityQueue`], [`queue::DistributedDelayQueue`],
 //!   [`queue::SimpleDistributedQueue`].
-//! - More locks: [`InterProcessReadWriteLock`], [`InterProcessSemaphoreV2`] and its
-//!   [`Lease`]s, [`InterProcessSemaphoreMutex`], [`InterProcessMultiLock`].
 //! - Service discovery (`discovery`, with the `discovery` feature): Curator's registry,
 //!   `ServiceDiscovery`, `ServiceCache`, `ServiceProvider`.
+//! - Figures for dashboards ([`metrics`]): [`metrics::metrics`].
+//!
+//! Each item has one path: the crate root holds only the modules (the connection-state
+//! policy is [`framework::ConnectionStatePolicy`], the retry policy
+//! [`framework::RetryPolicy`]).
 #![warn(missing_docs)]
 // On docs.rs: label each item with the cargo feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -40,22 +46,7 @@ pub mod framework;
 pub mod fuzzing;
 pub mod leader;
 pub mod lock;
-mod metrics;
+pub mod metrics;
 pub mod node;
 pub mod queue;
 pub mod sequence;
-
-pub use framework::{ConnectionStatePolicy, RetryPolicy};
-pub use leader::{
-    CancelReason, ElectionEvent, ElectionState, LeaderContext, LeaderElection, LeaderSelector,
-    MasterElection,
-};
-pub use leader::{CloseMode, LeaderLatch, Leadership, LeadershipEvent, Participant};
-pub use lock::{revoke, InterProcessMutex, LockGuard};
-pub use lock::{
-    InterProcessMultiLock, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
-    InterProcessSemaphoreV2, Lease,
-};
-pub use metrics::{
-    metrics, CacheMetrics, LeadershipMetrics, LockKind, LockMetrics, QueueMetrics, RecipeMetrics,
-};

@@ -33,13 +33,13 @@ use zkrs_client::LatencyHistogram;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LockKind {
-    /// [`InterProcessMutex`](crate::InterProcessMutex) (and each mutex of a
-    /// [`InterProcessMultiLock`](crate::InterProcessMultiLock)).
+    /// [`InterProcessMutex`](crate::lock::InterProcessMutex) (and each mutex of a
+    /// [`InterProcessMultiLock`](crate::lock::InterProcessMultiLock)).
     Mutex,
-    /// A lease of [`InterProcessSemaphoreV2`](crate::InterProcessSemaphoreV2) (and of the
+    /// A lease of [`InterProcessSemaphoreV2`](crate::lock::InterProcessSemaphoreV2) (and of the
     /// semaphore mutex built on it).
     Semaphore,
-    /// The read side of [`InterProcessReadWriteLock`](crate::InterProcessReadWriteLock).
+    /// The read side of [`InterProcessReadWriteLock`](crate::lock::InterProcessReadWriteLock).
     Read,
     /// Its write side.
     Write,
@@ -71,7 +71,7 @@ impl LockKind {
 /// The recipes' figures since the process started ([`metrics()`]).
 ///
 /// ```
-/// let m = zkrs_recipes::metrics();
+/// let m = zkrs_recipes::metrics::metrics();
 /// for lock in &m.locks {
 ///     println!(
 ///         "{}: {} acquired, {} timed out, wait p99 <= {:?}",
@@ -117,9 +117,9 @@ pub struct LockMetrics {
     pub hold_total: Duration,
 }
 
-/// The leader recipes' figures ([`LeaderLatch`](crate::LeaderLatch),
-/// [`LeaderSelector`](crate::LeaderSelector), [`LeaderElection`](crate::LeaderElection),
-/// [`MasterElection`](crate::MasterElection)).
+/// The leader recipes' figures ([`LeaderLatch`](crate::leader::LeaderLatch),
+/// [`LeaderSelector`](crate::leader::LeaderSelector), [`LeaderElection`](crate::leader::LeaderElection),
+/// [`MasterElection`](crate::leader::MasterElection)).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct LeadershipMetrics {

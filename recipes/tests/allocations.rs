@@ -109,7 +109,9 @@ fn uncontended_acquire_release_allocation_budget() {
         let client = zkrs_client::Client::connect(&zk.connect_string())
             .await
             .unwrap();
-        let mutex = zkrs_recipes::InterProcessMutex::new(&client, "/alloc/lock");
+        let mutex = zkrs_recipes::lock::InterProcessMutex::builder(&client, "/alloc/lock")
+            .build()
+            .unwrap();
         // Warm up: parents created, buffers grown, channels allocated.
         for _ in 0..20 {
             mutex.acquire().await.unwrap().release().await.unwrap();

@@ -15,7 +15,10 @@ use zkrs_client::{Client, ClientBuilder, CreateMode};
 use zkrs_recipes::barrier::DistributedDoubleBarrier;
 use zkrs_recipes::node::PersistentNode;
 use zkrs_recipes::queue::DistributedQueue;
-use zkrs_recipes::{CloseMode, InterProcessMutex, LeaderElection, LeaderLatch};
+use zkrs_recipes::{
+    leader::{CloseMode, LeaderElection, LeaderLatch},
+    lock::InterProcessMutex,
+};
 use zkrs_testkit::{FaultyProxy, TestingServer};
 
 mod support;
@@ -107,7 +110,10 @@ fn any(_: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_latch_close_still_deletes_the_node() {
     let rig = Rig::start().await;
-    let latch = LeaderLatch::start(&rig.client, "/latch", "a");
+    let latch = LeaderLatch::builder(&rig.client, "/latch")
+        .id("a")
+        .start()
+        .unwrap();
     within("leadership", latch.await_leadership())
         .await
         .unwrap();
@@ -118,16 +124,18 @@ async fn a_dropped_latch_close_still_deletes_the_node() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_election_stop_still_deletes_the_offer() {
     let rig = Rig::start().await;
-    let election = LeaderElection::new(&rig.client, "/election", "host-a");
-    election.start();
+    let election = LeaderElection::builder(&rig.client, "/election")
+        .id("host-a")
+        .start()
+        .unwrap();
     assert!(
         election
-            .await_state(zkrs_recipes::ElectionState::Elected, DEADLINE)
+            .await_state(zkrs_recipes::leader::ElectionState::Elected, DEADLINE)
             .await
     );
-    rig.cancel_while_cut_off("/election", any, election.stop())
+    // Cut short, the close drops the election where it stopped.
+    rig.cancel_while_cut_off("/election", any, election.close())
         .await;
-    drop(election);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -177,7 +185,9 @@ async fn a_dropped_message_release_still_deletes_the_lock() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_lock_release_still_deletes_the_node() {
     let rig = Rig::start().await;
-    let guard = InterProcessMutex::new(&rig.client, "/lock")
+    let guard = InterProcessMutex::builder(&rig.client, "/lock")
+        .build()
+        .unwrap()
         .acquire()
         .await
         .unwrap();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use zkrs_client::{Client, ClientBuilder, ConnectionState, CreateMode, StateChanges};
 use zkrs_recipes::framework::node_name;
-use zkrs_recipes::InterProcessMutex;
+use zkrs_recipes::lock::InterProcessMutex;
 use zkrs_testkit::{FaultyProxy, TestingServer};
 
 mod support;
@@ -72,7 +72,9 @@ async fn connection_loss_during_the_create_adopts_the_node_made() {
     let (_zk, proxy, observer, client) = setup("/locks/create", Duration::from_secs(4)).await;
     let session = client.session_id();
     proxy.mute_replies(true);
-    let mutex = InterProcessMutex::new(&client, "/locks/create");
+    let mutex = InterProcessMutex::builder(&client, "/locks/create")
+        .build()
+        .unwrap();
     let acquiring = tokio::spawn(async move { mutex.acquire().await });
     // The create reaches the server; its reply never comes back.
     let made = children_become(&observer, "/locks/create", 1).await;
@@ -96,7 +98,9 @@ async fn connection_loss_during_the_create_adopts_the_node_made() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn release_during_a_partition_deletes_the_node_when_the_connection_returns() {
     let (_zk, proxy, observer, client) = setup("/locks/release", Duration::from_secs(4)).await;
-    let guard = InterProcessMutex::new(&client, "/locks/release")
+    let guard = InterProcessMutex::builder(&client, "/locks/release")
+        .build()
+        .unwrap()
         .acquire()
         .await
         .unwrap();
@@ -127,7 +131,9 @@ async fn release_during_a_partition_deletes_the_node_when_the_connection_returns
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn release_during_a_long_partition_ends_with_the_session() {
     let (_zk, proxy, observer, client) = setup("/locks/expire", Duration::from_secs(2)).await;
-    let guard = InterProcessMutex::new(&client, "/locks/expire")
+    let guard = InterProcessMutex::builder(&client, "/locks/expire")
+        .build()
+        .unwrap()
         .acquire()
         .await
         .unwrap();

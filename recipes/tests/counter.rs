@@ -10,7 +10,7 @@ use zkrs_recipes::counter::{
     DistributedAtomicInteger, DistributedAtomicLong, PromotedToLock, SharedCount, SharedValue,
     SharedValueEvent,
 };
-use zkrs_recipes::RetryPolicy;
+use zkrs_recipes::framework::RetryPolicy;
 use zkrs_testkit::TestingServer;
 
 mod support;

@@ -4,7 +4,10 @@
 use std::time::{Duration, Instant};
 
 use zkrs_client::{Client, ClientBuilder, ConnectionState};
-use zkrs_recipes::{ConnectionStatePolicy, ElectionEvent, ElectionState, LeaderElection};
+use zkrs_recipes::{
+    framework::ConnectionStatePolicy,
+    leader::{ElectionEvent, ElectionState, LeaderElection},
+};
 use zkrs_testkit::{ServerOptions, TestingServer};
 
 use ElectionEvent::*;
@@ -67,11 +70,11 @@ async fn three_participants_first_offered_first_elected() {
     let mut events = Vec::new();
     for i in 1..=3 {
         let client = Client::connect(&zk.connect_string()).await.unwrap();
-        let election = LeaderElection::new(&client, "/election-sm", &format!("host-{i}"));
-        assert_eq!(election.state(), ElectionState::Stop);
-        let mut sub = election.events();
-        assert!(election.start());
-        assert!(!election.start(), "started twice");
+        // A started election is only ever obtained from `start` (no second start, no state
+        // before START); the builder's stream sees every event from START.
+        let builder = LeaderElection::builder(&client, "/election-sm").id(format!("host-{i}"));
+        let mut sub = builder.events();
+        let election = builder.start().unwrap();
         // Each one settles before the next offers: the order of offers is 1, 2, 3.
         let expected = if i == 1 {
             start_then(ELECTED)
@@ -89,15 +92,17 @@ async fn three_participants_first_offered_first_elected() {
     assert!(!elections[1].is_leader() && !elections[2].is_leader());
     assert_eq!(elections[1].state(), ElectionState::Ready);
     assert_eq!(
-        elections[2].leader_host_name().await.unwrap().as_deref(),
+        elections[2]
+            .leader()
+            .await
+            .unwrap()
+            .map(|p| p.id)
+            .as_deref(),
         Some("host-1")
     );
     let offers = elections[1].offers().await.unwrap();
     assert_eq!(
-        offers
-            .iter()
-            .map(|o| o.host_name.as_str())
-            .collect::<Vec<_>>(),
+        offers.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
         ["host-1", "host-2", "host-3"]
     );
     for (offer, election) in offers.iter().zip(&elections) {
@@ -109,8 +114,8 @@ async fn three_participants_first_offered_first_elected() {
     // The leader leaves: the next in line is elected; the third keeps watching the second.
     let first = elections.remove(0);
     let mut first_events = events.remove(0);
-    first.stop().await.unwrap();
-    assert_eq!(first.state(), ElectionState::Stop);
+    let first_client = clients.remove(0);
+    first.close().await.unwrap();
     assert_eq!(
         events_until(&mut first_events, StopComplete).await,
         [StopStart, StopComplete]
@@ -121,25 +126,33 @@ async fn three_participants_first_offered_first_elected() {
     );
     assert!(elections[0].is_leader());
     assert_eq!(
-        elections[1].leader_host_name().await.unwrap().as_deref(),
+        elections[1]
+            .leader()
+            .await
+            .unwrap()
+            .map(|p| p.id)
+            .as_deref(),
         Some("host-2")
     );
     assert_eq!(elections[1].state(), ElectionState::Ready);
     assert_eq!(events[1].try_next(), None, "the third one was disturbed");
 
-    // Started again: it offers anew, behind the others.
-    let mut again = first.events();
-    assert!(first.start());
+    // Joining again (a new election, same id and session): it offers anew, behind the others.
+    let builder = LeaderElection::builder(&first_client, "/election-sm").id("host-1");
+    let mut again = builder.events();
+    let first = builder.start().unwrap();
     assert_eq!(
         events_until(&mut again, ReadyComplete).await,
         start_then(READY)
     );
-    let leader = first.leader_offer().await.unwrap().unwrap();
-    assert_eq!(leader.host_name, "host-2");
-    assert_eq!(&leader.data[..], b"host-2");
+    let leader = first.leader().await.unwrap().unwrap();
+    assert_eq!(leader.id, "host-2");
+    let offers = first.offers().await.unwrap();
+    assert_eq!(&offers[0].data[..], b"host-2");
+    assert_eq!(leader.path, offers[0].path);
 
-    for election in elections.iter().chain([&first]) {
-        election.stop().await.unwrap();
+    for election in elections.into_iter().chain([first]) {
+        election.close().await.unwrap();
     }
     assert!(children(&clients[0], "/election-sm").await.is_empty());
 }
@@ -149,13 +162,13 @@ async fn leader_whose_node_is_deleted_fails_and_offers_again() {
     let zk = TestingServer::start().unwrap();
     let ca = Client::connect(&zk.connect_string()).await.unwrap();
     let cb = Client::connect(&zk.connect_string()).await.unwrap();
-    let a = LeaderElection::new(&ca, "/election-del", "a");
-    let mut a_events = a.events();
-    a.start();
+    let builder = LeaderElection::builder(&ca, "/election-del").id("a");
+    let mut a_events = builder.events();
+    let a = builder.start().unwrap();
     events_until(&mut a_events, ElectedComplete).await;
-    let b = LeaderElection::new(&cb, "/election-del", "b");
-    let mut b_events = b.events();
-    b.start();
+    let builder = LeaderElection::builder(&cb, "/election-del").id("b");
+    let mut b_events = builder.events();
+    let b = builder.start().unwrap();
     events_until(&mut b_events, ReadyComplete).await;
 
     let old = a.node_path().unwrap();
@@ -177,7 +190,7 @@ async fn leader_whose_node_is_deleted_fails_and_offers_again() {
         assert!(Instant::now() < deadline, "a's node left behind");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    b.stop().await.unwrap();
+    b.close().await.unwrap();
     assert!(children(&cb, "/election-del").await.is_empty());
 }
 
@@ -191,9 +204,11 @@ async fn session_loss(policy: ConnectionStatePolicy) {
         .await
         .unwrap();
     let old_session = client.session_id();
-    let election = LeaderElection::with_policy(&client, "/election-exp", "a", policy);
-    let mut events = election.events();
-    election.start();
+    let builder = LeaderElection::builder(&client, "/election-exp")
+        .id("a")
+        .policy(policy);
+    let mut events = builder.events();
+    let election = builder.start().unwrap();
     events_until(&mut events, ElectedComplete).await;
     let old_node = election.node_path().unwrap();
 
@@ -242,7 +257,7 @@ async fn session_loss(policy: ConnectionStatePolicy) {
     let stat = client.exists(&node).await.unwrap().unwrap();
     assert_eq!(stat.ephemeral_owner, client.session_id());
     assert!(client.exists(&old_node).await.unwrap().is_none());
-    election.stop().await.unwrap();
+    election.close().await.unwrap();
     assert!(children(&client, "/election-exp").await.is_empty());
 }
 

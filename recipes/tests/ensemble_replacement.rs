@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::block_in_place;
 use zkrs_client::{Client, ClientBuilder, ConnectionState, ErrorCode, Reconfig};
-use zkrs_recipes::{ConnectionStatePolicy, InterProcessMutex};
+use zkrs_recipes::{framework::ConnectionStatePolicy, lock::InterProcessMutex};
 use zkrs_testkit::{ServerOptions, TestingCluster, SUPERUSER};
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -178,8 +178,10 @@ async fn a_tracked_client_keeps_its_session_and_lock_through_a_rolling_replaceme
     let tracked_states = record_states(&tracked);
     let untracked_states = record_states(&untracked);
 
-    let mutex = InterProcessMutex::new(&tracked, "/locks/rolling")
-        .with_policy(ConnectionStatePolicy::SessionOnly);
+    let mutex = InterProcessMutex::builder(&tracked, "/locks/rolling")
+        .policy(ConnectionStatePolicy::SessionOnly)
+        .build()
+        .unwrap();
     let guard = within("taking the lock", mutex.acquire()).await.unwrap();
 
     let mut members = vec![0, 1, 2];

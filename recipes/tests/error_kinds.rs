@@ -9,8 +9,8 @@ mod support;
 
 use zkrs_client::{CreateMode, ErrorKind};
 use zkrs_recipes::counter::DistributedAtomicLong;
+use zkrs_recipes::framework::RetryPolicy;
 use zkrs_recipes::queue::SimpleDistributedQueue;
-use zkrs_recipes::RetryPolicy;
 use zkrs_testkit::TestingServer;
 
 #[tokio::test]

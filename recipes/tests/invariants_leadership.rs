@@ -33,7 +33,7 @@ use tokio::time::Instant;
 
 use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
 use zkrs_client::{Client, CreateMode};
-use zkrs_recipes::{LeaderContext, LeaderSelector};
+use zkrs_recipes::leader::{LeaderContext, LeaderSelector};
 // The recipes behind one contender, shared with the simulation's leadership suites (which
 // also restart a recipe in place; these suites only leave and join again).
 use zkrs_sim::suites::leadership::{
@@ -298,13 +298,14 @@ async fn selector() {
             seed ^ (who as u64 + 1).wrapping_mul(0x9e37_79b9),
         )));
         selectors.push(
-            LeaderSelector::builder(client, "/inv/selector")
-                .id(format!("p{who}"))
-                .auto_requeue(true)
-                .start(move |ctx| {
-                    let length = jitter.lock().unwrap().millis(20, 300);
-                    term(ctx, who, beliefs.clone(), length)
-                }),
+            LeaderSelector::builder(client, "/inv/selector", move |ctx| {
+                let length = jitter.lock().unwrap().millis(20, 300);
+                term(ctx, who, beliefs.clone(), length)
+            })
+            .id(format!("p{who}"))
+            .auto_requeue(true)
+            .start()
+            .unwrap(),
         );
     }
     let log = finish(schedule).await;

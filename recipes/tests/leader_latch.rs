@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use zkrs_client::{AclEntry, Client, CreateMode, CreateOptions, ErrorCode};
-use zkrs_recipes::{CloseMode, LeaderLatch};
+use zkrs_recipes::leader::{CloseMode, LeaderLatch};
 use zkrs_testkit::TestingServer;
 
 mod support;
@@ -46,7 +46,12 @@ async fn ten_latches_one_leader_then_another() {
     let mut latches = Vec::new();
     for i in 0..10 {
         let client = Client::connect(&zk.connect_string()).await.unwrap();
-        latches.push(LeaderLatch::start(&client, "/election", &format!("p{i}")));
+        latches.push(
+            LeaderLatch::builder(&client, "/election")
+                .id(format!("p{i}"))
+                .start()
+                .unwrap(),
+        );
         clients.push(client);
     }
     let first = sole_leader(&latches).await;
@@ -67,7 +72,7 @@ async fn ten_latches_one_leader_then_another() {
     leaving.close_with(CloseMode::NotifyLeader).await.unwrap();
     assert_eq!(
         tokio::time::timeout(DEADLINE, gone.next()).await.unwrap(),
-        Some(zkrs_recipes::LeadershipEvent::Lost)
+        Some(zkrs_recipes::leader::LeadershipEvent::Lost)
     );
     let second = sole_leader(&latches).await;
     assert_ne!(latches[second].id(), format!("p{first}"));
@@ -86,18 +91,18 @@ async fn leader_notices_its_node_deleted_and_rejoins() {
     let zk = TestingServer::start().unwrap();
     let a = Client::connect(&zk.connect_string()).await.unwrap();
     let b = Client::connect(&zk.connect_string()).await.unwrap();
-    let la = LeaderLatch::start(&a, "/e2", "a");
+    let la = LeaderLatch::builder(&a, "/e2").id("a").start().unwrap();
     assert!(la.await_leadership_timeout(DEADLINE).await.unwrap());
-    let lb = LeaderLatch::start(&b, "/e2", "b");
+    let lb = LeaderLatch::builder(&b, "/e2").id("b").start().unwrap();
     let mut a_changes = la.events();
     // Someone deletes the leader's node: a must step down, b must lead.
-    let node = la.our_path().unwrap();
+    let node = la.node_path().unwrap();
     b.delete(&node, None).await.unwrap();
     assert_eq!(
         tokio::time::timeout(DEADLINE, a_changes.next())
             .await
             .unwrap(),
-        Some(zkrs_recipes::LeadershipEvent::Lost)
+        Some(zkrs_recipes::leader::LeadershipEvent::Lost)
     );
     assert!(lb.await_leadership_timeout(DEADLINE).await.unwrap());
     // a comes back in line behind b, with a new node (a moment after b leads: both react to
@@ -116,7 +121,7 @@ async fn leader_notices_its_node_deleted_and_rejoins() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_ne!(la.our_path().unwrap(), node, "a rejoined with a new node");
+    assert_ne!(la.node_path().unwrap(), node, "a rejoined with a new node");
 }
 
 #[tokio::test]
@@ -124,7 +129,7 @@ async fn dropped_latch_leaves_no_node() {
     let zk = TestingServer::start().unwrap();
     let a = Client::connect(&zk.connect_string()).await.unwrap();
     a.create("/e3", b"", CreateMode::Persistent).await.unwrap();
-    let latch = LeaderLatch::start(&a, "/e3", "x");
+    let latch = LeaderLatch::builder(&a, "/e3").id("x").start().unwrap();
     assert!(latch.await_leadership_timeout(DEADLINE).await.unwrap());
     drop(latch);
     let deadline = tokio::time::Instant::now() + DEADLINE;
@@ -138,20 +143,21 @@ async fn dropped_latch_leaves_no_node() {
 async fn errors_no_retry_can_fix_stop_the_latch_and_say_why() {
     let zk = TestingServer::start().unwrap();
     let client = Client::connect(&zk.connect_string()).await.unwrap();
-    // An invalid path.
-    let latch = LeaderLatch::start(&client, "bad/path", "x");
-    let err = tokio::time::timeout(DEADLINE, latch.await_leadership())
-        .await
-        .unwrap()
+    // An invalid path: refused by `start`, before anything is sent.
+    let err = LeaderLatch::builder(&client, "bad/path")
+        .id("x")
+        .start()
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::BadArguments, "{err}");
     assert!(err.to_string().contains("bad/path"), "{err}");
-    assert!(!latch.is_leader());
     // No permission to create under the path.
     let read_only = [AclEntry::read_only()];
     let options = CreateOptions::new(CreateMode::Persistent).acl(&read_only);
     client.create_with("/locked", b"", &options).await.unwrap();
-    let latch = LeaderLatch::start(&client, "/locked", "x");
+    let latch = LeaderLatch::builder(&client, "/locked")
+        .id("x")
+        .start()
+        .unwrap();
     let err = tokio::time::timeout(DEADLINE, latch.await_leadership())
         .await
         .unwrap()

@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch};
 use zkrs_client::{Client, ClientBuilder, ConnectionState};
-use zkrs_recipes::{CancelReason, ConnectionStatePolicy, LeaderSelector};
+use zkrs_recipes::{
+    framework::ConnectionStatePolicy,
+    leader::{CancelReason, LeaderSelector},
+};
 use zkrs_testkit::{ServerOptions, TestingCluster, TestingServer};
 
 mod support;
@@ -102,27 +105,28 @@ async fn five_participants_take_turns_without_overlap() {
     for i in 0..5 {
         let client = Client::connect(&zk.connect_string()).await.unwrap();
         let (terms, counter, led_tx) = (terms.clone(), counter.clone(), led_tx.clone());
-        let selector = LeaderSelector::builder(&client, "/selector")
-            .id(format!("p{i}"))
-            .auto_requeue(true)
-            .start(move |ctx| {
-                let (terms, counter, led_tx) = (terms.clone(), counter.clone(), led_tx.clone());
-                async move {
-                    let _term = terms.open(ctx.id());
-                    // A close may cancel the term between its start and this look (the
-                    // runtime has two workers): that term was taken away, not wrongly given.
-                    if !ctx.is_leader() && !ctx.is_cancelled() {
-                        terms.not_leader.fetch_add(1, Ordering::SeqCst);
-                    }
-                    // A read-modify-write that loses updates if two terms overlap.
-                    let value = counter.load(Ordering::SeqCst);
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    counter.store(value + 1, Ordering::SeqCst);
-                    led_tx.send_modify(|led| {
-                        led.insert(ctx.id().to_string());
-                    });
+        let selector = LeaderSelector::builder(&client, "/selector", move |ctx| {
+            let (terms, counter, led_tx) = (terms.clone(), counter.clone(), led_tx.clone());
+            async move {
+                let _term = terms.open(ctx.id());
+                // A close may cancel the term between its start and this look (the
+                // runtime has two workers): that term was taken away, not wrongly given.
+                if !ctx.is_leader() && !ctx.is_cancelled() {
+                    terms.not_leader.fetch_add(1, Ordering::SeqCst);
                 }
-            });
+                // A read-modify-write that loses updates if two terms overlap.
+                let value = counter.load(Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                counter.store(value + 1, Ordering::SeqCst);
+                led_tx.send_modify(|led| {
+                    led.insert(ctx.id().to_string());
+                });
+            }
+        })
+        .id(format!("p{i}"))
+        .auto_requeue(true)
+        .start()
+        .unwrap();
         selectors.push(selector);
         clients.push(client);
     }
@@ -173,7 +177,7 @@ async fn interrupt_ends_the_term_and_the_next_one_leads() {
     let dropped = Arc::new(AtomicBool::new(false));
     let a = {
         let dropped = dropped.clone();
-        LeaderSelector::start(&ca, "/sel-int", "a", move |ctx| {
+        LeaderSelector::builder(&ca, "/sel-int", move |ctx| {
             let reason_tx = reason_tx.clone();
             let dropped = dropped.clone();
             async move {
@@ -192,9 +196,15 @@ async fn interrupt_ends_the_term_and_the_next_one_leads() {
                 std::future::pending::<()>().await;
             }
         })
+        .id("a")
+        .start()
+        .unwrap()
     };
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
-    let b = LeaderSelector::start(&cb, "/sel-int", "b", |_ctx| std::future::pending::<()>());
+    let b = LeaderSelector::builder(&cb, "/sel-int", |_ctx| std::future::pending::<()>())
+        .id("b")
+        .start()
+        .unwrap();
     eventually("b in line", || async {
         a.participants().await.unwrap().len() == 2
     })
@@ -241,9 +251,15 @@ async fn close_and_drop_release_leadership_and_leave_no_node() {
     let zk = TestingServer::start().unwrap();
     let ca = Client::connect(&zk.connect_string()).await.unwrap();
     let cb = Client::connect(&zk.connect_string()).await.unwrap();
-    let a = LeaderSelector::start(&ca, "/sel-close", "a", |_| std::future::pending::<()>());
+    let a = LeaderSelector::builder(&ca, "/sel-close", |_| std::future::pending::<()>())
+        .id("a")
+        .start()
+        .unwrap();
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
-    let b = LeaderSelector::start(&cb, "/sel-close", "b", |_| std::future::pending::<()>());
+    let b = LeaderSelector::builder(&cb, "/sel-close", |_| std::future::pending::<()>())
+        .id("b")
+        .start()
+        .unwrap();
     let mut a_leads = a.leadership();
     within("close a", a.close()).await.unwrap();
     assert!(!a_leads.get(), "leadership after close");
@@ -266,14 +282,17 @@ async fn close_and_drop_release_leadership_and_leave_no_node() {
     // A task that returns at once: leadership ends with it; the node goes too.
     let (done_tx, done_rx) = oneshot::channel();
     let done_tx = Mutex::new(Some(done_tx));
-    let c = LeaderSelector::start(&ca, "/sel-close", "c", move |ctx| {
+    let c = LeaderSelector::builder(&ca, "/sel-close", move |ctx| {
         let tx = done_tx.lock().unwrap().take();
         async move {
             if let Some(tx) = tx {
                 let _ = tx.send((ctx.term(), ctx.node_path().to_string()));
             }
         }
-    });
+    })
+    .id("c")
+    .start()
+    .unwrap();
     let (term, node) = within("c's term", done_rx).await.unwrap();
     assert_eq!(term, 1);
     eventually("c's node deleted", || async {
@@ -289,21 +308,25 @@ async fn a_panicking_task_ends_its_term_and_releases() {
     let zk = TestingServer::start().unwrap();
     let ca = Client::connect(&zk.connect_string()).await.unwrap();
     let cb = Client::connect(&zk.connect_string()).await.unwrap();
-    let a = LeaderSelector::builder(&ca, "/sel-panic")
-        .id("a")
-        .auto_requeue(true)
-        .start(|ctx| async move {
-            if ctx.term() == 1 {
-                panic!("the leadership task fails (expected by the test)");
-            }
-            std::future::pending::<()>().await;
-        });
+    let a = LeaderSelector::builder(&ca, "/sel-panic", |ctx| async move {
+        if ctx.term() == 1 {
+            panic!("the leadership task fails (expected by the test)");
+        }
+        std::future::pending::<()>().await;
+    })
+    .id("a")
+    .auto_requeue(true)
+    .start()
+    .unwrap();
     // The first term panics; with auto-requeue, a leads again in a second term.
     eventually("a's second term", || async {
         a.terms() == 2 && a.is_leader()
     })
     .await;
-    let b = LeaderSelector::start(&cb, "/sel-panic", "b", |_| std::future::pending::<()>());
+    let b = LeaderSelector::builder(&cb, "/sel-panic", |_| std::future::pending::<()>())
+        .id("b")
+        .start()
+        .unwrap();
     eventually("b in line", || async {
         a.participants().await.unwrap().len() == 2
     })
@@ -320,21 +343,25 @@ async fn leader_whose_node_is_deleted_stops_and_requeues() {
     let ca = Client::connect(&zk.connect_string()).await.unwrap();
     let cb = Client::connect(&zk.connect_string()).await.unwrap();
     let (reason_tx, mut reason_rx) = mpsc::unbounded_channel();
-    let a = LeaderSelector::builder(&ca, "/sel-del")
-        .id("a")
-        .auto_requeue(true)
-        .start(move |ctx| {
-            let reason_tx = reason_tx.clone();
-            async move {
-                let helper = ctx.clone();
-                tokio::spawn(async move {
-                    let _ = reason_tx.send((helper.term(), helper.cancelled().await));
-                });
-                std::future::pending::<()>().await;
-            }
-        });
+    let a = LeaderSelector::builder(&ca, "/sel-del", move |ctx| {
+        let reason_tx = reason_tx.clone();
+        async move {
+            let helper = ctx.clone();
+            tokio::spawn(async move {
+                let _ = reason_tx.send((helper.term(), helper.cancelled().await));
+            });
+            std::future::pending::<()>().await;
+        }
+    })
+    .id("a")
+    .auto_requeue(true)
+    .start()
+    .unwrap();
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
-    let b = LeaderSelector::start(&cb, "/sel-del", "b", |_| std::future::pending::<()>());
+    let b = LeaderSelector::builder(&cb, "/sel-del", |_| std::future::pending::<()>())
+        .id("b")
+        .start()
+        .unwrap();
     eventually("b in line", || async {
         a.participants().await.unwrap().len() == 2
     })
@@ -370,23 +397,27 @@ async fn grace_period_lets_the_task_wind_down_while_still_holding_the_lock() {
     let (seen_tx, mut seen_rx) = mpsc::unbounded_channel();
     let (go_tx, go_rx) = oneshot::channel::<()>();
     let go_rx = Mutex::new(Some(go_rx));
-    let a = LeaderSelector::builder(&ca, "/sel-grace")
-        .id("a")
-        .cancel_grace(DEADLINE)
-        .start(move |ctx| {
-            let seen_tx = seen_tx.clone();
-            let go_rx = go_rx.lock().unwrap().take();
-            async move {
-                let reason = ctx.cancelled().await;
-                let _ = seen_tx.send(reason);
-                // Winding down: until the test says so.
-                if let Some(go) = go_rx {
-                    let _ = go.await;
-                }
+    let a = LeaderSelector::builder(&ca, "/sel-grace", move |ctx| {
+        let seen_tx = seen_tx.clone();
+        let go_rx = go_rx.lock().unwrap().take();
+        async move {
+            let reason = ctx.cancelled().await;
+            let _ = seen_tx.send(reason);
+            // Winding down: until the test says so.
+            if let Some(go) = go_rx {
+                let _ = go.await;
             }
-        });
+        }
+    })
+    .id("a")
+    .cancel_grace(DEADLINE)
+    .start()
+    .unwrap();
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
-    let b = LeaderSelector::start(&cb, "/sel-grace", "b", |_| std::future::pending::<()>());
+    let b = LeaderSelector::builder(&cb, "/sel-grace", |_| std::future::pending::<()>())
+        .id("b")
+        .start()
+        .unwrap();
     eventually("b in line", || async {
         a.participants().await.unwrap().len() == 2
     })
@@ -463,22 +494,23 @@ fn recorded(
     reasons: &mpsc::UnboundedSender<(String, CancelReason)>,
 ) -> LeaderSelector {
     let (terms, reasons) = (terms.clone(), reasons.clone());
-    LeaderSelector::builder(client, path)
-        .id(id)
-        .policy(policy)
-        .auto_requeue(true)
-        .start(move |ctx| {
-            let (terms, reasons) = (terms.clone(), reasons.clone());
-            async move {
-                let _term = terms.open(ctx.id());
-                let helper = ctx.clone();
-                tokio::spawn(async move {
-                    let reason = helper.cancelled().await;
-                    let _ = reasons.send((helper.id().to_string(), reason));
-                });
-                std::future::pending::<()>().await;
-            }
-        })
+    LeaderSelector::builder(client, path, move |ctx| {
+        let (terms, reasons) = (terms.clone(), reasons.clone());
+        async move {
+            let _term = terms.open(ctx.id());
+            let helper = ctx.clone();
+            tokio::spawn(async move {
+                let reason = helper.cancelled().await;
+                let _ = reasons.send((helper.id().to_string(), reason));
+            });
+            std::future::pending::<()>().await;
+        }
+    })
+    .id(id)
+    .policy(policy)
+    .auto_requeue(true)
+    .start()
+    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

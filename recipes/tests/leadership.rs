@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use zkrs_client::Client;
 use zkrs_recipes::leader::{ElectionEvent, Leadership, LeadershipEvent};
-use zkrs_recipes::{LeaderElection, LeaderLatch, LeaderSelector, MasterElection};
+use zkrs_recipes::leader::{LeaderElection, LeaderLatch, LeaderSelector, MasterElection};
 use zkrs_testkit::TestingServer;
 
 mod support;
@@ -59,7 +59,12 @@ where
 async fn a_latch() {
     story(
         "latch",
-        |c: &Client, id: &str| LeaderLatch::start(c, "/lead/latch", id),
+        |c: &Client, id: &str| {
+            LeaderLatch::builder(c, "/lead/latch")
+                .id(id)
+                .start()
+                .unwrap()
+        },
         |e| *e == LeadershipEvent::Gained,
     )
     .await;
@@ -70,9 +75,12 @@ async fn a_selector() {
     story(
         "selector",
         |c: &Client, id: &str| {
-            LeaderSelector::start(c, "/lead/selector", id, |ctx| async move {
+            LeaderSelector::builder(c, "/lead/selector", |ctx| async move {
                 ctx.cancelled().await;
             })
+            .id(id)
+            .start()
+            .unwrap()
         },
         |e| *e == LeadershipEvent::Gained,
     )
@@ -84,9 +92,10 @@ async fn an_election() {
     story(
         "election",
         |c: &Client, id: &str| {
-            let election = LeaderElection::new(c, "/lead/election", id);
-            election.start();
-            election
+            LeaderElection::builder(c, "/lead/election")
+                .id(id)
+                .start()
+                .unwrap()
         },
         |e| *e == ElectionEvent::ElectedComplete,
     )
@@ -97,7 +106,12 @@ async fn an_election() {
 async fn a_master_election() {
     story(
         "master",
-        |c: &Client, id: &str| MasterElection::start_at(c, "/lead/master", id),
+        |c: &Client, id: &str| {
+            MasterElection::builder(c, "/lead/master")
+                .id(id)
+                .start()
+                .unwrap()
+        },
         |e| *e == LeadershipEvent::Gained,
     )
     .await;
@@ -118,11 +132,17 @@ async fn a_wait_ends_when_stopped<F: Future<Output = zkrs_client::Result<()>>>(
 async fn a_wait_on_a_stopped_recipe_fails_as_closed() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let holder = MasterElection::start_at(&client, "/stop/master", "holder");
+    let holder = MasterElection::builder(&client, "/stop/master")
+        .id("holder")
+        .start()
+        .unwrap();
     holder.await_leadership().await.unwrap();
 
     let other = connect(&zk).await;
-    let master = MasterElection::start_at(&other, "/stop/master", "waiter");
+    let master = MasterElection::builder(&other, "/stop/master")
+        .id("waiter")
+        .start()
+        .unwrap();
     a_wait_ends_when_stopped("master resigns", master.await_leadership(), async {
         master.resign().await.unwrap();
     })
@@ -134,24 +154,22 @@ async fn a_wait_on_a_stopped_recipe_fails_as_closed() {
         .await
         .unwrap();
 
-    let election = LeaderElection::new(&other, "/stop/election", "e");
-    a_wait_ends_when_stopped(
-        "election stopped before it led",
-        election.await_leadership(),
-        async {
-            election.stop().await.unwrap();
-        },
-    )
-    .await;
-    let lock = zkrs_recipes::InterProcessMutex::new(&client, "/stop/selector");
+    // (A LeaderElection is only stopped by `close(self)`, which a pending wait, borrowing
+    // it, rules out by construction.)
+    let lock = zkrs_recipes::lock::InterProcessMutex::builder(&client, "/stop/selector")
+        .build()
+        .unwrap();
     let guard = within("the lock", lock.acquire()).await.unwrap();
-    let selector = LeaderSelector::start(&other, "/stop/selector", "s", |ctx| async move {
+    let selector = LeaderSelector::builder(&other, "/stop/selector", |ctx| async move {
         ctx.cancelled().await;
-    });
+    })
+    .id("s")
+    .start()
+    .unwrap();
     // The selector waits behind the lock; a bad-path latch fails at once with its reason.
-    let latch = LeaderLatch::start(&other, "no-slash", "l");
-    let e = within("bad path", latch.await_leadership())
-        .await
+    let e = LeaderLatch::builder(&other, "no-slash")
+        .id("l")
+        .start()
         .unwrap_err();
     assert!(e.is_invalid_input(), "{e}");
     assert!(!selector.is_leader());

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use zkrs_client::{Client, ClientBuilder, ConnectionState};
-use zkrs_recipes::MasterElection;
+use zkrs_recipes::leader::MasterElection;
 use zkrs_testkit::{ServerOptions, TestingServer};
 
 mod support;
@@ -40,7 +40,10 @@ async fn contenders(zk: &TestingServer, path: &str, n: usize) -> Vec<(Client, Ma
     let mut out = Vec::new();
     for i in 0..n {
         let client = Client::connect(&zk.connect_string()).await.unwrap();
-        let election = MasterElection::start_at(&client, path, &format!("m{i}"));
+        let election = MasterElection::builder(&client, path)
+            .id(format!("m{i}"))
+            .start()
+            .unwrap();
         out.push((client, election));
     }
     out
@@ -52,7 +55,7 @@ async fn exactly_one_master_among_five_then_one_new() {
     let mut all = contenders(&zk, "/master", 5).await;
     let first = sole_master(&all).await;
     assert_eq!(
-        all[0].1.master_id().await.unwrap().as_deref(),
+        all[0].1.leader().await.unwrap().map(|p| p.id).as_deref(),
         Some(all[first].1.id())
     );
     let (_, leaving) = all.remove(first);
@@ -118,7 +121,10 @@ async fn a_master_whose_session_is_lost_steps_down_and_wins_again_with_the_new_o
         .await
         .unwrap();
     let old_session = client.session_id();
-    let election = MasterElection::start(&client, "solo");
+    let election = MasterElection::builder(&client, zkrs_recipes::leader::DEFAULT_MASTER_PATH)
+        .id("solo")
+        .start()
+        .unwrap();
     assert!(election.await_leadership_timeout(DEADLINE).await.unwrap());
     let mut states = client.state_changes();
     zk.pause().unwrap();

@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use zkrs_client::{AddWatchMode, Client, ErrorCode, EventType};
-use zkrs_recipes::lock::Lockable;
-use zkrs_recipes::{
+use zkrs_recipes::lock::{
     InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
 };
 use zkrs_testkit::TestingServer;
@@ -22,18 +21,31 @@ async fn children(client: &Client, path: &str) -> Vec<String> {
     }
 }
 
+/// A multi-lock over mutexes at `paths`, taken in this order.
+fn mutexes(client: &Client, paths: [&str; 3]) -> InterProcessMultiLock {
+    paths
+        .into_iter()
+        .fold(InterProcessMultiLock::builder(), |multi, path| {
+            multi.lock(InterProcessMutex::builder(client, path).build().unwrap())
+        })
+        .build()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn all_or_nothing() {
     let zk = TestingServer::start().unwrap();
     let (x, y) = (connect(&zk).await, connect(&zk).await);
     let paths = ["/multi/a", "/multi/b", "/multi/c"];
     // Another session holds the last one.
-    let held = InterProcessMutex::new(&x, "/multi/c")
+    let held = InterProcessMutex::builder(&x, "/multi/c")
+        .build()
+        .unwrap()
         .acquire()
         .await
         .unwrap();
 
-    let multi = InterProcessMultiLock::from_paths(&y, paths);
+    let multi = mutexes(&y, paths);
     assert_eq!(multi.locks().len(), 3);
     let got = multi.try_acquire(Duration::from_millis(400)).await.unwrap();
     assert!(got.is_none(), "acquired though /multi/c is held");
@@ -68,7 +80,7 @@ async fn all_or_nothing() {
         .collect();
     assert_eq!(held_paths, paths);
     // Another session's single lock is excluded.
-    let other = InterProcessMutex::new(&x, "/multi/b");
+    let other = InterProcessMutex::builder(&x, "/multi/b").build().unwrap();
     assert!(other
         .try_acquire(Duration::from_millis(200))
         .await
@@ -89,7 +101,7 @@ async fn released_in_reverse_order() {
     let zk = TestingServer::start().unwrap();
     let (x, y) = (connect(&zk).await, connect(&zk).await);
     let paths = ["/rev/a", "/rev/b", "/rev/c"];
-    let multi = InterProcessMultiLock::from_paths(&y, paths);
+    let multi = mutexes(&y, paths);
     let guard = multi.acquire().await.unwrap();
 
     // Another session sees the deletes in the order the server applied them.
@@ -127,16 +139,29 @@ async fn released_in_reverse_order() {
 async fn mixed_lock_kinds() {
     let zk = TestingServer::start().unwrap();
     let (x, y) = (connect(&zk).await, connect(&zk).await);
-    let rw = InterProcessReadWriteLock::new(&y, "/mix/rw");
-    let multi = InterProcessMultiLock::new([
-        Lockable::from(InterProcessSemaphoreMutex::new(&y, "/mix/sem")),
-        InterProcessMutex::new(&y, "/mix/mutex").into(),
-        rw.write_lock().into(),
-    ]);
+    let rw = InterProcessReadWriteLock::builder(&y, "/mix/rw")
+        .build()
+        .unwrap();
+    let multi = InterProcessMultiLock::builder()
+        .lock(
+            InterProcessSemaphoreMutex::builder(&y, "/mix/sem")
+                .build()
+                .unwrap(),
+        )
+        .lock(
+            InterProcessMutex::builder(&y, "/mix/mutex")
+                .build()
+                .unwrap(),
+        )
+        .lock(rw.write_lock())
+        .build()
+        .unwrap();
     assert_eq!(multi.locks()[2].path(), "/mix/rw");
 
     // A reader on the read/write lock keeps the multi-lock's writer out.
-    let reader = InterProcessReadWriteLock::new(&x, "/mix/rw")
+    let reader = InterProcessReadWriteLock::builder(&x, "/mix/rw")
+        .build()
+        .unwrap()
         .read_lock()
         .acquire()
         .await
@@ -159,7 +184,9 @@ async fn mixed_lock_kinds() {
     assert_eq!(kinds, [true, false, false]);
     assert!(guard.guards()[2].path().contains("-__WRIT__"));
     // Each lock is taken: the semaphore mutex is out of leases for others.
-    let sem = InterProcessSemaphoreMutex::new(&x, "/mix/sem");
+    let sem = InterProcessSemaphoreMutex::builder(&x, "/mix/sem")
+        .build()
+        .unwrap();
     assert!(sem
         .try_acquire(Duration::from_millis(200))
         .await

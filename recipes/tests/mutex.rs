@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::{Client, CreateMode, ErrorCode};
-use zkrs_recipes::InterProcessMutex;
+use zkrs_recipes::lock::InterProcessMutex;
 use zkrs_testkit::TestingServer;
 
 mod support;
@@ -23,7 +23,9 @@ async fn twenty_sessions_never_overlap() {
         let inside = inside.clone();
         tasks.push(tokio::spawn(async move {
             let client = Client::connect(&connect).await.unwrap();
-            let mutex = InterProcessMutex::new(&client, "/locks/counter");
+            let mutex = InterProcessMutex::builder(&client, "/locks/counter")
+                .build()
+                .unwrap();
             for _ in 0..5 {
                 let guard = mutex.acquire().await.unwrap();
                 assert_eq!(
@@ -59,14 +61,16 @@ async fn timeout_and_dropped_acquire_leave_no_node() {
     let zk = TestingServer::start().unwrap();
     let a = Client::connect(&zk.connect_string()).await.unwrap();
     let b = Client::connect(&zk.connect_string()).await.unwrap();
-    let held = InterProcessMutex::new(&a, "/locks/x")
+    let held = InterProcessMutex::builder(&a, "/locks/x")
+        .build()
+        .unwrap()
         .acquire()
         .await
         .unwrap();
     assert!(held.path().starts_with("/locks/x/_c_"), "{}", held.path());
     assert!(held.path().contains("-lock-"), "{}", held.path());
 
-    let waiting = InterProcessMutex::new(&b, "/locks/x");
+    let waiting = InterProcessMutex::builder(&b, "/locks/x").build().unwrap();
     let got = waiting
         .try_acquire(Duration::from_millis(300))
         .await
@@ -108,14 +112,18 @@ async fn lock_directory_deleted_and_recreated() {
     let zk = TestingServer::start().unwrap();
     let a = Client::connect(&zk.connect_string()).await.unwrap();
     let b = Client::connect(&zk.connect_string()).await.unwrap();
-    let guard = InterProcessMutex::new(&a, "/locks/d")
+    let guard = InterProcessMutex::builder(&a, "/locks/d")
+        .build()
+        .unwrap()
         .acquire()
         .await
         .unwrap();
     let waiter = tokio::spawn({
         let b = b.clone();
         async move {
-            InterProcessMutex::new(&b, "/locks/d")
+            InterProcessMutex::builder(&b, "/locks/d")
+                .build()
+                .unwrap()
                 .acquire()
                 .await
                 .unwrap()
@@ -163,9 +171,9 @@ async fn lock_directory_deleted_and_recreated() {
 async fn a_bad_lock_path_is_refused_naming_it() {
     let zk = TestingServer::start().unwrap();
     let client = Client::connect(&zk.connect_string()).await.unwrap();
-    let err = InterProcessMutex::new(&client, "bad/path")
-        .acquire()
-        .await
+    // Refused by `build`, before anything is sent.
+    let err = InterProcessMutex::builder(&client, "bad/path")
+        .build()
         .unwrap_err();
     assert!(err.is_invalid_input(), "{err}");
     assert_eq!(
@@ -181,7 +189,12 @@ async fn namespaced_clients_share_locks_under_their_namespace() {
     let a = zkrs_recipes::framework::connect_with_namespace(&connect, "/apps/billing", |b| b)
         .await
         .unwrap();
-    let guard = InterProcessMutex::new(&a, "/lock").acquire().await.unwrap();
+    let guard = InterProcessMutex::builder(&a, "/lock")
+        .build()
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
     assert!(guard.path().starts_with("/lock/_c_"), "{}", guard.path());
     // Seen from the root, the node is under the namespace.
     let root = Client::connect(&connect).await.unwrap();
@@ -191,7 +204,7 @@ async fn namespaced_clients_share_locks_under_their_namespace() {
     let b = zkrs_recipes::framework::connect_with_namespace(&connect, "/apps/billing", |b| b)
         .await
         .unwrap();
-    let other = InterProcessMutex::new(&b, "/lock");
+    let other = InterProcessMutex::builder(&b, "/lock").build().unwrap();
     assert!(other
         .try_acquire(Duration::from_millis(200))
         .await

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::Client;
-use zkrs_recipes::InterProcessReadWriteLock;
+use zkrs_recipes::lock::InterProcessReadWriteLock;
 use zkrs_testkit::TestingServer;
 
 mod support;
@@ -55,7 +55,9 @@ async fn readers_share_writers_exclude() {
         let (most_readers, writes) = (most_readers.clone(), writes.clone());
         tasks.push(tokio::spawn(async move {
             let client = Client::connect(&connect).await.unwrap();
-            let lock = InterProcessReadWriteLock::new(&client, "/rw/mixed");
+            let lock = InterProcessReadWriteLock::builder(&client, "/rw/mixed")
+                .build()
+                .unwrap();
             for _ in 0..4 {
                 if i % 3 == 0 {
                     let guard = lock.write_lock().acquire().await.unwrap();
@@ -94,7 +96,9 @@ async fn readers_share_writers_exclude() {
     let clients = [connect(&zk).await, connect(&zk).await, connect(&zk).await];
     let mut guards = Vec::new();
     for c in &clients {
-        let lock = InterProcessReadWriteLock::new(c, "/rw/shared");
+        let lock = InterProcessReadWriteLock::builder(c, "/rw/shared")
+            .build()
+            .unwrap();
         let guard = within("a reader among readers", lock.read_lock().acquire())
             .await
             .unwrap();
@@ -102,7 +106,9 @@ async fn readers_share_writers_exclude() {
         guards.push(guard);
     }
     assert!(guards.iter().all(|g| g.is_held()));
-    let lock = InterProcessReadWriteLock::new(&clients[0], "/rw/shared");
+    let lock = InterProcessReadWriteLock::builder(&clients[0], "/rw/shared")
+        .build()
+        .unwrap();
     assert_eq!(lock.read_lock().participant_nodes().await.unwrap().len(), 3);
     assert!(lock
         .write_lock()
@@ -116,8 +122,12 @@ async fn readers_share_writers_exclude() {
 async fn writer_excludes_readers_and_writers() {
     let zk = TestingServer::start().unwrap();
     let (a, b) = (connect(&zk).await, connect(&zk).await);
-    let lock_a = InterProcessReadWriteLock::new(&a, "/rw/x");
-    let lock_b = InterProcessReadWriteLock::new(&b, "/rw/x");
+    let lock_a = InterProcessReadWriteLock::builder(&a, "/rw/x")
+        .build()
+        .unwrap();
+    let lock_b = InterProcessReadWriteLock::builder(&b, "/rw/x")
+        .build()
+        .unwrap();
     let short = Duration::from_millis(300);
 
     let write = lock_a.write_lock().acquire().await.unwrap();
@@ -170,9 +180,9 @@ async fn reader_after_a_waiting_writer_waits_for_it() {
     let zk = TestingServer::start().unwrap();
     let (a, b, c) = (connect(&zk).await, connect(&zk).await, connect(&zk).await);
     let dir = "/rw/fair";
-    let reader1 = InterProcessReadWriteLock::new(&a, dir);
-    let writer = InterProcessReadWriteLock::new(&b, dir);
-    let reader2 = InterProcessReadWriteLock::new(&c, dir);
+    let reader1 = InterProcessReadWriteLock::builder(&a, dir).build().unwrap();
+    let writer = InterProcessReadWriteLock::builder(&b, dir).build().unwrap();
+    let reader2 = InterProcessReadWriteLock::builder(&c, dir).build().unwrap();
 
     let first_read = reader1.read_lock().acquire().await.unwrap();
     let writer_in = Arc::new(AtomicUsize::new(0));
@@ -234,8 +244,8 @@ async fn downgrade_keeps_waiting_writers_out() {
     let zk = TestingServer::start().unwrap();
     let (a, b, c) = (connect(&zk).await, connect(&zk).await, connect(&zk).await);
     let dir = "/rw/down";
-    let lock_a = InterProcessReadWriteLock::new(&a, dir);
-    let lock_b = InterProcessReadWriteLock::new(&b, dir);
+    let lock_a = InterProcessReadWriteLock::builder(&a, dir).build().unwrap();
+    let lock_b = InterProcessReadWriteLock::builder(&b, dir).build().unwrap();
 
     let write = lock_a.write_lock().acquire().await.unwrap();
     // A writer waits behind us (bounded, long enough to span the downgrade).
@@ -263,7 +273,7 @@ async fn downgrade_keeps_waiting_writers_out() {
     let got = within("waiting writer", waiting_writer).await.unwrap();
     assert!(got.is_none(), "a writer got in during the downgraded read");
     // Other readers may join, though.
-    let lock_c = InterProcessReadWriteLock::new(&c, dir);
+    let lock_c = InterProcessReadWriteLock::builder(&c, dir).build().unwrap();
     let other = lock_c.read_lock().try_acquire(DEADLINE).await.unwrap();
     assert!(other.is_some());
     drop(other);

@@ -1,4 +1,4 @@
-//! `zkrs_recipes::metrics()` counts what the recipes did, against a real server. One test in
+//! `zkrs_recipes::metrics::metrics()` counts what the recipes did, against a real server. One test in
 //! this binary: the figures are the process's.
 
 use std::time::Duration;
@@ -7,8 +7,9 @@ use zkrs_client::Client;
 use zkrs_recipes::cache::TreeCache;
 use zkrs_recipes::queue::SimpleDistributedQueue;
 use zkrs_recipes::{
-    metrics, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2, LeaderLatch,
-    LockKind, LockMetrics, RecipeMetrics,
+    leader::LeaderLatch,
+    lock::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2},
+    metrics::{metrics, LockKind, LockMetrics, RecipeMetrics},
 };
 use zkrs_testkit::TestingServer;
 
@@ -41,8 +42,8 @@ async fn the_figures_count_what_the_recipes_did() {
     assert_eq!(lock(&before, LockKind::Mutex), (0, 0, 0));
 
     // Mutex: one timeout while another holds it, then three holds of at least 20 ms.
-    let mutex_a = InterProcessMutex::new(&a, "/m");
-    let mutex_b = InterProcessMutex::new(&b, "/m");
+    let mutex_a = InterProcessMutex::builder(&a, "/m").build().unwrap();
+    let mutex_b = InterProcessMutex::builder(&b, "/m").build().unwrap();
     let held = mutex_a.acquire().await.unwrap();
     assert!(mutex_b
         .try_acquire(Duration::from_millis(100))
@@ -57,12 +58,16 @@ async fn the_figures_count_what_the_recipes_did() {
     }
 
     // Semaphore: two leases (its own inner mutex is not counted as a mutex).
-    let semaphore = InterProcessSemaphoreV2::new(&a, "/s", 3);
+    let semaphore = InterProcessSemaphoreV2::builder(&a, "/s", 3)
+        .build()
+        .unwrap();
     let leases = semaphore.acquire(2).await.unwrap();
     InterProcessSemaphoreV2::return_all(leases).await.unwrap();
 
     // Read/write: one of each.
-    let rw = InterProcessReadWriteLock::new(&a, "/rw");
+    let rw = InterProcessReadWriteLock::builder(&a, "/rw")
+        .build()
+        .unwrap();
     rw.read_lock()
         .acquire()
         .await
@@ -74,7 +79,7 @@ async fn the_figures_count_what_the_recipes_did() {
     drop(write);
 
     // Leadership: one term, ended by close.
-    let latch = LeaderLatch::start(&a, "/latch", "a");
+    let latch = LeaderLatch::builder(&a, "/latch").id("a").start().unwrap();
     within("leadership", latch.await_leadership())
         .await
         .unwrap();

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use zkrs_client::Client;
-use zkrs_recipes::{InterProcessMutex, LeaderLatch};
+use zkrs_recipes::{leader::LeaderLatch, lock::InterProcessMutex};
 use zkrs_testkit::TestingServer;
 
 mod support;
@@ -20,11 +20,14 @@ async fn the_recipe_figures_reach_the_facade_under_their_names() {
 
     let zk = TestingServer::start().unwrap();
     let client = Client::connect(&zk.connect_string()).await.unwrap();
-    let mutex = InterProcessMutex::new(&client, "/m");
+    let mutex = InterProcessMutex::builder(&client, "/m").build().unwrap();
     for _ in 0..2 {
         mutex.acquire().await.unwrap().release().await.unwrap();
     }
-    let latch = LeaderLatch::start(&client, "/latch", "a");
+    let latch = LeaderLatch::builder(&client, "/latch")
+        .id("a")
+        .start()
+        .unwrap();
     within("leadership", latch.await_leadership())
         .await
         .unwrap();

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::Client;
-use zkrs_recipes::lock::{decode_count, encode_count};
-use zkrs_recipes::{InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
+use zkrs_recipes::counter::{decode_count, encode_count};
+use zkrs_recipes::lock::{InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
 use zkrs_testkit::TestingServer;
 
 mod support;
@@ -26,7 +26,9 @@ async fn ten_sessions_three_leases() {
         let (inside, most, done) = (inside.clone(), most.clone(), done.clone());
         tasks.push(tokio::spawn(async move {
             let client = Client::connect(&connect).await.unwrap();
-            let semaphore = InterProcessSemaphoreV2::new(&client, "/sem/three", 3);
+            let semaphore = InterProcessSemaphoreV2::builder(&client, "/sem/three", 3)
+                .build()
+                .unwrap();
             for _ in 0..3 {
                 let lease = semaphore.acquire_one().await.unwrap();
                 let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
@@ -54,8 +56,13 @@ async fn ten_sessions_three_leases() {
 async fn layout_and_all_or_nothing() {
     let zk = TestingServer::start().unwrap();
     let (a, b) = (connect(&zk).await, connect(&zk).await);
-    let sem_a = InterProcessSemaphoreV2::new(&a, "/sem/n", 3).with_data(b"a".to_vec());
-    let sem_b = InterProcessSemaphoreV2::new(&b, "/sem/n", 3);
+    let sem_a = InterProcessSemaphoreV2::builder(&a, "/sem/n", 3)
+        .data(b"a".to_vec())
+        .build()
+        .unwrap();
+    let sem_b = InterProcessSemaphoreV2::builder(&b, "/sem/n", 3)
+        .build()
+        .unwrap();
 
     let two = sem_a.acquire(2).await.unwrap();
     assert_eq!(two.len(), 2);
@@ -108,8 +115,20 @@ async fn shared_count_raised_lets_a_waiter_in() {
     let zk = TestingServer::start().unwrap();
     let (a, b) = (connect(&zk).await, connect(&zk).await);
     let count = "/sem/config/max";
-    let sem_a = InterProcessSemaphoreV2::with_shared_count(&a, "/sem/shared", count, 1);
-    let sem_b = InterProcessSemaphoreV2::with_shared_count(&b, "/sem/shared", count, 1);
+    let sem_a = InterProcessSemaphoreV2::builder(
+        &a,
+        "/sem/shared",
+        zkrs_recipes::lock::MaxLeases::shared_count(count, 1),
+    )
+    .build()
+    .unwrap();
+    let sem_b = InterProcessSemaphoreV2::builder(
+        &b,
+        "/sem/shared",
+        zkrs_recipes::lock::MaxLeases::shared_count(count, 1),
+    )
+    .build()
+    .unwrap();
 
     let held = sem_a.acquire_one().await.unwrap();
     // The count node was made from the seed, in Curator's format.
@@ -149,9 +168,15 @@ async fn shared_count_raised_lets_a_waiter_in() {
 async fn dropped_acquires_leave_no_node() {
     let zk = TestingServer::start().unwrap();
     let (a, b, c) = (connect(&zk).await, connect(&zk).await, connect(&zk).await);
-    let sem_a = InterProcessSemaphoreV2::new(&a, "/sem/drop", 1);
-    let sem_b = InterProcessSemaphoreV2::new(&b, "/sem/drop", 1);
-    let sem_c = InterProcessSemaphoreV2::new(&c, "/sem/drop", 1);
+    let sem_a = InterProcessSemaphoreV2::builder(&a, "/sem/drop", 1)
+        .build()
+        .unwrap();
+    let sem_b = InterProcessSemaphoreV2::builder(&b, "/sem/drop", 1)
+        .build()
+        .unwrap();
+    let sem_c = InterProcessSemaphoreV2::builder(&c, "/sem/drop", 1)
+        .build()
+        .unwrap();
     let held = sem_a.acquire_one().await.unwrap();
 
     // b waits for a lease (holding the semaphore's mutex), c waits for the mutex.
@@ -206,7 +231,9 @@ async fn semaphore_mutex_excludes() {
         let (inside, counter) = (inside.clone(), counter.clone());
         tasks.push(tokio::spawn(async move {
             let client = Client::connect(&connect).await.unwrap();
-            let mutex = InterProcessSemaphoreMutex::new(&client, "/sem/mutex");
+            let mutex = InterProcessSemaphoreMutex::builder(&client, "/sem/mutex")
+                .build()
+                .unwrap();
             for _ in 0..3 {
                 let lease = mutex.acquire().await.unwrap();
                 assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
@@ -225,12 +252,16 @@ async fn semaphore_mutex_excludes() {
     assert_eq!(counter.load(Ordering::SeqCst), 18, "an update was lost");
 
     let (a, b) = (connect(&zk).await, connect(&zk).await);
-    let held = InterProcessSemaphoreMutex::new(&a, "/sem/mutex")
+    let held = InterProcessSemaphoreMutex::builder(&a, "/sem/mutex")
+        .build()
+        .unwrap()
         .acquire()
         .await
         .unwrap();
     assert!(held.path().starts_with("/sem/mutex/leases/_c_"));
-    let other = InterProcessSemaphoreMutex::new(&b, "/sem/mutex");
+    let other = InterProcessSemaphoreMutex::builder(&b, "/sem/mutex")
+        .build()
+        .unwrap();
     let got = other.try_acquire(Duration::from_millis(300)).await.unwrap();
     assert!(got.is_none());
     assert_eq!(

@@ -28,7 +28,10 @@ use tokio::time::Instant;
 use beliefs::{Rig, SESSION, STEP_DEADLINE};
 use zkrs_client::{Client, CreateMode};
 use zkrs_recipes::cache::{PathChildrenCache, StartMode};
-use zkrs_recipes::{CloseMode, InterProcessMutex, LeaderLatch};
+use zkrs_recipes::{
+    leader::{CloseMode, LeaderLatch},
+    lock::InterProcessMutex,
+};
 
 #[global_allocator]
 static GLOBAL: zkrs_testkit::measure::CountingAllocator = zkrs_testkit::measure::CountingAllocator;
@@ -243,7 +246,9 @@ async fn run(arenas: Option<usize>) {
                 let step = async {
                     match i % 4 {
                         0 => {
-                            let mutex = InterProcessMutex::new(&client, "/soak/lock");
+                            let mutex = InterProcessMutex::builder(&client, "/soak/lock")
+                                .build()
+                                .unwrap();
                             match mutex.try_acquire(Duration::from_secs(2)).await {
                                 Ok(Some(guard)) => guard.release().await.map(drop),
                                 Ok(None) => Ok(()),
@@ -251,8 +256,10 @@ async fn run(arenas: Option<usize>) {
                             }
                         }
                         1 => {
-                            let latch =
-                                LeaderLatch::start(&client, "/soak/latch", &format!("w{k}"));
+                            let latch = LeaderLatch::builder(&client, "/soak/latch")
+                                .id(format!("w{k}"))
+                                .start()
+                                .unwrap();
                             let _ = latch
                                 .await_leadership_timeout(Duration::from_millis(300))
                                 .await;

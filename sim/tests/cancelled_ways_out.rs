@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use zkrs_client::{Client, CreateMode};
+use zkrs_recipes::leader::LeaderLatch;
 use zkrs_recipes::node::PersistentNode;
-use zkrs_recipes::LeaderLatch;
 use zkrs_sim::{FaultConfig, Simulation, World};
 
 async fn connect(world: &World) -> Result<Client, String> {
@@ -43,7 +43,10 @@ fn a_latch_close_dropped_at_its_first_await_still_deletes_the_node() {
         .faults(FaultConfig::none())
         .run(|world| async move {
             let client = connect(&world).await?;
-            let latch = LeaderLatch::start(&client, "/latch", "a");
+            let latch = LeaderLatch::builder(&client, "/latch")
+                .id("a")
+                .start()
+                .unwrap();
             let led = latch
                 .await_leadership_timeout(Duration::from_secs(10))
                 .await

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use zkrs_client::{Client, ConnectionState};
-use zkrs_recipes::LeaderLatch;
+use zkrs_recipes::leader::LeaderLatch;
 use zkrs_sim::check::Beliefs;
 use zkrs_sim::{FaultConfig, Simulation, World};
 
@@ -26,7 +26,10 @@ mod service {
     /// Runs instance `id` until the process stops: `on_duty(true)` when it may run the job,
     /// `on_duty(false)` as soon as it may not.
     pub async fn run(client: Client, id: usize, on_duty: impl Fn(bool)) {
-        let latch = LeaderLatch::start(&client, "/jobs/leader", &format!("instance-{id}"));
+        let latch = LeaderLatch::builder(&client, "/jobs/leader")
+            .id(format!("instance-{id}"))
+            .start()
+            .unwrap();
         let mut leads = latch.leadership();
         let mut states = client.state_changes();
         loop {

@@ -159,7 +159,7 @@ impl Atomic {
         if outcome.0.is_none() {
             if let Some(promoted) = &self.promoted {
                 let started = Instant::now();
-                let mutex = InterProcessMutex::new(&self.client, &promoted.lock_path).uncounted();
+                let mutex = InterProcessMutex::internal(&self.client, &promoted.lock_path);
                 let guard = match promoted.max_lock_time {
                     Some(limit) => mutex.try_acquire(limit).await?,
                     None => Some(mutex.acquire().await?),
@@ -369,7 +369,7 @@ atomic_counter!(
     /// ```no_run
     /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
     /// use zkrs_recipes::counter::DistributedAtomicLong;
-    /// use zkrs_recipes::RetryPolicy;
+    /// use zkrs_recipes::framework::RetryPolicy;
     /// let hits = DistributedAtomicLong::builder(&client, "/stats/hits")
     ///     .retry(RetryPolicy::default())
     ///     .build()?;

@@ -11,7 +11,7 @@ use zkrs_client::Result;
 ///
 /// ```
 /// use std::time::Duration;
-/// use zkrs_recipes::RetryPolicy;
+/// use zkrs_recipes::framework::RetryPolicy;
 /// let policy = RetryPolicy::exponential(Duration::from_millis(100), Duration::from_secs(5), 10);
 /// assert_eq!(policy.sleep_before_retry(0, Duration::ZERO).map(|d| d >= Duration::from_millis(100)), Some(true));
 /// assert_eq!(policy.sleep_before_retry(10, Duration::ZERO), None);

@@ -105,8 +105,10 @@ impl Shared {
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
-/// use zkrs_recipes::LeaderLatch;
-/// let latch = LeaderLatch::start(&client, "/election/reports", "host-a");
+/// use zkrs_recipes::leader::LeaderLatch;
+/// let latch = LeaderLatch::builder(&client, "/election/reports")
+///     .id("host-a")
+///     .start()?;
 /// latch.await_leadership().await?;
 /// // ... lead; watch `latch.is_leader()` or `latch.events()` ...
 /// latch.close().await?;
@@ -119,39 +121,61 @@ pub struct LeaderLatch {
     task: Option<JoinHandle<()>>,
 }
 
-impl LeaderLatch {
-    /// Joins the election at `path` with `id` (stored in the node; Curator's default is "")
-    /// under the standard connection-state policy.
-    pub fn start(client: &Client, path: &str, id: &str) -> LeaderLatch {
-        LeaderLatch::start_with_policy(client, path, id, ConnectionStatePolicy::Standard)
+/// Settings for a [`LeaderLatch`]; [`LeaderLatchBuilder::start`] starts it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `start`"]
+pub struct LeaderLatchBuilder {
+    client: Client,
+    path: String,
+    id: String,
+    policy: ConnectionStatePolicy,
+}
+
+impl LeaderLatchBuilder {
+    /// The participant id stored in the node (default: empty, like Curator's).
+    pub fn id(mut self, id: impl Into<String>) -> LeaderLatchBuilder {
+        self.id = id.into();
+        self
     }
 
-    /// Joins the election with a connection-state policy: under the standard one leadership
+    /// The connection-state policy (default: standard): under the standard one leadership
     /// ends as soon as the connection is suspended; under session-only, when the session is
     /// lost.
-    pub fn start_with_policy(
-        client: &Client,
-        path: &str,
-        id: &str,
-        policy: ConnectionStatePolicy,
-    ) -> LeaderLatch {
+    pub fn policy(mut self, policy: ConnectionStatePolicy) -> LeaderLatchBuilder {
+        self.policy = policy;
+        self
+    }
+
+    /// Joins the election: the latch's task starts on the current tokio runtime and gets in
+    /// line at once ([`LeaderLatch::await_leadership`] waits for leadership). Fails (kind
+    /// `InvalidInput`) if the path is not a valid znode path, before anything is sent.
+    /// Needs a tokio runtime.
+    pub fn start(self) -> Result<LeaderLatch> {
+        validate_path(&self.path, false)?;
         let shared = Arc::new(Shared {
-            client: client.clone(),
-            path: path.to_string(),
-            id: id.to_string(),
-            policy,
+            client: self.client,
+            path: self.path,
+            id: self.id,
+            policy: self.policy,
             flag: LeaderFlag::new(),
             node: Mutex::new(NodeState::default()),
         });
-        // A bad path can never work: say so rather than retry.
-        if let Err(e) = validate_path(path, false) {
-            shared.flag.end(e);
-            return LeaderLatch { shared, task: None };
-        }
         let task = tokio::spawn(run(shared.clone()));
-        LeaderLatch {
+        Ok(LeaderLatch {
             shared,
             task: Some(task),
+        })
+    }
+}
+
+impl LeaderLatch {
+    /// A builder for a participant in the election at `path`.
+    pub fn builder(client: &Client, path: &str) -> LeaderLatchBuilder {
+        LeaderLatchBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            id: String::new(),
+            policy: ConnectionStatePolicy::Standard,
         }
     }
 
@@ -182,8 +206,7 @@ impl LeaderLatch {
         Leadership::await_leadership_timeout(self, timeout).await
     }
 
-    /// The error that stopped the latch for good, if one did: an invalid path, or an error
-    /// no retry can fix (e.g. `NoAuth` creating under the path). Connection trouble never
+    /// The error that stopped the latch for good, if one did: an error no retry can fix (e.g. `NoAuth` creating under the path). Connection trouble never
     /// stops a latch.
     pub fn failure(&self) -> Option<Error> {
         self.shared.flag.ended()
@@ -201,8 +224,8 @@ impl LeaderLatch {
         self.shared.flag.current()
     }
 
-    /// This participant's node, when it has one.
-    pub fn our_path(&self) -> Option<String> {
+    /// This participant's node, when it has one (Curator: `getOurPath`).
+    pub fn node_path(&self) -> Option<String> {
         self.shared.node().path.clone()
     }
 

@@ -50,8 +50,8 @@ impl From<Lagged> for LeadershipEvent {
 ///     println!("leading: {}", candidate.is_leader());
 ///     candidate.close().await
 /// }
-/// lead_once(LeaderLatch::start(&client, "/election/a", "me")).await?;
-/// lead_once(MasterElection::start_at(&client, "/election/b/master", "me")).await?;
+/// lead_once(LeaderLatch::builder(&client, "/election/a").id("me").start()?).await?;
+/// lead_once(MasterElection::builder(&client, "/election/b/master").id("me").start()?).await?;
 /// # Ok(()) }
 /// ```
 pub trait Leadership {

@@ -19,16 +19,17 @@ use zkrs_client::__private::ErrorInternals;
 
 use tokio::task::JoinHandle;
 use zkrs_client::{
-    Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventStream, EventType,
-    OneshotWatch, Result, Stat, StateChange, StateChanges,
+    validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
+    EventStream, EventType, OneshotWatch, Result, Stat, StateChange, StateChanges,
 };
 
 use super::backoff::Backoff;
+use super::latch::Participant;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 
 use crate::framework::{self, create_parents, parent, wait_connected, ConnectionStatePolicy, Wake};
 
-/// The default path of the master node.
+/// The usual path of the master node, for [`MasterElection::builder`].
 pub const DEFAULT_MASTER_PATH: &str = "/master";
 
 /// Who a master node belongs to, as far as one contender can tell.
@@ -79,8 +80,10 @@ impl Shared {
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
-/// use zkrs_recipes::MasterElection;
-/// let contender = MasterElection::start(&client, "worker-7");
+/// use zkrs_recipes::leader::{MasterElection, DEFAULT_MASTER_PATH};
+/// let contender = MasterElection::builder(&client, DEFAULT_MASTER_PATH)
+///     .id("worker-7")
+///     .start()?;
 /// contender.await_leadership().await?;
 /// // ... act as master while `contender.is_leader()` ...
 /// contender.close().await?;
@@ -93,40 +96,64 @@ pub struct MasterElection {
     task: Mutex<Option<JoinHandle<()>>>,
 }
 
-impl MasterElection {
-    /// Contends for [`DEFAULT_MASTER_PATH`] with `id` (stored in the node; make it unique
-    /// among contenders), under the standard policy.
-    pub fn start(client: &Client, id: &str) -> MasterElection {
-        MasterElection::start_at(client, DEFAULT_MASTER_PATH, id)
+/// Settings for a [`MasterElection`]; [`MasterElectionBuilder::start`] starts it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `start`"]
+pub struct MasterElectionBuilder {
+    client: Client,
+    path: String,
+    id: String,
+    policy: ConnectionStatePolicy,
+}
+
+impl MasterElectionBuilder {
+    /// This contender's id, stored in the node (default: empty). Make it unique among
+    /// contenders: a node with our id and our session is ours.
+    pub fn id(mut self, id: impl Into<String>) -> MasterElectionBuilder {
+        self.id = id.into();
+        self
     }
 
-    /// Contends for the node at `path`.
-    pub fn start_at(client: &Client, path: &str, id: &str) -> MasterElection {
-        MasterElection::start_with_policy(client, path, id, ConnectionStatePolicy::Standard)
+    /// The connection-state policy (default: standard): under the standard one mastership is
+    /// lost as soon as the connection is suspended (and regained on reconnecting to the same
+    /// session if the node is still ours); under session-only, when the session is lost.
+    pub fn policy(mut self, policy: ConnectionStatePolicy) -> MasterElectionBuilder {
+        self.policy = policy;
+        self
     }
 
-    /// Contends with a connection-state policy: under the standard one mastership is lost as
-    /// soon as the connection is suspended (and regained on reconnecting to the same session
-    /// if the node is still ours); under session-only, when the session is lost.
-    pub fn start_with_policy(
-        client: &Client,
-        path: &str,
-        id: &str,
-        policy: ConnectionStatePolicy,
-    ) -> MasterElection {
+    /// Contends: the contender's task starts on the current tokio runtime
+    /// ([`MasterElection::await_leadership`] waits for mastership). Fails (kind
+    /// `InvalidInput`) if the path is not a valid znode path, before anything is sent.
+    /// Needs a tokio runtime.
+    pub fn start(self) -> Result<MasterElection> {
+        validate_path(&self.path, false)?;
         let election = MasterElection {
             shared: Arc::new(Shared {
-                client: client.clone(),
-                path: path.to_string(),
-                id: id.to_string(),
-                policy,
+                client: self.client,
+                path: self.path,
+                id: self.id,
+                policy: self.policy,
                 flag: LeaderFlag::new(),
                 maybe_owner: Mutex::new(None),
             }),
             task: Mutex::new(None),
         };
         election.rejoin();
-        election
+        Ok(election)
+    }
+}
+
+impl MasterElection {
+    /// A builder for a contender for the node at `path` ([`DEFAULT_MASTER_PATH`], `/master`,
+    /// is the usual one).
+    pub fn builder(client: &Client, path: &str) -> MasterElectionBuilder {
+        MasterElectionBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            id: String::new(),
+            policy: ConnectionStatePolicy::Standard,
+        }
     }
 
     fn task(&self) -> std::sync::MutexGuard<'_, Option<JoinHandle<()>>> {
@@ -178,10 +205,14 @@ impl MasterElection {
         self.shared.flag.events()
     }
 
-    /// The current master's id (the node's data), if there is a master.
-    pub async fn master_id(&self) -> Result<Option<String>> {
+    /// The current master, if there is one: its id (the node's data) and the node's path.
+    pub async fn leader(&self) -> Result<Option<Participant>> {
         match self.shared.client.get_data(&self.shared.path).await {
-            Ok((data, _)) => Ok(Some(String::from_utf8_lossy(&data).into_owned())),
+            Ok((data, _)) => Ok(Some(Participant {
+                id: String::from_utf8_lossy(&data).into_owned(),
+                is_leader: true,
+                path: self.shared.path.clone(),
+            })),
             Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
             Err(e) => Err(e),
         }

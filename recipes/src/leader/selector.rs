@@ -29,7 +29,9 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
-use zkrs_client::{Client, ConnectionState, ErrorCode, EventStream, EventType, Result};
+use zkrs_client::{
+    validate_path, Client, ConnectionState, ErrorCode, EventStream, EventType, Result,
+};
 
 use super::backoff::Backoff;
 use super::latch::{participants_of, Participant};
@@ -153,7 +155,7 @@ struct Shared {
     wake: Notify,
     closed: watch::Sender<bool>,
     terms: AtomicU64,
-    on_leadership: Box<LeaderFn>,
+    on_leadership: Arc<LeaderFn>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -209,7 +211,7 @@ fn cancel(term: &watch::Sender<Option<CancelReason>>, reason: CancelReason) -> b
 }
 
 /// Settings for a [`LeaderSelector`]; [`LeaderSelectorBuilder::start`] starts it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[must_use = "a builder does nothing until `start`"]
 pub struct LeaderSelectorBuilder {
     client: Client,
@@ -218,6 +220,19 @@ pub struct LeaderSelectorBuilder {
     policy: ConnectionStatePolicy,
     auto_requeue: bool,
     cancel_grace: Duration,
+    on_leadership: Arc<LeaderFn>,
+}
+
+impl std::fmt::Debug for LeaderSelectorBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderSelectorBuilder")
+            .field("path", &self.path)
+            .field("id", &self.id)
+            .field("policy", &self.policy)
+            .field("auto_requeue", &self.auto_requeue)
+            .field("cancel_grace", &self.cancel_grace)
+            .finish_non_exhaustive()
+    }
 }
 
 impl LeaderSelectorBuilder {
@@ -251,14 +266,12 @@ impl LeaderSelectorBuilder {
         self
     }
 
-    /// Starts the selector: it gets in line at once, and runs `on_leadership` each time it
-    /// becomes leader, holding leadership until the returned future completes or is
-    /// cancelled. Needs a tokio runtime.
-    pub fn start<F, Fut>(self, on_leadership: F) -> LeaderSelector
-    where
-        F: Fn(LeaderContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
+    /// Starts the selector: its task starts on the current tokio runtime and gets in line at
+    /// once, and runs the leadership task each time it becomes leader, holding leadership
+    /// until the returned future completes or is cancelled. Fails (kind `InvalidInput`) if
+    /// the path is not a valid znode path, before anything is sent. Needs a tokio runtime.
+    pub fn start(self) -> Result<LeaderSelector> {
+        validate_path(&self.path, false)?;
         let (closed, closed_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             client: self.client,
@@ -275,13 +288,13 @@ impl LeaderSelectorBuilder {
             wake: Notify::new(),
             closed,
             terms: AtomicU64::new(0),
-            on_leadership: Box::new(move |ctx| Box::pin(on_leadership(ctx))),
+            on_leadership: self.on_leadership,
         });
         let task = tokio::spawn(run(shared.clone(), closed_rx));
-        LeaderSelector {
+        Ok(LeaderSelector {
             shared,
             task: Some(task),
-        }
+        })
     }
 }
 
@@ -290,14 +303,14 @@ impl LeaderSelectorBuilder {
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
-/// use zkrs_recipes::LeaderSelector;
-/// let selector = LeaderSelector::builder(&client, "/election/reports")
-///     .id("host-a")
-///     .auto_requeue(true)
-///     .start(|ctx| async move {
-///         println!("term {} of {}", ctx.term(), ctx.id());
-///         // ... lead; this future is dropped if leadership is taken away ...
-///     });
+/// use zkrs_recipes::leader::LeaderSelector;
+/// let selector = LeaderSelector::builder(&client, "/election/reports", |ctx| async move {
+///     println!("term {} of {}", ctx.term(), ctx.id());
+///     // ... lead; this future is dropped if leadership is taken away ...
+/// })
+/// .id("host-a")
+/// .auto_requeue(true)
+/// .start()?;
 /// // ...
 /// selector.close().await?;
 /// # Ok(()) }
@@ -310,21 +323,15 @@ pub struct LeaderSelector {
 }
 
 impl LeaderSelector {
-    /// Starts a selector at `path` with `id`, standard policy, no auto-requeue (one term;
-    /// see [`LeaderSelector::requeue`]). Use [`LeaderSelector::builder`] for the other
-    /// settings.
-    pub fn start<F, Fut>(client: &Client, path: &str, id: &str, on_leadership: F) -> LeaderSelector
+    /// A builder for a selector at `path` that runs `on_leadership` each time it becomes
+    /// leader (Curator's `takeLeadership`), holding leadership until the returned future
+    /// completes or is cancelled. By default: an empty id, the standard policy, no
+    /// auto-requeue (one term; see [`LeaderSelector::requeue`]).
+    pub fn builder<F, Fut>(client: &Client, path: &str, on_leadership: F) -> LeaderSelectorBuilder
     where
         F: Fn(LeaderContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        LeaderSelector::builder(client, path)
-            .id(id)
-            .start(on_leadership)
-    }
-
-    /// A builder for a selector at `path`.
-    pub fn builder(client: &Client, path: &str) -> LeaderSelectorBuilder {
         LeaderSelectorBuilder {
             client: client.clone(),
             path: path.to_string(),
@@ -332,6 +339,7 @@ impl LeaderSelector {
             policy: ConnectionStatePolicy::Standard,
             auto_requeue: false,
             cancel_grace: Duration::ZERO,
+            on_leadership: Arc::new(move |ctx| Box::pin(on_leadership(ctx))),
         }
     }
 
@@ -416,7 +424,7 @@ impl LeaderSelector {
 
     /// Every participant in election order, the leader first (ids read from the nodes).
     pub async fn participants(&self) -> Result<Vec<Participant>> {
-        let mutex = InterProcessMutex::new(&self.shared.client, &self.shared.path).uncounted();
+        let mutex = InterProcessMutex::internal(&self.shared.client, &self.shared.path);
         let nodes = mutex.participant_nodes().await?;
         participants_of(&self.shared.client, nodes).await
     }
@@ -457,8 +465,7 @@ impl Drop for LeaderSelector {
 /// The selector's task: waits to be queued, acquires, runs a term, releases; until closed.
 async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<()> {
     let client = shared.client.clone();
-    let mutex = InterProcessMutex::new(&client, &shared.path)
-        .uncounted()
+    let mutex = InterProcessMutex::internal(&client, &shared.path)
         .with_data(shared.id.as_bytes().to_vec())
         .with_policy(shared.policy);
     let mut backoff = Backoff::default();

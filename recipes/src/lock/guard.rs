@@ -90,7 +90,7 @@ impl LockGuard {
     }
 
     /// Resolves when another process asks the holder to release (writes
-    /// [`REVOKE_MESSAGE`] into the node: [`crate::revoke`]). Errors if the node is gone.
+    /// [`REVOKE_MESSAGE`] into the node: [`crate::lock::revoke`]). Errors if the node is gone.
     pub async fn revocation_requested(&self) -> Result<()> {
         loop {
             let (data, _, watch) = self.client.get_data_and_watch(self.path()).await?;

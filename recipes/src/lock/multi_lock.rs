@@ -3,7 +3,7 @@
 use std::time::Duration;
 use tokio::time::Instant;
 
-use zkrs_client::{Client, Result};
+use zkrs_client::Result;
 
 use super::guard::LockGuard;
 use super::mutex::InterProcessMutex;
@@ -16,9 +16,9 @@ use super::semaphore_mutex::InterProcessSemaphoreMutex;
 pub enum Lockable {
     /// An [`InterProcessMutex`].
     Mutex(InterProcessMutex),
-    /// The read side of an [`crate::InterProcessReadWriteLock`].
+    /// The read side of an [`crate::lock::InterProcessReadWriteLock`].
     Read(ReadLock),
-    /// The write side of an [`crate::InterProcessReadWriteLock`].
+    /// The write side of an [`crate::lock::InterProcessReadWriteLock`].
     Write(WriteLock),
     /// An [`InterProcessSemaphoreMutex`].
     SemaphoreMutex(InterProcessSemaphoreMutex),
@@ -94,19 +94,22 @@ impl From<InterProcessSemaphoreMutex> for Lockable {
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkrs_recipes::{InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock};
+/// use zkrs_recipes::lock::{InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock};
 ///
 /// // Mutexes at several paths.
-/// let both = InterProcessMultiLock::from_paths(&client, ["/locks/a", "/locks/b"]);
+/// let both = InterProcessMultiLock::builder()
+///     .lock(InterProcessMutex::builder(&client, "/locks/a").build()?)
+///     .lock(InterProcessMutex::builder(&client, "/locks/b").build()?)
+///     .build()?;
 /// let guard = both.acquire().await?;
 /// guard.release().await?; // /locks/b first, then /locks/a
 ///
 /// // Any mix of lock kinds.
-/// let config = InterProcessReadWriteLock::new(&client, "/locks/config");
-/// let mixed = InterProcessMultiLock::new([
-///     config.read_lock().into(),
-///     InterProcessMutex::new(&client, "/locks/job").into(),
-/// ]);
+/// let config = InterProcessReadWriteLock::builder(&client, "/locks/config").build()?;
+/// let mixed = InterProcessMultiLock::builder()
+///     .lock(config.read_lock())
+///     .lock(InterProcessMutex::builder(&client, "/locks/job").build()?)
+///     .build()?;
 /// if let Some(guard) = mixed.try_acquire(Duration::from_secs(1)).await? {
 ///     guard.release().await?;
 /// }
@@ -117,25 +120,33 @@ pub struct InterProcessMultiLock {
     locks: Vec<Lockable>,
 }
 
-impl InterProcessMultiLock {
-    /// A multi-lock over `locks`, taken in this order.
-    pub fn new(locks: impl IntoIterator<Item = Lockable>) -> InterProcessMultiLock {
-        InterProcessMultiLock {
-            locks: locks.into_iter().collect(),
-        }
+/// The locks of an [`InterProcessMultiLock`], in acquire order;
+/// [`InterProcessMultiLockBuilder::build`] makes it.
+#[derive(Debug, Clone, Default)]
+#[must_use = "a builder does nothing until `build`"]
+pub struct InterProcessMultiLockBuilder {
+    locks: Vec<Lockable>,
+}
+
+impl InterProcessMultiLockBuilder {
+    /// Adds a lock, taken after those added before it (any lock kind: see [`Lockable`]).
+    pub fn lock(mut self, lock: impl Into<Lockable>) -> InterProcessMultiLockBuilder {
+        self.locks.push(lock.into());
+        self
     }
 
-    /// A multi-lock over [`InterProcessMutex`]es at `paths` (Curator's constructor taking
-    /// paths).
-    pub fn from_paths<'a>(
-        client: &Client,
-        paths: impl IntoIterator<Item = &'a str>,
-    ) -> InterProcessMultiLock {
-        InterProcessMultiLock::new(
-            paths
-                .into_iter()
-                .map(|p| Lockable::Mutex(InterProcessMutex::new(client, p))),
-        )
+    /// The multi-lock. Nothing is sent until it is acquired; each lock checked its path when
+    /// it was built, so this does not fail today (the `Result` is the builders' shape).
+    pub fn build(self) -> Result<InterProcessMultiLock> {
+        Ok(InterProcessMultiLock { locks: self.locks })
+    }
+}
+
+impl InterProcessMultiLock {
+    /// A builder: add the locks with [`InterProcessMultiLockBuilder::lock`], in acquire
+    /// order (Curator's constructors take a list of locks, or of paths for mutexes).
+    pub fn builder() -> InterProcessMultiLockBuilder {
+        InterProcessMultiLockBuilder::default()
     }
 
     /// The locks, in acquire order.

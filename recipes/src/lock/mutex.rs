@@ -3,7 +3,7 @@
 use std::time::Duration;
 use tokio::time::Instant;
 
-use zkrs_client::{Client, Result};
+use zkrs_client::{validate_path, Client, Result};
 
 use super::guard::LockGuard;
 use super::internals::{acquire, participants, LockSpec, Rule};
@@ -20,8 +20,8 @@ use crate::metrics::{count, LockKind};
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
-/// use zkrs_recipes::InterProcessMutex;
-/// let mutex = InterProcessMutex::new(&client, "/locks/report");
+/// use zkrs_recipes::lock::InterProcessMutex;
+/// let mutex = InterProcessMutex::builder(&client, "/locks/report").build()?;
 /// let guard = mutex.acquire().await?;
 /// // ... the critical section; stop if `guard.lost()` resolves ...
 /// guard.release().await?;
@@ -37,10 +37,56 @@ pub struct InterProcessMutex {
     kind: Option<LockKind>,
 }
 
+/// Settings for an [`InterProcessMutex`]; [`InterProcessMutexBuilder::build`] makes it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build`"]
+pub struct InterProcessMutexBuilder {
+    client: Client,
+    path: String,
+    data: Vec<u8>,
+    policy: ConnectionStatePolicy,
+}
+
+impl InterProcessMutexBuilder {
+    /// Data stored in each lock node (default: empty; Curator's `getLockNodeBytes`, e.g. the
+    /// holder's id).
+    pub fn data(mut self, data: impl Into<Vec<u8>>) -> InterProcessMutexBuilder {
+        self.data = data.into();
+        self
+    }
+
+    /// The connection-state policy guards follow (default: standard).
+    pub fn policy(mut self, policy: ConnectionStatePolicy) -> InterProcessMutexBuilder {
+        self.policy = policy;
+        self
+    }
+
+    /// The mutex. Nothing is sent until it is acquired. Fails (kind `InvalidInput`) if the
+    /// path is not a valid znode path.
+    pub fn build(self) -> Result<InterProcessMutex> {
+        validate_path(&self.path, false)?;
+        let mut mutex = InterProcessMutex::with_lock_name(&self.client, &self.path, LOCK_NAME);
+        mutex.data = self.data;
+        mutex.policy = self.policy;
+        Ok(mutex)
+    }
+}
+
 impl InterProcessMutex {
-    /// A mutex at `path` (the lock directory).
-    pub fn new(client: &Client, path: &str) -> InterProcessMutex {
-        InterProcessMutex::with_lock_name(client, path, LOCK_NAME)
+    /// A builder for a mutex at `path` (the lock directory).
+    pub fn builder(client: &Client, path: &str) -> InterProcessMutexBuilder {
+        InterProcessMutexBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            data: Vec::new(),
+            policy: ConnectionStatePolicy::Standard,
+        }
+    }
+
+    /// A mutex at `path` that another recipe is built on: not validated (its path is made by
+    /// the recipe) and left out of the lock metrics.
+    pub(crate) fn internal(client: &Client, path: &str) -> InterProcessMutex {
+        InterProcessMutex::with_lock_name(client, path, LOCK_NAME).uncounted()
     }
 
     pub(crate) fn with_lock_name(
@@ -68,14 +114,14 @@ impl InterProcessMutex {
         self
     }
 
-    /// Data stored in each lock node (Curator's `getLockNodeBytes`; e.g. the holder's id).
-    pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> InterProcessMutex {
+    /// Data stored in each lock node (for the recipes built on a mutex).
+    pub(crate) fn with_data(mut self, data: impl Into<Vec<u8>>) -> InterProcessMutex {
         self.data = data.into();
         self
     }
 
-    /// The connection-state policy guards follow (default: standard).
-    pub fn with_policy(mut self, policy: ConnectionStatePolicy) -> InterProcessMutex {
+    /// The connection-state policy guards follow (for the recipes built on a mutex).
+    pub(crate) fn with_policy(mut self, policy: ConnectionStatePolicy) -> InterProcessMutex {
         self.policy = policy;
         self
     }

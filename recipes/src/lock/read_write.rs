@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zkrs_client::__private::ErrorInternals;
 
-use zkrs_client::{Client, Error, Result};
+use zkrs_client::{validate_path, Client, Error, Result};
 
 use super::guard::LockGuard;
 use super::internals::{acquire_with_sequence, participants, LockSpec, Rule};
@@ -40,8 +40,8 @@ use crate::sequence::read_write_sort_key;
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
-/// use zkrs_recipes::InterProcessReadWriteLock;
-/// let lock = InterProcessReadWriteLock::new(&client, "/locks/config");
+/// use zkrs_recipes::lock::InterProcessReadWriteLock;
+/// let lock = InterProcessReadWriteLock::builder(&client, "/locks/config").build()?;
 ///
 /// // Many readers may hold it at once.
 /// let read = lock.read_lock().acquire().await?;
@@ -61,27 +61,53 @@ pub struct InterProcessReadWriteLock {
     policy: ConnectionStatePolicy,
 }
 
-impl InterProcessReadWriteLock {
-    /// A read/write lock at `path` (the lock directory, shared by readers and writers).
-    pub fn new(client: &Client, path: &str) -> InterProcessReadWriteLock {
-        InterProcessReadWriteLock {
-            client: client.clone(),
-            dir: path.to_string(),
-            data: Vec::new(),
-            policy: ConnectionStatePolicy::Standard,
-        }
-    }
+/// Settings for an [`InterProcessReadWriteLock`]; [`InterProcessReadWriteLockBuilder::build`]
+/// makes it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build`"]
+pub struct InterProcessReadWriteLockBuilder {
+    client: Client,
+    path: String,
+    data: Vec<u8>,
+    policy: ConnectionStatePolicy,
+}
 
-    /// Data stored in each lock node, read and write (Curator's `lockData`).
-    pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> InterProcessReadWriteLock {
+impl InterProcessReadWriteLockBuilder {
+    /// Data stored in each lock node, read and write (default: empty; Curator's `lockData`).
+    pub fn data(mut self, data: impl Into<Vec<u8>>) -> InterProcessReadWriteLockBuilder {
         self.data = data.into();
         self
     }
 
     /// The connection-state policy the guards follow (default: standard).
-    pub fn with_policy(mut self, policy: ConnectionStatePolicy) -> InterProcessReadWriteLock {
+    pub fn policy(mut self, policy: ConnectionStatePolicy) -> InterProcessReadWriteLockBuilder {
         self.policy = policy;
         self
+    }
+
+    /// The lock. Nothing is sent until one of its sides is acquired. Fails (kind
+    /// `InvalidInput`) if the path is not a valid znode path.
+    pub fn build(self) -> Result<InterProcessReadWriteLock> {
+        validate_path(&self.path, false)?;
+        Ok(InterProcessReadWriteLock {
+            client: self.client,
+            dir: self.path,
+            data: self.data,
+            policy: self.policy,
+        })
+    }
+}
+
+impl InterProcessReadWriteLock {
+    /// A builder for a read/write lock at `path` (the lock directory, shared by readers and
+    /// writers).
+    pub fn builder(client: &Client, path: &str) -> InterProcessReadWriteLockBuilder {
+        InterProcessReadWriteLockBuilder {
+            client: client.clone(),
+            path: path.to_string(),
+            data: Vec::new(),
+            policy: ConnectionStatePolicy::Standard,
+        }
     }
 
     /// The lock directory.
@@ -272,7 +298,7 @@ impl WriteLockGuard {
     /// longer held, so no read lock is granted on its account).
     ///
     /// ```no_run
-    /// # async fn demo(lock: zkrs_recipes::InterProcessReadWriteLock) -> zkrs_client::Result<()> {
+    /// # async fn demo(lock: zkrs_recipes::lock::InterProcessReadWriteLock) -> zkrs_client::Result<()> {
     /// let write = lock.write_lock().acquire().await?;
     /// // ... update the data ...
     /// let read = write.read_lock().await?;

@@ -6,7 +6,7 @@ use tokio::time::Instant;
 use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{
-    Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Result, WatchedEvent,
+    validate_path, Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Result, WatchedEvent,
 };
 
 use super::guard::LockGuard;
@@ -27,15 +27,39 @@ pub const SEMAPHORE_LEASE_PARENT: &str = "leases";
 /// The name of lease nodes (after the protected prefix).
 pub const LEASE_NAME: &str = "lease-";
 
-/// Where the maximum number of leases comes from.
+/// Where a semaphore's maximum number of leases comes from: a fixed number (`From<u32>`, so
+/// [`InterProcessSemaphoreV2::builder`] takes a plain count), or a SharedCount node.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum MaxLeases {
+#[non_exhaustive]
+pub enum MaxLeases {
+    /// A fixed maximum.
     Fixed(u32),
-    /// A SharedCount node: a 4-byte big-endian int, created with `seed` if absent.
+    /// The SharedCount at `path` (Curator's `SharedCount` format: a 4-byte big-endian int; a
+    /// negative count counts as 0), read again whenever a waiter looks and followed with a
+    /// watch while waiting. If the node does not exist, it is created with `seed` (and
+    /// missing parents as containers), as Curator's `SharedCount.start()` does.
     Shared {
+        /// The SharedCount node's path.
         path: String,
+        /// The count the node is created with if it is absent.
         seed: i32,
     },
+}
+
+impl MaxLeases {
+    /// The SharedCount at `path`, created with `seed` if absent (see [`MaxLeases::Shared`]).
+    pub fn shared_count(path: impl Into<String>, seed: i32) -> MaxLeases {
+        MaxLeases::Shared {
+            path: path.into(),
+            seed,
+        }
+    }
+}
+
+impl From<u32> for MaxLeases {
+    fn from(max: u32) -> MaxLeases {
+        MaxLeases::Fixed(max)
+    }
 }
 
 /// A counting semaphore across processes, compatible with Curator's
@@ -50,8 +74,7 @@ enum MaxLeases {
 /// release the mutex. Holding the mutex while waiting makes the semaphore fair: the next
 /// taker waits on the mutex, first come, first served.
 ///
-/// The maximum is fixed ([`InterProcessSemaphoreV2::new`]) or read from a SharedCount node
-/// ([`InterProcessSemaphoreV2::with_shared_count`]) and followed when it changes: raising the
+/// The maximum is fixed or read from a SharedCount node ([`MaxLeases`]) and followed when it changes: raising the
 /// count lets waiters in. Lowering it takes no lease back; new takers wait until enough
 /// leases are returned.
 ///
@@ -64,8 +87,8 @@ enum MaxLeases {
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkrs_recipes::InterProcessSemaphoreV2;
-/// let semaphore = InterProcessSemaphoreV2::new(&client, "/semaphores/db", 3);
+/// use zkrs_recipes::lock::InterProcessSemaphoreV2;
+/// let semaphore = InterProcessSemaphoreV2::builder(&client, "/semaphores/db", 3).build()?;
 /// let lease = semaphore.acquire_one().await?;
 /// // ... at most 3 processes are here at once ...
 /// lease.release().await?;
@@ -94,53 +117,74 @@ enum Attempt {
     Gone,
 }
 
-impl InterProcessSemaphoreV2 {
-    /// A semaphore at `path` with a fixed maximum of `max_leases` leases.
-    pub fn new(client: &Client, path: &str, max_leases: u32) -> InterProcessSemaphoreV2 {
-        InterProcessSemaphoreV2::build(client, path, MaxLeases::Fixed(max_leases))
-    }
+/// Settings for an [`InterProcessSemaphoreV2`]; [`InterProcessSemaphoreV2Builder::build`]
+/// makes it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build`"]
+pub struct InterProcessSemaphoreV2Builder {
+    client: Client,
+    path: String,
+    max: MaxLeases,
+    data: Vec<u8>,
+    policy: ConnectionStatePolicy,
+}
 
-    /// A semaphore at `path` whose maximum is the SharedCount at `count_path` (Curator's
-    /// `SharedCount` format: a 4-byte big-endian int; a negative count counts as 0), read
-    /// again whenever a waiter looks and followed with a watch while waiting. If the node
-    /// does not exist, it is created with `seed` (and missing parents as containers), as
-    /// Curator's `SharedCount.start()` does.
-    pub fn with_shared_count(
-        client: &Client,
-        path: &str,
-        count_path: &str,
-        seed: i32,
-    ) -> InterProcessSemaphoreV2 {
-        let max = MaxLeases::Shared {
-            path: count_path.to_string(),
-            seed,
-        };
-        InterProcessSemaphoreV2::build(client, path, max)
-    }
-
-    fn build(client: &Client, path: &str, max: MaxLeases) -> InterProcessSemaphoreV2 {
-        InterProcessSemaphoreV2 {
-            client: client.clone(),
-            path: path.to_string(),
-            leases_path: join(path, SEMAPHORE_LEASE_PARENT),
-            lock: InterProcessMutex::new(client, &join(path, SEMAPHORE_LOCK_PARENT)).uncounted(),
-            max,
-            data: Vec::new(),
-            policy: ConnectionStatePolicy::Standard,
-        }
-    }
-
-    /// Data stored in each lease node (Curator's `setNodeData`).
-    pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> InterProcessSemaphoreV2 {
+impl InterProcessSemaphoreV2Builder {
+    /// Data stored in each lease node (default: empty; Curator's `setNodeData`).
+    pub fn data(mut self, data: impl Into<Vec<u8>>) -> InterProcessSemaphoreV2Builder {
         self.data = data.into();
         self
     }
 
     /// The connection-state policy the leases follow ([`Lease::is_held`], [`Lease::lost`];
     /// default: standard).
-    pub fn with_policy(mut self, policy: ConnectionStatePolicy) -> InterProcessSemaphoreV2 {
+    pub fn policy(mut self, policy: ConnectionStatePolicy) -> InterProcessSemaphoreV2Builder {
         self.policy = policy;
         self
+    }
+
+    /// The semaphore. Nothing is sent until a lease is acquired. Fails (kind
+    /// `InvalidInput`) if its path or its SharedCount's path is not a valid znode path.
+    pub fn build(self) -> Result<InterProcessSemaphoreV2> {
+        validate_path(&self.path, false)?;
+        if let MaxLeases::Shared { path, .. } = &self.max {
+            validate_path(path, false)?;
+        }
+        let mut semaphore = InterProcessSemaphoreV2::internal(&self.client, &self.path, self.max);
+        semaphore.data = self.data;
+        semaphore.policy = self.policy;
+        Ok(semaphore)
+    }
+}
+
+impl InterProcessSemaphoreV2 {
+    /// A builder for a semaphore at `path` with at most `max_leases` leases out at once: a
+    /// number, or [`MaxLeases::shared_count`] to follow a SharedCount node.
+    pub fn builder(
+        client: &Client,
+        path: &str,
+        max_leases: impl Into<MaxLeases>,
+    ) -> InterProcessSemaphoreV2Builder {
+        InterProcessSemaphoreV2Builder {
+            client: client.clone(),
+            path: path.to_string(),
+            max: max_leases.into(),
+            data: Vec::new(),
+            policy: ConnectionStatePolicy::Standard,
+        }
+    }
+
+    /// A semaphore another recipe is built on (not validated).
+    pub(crate) fn internal(client: &Client, path: &str, max: MaxLeases) -> InterProcessSemaphoreV2 {
+        InterProcessSemaphoreV2 {
+            client: client.clone(),
+            path: path.to_string(),
+            leases_path: join(path, SEMAPHORE_LEASE_PARENT),
+            lock: InterProcessMutex::internal(client, &join(path, SEMAPHORE_LOCK_PARENT)),
+            max,
+            data: Vec::new(),
+            policy: ConnectionStatePolicy::Standard,
+        }
     }
 
     /// The semaphore's path.
@@ -456,7 +500,7 @@ impl Lease {
         self.guard.release().await
     }
 
-    /// The lease as a plain [`LockGuard`] on its node (for [`crate::InterProcessMultiLock`]
+    /// The lease as a plain [`LockGuard`] on its node (for [`crate::lock::InterProcessMultiLock`]
     /// and other code that handles guards).
     pub fn into_guard(self) -> LockGuard {
         self.guard

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use zkrs_client::{Client, Result};
 
-use super::semaphore::{InterProcessSemaphoreV2, Lease};
+use super::semaphore::{InterProcessSemaphoreV2, InterProcessSemaphoreV2Builder, Lease};
 use crate::framework::ConnectionStatePolicy;
 
 /// A mutex across processes made of an [`InterProcessSemaphoreV2`] with one lease, compatible
@@ -18,8 +18,8 @@ use crate::framework::ConnectionStatePolicy;
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use std::time::Duration;
-/// use zkrs_recipes::InterProcessSemaphoreMutex;
-/// let mutex = InterProcessSemaphoreMutex::new(&client, "/locks/job");
+/// use zkrs_recipes::lock::InterProcessSemaphoreMutex;
+/// let mutex = InterProcessSemaphoreMutex::builder(&client, "/locks/job").build()?;
 /// if let Some(lease) = mutex.try_acquire(Duration::from_secs(1)).await? {
 ///     // ... the critical section ...
 ///     lease.release().await?;
@@ -31,24 +31,42 @@ pub struct InterProcessSemaphoreMutex {
     semaphore: InterProcessSemaphoreV2,
 }
 
-impl InterProcessSemaphoreMutex {
-    /// A mutex at `path`.
-    pub fn new(client: &Client, path: &str) -> InterProcessSemaphoreMutex {
-        InterProcessSemaphoreMutex {
-            semaphore: InterProcessSemaphoreV2::new(client, path, 1),
-        }
-    }
+/// Settings for an [`InterProcessSemaphoreMutex`]; [`InterProcessSemaphoreMutexBuilder::build`]
+/// makes it.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build`"]
+pub struct InterProcessSemaphoreMutexBuilder {
+    semaphore: InterProcessSemaphoreV2Builder,
+}
 
-    /// Data stored in the lease node.
-    pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> InterProcessSemaphoreMutex {
-        self.semaphore = self.semaphore.with_data(data);
+impl InterProcessSemaphoreMutexBuilder {
+    /// Data stored in the lease node (default: empty).
+    pub fn data(mut self, data: impl Into<Vec<u8>>) -> InterProcessSemaphoreMutexBuilder {
+        self.semaphore = self.semaphore.data(data);
         self
     }
 
     /// The connection-state policy the lease follows (default: standard).
-    pub fn with_policy(mut self, policy: ConnectionStatePolicy) -> InterProcessSemaphoreMutex {
-        self.semaphore = self.semaphore.with_policy(policy);
+    pub fn policy(mut self, policy: ConnectionStatePolicy) -> InterProcessSemaphoreMutexBuilder {
+        self.semaphore = self.semaphore.policy(policy);
         self
+    }
+
+    /// The mutex. Nothing is sent until it is acquired. Fails (kind `InvalidInput`) if the
+    /// path is not a valid znode path.
+    pub fn build(self) -> Result<InterProcessSemaphoreMutex> {
+        Ok(InterProcessSemaphoreMutex {
+            semaphore: self.semaphore.build()?,
+        })
+    }
+}
+
+impl InterProcessSemaphoreMutex {
+    /// A builder for a mutex at `path`.
+    pub fn builder(client: &Client, path: &str) -> InterProcessSemaphoreMutexBuilder {
+        InterProcessSemaphoreMutexBuilder {
+            semaphore: InterProcessSemaphoreV2::builder(client, path, 1),
+        }
     }
 
     /// The mutex's path.

@@ -26,7 +26,8 @@ use tokio::time::Instant;
 use zkrs_client::{Client, CreateMode};
 use zkrs_recipes::node::PersistentNode;
 use zkrs_recipes::{
-    CloseMode, InterProcessMutex, InterProcessSemaphoreV2, LeaderElection, LeaderLatch,
+    leader::{CloseMode, LeaderElection, LeaderLatch},
+    lock::{InterProcessMutex, InterProcessSemaphoreV2},
 };
 
 use super::data::{healed_flag, make_node, trouble, Problems};
@@ -167,7 +168,9 @@ async fn turn(
     let path = format!("{ROOT}/{kind}");
     match kind {
         "mutex" => {
-            let mutex = InterProcessMutex::new(client, &path);
+            let mutex = InterProcessMutex::builder(client, &path)
+                .build()
+                .expect("a valid path");
             let guard =
                 match bounded(problems, who, "acquire", cut_in, mutex.try_acquire(WAIT)).await {
                     Some(Ok(Some(guard))) => guard,
@@ -189,7 +192,9 @@ async fn turn(
             }
         }
         "semaphore" => {
-            let semaphore = InterProcessSemaphoreV2::new(client, &path, 2);
+            let semaphore = InterProcessSemaphoreV2::builder(client, &path, 2)
+                .build()
+                .expect("a valid path");
             let lease = match bounded(
                 problems,
                 who,
@@ -218,7 +223,10 @@ async fn turn(
             }
         }
         "latch" => {
-            let latch = LeaderLatch::start(client, &path, &format!("p{who}"));
+            let latch = LeaderLatch::builder(client, &path)
+                .id(format!("p{who}"))
+                .start()
+                .expect("a valid path");
             let came_in = finished(
                 problems,
                 who,
@@ -239,8 +247,10 @@ async fn turn(
             (came_in, went_out)
         }
         "election" => {
-            let election = LeaderElection::new(client, &path, &format!("p{who}"));
-            election.start();
+            let election = LeaderElection::builder(client, &path)
+                .id(format!("p{who}"))
+                .start()
+                .expect("a valid path");
             let came_in = finished(
                 problems,
                 who,
@@ -250,8 +260,8 @@ async fn turn(
             )
             .await;
             tokio::time::sleep(hold).await;
-            let went_out = finished(problems, who, "stop", cut_out, election.stop()).await;
-            drop(election);
+            // Closing drops the election at the end, or where the cut leaves it.
+            let went_out = finished(problems, who, "stop", cut_out, election.close()).await;
             (came_in, went_out)
         }
         _ => {

@@ -30,8 +30,10 @@ use tokio::time::Instant;
 use zkrs_client::{Client, ConnectionState, CreateMode, EventStream, StateChanges};
 use zkrs_recipes::leader::{ElectionEvent, LeadershipEvent};
 use zkrs_recipes::{
-    ConnectionStatePolicy, ElectionState, LeaderContext, LeaderElection, LeaderLatch,
-    LeaderSelector, MasterElection,
+    framework::ConnectionStatePolicy,
+    leader::{
+        ElectionState, LeaderContext, LeaderElection, LeaderLatch, LeaderSelector, MasterElection,
+    },
 };
 
 use super::{connect, settle, STEP_DEADLINE};
@@ -173,7 +175,10 @@ impl Contender for Latch {
     const PATH: &'static str = "/inv/latch";
     const RESTARTS: bool = false;
     fn join(client: &Client, id: &str) -> Self {
-        let latch = LeaderLatch::start(client, Self::PATH, id);
+        let latch = LeaderLatch::builder(client, Self::PATH)
+            .id(id)
+            .start()
+            .expect("a valid path");
         let changes = latch.events();
         Latch(latch, changes)
     }
@@ -194,39 +199,64 @@ impl Contender for Latch {
     }
 }
 
-/// A `LeaderElection` at `/inv/election`, and its events.
-pub struct Election(LeaderElection, EventStream<ElectionEvent>);
+/// A `LeaderElection` at `/inv/election`, and its events (and what it takes to start the
+/// participant again: its client and id).
+pub struct Election {
+    /// `None` only while it restarts.
+    election: Option<LeaderElection>,
+    events: EventStream<ElectionEvent>,
+    client: Client,
+    id: String,
+}
+
+impl Election {
+    /// A new election of this participant, and its events from START.
+    fn start(client: &Client, id: &str) -> (LeaderElection, EventStream<ElectionEvent>) {
+        let builder = LeaderElection::builder(client, Self::PATH).id(id);
+        let events = builder.events();
+        (builder.start().expect("a valid path"), events)
+    }
+}
 
 impl Contender for Election {
     const NAME: &'static str = "election";
     const PATH: &'static str = "/inv/election";
     const RESTARTS: bool = true;
     fn join(client: &Client, id: &str) -> Self {
-        let election = LeaderElection::new(client, Self::PATH, id);
-        let events = election.events();
-        election.start();
-        Election(election, events)
+        let (election, events) = Election::start(client, id);
+        Election {
+            election: Some(election),
+            events,
+            client: client.clone(),
+            id: id.to_string(),
+        }
     }
     fn leads(&self) -> bool {
-        self.0.is_leader()
+        self.election.as_ref().is_some_and(|e| e.is_leader())
     }
     async fn changed(&mut self) -> Option<bool> {
         // Any step out of ELECTED (FAILED, DETERMINE, STOP...) ends leadership.
-        let event = self.1.next().await?;
+        let event = self.events.next().await?;
         Some(event.state() == ElectionState::Elected)
     }
     async fn leave(self) {
-        let _ = self.0.stop().await;
+        if let Some(election) = self.election {
+            let _ = election.close().await;
+        }
     }
     async fn restart(&mut self) {
-        // Stopped, it can be started again; its event stream goes on.
-        let _ = self.0.stop().await;
-        self.0.start();
+        // Closed, then the same participant starts again: a new election with the same id,
+        // whose events (from START) replace the old ones.
+        if let Some(election) = self.election.take() {
+            let _ = election.close().await;
+        }
+        let (election, events) = Election::start(&self.client, &self.id);
+        self.election = Some(election);
+        self.events = events;
     }
     async fn leader_by_znodes(admin: &Client) -> zkrs_client::Result<Option<String>> {
-        // Not started: only reads the offers.
-        let reader = LeaderElection::new(admin, Self::PATH, "checker");
-        reader.leader_host_name().await
+        let leader = zkrs_recipes::leader::election_leader(admin, Self::PATH).await?;
+        Ok(leader.map(|p| p.id))
     }
 }
 
@@ -238,7 +268,10 @@ impl Contender for Master {
     const PATH: &'static str = "/inv/master";
     const RESTARTS: bool = true;
     fn join(client: &Client, id: &str) -> Self {
-        let master = MasterElection::start_at(client, Self::PATH, id);
+        let master = MasterElection::builder(client, Self::PATH)
+            .id(id)
+            .start()
+            .expect("a valid path");
         let mastership = master.leadership();
         Master(master, mastership)
     }
@@ -588,13 +621,14 @@ async fn selector_suite(world: World) -> Result<(), String> {
         let shared = shared.clone();
         let rng = Mutex::new(world.rng(100 + who as u64));
         selectors.push(
-            LeaderSelector::builder(client, "/inv/selector")
-                .id(format!("p{who}"))
-                .auto_requeue(true)
-                .start(move |ctx| {
-                    let length = Duration::from_millis(rng.lock().unwrap().between(20, 300));
-                    term(ctx, who, shared.clone(), length)
-                }),
+            LeaderSelector::builder(client, "/inv/selector", move |ctx| {
+                let length = Duration::from_millis(rng.lock().unwrap().between(20, 300));
+                term(ctx, who, shared.clone(), length)
+            })
+            .id(format!("p{who}"))
+            .auto_requeue(true)
+            .start()
+            .expect("a valid path"),
         );
     }
     world.healed().await;

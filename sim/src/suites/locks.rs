@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use zkrs_client::{Client, ConnectionState, CreateMode};
-use zkrs_recipes::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
+use zkrs_recipes::lock::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
 
 use super::{connect, settle, STEP_DEADLINE};
 use crate::check::Beliefs;
@@ -58,12 +58,20 @@ impl LockKind {
     pub fn make(self, client: &Client) -> Recipe {
         let path = format!("/inv/{}", self.name());
         match self {
-            LockKind::Mutex => Recipe::Mutex(InterProcessMutex::new(client, &path)),
-            LockKind::Semaphore => {
-                Recipe::Semaphore(InterProcessSemaphoreV2::new(client, &path, 2))
-            }
+            LockKind::Mutex => Recipe::Mutex(
+                InterProcessMutex::builder(client, &path)
+                    .build()
+                    .expect("a valid path"),
+            ),
+            LockKind::Semaphore => Recipe::Semaphore(
+                InterProcessSemaphoreV2::builder(client, &path, 2)
+                    .build()
+                    .expect("a valid path"),
+            ),
             LockKind::ReadWrite => Recipe::ReadWrite(
-                InterProcessReadWriteLock::new(client, &path),
+                InterProcessReadWriteLock::builder(client, &path)
+                    .build()
+                    .expect("a valid path"),
                 AtomicU64::new(0),
             ),
         }
@@ -83,9 +91,9 @@ pub enum Recipe {
 /// A held lock or lease.
 pub enum Held {
     /// A lock's guard.
-    Guard(zkrs_recipes::LockGuard),
+    Guard(zkrs_recipes::lock::LockGuard),
     /// A semaphore's lease.
-    Lease(zkrs_recipes::Lease),
+    Lease(zkrs_recipes::lock::Lease),
 }
 
 impl Held {

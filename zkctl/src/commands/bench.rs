@@ -18,7 +18,7 @@
 //!
 //! Then the library's own figures for the run (`metrics_*`: `Client::metrics` summed over the
 //! bench's sessions, latency bounds from its fixed buckets; `recipe_*` for lock and latch:
-//! `zkrs_recipes::metrics`), to check a dashboard's figures against the bench's.
+//! `zkrs_recipes::metrics::metrics`), to check a dashboard's figures against the bench's.
 //!
 //! Everything lives under `/zkctl-bench-<pid>` and is deleted afterwards, also on Ctrl-C.
 
@@ -29,7 +29,10 @@ use std::time::{Duration, Instant};
 use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Client, CreateMode, Result};
-use zkrs_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LockGuard};
+use zkrs_recipes::{
+    leader::{CloseMode, LeaderLatch},
+    lock::{InterProcessMutex, LockGuard},
+};
 use zkrs_testkit::measure::{allocation_counts, process_cpu_time};
 
 use crate::args::{BenchKind, BenchOptions, Globals};
@@ -86,7 +89,9 @@ async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outc
     };
     figures.extend(bench_metrics::client_figures(&clients));
     if matches!(o.kind, BenchKind::Lock | BenchKind::Latch) {
-        figures.extend(bench_metrics::recipe_figures(&zkrs_recipes::metrics()));
+        figures.extend(bench_metrics::recipe_figures(
+            &zkrs_recipes::metrics::metrics(),
+        ));
     }
     for c in &clients {
         close(c).await;
@@ -425,9 +430,9 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> R
         (0..lockers)
             .map(|task| {
                 let client = &clients[task / o.in_flight];
-                InterProcessMutex::new(client, &format!("{base}/lock-{task}"))
+                InterProcessMutex::builder(client, &format!("{base}/lock-{task}")).build()
             })
-            .collect(),
+            .collect::<Result<_, _>>()?,
     );
     let cycle = move |_: Client, task: usize, _| {
         let mutexes = mutexes.clone();
@@ -447,8 +452,8 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> R
     // Hand-off: A holds, B waits in line; time from A's release to B's acquire returning.
     let (a, b) = two_clients(g, clients).await?;
     let path = format!("{base}/handoff");
-    let mut holder_mutex = InterProcessMutex::new(&a, &path);
-    let mut waiter_mutex = InterProcessMutex::new(&b, &path);
+    let mut holder_mutex = InterProcessMutex::builder(&a, &path).build()?;
+    let mut waiter_mutex = InterProcessMutex::builder(&b, &path).build()?;
     let mut holder: LockGuard = bounded("the first lock", holder_mutex.acquire()).await??;
     let mut handoffs = Vec::with_capacity(o.rounds);
     for _ in 0..o.rounds {
@@ -485,12 +490,16 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> 
     let (a, b) = two_clients(g, clients).await?;
     let path = format!("{base}/latch");
     let mut sessions = [a, b];
-    let mut leader = LeaderLatch::start(&sessions[0], &path, "bench-0");
+    let mut leader = LeaderLatch::builder(&sessions[0], &path)
+        .id("bench-0")
+        .start()?;
     bounded("the first leadership", leader.await_leadership()).await??;
     let mut handoffs = Vec::with_capacity(o.rounds);
     for round in 1..=o.rounds {
         sessions.swap(0, 1);
-        let next = LeaderLatch::start(&sessions[0], &path, &format!("bench-{round}"));
+        let next = LeaderLatch::builder(&sessions[0], &path)
+            .id(format!("bench-{round}"))
+            .start()?;
         until_count("the next participant to join", 2, || async {
             Ok(next.participants().await?.len())
         })

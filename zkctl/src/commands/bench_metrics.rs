@@ -1,12 +1,12 @@
 //! What `zkctl bench` adds after its own figures: the library's metrics for the run
-//! (`Client::metrics` summed over the bench's sessions, and `zkrs_recipes::metrics` for the
+//! (`Client::metrics` summed over the bench's sessions, and `zkrs_recipes::metrics::metrics` for the
 //! lock and latch benches), so the figures a dashboard would show can be checked against
 //! the bench's own measurements. Whole run, warm-up included.
 
 use std::time::Duration;
 
 use zkrs_client::{Client, LatencyHistogram};
-use zkrs_recipes::RecipeMetrics;
+use zkrs_recipes::metrics::RecipeMetrics;
 
 use crate::output::figure;
 

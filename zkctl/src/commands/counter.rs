@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use zkrs_client::Client;
 use zkrs_recipes::counter::{DistributedAtomicLong, SharedCount};
-use zkrs_recipes::RetryPolicy;
+use zkrs_recipes::framework::RetryPolicy;
 
 use crate::args::{CounterAction, Globals};
 use crate::connection::{close, connect};

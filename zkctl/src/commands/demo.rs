@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use zkrs_client::{Client, Result};
-use zkrs_recipes::{CloseMode, LeaderLatch};
+use zkrs_recipes::leader::{CloseMode, LeaderLatch};
 use zkrs_testkit::TestingServer;
 
 use crate::args::Globals;
@@ -95,9 +95,9 @@ async fn story(
     let mut line = Vec::with_capacity(n);
     for (i, client) in clients.into_iter().enumerate() {
         let name = name(i, n);
-        let latch = LeaderLatch::start(&client, &path, &name);
+        let latch = LeaderLatch::builder(&client, &path).id(&name).start()?;
         step("a participant to join", async {
-            while latch.our_path().is_none() {
+            while latch.node_path().is_none() {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
         })

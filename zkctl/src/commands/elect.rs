@@ -9,7 +9,8 @@
 //!
 //! Leadership is followed through `LeaderLatch::events`, which delivers every transition in
 //! order. This command runs on a current-thread runtime, so subscribing right after
-//! `LeaderLatch::start` happens before the latch's task first runs: no transition is missed.
+//! the builder's `start()` happens before the latch's task first runs: no transition is
+//! missed.
 
 use std::io;
 use std::process::ExitStatus;
@@ -18,7 +19,7 @@ use std::time::Duration;
 use zkrs_client::Client;
 use zkrs_client::EventStream;
 use zkrs_recipes::leader::LeadershipEvent;
-use zkrs_recipes::{CloseMode, LeaderLatch};
+use zkrs_recipes::leader::{CloseMode, LeaderLatch};
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
@@ -84,7 +85,9 @@ impl Election<'_> {
     /// on), losing leadership does not (the latch stays in line).
     async fn run(&mut self, once: bool) -> Outcome {
         loop {
-            let latch = LeaderLatch::start(self.client, self.path, self.id);
+            let latch = LeaderLatch::builder(self.client, self.path)
+                .id(self.id)
+                .start()?;
             let mut changes = latch.events();
             eprintln!("zkctl: joined the election at {} as {}", self.path, self.id);
             match self.membership(&latch, &mut changes).await {
@@ -143,7 +146,7 @@ impl Election<'_> {
                 leading = false;
                 continue;
             }
-            let node = latch.our_path().unwrap_or_default();
+            let node = latch.node_path().unwrap_or_default();
             eprintln!(
                 "zkctl: leading {} as {} ({node}); starting the command",
                 self.path, self.id

@@ -12,7 +12,7 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use zkrs_client::Client;
-use zkrs_recipes::{InterProcessMutex, LockGuard};
+use zkrs_recipes::lock::{InterProcessMutex, LockGuard};
 
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
@@ -60,7 +60,9 @@ async fn hold(
     shutdown: &mut Shutdown,
 ) -> Outcome {
     // The node's data names the holder, for whoever lists the lock.
-    let mutex = InterProcessMutex::new(client, path).with_data(identity::default_id());
+    let mutex = InterProcessMutex::builder(client, path)
+        .data(identity::default_id())
+        .build()?;
     let acquire = async {
         match timeout {
             Some(t) => mutex.try_acquire(t).await,

@@ -25,7 +25,7 @@ pub enum ElectionState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ElectionEvent {
-    /// [`LeaderElection::start`](super::LeaderElection::start) was called.
+    /// [`LeaderElectionBuilder::start`](super::LeaderElectionBuilder::start) was called.
     Start,
     /// Creating an offer.
     OfferStart,
@@ -45,7 +45,7 @@ pub enum ElectionEvent {
     ReadyComplete,
     /// Something went wrong; recovery follows.
     Failed,
-    /// [`LeaderElection::stop`](super::LeaderElection::stop) was called.
+    /// [`LeaderElection::close`](super::LeaderElection::close) was called (or it was dropped).
     StopStart,
     /// Stopped: the offer is deleted.
     StopComplete,

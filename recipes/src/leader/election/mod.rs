@@ -8,14 +8,14 @@
 //! subscribers about each step with the recipe's events:
 //!
 //! ```text
-//! start()  → START
+//! start    → START
 //!          → OFFER_START, OFFER_COMPLETE            (the node is created)
 //!          → DETERMINE_START, DETERMINE_COMPLETE    (where do we stand?)
 //!          → ELECTED_START, ELECTED_COMPLETE        (first in line)
 //!          | READY_START, READY_COMPLETE            (behind someone: watching it)
 //! predecessor leaves → DETERMINE_START, ... again
 //! trouble  → FAILED → (DETERMINE again, or OFFER again if the node is gone)
-//! stop()   → STOP_START, STOP_COMPLETE              (the node is deleted)
+//! close    → STOP_START, STOP_COMPLETE              (the node is deleted)
 //! ```
 //!
 //! Beyond the Java recipe:
@@ -38,11 +38,12 @@ use zkrs_client::__private::ErrorInternals;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zkrs_client::{
-    Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventStream, EventType,
-    OneshotWatch, Result, StateChange, StateChanges,
+    validate_path, Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventStream,
+    EventType, OneshotWatch, Result, StateChange, StateChanges,
 };
 
 use super::backoff::Backoff;
+use super::latch::Participant;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership};
 use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::Listeners;
@@ -69,7 +70,7 @@ struct Offer {
 struct Shared {
     client: Client,
     root: String,
-    host_name: String,
+    id: String,
     policy: ConnectionStatePolicy,
     state: watch::Sender<ElectionState>,
     listeners: Listeners<ElectionEvent>,
@@ -113,20 +114,20 @@ impl Shared {
 /// (`LeaderElectionSupport`): a process built on it and a Java process using the recipe take
 /// part in the same election.
 ///
-/// Subscribe before starting to see every event:
+/// Subscribe on the builder to see every event from START:
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
-/// use zkrs_recipes::{ElectionEvent, LeaderElection};
-/// let election = LeaderElection::new(&client, "/services/reports", "host-a.example.com");
-/// let mut events = election.events();
-/// election.start();
+/// use zkrs_recipes::leader::{ElectionEvent, LeaderElection};
+/// let builder = LeaderElection::builder(&client, "/services/reports").id("host-a.example.com");
+/// let mut events = builder.events();
+/// let election = builder.start()?;
 /// while let Some(event) = events.next().await {
 ///     if event == ElectionEvent::ElectedComplete {
 ///         break; // ... lead while `election.is_leader()` ...
 ///     }
 /// }
-/// election.stop().await?;
+/// election.close().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -136,35 +137,74 @@ pub struct LeaderElection {
     task: Mutex<Option<JoinHandle<()>>>,
 }
 
-impl LeaderElection {
-    /// An election at `root` (created, as a container, if missing) for a process named
-    /// `host_name` (stored in the offer), under the standard connection-state policy. Not
-    /// started yet: the state is STOP.
-    pub fn new(client: &Client, root: &str, host_name: &str) -> LeaderElection {
-        LeaderElection::with_policy(client, root, host_name, ConnectionStatePolicy::Standard)
+/// Settings for a [`LeaderElection`]; [`LeaderElectionBuilder::start`] starts it.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `start`"]
+pub struct LeaderElectionBuilder {
+    client: Client,
+    root: String,
+    id: String,
+    policy: ConnectionStatePolicy,
+    listeners: Listeners<ElectionEvent>,
+}
+
+impl LeaderElectionBuilder {
+    /// This participant's id, stored in its offer (the Java recipe's host name; default:
+    /// empty).
+    pub fn id(mut self, id: impl Into<String>) -> LeaderElectionBuilder {
+        self.id = id.into();
+        self
     }
 
-    /// Like [`LeaderElection::new`], with a connection-state policy: under the standard one a
-    /// suspended connection is FAILED at once; under session-only, only a lost session is.
-    pub fn with_policy(
-        client: &Client,
-        root: &str,
-        host_name: &str,
-        policy: ConnectionStatePolicy,
-    ) -> LeaderElection {
+    /// The connection-state policy (default: standard): under the standard one a suspended
+    /// connection is FAILED at once; under session-only, only a lost session is.
+    pub fn policy(mut self, policy: ConnectionStatePolicy) -> LeaderElectionBuilder {
+        self.policy = policy;
+        self
+    }
+
+    /// The election's events, from START on: a stream taken here sees every event of the
+    /// election this builder starts (one taken from [`LeaderElection::events`] sees those
+    /// from then on). None is dropped.
+    pub fn events(&self) -> EventStream<ElectionEvent> {
+        self.listeners.subscribe()
+    }
+
+    /// Starts the election: START, then the election's task starts on the current tokio
+    /// runtime and makes an offer (the root is created, as a container, if missing). Fails
+    /// (kind `InvalidInput`) if the root is not a valid znode path, before anything is sent.
+    /// Needs a tokio runtime.
+    pub fn start(self) -> Result<LeaderElection> {
+        validate_path(&self.root, false)?;
         let (state, _) = watch::channel(ElectionState::Stop);
-        LeaderElection {
-            shared: Arc::new(Shared {
-                client: client.clone(),
-                root: root.to_string(),
-                host_name: host_name.to_string(),
-                policy,
-                state,
-                listeners: Listeners::unbounded(),
-                flag: LeaderFlag::new(),
-                offer: Mutex::new(Offer::default()),
-            }),
-            task: Mutex::new(None),
+        let shared = Arc::new(Shared {
+            client: self.client,
+            root: self.root,
+            id: self.id,
+            policy: self.policy,
+            state,
+            listeners: self.listeners,
+            flag: LeaderFlag::new(),
+            offer: Mutex::new(Offer::default()),
+        });
+        shared.dispatch(ElectionEvent::Start);
+        let task = tokio::spawn(run(shared.clone()));
+        Ok(LeaderElection {
+            shared,
+            task: Mutex::new(Some(task)),
+        })
+    }
+}
+
+impl LeaderElection {
+    /// A builder for a participant in the election at `root`.
+    pub fn builder(client: &Client, root: &str) -> LeaderElectionBuilder {
+        LeaderElectionBuilder {
+            client: client.clone(),
+            root: root.to_string(),
+            id: String::new(),
+            policy: ConnectionStatePolicy::Standard,
+            listeners: Listeners::unbounded(),
         }
     }
 
@@ -172,24 +212,11 @@ impl LeaderElection {
         self.task.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts the election (START, then an offer in the background). False if it is running
-    /// already. Needs a tokio runtime.
-    pub fn start(&self) -> bool {
-        let mut task = self.task();
-        if task.as_ref().is_some_and(|t| !t.is_finished()) {
-            return false;
-        }
-        self.shared.flag.reopen();
-        self.shared.dispatch(ElectionEvent::Start);
-        *task = Some(tokio::spawn(run(self.shared.clone())));
-        true
-    }
-
-    /// Stops the election: STOP_START, the offer is deleted (retrying through connection
-    /// loss), STOP_COMPLETE. It can be started again. If this future is dropped, the offer
-    /// is still deleted, in the background; so is an offer whose create was under way (its
-    /// outcome unknown) when stopped.
-    pub async fn stop(&self) -> Result<()> {
+    /// Leaves the election for good (the Java recipe's `stop`): STOP_START, the offer is
+    /// deleted (retrying through connection loss), STOP_COMPLETE; the event streams end. If
+    /// this future is dropped, the offer is still deleted, in the background; so is an offer
+    /// whose create was under way (its outcome unknown) when stopped.
+    pub async fn close(self) -> Result<()> {
         let task = self.task().take();
         if let Some(task) = task {
             task.abort();
@@ -199,7 +226,7 @@ impl LeaderElection {
         let (path, in_doubt) = self.shared.take_offer();
         let client = &self.shared.client;
         if let Some(session) = in_doubt {
-            cleanup_in_doubt(client, &self.shared.root, &self.shared.host_name, session);
+            cleanup_in_doubt(client, &self.shared.root, &self.shared.id, session);
         }
         let result = match path {
             // Deleted in the background if this future is dropped half-way.
@@ -209,11 +236,6 @@ impl LeaderElection {
         self.shared.dispatch(ElectionEvent::StopComplete);
         self.shared.flag.end(zkrs_client::Error::closed());
         result
-    }
-
-    /// Stops the election for good ([`LeaderElection::stop`], consuming it).
-    pub async fn close(self) -> Result<()> {
-        self.stop().await
     }
 
     /// Every event from now on, in order; none is dropped (they come at the pace of
@@ -271,9 +293,9 @@ impl LeaderElection {
         &self.shared.root
     }
 
-    /// This participant's host name.
-    pub fn host_name(&self) -> &str {
-        &self.shared.host_name
+    /// This participant's id (the Java recipe's host name).
+    pub fn id(&self) -> &str {
+        &self.shared.id
     }
 
     /// Our offer's node path, when it exists.
@@ -281,23 +303,30 @@ impl LeaderElection {
         self.shared.offer().path.clone()
     }
 
-    /// Every offer in election order, the leader's first (host names read from the nodes).
+    /// Every offer in election order, the leader's first (ids read from the nodes).
     pub async fn offers(&self) -> Result<Vec<LeaderOffer>> {
         offers(&self.shared.client, &self.shared.root, usize::MAX).await
     }
 
-    /// The leader's offer, if there is any offer.
-    pub async fn leader_offer(&self) -> Result<Option<LeaderOffer>> {
-        Ok(offers(&self.shared.client, &self.shared.root, 1)
-            .await?
-            .into_iter()
-            .next())
+    /// The leader, if there is any offer: its id and its offer's node (the Java recipe's
+    /// `getLeaderHostName`, with the node).
+    pub async fn leader(&self) -> Result<Option<Participant>> {
+        election_leader(&self.shared.client, &self.shared.root).await
     }
+}
 
-    /// The leader's host name (the Java recipe's `getLeaderHostName`), if there is any offer.
-    pub async fn leader_host_name(&self) -> Result<Option<String>> {
-        Ok(self.leader_offer().await?.map(|o| o.host_name))
-    }
+/// The leader of the election at `root`, if there is any offer: its id and its offer's node
+/// ([`LeaderElection::leader`], without taking part in the election).
+pub async fn election_leader(client: &Client, root: &str) -> Result<Option<Participant>> {
+    Ok(offers(client, root, 1)
+        .await?
+        .into_iter()
+        .next()
+        .map(|offer| Participant {
+            id: offer.id,
+            is_leader: true,
+            path: offer.path,
+        }))
 }
 
 leadership_by_inherent_methods!(LeaderElection, ElectionEvent);
@@ -318,7 +347,7 @@ impl Drop for LeaderElection {
             guaranteed_delete(client, path);
         }
         if let Some(session) = in_doubt {
-            cleanup_in_doubt(client, &self.shared.root, &self.shared.host_name, session);
+            cleanup_in_doubt(client, &self.shared.root, &self.shared.id, session);
         }
     }
 }
@@ -509,7 +538,7 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
         let session = client.session_id();
         shared.offer().in_doubt = Some(session);
         match client
-            .create_with(&path, shared.host_name.as_bytes(), &options)
+            .create_with(&path, shared.id.as_bytes(), &options)
             .await
         {
             Ok((created, stat)) => {
@@ -548,7 +577,7 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
                     if !settle(shared, changes, &error).await {
                         return false;
                     }
-                    match resolve_in_doubt(client, &shared.root, &shared.host_name, session).await {
+                    match resolve_in_doubt(client, &shared.root, &shared.id, session).await {
                         Ok(Some((found, owner))) => {
                             let mut offer = shared.offer();
                             offer.path = Some(found);

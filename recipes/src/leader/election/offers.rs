@@ -17,8 +17,9 @@ pub struct LeaderOffer {
     pub sequence: u32,
     /// The node's path.
     pub path: String,
-    /// The host name stored in the node (its data, read as UTF-8).
-    pub host_name: String,
+    /// The participant's id stored in the node (its data, read as UTF-8; the Java recipe's
+    /// host name).
+    pub id: String,
     /// The node's data as stored.
     pub data: zkrs_client::Bytes,
 }
@@ -41,7 +42,7 @@ pub(super) fn sorted_offers<'a>(
     offers
 }
 
-/// Up to `limit` offers in election order, with their host names.
+/// Up to `limit` offers in election order, with their ids.
 pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<Vec<LeaderOffer>> {
     let children = match client.get_children(root).await {
         Ok(c) => c,
@@ -60,7 +61,7 @@ pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<
                 Ok((data, _)) => out.push(LeaderOffer {
                     sequence: *sequence,
                     path: path.clone(),
-                    host_name: String::from_utf8_lossy(&data).into_owned(),
+                    id: String::from_utf8_lossy(&data).into_owned(),
                     data,
                 }),
                 Err(e) if e.code() == ErrorCode::NoNode => {}
