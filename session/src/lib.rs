@@ -52,7 +52,6 @@ use zkrs_codec::{
 };
 
 pub use config::SessionConfig;
-use error::ErrorInternals;
 pub use error::{Error, ErrorCode, ErrorKind, Result};
 use hosts::{HostPicker, Rng};
 use loss_reason::LossReason;

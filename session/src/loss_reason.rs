@@ -1,7 +1,7 @@
 //! [`LossReason`]: why a connection was dropped, told to every request that was in flight
 //! and kept as the session's last failure.
 
-use crate::error::{Error, ErrorInternals};
+use crate::error::Error;
 
 /// Why the connection was dropped: told to every request that was in flight.
 #[derive(Debug, Clone)]
