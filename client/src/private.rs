@@ -8,7 +8,7 @@ pub use crate::metrics::AtomicHistogram;
 /// For the `__log!` macro.
 #[cfg(feature = "tracing")]
 pub use tracing;
-pub use zkrs_session::__private::{ErrorInternals, Rng};
+pub use zkrs_session::__private::Rng;
 
 use crate::Current;
 

@@ -126,7 +126,7 @@ async fn a_wrong_password_ends_the_client_with_auth_failed() {
     )
     .await
     .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
+    assert_eq!(err.kind(), ErrorKind::AuthFailed, "{err}");
     let text = err.to_string();
     assert!(text.contains("DIGEST-MD5 authentication failed"), "{text}");
     assert!(!support::sasl_refusal(&err).is_empty());
@@ -165,7 +165,7 @@ async fn a_wrong_password_ends_the_client_with_auth_failed() {
         "{seen:?}"
     );
     let failed = pending.await.unwrap_err();
-    assert_eq!(failed.code(), ErrorCode::AuthFailed, "{failed}");
+    assert_eq!(failed.kind(), ErrorKind::AuthFailed, "{failed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -177,7 +177,7 @@ async fn a_server_without_sasl_is_an_auth_failure_naming_it() {
     )
     .await
     .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
+    assert_eq!(err.kind(), ErrorKind::AuthFailed, "{err}");
     let why = support::sasl_refusal(&err);
     assert!(why.contains("no DIGEST-MD5 challenge"), "{why}");
 }

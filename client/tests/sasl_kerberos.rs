@@ -117,7 +117,7 @@ async fn a_keytab_gives_the_session_its_principal_and_sasl_acls_hold() {
     .unwrap();
     assert!(identity(&bob).await.contains(&sasl("bob")));
     let refused = bob.get_data("/krb-alice").await.unwrap_err();
-    assert_eq!(refused.code(), ErrorCode::NoAuth, "{refused}");
+    assert_eq!(refused.code(), Some(ErrorCode::NoAuth), "{refused}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,7 +133,7 @@ async fn a_wrong_keytab_ends_the_client_with_auth_failed_naming_it() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
+    assert_eq!(e.kind(), ErrorKind::AuthFailed, "{e}");
     let text = support::sasl_refusal(&e);
     assert!(text.contains("alice@ZKR.TEST"), "{text}");
     assert!(text.contains(&kdc.bob.display().to_string()), "{text}");
@@ -150,7 +150,7 @@ async fn the_server_principal_is_zookeeper_at_the_host_named_or_the_one_given() 
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
+    assert_eq!(e.kind(), ErrorKind::AuthFailed, "{e}");
     assert!(support::sasl_refusal(&e).contains("not found"), "{e:?}");
     // Named explicitly, the same address works.
     let alice = within(
@@ -234,6 +234,6 @@ async fn a_ticket_cache_works_and_an_expired_ticket_is_refused_naming_it() {
         }
     })
     .await;
-    assert_eq!(e.code(), ErrorCode::AuthFailed, "{e}");
+    assert_eq!(e.kind(), ErrorKind::AuthFailed, "{e}");
     assert!(support::sasl_refusal(&e).contains("expired"), "{e:?}");
 }

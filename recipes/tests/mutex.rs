@@ -170,7 +170,7 @@ async fn a_bad_lock_path_is_refused_naming_it() {
     assert!(err.is_invalid_input(), "{err}");
     assert_eq!(
         err.to_string(),
-        "BadArguments: path must start with '/': bad/path"
+        "invalid input: path must start with '/': bad/path"
     );
 }
 

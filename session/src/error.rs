@@ -112,9 +112,9 @@ pub enum ErrorKind {
     /// A node's data is not what the code reading it expects (not a queue item, not a
     /// service instance, not a number, not an ensemble configuration). The frame that carried
     /// it decoded and the connection is fine: unlike [`ErrorKind::Protocol`], this is about
-    /// what is stored in ZooKeeper, which anything reading nodes can meet (the client's
-    /// reading of `/zookeeper/config`, the recipes, a recipe of your own), so it is a kind
-    /// of the one error rather than of the recipes alone.
+    /// what is stored in ZooKeeper, not about the session. Any code reading nodes can meet
+    /// it (the recipes, a recipe of your own, a tool like zkctl), so it is a kind of the one
+    /// error, beside the client's, rather than something of the recipes alone.
     InvalidData,
     /// The client (or the recipe) was closed; no retry will help.
     Closed,
