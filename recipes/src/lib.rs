@@ -30,6 +30,7 @@
 pub mod barrier;
 pub mod cache;
 mod candidacy;
+mod error;
 pub mod counter;
 #[cfg(feature = "discovery")]
 #[cfg_attr(docsrs, doc(cfg(feature = "discovery")))]

@@ -3,7 +3,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
+use zkrs_client::ErrorKind;
 
 use tokio::sync::{mpsc, oneshot, watch};
 use zkrs_client::{Client, Error, EventStream, Result};
@@ -65,7 +66,7 @@ impl CacheCore {
     pub(crate) fn start(&self, settings: Settings, with: WatchWith) -> Result<()> {
         let mut run = self.run();
         if !matches!(*run, Run::Idle) {
-            return Err(Error::already_started("the cache was already started"));
+            return Err(Error::new(ErrorKind::AlreadyStarted, "the cache was already started"));
         }
         let watching = match with {
             WatchWith::OneShot => Watching::OneShot(OneShot::new(&self.client)),
@@ -98,7 +99,7 @@ impl CacheCore {
             Run::Running { commands, .. } => commands
                 .send(Command::Refresh(done))
                 .map_err(|_| Error::closed())?,
-            Run::Idle => return Err(Error::not_started("the cache is not started")),
+            Run::Idle => return Err(Error::new(ErrorKind::NotStarted, "the cache is not started")),
             Run::Closed => return Err(Error::closed()),
         }
         done_rx.await.map_err(|_| Error::closed())

@@ -3,7 +3,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
+use zkrs_client::ErrorKind;
 
 use tokio::sync::oneshot;
 use zkrs_client::{
@@ -139,12 +140,12 @@ impl<T: Codec> Inner<T> {
         self.current()
             .as_ref()
             .map(|c| c.value.clone())
-            .ok_or_else(|| Error::not_started(format!("{}: not started", self.path)))
+            .ok_or_else(|| Error::new(ErrorKind::NotStarted, format!("{}: not started", self.path)))
     }
 
     async fn start(self: &Arc<Self>) -> Result<()> {
         if !matches!(*self.run(), Run::Idle) {
-            return Err(Error::already_started(format!(
+            return Err(Error::new(ErrorKind::AlreadyStarted, format!(
                 "{}: already started",
                 self.path
             )));
@@ -156,7 +157,7 @@ impl<T: Codec> Inner<T> {
             .await
         {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
             Err(e) => return Err(e),
         }
         let (data, stat) = self.client.get_data(&self.path).await?;
@@ -165,7 +166,7 @@ impl<T: Codec> Inner<T> {
         {
             let mut run = self.run();
             if !matches!(*run, Run::Idle) {
-                return Err(Error::already_started(format!(
+                return Err(Error::new(ErrorKind::AlreadyStarted, format!(
                     "{}: already started",
                     self.path
                 )));
@@ -199,7 +200,7 @@ impl<T: Codec> Inner<T> {
                 self.offer(&stat, value);
                 Ok(true)
             }
-            Err(e) if e.code() == ErrorCode::BadVersion => {
+            Err(e) if e.code() == Some(ErrorCode::BadVersion) => {
                 // Someone else wrote first: learn their value, so the caller can retry.
                 let (data, stat) = self.client.get_data(&self.path).await?;
                 self.offer(&stat, T::from_bytes(&self.path, &data)?);
@@ -236,7 +237,7 @@ async fn follow<T: Codec>(
                 }
                 Some(watch)
             }
-            Err(e) if e.code() == ErrorCode::NoNode => match client.exists_and_watch(&path).await {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => match client.exists_and_watch(&path).await {
                 Ok((_, watch)) => Some(watch),
                 Err(_) => None,
             },

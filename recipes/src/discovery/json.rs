@@ -2,7 +2,7 @@
 //! writes it, read as leniently as Curator reads it.
 
 use std::io;
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -229,7 +229,7 @@ where
                 names.sort();
                 Ok(names)
             }
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(Vec::new()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(Vec::new()),
             Err(e) => Err(e),
         }
     }
@@ -241,7 +241,7 @@ where
         let parent = join(&self.inner.base_path, name);
         let children = match self.inner.client.get_children(&parent).await {
             Ok(children) => children,
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
         let mut ids: Vec<String> = children.iter().map(str::to_string).collect();
@@ -275,7 +275,7 @@ where
                     Ok(None)
                 }
             },
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -328,10 +328,10 @@ async fn first_create(
     for _ in 0..8 {
         match client.create(path, data, mode).await {
             Ok(actual) => return Ok(actual),
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 create_parents(client, crate::framework::parent(path), true).await?;
             }
-            Err(e) if e.code() == ErrorCode::NodeExists => {
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {
                 let Some(stat) = client.exists(path).await? else {
                     continue;
                 };
@@ -341,7 +341,7 @@ async fn first_create(
                 }
                 match client.delete(path, Some(stat.version)).await {
                     Ok(()) => {}
-                    Err(e) if matches!(e.code(), ErrorCode::NoNode | ErrorCode::BadVersion) => {}
+                    Err(e) if matches!(e.code(), Some(ErrorCode::NoNode | ErrorCode::BadVersion)) => {}
                     Err(e) => return Err(e),
                 }
             }
@@ -349,7 +349,7 @@ async fn first_create(
         }
     }
     // Another writer keeps putting a node there: the server's own answer, after 8 tries.
-    Err(Error::server(ErrorCode::NodeExists)
+    Err(Error::from(ErrorCode::NodeExists)
         .with_detail("could not register: the node kept coming back")
         .with_path(path))
 }

@@ -46,7 +46,7 @@ pub async fn create_parents(client: &Client, path: &str, container: bool) -> Res
     for result in join_all(prefixes.iter().map(|p| client.create(p, b"", mode))).await {
         match result {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
             Err(e) => return Err(e),
         }
     }

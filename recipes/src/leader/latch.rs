@@ -291,7 +291,7 @@ pub(crate) async fn participants_of(
                 is_leader: out.is_empty(),
                 path: path.clone(),
             }),
-            Err(e) if e.code() == ErrorCode::NoNode => {} // left meanwhile
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {} // left meanwhile
             Err(e) => return Err(e),
         }
     }
@@ -340,7 +340,7 @@ async fn run(shared: Arc<Shared>) {
             Some(c) => c,
             None => match client.get_children(&shared.path).await {
                 Ok(c) => c,
-                Err(e) if e.code() == ErrorCode::NoNode => {
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                     // The latch directory is gone, and our node with it.
                     shared.node().path = None;
                     shared.set_leader(false, true);
@@ -465,7 +465,7 @@ async fn create_node(
         );
         let result = match created {
             Ok((path, stat)) => Some((path, stat.map_or(0, |s| s.ephemeral_owner), listed.ok())),
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 shared.node().in_doubt = None;
                 match create_parents(client, &shared.path, true).await {
                     Ok(()) => {}
@@ -479,7 +479,7 @@ async fn create_node(
                 continue;
             }
             Err(e) if e.is_closed() => return None,
-            Err(e) if !e.is_retryable() && e.code() != ErrorCode::SessionExpired => {
+            Err(e) if !e.is_retryable() && !e.is_session_expired() => {
                 // No retry fixes this (no permission, a bad path): stop, and say why.
                 shared.node().in_doubt = None;
                 shared.fail(e);
@@ -536,7 +536,7 @@ async fn resolve_in_doubt(
             Ok(Some((path, stat))) => return InDoubt::Found(path, stat.ephemeral_owner),
             Ok(None) => return InDoubt::NotMade,
             Err(e) if e.is_closed() => return InDoubt::Stop,
-            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {}
+            Err(e) if e.is_retryable() || e.is_session_expired() => {}
             Err(e) => {
                 shared.fail(e);
                 return InDoubt::Stop;

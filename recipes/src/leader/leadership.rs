@@ -5,7 +5,7 @@
 
 use std::future::Future;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 
 use crate::framework::Listeners;
 use tokio::sync::watch;

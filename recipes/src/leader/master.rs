@@ -15,7 +15,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 
 use tokio::task::JoinHandle;
 use zkrs_client::{
@@ -182,7 +182,7 @@ impl MasterElection {
     pub async fn master_id(&self) -> Result<Option<String>> {
         match self.shared.client.get_data(&self.shared.path).await {
             Ok((data, _)) => Ok(Some(String::from_utf8_lossy(&data).into_owned())),
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -282,8 +282,8 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
         }
         let (data, stat) = match client.get_data(&shared.path).await {
             Ok(found) => found,
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
-            Err(e) if e.code() == ErrorCode::SessionExpired => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
+            Err(e) if e.is_session_expired() => return Ok(()),
             Err(e) if e.is_retryable() => {
                 wait_connected(client).await?;
                 continue;
@@ -300,9 +300,9 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
         }
         match client.delete(&shared.path, Some(stat.version)).await {
             Ok(()) => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
-            Err(e) if e.code() == ErrorCode::SessionExpired => return Ok(()),
-            Err(e) if e.code() == ErrorCode::BadVersion => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
+            Err(e) if e.is_session_expired() => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::BadVersion) => {}
             Err(e) if e.is_retryable() => {
                 wait_connected(client).await?;
             }
@@ -359,9 +359,9 @@ async fn run(shared: Arc<Shared>) {
         match created {
             // Won, or in doubt: either way the node is read below, and `claim` decides.
             Ok(_) => backoff.reset(),
-            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => *shared.maybe_owner() = None,
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.is_retryable() || e.is_session_expired() => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => *shared.maybe_owner() = None,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 *shared.maybe_owner() = None;
                 match create_parents(&client, parent(&shared.path), true).await {
                     Err(e) if e.is_closed() => return,
@@ -384,10 +384,10 @@ async fn run(shared: Arc<Shared>) {
             }
             let (node, watch) = match client.get_data_and_watch(&shared.path).await {
                 Ok((data, stat, watch)) => (Some((data, stat)), Some(watch)),
-                Err(e) if e.code() == ErrorCode::NoNode => (None, None),
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => (None, None),
                 Err(e) if e.is_closed() => return,
                 Err(e) => {
-                    if !e.is_retryable() && e.code() != ErrorCode::SessionExpired {
+                    if !e.is_retryable() && !e.is_session_expired() {
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                     continue; // `recover` waits for the connection.

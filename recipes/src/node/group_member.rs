@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
+use zkrs_client::ErrorKind;
 
 use zkrs_client::{Bytes, Client, CreateMode, Error, EventStream, Result};
 
@@ -62,7 +63,7 @@ impl GroupMember {
             .wait_for_initial_create(Duration::from_secs(60))
             .await?;
         if !joined {
-            return Err(Error::timeout(format!(
+            return Err(Error::new(ErrorKind::Timeout, format!(
                 "{}: could not join within 60 s",
                 self.path
             )));

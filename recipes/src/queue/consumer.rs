@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 
 use zkrs_client::{Bytes, Error, Result};
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 
 use zkrs_client::{Client, Error, Result};
 

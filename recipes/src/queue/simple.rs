@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
+use zkrs_client::ErrorKind;
 
 use tokio::sync::Mutex;
 use zkrs_client::{Bytes, Client, Error, Result};
@@ -171,6 +171,6 @@ impl SimpleDistributedQueue {
     }
 
     fn empty(&self) -> Error {
-        Error::empty("the queue is empty").with_path(&self.spec.path)
+        Error::new(ErrorKind::Empty, "the queue is empty").with_path(&self.spec.path)
     }
 }
