@@ -24,7 +24,10 @@ async fn server_answers_and_refused_input_and_closed_clients() {
         .unwrap();
 
     let e = client.get_data("/missing").await.unwrap_err();
-    assert_eq!((e.kind(), e.code()), (ErrorKind::Server, Some(ErrorCode::NoNode)));
+    assert_eq!(
+        (e.kind(), e.code()),
+        (ErrorKind::Server, Some(ErrorCode::NoNode))
+    );
     assert_eq!(e.path(), Some("/missing"));
     assert!(!e.is_retryable());
 

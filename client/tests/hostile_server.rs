@@ -459,10 +459,7 @@ async fn random_bytes() {
                 Ok((data, _)) => panic!("round {round}: noise accepted as {data:?}"),
                 Err(e) => {
                     assert!(
-                        matches!(
-                            e.kind(),
-                            ErrorKind::ConnectionLoss | ErrorKind::Protocol
-                        ),
+                        matches!(e.kind(), ErrorKind::ConnectionLoss | ErrorKind::Protocol),
                         "round {round}: {}",
                         message(&e)
                     );

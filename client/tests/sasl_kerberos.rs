@@ -10,7 +10,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use zkrs_client::sasl::{gssapi, Kerberos};
-use zkrs_client::{Acl, Client, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms};
+use zkrs_client::{
+    Acl, Client, ClientBuilder, CreateMode, CreateOptions, ErrorCode, ErrorKind, Id, Perms,
+};
 mod support;
 
 use zkrs_testkit::{FaultyProxy, KerberosRealm, ServerOptions, TestingServer};

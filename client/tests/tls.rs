@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use zkrs_client::{
-    Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Id, Perms, TlsOptions,
+    Acl, ClientBuilder, CreateMode, CreateOptions, ErrorCode, ErrorKind, Id, Perms, TlsOptions,
 };
 use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 

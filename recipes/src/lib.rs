@@ -30,11 +30,11 @@
 pub mod barrier;
 pub mod cache;
 mod candidacy;
-mod error;
 pub mod counter;
 #[cfg(feature = "discovery")]
 #[cfg_attr(docsrs, doc(cfg(feature = "discovery")))]
 pub mod discovery;
+mod error;
 pub mod framework;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

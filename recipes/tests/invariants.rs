@@ -154,9 +154,7 @@ async fn watches() {
                         // The event, or a session event (then re-arm on the new session).
                         let _ = tokio::time::timeout(Duration::from_secs(2), watch).await;
                     }
-                    Err(e) if e.is_retryable() || e.is_session_expired() => {
-                        settle(&b).await
-                    }
+                    Err(e) if e.is_retryable() || e.is_session_expired() => settle(&b).await,
                     Err(e) => panic!("watcher B: {e}"),
                 }
             }

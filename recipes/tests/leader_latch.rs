@@ -160,7 +160,10 @@ async fn errors_no_retry_can_fix_stop_the_latch_and_say_why() {
         .unwrap()
         .unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::NoAuth), "{err}");
-    assert_eq!(latch.failure().and_then(|e| e.code()), Some(ErrorCode::NoAuth));
+    assert_eq!(
+        latch.failure().and_then(|e| e.code()),
+        Some(ErrorCode::NoAuth)
+    );
     latch.close_with(CloseMode::Silent).await.unwrap();
     // The client is still fine.
     assert!(client.exists("/locked").await.unwrap().is_some());

@@ -432,7 +432,10 @@ mod tests {
         assert_eq!(Error::closed().to_string(), "closed: the client is closed");
         assert_eq!(Error::closed().code(), None);
         let lost = Error::connection_loss().with_detail("the connection to h:2181 ended");
-        assert_eq!(lost.to_string(), "connection lost: the connection to h:2181 ended");
+        assert_eq!(
+            lost.to_string(),
+            "connection lost: the connection to h:2181 ended"
+        );
         assert!(lost.is_retryable());
         assert_eq!(lost.code(), None);
         assert_eq!(Error::session_expired().to_string(), "session expired");
@@ -441,7 +444,10 @@ mod tests {
         assert_eq!(Error::new(ErrorKind::Timeout, "").to_string(), "timed out");
 
         let e = Error::from(ErrorCode::NoNode).with_path("/a/b");
-        assert_eq!((e.kind(), e.code()), (ErrorKind::Server, Some(ErrorCode::NoNode)));
+        assert_eq!(
+            (e.kind(), e.code()),
+            (ErrorKind::Server, Some(ErrorCode::NoNode))
+        );
         assert_eq!(e.to_string(), "NoNode: /a/b");
         assert!(Error::from(ErrorCode::SessionExpired).is_session_expired());
         assert!(Error::from(ErrorCode::SessionMoved).is_retryable());

@@ -1,8 +1,8 @@
 //! [`DistributedDoubleBarrier`]: N members enter together and leave together.
 
+use crate::error::ErrorExt;
 use std::time::Duration;
 use tokio::time::Instant;
-use crate::error::ErrorExt;
 use zkrs_client::ErrorKind;
 
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
@@ -164,9 +164,10 @@ impl DistributedDoubleBarrier {
             let our_index = members.iter().position(|m| *m == self.name);
             if our_index.is_none() && ours_exists {
                 // Deleted under us: with an ephemeral node, that is the session's end.
-                return Err(Error::new(ErrorKind::SessionExpired,
-                    "our member node is gone")
-                    .with_path(our_path));
+                return Err(
+                    Error::new(ErrorKind::SessionExpired, "our member node is gone")
+                        .with_path(our_path),
+                );
             }
             if members.len() == 1 {
                 if ours_exists {

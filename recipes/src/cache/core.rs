@@ -1,9 +1,9 @@
 //! What every cache handle shares: the view, the listeners, and the task's lifecycle (start
 //! once; close or drop stops every watch, ends every stream, and leaves no task behind).
 
+use crate::error::ErrorExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use crate::error::ErrorExt;
 use zkrs_client::ErrorKind;
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -66,7 +66,10 @@ impl CacheCore {
     pub(crate) fn start(&self, settings: Settings, with: WatchWith) -> Result<()> {
         let mut run = self.run();
         if !matches!(*run, Run::Idle) {
-            return Err(Error::new(ErrorKind::AlreadyStarted, "the cache was already started"));
+            return Err(Error::new(
+                ErrorKind::AlreadyStarted,
+                "the cache was already started",
+            ));
         }
         let watching = match with {
             WatchWith::OneShot => Watching::OneShot(OneShot::new(&self.client)),
@@ -99,7 +102,12 @@ impl CacheCore {
             Run::Running { commands, .. } => commands
                 .send(Command::Refresh(done))
                 .map_err(|_| Error::closed())?,
-            Run::Idle => return Err(Error::new(ErrorKind::NotStarted, "the cache is not started")),
+            Run::Idle => {
+                return Err(Error::new(
+                    ErrorKind::NotStarted,
+                    "the cache is not started",
+                ))
+            }
             Run::Closed => return Err(Error::closed()),
         }
         done_rx.await.map_err(|_| Error::closed())

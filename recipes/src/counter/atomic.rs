@@ -106,7 +106,12 @@ impl Atomic {
         };
         match written {
             Ok(()) => Ok(true),
-            Err(e) if matches!(e.code(), Some(ErrorCode::BadVersion | ErrorCode::NodeExists)) => {
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Some(ErrorCode::BadVersion | ErrorCode::NodeExists)
+                ) =>
+            {
                 Ok(false)
             }
             Err(e) => Err(e),

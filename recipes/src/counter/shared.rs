@@ -1,9 +1,9 @@
 //! [`SharedValue`] and [`SharedCount`]: a value every process sees, changed with
 //! compare-and-set on the node's version, as Curator's `SharedValue` / `SharedCount`.
 
+use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use crate::error::ErrorExt;
 use zkrs_client::ErrorKind;
 
 use tokio::sync::oneshot;
@@ -145,10 +145,10 @@ impl<T: Codec> Inner<T> {
 
     async fn start(self: &Arc<Self>) -> Result<()> {
         if !matches!(*self.run(), Run::Idle) {
-            return Err(Error::new(ErrorKind::AlreadyStarted, format!(
-                "{}: already started",
-                self.path
-            )));
+            return Err(Error::new(
+                ErrorKind::AlreadyStarted,
+                format!("{}: already started", self.path),
+            ));
         }
         create_parents(&self.client, parent(&self.path), true).await?;
         match self
@@ -166,10 +166,10 @@ impl<T: Codec> Inner<T> {
         {
             let mut run = self.run();
             if !matches!(*run, Run::Idle) {
-                return Err(Error::new(ErrorKind::AlreadyStarted, format!(
-                    "{}: already started",
-                    self.path
-                )));
+                return Err(Error::new(
+                    ErrorKind::AlreadyStarted,
+                    format!("{}: already started", self.path),
+                ));
             }
             *run = Run::Running { _stop: close };
         }
@@ -237,10 +237,12 @@ async fn follow<T: Codec>(
                 }
                 Some(watch)
             }
-            Err(e) if e.code() == Some(ErrorCode::NoNode) => match client.exists_and_watch(&path).await {
-                Ok((_, watch)) => Some(watch),
-                Err(_) => None,
-            },
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
+                match client.exists_and_watch(&path).await {
+                    Ok((_, watch)) => Some(watch),
+                    Err(_) => None,
+                }
+            }
             Err(e) if e.is_closed() => return,
             Err(_) => None,
         };

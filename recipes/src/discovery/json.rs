@@ -1,8 +1,8 @@
 //! The instance's JSON: written byte for byte as Curator's `JsonInstanceSerializer` (Jackson)
 //! writes it, read as leniently as Curator reads it.
 
-use std::io;
 use crate::error::ErrorExt;
+use std::io;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

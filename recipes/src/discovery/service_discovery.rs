@@ -1,8 +1,8 @@
 //! [`ServiceDiscovery`]: registering instances and querying the registry.
 
+use crate::error::ErrorExt;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use crate::error::ErrorExt;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -341,7 +341,8 @@ async fn first_create(
                 }
                 match client.delete(path, Some(stat.version)).await {
                     Ok(()) => {}
-                    Err(e) if matches!(e.code(), Some(ErrorCode::NoNode | ErrorCode::BadVersion)) => {}
+                    Err(e)
+                        if matches!(e.code(), Some(ErrorCode::NoNode | ErrorCode::BadVersion)) => {}
                     Err(e) => return Err(e),
                 }
             }

@@ -13,9 +13,9 @@
 //! could delete a newer master's node of the same path: ZooKeeper's delete checks a version,
 //! not an owner).
 
+use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use crate::error::ErrorExt;
 
 use tokio::task::JoinHandle;
 use zkrs_client::{

@@ -99,7 +99,9 @@ impl LockGuard {
             }
             let event = watch.await;
             if event.is_session_event() {
-                return Err(zkrs_client::Error::new(ErrorKind::SessionExpired, "").with_path(self.path()));
+                return Err(
+                    zkrs_client::Error::new(ErrorKind::SessionExpired, "").with_path(self.path())
+                );
             }
         }
     }

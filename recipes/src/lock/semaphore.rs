@@ -1,9 +1,9 @@
 //! [`InterProcessSemaphoreV2`]: Curator's counting semaphore, on the same znodes, and its
 //! [`Lease`]s.
 
+use crate::error::ErrorExt;
 use std::time::Duration;
 use tokio::time::Instant;
-use crate::error::ErrorExt;
 
 use zkrs_client::{
     Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Result, WatchedEvent,
@@ -316,9 +316,7 @@ impl InterProcessSemaphoreV2 {
             let ((children, children_changed), (max, max_changed)) = match (listed, max) {
                 (Ok(listed), Ok(max)) => (listed, max),
                 (Err(e), _) if e.code() == Some(ErrorCode::NoNode) => return Ok(Attempt::Gone),
-                (Err(e), _) | (_, Err(e))
-                    if e.is_retryable() || e.is_session_expired() =>
-                {
+                (Err(e), _) | (_, Err(e)) if e.is_retryable() || e.is_session_expired() => {
                     wait_connected(client).await?;
                     continue;
                 }

@@ -1,8 +1,8 @@
 //! [`GroupMember`]: membership of a group, and a live view of its members.
 
+use crate::error::ErrorExt;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use crate::error::ErrorExt;
 use zkrs_client::ErrorKind;
 
 use zkrs_client::{Bytes, Client, CreateMode, Error, EventStream, Result};
@@ -63,10 +63,10 @@ impl GroupMember {
             .wait_for_initial_create(Duration::from_secs(60))
             .await?;
         if !joined {
-            return Err(Error::new(ErrorKind::Timeout, format!(
-                "{}: could not join within 60 s",
-                self.path
-            )));
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                format!("{}: could not join within 60 s", self.path),
+            ));
         }
         self.members.start(StartMode::BuildInitialCache).await
     }

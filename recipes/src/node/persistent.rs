@@ -1,8 +1,8 @@
 //! [`PersistentNode`]: a node kept in place across connection loss and session loss.
 
+use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use crate::error::ErrorExt;
 use zkrs_client::ErrorKind;
 
 use tokio::sync::{oneshot, watch};
@@ -177,7 +177,9 @@ impl Inner {
         }
         match self.client.set_data(path, &data, Some(version)).await {
             Ok(_) => Ok(true),
-            Err(e) if matches!(e.code(), Some(ErrorCode::BadVersion | ErrorCode::NoNode)) => Ok(false),
+            Err(e) if matches!(e.code(), Some(ErrorCode::BadVersion | ErrorCode::NoNode)) => {
+                Ok(false)
+            }
             Err(e) => Err(e),
         }
     }
@@ -252,7 +254,10 @@ impl Inner {
     }
 
     fn unstarted_error(&self) -> Error {
-        Error::new(ErrorKind::NotStarted, format!("{}: the persistent node is not started", self.path))
+        Error::new(
+            ErrorKind::NotStarted,
+            format!("{}: the persistent node is not started", self.path),
+        )
     }
 }
 
@@ -457,10 +462,13 @@ impl PersistentNode {
         }
         let mut run = self.inner.run();
         if !matches!(*run, Run::Idle) {
-            return Err(Error::new(ErrorKind::AlreadyStarted, format!(
-                "{}: the persistent node was already started",
-                self.inner.path
-            )));
+            return Err(Error::new(
+                ErrorKind::AlreadyStarted,
+                format!(
+                    "{}: the persistent node was already started",
+                    self.inner.path
+                ),
+            ));
         }
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(keep(self.inner.clone(), stopped));

@@ -1,8 +1,8 @@
 //! [`DistributedIdQueue`]: Curator's `DistributedIdQueue`: items with an id, removable by id.
 
+use crate::error::ErrorExt;
 use std::sync::Arc;
 use std::time::Duration;
-use crate::error::ErrorExt;
 
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Op, Result};
 

@@ -1,7 +1,7 @@
 //! Putting an item: one sequential node, after waiting for room in a bounded queue.
 
-use std::time::Duration;
 use crate::error::ErrorExt;
+use std::time::Duration;
 
 use tokio::time::Instant;
 use zkrs_client::{CreateMode, Error, ErrorCode, Result};

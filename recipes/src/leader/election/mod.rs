@@ -31,9 +31,9 @@
 mod events;
 mod offers;
 
+use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use crate::error::ErrorExt;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
