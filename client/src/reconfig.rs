@@ -153,7 +153,8 @@ impl Client {
     /// `NewConfigNoQuorum` (no quorum of the new configuration is up and in sync, e.g. an
     /// added member that is not running), `ReconfigInProgress`, `BadVersion` (the
     /// configuration is no longer [`Reconfig::from_config`]'s version), `NoAuth`. Member
-    /// lines are checked here first: a malformed one is `BadArguments` and nothing is sent.
+    /// lines are checked here first: a malformed one is
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) and nothing is sent.
     ///
     /// Removing the member this client is connected to, or the leader, can cut the
     /// connection before the answer comes (`ConnectionLoss`): read the configuration back
