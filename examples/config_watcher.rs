@@ -31,12 +31,12 @@ async fn main() -> Result<(), Error> {
         .await
     {
         Ok(_) => {}
-        Err(e) if e.code() == ErrorCode::NodeExists => {}
+        Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
         Err(e) => return Err(e.into()),
     }
     match operator.delete(PATH, None).await {
         Ok(()) => {}
-        Err(e) if e.code() == ErrorCode::NoNode => {}
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
         Err(e) => return Err(e.into()),
     }
 

@@ -76,7 +76,7 @@ async fn main() -> Result<(), Error> {
     assert!(left.is_empty(), "left behind: {left:?}");
     // (A container: the server would remove it once empty.)
     match client.delete(&path, None).await {
-        Err(e) if e.code() != ErrorCode::NoNode => return Err(e.into()),
+        Err(e) if e.code() != Some(ErrorCode::NoNode) => return Err(e.into()),
         _ => {}
     }
     client.close().await?;

@@ -64,7 +64,7 @@ async fn main() -> Result<(), Error> {
     for path in ["/example", PATH] {
         match setup.create(path, b"", CreateMode::Persistent).await {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
             Err(e) => return Err(e.into()),
         }
     }

@@ -30,7 +30,7 @@ async fn main() -> Result<(), Error> {
     for path in ["/example", COUNTER] {
         match setup.create(path, b"0", CreateMode::Persistent).await {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
             Err(e) => return Err(e.into()),
         }
     }

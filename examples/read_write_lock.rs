@@ -33,7 +33,7 @@ async fn main() -> Result<(), Error> {
             .await
         {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
             Err(e) => return Err(e.into()),
         }
     }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use zkrs::{sasl, AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Perms};
+use zkrs::{sasl, AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, ErrorKind, Perms};
 use zkrs_testkit::{ServerOptions, TestingServer};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -37,7 +37,9 @@ async fn main() -> Result<(), Error> {
         .await?;
     let anonymous = zkrs::Client::connect(&server.connect_string()).await?;
     match anonymous.get_data("/reports").await {
-        Err(e) if e.code() == ErrorCode::NoAuth => println!("an anonymous session is refused: {e}"),
+        Err(e) if e.code() == Some(ErrorCode::NoAuth) => {
+            println!("an anonymous session is refused: {e}")
+        }
         other => return Err(format!("expected NoAuth, got {other:?}").into()),
     }
 
@@ -47,7 +49,7 @@ async fn main() -> Result<(), Error> {
         .connect()
         .await;
     match wrong {
-        Err(e) if e.code() == ErrorCode::AuthFailed => println!("a wrong password: {e}"),
+        Err(e) if e.kind() == ErrorKind::AuthFailed => println!("a wrong password: {e}"),
         other => return Err(format!("expected AuthFailed, got {other:?}").into()),
     }
     client.close().await?;

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use zkrs::sasl::{gssapi, Kerberos};
-use zkrs::{AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Perms};
+use zkrs::{AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, ErrorKind, Perms};
 use zkrs_testkit::{KerberosRealm, ServerOptions, TestingServer};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -54,7 +54,9 @@ async fn main() -> Result<(), Error> {
         .await?;
     let anonymous = zkrs::Client::connect(&connect).await?;
     match anonymous.get_data("/reports").await {
-        Err(e) if e.code() == ErrorCode::NoAuth => println!("an anonymous session is refused: {e}"),
+        Err(e) if e.code() == Some(ErrorCode::NoAuth) => {
+            println!("an anonymous session is refused: {e}")
+        }
         other => return Err(format!("expected NoAuth, got {other:?}").into()),
     }
 
@@ -64,7 +66,7 @@ async fn main() -> Result<(), Error> {
         .connect()
         .await;
     match wrong {
-        Err(e) if e.code() == ErrorCode::AuthFailed => println!("another principal's keytab: {e}"),
+        Err(e) if e.kind() == ErrorKind::AuthFailed => println!("another principal's keytab: {e}"),
         other => return Err(format!("expected AuthFailed, got {other:?}").into()),
     }
     client.close().await?;

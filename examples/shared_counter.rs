@@ -134,7 +134,7 @@ async fn main() -> Result<(), Error> {
     // (The parents were made as containers: the server would remove them once empty.)
     for path in [&hits_path, &limit_path, &base] {
         match admin.delete(path, None).await {
-            Err(e) if e.code() != ErrorCode::NoNode => return Err(e.into()),
+            Err(e) if e.code() != Some(ErrorCode::NoNode) => return Err(e.into()),
             _ => {}
         }
     }

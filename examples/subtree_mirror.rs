@@ -30,7 +30,7 @@ async fn main() -> Result<(), Error> {
     let writer = Client::connect(&connect).await?;
     match writer.create("/example", b"", CreateMode::Persistent).await {
         Ok(_) => {}
-        Err(e) if e.code() == ErrorCode::NodeExists => {}
+        Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
         Err(e) => return Err(e.into()),
     }
     delete_tree(&writer, ROOT).await?;
@@ -157,7 +157,7 @@ async fn count(client: &Client, path: &str) -> Result<usize, Error> {
                 n += 1;
                 todo.extend(children.iter().map(|c| format!("{p}/{c}")));
             }
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(e.into()),
         }
     }
@@ -171,7 +171,7 @@ async fn delete_tree(client: &Client, path: &str) -> Result<(), Error> {
     while let Some(p) = todo.pop() {
         match client.get_children(&p).await {
             Ok(children) => todo.extend(children.iter().map(|c| format!("{p}/{c}"))),
-            Err(e) if e.code() == ErrorCode::NoNode => continue,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => continue,
             Err(e) => return Err(e.into()),
         }
         order.push(p);
@@ -179,7 +179,7 @@ async fn delete_tree(client: &Client, path: &str) -> Result<(), Error> {
     for p in order.iter().rev() {
         match client.delete(p, None).await {
             Ok(()) => {}
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(e.into()),
         }
     }

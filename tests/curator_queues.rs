@@ -41,7 +41,7 @@ async fn setup() -> (TestingServer, Client, QueuePeer) {
 async fn names(client: &Client, dir: &str) -> Vec<String> {
     let mut names = match client.get_children(dir).await {
         Ok(c) => c.to_vec(),
-        Err(e) if e.code() == ErrorCode::NoNode => Vec::new(),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => Vec::new(),
         Err(e) => panic!("listing {dir}: {e}"),
     };
     names.sort();

@@ -83,7 +83,7 @@ async fn barrier_members(client: &Client, path: &str) -> Vec<String> {
             .filter(|n| *n != READY_NODE)
             .map(str::to_string)
             .collect(),
-        Err(e) if e.code() == ErrorCode::NoNode => Vec::new(),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => Vec::new(),
         Err(e) => panic!("listing {path}: {e}"),
     };
     names.sort();

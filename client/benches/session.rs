@@ -517,7 +517,7 @@ async fn run(args: Args, connect: String, addr: SocketAddr) {
     let value = vec![b'v'; args.value];
     match client.create(PATH, &value, CreateMode::Persistent).await {
         Ok(_) => {}
-        Err(e) if e.code() == ErrorCode::NodeExists => {
+        Err(e) if e.code() == Some(ErrorCode::NodeExists) => {
             client.set_data(PATH, &value, None).await.expect("setData");
         }
         Err(e) => panic!("create {PATH}: {e}"),

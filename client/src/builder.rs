@@ -1,6 +1,6 @@
 //! [`ClientBuilder`]: connect string, timeouts, identities, read-only mode, TLS.
 
-use crate::error::ErrorInternals;
+use crate::error::{ErrorExt, ErrorKind};
 use std::time::Duration;
 
 use crate::client::Client;
@@ -245,10 +245,12 @@ impl ClientBuilder {
                             .auth_failure
                             .clone();
                         let mechanism = self.settings.sasl.as_ref().map_or("SASL", |m| m.name());
-                        let error = Error::auth_failed()
-                            .with_detail(format!("{mechanism} authentication failed"));
+                        let error = Error::new(
+                            ErrorKind::AuthFailed,
+                            format!("{mechanism} authentication failed"),
+                        );
                         return Err(match cause {
-                            Some(cause) => error.with_cause(cause),
+                            Some(cause) => error.with_source(cause),
                             None => error,
                         });
                     }
@@ -267,7 +269,7 @@ impl ClientBuilder {
                                 ToString::to_string,
                             );
                         client.close_in_background();
-                        return Err(Error::session_expired().with_detail(why));
+                        return Err(Error::new(ErrorKind::SessionExpired, why));
                     }
                     Some(change) if change.state == ConnectionState::Closed => {
                         return Err(Error::closed())
@@ -294,7 +296,7 @@ impl ClientBuilder {
                 if let Some(report) = report {
                     detail.push_str(&format!(" ({report})"));
                 }
-                Err(Error::connection_loss().with_detail(detail))
+                Err(Error::new(ErrorKind::ConnectionLoss, detail))
             }
         }
     }

@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use zkrs_codec::{encode_request, Encode, OpCode, PathRecord, PathWatchRequest};
 
 use crate::client::Client;
-use crate::error::{Error, ErrorInternals, Result};
+use crate::error::{Error, ErrorExt, Result};
 use crate::path::validate_path;
 use crate::protocol::{Command, ReplyTx, WatchSink};
 use crate::session::{Reply, Request, WatchKind, WatchOp, WatcherGroup, WatcherId};
@@ -82,7 +82,7 @@ impl Client {
             metrics.request(
                 op,
                 crate::clock::now().saturating_duration_since(started),
-                result.as_ref().err().map(Error::code),
+                result.as_ref().err(),
             );
         }
         if registers && result.is_ok() {

@@ -5,7 +5,7 @@
 //! reply in the caller's task. Replies borrow from the frame they arrived in: `get_data`
 //! returns a `Bytes` slice of it, and [`Children`] iterates names in place.
 
-use crate::error::ErrorInternals;
+use crate::error::ErrorExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -696,7 +696,7 @@ impl Client {
         }
         if op == OpCode::Multi {
             if let Some((i, code)) = failure {
-                return Err(Error::server(code)
+                return Err(Error::from(code)
                     .with_detail(format!("operation {} of {} failed", i + 1, ops.len()))
                     .with_path(ops[i].path()));
             }
@@ -736,7 +736,7 @@ impl std::fmt::Debug for Client {
 fn stat_or_none(result: Result<Reply>) -> Result<Option<Stat>> {
     match result {
         Ok(reply) => Ok(Some(StatResponse::decode_prefix(&reply.body)?.stat)),
-        Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(None),
         Err(e) => Err(e),
     }
 }

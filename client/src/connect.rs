@@ -1,7 +1,7 @@
 //! The one place that wires a client: the session core, the driver task that runs it, and
 //! the handle that talks to the driver, from the settings a [`crate::ClientBuilder`] collects.
 
-use crate::error::ErrorInternals;
+use crate::error::ErrorExt;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Connect strings: `host1:2181,host2:2181,[::1]:2182/chroot`.
 
-use crate::error::ErrorInternals;
+use crate::error::ErrorExt;
 use crate::error::{Error, Result};
 use crate::path::Chroot;
 

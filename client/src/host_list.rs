@@ -1,7 +1,7 @@
 //! [`Client::update_hosts`]: the client's host list changes under a live session, with
 //! ZOOKEEPER-1355's probabilistic rebalancing (`zkrs_session::rebalance`).
 
-use crate::error::ErrorInternals;
+use crate::error::ErrorExt;
 use tokio::sync::oneshot;
 
 use crate::client::Client;

@@ -84,8 +84,26 @@ use zkrs_session as session;
 pub use zkrs_session::{Error, ErrorCode, ErrorKind, Result};
 /// The error type, from the session core.
 mod error {
-    pub(crate) use zkrs_session::__private::ErrorInternals;
-    pub(crate) use zkrs_session::{Error, Result};
+    pub(crate) use zkrs_session::{Error, ErrorKind, Result};
+
+    /// The client's shorthands for the local errors it makes most, built with the public
+    /// API ([`Error::new`]).
+    pub(crate) trait ErrorExt {
+        /// Input refused before anything was sent ([`ErrorKind::InvalidInput`]).
+        fn invalid(detail: impl Into<String>) -> Error;
+        /// The client was closed ([`ErrorKind::Closed`]).
+        fn closed() -> Error;
+    }
+
+    impl ErrorExt for Error {
+        fn invalid(detail: impl Into<String>) -> Error {
+            Error::new(ErrorKind::InvalidInput, detail)
+        }
+
+        fn closed() -> Error {
+            Error::new(ErrorKind::Closed, "the client is closed")
+        }
+    }
 }
 pub use event_stream::{EventStream, Lagged, DEFAULT_EVENT_CAPACITY};
 pub use multi::{Op, OpResult};

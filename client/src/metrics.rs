@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use zkrs_codec::{ErrorCode, OpCode};
+use zkrs_session::{Error, ErrorKind};
 
 /// The upper bounds of the latency buckets; a last bucket holds everything slower.
 const BOUNDS_US: [u64; 17] = [
@@ -22,6 +23,24 @@ const BUCKETS: usize = BOUNDS_US.len() + 1;
 /// Opcodes -11 (closeSession) to 32, then 100 to 120 (the 3.5+ watch and config ops), then
 /// one slot for anything else.
 const OP_SLOTS: usize = 44 + 21 + 1;
+/// The code a failed request is counted under: the server's, or for a local failure the code
+/// the Java client reports for it (`ConnectionLoss` for a closed client, `BadArguments` for
+/// input refused before sending, ...), as [`ClientMetrics::errors`] says.
+pub(crate) fn counted_code(error: &Error) -> ErrorCode {
+    if let Some(code) = error.code() {
+        return code;
+    }
+    match error.kind() {
+        ErrorKind::ConnectionLoss | ErrorKind::Closed => ErrorCode::ConnectionLoss,
+        ErrorKind::SessionExpired => ErrorCode::SessionExpired,
+        ErrorKind::AuthFailed => ErrorCode::AuthFailed,
+        ErrorKind::Protocol | ErrorKind::InvalidData => ErrorCode::MarshallingError,
+        ErrorKind::Timeout => ErrorCode::OperationTimeout,
+        ErrorKind::InvalidInput => ErrorCode::BadArguments,
+        _ => ErrorCode::SystemError,
+    }
+}
+
 /// Error codes 0 to -8 (system errors), -100 to -130 (API errors), then one for the rest.
 const CODE_SLOTS: usize = 9 + 31 + 1;
 
@@ -132,7 +151,8 @@ impl Metrics {
 
     /// A request of `op` ended after `elapsed` (from the call to its answer), with `error`'s
     /// code if it failed.
-    pub(crate) fn request(&self, op: OpCode, elapsed: Duration, error: Option<ErrorCode>) {
+    pub(crate) fn request(&self, op: OpCode, elapsed: Duration, error: Option<&Error>) {
+        let error = error.map(counted_code);
         let counters = &self.ops[op_slot(op.code())];
         counters.requests.fetch_add(1, Ordering::Relaxed);
         counters.latency.record(elapsed);

@@ -3,7 +3,7 @@
 //! Paths are checked before anything is sent, so a bad path is a clear local error rather than
 //! a server-side `BadArguments` (or worse, a path the user did not mean).
 
-use crate::error::ErrorInternals;
+use crate::error::ErrorExt;
 use crate::error::{Error, Result};
 
 /// Checks a node path: non-empty, absolute, no trailing `/` (unless `sequential`, where the
@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 /// assert!(validate_path("/app/lock-", true).is_ok());
 /// assert!(validate_path("/app/", true).is_ok());
 /// let err = validate_path("app", false).unwrap_err();
-/// assert_eq!(err.to_string(), "BadArguments: path must start with '/': app");
+/// assert_eq!(err.to_string(), "invalid input: path must start with '/': app");
 /// ```
 pub fn validate_path(path: &str, sequential: bool) -> Result<()> {
     let bad = |why: &str| Err(Error::invalid(format!("{why}: {path}")));
@@ -159,7 +159,7 @@ mod tests {
             let err = validate_path(path, false).unwrap_err();
             assert!(err.to_string().contains(why), "{path:?}: {err}");
             assert!(err.is_invalid_input());
-            assert_eq!(err.code(), zkrs_codec::ErrorCode::BadArguments);
+            assert_eq!(err.code(), None);
         }
     }
 

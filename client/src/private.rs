@@ -8,7 +8,7 @@ pub use crate::metrics::AtomicHistogram;
 /// For the `__log!` macro.
 #[cfg(feature = "tracing")]
 pub use tracing;
-pub use zkrs_session::__private::{ErrorInternals, Rng};
+pub use zkrs_session::__private::Rng;
 
 use crate::Current;
 
@@ -68,4 +68,10 @@ pub fn with_dialer(
 ) -> crate::ClientBuilder {
     builder.settings.dialer = Some(dialer);
     builder
+}
+
+/// The code the Java client would name `error` by: the server's, or for a local failure the
+/// code Java reports for it (zkctl's messages and the client's error counts use it).
+pub fn java_code(error: &crate::Error) -> zkrs_codec::ErrorCode {
+    crate::metrics::counted_code(error)
 }

@@ -2,7 +2,7 @@
 //! [`Client::reconfig`] (the Java client's `getConfig` and `ZooKeeperAdmin.reconfigure`),
 //! with [`Reconfig`], the change to ask for.
 
-use crate::error::ErrorInternals;
+use crate::error::{ErrorExt, ErrorKind};
 use std::fmt::Display;
 
 use zkrs_codec::{
@@ -153,7 +153,8 @@ impl Client {
     /// `NewConfigNoQuorum` (no quorum of the new configuration is up and in sync, e.g. an
     /// added member that is not running), `ReconfigInProgress`, `BadVersion` (the
     /// configuration is no longer [`Reconfig::from_config`]'s version), `NoAuth`. Member
-    /// lines are checked here first: a malformed one is `BadArguments` and nothing is sent.
+    /// lines are checked here first: a malformed one is
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) and nothing is sent.
     ///
     /// Removing the member this client is connected to, or the leader, can cut the
     /// connection before the answer comes (`ConnectionLoss`): read the configuration back
@@ -198,9 +199,10 @@ fn config_and_stat(reply: Reply) -> Result<(EnsembleConfig, Stat)> {
         None => bytes::Bytes::new(),
     };
     let config = EnsembleConfig::parse(data).map_err(|e| {
-        Error::protocol(format_args!(
-            "the server's configuration does not parse: {e}"
-        ))
+        Error::new(
+            ErrorKind::Protocol,
+            format!("the server's configuration does not parse: {e}"),
+        )
         .with_path(CONFIG_NODE)
     })?;
     Ok((config, decoded.stat))
@@ -208,7 +210,10 @@ fn config_and_stat(reply: Reply) -> Result<(EnsembleConfig, Stat)> {
 
 /// The server's reconfig refusals, said in words (the code stays what callers match on).
 fn explain(error: Error, from_config: Option<i64>) -> Error {
-    let detail = match error.code() {
+    let Some(code) = error.code() else {
+        return error;
+    };
+    let detail = match code {
         ErrorCode::ReconfigDisabled => {
             "reconfiguration is disabled on the server (reconfigEnabled=false)".to_string()
         }
@@ -295,15 +300,15 @@ mod tests {
 
     #[test]
     fn server_refusals_keep_their_code_and_say_why() {
-        let e = explain(Error::server(ErrorCode::BadVersion), Some(0x1_0000_0000));
-        assert_eq!(e.code(), ErrorCode::BadVersion);
+        let e = explain(Error::from(ErrorCode::BadVersion), Some(0x1_0000_0000));
+        assert_eq!(e.code(), Some(ErrorCode::BadVersion));
         assert_eq!(
             e.to_string(),
             "BadVersion: the configuration is no longer version 100000000"
         );
-        let e = explain(Error::server(ErrorCode::NoAuth), None);
+        let e = explain(Error::from(ErrorCode::NoAuth), None);
         assert!(e.to_string().contains("superuser"), "{e}");
-        let e = explain(Error::connection_loss(), None);
-        assert_eq!(e.code(), ErrorCode::ConnectionLoss);
+        let e = explain(Error::new(ErrorKind::ConnectionLoss, ""), None);
+        assert_eq!(e.kind(), ErrorKind::ConnectionLoss);
     }
 }

@@ -3,7 +3,7 @@
 //! non-blocking socket calls as a plain connection (see `transport.rs`), so no async TLS
 //! wrapper crate is needed.
 
-use crate::error::ErrorInternals;
+use crate::error::ErrorExt;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};

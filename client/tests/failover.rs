@@ -80,7 +80,7 @@ async fn set_retrying(client: &Client, path: &str, data: &[u8]) {
         loop {
             match client.set_data(path, data, None).await {
                 Ok(_) => return,
-                Err(e) if e.code() == ErrorCode::ConnectionLoss && !e.is_closed() => {}
+                Err(e) if e.kind() == ErrorKind::ConnectionLoss => {}
                 Err(e) => panic!("setting {path}: {e}"),
             }
         }
@@ -243,7 +243,7 @@ async fn failover_with_load_keeps_the_session_and_every_watch() {
     let ok = results.iter().filter(|r| r.is_ok()).count();
     let lost = results
         .iter()
-        .filter(|r| matches!(r, Err(e) if e.code() == ErrorCode::ConnectionLoss && !e.is_closed()))
+        .filter(|r| matches!(r, Err(e) if e.kind() == ErrorKind::ConnectionLoss))
         .count();
     let other_errors: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     assert_eq!(
@@ -252,7 +252,7 @@ async fn failover_with_load_keeps_the_session_and_every_watch() {
         "only success or ConnectionLoss: {:?}",
         other_errors
             .iter()
-            .filter(|e| e.code() != ErrorCode::ConnectionLoss || e.is_closed())
+            .filter(|e| e.kind() != ErrorKind::ConnectionLoss)
             .take(5)
             .collect::<Vec<_>>()
     );

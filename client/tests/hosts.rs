@@ -66,7 +66,7 @@ async fn the_connect_error_names_each_hosts_reason() {
     .expect_err("no host can be reached");
     let message = e.to_string();
     println!("{message}");
-    assert_eq!(e.code(), ErrorCode::ConnectionLoss, "{message}");
+    assert_eq!(e.kind(), ErrorKind::ConnectionLoss, "{message}");
     for expected in [
         "no server reachable: ",
         "nonexistent.invalid:2181: failed to resolve nonexistent.invalid: ",

@@ -29,7 +29,7 @@ async fn the_snapshot_counts_what_the_client_did() {
     }
     for _ in 0..7 {
         let e = client.get_data("/missing").await.unwrap_err();
-        assert_eq!(e.code(), ErrorCode::NoNode);
+        assert_eq!(e.code(), Some(ErrorCode::NoNode));
     }
     // Three one-shot watches, each fired by a write.
     for i in 0..3 {

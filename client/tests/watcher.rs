@@ -81,7 +81,7 @@ async fn one_stream_for_many_watches_in_server_order() {
         .get_data_with_watcher("/nope", &watcher)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::NoNode);
+    assert_eq!(err.code(), Some(ErrorCode::NoNode));
 
     setup.set_data("/app/a", b"1", None).await.unwrap();
     setup

@@ -34,12 +34,12 @@ async fn client_round_trip_with_watches_and_ephemerals() {
         .create("/app", b"", CreateMode::Persistent)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::NodeExists);
+    assert_eq!(err.code(), Some(ErrorCode::NodeExists));
     let err = a
         .create("/none/x", b"", CreateMode::Persistent)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::NoNode);
+    assert_eq!(err.code(), Some(ErrorCode::NoNode));
 
     let (data, stat, watch) = a.get_data_and_watch("/app").await.unwrap();
     assert_eq!(&data[..], b"v0");
@@ -48,7 +48,7 @@ async fn client_round_trip_with_watches_and_ephemerals() {
     let event = timeout(DEADLINE, watch).await.unwrap();
     assert_eq!(event.event_type, EventType::NodeDataChanged);
     let err = b.set_data("/app", b"v2", Some(0)).await.unwrap_err();
-    assert_eq!(err.code(), ErrorCode::BadVersion);
+    assert_eq!(err.code(), Some(ErrorCode::BadVersion));
 
     b.create("/app/eph", b"", CreateMode::Ephemeral)
         .await

@@ -89,7 +89,7 @@ pub(crate) async fn watch_predecessor(
     match how {
         PredecessorWatch::GetData => match client.get_data_and_watch(path).await {
             Ok((_, _, watch)) => Ok(Some(watch)),
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(None),
             Err(e) => Err(e),
         },
         PredecessorWatch::Exists => match client.exists_and_watch(path).await {

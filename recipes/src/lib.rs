@@ -40,6 +40,7 @@ pub mod counter;
 #[cfg(feature = "discovery")]
 #[cfg_attr(docsrs, doc(cfg(feature = "discovery")))]
 pub mod discovery;
+mod error;
 pub mod framework;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

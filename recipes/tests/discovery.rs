@@ -254,7 +254,7 @@ async fn an_instance_comes_back_on_a_new_session() {
     eventually("registered on the new session", || async {
         match other.get_data("/services/api/i1").await {
             Ok((_, stat)) => stat.ephemeral_owner == client.session_id(),
-            Err(e) if e.code() == ErrorCode::NoNode => false,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => false,
             Err(e) => panic!("{e}"),
         }
     })

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::task::block_in_place;
-use zkrs_client::{Client, ClientBuilder, ConnectionState, ErrorCode, Reconfig};
+use zkrs_client::{Client, ClientBuilder, ConnectionState, ErrorCode, ErrorKind, Reconfig};
 use zkrs_recipes::{framework::ConnectionStatePolicy, lock::InterProcessMutex};
 use zkrs_testkit::{ServerOptions, TestingCluster, SUPERUSER};
 
@@ -81,8 +81,8 @@ async fn reconfig(
                 match admin.reconfig(&change).await {
                     Ok(_) => applied = true,
                     // Cut short, or another change under way: read back and try again.
-                    Err(e) if e.code() == ErrorCode::ConnectionLoss => {}
-                    Err(e) if e.code() == ErrorCode::ReconfigInProgress => {}
+                    Err(e) if e.kind() == ErrorKind::ConnectionLoss => {}
+                    Err(e) if e.code() == Some(ErrorCode::ReconfigInProgress) => {}
                     // A change cut short may have been applied after all: then the
                     // configuration says so.
                     Err(e) if done(&admin).await => drop(e),
@@ -127,7 +127,7 @@ async fn lock_owner(client: &Client, path: &str) -> zkrs_client::Result<i64> {
         loop {
             match client.exists(path).await {
                 Ok(stat) => return Ok(stat.map_or(0, |s| s.ephemeral_owner)),
-                Err(e) if e.code() == ErrorCode::ConnectionLoss => {
+                Err(e) if e.kind() == ErrorKind::ConnectionLoss => {
                     tokio::time::sleep(Duration::from_millis(50)).await
                 }
                 Err(e) => return Err(e),

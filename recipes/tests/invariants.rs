@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use beliefs::{finish, Rig};
 use support::within;
-use zkrs_client::{AddWatchMode, Client, CreateMode, ErrorCode, EventType};
+use zkrs_client::{AddWatchMode, Client, CreateMode, EventType};
 use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
 use zkrs_sim::suites::sessions;
 use zkrs_testkit::faults::fault_duration_from_env;
@@ -157,9 +157,7 @@ async fn watches() {
                         // The event, or a session event (then re-arm on the new session).
                         let _ = tokio::time::timeout(Duration::from_secs(2), watch).await;
                     }
-                    Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
-                        settle(&b).await
-                    }
+                    Err(e) if e.is_retryable() || e.is_session_expired() => settle(&b).await,
                     Err(e) => panic!("watcher B: {e}"),
                 }
             }
@@ -182,7 +180,7 @@ async fn watches() {
                     .await
                 {
                     Ok(_) => return,
-                    Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+                    Err(e) if e.is_retryable() || e.is_session_expired() => {
                         // Maybe applied: read back rather than write twice.
                         settle(&writer).await;
                         if let Ok((data, _)) = writer.get_data("/inv-w/counter").await {

@@ -262,10 +262,10 @@ async fn queues() {
             let put = put.unwrap_or_else(|_| {
                 let what = format!("putting item {next} hung past {STEP_DEADLINE:?}");
                 hangs.record(what, &producer);
-                Err(
-                    <zkrs_client::Error as zkrs_client::__private::ErrorInternals>::connection_loss(
-                    ),
-                )
+                Err(zkrs_client::Error::new(
+                    zkrs_client::ErrorKind::ConnectionLoss,
+                    "",
+                ))
             });
             match put {
                 Ok(_) => ledger.lock().unwrap().record_put(next),

@@ -16,7 +16,7 @@ use support::*;
 async fn children(client: &Client, path: &str) -> Vec<String> {
     match client.get_children(path).await {
         Ok(c) => c.to_vec(),
-        Err(e) if e.code() == ErrorCode::NoNode => Vec::new(),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => Vec::new(),
         Err(e) => panic!("{path}: {e}"),
     }
 }

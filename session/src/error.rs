@@ -1,7 +1,7 @@
-//! The client's error: one opaque type with a public [`ErrorKind`] and ZooKeeper's
-//! [`ErrorCode`], in the style of `tokio-postgres` and `std::io::Error`. Match on
-//! [`Error::kind`] (and on [`Error::code`] for the server's answers); print it for a message
-//! that names the path; walk [`std::error::Error::source`] for what caused it.
+//! The client's error: one opaque type with a public [`ErrorKind`] and, for a server's
+//! answer, ZooKeeper's [`ErrorCode`], in the style of `tokio-postgres` and `std::io::Error`.
+//! Match on [`Error::kind`] (and on [`Error::code`] for the server's answers); print it for a
+//! message that names the path; walk [`std::error::Error::source`] for what caused it.
 
 use std::fmt;
 use std::sync::Arc;
@@ -11,14 +11,18 @@ pub use zkrs_codec::ErrorCode;
 
 /// Why an operation failed.
 ///
-/// [`Error::kind`] says where the failure came from; [`Error::code`] gives ZooKeeper's code:
-/// the server's code for [`ErrorKind::Server`], and for local failures the code the Java
-/// client would report (`ConnectionLoss` when the connection dropped with the request in
-/// flight, `SessionExpired` when the session was lost, `BadArguments` for input refused
-/// before sending, `MarshallingError` for a malformed server frame). What caused the error
-/// (the I/O error that dropped the connection, the frame that did not decode, the SASL
-/// mechanism's refusal) is returned by `source()` and is not repeated in `Display`, so
+/// [`Error::kind`] says where the failure came from. [`Error::code`] is ZooKeeper's error
+/// code, and only for what a server answered ([`ErrorKind::Server`]): a local failure (the
+/// connection dropped, the session was lost, the input was refused before sending, the client
+/// was closed, a deadline passed, ...) is only a kind, and its `code()` is `None`. What caused
+/// the error (the I/O error that dropped the connection, the frame that did not decode, the
+/// SASL mechanism's refusal) is returned by `source()` and is not repeated in `Display`, so
 /// error-chain printers show each cause once.
+///
+/// `Display` starts with the server's code for a server's answer (`NoNode: /a/b`) and with the
+/// kind for a local failure (`invalid input: path must start with '/': a`, `closed: the
+/// client is closed`); the rest is the detail, then the path. The text is for people: match on
+/// [`Error::kind`] and [`Error::code`], never on the message.
 ///
 /// ```
 /// use zkrs_session::{Error, ErrorCode, ErrorKind};
@@ -27,18 +31,48 @@ pub use zkrs_codec::ErrorCode;
 /// fn plan(read: Result<Vec<u8>, Error>) -> &'static str {
 ///     match read {
 ///         Ok(_) => "use it",
-///         Err(e) if e.code() == ErrorCode::NoNode => "no config yet: use the defaults",
+///         Err(e) if e.code() == Some(ErrorCode::NoNode) => "no config yet: use the defaults",
 ///         Err(e) if e.kind() == ErrorKind::ConnectionLoss => "in doubt: read again",
 ///         Err(e) if e.kind() == ErrorKind::Closed => "shutting down",
 ///         Err(_) => "fail",
 ///     }
 /// }
 /// # assert_eq!(plan(Ok(vec![])), "use it");
+/// # assert_eq!(plan(Err(Error::from(ErrorCode::NoNode))), "no config yet: use the defaults");
+/// ```
+///
+/// # Making errors
+///
+/// A recipe of your own fails the way this crate's do: [`Error::new`] for a local failure,
+/// `Error::from(code)` for a server's answer you pass on or stand in for, then
+/// [`with_path`](Error::with_path), [`with_detail`](Error::with_detail) and
+/// [`with_source`](Error::with_source) as they apply:
+///
+/// ```
+/// use zkrs_session::{Error, ErrorCode, ErrorKind};
+///
+/// let refused = Error::new(ErrorKind::InvalidInput, "the lease count must be positive")
+///     .with_path("/app/semaphore");
+/// assert_eq!(refused.kind(), ErrorKind::InvalidInput);
+/// assert_eq!(refused.code(), None);
+/// assert_eq!(
+///     refused.to_string(),
+///     "invalid input: the lease count must be positive: /app/semaphore"
+/// );
+///
+/// let gone = Error::from(ErrorCode::NoNode).with_path("/app/config");
+/// assert_eq!((gone.kind(), gone.code()), (ErrorKind::Server, Some(ErrorCode::NoNode)));
+/// assert_eq!(gone.to_string(), "NoNode: /app/config");
+///
+/// let bad = Error::new(ErrorKind::InvalidData, "not a number")
+///     .with_source("x".parse::<u64>().unwrap_err());
+/// assert!(std::error::Error::source(&bad).is_some());
 /// ```
 #[derive(Clone)]
 pub struct Error {
-    code: ErrorCode,
     kind: ErrorKind,
+    /// The server's code: `Some` exactly when `kind` is [`ErrorKind::Server`].
+    code: Option<ErrorCode>,
     path: Option<String>,
     detail: Option<String>,
     /// What caused it, for `source()`.
@@ -47,19 +81,24 @@ pub struct Error {
 
 /// Where an [`Error`] came from: what a caller can act on.
 ///
+/// [`ErrorKind::Server`] is a server's answer (its code is [`Error::code`]); every other kind
+/// is a local condition, with no code. `Display` gives the words an error's message starts
+/// with (`connection lost`, `invalid input`, ...).
+///
 /// More kinds may come (the enum is `#[non_exhaustive]`): match the ones you handle and
 /// treat the rest as failures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The server answered with an error code: see [`Error::code`] (`NoNode`,
-    /// `NodeExists`, `BadVersion`, ...).
+    /// `NodeExists`, `BadVersion`, ...). Made with `Error::from(code)`.
     Server,
     /// The connection dropped with the request in flight: it may or may not have been
     /// applied. `source()` is the I/O error, when there was one. Retrying may help.
     ConnectionLoss,
     /// The session was lost (expired on the server, or disconnected for longer than its
-    /// timeout): its ephemeral nodes and watches are gone.
+    /// timeout): its ephemeral nodes and watches are gone. A server may also answer a
+    /// request with the code `SessionExpired` ([`Error::is_session_expired`] says either).
     SessionExpired,
     /// Authentication failed (SASL, or the server refused the credentials): the client
     /// stops. `source()` is the [`SaslError`](crate::SaslError) when the mechanism refused.
@@ -67,32 +106,108 @@ pub enum ErrorKind {
     /// The input was refused before anything was sent (a bad path, data over the limit,
     /// a bad argument).
     InvalidInput,
-    /// The server sent bytes that do not decode; `source()` is the decoder's error.
+    /// The server sent bytes that do not decode (the connection is dropped); `source()` is
+    /// the decoder's error.
     Protocol,
-    /// A node's data is not what the recipe reading it expects (not a queue item, not a
-    /// service instance, not a number).
+    /// A node's data is not what the code reading it expects (not a queue item, not a
+    /// service instance, not a number, not an ensemble configuration). The frame that carried
+    /// it decoded and the connection is fine: unlike [`ErrorKind::Protocol`], this is about
+    /// what is stored in ZooKeeper, not about the session. Any code reading nodes can meet
+    /// it (the recipes, a recipe of your own, a tool like zkctl), so it is a kind of the one
+    /// error, beside the client's, rather than something of the recipes alone.
     InvalidData,
     /// The client (or the recipe) was closed; no retry will help.
     Closed,
     /// A deadline passed.
     Timeout,
-    /// The recipe was used before `start`.
-    NotStarted,
-    /// The recipe was started twice.
-    AlreadyStarted,
-    /// There was nothing to take (an empty queue).
-    Empty,
+}
+
+impl ErrorKind {
+    /// The words an error of this kind starts its message with.
+    fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Server => "server error",
+            ErrorKind::ConnectionLoss => "connection lost",
+            ErrorKind::SessionExpired => "session expired",
+            ErrorKind::AuthFailed => "authentication failed",
+            ErrorKind::InvalidInput => "invalid input",
+            ErrorKind::Protocol => "protocol error",
+            ErrorKind::InvalidData => "invalid data",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Timeout => "timed out",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    /// `connection lost`, `session expired`, `invalid input`, `closed`, `timed out`, ...
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Error {
-    fn new(code: ErrorCode, kind: ErrorKind) -> Error {
+    /// A local failure of `kind`, with `detail` saying what went wrong (shown after the
+    /// kind: `invalid input: the lease count must be positive`; an empty `detail` shows
+    /// nothing). Its [`code`](Error::code) is `None`.
+    ///
+    /// A server's answer is not made here but with `Error::from(code)` (see
+    /// [`From<ErrorCode>`](#impl-From%3CErrorCode%3E-for-Error)), so that every error of kind
+    /// [`ErrorKind::Server`] has its code.
+    ///
+    /// # Panics
+    ///
+    /// If `kind` is [`ErrorKind::Server`] (a server error without its code cannot be made).
+    ///
+    /// ```
+    /// use zkrs_session::{Error, ErrorKind};
+    ///
+    /// let e = Error::new(ErrorKind::Timeout, "no answer within 5 s");
+    /// assert_eq!(e.to_string(), "timed out: no answer within 5 s");
+    /// assert!(e.is_retryable());
+    /// ```
+    #[track_caller]
+    pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Error {
+        assert!(
+            kind != ErrorKind::Server,
+            "Error::new(ErrorKind::Server, ..): a server error is made from its code, \
+             with Error::from(ErrorCode)"
+        );
+        Error::bare(kind, None).with_detail(detail)
+    }
+
+    fn bare(kind: ErrorKind, code: Option<ErrorCode>) -> Error {
         Error {
-            code,
             kind,
+            code,
             path: None,
             detail: None,
             cause: None,
         }
+    }
+
+    /// This error with the path the failed operation was about (shown at the end of the
+    /// message: `NoNode: /a/b`), replacing any path it had.
+    pub fn with_path(mut self, path: impl Into<String>) -> Error {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// This error with `detail` saying what went wrong (shown after the kind or code:
+    /// `NodeExists: the node kept coming back: /a`), replacing any detail it had; an empty
+    /// `detail` removes it.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Error {
+        let detail = detail.into();
+        self.detail = (!detail.is_empty()).then_some(detail);
+        self
+    }
+
+    /// This error with what caused it (the I/O error, the parse error), returned by
+    /// [`source()`](std::error::Error::source) and not printed by `Display`; replaces any
+    /// cause it had.
+    pub fn with_source(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Error {
+        self.cause = Some(Arc::new(cause));
+        self
     }
 
     /// Where the error came from.
@@ -100,15 +215,22 @@ impl Error {
         self.kind
     }
 
-    /// The ZooKeeper error code (the server's for [`ErrorKind::Server`]; for a local error,
-    /// the code the Java client would report).
-    pub fn code(&self) -> ErrorCode {
+    /// The ZooKeeper error code the server answered with: `Some` exactly when
+    /// [`kind`](Error::kind) is [`ErrorKind::Server`]. A local failure has no code (the
+    /// client does not invent one): match on its kind.
+    pub fn code(&self) -> Option<ErrorCode> {
         self.code
     }
 
     /// The path the operation was about, if known.
     pub fn path(&self) -> Option<&str> {
         self.path.as_deref()
+    }
+
+    /// What went wrong, in words, if the error says more than its kind or code: the message
+    /// without its kind or code and without the path (`path must start with '/'`).
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
     }
 
     /// Whether retrying the same operation may succeed: connection loss, operation timeout,
@@ -120,14 +242,23 @@ impl Error {
             ErrorKind::ConnectionLoss | ErrorKind::Timeout => true,
             ErrorKind::Server => matches!(
                 self.code,
-                ErrorCode::ConnectionLoss
-                    | ErrorCode::OperationTimeout
-                    | ErrorCode::SessionMoved
-                    | ErrorCode::RequestTimeout
-                    | ErrorCode::ThrottledOp
+                Some(
+                    ErrorCode::ConnectionLoss
+                        | ErrorCode::OperationTimeout
+                        | ErrorCode::SessionMoved
+                        | ErrorCode::RequestTimeout
+                        | ErrorCode::ThrottledOp
+                )
             ),
             _ => false,
         }
+    }
+
+    /// Whether the session is gone: the client lost it ([`ErrorKind::SessionExpired`]), or a
+    /// server answered `SessionExpired` (kind [`ErrorKind::Server`]). Either way its
+    /// ephemeral nodes and watches are gone; what a recipe does is the same.
+    pub fn is_session_expired(&self) -> bool {
+        self.kind == ErrorKind::SessionExpired || self.code == Some(ErrorCode::SessionExpired)
     }
 
     /// Whether the client was closed (no retry will help): `kind() == ErrorKind::Closed`.
@@ -142,125 +273,74 @@ impl Error {
     }
 }
 
-/// The constructors the workspace's crates (the client, the recipes, zkctl) build errors
-/// with. Reached through `__private`: not part of the API, free to change in any release.
-#[doc(hidden)]
-pub trait ErrorInternals: Sized {
+/// The session core's own ways of making its errors (not part of the API).
+impl Error {
     /// An error code the server answered with.
-    fn server(code: ErrorCode) -> Error;
+    pub(crate) fn server(code: ErrorCode) -> Error {
+        Error::bare(ErrorKind::Server, Some(code))
+    }
+
     /// The connection dropped with the request in flight.
-    fn connection_loss() -> Error;
+    pub(crate) fn connection_loss() -> Error {
+        Error::bare(ErrorKind::ConnectionLoss, None)
+    }
+
     /// The session was lost.
-    fn session_expired() -> Error;
+    pub(crate) fn session_expired() -> Error {
+        Error::bare(ErrorKind::SessionExpired, None)
+    }
+
     /// Authentication failed.
-    fn auth_failed() -> Error;
-    /// Input refused before sending.
-    fn invalid(detail: impl Into<String>) -> Error;
+    pub(crate) fn auth_failed() -> Error {
+        Error::bare(ErrorKind::AuthFailed, None)
+    }
+
     /// A malformed frame from the server.
-    fn protocol(detail: impl fmt::Display) -> Error;
-    /// A node's data is not what the recipe expects.
-    fn invalid_data(detail: impl Into<String>) -> Error;
+    pub(crate) fn protocol(detail: impl fmt::Display) -> Error {
+        Error::new(ErrorKind::Protocol, detail.to_string())
+    }
+
     /// The client was closed.
-    fn closed() -> Error;
-    /// A deadline passed.
-    fn timeout(detail: impl Into<String>) -> Error;
-    /// A recipe used before `start`.
-    fn not_started(detail: impl Into<String>) -> Error;
-    /// A recipe started twice.
-    fn already_started(detail: impl Into<String>) -> Error;
-    /// Nothing to take.
-    fn empty(detail: impl Into<String>) -> Error;
-    /// Attaches what caused this error (returned by `source()`, not printed).
-    fn with_cause(self, cause: impl std::error::Error + Send + Sync + 'static) -> Error;
+    pub(crate) fn closed() -> Error {
+        Error::new(ErrorKind::Closed, "the client is closed")
+    }
+
     /// Attaches a cause shared by several errors (every request a dropped connection failed).
-    fn with_shared_cause(self, cause: Arc<dyn std::error::Error + Send + Sync>) -> Error;
-    /// Attaches the path the failed operation was about (shown in the message).
-    fn with_path(self, path: impl Into<String>) -> Error;
-    /// Adds a detail to the message.
-    fn with_detail(self, detail: impl Into<String>) -> Error;
-}
-
-impl ErrorInternals for Error {
-    fn server(code: ErrorCode) -> Error {
-        Error::new(code, ErrorKind::Server)
-    }
-
-    fn connection_loss() -> Error {
-        Error::new(ErrorCode::ConnectionLoss, ErrorKind::ConnectionLoss)
-    }
-
-    fn session_expired() -> Error {
-        Error::new(ErrorCode::SessionExpired, ErrorKind::SessionExpired)
-    }
-
-    fn auth_failed() -> Error {
-        Error::new(ErrorCode::AuthFailed, ErrorKind::AuthFailed)
-    }
-
-    fn invalid(detail: impl Into<String>) -> Error {
-        Error::new(ErrorCode::BadArguments, ErrorKind::InvalidInput).with_detail(detail)
-    }
-
-    fn protocol(detail: impl fmt::Display) -> Error {
-        Error::new(ErrorCode::MarshallingError, ErrorKind::Protocol).with_detail(detail.to_string())
-    }
-
-    fn invalid_data(detail: impl Into<String>) -> Error {
-        Error::new(ErrorCode::MarshallingError, ErrorKind::InvalidData).with_detail(detail)
-    }
-
-    fn closed() -> Error {
-        Error::new(ErrorCode::ConnectionLoss, ErrorKind::Closed).with_detail("the client is closed")
-    }
-
-    fn timeout(detail: impl Into<String>) -> Error {
-        Error::new(ErrorCode::OperationTimeout, ErrorKind::Timeout).with_detail(detail)
-    }
-
-    fn not_started(detail: impl Into<String>) -> Error {
-        Error::new(ErrorCode::BadArguments, ErrorKind::NotStarted).with_detail(detail)
-    }
-
-    fn already_started(detail: impl Into<String>) -> Error {
-        Error::new(ErrorCode::BadArguments, ErrorKind::AlreadyStarted).with_detail(detail)
-    }
-
-    fn empty(detail: impl Into<String>) -> Error {
-        Error::new(ErrorCode::NoNode, ErrorKind::Empty).with_detail(detail)
-    }
-
-    fn with_cause(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Error {
-        self.cause = Some(Arc::new(cause));
-        self
-    }
-
-    fn with_shared_cause(mut self, cause: Arc<dyn std::error::Error + Send + Sync>) -> Error {
+    pub(crate) fn with_shared_cause(
+        mut self,
+        cause: Arc<dyn std::error::Error + Send + Sync>,
+    ) -> Error {
         self.cause = Some(cause);
         self
     }
+}
 
-    fn with_path(mut self, path: impl Into<String>) -> Error {
-        self.path = Some(path.into());
-        self
-    }
-
-    fn with_detail(mut self, detail: impl Into<String>) -> Error {
-        self.detail = Some(detail.into());
-        self
+impl From<ErrorCode> for Error {
+    /// The error a server answered with `code` (kind [`ErrorKind::Server`], `code()` is
+    /// `Some(code)`), for a recipe that passes a server's answer on or stands in for one
+    /// (`Error::from(ErrorCode::NodeExists).with_path(path)`).
+    fn from(code: ErrorCode) -> Error {
+        Error::server(code)
     }
 }
 
 impl From<DecodeError> for Error {
+    /// A frame that does not decode: kind [`ErrorKind::Protocol`], the decoder's error as
+    /// `source()`.
     fn from(e: DecodeError) -> Error {
-        Error::protocol("malformed server frame").with_cause(e)
+        Error::protocol("malformed server frame").with_source(e)
     }
 }
 
 impl fmt::Display for Error {
-    /// `NoNode: /a/b`, `BadArguments: path must start with '/': a`, ... The cause is not
+    /// `NoNode: /a/b` (a server's answer: its code), `invalid input: path must start with
+    /// '/': a` (a local failure: its kind), then the detail and the path. The cause is not
     /// printed: `source()` returns it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.code)?;
+        match self.code {
+            Some(code) => write!(f, "{code}")?,
+            None => write!(f, "{}", self.kind)?,
+        }
         if let Some(detail) = &self.detail {
             write!(f, ": {detail}")?;
         }
@@ -274,7 +354,10 @@ impl fmt::Display for Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Error");
-        d.field("kind", &self.kind).field("code", &self.code);
+        d.field("kind", &self.kind);
+        if let Some(code) = &self.code {
+            d.field("code", code);
+        }
         if let Some(path) = &self.path {
             d.field("path", path);
         }
@@ -310,7 +393,7 @@ mod tests {
         let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer 42");
         let e = Error::connection_loss()
             .with_detail("the connection to h:2181 ended")
-            .with_cause(io);
+            .with_source(io);
         assert_eq!(e.kind(), ErrorKind::ConnectionLoss);
         assert!(!e.to_string().contains("reset by peer 42"), "{e}");
         let source = std::error::Error::source(&e).expect("the I/O error");
@@ -326,5 +409,48 @@ mod tests {
         assert!(!e.to_string().contains(&said), "{e}");
         let source = std::error::Error::source(&e).expect("the decoder's error");
         assert!(source.downcast_ref::<DecodeError>().is_some());
+    }
+
+    /// A local failure says its kind and has no code; a server's answer says its code.
+    #[test]
+    fn local_failures_have_a_kind_and_no_code() {
+        let e = Error::new(ErrorKind::InvalidInput, "path must start with '/'").with_path("a");
+        assert_eq!((e.kind(), e.code()), (ErrorKind::InvalidInput, None));
+        assert_eq!(e.to_string(), "invalid input: path must start with '/': a");
+        assert_eq!(e.detail(), Some("path must start with '/'"));
+        assert_eq!(e.path(), Some("a"));
+
+        assert_eq!(Error::closed().to_string(), "closed: the client is closed");
+        assert_eq!(Error::closed().code(), None);
+        let lost = Error::connection_loss().with_detail("the connection to h:2181 ended");
+        assert_eq!(
+            lost.to_string(),
+            "connection lost: the connection to h:2181 ended"
+        );
+        assert!(lost.is_retryable());
+        assert_eq!(lost.code(), None);
+        assert_eq!(Error::session_expired().to_string(), "session expired");
+        assert!(Error::session_expired().is_session_expired());
+        assert!(!Error::session_expired().is_retryable());
+        assert_eq!(Error::new(ErrorKind::Timeout, "").to_string(), "timed out");
+
+        let e = Error::from(ErrorCode::NoNode).with_path("/a/b");
+        assert_eq!(
+            (e.kind(), e.code()),
+            (ErrorKind::Server, Some(ErrorCode::NoNode))
+        );
+        assert_eq!(e.to_string(), "NoNode: /a/b");
+        assert!(Error::from(ErrorCode::SessionExpired).is_session_expired());
+        assert!(Error::from(ErrorCode::SessionMoved).is_retryable());
+        assert!(!Error::from(ErrorCode::NoNode).is_retryable());
+        let e = Error::from(ErrorCode::NodeExists).with_detail("it kept coming back");
+        assert_eq!(e.to_string(), "NodeExists: it kept coming back");
+    }
+
+    /// A server error is made from its code: `Error::new` refuses the kind loudly.
+    #[test]
+    #[should_panic(expected = "Error::from(ErrorCode)")]
+    fn a_server_error_needs_its_code() {
+        let _ = Error::new(ErrorKind::Server, "no code");
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::{Error, ErrorInternals};
+use crate::error::Error;
 use crate::SaslError;
 
 /// Why the last connection, or connection attempt, ended

@@ -58,7 +58,6 @@ use zkrs_codec::{
 };
 
 pub use config::SessionConfig;
-use error::ErrorInternals;
 pub use error::{Error, ErrorCode, ErrorKind, Result};
 pub use failure::ConnectionFailure;
 pub use host_update::HostChange;

@@ -2,7 +2,6 @@
 //! in the manner of serde's `__private`: hidden from the docs, carrying no promise, free to
 //! change in any release. Nothing here is part of the API.
 
-pub use crate::error::ErrorInternals;
 pub use crate::hosts::Rng;
 
 use crate::Session;

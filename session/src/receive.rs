@@ -284,7 +284,7 @@ impl<T> Session<T> {
         let error = || {
             Error::auth_failed()
                 .with_detail(detail.clone())
-                .with_cause(why.clone())
+                .with_source(why.clone())
         };
         while let Some(p) = self.pending.pop_front() {
             self.fail(p.token, p.watch, error());

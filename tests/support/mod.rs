@@ -355,11 +355,13 @@ pub async fn children_until(
     loop {
         let (names, watch) = match client.get_children_and_watch(dir).await {
             Ok((children, watch)) => (children.to_vec(), watch),
-            Err(e) if e.code() == ErrorCode::NoNode => match client.exists_and_watch(dir).await {
-                Ok((None, watch)) => (Vec::new(), watch),
-                Ok((Some(_), _)) => continue, // created meanwhile: list it
-                Err(e) => panic!("{what}: exists {dir}: {e}"),
-            },
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
+                match client.exists_and_watch(dir).await {
+                    Ok((None, watch)) => (Vec::new(), watch),
+                    Ok((Some(_), _)) => continue, // created meanwhile: list it
+                    Err(e) => panic!("{what}: exists {dir}: {e}"),
+                }
+            }
             Err(e) => panic!("{what}: getChildren {dir}: {e}"),
         };
         if done(&names) {

@@ -4,6 +4,8 @@ use std::fmt;
 use std::io;
 use std::process::ExitCode;
 
+use zkrs_client::ErrorCode;
+
 use crate::args::UsageError;
 
 /// Exit code for ZooKeeper and I/O errors.
@@ -24,7 +26,7 @@ pub const EXIT_CANNOT_RUN: u8 = 127;
 pub enum Failure {
     /// A command-line mistake (exit 2, with a hint to `--help`).
     Usage(String),
-    /// A ZooKeeper error: its Display names the code and the path (`NoNode: /a/b`).
+    /// A ZooKeeper error: printed as [`ZkMessage`] says (`NoNode: /a/b`).
     Zk(zkrs_client::Error),
     /// Anything else worth a message, with its exit code.
     Message(String, u8),
@@ -74,7 +76,7 @@ impl Failure {
         };
         let code = match self {
             Failure::Usage(_) => Some("usage"),
-            Failure::Zk(e) => Some(e.code().name()),
+            Failure::Zk(e) => Some(java_code(e).name()),
             _ => None,
         };
         let record = crate::json_records::Error {
@@ -92,7 +94,7 @@ impl fmt::Display for Failure {
             Failure::Usage(msg) | Failure::Message(msg, _) => f.write_str(msg),
             // The error's causes (the I/O error, the SASL refusal) come through `source()`.
             Failure::Zk(e) => {
-                write!(f, "{e}")?;
+                write!(f, "{}", ZkMessage(e))?;
                 let mut cause = std::error::Error::source(e);
                 while let Some(c) = cause {
                     write!(f, ": {c}")?;
@@ -125,6 +127,39 @@ impl From<io::Error> for Failure {
         } else {
             Failure::msg(format!("I/O error: {e}"))
         }
+    }
+}
+
+/// The ZooKeeper code zkctl names an error by, as the Java CLI does: the server's code, or for
+/// a local failure the code the Java client reports for it (`BadArguments` for input refused
+/// before sending, `ConnectionLoss` for a lost connection or a closed client, ...). The
+/// client's [`zkrs_client::Error::code`] is the server's alone; this is zkctl's wording.
+pub fn java_code(e: &zkrs_client::Error) -> ErrorCode {
+    zkrs_client::__private::java_code(e)
+}
+
+/// A ZooKeeper error as zkctl prints it: the code ([`java_code`]), then the error's detail and
+/// path (`NoNode: /a/b`, `BadArguments: path must start with '/': a`). Its causes are not
+/// included (`source()`).
+pub struct ZkMessage<'a>(pub &'a zkrs_client::Error);
+
+impl fmt::Display for ZkMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", java_code(self.0))?;
+        for part in [self.0.detail(), self.0.path()].into_iter().flatten() {
+            write!(f, ": {part}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An error's message without its code (`MarshallingError: `): for a line that says what was
+/// wrong with a node, where the code adds nothing. The code alone when there is nothing else.
+pub fn without_code(e: &zkrs_client::Error) -> String {
+    match (e.detail(), e.path()) {
+        (Some(detail), Some(path)) => format!("{detail}: {path}"),
+        (Some(only), None) | (None, Some(only)) => only.to_string(),
+        (None, None) => java_code(e).to_string(),
     }
 }
 

@@ -1,8 +1,9 @@
 //! [`DistributedDoubleBarrier`]: N members enter together and leave together.
 
+use crate::error::ErrorExt;
 use std::time::Duration;
 use tokio::time::Instant;
-use zkrs_client::__private::ErrorInternals;
+use zkrs_client::ErrorKind;
 
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
@@ -109,7 +110,7 @@ impl DistributedDoubleBarrier {
             .await
         {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
             Err(e) => return Err(e),
         }
         if ready.is_none() {
@@ -123,7 +124,7 @@ impl DistributedDoubleBarrier {
                         .await
                     {
                         Ok(_) => break,
-                        Err(e) if e.code() == ErrorCode::NodeExists => break,
+                        Err(e) if e.code() == Some(ErrorCode::NodeExists) => break,
                         Err(e) => return Err(e),
                     }
                 }
@@ -164,7 +165,7 @@ impl DistributedDoubleBarrier {
             .await
         {
             Ok(()) => {}
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) if outcome.is_ok() => return Err(e),
             Err(_) => {}
         }
@@ -181,7 +182,7 @@ impl DistributedDoubleBarrier {
                     .filter(|name| *name != READY_NODE)
                     .map(str::to_string)
                     .collect(),
-                Err(e) if e.code() == ErrorCode::NoNode => Vec::new(),
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => Vec::new(),
                 Err(e) => return Err(e),
             };
             members.sort();
@@ -191,9 +192,10 @@ impl DistributedDoubleBarrier {
             let our_index = members.iter().position(|m| *m == self.name);
             if our_index.is_none() && ours_exists {
                 // Deleted under us: with an ephemeral node, that is the session's end.
-                return Err(Error::session_expired()
-                    .with_detail("our member node is gone")
-                    .with_path(our_path));
+                return Err(
+                    Error::new(ErrorKind::SessionExpired, "our member node is gone")
+                        .with_path(our_path),
+                );
             }
             if members.len() == 1 {
                 if ours_exists {
@@ -221,7 +223,7 @@ impl DistributedDoubleBarrier {
     async fn delete_ours(&self, our_path: &str) -> Result<()> {
         match self.client.delete(our_path, None).await {
             Ok(()) => Ok(()),
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(()),
             Err(e) => Err(e),
         }
     }

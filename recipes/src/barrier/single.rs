@@ -64,7 +64,7 @@ impl DistributedBarrier {
             .await
         {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == ErrorCode::NodeExists => Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => Ok(()),
             Err(e) => Err(e),
         }
     }
@@ -73,7 +73,7 @@ impl DistributedBarrier {
     pub async fn remove_barrier(&self) -> Result<()> {
         match self.client.delete(&self.path, None).await {
             Ok(()) => Ok(()),
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(()),
             Err(e) => Err(e),
         }
     }

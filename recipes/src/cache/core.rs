@@ -1,9 +1,9 @@
 //! What every cache handle shares: the view, the listeners, and the task's lifecycle (started
 //! once; close or drop stops every watch, ends every stream, and leaves no task behind).
 
+use crate::error::ErrorExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::{mpsc, oneshot, watch};
 use zkrs_client::{AddWatchMode, Client, Error, EventStream, Result, DEFAULT_EVENT_CAPACITY};

@@ -200,7 +200,7 @@ impl Engine {
                 Input::Fetched(fetched) => self.on_fetched(fetched),
                 Input::Node(event) => self.on_node_event(event),
                 Input::Reset => self.read_all(),
-                Input::WatchFailed(error) if error.code() == ErrorCode::Unimplemented => {
+                Input::WatchFailed(error) if error.code() == Some(ErrorCode::Unimplemented) => {
                     // A server before 3.6: fall back to one-shot watches on every node.
                     self.watching = Watching::OneShot(OneShot::new(&self.client));
                     self.read_all();
@@ -357,7 +357,7 @@ impl Engine {
             Fetched::Data { path, result, .. } => match result {
                 Ok((data, stat)) => self.found(&path, stat, Some(data)),
                 Err(e) => {
-                    if e.code() == ErrorCode::NoNode {
+                    if e.code() == Some(ErrorCode::NoNode) {
                         self.gone(&path);
                     }
                     // Connection trouble: everything is read again on reconnect.
@@ -405,7 +405,7 @@ impl Engine {
                     }
                 }
                 Err(e) => {
-                    if e.code() == ErrorCode::NoNode {
+                    if e.code() == Some(ErrorCode::NoNode) {
                         self.gone(&path);
                     }
                 }

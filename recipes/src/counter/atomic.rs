@@ -82,7 +82,7 @@ impl Atomic {
     async fn read<N: Number>(&self) -> Result<(N, Option<i32>)> {
         match self.client.get_data(&self.path).await {
             Ok((data, stat)) => Ok((read_number(&self.path, &data)?, Some(stat.version))),
-            Err(e) if e.code() == ErrorCode::NoNode => Ok((N::zero(), None)),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok((N::zero(), None)),
             Err(e) => Err(e),
         }
     }
@@ -106,7 +106,12 @@ impl Atomic {
         };
         match written {
             Ok(()) => Ok(true),
-            Err(e) if matches!(e.code(), ErrorCode::BadVersion | ErrorCode::NodeExists) => {
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Some(ErrorCode::BadVersion | ErrorCode::NodeExists)
+                ) =>
+            {
                 Ok(false)
             }
             Err(e) => Err(e),
@@ -239,7 +244,7 @@ impl Atomic {
                         .await
                     {
                         Ok(_) => return Ok(()),
-                        Err(e) if e.code() == ErrorCode::NoNode => {
+                        Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                             if self.write(value, None).await? {
                                 return Ok(());
                             }

@@ -1,6 +1,6 @@
 //! How counters store numbers: big-endian, as Java's `ByteBuffer` writes them.
 
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 use zkrs_client::{Error, Result};
 
 /// A number a counter node holds.

@@ -1,9 +1,9 @@
 //! [`SharedValue`] and [`SharedCount`]: a value every process sees, changed with
 //! compare-and-set on the node's version, as Curator's `SharedValue` / `SharedCount`.
 
+use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::{oneshot, watch};
 use zkrs_client::{
@@ -151,7 +151,7 @@ impl<T: Codec> Inner<T> {
             .await
         {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
             Err(e) => return Err(e),
         }
         let (data, stat) = self.client.get_data(&self.path).await?;
@@ -197,7 +197,7 @@ impl<T: Codec> Inner<T> {
                 self.offer(&stat, value);
                 Ok(true)
             }
-            Err(e) if e.code() == ErrorCode::BadVersion => {
+            Err(e) if e.code() == Some(ErrorCode::BadVersion) => {
                 // Someone else wrote first: learn their value, so the caller can retry.
                 let (data, stat) = self.client.get_data(&self.path).await?;
                 self.offer(&stat, T::from_bytes(&self.path, &data)?);
@@ -261,10 +261,12 @@ async fn follow<T: Codec>(
                 }
                 Some(watch)
             }
-            Err(e) if e.code() == ErrorCode::NoNode => match client.exists_and_watch(&path).await {
-                Ok((_, watch)) => Some(watch),
-                Err(_) => None,
-            },
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
+                match client.exists_and_watch(&path).await {
+                    Ok((_, watch)) => Some(watch),
+                    Err(_) => None,
+                }
+            }
             Err(e) if e.is_closed() => return,
             Err(_) => None,
         };

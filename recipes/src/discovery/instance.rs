@@ -1,6 +1,6 @@
 //! [`ServiceInstance`]: one registered instance of a service, with Curator's fields.
 
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 
 use serde::{Deserialize, Serialize};
 use zkrs_client::{Error, Result};

@@ -1,8 +1,8 @@
 //! The instance's JSON: written byte for byte as Curator's `JsonInstanceSerializer` (Jackson)
 //! writes it, read as leniently as Curator reads it.
 
+use crate::error::ErrorExt;
 use std::io;
-use zkrs_client::__private::ErrorInternals;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -1,8 +1,8 @@
 //! [`ServiceDiscovery`]: registering instances and querying the registry.
 
+use crate::error::ErrorExt;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use zkrs_client::__private::ErrorInternals;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -265,7 +265,7 @@ where
                 names.sort();
                 Ok(names)
             }
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(Vec::new()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(Vec::new()),
             Err(e) => Err(e),
         }
     }
@@ -277,7 +277,7 @@ where
         let parent = join(&self.inner.base_path, name);
         let children = match self.inner.client.get_children(&parent).await {
             Ok(children) => children,
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
         let mut ids: Vec<String> = children.iter().map(str::to_string).collect();
@@ -311,7 +311,7 @@ where
                     Ok(None)
                 }
             },
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -364,7 +364,7 @@ async fn first_create(
     for _ in 0..8 {
         match client.create(path, data, mode).await {
             Ok(actual) => return Ok(actual),
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 create_parents(
                     client,
                     crate::framework::parent(path),
@@ -372,7 +372,7 @@ async fn first_create(
                 )
                 .await?;
             }
-            Err(e) if e.code() == ErrorCode::NodeExists => {
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {
                 let Some(stat) = client.exists(path).await? else {
                     continue;
                 };
@@ -382,7 +382,8 @@ async fn first_create(
                 }
                 match client.delete(path, Some(stat.version)).await {
                     Ok(()) => {}
-                    Err(e) if matches!(e.code(), ErrorCode::NoNode | ErrorCode::BadVersion) => {}
+                    Err(e)
+                        if matches!(e.code(), Some(ErrorCode::NoNode | ErrorCode::BadVersion)) => {}
                     Err(e) => return Err(e),
                 }
             }
@@ -390,7 +391,7 @@ async fn first_create(
         }
     }
     // Another writer keeps putting a node there: the server's own answer, after 8 tries.
-    Err(Error::server(ErrorCode::NodeExists)
+    Err(Error::from(ErrorCode::NodeExists)
         .with_detail("could not register: the node kept coming back")
         .with_path(path))
 }

@@ -1,6 +1,6 @@
 //! [`UriSpec`]: Curator's URI template, `{scheme}://{address}:{port}`.
 
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 
 use serde::{Deserialize, Serialize};
 use zkrs_client::{Error, Result};

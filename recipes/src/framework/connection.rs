@@ -1,6 +1,6 @@
 //! Waiting for the connection to come back.
 
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 use zkrs_client::{Client, ConnectionState, Error, Result};
 
 /// Waits until the client is connected (returns the state: Connected, Reconnected or

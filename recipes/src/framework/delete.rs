@@ -17,9 +17,9 @@ pub async fn delete_until_gone(client: &Client, path: &str) -> Result<()> {
     loop {
         match client.delete(path, None).await {
             Ok(()) => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
             Err(e) if e.is_closed() => return Err(e),
-            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+            Err(e) if e.is_retryable() || e.is_session_expired() => {
                 wait_connected(client).await?;
             }
             Err(e) => return Err(e),

@@ -1,7 +1,7 @@
 //! Namespaces (Curator's `CuratorFrameworkFactory.builder().namespace(..)`): every path of a
 //! client lives under one node, created if it is missing.
 
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 use zkrs_client::{Client, ClientBuilder, ConnectString, Error, Result};
 
 use super::paths::{create_parents, ParentMode};

@@ -62,7 +62,7 @@ pub async fn create_parents(client: &Client, path: &str, mode: ParentMode) -> Re
     for result in join_all(prefixes.iter().map(|p| client.create(p, b"", mode))).await {
         match result {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
             Err(e) => return Err(e),
         }
     }

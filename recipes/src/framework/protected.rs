@@ -72,10 +72,10 @@ pub async fn create_protected(
     loop {
         match client.create_with(&path, data, &options).await {
             Ok((created, stat)) => return Ok((created, stat.unwrap_or_default())),
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 create_parents(client, parent(&path), ParentMode::Container).await?;
             }
-            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+            Err(e) if e.is_retryable() || e.is_session_expired() => {
                 wait_connected(client).await?;
                 if let Some(found) = find_protected(client, parent_path, protected, mode).await? {
                     return Ok(found);
@@ -123,7 +123,7 @@ pub(crate) async fn list_in_doubt(client: &Client, parent: &str) -> Result<Optio
     };
     match listed {
         Ok(children) => Ok(Some(children)),
-        Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(None),
         Err(e) => Err(e),
     }
 }

@@ -155,7 +155,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn run_retries_only_retryable_errors() {
-        use zkrs_client::__private::ErrorInternals;
+        use zkrs_client::ErrorKind;
         let calls = AtomicU32::new(0);
         let p = RetryPolicy::NTimes {
             n: 3,
@@ -164,7 +164,7 @@ mod tests {
         let r: Result<()> = p
             .run(|| async {
                 calls.fetch_add(1, Ordering::SeqCst);
-                Err(Error::connection_loss())
+                Err(Error::new(ErrorKind::ConnectionLoss, ""))
             })
             .await;
         assert!(r.is_err());
@@ -173,7 +173,7 @@ mod tests {
         let r: Result<()> = p
             .run(|| async {
                 calls.fetch_add(1, Ordering::SeqCst);
-                Err(Error::server(zkrs_client::ErrorCode::NoNode))
+                Err(Error::from(zkrs_client::ErrorCode::NoNode))
             })
             .await;
         assert!(r.is_err());

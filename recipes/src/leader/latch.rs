@@ -314,7 +314,7 @@ pub(crate) async fn participants_of(
                 is_leader: out.is_empty(),
                 path: path.clone(),
             }),
-            Err(e) if e.code() == ErrorCode::NoNode => {} // left meanwhile
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {} // left meanwhile
             Err(e) => return Err(e),
         }
     }
@@ -363,7 +363,7 @@ async fn run(shared: Arc<Shared>) {
             Some(c) => c,
             None => match client.get_children(&shared.path).await {
                 Ok(c) => c,
-                Err(e) if e.code() == ErrorCode::NoNode => {
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                     // The latch directory is gone, and our node with it.
                     shared.node().path = None;
                     shared.set_leader(false, true);
@@ -488,7 +488,7 @@ async fn create_node(
         );
         let result = match created {
             Ok((path, stat)) => Some((path, stat.map_or(0, |s| s.ephemeral_owner), listed.ok())),
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 shared.node().in_doubt = None;
                 match create_parents(
                     client,
@@ -508,7 +508,7 @@ async fn create_node(
                 continue;
             }
             Err(e) if e.is_closed() => return None,
-            Err(e) if !e.is_retryable() && e.code() != ErrorCode::SessionExpired => {
+            Err(e) if !e.is_retryable() && !e.is_session_expired() => {
                 // No retry fixes this (no permission, a bad path): stop, and say why.
                 shared.node().in_doubt = None;
                 shared.fail(e);
@@ -565,7 +565,7 @@ async fn resolve_in_doubt(
             Ok(Some((path, stat))) => return InDoubt::Found(path, stat.ephemeral_owner),
             Ok(None) => return InDoubt::NotMade,
             Err(e) if e.is_closed() => return InDoubt::Stop,
-            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {}
+            Err(e) if e.is_retryable() || e.is_session_expired() => {}
             Err(e) => {
                 shared.fail(e);
                 return InDoubt::Stop;

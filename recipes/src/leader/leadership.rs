@@ -3,9 +3,9 @@
 //! flag with its waiters and listeners. (Their shared candidacy steps are in the crate's
 //! `candidacy.rs`, their back-off in `backoff.rs`.)
 
+use crate::error::ErrorExt;
 use std::future::Future;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use crate::framework::Listeners;
 use tokio::sync::watch;

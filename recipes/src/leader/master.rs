@@ -13,9 +13,9 @@
 //! could delete a newer master's node of the same path: ZooKeeper's delete checks a version,
 //! not an owner).
 
+use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use tokio::task::JoinHandle;
 use zkrs_client::{
@@ -213,7 +213,7 @@ impl MasterElection {
                 is_leader: true,
                 path: self.shared.path.clone(),
             })),
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(None),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -313,8 +313,8 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
         }
         let (data, stat) = match client.get_data(&shared.path).await {
             Ok(found) => found,
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
-            Err(e) if e.code() == ErrorCode::SessionExpired => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
+            Err(e) if e.is_session_expired() => return Ok(()),
             Err(e) if e.is_retryable() => {
                 wait_connected(client).await?;
                 continue;
@@ -331,9 +331,9 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
         }
         match client.delete(&shared.path, Some(stat.version)).await {
             Ok(()) => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
-            Err(e) if e.code() == ErrorCode::SessionExpired => return Ok(()),
-            Err(e) if e.code() == ErrorCode::BadVersion => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
+            Err(e) if e.is_session_expired() => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::BadVersion) => {}
             Err(e) if e.is_retryable() => {
                 wait_connected(client).await?;
             }
@@ -390,9 +390,9 @@ async fn run(shared: Arc<Shared>) {
         match created {
             // Won, or in doubt: either way the node is read below, and `claim` decides.
             Ok(_) => backoff.reset(),
-            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {}
-            Err(e) if e.code() == ErrorCode::NodeExists => *shared.maybe_owner() = None,
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.is_retryable() || e.is_session_expired() => {}
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => *shared.maybe_owner() = None,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 *shared.maybe_owner() = None;
                 match create_parents(
                     &client,
@@ -421,10 +421,10 @@ async fn run(shared: Arc<Shared>) {
             }
             let (node, watch) = match client.get_data_and_watch(&shared.path).await {
                 Ok((data, stat, watch)) => (Some((data, stat)), Some(watch)),
-                Err(e) if e.code() == ErrorCode::NoNode => (None, None),
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => (None, None),
                 Err(e) if e.is_closed() => return,
                 Err(e) => {
-                    if !e.is_retryable() && e.code() != ErrorCode::SessionExpired {
+                    if !e.is_retryable() && !e.is_session_expired() {
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                     continue; // `recover` waits for the connection.

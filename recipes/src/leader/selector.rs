@@ -29,9 +29,7 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
-use zkrs_client::{
-    validate_path, Client, ConnectionState, ErrorCode, EventStream, EventType, Result,
-};
+use zkrs_client::{validate_path, Client, ConnectionState, EventStream, EventType, Result};
 
 use super::backoff::Backoff;
 use super::latch::{participants_of, Participant};
@@ -662,7 +660,7 @@ async fn node_deleted(client: &Client, path: &str) -> CancelReason {
                 }
             }
             Err(e) if e.is_closed() => return CancelReason::Closed,
-            Err(e) if e.code() == ErrorCode::SessionExpired => return CancelReason::SessionLost,
+            Err(e) if e.is_session_expired() => return CancelReason::SessionLost,
             Err(_) => {
                 if wait_connected(client).await.is_err() {
                     return CancelReason::Closed;

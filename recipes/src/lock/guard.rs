@@ -1,7 +1,7 @@
 //! [`LockGuard`]: proof of holding a lock node; releasing it deletes the node for sure.
 
 use tokio::time::Instant;
-use zkrs_client::__private::ErrorInternals;
+use zkrs_client::ErrorKind;
 use zkrs_client::{Client, ErrorCode, Result};
 
 use crate::metrics::{count, LockKind};
@@ -99,7 +99,9 @@ impl LockGuard {
             }
             let event = watch.await;
             if event.is_session_event() {
-                return Err(zkrs_client::Error::session_expired().with_path(self.path()));
+                return Err(
+                    zkrs_client::Error::new(ErrorKind::SessionExpired, "").with_path(self.path())
+                );
             }
         }
     }
@@ -135,7 +137,7 @@ impl Drop for LockGuard {
 pub async fn revoke(client: &Client, node_path: &str) -> Result<()> {
     match client.set_data(node_path, REVOKE_MESSAGE, None).await {
         Ok(_) => Ok(()),
-        Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(()),
         Err(e) => Err(e),
     }
 }

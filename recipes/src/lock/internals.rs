@@ -167,12 +167,12 @@ pub(crate) async fn acquire_with_sequence(
                 let owner = stat.map_or(0, |s| s.ephemeral_owner);
                 (path, owner, listed.ok())
             }
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 cleanup.in_doubt = false;
                 create_parents(client, &spec.dir, crate::framework::ParentMode::Container).await?;
                 continue 'attempt;
             }
-            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+            Err(e) if e.is_retryable() || e.is_session_expired() => {
                 wait_connected(client).await?;
                 match find_protected(client, &spec.dir, &protected, mode).await? {
                     Some((path, stat)) => (path, stat.ephemeral_owner, None),
@@ -193,7 +193,7 @@ pub(crate) async fn acquire_with_sequence(
                 None => match client.get_children(&spec.dir).await {
                     Ok(list) => list,
                     // The directory is gone, and our node with it.
-                    Err(e) if e.code() == ErrorCode::NoNode => {
+                    Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                         cleanup.node = None;
                         continue 'attempt;
                     }
@@ -256,7 +256,7 @@ pub(crate) async fn acquire_with_sequence(
 pub(crate) async fn participants(client: &Client, spec: &LockSpec) -> Result<Vec<String>> {
     let children = match client.get_children(&spec.dir).await {
         Ok(c) => c,
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
     Ok(

@@ -3,7 +3,7 @@
 use std::ops::Deref;
 use std::time::Duration;
 use tokio::time::Instant;
-use zkrs_client::__private::ErrorInternals;
+use zkrs_client::ErrorKind;
 
 use zkrs_client::{validate_path, Client, Error, Result};
 
@@ -309,7 +309,7 @@ impl WriteLockGuard {
     /// ```
     pub async fn read_lock(&self) -> Result<LockGuard> {
         let side = &self.read.side;
-        let lost = || Error::session_expired().with_path(self.guard.path());
+        let lost = || Error::new(ErrorKind::SessionExpired, "").with_path(self.guard.path());
         if side.client.session_id() != self.guard.session_id() {
             return Err(lost());
         }

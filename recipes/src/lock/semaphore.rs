@@ -1,9 +1,9 @@
 //! [`InterProcessSemaphoreV2`]: Curator's counting semaphore, on the same znodes, and its
 //! [`Lease`]s.
 
+use crate::error::ErrorExt;
 use std::time::Duration;
 use tokio::time::Instant;
-use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{
     validate_path, Bytes, Client, CreateMode, Error, ErrorCode, OneshotWatch, Result, WatchedEvent,
@@ -242,7 +242,7 @@ impl InterProcessSemaphoreV2 {
     pub async fn participant_nodes(&self) -> Result<Vec<String>> {
         let children = match self.client.get_children(&self.leases_path).await {
             Ok(c) => c,
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
         Ok(sorted(children.iter(), key_fn(|n| sort_key(n, LEASE_NAME)))
@@ -359,10 +359,8 @@ impl InterProcessSemaphoreV2 {
             );
             let ((children, children_changed), (max, max_changed)) = match (listed, max) {
                 (Ok(listed), Ok(max)) => (listed, max),
-                (Err(e), _) if e.code() == ErrorCode::NoNode => return Ok(Attempt::Gone),
-                (Err(e), _) | (_, Err(e))
-                    if e.is_retryable() || e.code() == ErrorCode::SessionExpired =>
-                {
+                (Err(e), _) if e.code() == Some(ErrorCode::NoNode) => return Ok(Attempt::Gone),
+                (Err(e), _) | (_, Err(e)) if e.is_retryable() || e.is_session_expired() => {
                     wait_connected(client).await?;
                     continue;
                 }
@@ -416,7 +414,7 @@ impl InterProcessSemaphoreV2 {
                     })?;
                     return Ok((count.max(0) as u32, w));
                 }
-                Err(e) if e.code() == ErrorCode::NoNode => {
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                     create_parents(
                         &self.client,
                         parent(path),
@@ -429,7 +427,7 @@ impl InterProcessSemaphoreV2 {
                         .await;
                     match seeded {
                         Ok(_) => {}
-                        Err(e) if e.code() == ErrorCode::NodeExists => {}
+                        Err(e) if e.code() == Some(ErrorCode::NodeExists) => {}
                         Err(e) => return Err(e),
                     }
                 }

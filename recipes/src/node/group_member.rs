@@ -1,9 +1,10 @@
 //! [`GroupMember`]: membership of a group, and a live view of its members.
 
+use crate::error::ErrorExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
+use zkrs_client::ErrorKind;
 
 use zkrs_client::{Bytes, Client, CreateMode, Error, EventStream, Result, DEFAULT_EVENT_CAPACITY};
 
@@ -131,10 +132,10 @@ impl GroupMember {
             .wait_for_initial_create(Duration::from_secs(60))
             .await?;
         if !joined {
-            return Err(Error::timeout(format!(
-                "{}: could not join within 60 s",
-                self.path
-            )));
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                format!("{}: could not join within 60 s", self.path),
+            ));
         }
         self.members.wait_initialized().await
     }

@@ -1,8 +1,8 @@
 //! [`PersistentNode`]: a node kept in place across connection loss and session loss.
 
+use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::{oneshot, watch};
 use zkrs_client::{
@@ -133,13 +133,13 @@ impl Inner {
                     self.created(&path);
                     return Ok(path);
                 }
-                Err(e) if e.code() == ErrorCode::NoNode => {
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                     create_parents(&self.client, parent(&path), ParentMode::Container).await?;
                 }
-                Err(e) if e.code() == ErrorCode::NodeExists => {
+                Err(e) if e.code() == Some(ErrorCode::NodeExists) => {
                     let (found, stat) = match self.client.get_data(&path).await {
                         Ok(read) => read,
-                        Err(e) if e.code() == ErrorCode::NoNode => continue,
+                        Err(e) if e.code() == Some(ErrorCode::NoNode) => continue,
                         Err(e) => return Err(e),
                     };
                     if mode.is_ephemeral()
@@ -176,7 +176,9 @@ impl Inner {
         }
         match self.client.set_data(path, &data, Some(version)).await {
             Ok(_) => Ok(true),
-            Err(e) if matches!(e.code(), ErrorCode::BadVersion | ErrorCode::NoNode) => Ok(false),
+            Err(e) if matches!(e.code(), Some(ErrorCode::BadVersion | ErrorCode::NoNode)) => {
+                Ok(false)
+            }
             Err(e) => Err(e),
         }
     }
@@ -226,10 +228,10 @@ impl Inner {
                     self.catch_up(&path, &data).await?;
                     return Ok(path);
                 }
-                Err(e) if e.code() == ErrorCode::NoNode => {
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                     create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
                 }
-                Err(e) if e.code() == ErrorCode::NodeExists => {
+                Err(e) if e.code() == Some(ErrorCode::NodeExists) => {
                     // Someone's node at our path: adopt it, with our data (Curator's way).
                     let data = self.state().data.clone();
                     self.overwrite(&self.path, &data).await?;
@@ -245,7 +247,7 @@ impl Inner {
         match self.client.set_data(path, data, None).await {
             Ok(_) => Ok(()),
             // Gone meanwhile: the watch that follows creates it again.
-            Err(e) if e.code() == ErrorCode::NoNode => Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Ok(()),
             Err(e) => Err(e),
         }
     }
@@ -277,7 +279,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
             let path = match ensured {
                 Ok(path) => path,
                 Err(e) if e.is_closed() => return,
-                Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+                Err(e) if e.is_retryable() || e.is_session_expired() => {
                     if wait_connected(&client).await.is_err() {
                         return;
                     }

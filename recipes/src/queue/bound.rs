@@ -30,7 +30,7 @@ pub(crate) async fn wait_for_room(
         if persistent.is_none() && !no_add_watch {
             match client.add_watch(path, AddWatchMode::Persistent).await {
                 Ok(watch) => persistent = Some(watch),
-                Err(e) if e.code() == ErrorCode::Unimplemented => no_add_watch = true,
+                Err(e) if e.code() == Some(ErrorCode::Unimplemented) => no_add_watch = true,
                 Err(e) if e.is_retryable() => {
                     wait_connected(client).await?;
                     continue;
@@ -46,7 +46,7 @@ pub(crate) async fn wait_for_room(
             match client.get_children_and_watch(path).await {
                 Ok((children, _)) if children.len() < max => return Ok(true),
                 Ok((_, watch)) => oneshot = Some(watch),
-                Err(e) if e.code() == ErrorCode::NoNode => return Ok(true),
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(true),
                 Err(e) if e.is_retryable() => {
                     wait_connected(client).await?;
                     continue;

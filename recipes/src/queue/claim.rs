@@ -12,7 +12,6 @@
 //! so it learns when the item is freed without listing the queue again.
 
 use std::sync::Arc;
-use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::Notify;
 use zkrs_client::{Bytes, Client, CreateMode, CreateOptions, Error, ErrorCode, Watcher};
@@ -147,7 +146,7 @@ pub(crate) async fn delete_lock(
         }
         match client.delete(node, None).await {
             Ok(()) => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NoNode || e.code() == ErrorCode::SessionExpired => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) || e.is_session_expired() => {
                 return Ok(())
             }
             Err(e) if e.is_retryable() => wait_connected(client).await.map(drop)?,
@@ -157,7 +156,7 @@ pub(crate) async fn delete_lock(
 }
 
 fn retry_later(e: &Error) -> bool {
-    e.is_retryable() || e.code() == ErrorCode::SessionExpired
+    e.is_retryable() || e.is_session_expired()
 }
 
 /// Claims `<dir>/<name>` by deleting it (no lock path).
@@ -177,7 +176,7 @@ pub(crate) async fn claim_by_delete(client: Client, dir: &str, name: String) -> 
                     Err(e) => Claimed::Failed(e.with_detail("read failed, delete succeeded")),
                 };
             }
-            Err(e) if e.code() == ErrorCode::NoNode => return Claimed::Gone,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Claimed::Gone,
             Err(e) if e.is_closed() => return Claimed::Failed(e),
             Err(e) if retry_later(&e) => {
                 // The delete may have been applied. If the node is still there it was not:
@@ -239,7 +238,7 @@ pub(crate) async fn claim_by_lock(
                 // Another consumer's (so our create did not happen), or none: create again,
                 // and a `NodeExists` watches it.
                 Ok(_) => {}
-                Err(e) if e.code() == ErrorCode::NoNode => {}
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
                 Err(e) if retry_later(&e) => continue,
                 Err(e) => return Claimed::Failed(e),
             }
@@ -253,10 +252,10 @@ pub(crate) async fn claim_by_lock(
                 let owner = stat.map_or_else(|| client.session_id(), |s| s.ephemeral_owner);
                 break (LockHeld::new(&client, lock_node, owner, released), read);
             }
-            Err(e) if e.code() == ErrorCode::NodeExists => {
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => {
                 return busy(&client, &lock_node, &watcher).await;
             }
-            Err(e) if e.code() == ErrorCode::NoNode => return Claimed::NoLockDir,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Claimed::NoLockDir,
             Err(e) if e.is_closed() => return Claimed::Failed(e),
             Err(e) if retry_later(&e) => in_doubt = true,
             Err(e) => return Claimed::Failed(e),
@@ -272,7 +271,7 @@ pub(crate) async fn claim_by_lock(
                 })
             }
             // Settled by another consumer between our listing and our lock: the lock goes.
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 held.discard();
                 return Claimed::Gone;
             }

@@ -1,10 +1,10 @@
 //! [`QueueConsumer`]: takes the items of a `DistributedQueue` (or its id, priority and delay
 //! kinds) in the queue's order.
 
+use crate::error::ErrorExt;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Bytes, Error, Result};
 

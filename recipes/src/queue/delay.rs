@@ -1,8 +1,8 @@
 //! [`DistributedDelayQueue`]: Curator's `DistributedDelayQueue`.
 
+use crate::error::ErrorExt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Client, Error, Result};
 

@@ -180,7 +180,7 @@ impl Engine {
                             return Ok(Some(data));
                         }
                         // Gone: the next name is the head (no skipping while peeking).
-                        Err(e) if e.code() == ErrorCode::NoNode => self.cursor.mark_stale(),
+                        Err(e) if e.code() == Some(ErrorCode::NoNode) => self.cursor.mark_stale(),
                         Err(e) if e.is_retryable() => {
                             self.cursor.push_front(entry);
                             wait_connected(&self.spec.client).await?;
@@ -329,9 +329,9 @@ impl Engine {
                     self.cursor.refill(&children, Some(watch));
                     return Ok(());
                 }
-                Err(e) if e.code() == ErrorCode::NoNode => self.spec.ensure_dir().await?,
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => self.spec.ensure_dir().await?,
                 Err(e) if e.is_closed() => return Err(e),
-                Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+                Err(e) if e.is_retryable() || e.is_session_expired() => {
                     wait_connected(client).await?;
                 }
                 Err(e) => return Err(e),

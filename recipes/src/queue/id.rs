@@ -1,8 +1,8 @@
 //! [`DistributedIdQueue`]: Curator's `DistributedIdQueue`: items with an id, removable by id.
 
+use crate::error::ErrorExt;
 use std::sync::Arc;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Op, Result};
 
@@ -81,7 +81,7 @@ impl DistributedIdQueue {
         let client = &self.spec.client;
         let children = match client.get_children(&self.spec.path).await {
             Ok(children) => children,
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(0),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(0),
             Err(e) => return Err(e),
         };
         if let Some(lock_dir) = &self.spec.lock_path {
@@ -114,7 +114,7 @@ impl DistributedIdQueue {
             match result {
                 Ok(()) => removed += 1,
                 // Taken meanwhile, or locked by a consumer.
-                Err(e) if matches!(e.code(), ErrorCode::NoNode | ErrorCode::NodeExists) => {}
+                Err(e) if matches!(e.code(), Some(ErrorCode::NoNode | ErrorCode::NodeExists)) => {}
                 Err(e) => return Err(e),
             }
         }

@@ -10,7 +10,7 @@
 //! `put("A")` is `00010001 01 00000001 41 02`. Decoding borrows: the items are slices of the
 //! node's data, no copy.
 
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 use zkrs_client::{Bytes, Error, Result};
 
 /// The framing version Curator writes and accepts.

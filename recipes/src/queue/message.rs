@@ -2,7 +2,7 @@
 //! ([`ErrorMode`]).
 
 use std::sync::Arc;
-use zkrs_client::__private::ErrorInternals;
+use zkrs_client::ErrorKind;
 
 use zkrs_client::{Bytes, CreateMode, Error, ErrorCode, Op, Result};
 
@@ -151,13 +151,13 @@ impl Message {
                 }
                 // The item is gone: removed by id, or our earlier try went through before
                 // the connection dropped. Either way it is settled; our lock goes.
-                Err(e) if e.code() == ErrorCode::NoNode && e.path() == Some(item.as_str()) => {
+                Err(e)
+                    if e.code() == Some(ErrorCode::NoNode) && e.path() == Some(item.as_str()) =>
+                {
                     return lock.release().await;
                 }
                 Err(e) if e.is_retryable() => wait_connected(&client).await.map(drop)?,
-                Err(e)
-                    if e.code() == ErrorCode::SessionExpired || e.code() == ErrorCode::NoNode =>
-                {
+                Err(e) if e.is_session_expired() || e.code() == Some(ErrorCode::NoNode) => {
                     // Our lock node is gone: the session that held it ended.
                     lock.forget();
                     return Err(lock_lost(&item));
@@ -170,10 +170,10 @@ impl Message {
 }
 
 fn lock_lost(item: &str) -> Error {
-    Error::session_expired()
-        .with_detail(
-            "the lock on this queue item went with our session: the item was left in the queue \
+    Error::new(
+        ErrorKind::SessionExpired,
+        "the lock on this queue item went with our session: the item was left in the queue \
              (another consumer may have it)",
-        )
-        .with_path(item)
+    )
+    .with_path(item)
 }

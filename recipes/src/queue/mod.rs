@@ -160,7 +160,7 @@ macro_rules! queue_handle {
                     .iter()
                     .filter(|n| self.spec.order.is_item(n))
                     .count()),
-                Err(e) if e.code() == zkrs_client::ErrorCode::NoNode => Ok(0),
+                Err(e) if e.code() == Some(zkrs_client::ErrorCode::NoNode) => Ok(0),
                 Err(e) => Err(e),
             }
         }

@@ -1,7 +1,7 @@
 //! Putting an item: one sequential node, after waiting for room in a bounded queue.
 
+use crate::error::ErrorExt;
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use tokio::time::Instant;
 use zkrs_client::{CreateMode, Error, ErrorCode, Result};
@@ -40,7 +40,7 @@ pub(crate) async fn put_node(
                 crate::metrics::count::queue_put();
                 return Ok(Some(created));
             }
-            Err(e) if e.code() == ErrorCode::NoNode => spec.ensure_dir().await?,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => spec.ensure_dir().await?,
             Err(e) => return Err(e),
         }
     }

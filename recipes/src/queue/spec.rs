@@ -1,7 +1,7 @@
 //! What a queue is (its node, kind, lock path, settings), shared by its handles and
 //! consumers, and the nodes it makes for itself.
 
-use zkrs_client::__private::ErrorInternals;
+use crate::error::ErrorExt;
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::error_mode::ErrorMode;
@@ -75,8 +75,8 @@ pub(crate) async fn ensure_node(client: &Client, path: &str, container: bool) ->
     loop {
         match client.create(path, b"", mode).await {
             Ok(_) => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NodeExists => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 create_parents(client, parent(path), ParentMode::Container).await?
             }
             Err(e) if e.is_retryable() => wait_connected(client).await.map(drop)?,
@@ -95,7 +95,7 @@ pub(crate) async fn requeue(spec: &Spec, name: &str, data: &[u8]) -> Result<Stri
             .await
         {
             Ok(created) => return Ok(created),
-            Err(e) if e.code() == ErrorCode::NoNode => spec.ensure_dir().await?,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => spec.ensure_dir().await?,
             Err(e) => return Err(e),
         }
     }

@@ -43,7 +43,7 @@ pub async fn connect(zk: &TestingServer) -> Client {
 pub async fn children(client: &Client, path: &str) -> usize {
     match client.get_children(path).await {
         Ok(c) => c.len(),
-        Err(e) if e.code() == ErrorCode::NoNode => 0,
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => 0,
         Err(e) => panic!("listing {path}: {e}"),
     }
 }

@@ -24,7 +24,7 @@ pub async fn fresh_read(client: &Client, root: &str, max_depth: usize) -> Result
             Ok((data, stat)) => {
                 tree.insert(path.clone(), (stat, data.to_vec()));
             }
-            Err(e) if e.code() == ErrorCode::NoNode => continue,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => continue,
             Err(e) => return Err(format!("reading {path}: {e}")),
         }
         if depth == max_depth {
@@ -41,7 +41,7 @@ pub async fn fresh_read(client: &Client, root: &str, max_depth: usize) -> Result
                     todo.push((child, depth + 1));
                 }
             }
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(format!("listing {path}: {e}")),
         }
     }
@@ -239,7 +239,7 @@ pub async fn random_change(
         Err(e)
             if matches!(
                 e.code(),
-                ErrorCode::NoNode | ErrorCode::NodeExists | ErrorCode::NotEmpty
+                Some(ErrorCode::NoNode | ErrorCode::NodeExists | ErrorCode::NotEmpty)
             ) =>
         {
             Ok(())

@@ -67,7 +67,7 @@ impl Problems {
 
 /// Whether `e` is connection trouble (the outcome of a write unknown), not a refusal.
 pub fn trouble(e: &zkrs_client::Error) -> bool {
-    e.is_retryable() || e.code() == ErrorCode::SessionExpired
+    e.is_retryable() || e.is_session_expired()
 }
 
 /// Waits briefly (at most 500 ms, as the real suites do) for the connection to come back.
@@ -86,7 +86,7 @@ pub async fn make_node(client: &Client, path: &str, data: &[u8]) -> Result<(), S
     for _ in 0..1000 {
         match client.create(path, data, CreateMode::Persistent).await {
             Ok(_) => return Ok(()),
-            Err(e) if e.code() == ErrorCode::NodeExists => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NodeExists) => return Ok(()),
             Err(e) if trouble(&e) => settle_briefly(client).await,
             Err(e) => return Err(format!("creating {path}: {e}")),
         }

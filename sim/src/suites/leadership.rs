@@ -291,7 +291,7 @@ impl Contender for Master {
     async fn leader_by_znodes(admin: &Client) -> zkrs_client::Result<Option<String>> {
         match admin.get_data(Self::PATH).await {
             Ok((data, _)) => Ok(Some(String::from_utf8_lossy(&data).into_owned())),
-            Err(e) if e.code() == zkrs_client::ErrorCode::NoNode => Ok(None),
+            Err(e) if e.code() == Some(zkrs_client::ErrorCode::NoNode) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -437,7 +437,7 @@ async fn contend<C: Contender>(
 async fn setup(world: &World) -> Result<Client, String> {
     let admin = connect(world).await?;
     while let Err(e) = admin.create("/inv", b"", CreateMode::Persistent).await {
-        if e.code() == zkrs_client::ErrorCode::NodeExists {
+        if e.code() == Some(zkrs_client::ErrorCode::NodeExists) {
             break;
         }
         settle(&admin).await;

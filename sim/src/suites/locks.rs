@@ -235,7 +235,7 @@ async fn one_round(
 pub async fn run(world: World, kind: LockKind) -> Result<(), String> {
     let admin = connect(&world).await?;
     while let Err(e) = admin.create("/inv", b"", CreateMode::Persistent).await {
-        if e.code() == zkrs_client::ErrorCode::NodeExists {
+        if e.code() == Some(zkrs_client::ErrorCode::NodeExists) {
             break;
         }
         settle(&admin).await;

@@ -167,7 +167,7 @@ pub async fn left_in_queues(client: &Client) -> usize {
         for dir in [Some(path), lock].into_iter().flatten() {
             left += match client.get_children(dir).await {
                 Ok(c) => c.len(),
-                Err(e) if e.code() == ErrorCode::NoNode => 0,
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => 0,
                 Err(_) => 1,
             };
         }

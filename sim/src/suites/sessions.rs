@@ -87,7 +87,7 @@ pub async fn worker<S: Sink + ?Sized>(
             )
             .await
             .map(|r| match r {
-                Err(e) if e.code() != ErrorCode::NodeExists => Err(e),
+                Err(e) if e.code() != Some(ErrorCode::NodeExists) => Err(e),
                 _ => {
                     made = Some(dir.clone());
                     Ok(())
@@ -151,7 +151,7 @@ async fn check_bucket<S: Sink + ?Sized>(
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
     loop {
         if let Err(e) = client.sync(dir).await {
-            if e.code() != ErrorCode::NoNode {
+            if e.code() != Some(ErrorCode::NoNode) {
                 settle_briefly(client).await;
                 continue;
             }
@@ -159,7 +159,7 @@ async fn check_bucket<S: Sink + ?Sized>(
         let children = match client.get_children(dir).await {
             Ok(c) => c.to_vec(),
             // Removed by an earlier round whose reply was lost.
-            Err(e) if e.code() == ErrorCode::NoNode => break,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => break,
             Err(_) => {
                 settle_briefly(client).await;
                 continue;
@@ -180,7 +180,7 @@ async fn check_bucket<S: Sink + ?Sized>(
                     loop {
                         match client.delete(&path, None).await {
                             Ok(()) => break,
-                            Err(e) if e.code() == ErrorCode::NoNode => break,
+                            Err(e) if e.code() == Some(ErrorCode::NoNode) => break,
                             Err(_) => settle_briefly(&client).await,
                         }
                     }
@@ -195,10 +195,10 @@ async fn check_bucket<S: Sink + ?Sized>(
         }
         match client.delete(dir, None).await {
             Ok(()) => break,
-            Err(e) if e.code() == ErrorCode::NoNode => break,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => break,
             // NotEmpty: a create whose reply was lost landed since the listing. Either way,
             // list again.
-            Err(e) if e.code() == ErrorCode::NotEmpty => {}
+            Err(e) if e.code() == Some(ErrorCode::NotEmpty) => {}
             Err(_) => settle_briefly(client).await,
         }
     }

@@ -26,9 +26,8 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use zkrs_client::__private::ErrorInternals;
 
-use zkrs_client::{Client, CreateMode, Result};
+use zkrs_client::{Client, CreateMode, ErrorKind, Result};
 use zkrs_recipes::{
     leader::{CloseMode, LeaderLatch},
     lock::{InterProcessMutex, LockGuard},
@@ -39,7 +38,7 @@ use crate::args::{BenchKind, BenchOptions, Globals};
 use crate::commands::bench_metrics;
 use crate::commands::data::delete_tree;
 use crate::connection::{builder, close, connect};
-use crate::failure::Outcome;
+use crate::failure::{Outcome, ZkMessage};
 use crate::output::{figure, say};
 use crate::pipeline;
 use crate::signals::Shutdown;
@@ -67,9 +66,14 @@ pub async fn run(g: &Globals, o: BenchOptions) -> Outcome {
     };
     if let Err(e) = tokio::time::timeout(STUCK, delete_tree(&admin, &base, None))
         .await
-        .unwrap_or_else(|_| Err(zkrs_client::Error::timeout("cleanup took too long")))
+        .unwrap_or_else(|_| {
+            Err(zkrs_client::Error::new(
+                ErrorKind::Timeout,
+                "cleanup took too long",
+            ))
+        })
     {
-        eprintln!("zkctl: could not delete {base}: {e}");
+        eprintln!("zkctl: could not delete {base}: {}", ZkMessage(&e));
     }
     close(&admin).await;
     result
@@ -217,9 +221,12 @@ where
     }
     let mut outputs = Vec::new();
     for task in tasks {
-        let o = task
-            .await
-            .map_err(|e| zkrs_client::Error::invalid(format!("benchmark task failed: {e}")))??;
+        let o = task.await.map_err(|e| {
+            zkrs_client::Error::new(
+                ErrorKind::InvalidInput,
+                format!("benchmark task failed: {e}"),
+            )
+        })??;
         outputs.extend(o);
     }
     let (elapsed, cpu, allocations) = (
@@ -345,9 +352,9 @@ async fn create(
 
 /// Waits for `what`, at most [`STUCK`].
 async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> Result<T> {
-    tokio::time::timeout(STUCK, f)
-        .await
-        .map_err(|_| zkrs_client::Error::timeout(format!("stuck waiting for {what}")))
+    tokio::time::timeout(STUCK, f).await.map_err(|_| {
+        zkrs_client::Error::new(ErrorKind::Timeout, format!("stuck waiting for {what}"))
+    })
 }
 
 /// The yardsticks of a hand-off, measured on `client` in the same run: sequential getData
@@ -469,9 +476,9 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> R
         tokio::time::sleep(SETTLE).await;
         let released = Instant::now();
         holder.release().await?;
-        let (guard, acquired) = bounded("the hand-off", waiting)
-            .await?
-            .map_err(|e| zkrs_client::Error::invalid(format!("waiter task failed: {e}")))?;
+        let (guard, acquired) = bounded("the hand-off", waiting).await?.map_err(|e| {
+            zkrs_client::Error::new(ErrorKind::InvalidInput, format!("waiter task failed: {e}"))
+        })?;
         holder = guard?;
         handoffs.push(acquired.duration_since(released).as_nanos() as u64);
         std::mem::swap(&mut holder_mutex, &mut waiter_mutex);
@@ -512,9 +519,9 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> 
         });
         let closed = Instant::now();
         leader.close_with(CloseMode::Silent).await?;
-        let (next, at) = bounded("the hand-off", told)
-            .await?
-            .map_err(|e| zkrs_client::Error::invalid(format!("latch task failed: {e}")))??;
+        let (next, at) = bounded("the hand-off", told).await?.map_err(|e| {
+            zkrs_client::Error::new(ErrorKind::InvalidInput, format!("latch task failed: {e}"))
+        })??;
         handoffs.push(at.duration_since(closed).as_nanos() as u64);
         leader = next;
     }

@@ -174,7 +174,7 @@ async fn tree(
 ) -> std::result::Result<(), Failure> {
     let children = match client.get_children(path).await {
         Ok(c) => c,
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(()), // deleted meanwhile
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()), // deleted meanwhile
         Err(e) => return Err(e.into()),
     };
     let mut names: Vec<String> = children.to_vec();
@@ -217,7 +217,7 @@ pub async fn delete_tree(client: &Client, path: &str, version: Option<i32>) -> R
                 match children {
                     Ok(c) => next.extend(c.iter().map(|n| join(p, n))),
                     // Only the root's absence is an error: descendants may vanish meanwhile.
-                    Err(e) if e.code() == ErrorCode::NoNode && levels.len() > 1 => {}
+                    Err(e) if e.code() == Some(ErrorCode::NoNode) && levels.len() > 1 => {}
                     Err(e) => return Err(e),
                 }
             }
@@ -232,8 +232,8 @@ pub async fn delete_tree(client: &Client, path: &str, version: Option<i32>) -> R
             for result in pipeline::all_chunked(level, |p| client.delete(p, v)).await {
                 match result {
                     Ok(()) => {}
-                    Err(e) if e.code() == ErrorCode::NoNode => {}
-                    Err(e) if e.code() == ErrorCode::NotEmpty && attempt < 5 => raced = true,
+                    Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
+                    Err(e) if e.code() == Some(ErrorCode::NotEmpty) && attempt < 5 => raced = true,
                     Err(e) => return Err(e),
                 }
             }

@@ -26,7 +26,8 @@ async fn side(client: &Client, arg: &str) -> Result<Vec<Record>, Failure> {
                     Ok(records)
                 }
                 Err(Failure::Zk(e))
-                    if e.code() == ErrorCode::NoNode && std::path::Path::new(arg).is_file() =>
+                    if e.code() == Some(ErrorCode::NoNode)
+                        && std::path::Path::new(arg).is_file() =>
                 {
                     Err(Failure::msg(format!(
                         "NoNode: {arg} (to compare the local file, write file:{arg})"

@@ -24,7 +24,7 @@ use zkrs_recipes::leader::{CloseMode, LeaderLatch};
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
-use crate::failure::{Failure, Outcome};
+use crate::failure::{Failure, Outcome, ZkMessage};
 use crate::identity;
 use crate::signals::{Shutdown, Terminate};
 
@@ -194,7 +194,7 @@ impl Election<'_> {
         let closing = latch.close_with(CloseMode::Silent);
         match tokio::time::timeout(self.client.session_timeout(), closing).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("zkctl: leaving {}: {e}", self.path),
+            Ok(Err(e)) => eprintln!("zkctl: leaving {}: {}", self.path, ZkMessage(&e)),
             Err(_) => eprintln!(
                 "zkctl: could not confirm leaving {}; the node goes when the session ends",
                 self.path

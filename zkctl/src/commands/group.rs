@@ -15,7 +15,7 @@ use zkrs_recipes::node::GroupMember;
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
-use crate::failure::Outcome;
+use crate::failure::{Outcome, ZkMessage};
 use crate::output::{printable, say};
 use crate::pipeline;
 use crate::signals::{Shutdown, Terminate};
@@ -97,7 +97,10 @@ async fn hold(
 async fn leave(client: &Client, membership: GroupMember, path: &str) {
     match tokio::time::timeout(client.session_timeout(), membership.close()).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!("zkctl: leaving {path}: {e} (the node goes with the session)"),
+        Ok(Err(e)) => eprintln!(
+            "zkctl: leaving {path}: {} (the node goes with the session)",
+            ZkMessage(&e)
+        ),
         Err(_) => eprintln!(
             "zkctl: could not confirm leaving {path}; the node goes when the session ends"
         ),
@@ -134,7 +137,7 @@ async fn list(client: &Client, path: &str) -> Outcome {
             Ok((data, _)) if data.is_empty() => say(id)?,
             Ok((data, _)) => say(format!("{id} {}", printable(&data)))?,
             // Left between the listing and the read.
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(e.into()),
         }
     }

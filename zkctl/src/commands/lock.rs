@@ -17,7 +17,7 @@ use zkrs_recipes::lock::{InterProcessMutex, LockGuard};
 use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
-use crate::failure::{Failure, Outcome, EXIT_LOCK_LOST, EXIT_LOCK_TIMEOUT};
+use crate::failure::{Failure, Outcome, ZkMessage, EXIT_LOCK_LOST, EXIT_LOCK_TIMEOUT};
 use crate::identity;
 use crate::signals::{Shutdown, Terminate};
 
@@ -139,7 +139,10 @@ async fn release(client: &Client, guard: LockGuard) {
     let node = guard.path().to_string();
     match tokio::time::timeout(client.session_timeout(), guard.release()).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!("zkctl: releasing {node}: {e} (it goes with the session)"),
+        Ok(Err(e)) => eprintln!(
+            "zkctl: releasing {node}: {} (it goes with the session)",
+            ZkMessage(&e)
+        ),
         Err(_) => eprintln!(
             "zkctl: could not confirm the release of {node}; it goes when the session ends"
         ),

@@ -10,7 +10,7 @@ use zkrs_client::{Client, ErrorCode, WatcherType};
 use crate::args::{Globals, OpsCommand, WatchKind};
 use crate::commands::{acl, quota, server_words, top};
 use crate::connection::{close, connect};
-use crate::failure::{Failure, Outcome};
+use crate::failure::{java_code, Failure, Outcome, ZkMessage};
 use crate::json_records as rec;
 use crate::output_json;
 
@@ -109,11 +109,13 @@ async fn on_session(client: &Client, command: OpsCommand) -> Outcome {
                 Ok(()) => {}
                 // ZooKeeper 3.8 does not know this watcher type (added in 3.9).
                 Err(e)
-                    if kind == WatchKind::Persistent && e.code() == ErrorCode::MarshallingError =>
+                    if kind == WatchKind::Persistent
+                        && java_code(&e) == ErrorCode::MarshallingError =>
                 {
                     return Err(Failure::msg(format!(
-                        "{e} (the server cannot remove persistent watches alone: that needs \
-                         ZooKeeper 3.9; --kind any removes them too)"
+                        "{} (the server cannot remove persistent watches alone: that needs \
+                         ZooKeeper 3.9; --kind any removes them too)",
+                        ZkMessage(&e)
                     )));
                 }
                 Err(e) => return Err(e.into()),

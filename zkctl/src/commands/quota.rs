@@ -193,7 +193,7 @@ async fn set(client: &Client, path: &str, limits: &QuotaLimits) -> Outcome {
 async fn create_if_missing(client: &Client, path: &str) -> Result<(), Failure> {
     match client.create(path, b"", CreateMode::Persistent).await {
         Ok(_) => Ok(()),
-        Err(e) if e.code() == ErrorCode::NodeExists => Ok(()),
+        Err(e) if e.code() == Some(ErrorCode::NodeExists) => Ok(()),
         Err(e) => Err(e.into()),
     }
 }
@@ -205,7 +205,7 @@ async fn check_descendants(client: &Client, path: &str) -> Result<(), Failure> {
     while let Some(at) = pending.pop() {
         let children = match client.get_children(&at).await {
             Ok(c) => c.to_vec(),
-            Err(e) if e.code() == ErrorCode::NoNode => continue,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => continue,
             Err(e) => return Err(e.into()),
         };
         for child in children {
@@ -229,7 +229,7 @@ async fn check_ancestors(client: &Client, path: &str) -> Result<(), Failure> {
         at = format!("{at}/{name}");
         let children = match client.get_children(&at).await {
             Ok(c) => c.to_vec(),
-            Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
             Err(e) => return Err(e.into()),
         };
         if children.iter().any(|c| c == LIMITS) {
@@ -250,14 +250,14 @@ async fn get(client: &Client, path: &str) -> Outcome {
     let dir = quota_dir(path);
     let limits = match client.get_data(&format!("{dir}/{LIMITS}")).await {
         Ok((data, _)) => String::from_utf8_lossy(&data).into_owned(),
-        Err(e) if e.code() == ErrorCode::NoNode => {
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => {
             return Err(Failure::msg(format!("quota for {path} does not exist")))
         }
         Err(e) => return Err(e.into()),
     };
     let stats = match client.get_data(&format!("{dir}/{STATS}")).await {
         Ok((data, _)) => String::from_utf8_lossy(&data).into_owned(),
-        Err(e) if e.code() == ErrorCode::NoNode => String::new(),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => String::new(),
         Err(e) => return Err(e.into()),
     };
     // As zkCli.sh prints them: read and written again (the text as stored if unreadable).
@@ -282,7 +282,7 @@ async fn delete(client: &Client, path: &str, unset: Option<&QuotaLimits>) -> Out
     let limits_path = format!("{dir}/{LIMITS}");
     let text = match read(client, &limits_path).await {
         Ok(text) => text,
-        Err(Failure::Zk(e)) if e.code() == ErrorCode::NoNode => {
+        Err(Failure::Zk(e)) if e.code() == Some(ErrorCode::NoNode) => {
             return Err(Failure::msg(format!("quota for {path} does not exist")))
         }
         Err(e) => return Err(e),
@@ -298,7 +298,7 @@ async fn delete(client: &Client, path: &str, unset: Option<&QuotaLimits>) -> Out
     for child in [LIMITS, STATS] {
         match client.delete(&format!("{dir}/{child}"), None).await {
             Ok(()) => {}
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(e.into()),
         }
     }
@@ -310,7 +310,7 @@ async fn delete(client: &Client, path: &str, unset: Option<&QuotaLimits>) -> Out
         }
         match client.delete(&at, None).await {
             Ok(()) => {}
-            Err(e) if matches!(e.code(), ErrorCode::NoNode | ErrorCode::NotEmpty) => break,
+            Err(e) if matches!(e.code(), Some(ErrorCode::NoNode | ErrorCode::NotEmpty)) => break,
             Err(e) => return Err(e.into()),
         }
         at = at[..at.rfind('/').unwrap_or(0)].to_string();

@@ -32,7 +32,7 @@ use zkrs_recipes::discovery::{
 use crate::args::{Globals, PickStrategy, ServiceAction, ServiceKind, ServiceRegistration};
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
-use crate::failure::{Failure, Outcome, EXIT_NO_INSTANCE};
+use crate::failure::{without_code, Failure, Outcome, ZkMessage, EXIT_NO_INSTANCE};
 use crate::json_records::{Happening, Instance};
 use crate::output::say;
 use crate::output_json;
@@ -290,7 +290,10 @@ async fn unregister(
     };
     match outcome {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!("zkctl: unregistering {node}: {e} ({left_behind})"),
+        Ok(Err(e)) => eprintln!(
+            "zkctl: unregistering {node}: {} ({left_behind})",
+            ZkMessage(&e)
+        ),
         Err(_) => eprintln!("zkctl: could not confirm unregistering {node} ({left_behind})"),
     }
 }
@@ -318,7 +321,7 @@ async fn list_service(client: &Client, base: &str, name: &str) -> Result<(), Fai
     let parent = child(base, name);
     let mut ids = match client.get_children(&parent).await {
         Ok(children) => children.to_vec(),
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(()),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
         Err(e) => return Err(e.into()),
     };
     ids.sort();
@@ -333,7 +336,7 @@ async fn list_service(client: &Client, base: &str, name: &str) -> Result<(), Fai
                 }
             },
             // Unregistered between the listing and the read.
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(e.into()),
         }
     }
@@ -467,14 +470,6 @@ fn print_event(event: &ServiceCacheEvent<Value>) -> io::Result<()> {
     }
 }
 
-/// An error's message without its leading ZooKeeper code (`MarshallingError: `): for a line
-/// that says what was wrong with a node, where the code adds nothing.
-fn without_code(e: &zkrs_client::Error) -> String {
-    let text = e.to_string();
-    let code = format!("{}: ", e.code());
-    text.strip_prefix(&code).unwrap_or(&text).to_string()
-}
-
 /// One event as a line (`added api 1 10.0.0.5:8080`); `None` for kinds this version does not
 /// know.
 fn event_line(event: &ServiceCacheEvent<Value>) -> Option<String> {
@@ -537,7 +532,7 @@ async fn pick(
             }
             // Gone since (or a DYNAMIC_SEQUENTIAL node, named id + sequence): the instance
             // as the provider holds it, in Curator's format.
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(e.into()),
         }
     }

@@ -93,7 +93,7 @@ pub async fn walk(client: &Client, root: &str, want: Want) -> Result<Tree, Failu
                     acl,
                 })),
                 Ok(None) if depth == 0 => return Err(Failure::msg(format!("NoNode: {path}"))),
-                Err(e) if e.code() != ErrorCode::NoNode || depth == 0 => return Err(e.into()),
+                Err(e) if e.code() != Some(ErrorCode::NoNode) || depth == 0 => return Err(e.into()),
                 Ok(None) | Err(_) => tree.vanished += 1,
             }
         }
@@ -202,7 +202,7 @@ async fn read_batch(
     data: bool,
 ) -> zkrs_client::Result<Vec<OpResult>> {
     let missing = |e: zkrs_client::Error| match e.code() {
-        ErrorCode::NoNode => Ok(OpResult::Error(ErrorCode::NoNode)),
+        Some(ErrorCode::NoNode) => Ok(OpResult::Error(ErrorCode::NoNode)),
         _ => Err(e),
     };
     if let [path] = paths.as_slice() {

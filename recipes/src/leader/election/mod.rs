@@ -31,9 +31,9 @@
 mod events;
 mod offers;
 
+use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use zkrs_client::__private::ErrorInternals;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -389,7 +389,7 @@ async fn recover(shared: &Shared, changes: &mut StateChanges) -> bool {
 /// and, after an error the connection does not explain, a moment, so that a lasting one (no
 /// permission, say) does not spin. False when the client is closed.
 async fn settle(shared: &Shared, changes: &mut StateChanges, error: &zkrs_client::Error) -> bool {
-    if !error.is_retryable() && error.code() != ErrorCode::SessionExpired {
+    if !error.is_retryable() && !error.is_session_expired() {
         tokio::time::sleep(ERROR_PAUSE).await;
     }
     recover(shared, changes).await
@@ -427,7 +427,7 @@ async fn run(shared: Arc<Shared>) {
                 let sorted = sorted_offers(children.iter());
                 Standing::among(sorted.iter().map(|(name, _)| *name), node_name(&ours))
             }
-            Err(e) if e.code() == ErrorCode::NoNode => Standing::Gone,
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => Standing::Gone,
             Err(e) if e.is_closed() => return,
             Err(e) => {
                 if !settle(&shared, &mut changes, &e).await {
@@ -548,7 +548,7 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
                 offer.in_doubt = None;
                 return true;
             }
-            Err(e) if e.code() == ErrorCode::NoNode => {
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 shared.offer().in_doubt = None;
                 match create_parents(
                     client,
@@ -567,7 +567,7 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
                 }
             }
             Err(e) if e.is_closed() => return false,
-            Err(e) if e.is_retryable() || e.code() == ErrorCode::SessionExpired => {
+            Err(e) if e.is_retryable() || e.is_session_expired() => {
                 // Settle the doubt before creating again: a second offer made while the first
                 // may exist would leave the first, first in line, for the session's life
                 // (found by the simulation: the look after a lost create failed too, on a

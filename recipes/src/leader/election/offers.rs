@@ -46,7 +46,7 @@ pub(super) fn sorted_offers<'a>(
 pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<Vec<LeaderOffer>> {
     let children = match client.get_children(root).await {
         Ok(c) => c,
-        Err(e) if e.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
     let sorted = sorted_offers(children.iter());
@@ -64,7 +64,7 @@ pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<
                     id: String::from_utf8_lossy(&data).into_owned(),
                     data,
                 }),
-                Err(e) if e.code() == ErrorCode::NoNode => {}
+                Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
                 Err(e) => return Err(e),
             }
             if out.len() >= limit {
@@ -100,7 +100,7 @@ pub(super) async fn resolve_in_doubt(
                     ours.push(path.clone());
                 }
             }
-            Err(e) if e.code() == ErrorCode::NoNode => {}
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(e),
         }
     }
