@@ -158,7 +158,7 @@ impl Client {
 
     /// A request that is a path and a watch flag (exists, getData, getChildren).
     pub(crate) fn path_watch(&self, op: OpCode, path: &str, watch: bool) -> Result<BytesMut> {
-        validate_path(path, false)?;
+        validate_path(path)?;
         self.inner.chroot.with_server_path(path, |p| {
             self.frame(op, &PathWatchRequest { path: p, watch }, p.len())
         })
@@ -166,7 +166,7 @@ impl Client {
 
     /// A request that is a path alone.
     pub(crate) fn path_only(&self, op: OpCode, path: &str) -> Result<BytesMut> {
-        validate_path(path, false)?;
+        validate_path(path)?;
         self.inner
             .chroot
             .with_server_path(path, |p| self.frame(op, &PathRecord { path: p }, p.len()))

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::in_flight::InFlight;
 use crate::metrics::{ClientMetrics, Metrics};
 use crate::multi::{Op, OpResult};
-use crate::path::{validate_path, Chroot};
+use crate::path::{check_path, validate_create_path, validate_path, Chroot};
 use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
 use crate::session::{ConnectionState, Reply, WatchKind, WatchOp};
 use crate::state_changes::StateChanges;
@@ -138,7 +138,7 @@ impl Client {
         options: &CreateOptions<'_>,
     ) -> Result<(String, Option<Stat>)> {
         let mode = options.mode;
-        validate_path(path, mode.is_sequential())?;
+        validate_create_path(path, mode)?;
         let ttl_ms = match (mode.is_ttl(), options.ttl) {
             (true, Some(ttl)) if !ttl.is_zero() => {
                 Some(ttl.as_millis().min(i64::MAX as u128) as i64)
@@ -200,7 +200,7 @@ impl Client {
 
     /// Deletes a node if it has `version` (`None`: any version).
     pub async fn delete(&self, path: &str, version: Option<i32>) -> Result<()> {
-        validate_path(path, false)?;
+        validate_path(path)?;
         if path == "/" {
             return Err(Error::invalid("the root node cannot be deleted"));
         }
@@ -326,7 +326,7 @@ impl Client {
 
     /// Sets the node's data if it has `version` (`None`: any); returns the new Stat.
     pub async fn set_data(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
-        validate_path(path, false)?;
+        validate_path(path)?;
         let frame = self.inner.chroot.with_server_path(path, |p| {
             self.frame(
                 OpCode::SetData,
@@ -366,7 +366,7 @@ impl Client {
         acl: &[AclEntry],
         version: Option<i32>,
     ) -> Result<Stat> {
-        validate_path(path, false)?;
+        validate_path(path)?;
         if acl.is_empty() {
             return Err(Error::invalid("an ACL needs at least one entry"));
         }
@@ -442,7 +442,7 @@ impl Client {
 
     /// Paths of this session's ephemeral nodes under a path prefix (`/` for all).
     pub async fn get_ephemerals(&self, prefix: &str) -> Result<Vec<String>> {
-        validate_path(prefix, true)?;
+        check_path(prefix, true)?;
         let frame = self.inner.chroot.with_server_path(prefix, |p| {
             self.frame(OpCode::GetEphemerals, &PathRecord { path: p }, p.len())
         })?;
@@ -497,7 +497,7 @@ impl Client {
         mode: AddWatchMode,
         capacity: usize,
     ) -> Result<PersistentWatch> {
-        validate_path(path, false)?;
+        validate_path(path)?;
         let frame = self.inner.chroot.with_server_path(path, |p| {
             self.frame(
                 OpCode::AddWatch,
@@ -537,7 +537,7 @@ impl Client {
     /// Removes this session's watches of a kind on a node, on the server and here (waiting
     /// watchers get a `*WatchRemoved` event).
     pub async fn remove_watches(&self, path: &str, watcher_type: WatcherType) -> Result<()> {
-        validate_path(path, false)?;
+        validate_path(path)?;
         let frame = self.inner.chroot.with_server_path(path, |p| {
             self.frame(
                 OpCode::RemoveWatches,
@@ -590,8 +590,10 @@ impl Client {
 
     async fn run_multi(&self, op: OpCode, ops: &[Op]) -> Result<Vec<OpResult>> {
         for o in ops {
-            let sequential = matches!(o, Op::Create { mode, .. } if mode.is_sequential());
-            validate_path(o.path(), sequential)?;
+            match o {
+                Op::Create { mode, .. } => validate_create_path(o.path(), *mode)?,
+                _ => validate_path(o.path())?,
+            }
             if let Op::Create { mode, .. } = o {
                 if mode.is_ttl() {
                     return Err(Error::invalid(

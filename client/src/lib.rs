@@ -107,7 +107,7 @@ mod error {
 }
 pub use event_stream::{EventStream, Lagged, DEFAULT_EVENT_CAPACITY};
 pub use multi::{Op, OpResult};
-pub use path::{validate_path, Chroot};
+pub use path::{validate_create_path, validate_path, Chroot};
 pub use reconfig::{Reconfig, CONFIG_NODE};
 pub use state_changes::StateChanges;
 #[cfg(feature = "tls")]

@@ -5,20 +5,39 @@
 
 use crate::error::ErrorExt;
 use crate::error::{Error, Result};
+use zkrs_codec::CreateMode;
 
-/// Checks a node path: non-empty, absolute, no trailing `/` (unless `sequential`, where the
-/// server appends digits), no empty, `.` or `..` segment, and no control or reserved
-/// characters (the ranges ZooKeeper refuses).
+/// Checks a node path: non-empty, absolute, no trailing `/`, no empty, `.` or `..` segment,
+/// and no control or reserved characters (the ranges ZooKeeper refuses: its
+/// `PathUtils.validatePath`). Every operation checks its paths so before sending; a recipe or
+/// a tool can check a path it was given up front.
 ///
 /// ```
 /// use zkrs_client::validate_path;
-/// assert!(validate_path("/app/config", false).is_ok());
-/// assert!(validate_path("/app/lock-", true).is_ok());
-/// assert!(validate_path("/app/", true).is_ok());
-/// let err = validate_path("app", false).unwrap_err();
+/// assert!(validate_path("/app/config").is_ok());
+/// let err = validate_path("app").unwrap_err();
 /// assert_eq!(err.to_string(), "invalid input: path must start with '/': app");
 /// ```
-pub fn validate_path(path: &str, sequential: bool) -> Result<()> {
+pub fn validate_path(path: &str) -> Result<()> {
+    check_path(path, false)
+}
+
+/// Checks the path given to a create with `mode`: as [`validate_path`], except that a
+/// sequential mode's path may end with `/`, since the server appends the sequence digits.
+///
+/// ```
+/// use zkrs_client::{validate_create_path, CreateMode};
+/// assert!(validate_create_path("/app/lock-", CreateMode::EphemeralSequential).is_ok());
+/// assert!(validate_create_path("/app/", CreateMode::PersistentSequential).is_ok());
+/// assert!(validate_create_path("/app/", CreateMode::Persistent).is_err());
+/// ```
+pub fn validate_create_path(path: &str, mode: CreateMode) -> Result<()> {
+    check_path(path, mode.is_sequential())
+}
+
+/// The rules of both; `sequential`: the path may end with `/` (a sequential create's, or
+/// `getEphemerals`' prefix).
+pub(crate) fn check_path(path: &str, sequential: bool) -> Result<()> {
     let bad = |why: &str| Err(Error::invalid(format!("{why}: {path}")));
     if path.is_empty() {
         return Err(Error::invalid("path must not be empty"));
@@ -75,7 +94,7 @@ impl Chroot {
 
     /// A chroot at `path` (`/` alone means none).
     pub fn new(path: &str) -> Result<Chroot> {
-        validate_path(path, false)?;
+        validate_path(path)?;
         Ok(if path == "/" {
             Chroot(None)
         } else {
@@ -137,7 +156,7 @@ mod tests {
             "/..a",
             "/a/.b/c",
         ] {
-            assert!(validate_path(p, false).is_ok(), "{p}");
+            assert!(validate_path(p).is_ok(), "{p}");
         }
     }
 
@@ -156,7 +175,7 @@ mod tests {
             ("/a\u{fff5}", "invalid character"),
         ];
         for (path, why) in cases {
-            let err = validate_path(path, false).unwrap_err();
+            let err = validate_path(path).unwrap_err();
             assert!(err.to_string().contains(why), "{path:?}: {err}");
             assert!(err.is_invalid_input());
             assert_eq!(err.code(), None);
@@ -165,9 +184,9 @@ mod tests {
 
     #[test]
     fn sequential_paths_may_end_with_a_slash() {
-        assert!(validate_path("/locks/", true).is_ok());
-        assert!(validate_path("/locks//", true).is_err());
-        assert!(validate_path("/locks/", false).is_err());
+        assert!(check_path("/locks/", true).is_ok());
+        assert!(check_path("/locks//", true).is_err());
+        assert!(validate_path("/locks/").is_err());
     }
 
     #[test]

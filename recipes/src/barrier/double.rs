@@ -57,7 +57,7 @@ impl DistributedDoubleBarrierBuilder {
     /// A member of the barrier (nothing is sent; its node name is drawn now).
     /// `InvalidInput` for a bad path.
     pub fn build(self) -> Result<DistributedDoubleBarrier> {
-        zkrs_client::validate_path(&self.path, false)?;
+        zkrs_client::validate_path(&self.path)?;
         Ok(DistributedDoubleBarrier {
             client: self.client,
             path: self.path,

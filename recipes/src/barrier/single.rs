@@ -37,7 +37,7 @@ pub struct DistributedBarrierBuilder {
 impl DistributedBarrierBuilder {
     /// The barrier (nothing is sent). `InvalidInput` for a bad path.
     pub fn build(self) -> Result<DistributedBarrier> {
-        zkrs_client::validate_path(&self.path, false)?;
+        zkrs_client::validate_path(&self.path)?;
         Ok(DistributedBarrier {
             client: self.client,
             path: self.path,

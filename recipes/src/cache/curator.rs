@@ -66,7 +66,7 @@ impl CuratorCacheBuilder {
     /// goes on in the background (see [`CuratorCache::initialized`]). `InvalidInput` for a
     /// bad path.
     pub fn start(self) -> Result<CuratorCache> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         let settings = Settings {
             root: self.path.clone(),
             max_depth: if self.single_node { 0 } else { usize::MAX },

@@ -66,7 +66,7 @@ impl NodeCacheBuilder {
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; see
     /// [`NodeCache::initialized`]. `InvalidInput` for a bad path.
     pub fn start(self) -> Result<NodeCache> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         let settings = Settings {
             root: self.path.clone(),
             max_depth: 0,

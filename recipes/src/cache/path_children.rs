@@ -80,7 +80,7 @@ impl PathChildrenCacheBuilder {
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; see
     /// [`PathChildrenCache::initialized`]. `InvalidInput` for a bad path.
     pub fn start(self) -> Result<PathChildrenCache> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         let settings = Settings {
             root: self.path.clone(),
             max_depth: 1,

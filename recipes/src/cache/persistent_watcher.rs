@@ -92,7 +92,7 @@ impl PersistentWatcherBuilder {
 
     /// Starts watching (in a task: needs a tokio runtime). `InvalidInput` for a bad path.
     pub fn start(self) -> Result<PersistentWatcher> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         Ok(PersistentWatcher::spawn(
             &self.client,
             &self.path,

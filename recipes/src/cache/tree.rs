@@ -72,7 +72,7 @@ impl TreeCacheBuilder {
     /// goes on in the background (see [`TreeCache::initialized`]). `InvalidInput` for a bad
     /// path.
     pub fn start(self) -> Result<TreeCache> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         let settings = Settings {
             root: self.path.clone(),
             max_depth: self.max_depth,

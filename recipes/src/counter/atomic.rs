@@ -289,9 +289,9 @@ macro_rules! atomic_counter {
 
             /// The counter (nothing is sent). `InvalidInput` for a bad path or lock path.
             pub fn build(self) -> Result<$name> {
-                zkrs_client::validate_path(&self.atomic.path, false)?;
+                zkrs_client::validate_path(&self.atomic.path)?;
                 if let Some(promoted) = &self.atomic.promoted {
-                    zkrs_client::validate_path(&promoted.lock_path, false)?;
+                    zkrs_client::validate_path(&promoted.lock_path)?;
                 }
                 Ok($name {
                     atomic: self.atomic,

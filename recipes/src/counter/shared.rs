@@ -459,7 +459,7 @@ macro_rules! shared_common {
 }
 
 fn start<T: Codec>(client: &Client, path: &str, seed: T) -> Result<(Arc<Inner<T>>, Running)> {
-    zkrs_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path)?;
     let (init, _) = watch::channel(Init::Pending);
     let inner = Arc::new(Inner {
         client: client.clone(),

@@ -99,7 +99,7 @@ where
     /// The registry (nothing is sent before [`ServiceDiscovery::register`]).
     /// `InvalidInput` for a bad base path.
     pub fn build(self) -> Result<ServiceDiscovery<P>> {
-        zkrs_client::validate_path(&self.base_path, false)?;
+        zkrs_client::validate_path(&self.base_path)?;
         Ok(ServiceDiscovery {
             inner: Arc::new(Inner {
                 client: self.client,

@@ -30,7 +30,7 @@ pub async fn connect_with_namespace(
     namespace: &str,
     configure: impl Fn(ClientBuilder) -> ClientBuilder,
 ) -> Result<Client> {
-    zkrs_client::validate_path(namespace, false)?;
+    zkrs_client::validate_path(namespace)?;
     if ConnectString::parse(hosts)?.chroot.as_str().is_some() {
         return Err(Error::invalid(format!(
             "the connect string {hosts:?} has a chroot already; give the namespace alone"

@@ -151,7 +151,7 @@ impl LeaderLatchBuilder {
     /// `InvalidInput`) if the path is not a valid znode path, before anything is sent.
     /// Needs a tokio runtime.
     pub fn start(self) -> Result<LeaderLatch> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         let shared = Arc::new(Shared {
             client: self.client,
             path: self.path,

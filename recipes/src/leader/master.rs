@@ -127,7 +127,7 @@ impl MasterElectionBuilder {
     /// `InvalidInput`) if the path is not a valid znode path, before anything is sent.
     /// Needs a tokio runtime.
     pub fn start(self) -> Result<MasterElection> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         let election = MasterElection {
             shared: Arc::new(Shared {
                 client: self.client,

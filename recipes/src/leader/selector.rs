@@ -269,7 +269,7 @@ impl LeaderSelectorBuilder {
     /// until the returned future completes or is cancelled. Fails (kind `InvalidInput`) if
     /// the path is not a valid znode path, before anything is sent. Needs a tokio runtime.
     pub fn start(self) -> Result<LeaderSelector> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         let (closed, closed_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             client: self.client,

@@ -135,7 +135,7 @@ pub(crate) async fn acquire_with_sequence(
     sequence: Option<&str>,
 ) -> Result<Option<Acquired>> {
     // Checked here so the error names the lock's path, not an internal node's.
-    zkrs_client::validate_path(&spec.dir, false)?;
+    zkrs_client::validate_path(&spec.dir)?;
     let protected = ProtectedName::new();
     let (create_path, mode) = match sequence {
         None => (

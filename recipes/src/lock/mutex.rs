@@ -64,7 +64,7 @@ impl InterProcessMutexBuilder {
     /// The mutex. Nothing is sent until it is acquired. Fails (kind `InvalidInput`) if the
     /// path is not a valid znode path.
     pub fn build(self) -> Result<InterProcessMutex> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         let mut mutex = InterProcessMutex::with_lock_name(&self.client, &self.path, LOCK_NAME);
         mutex.data = self.data;
         mutex.policy = self.policy;

@@ -88,7 +88,7 @@ impl InterProcessReadWriteLockBuilder {
     /// The lock. Nothing is sent until one of its sides is acquired. Fails (kind
     /// `InvalidInput`) if the path is not a valid znode path.
     pub fn build(self) -> Result<InterProcessReadWriteLock> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         Ok(InterProcessReadWriteLock {
             client: self.client,
             dir: self.path,

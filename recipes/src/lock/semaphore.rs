@@ -146,9 +146,9 @@ impl InterProcessSemaphoreV2Builder {
     /// The semaphore. Nothing is sent until a lease is acquired. Fails (kind
     /// `InvalidInput`) if its path or its SharedCount's path is not a valid znode path.
     pub fn build(self) -> Result<InterProcessSemaphoreV2> {
-        validate_path(&self.path, false)?;
+        validate_path(&self.path)?;
         if let MaxLeases::Shared { path, .. } = &self.max {
-            validate_path(path, false)?;
+            validate_path(path)?;
         }
         let mut semaphore = InterProcessSemaphoreV2::internal(&self.client, &self.path, self.max);
         semaphore.data = self.data;

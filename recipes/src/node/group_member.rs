@@ -78,7 +78,7 @@ impl GroupMemberBuilder {
             )));
         }
         let node_path = join(&self.path, &id);
-        zkrs_client::validate_path(&node_path, false)?;
+        zkrs_client::validate_path(&node_path)?;
         let node = PersistentNode::builder(&self.client, &node_path, CreateMode::Ephemeral)
             .data(&self.data)
             .start()?;

@@ -505,7 +505,7 @@ impl PersistentNode {
     /// Starts keeping the node (in a task; needs a tokio runtime). Called once, right after
     /// making it.
     fn run(&self) -> Result<()> {
-        zkrs_client::validate_path(&self.inner.path, self.inner.mode.is_sequential())?;
+        zkrs_client::validate_create_path(&self.inner.path, self.inner.mode)?;
         if self.inner.mode.is_ttl() && self.inner.state().ttl.is_none() {
             return Err(Error::invalid(format!(
                 "{}: {} needs a TTL (ttl)",

@@ -40,7 +40,7 @@ impl Spec {
 
     /// Checks the paths (so a bad one is reported by name, before anything is sent).
     pub(crate) fn validate(&self) -> Result<()> {
-        zkrs_client::validate_path(&self.path, false)?;
+        zkrs_client::validate_path(&self.path)?;
         if self.path == "/" {
             return Err(Error::invalid("a queue needs its own node, not the root"));
         }
@@ -48,7 +48,7 @@ impl Spec {
             return Err(Error::invalid("max_items must be at least 1"));
         }
         if let Some(lock) = &self.lock_path {
-            zkrs_client::validate_path(lock, false)?;
+            zkrs_client::validate_path(lock)?;
             if lock == &self.path || lock == "/" {
                 return Err(Error::invalid(format!(
                     "the lock path {lock:?} must be a node of its own, not the queue's or the root"

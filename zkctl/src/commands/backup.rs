@@ -112,7 +112,7 @@ async fn import(
 ) -> Outcome {
     let mut records = read_file(file)?;
     check_tree(&mut records, if file == "-" { "stdin" } else { file })?;
-    zkrs_client::validate_path(at, false)?;
+    zkrs_client::validate_path(at)?;
     if at != "/" {
         let p = parent(at);
         if client.exists(p).await?.is_none() {

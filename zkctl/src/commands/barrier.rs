@@ -29,7 +29,7 @@ pub async fn run(
     grace: Duration,
     argv: &[String],
 ) -> Outcome {
-    zkrs_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path)?;
     // Listen first: from here on a termination request is handled, never fatal.
     let mut shutdown = Shutdown::install()?;
     let client = tokio::select! {

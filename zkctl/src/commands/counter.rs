@@ -14,7 +14,7 @@ use crate::output::say;
 
 /// Runs the action; prints the value after it.
 pub async fn run(g: &Globals, path: &str, action: CounterAction, int: bool) -> Outcome {
-    zkrs_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path)?;
     let client = connect(g).await?;
     let result = if int {
         count(&client, path, action).await

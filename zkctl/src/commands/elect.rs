@@ -43,7 +43,7 @@ pub async fn run(
 ) -> Outcome {
     // Check the path here: the recipes would report it with their node name appended (and
     // the latch retries a refused create forever).
-    zkrs_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path)?;
     let mut shutdown = Shutdown::install()?;
     let client = tokio::select! {
         client = connect(g) => client?,

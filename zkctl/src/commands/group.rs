@@ -29,7 +29,7 @@ pub async fn member(
     grace: Duration,
     argv: &[String],
 ) -> Outcome {
-    zkrs_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path)?;
     // Listen first: from here on a termination request is handled, never fatal.
     let mut shutdown = Shutdown::install()?;
     let client = tokio::select! {
@@ -110,7 +110,7 @@ async fn leave(client: &Client, membership: GroupMember, path: &str) {
 /// Prints `ID DATA` per member, sorted by id (only reads: a listing, then every member's data,
 /// pipelined).
 pub async fn members(g: &Globals, path: &str) -> Outcome {
-    zkrs_client::validate_path(path, false)?;
+    zkrs_client::validate_path(path)?;
     let client = connect(g).await?;
     let result = list(&client, path).await;
     close(&client).await;

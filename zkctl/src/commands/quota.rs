@@ -100,7 +100,7 @@ pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
         | OpsCommand::QuotaDelete { path, .. } => path.clone(),
         other => unreachable!("not a quota command: {other:?}"),
     };
-    validate_path(&path, false)?;
+    validate_path(&path)?;
     let connect_string = ConnectString::parse(&g.server)?;
     let chroot = connect_string.chroot.as_str().unwrap_or("");
     let full = match (chroot, path.as_str()) {

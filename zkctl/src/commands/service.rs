@@ -41,7 +41,7 @@ use crate::signals::{Shutdown, Terminate};
 
 /// Runs one `service` action on the registry under `base`.
 pub async fn run(g: &Globals, base: &str, action: ServiceAction) -> Outcome {
-    zkrs_client::validate_path(base, false)?;
+    zkrs_client::validate_path(base)?;
     match action {
         ServiceAction::Register(registration) => register(g, base, &registration).await,
         ServiceAction::Watch { name, run_for } => watch(g, base, &name, run_for).await,

@@ -175,7 +175,7 @@ impl LeaderElectionBuilder {
     /// (kind `InvalidInput`) if the root is not a valid znode path, before anything is sent.
     /// Needs a tokio runtime.
     pub fn start(self) -> Result<LeaderElection> {
-        validate_path(&self.root, false)?;
+        validate_path(&self.root)?;
         let (state, _) = watch::channel(ElectionState::Stop);
         let shared = Arc::new(Shared {
             client: self.client,
