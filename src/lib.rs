@@ -1,9 +1,9 @@
 //! `zkrs`: an Apache ZooKeeper client for Rust with Curator-compatible recipes.
 //!
-//! This crate re-exports the workspace's parts:
-//! - [`codec`]: the Jute wire codec (no I/O),
-//! - [`client`]: the async client (also re-exported at the top level),
-//! - [`recipes`]: Curator-compatible recipes (elections, locks, caches, queues, counters, ...).
+//! This crate re-exports the workspace's parts, each by one path:
+//! - the async client at the top level ([`Client`], [`ClientBuilder`], [`Error`], ...),
+//! - [`recipes`]: Curator-compatible recipes (elections, locks, caches, queues, counters, ...),
+//! - [`codec`]: the Jute wire codec (no I/O).
 //!
 //! The [`guide`] explains how to use them, chapter by chapter: connecting, operations and
 //! watches, each recipe, caches, queues, discovery, ensembles that change, testing without
@@ -22,7 +22,6 @@
 // On docs.rs: label each item with the cargo feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use zkrs_client as client;
 pub use zkrs_client::*;
 pub use zkrs_codec as codec;
 pub use zkrs_recipes as recipes;

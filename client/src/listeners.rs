@@ -25,6 +25,8 @@ struct ListenersInner<T> {
     capacity: Option<usize>,
     make: fn(usize) -> (EventSender<T>, EventStream<T>),
     closed: bool,
+    /// The stream [`Listeners::keep_first`] subscribed, for the next [`Listeners::subscribe`].
+    kept: Option<EventStream<T>>,
 }
 
 impl<T> Clone for Listeners<T> {
@@ -62,6 +64,15 @@ impl<T: Clone + From<Lagged>> Listeners<T> {
     pub fn set_capacity(&self, capacity: usize) {
         self.lock().capacity = Some(capacity);
     }
+
+    /// Subscribes a stream now and keeps it for the next [`Listeners::subscribe`]. A recipe
+    /// calls it as it starts: the stream its user takes right after `start` then holds every
+    /// event since, whichever thread the recipe's task ran on meanwhile. Bounded streams
+    /// only, so one never taken holds at most `capacity` events.
+    pub fn keep_first(&self) {
+        let stream = self.subscribe();
+        self.lock().kept = Some(stream);
+    }
 }
 
 impl<T: Clone> Listeners<T> {
@@ -82,6 +93,7 @@ impl<T: Clone> Listeners<T> {
                 capacity,
                 make,
                 closed: false,
+                kept: None,
             })),
         }
     }
@@ -89,6 +101,9 @@ impl<T: Clone> Listeners<T> {
     /// A new stream of the events from now on (already ended if closed).
     pub fn subscribe(&self) -> EventStream<T> {
         let mut inner = self.lock();
+        if let Some(kept) = inner.kept.take() {
+            return kept;
+        }
         let (tx, rx) = (inner.make)(inner.capacity.unwrap_or(usize::MAX));
         if !inner.closed {
             if inner.senders.len() >= inner.sweep_at {
@@ -136,6 +151,35 @@ impl<T: Clone> Listeners<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum Told {
+        Event(u32),
+        Lagged(u64),
+    }
+
+    impl From<Lagged> for Told {
+        fn from(lagged: Lagged) -> Self {
+            Told::Lagged(lagged.missed)
+        }
+    }
+
+    /// A recipe's task may send before its user takes a stream (another worker thread ran
+    /// it between `start` and `events`): the stream kept at the start holds those events,
+    /// and only the first subscriber gets it.
+    #[test]
+    fn the_first_stream_after_a_start_sees_the_events_since() {
+        let listeners = Listeners::<Told>::new(8);
+        listeners.keep_first();
+        listeners.send(Told::Event(1));
+        let mut first = listeners.subscribe();
+        let mut second = listeners.subscribe();
+        listeners.send(Told::Event(2));
+        assert_eq!(first.try_next(), Some(Told::Event(1)));
+        assert_eq!(first.try_next(), Some(Told::Event(2)));
+        assert_eq!(second.try_next(), Some(Told::Event(2)));
+        assert_eq!(second.try_next(), None);
+    }
 
     #[test]
     fn readers_that_come_and_go_do_not_pile_up_between_events() {

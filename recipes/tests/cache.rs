@@ -47,6 +47,25 @@ fn assert_no_more(events: &mut EventStream<CacheEvent>, what: &str) {
     }
 }
 
+/// The stream taken after `start` sees the cache's first events however long the caller
+/// took to ask for it (here: until the cache had finished its first read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_taken_after_start_sees_the_first_read() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    client
+        .create("/config", b"v1", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let cache = NodeCache::builder(&client, "/config").start().unwrap();
+    within("first read", cache.initialized()).await.unwrap();
+    let mut events = cache.events();
+    assert_eq!(
+        lines(&mut events, 1, "first read's event").await,
+        ["added /config 0"]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_cache_follows_a_config_node_created_changed_deleted_and_created_again() {
     let zk = TestingServer::start().unwrap();

@@ -69,6 +69,8 @@ impl CacheCore {
         if !matches!(*run, Run::Idle) {
             return Err(Error::closed());
         }
+        // The stream a user takes right after the cache's `start` sees its first events.
+        self.listeners.keep_first();
         let watching = match with {
             WatchWith::OneShot => Watching::OneShot(OneShot::new(&self.client)),
             WatchWith::Recursive => Watching::Recursive(PersistentWatcher::spawn(

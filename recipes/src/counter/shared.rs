@@ -469,6 +469,8 @@ fn start<T: Codec>(client: &Client, path: &str, seed: T) -> Result<(Arc<Inner<T>
         listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
         init,
     });
+    // The stream a user takes right after `start` sees the first read's event.
+    inner.listeners.keep_first();
     let (stop, stopped) = oneshot::channel();
     let task = tokio::spawn(run(Arc::downgrade(&inner), client.clone(), stopped));
     Ok((

@@ -160,6 +160,8 @@ where
             listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
             _payload: PhantomData,
         });
+        // The stream a user takes right after `start` sees the first read's events.
+        shared.listeners.keep_first();
         let relay = shared.clone();
         let task = tokio::spawn(async move {
             if relay.first_read().await.is_ok() {

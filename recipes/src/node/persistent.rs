@@ -413,6 +413,8 @@ impl PersistentNodeBuilder {
             state.ttl = self.ttl;
             state.protection = self.protection.then(ProtectedName::new);
         }
+        // The stream a user takes right after `start` sees the first create's event.
+        node.inner.listeners.keep_first();
         node.run()?;
         Ok(node)
     }
