@@ -43,6 +43,8 @@ mod reply_check;
 mod sasl;
 mod send;
 mod state;
+mod watcher_calls;
+mod watcher_id;
 mod watchers;
 mod watches;
 
@@ -66,8 +68,8 @@ pub use messages::{Event, Reply, Request, WatchEvent, WatchOp};
 pub(crate) use reply_check::check_reply;
 pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
+pub use watcher_id::{WatcherGroup, WatcherId};
 use watchers::Watchers;
-pub use watchers::{WatcherGroup, WatcherId};
 pub use watches::WatchKind;
 use watches::WatchRegistry;
 

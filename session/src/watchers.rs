@@ -24,58 +24,10 @@
 //! keeps a receiver for.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use zkrs_codec::{EventType, KeeperState};
 
-use crate::{Event, Session, WatchKind};
-
-/// Identifies one watcher (one waiting future, one stream, or one registration made through a
-/// [`WatcherGroup`]) to the driver. The driver picks the values; each must be new to the
-/// session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WatcherId(u64);
-
-impl WatcherId {
-    /// The watcher numbered `raw`.
-    pub const fn new(raw: u64) -> WatcherId {
-        WatcherId(raw)
-    }
-
-    /// Its number.
-    pub const fn get(self) -> u64 {
-        self.0
-    }
-}
-
-impl std::fmt::Display for WatcherId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// Identifies a group of one-shot registrations that hear each notification once, as the
-/// registrations of one Java `Watcher` object do (the client's `Watcher`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WatcherGroup(u64);
-
-impl WatcherGroup {
-    /// The group numbered `raw`.
-    pub const fn new(raw: u64) -> WatcherGroup {
-        WatcherGroup(raw)
-    }
-
-    /// Its number.
-    pub const fn get(self) -> u64 {
-        self.0
-    }
-}
-
-impl std::fmt::Display for WatcherGroup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
+use crate::{Event, WatchKind, WatcherGroup, WatcherId};
 
 /// The fewest watchers held worth a sweep for abandoned one-shot watches.
 pub(crate) const MIN_SWEEP: usize = 64;
@@ -134,6 +86,50 @@ impl Watchers {
     }
 
     /// How many one-shot watchers are held (live ones, and abandoned ones not yet swept).
+    /// The one-shot watchers `abandoned` says nobody waits for, in the order they were made
+    /// (not the map's hash order: a run repeats exactly), if a sweep is due (the watchers
+    /// held have doubled since the last one); `None` (and `abandoned` is not asked) if not.
+    /// The next sweep is due at twice what is held after this one's are released.
+    pub(crate) fn sweep(
+        &mut self,
+        mut abandoned: impl FnMut(WatcherId) -> bool,
+    ) -> Option<Vec<WatcherId>> {
+        if self.held.len() < self.sweep_at {
+            return None;
+        }
+        let mut gone: Vec<WatcherId> = self
+            .held
+            .iter()
+            .filter(|(id, held)| is_one_shot(held.kind) && abandoned(**id))
+            .map(|(id, _)| *id)
+            .collect();
+        gone.sort_unstable();
+        self.sweep_at = ((self.held.len() - gone.len()) * 2).max(MIN_SWEEP);
+        Some(gone)
+    }
+
+    /// The watchers of `group` still held, in the order they were made.
+    pub(crate) fn of_group(&self, group: WatcherGroup) -> Vec<WatcherId> {
+        let mut ids: Vec<WatcherId> = self
+            .held
+            .iter()
+            .filter(|(_, held)| held.group == Some(group))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Releases `watcher`: what it registered, if it was held, and whether that was a one-shot
+    /// watch.
+    pub(crate) fn release_watcher(
+        &mut self,
+        watcher: WatcherId,
+    ) -> Option<(WatchKind, String, bool)> {
+        self.release(watcher)
+            .map(|(kind, path)| (kind, path, is_one_shot(kind)))
+    }
+
     pub(crate) fn one_shot(&self) -> usize {
         self.held.values().filter(|h| is_one_shot(h.kind)).count()
     }
@@ -213,67 +209,5 @@ impl NotificationRun {
         }
         self.groups.push(group);
         true
-    }
-}
-
-impl<T> Session<T> {
-    /// The sweep for abandoned one-shot watches (see the module's docs): call it after each
-    /// [`Session::submit`] that hands in a watcher. When the watchers held have doubled
-    /// since the last sweep, `abandoned` is asked about each one-shot watcher held (whether
-    /// its receiver is gone), and those are forgotten as by [`Session::forget_watcher`], in
-    /// the order they were made. Returns them, for the driver to drop their receivers;
-    /// empty (and `abandoned` is not asked) when no sweep is due.
-    pub fn sweep_abandoned(
-        &mut self,
-        mut abandoned: impl FnMut(WatcherId) -> bool,
-        now: Instant,
-    ) -> Vec<WatcherId> {
-        if self.watchers.held.len() < self.watchers.sweep_at {
-            return Vec::new();
-        }
-        let mut gone: Vec<WatcherId> = self
-            .watchers
-            .held
-            .iter()
-            .filter(|(id, held)| is_one_shot(held.kind) && abandoned(**id))
-            .map(|(id, _)| *id)
-            .collect();
-        // In the order they were made, not the map's hash order: a run repeats exactly.
-        gone.sort_unstable();
-        for &watcher in &gone {
-            self.forget_watcher(watcher, now);
-        }
-        self.watchers.sweep_at = (self.watchers.held.len() * 2).max(MIN_SWEEP);
-        gone
-    }
-
-    /// Forgets every watcher of `group` still held (its receiver is gone), as by
-    /// [`Session::forget_watcher`], in the order they were made; returns them, for the driver
-    /// to drop their senders.
-    pub fn forget_group(&mut self, group: WatcherGroup, now: Instant) -> Vec<WatcherId> {
-        let mut gone: Vec<WatcherId> = self
-            .watchers
-            .held
-            .iter()
-            .filter(|(_, held)| held.group == Some(group))
-            .map(|(id, _)| *id)
-            .collect();
-        gone.sort_unstable();
-        for &watcher in &gone {
-            self.forget_watcher(watcher, now);
-        }
-        gone
-    }
-
-    /// The driver dropped a watcher's receiver: forget it, and remove the server's watch when
-    /// no other watcher of the session needs it. A one-shot watch whose request is in flight
-    /// is forgotten when its reply comes.
-    pub fn forget_watcher(&mut self, watcher: WatcherId, now: Instant) {
-        match self.watchers.release(watcher) {
-            Some((kind, path)) if is_one_shot(kind) => {
-                self.forget_registration(watcher, kind, &path, now)
-            }
-            _ => self.forget_persistent(watcher, now),
-        }
     }
 }
