@@ -41,7 +41,7 @@ impl<T> Session<T> {
     /// no other watcher of the session needs it. A one-shot watch whose request is in flight
     /// is forgotten when its reply comes.
     pub fn forget_watcher(&mut self, watcher: WatcherId, now: Instant) {
-        match self.watchers.release_watcher(watcher) {
+        match self.watchers.release(watcher) {
             Some((kind, path, true)) => self.forget_registration(watcher, kind, &path, now),
             _ => self.forget_persistent(watcher, now),
         }

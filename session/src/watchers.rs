@@ -80,12 +80,6 @@ impl Watchers {
         self.held.insert(watcher, held);
     }
 
-    /// Lets a watcher go; returns what it registers (if it was held).
-    fn release(&mut self, watcher: WatcherId) -> Option<(WatchKind, String)> {
-        self.held.remove(&watcher).map(|h| (h.kind, h.path))
-    }
-
-    /// How many one-shot watchers are held (live ones, and abandoned ones not yet swept).
     /// The one-shot watchers `abandoned` says nobody waits for, in the order they were made
     /// (not the map's hash order: a run repeats exactly), if a sweep is due (the watchers
     /// held have doubled since the last one); `None` (and `abandoned` is not asked) if not.
@@ -120,16 +114,15 @@ impl Watchers {
         ids
     }
 
-    /// Releases `watcher`: what it registered, if it was held, and whether that was a one-shot
-    /// watch.
-    pub(crate) fn release_watcher(
-        &mut self,
-        watcher: WatcherId,
-    ) -> Option<(WatchKind, String, bool)> {
-        self.release(watcher)
-            .map(|(kind, path)| (kind, path, is_one_shot(kind)))
+    /// Lets a watcher go: what it registered, if it was held, and whether that was a
+    /// one-shot watch.
+    pub(crate) fn release(&mut self, watcher: WatcherId) -> Option<(WatchKind, String, bool)> {
+        self.held
+            .remove(&watcher)
+            .map(|h| (h.kind, h.path, is_one_shot(h.kind)))
     }
 
+    /// How many one-shot watchers are held (live ones, and abandoned ones not yet swept).
     pub(crate) fn one_shot(&self) -> usize {
         self.held.values().filter(|h| is_one_shot(h.kind)).count()
     }
