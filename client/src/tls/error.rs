@@ -143,16 +143,16 @@ fn kind_of(error: &rustls::Error) -> TlsErrorKind {
             _ => TlsErrorKind::ServerCertificateInvalid,
         },
         rustls::Error::NoCertificatesPresented => TlsErrorKind::ServerCertificateInvalid,
-        rustls::Error::AlertReceived(alert) => match alert {
+        // What a server says when it refuses our certificate, or our lack of one.
+        rustls::Error::AlertReceived(
             AlertDescription::BadCertificate
             | AlertDescription::UnsupportedCertificate
             | AlertDescription::CertificateRevoked
             | AlertDescription::CertificateExpired
             | AlertDescription::CertificateUnknown
             | AlertDescription::UnknownCA
-            | AlertDescription::CertificateRequired => TlsErrorKind::ClientCertificateRefused,
-            _ => TlsErrorKind::Handshake,
-        },
+            | AlertDescription::CertificateRequired,
+        ) => TlsErrorKind::ClientCertificateRefused,
         _ => TlsErrorKind::Handshake,
     }
 }
