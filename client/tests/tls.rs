@@ -69,11 +69,26 @@ async fn refused(cs: &str, tls: TlsOptions) -> (TlsErrorKind, String) {
 }
 
 async fn connect(cs: &str, tls: TlsOptions) -> zkrs_client::Result<zkrs_client::Client> {
+    connect_within(cs, tls, CONNECT_TIMEOUT).await
+}
+
+/// Connects with `tls` where it must work: time enough for a fresh JVM's first handshake
+/// on a busy machine.
+async fn connected(cs: &str, tls: TlsOptions) -> zkrs_client::Client {
+    let timeout = DEADLINE - Duration::from_secs(2);
+    connect_within(cs, tls, timeout).await.unwrap()
+}
+
+async fn connect_within(
+    cs: &str,
+    tls: TlsOptions,
+    timeout: Duration,
+) -> zkrs_client::Result<zkrs_client::Client> {
     within(
         "connect",
         ClientBuilder::new(cs)
             .session_timeout(Duration::from_secs(4))
-            .connect_timeout(CONNECT_TIMEOUT)
+            .connect_timeout(timeout)
             .tls(tls)
             .connect(),
     )
@@ -221,16 +236,14 @@ async fn a_revoked_server_certificate_is_refused_with_the_crl_naming_it() {
     let zk = TestingServer::start_with(ServerOptions::new().tls_revoked(certs(), ClientAuth::None))
         .expect("ZooKeeper with TLS");
     // Without the CRL nothing says it is revoked.
-    let unaware = try_connect(&secure(&zk), trusting()).await.unwrap();
+    let unaware = connected(&secure(&zk), trusting()).await;
     unaware.close().await.unwrap();
     let with_crl = || trusting().crl_file(certs().crl_pem());
     let (kind, err) = refused(&secure(&zk), with_crl()).await;
     assert_eq!(kind, TlsErrorKind::ServerCertificateRevoked, "{err}");
     assert!(err.contains("Revoked"), "{err}");
     // A certificate the CRL does not list passes the same check.
-    let fine = try_connect(&secure(server(ClientAuth::None)), with_crl())
-        .await
-        .unwrap();
+    let fine = connected(&secure(server(ClientAuth::None)), with_crl()).await;
     fine.close().await.unwrap();
 }
 
@@ -364,7 +377,7 @@ async fn rotated_files_are_used_at_the_next_connection() {
     let tls = TlsOptions::new()
         .ca_file(dir.path().join("ca.pem"))
         .client_cert(dir.path().join("client.pem"), dir.path().join("client.key"));
-    let client = try_connect(&secure(&zk), tls).await.unwrap();
+    let client = connected(&secure(&zk), tls).await;
     client
         .create("/tls-rotated", b"", CreateMode::Persistent)
         .await
