@@ -7,7 +7,10 @@
 //!
 //! Against your own ensemble, the same builder with your files:
 //! `TlsOptions::new().ca_file("ca.pem").client_cert("client.pem", "client.key")`, and
-//! `.server_name("zk.internal")` when the connect string has IPs the certificates don't name.
+//! `.server_name("zk.internal")` when the connect string has IPs the certificates don't name,
+//! `.crl_file("ca-crl.pem")` to refuse revoked server certificates. The files are read again
+//! when they change, so certificates rotated while the client runs are used from its next
+//! connection on.
 
 use zkrs::{AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, Perms, TlsOptions};
 use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};

@@ -109,9 +109,12 @@ impl ClientBuilder {
 
     /// Connects with TLS (feature `tls`), to every host of the connect string: their ports
     /// must be the servers' `secureClientPort`. See [`TlsOptions`](crate::TlsOptions) for
-    /// what is trusted and checked. A failed handshake (unknown CA, wrong name, expired
-    /// certificate, a client certificate required and missing) counts as a failed
-    /// connection attempt, and [`ClientBuilder::connect`]'s error names it.
+    /// what is trusted and checked, and for the files read again when they change. A failed
+    /// handshake (unknown CA, wrong name, expired or revoked certificate, a client
+    /// certificate required and missing) counts as a failed connection attempt: the client
+    /// tries the next host and keeps trying. [`ClientBuilder::connect`]'s error names it and
+    /// has it as its source, a [`TlsError`](crate::TlsError) with a matchable
+    /// [`kind`](crate::TlsError::kind).
     #[cfg(feature = "tls")]
     pub fn tls(mut self, options: crate::tls::TlsOptions) -> ClientBuilder {
         self.settings.tls = Some(options);
@@ -283,10 +286,14 @@ impl ClientBuilder {
             Ok(Ok(())) => Ok(client),
             Ok(Err(e)) => Err(e),
             Err(_) => {
-                let report = shared
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .connect_report(crate::clock::now());
+                let (report, tls_failure) = {
+                    let shared = shared.lock().unwrap_or_else(|e| e.into_inner());
+                    #[cfg(feature = "tls")]
+                    let tls_failure = shared.tls_failure.clone();
+                    #[cfg(not(feature = "tls"))]
+                    let tls_failure = None::<std::convert::Infallible>;
+                    (shared.connect_report(crate::clock::now()), tls_failure)
+                };
                 client.close_in_background();
                 let mut detail = format!(
                     "no ZooKeeper server reachable at {} within {} ms",
@@ -296,7 +303,12 @@ impl ClientBuilder {
                 if let Some(report) = report {
                     detail.push_str(&format!(" ({report})"));
                 }
-                Err(Error::new(ErrorKind::ConnectionLoss, detail))
+                let error = Error::new(ErrorKind::ConnectionLoss, detail);
+                // A TLS refusal is the cause to match (`TlsError::find`).
+                Err(match tls_failure {
+                    Some(tls) => error.with_source(tls),
+                    None => error,
+                })
             }
         }
     }

@@ -64,6 +64,8 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         auth_failure: None,
         attempt: None,
         host_failures: Vec::new(),
+        #[cfg(feature = "tls")]
+        tls_failure: None,
         hosts: crate::host_list::host_strings(&cs.hosts),
     }));
     #[allow(unused_mut)] // set below with the `tls` feature

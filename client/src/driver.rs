@@ -181,10 +181,14 @@ impl Driver {
                         Err(e) => {
                             crate::__log!(debug, error = %e, "connection attempt failed");
                             let (name, port) = &self.hosts[self.host];
-                            self.shared
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .host_failed(format!("{name}:{port}"), e.to_string());
+                            let mut shared =
+                                self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                            shared.host_failed(format!("{name}:{port}"), e.to_string());
+                            #[cfg(feature = "tls")]
+                            if let Some(tls) = crate::tls::TlsError::find(&e) {
+                                shared.tls_failure = Some(tls.clone());
+                            }
+                            drop(shared);
                             // Kept by the core as the reason, for connect()'s error.
                             self.session.handle_io_error(e, now)
                         }
@@ -550,6 +554,10 @@ impl Driver {
                     if change.state.is_connected() {
                         shared.attempt = None;
                         shared.host_failures.clear();
+                        #[cfg(feature = "tls")]
+                        {
+                            shared.tls_failure = None;
+                        }
                     }
                     shared.password = if change.session_id != 0 {
                         self.session.session_password().to_vec()

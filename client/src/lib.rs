@@ -111,7 +111,7 @@ pub use path::{validate_create_path, validate_path, Chroot};
 pub use reconfig::{Reconfig, CONFIG_NODE};
 pub use state_changes::StateChanges;
 #[cfg(feature = "tls")]
-pub use tls::TlsOptions;
+pub use tls::{TlsError, TlsErrorKind, TlsOptions};
 pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 pub use watched_event::{PersistentWatchItem, WatchedEvent};
 pub use zkrs_codec::{

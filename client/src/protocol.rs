@@ -109,6 +109,10 @@ pub(crate) struct Shared {
     /// Why each host (`name:port`) failed since the last session was established, in the
     /// order they last failed: a connect error names them all.
     pub(crate) host_failures: Vec<(String, String)>,
+    /// The last TLS refusal since the last session was established: the source of a connect
+    /// error, so that its kind can be matched.
+    #[cfg(feature = "tls")]
+    pub(crate) tls_failure: Option<crate::tls::TlsError>,
     /// The hosts the client connects to now (`name:port`), as the driver has them.
     pub(crate) hosts: Vec<String>,
 }

@@ -30,6 +30,9 @@ pub(crate) async fn connect_host(
         let literal = name.parse::<IpAddr>().is_ok();
         let mut failures = Vec::new();
         let mut kind = io::ErrorKind::ConnectionRefused;
+        // The last TLS refusal, kept whole so that its kind can still be found.
+        #[allow(unused_mut)] // set only with the `tls` feature
+        let mut cause: Option<io::Error> = None;
         for addr in addrs {
             match connector.connect_addr(addr, name).await {
                 Ok(transport) => return Ok(transport),
@@ -40,10 +43,24 @@ pub(crate) async fn connect_host(
                     } else {
                         format!("{addr}: {e}")
                     });
+                    #[cfg(feature = "tls")]
+                    if crate::tls::TlsError::find(&e).is_some() {
+                        cause = Some(e);
+                    }
                 }
             }
         }
-        Err(io::Error::new(kind, failures.join(", ")))
+        match cause {
+            // One address given by number: its own error says it all.
+            Some(cause) if literal && failures.len() == 1 => Err(cause),
+            cause => Err(io::Error::new(
+                kind,
+                AddressFailures {
+                    text: failures.join(", "),
+                    cause,
+                },
+            )),
+        }
     };
     match tokio::time::timeout(timeout, attempt).await {
         Ok(result) => result,
@@ -54,6 +71,27 @@ pub(crate) async fn connect_host(
                 timeout.as_millis()
             ),
         )),
+    }
+}
+
+/// Why each address of a host failed, in words, with the last TLS refusal as the source.
+#[derive(Debug)]
+struct AddressFailures {
+    text: String,
+    cause: Option<io::Error>,
+}
+
+impl std::fmt::Display for AddressFailures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for AddressFailures {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 

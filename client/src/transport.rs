@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 
 use crate::memory_link::{Dialer, LinkEnd};
 #[cfg(feature = "tls")]
-use crate::tls::{SocketIo, TlsConnector, TlsFailure};
+use crate::tls::{SocketIo, TlsConnector, TlsError};
 
 /// How connections are made: plain, or TLS with the client's settings, or by a simulated
 /// network's dialer.
@@ -283,7 +283,7 @@ fn read_tls(
                         .peer_addr()
                         .map(|a| a.to_string())
                         .unwrap_or_else(|_| "the server".into());
-                    return Err(TlsFailure::io_error(&peer, e));
+                    return Err(TlsError::new(&peer, e, None).into_io());
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {

@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use zkrs_client::{
-    AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, ErrorKind, Perms, TlsOptions,
+    AclEntry, ClientBuilder, CreateMode, CreateOptions, ErrorCode, ErrorKind, Perms, TlsError,
+    TlsErrorKind, TlsOptions,
 };
 use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
@@ -48,20 +49,54 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
 
 /// Connects with `tls`; the error's text when it fails.
 async fn try_connect(cs: &str, tls: TlsOptions) -> Result<zkrs_client::Client, String> {
+    connect(cs, tls).await.map_err(|e| e.to_string())
+}
+
+/// The kind of the TLS failure of a connect that must fail, and its text. A connect that
+/// ends before any handshake got as far as a verdict (a cold JVM on a busy machine can take
+/// longer than `CONNECT_TIMEOUT` for its first) is tried again, a few times.
+async fn refused(cs: &str, tls: TlsOptions) -> (TlsErrorKind, String) {
+    for _ in 0..4 {
+        match connect(cs, tls.clone()).await {
+            Ok(_) => panic!("connected to {cs}"),
+            Err(e) => match TlsError::find(&e) {
+                Some(found) => return (found.kind(), e.to_string()),
+                None => eprintln!("no TLS verdict yet, again: {e}"),
+            },
+        }
+    }
+    panic!("no TLS error from {cs} in 4 connects")
+}
+
+async fn connect(cs: &str, tls: TlsOptions) -> zkrs_client::Result<zkrs_client::Client> {
+    connect_within(cs, tls, CONNECT_TIMEOUT).await
+}
+
+/// Connects with `tls` where it must work: time enough for a fresh JVM's first handshake
+/// on a busy machine.
+async fn connected(cs: &str, tls: TlsOptions) -> zkrs_client::Client {
+    let timeout = DEADLINE - Duration::from_secs(2);
+    connect_within(cs, tls, timeout).await.unwrap()
+}
+
+async fn connect_within(
+    cs: &str,
+    tls: TlsOptions,
+    timeout: Duration,
+) -> zkrs_client::Result<zkrs_client::Client> {
     within(
         "connect",
         ClientBuilder::new(cs)
             .session_timeout(Duration::from_secs(4))
-            .connect_timeout(CONNECT_TIMEOUT)
+            .connect_timeout(timeout)
             .tls(tls)
             .connect(),
     )
     .await
-    .map_err(|e| {
+    .inspect_err(|e| {
         assert_eq!(e.kind(), ErrorKind::ConnectionLoss, "{e}");
         // Shown with --nocapture: what a user reads.
         eprintln!("connect({cs}) failed: {e}");
-        e.to_string()
     })
 }
 
@@ -145,7 +180,8 @@ async fn mutual_tls_gives_the_session_its_x509_identity() {
 async fn a_server_signed_by_an_unknown_ca_is_refused_naming_it() {
     let zk = server(ClientAuth::None);
     let tls = TlsOptions::new().ca_file(certs().other_ca_pem());
-    let err = try_connect(&secure(zk), tls).await.unwrap_err();
+    let (kind, err) = refused(&secure(zk), tls).await;
+    assert_eq!(kind, TlsErrorKind::ServerCertificateUnknownIssuer, "{err}");
     assert!(err.contains("UnknownIssuer"), "{err}");
     assert!(err.contains("TLS with 127.0.0.1 failed"), "{err}");
 }
@@ -163,9 +199,8 @@ async fn the_name_checked_is_the_host_or_the_pinned_one() {
         .await
         .unwrap();
     pinned.close().await.unwrap();
-    let err = try_connect(&secure(zk), trusting().server_name("wrong.example"))
-        .await
-        .unwrap_err();
+    let (kind, err) = refused(&secure(zk), trusting().server_name("wrong.example")).await;
+    assert_eq!(kind, TlsErrorKind::ServerCertificateWrongName, "{err}");
     assert!(
         err.contains("NotValidForName") || err.contains("not valid for name"),
         "{err}"
@@ -175,13 +210,15 @@ async fn the_name_checked_is_the_host_or_the_pinned_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_required_client_certificate_that_is_missing_or_untrusted_is_an_error() {
     let zk = server(ClientAuth::Need);
-    let err = try_connect(&secure(zk), trusting()).await.unwrap_err();
+    let (kind, err) = refused(&secure(zk), trusting()).await;
+    assert_eq!(kind, TlsErrorKind::ClientCertificateRefused, "{err}");
     assert!(err.contains("alert"), "no certificate: {err}");
     let untrusted = trusting().client_cert(
         certs().untrusted_client_cert_pem(),
         certs().untrusted_client_key_pem(),
     );
-    let err = try_connect(&secure(zk), untrusted).await.unwrap_err();
+    let (kind, err) = refused(&secure(zk), untrusted).await;
+    assert_eq!(kind, TlsErrorKind::ClientCertificateRefused, "{err}");
     assert!(err.contains("alert"), "untrusted certificate: {err}");
 }
 
@@ -189,8 +226,25 @@ async fn a_required_client_certificate_that_is_missing_or_untrusted_is_an_error(
 async fn an_expired_server_certificate_is_refused_naming_it() {
     let zk = TestingServer::start_with(ServerOptions::new().tls_expired(certs(), ClientAuth::None))
         .expect("ZooKeeper with TLS");
-    let err = try_connect(&secure(&zk), trusting()).await.unwrap_err();
+    let (kind, err) = refused(&secure(&zk), trusting()).await;
+    assert_eq!(kind, TlsErrorKind::ServerCertificateExpired, "{err}");
     assert!(err.to_lowercase().contains("expired"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_server_certificate_is_refused_with_the_crl_naming_it() {
+    let zk = TestingServer::start_with(ServerOptions::new().tls_revoked(certs(), ClientAuth::None))
+        .expect("ZooKeeper with TLS");
+    // Without the CRL nothing says it is revoked.
+    let unaware = connected(&secure(&zk), trusting()).await;
+    unaware.close().await.unwrap();
+    let with_crl = || trusting().crl_file(certs().crl_pem());
+    let (kind, err) = refused(&secure(&zk), with_crl()).await;
+    assert_eq!(kind, TlsErrorKind::ServerCertificateRevoked, "{err}");
+    assert!(err.contains("Revoked"), "{err}");
+    // A certificate the CRL does not list passes the same check.
+    let fine = connected(&secure(server(ClientAuth::None)), with_crl()).await;
+    fine.close().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -221,6 +275,13 @@ async fn unreadable_files_fail_at_once() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("/no/such/key.pem"), "{err}");
+    let err = ClientBuilder::new("127.0.0.1:1")
+        .tls(trusting().crl_file(certs().ca_pem()))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.to_string().contains("no CRL"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(1));
 }
 
@@ -284,5 +345,63 @@ async fn a_tls_session_fails_over_to_another_member() {
         }
     }
     assert!(reconnected >= 1, "the client never moved to another member");
+    client.close().await.unwrap();
+}
+
+/// Copies the CA, the client certificate and its key of `set` to `dir`, over what is
+/// there, as a certificate manager (cert-manager, Vault's agent) rotates them.
+fn install_client_files(dir: &std::path::Path, set: &TlsCertificates) {
+    for (from, to) in [
+        (set.ca_pem(), "ca.pem"),
+        (set.client_cert_pem(), "client.pem"),
+        (set.client_key_pem(), "client.key"),
+    ] {
+        std::fs::copy(from, dir.join(to)).unwrap();
+    }
+}
+
+/// A long-lived client whose files are rotated (a new CA, a new client certificate and
+/// key) while it runs: when the server comes back with the new CA, the client's next
+/// connection reads the files again and gets in, without a restart of the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotated_files_are_used_at_the_next_connection() {
+    let (first, second) =
+        tokio::task::block_in_place(|| (TlsCertificates::generate(), TlsCertificates::generate()));
+    let (first, second) = (first.unwrap(), second.unwrap());
+    let mut zk = tokio::task::block_in_place(|| {
+        TestingServer::start_with(ServerOptions::new().tls(&first, ClientAuth::Need))
+    })
+    .expect("ZooKeeper with TLS");
+    let dir = zkrs_testkit::TempDir::new().unwrap();
+    install_client_files(dir.path(), &first);
+    let tls = TlsOptions::new()
+        .ca_file(dir.path().join("ca.pem"))
+        .client_cert(dir.path().join("client.pem"), dir.path().join("client.key"));
+    let client = connected(&secure(&zk), tls).await;
+    client
+        .create("/tls-rotated", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+
+    // The rotation: new files for the client, then the server restarts trusting (and
+    // presenting a certificate of) the new CA only. The old files work nowhere now.
+    install_client_files(dir.path(), &second);
+    tokio::task::block_in_place(|| zk.restart_with_tls(&second)).unwrap();
+
+    // Usable again (the same session if the restart was quick, else a new one).
+    within("a read after the rotation", async {
+        loop {
+            if let Ok(found) = client.exists("/tls-rotated").await {
+                return assert!(found.is_some());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    let identities = client.who_am_i().await.unwrap();
+    assert!(
+        identities.contains(&("x509".to_string(), second.client_subject().to_string())),
+        "{identities:?}"
+    );
     client.close().await.unwrap();
 }

@@ -81,6 +81,11 @@ impl Instance {
         &self.dir
     }
 
+    /// Replaces `zoo.cfg`, read at the next [`spawn`](Self::spawn).
+    pub(crate) fn rewrite_config(&self, zoo_cfg: &str) -> Result<()> {
+        write(&self.dir.join(config::ZOO_CFG), zoo_cfg)
+    }
+
     pub(crate) fn data_dir(&self) -> PathBuf {
         self.dir.join(config::DATA_DIR)
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::kerberos::{KerberosRealm, KerberosSettings};
-use crate::tls::{ClientAuth, TlsCertificates, TlsSettings};
+use crate::tls::{ClientAuth, ServerIdentity, TlsCertificates, TlsSettings};
 
 /// How to configure and start a [`TestingServer`](crate::TestingServer) or
 /// every member of a [`TestingCluster`](crate::TestingCluster).
@@ -253,7 +253,7 @@ impl ServerOptions {
     /// # Ok::<(), zkrs_testkit::Error>(())
     /// ```
     pub fn tls(self, certs: &TlsCertificates, client_auth: ClientAuth) -> Self {
-        self.with_tls(certs, false, client_auth)
+        self.with_tls(certs, ServerIdentity::Valid, client_auth)
     }
 
     /// Adds a SASL DIGEST-MD5 user (repeatable): the server gets a JAAS `Server` section
@@ -407,26 +407,43 @@ impl ServerOptions {
     /// (same CA and names, valid only in the year 2000), which clients must
     /// refuse. The server itself does not mind and starts normally.
     pub fn tls_expired(self, certs: &TlsCertificates, client_auth: ClientAuth) -> Self {
-        self.with_tls(certs, true, client_auth)
+        self.with_tls(certs, ServerIdentity::Expired, client_auth)
     }
 
-    fn with_tls(mut self, certs: &TlsCertificates, expired: bool, client_auth: ClientAuth) -> Self {
+    /// Like [`tls`](Self::tls), but the server presents
+    /// [`revoked_server_cert_pem`](TlsCertificates::revoked_server_cert_pem)
+    /// (same CA and names, valid, listed in
+    /// [`crl_pem`](TlsCertificates::crl_pem)), which clients checking the CRL
+    /// must refuse; clients that do not check it accept it.
+    pub fn tls_revoked(self, certs: &TlsCertificates, client_auth: ClientAuth) -> Self {
+        self.with_tls(certs, ServerIdentity::Revoked, client_auth)
+    }
+
+    fn with_tls(
+        mut self,
+        certs: &TlsCertificates,
+        identity: ServerIdentity,
+        client_auth: ClientAuth,
+    ) -> Self {
         self.tls = Some(TlsSettings {
             certs: certs.clone(),
-            expired,
+            identity,
             client_auth,
         });
         self
     }
 
-    /// The certificates given to [`tls`](Self::tls) or
-    /// [`tls_expired`](Self::tls_expired), `None` without TLS.
+    /// The certificates given to [`tls`](Self::tls),
+    /// [`tls_expired`](Self::tls_expired) or [`tls_revoked`](Self::tls_revoked)
+    /// (or the last [`TestingServer::restart_with_tls`](crate::TestingServer::restart_with_tls)),
+    /// `None` without TLS.
     pub fn tls_certificates(&self) -> Option<&TlsCertificates> {
         self.tls.as_ref().map(|t| &t.certs)
     }
 
-    /// The client authentication given to [`tls`](Self::tls) or
-    /// [`tls_expired`](Self::tls_expired), `None` without TLS.
+    /// The client authentication given to [`tls`](Self::tls),
+    /// [`tls_expired`](Self::tls_expired) or [`tls_revoked`](Self::tls_revoked),
+    /// `None` without TLS.
     pub fn tls_client_auth(&self) -> Option<ClientAuth> {
         self.tls.as_ref().map(|t| t.client_auth)
     }

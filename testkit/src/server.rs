@@ -14,6 +14,7 @@ use crate::model_server::{self, ModelHandle};
 use crate::options::ServerOptions;
 use crate::ports::free_ports;
 use crate::tempdir::TempDir;
+use crate::tls::TlsCertificates;
 
 /// How many times a start is retried when the server reports its port was
 /// taken by someone else between our probe and its bind.
@@ -368,6 +369,39 @@ impl TestingServer {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Restarts the server as [`restart`](Self::restart) does (same ports,
+    /// same data: sessions survive a restart shorter than their timeout), now
+    /// presenting and trusting `certs` instead of the set it had: a rotation
+    /// of the server's certificate and CA. Afterwards clients must trust
+    /// `certs.ca_pem()` and, when the server asks for one, present a
+    /// certificate of `certs`. The client authentication, and which of the
+    /// set's server certificates is presented (valid, expired, revoked), stay.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a server started without TLS; else as
+    /// for [`restart`](Self::restart).
+    pub fn restart_with_tls(&mut self, certs: &TlsCertificates) -> Result<()> {
+        self.jvm("TestingServer::restart_with_tls")?;
+        let Some(tls) = &mut self.options.tls else {
+            return Err(Error::InvalidArgument {
+                message: "restart_with_tls: the server was started without TLS".to_string(),
+            });
+        };
+        tls.certs = certs.clone();
+        let jvm = self.jvm("TestingServer::restart_with_tls")?;
+        jvm.instance.stop()?;
+        let cfg = config::zoo_cfg(
+            &self.options,
+            &jvm.instance.data_dir(),
+            jvm.instance.port(),
+            jvm.secure_port,
+            &[],
+        );
+        jvm.instance.rewrite_config(&cfg)?;
+        self.restart()
     }
 
     /// Freezes the JVM with SIGSTOP. Its sockets stay open, so clients

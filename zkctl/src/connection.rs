@@ -59,6 +59,9 @@ pub fn builder(g: &Globals) -> ClientBuilder {
         if let Some(ca) = &tls.ca {
             options = options.ca_file(ca);
         }
+        if let Some(crl) = &tls.crl {
+            options = options.crl_file(crl);
+        }
         if let Some((cert, key)) = &tls.cert_and_key {
             options = options.client_cert(cert, key);
         }

@@ -66,6 +66,9 @@ pub struct GlobalFlags {
     /// Connect with TLS, trusting the CA certificates of this PEM file
     #[arg(long, value_name = "FILE")]
     pub tls_ca: Option<String>,
+    /// With TLS: refuse server certificates this PEM file's CRLs revoke
+    #[arg(long, value_name = "FILE")]
+    pub tls_crl: Option<String>,
     /// With TLS: present this client certificate (PEM; needs --tls-key)
     #[arg(long, value_name = "FILE")]
     pub tls_cert: Option<String>,
@@ -122,6 +125,7 @@ impl GlobalFlags {
             auth,
             tls: self.tls || later.tls,
             tls_ca: later.tls_ca.or(self.tls_ca),
+            tls_crl: later.tls_crl.or(self.tls_crl),
             tls_cert: later.tls_cert.or(self.tls_cert),
             tls_key: later.tls_key.or(self.tls_key),
             tls_server_name: later.tls_server_name.or(self.tls_server_name),

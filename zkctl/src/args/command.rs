@@ -92,6 +92,8 @@ impl SaslDigest {
 pub struct Tls {
     /// `--tls-ca FILE` (else the platform's trust store).
     pub ca: Option<String>,
+    /// `--tls-crl FILE`: revocation lists the servers' certificates are checked against.
+    pub crl: Option<String>,
     /// `--tls-cert FILE` and `--tls-key FILE`, given together.
     pub cert_and_key: Option<(String, String)>,
     /// `--tls-server-name NAME`.

@@ -25,6 +25,7 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
     let server_given = flags.server.is_some() || env_server.is_some();
     let any_tls = flags.tls
         || flags.tls_ca.is_some()
+        || flags.tls_crl.is_some()
         || flags.tls_cert.is_some()
         || flags.tls_key.is_some()
         || flags.tls_server_name.is_some();
@@ -39,6 +40,7 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
         };
         Some(Box::new(Tls {
             ca: flags.tls_ca,
+            crl: flags.tls_crl,
             cert_and_key,
             server_name: flags.tls_server_name,
         }))

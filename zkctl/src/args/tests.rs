@@ -43,11 +43,12 @@ fn tls_flags() {
     assert_eq!(command("ls /").0.tls, None);
     assert_eq!(command("--tls ls /").0.tls, Some(Box::default()));
     let (g, _) =
-        command("ls / --tls-ca ca.pem --tls-cert c.pem --tls-key c.key --tls-server-name zk.test");
+        command("ls / --tls-ca ca.pem --tls-crl crl.pem --tls-cert c.pem --tls-key c.key --tls-server-name zk.test");
     assert_eq!(
         g.tls,
         Some(Box::new(Tls {
             ca: Some("ca.pem".into()),
+            crl: Some("crl.pem".into()),
             cert_and_key: Some(("c.pem".into(), "c.key".into())),
             server_name: Some("zk.test".into()),
         }))
