@@ -59,9 +59,9 @@ pub struct TypedNode<T, S = JsonSerializer> {
     _value: PhantomData<fn() -> T>,
 }
 
-/// What a builder sets, shared by every node it makes.
+/// What a builder sets; the serializer is shared by every node it makes.
 struct Options<S> {
-    serializer: S,
+    serializer: Arc<S>,
     create_mode: CreateMode,
     acl: Vec<AclEntry>,
     ttl: Option<Duration>,
@@ -100,7 +100,7 @@ impl<T> TypedNode<T, JsonSerializer> {
             client: client.clone(),
             template: path.to_string(),
             options: Options {
-                serializer: JsonSerializer,
+                serializer: Arc::new(JsonSerializer),
                 create_mode: CreateMode::Persistent,
                 acl: Vec::new(),
                 ttl: None,
@@ -120,7 +120,7 @@ impl<T, S> TypedNodeBuilder<T, S> {
             client: self.client,
             template: self.template,
             options: Options {
-                serializer,
+                serializer: Arc::new(serializer),
                 create_mode: o.create_mode,
                 acl: o.acl,
                 ttl: o.ttl,
@@ -192,10 +192,7 @@ impl<T, S> TypedNodeBuilder<T, S> {
     /// The node of the template's path with these parameter values, in order
     /// ([`ZPath::resolve`]). `InvalidInput` for a bad template, a bad value or the wrong
     /// number of them, or a TTL that does not fit the mode.
-    pub fn resolve<V: AsRef<str>>(&self, values: &[V]) -> Result<TypedNode<T, S>>
-    where
-        S: Clone,
-    {
+    pub fn resolve<V: AsRef<str>>(&self, values: &[V]) -> Result<TypedNode<T, S>> {
         let path = ZPath::parse(&self.template)?.resolve(values)?;
         self.options.check(&path)?;
         let o = &self.options;
@@ -234,12 +231,14 @@ impl<S> Options<S> {
     }
 }
 
-impl<T, S: ValueSerializer<T>> TypedNode<T, S> {
+impl<T, S> TypedNode<T, S> {
     /// The node's path.
     pub fn path(&self) -> &str {
         &self.path
     }
+}
 
+impl<T, S: ValueSerializer<T>> TypedNode<T, S> {
     /// The value and its Stat; `None` if the node does not exist. `InvalidData` if its data
     /// does not deserialize (the format's error is the source).
     pub async fn read(&self) -> Result<Option<TypedData<T>>> {
@@ -257,7 +256,7 @@ impl<T, S: ValueSerializer<T>> TypedNode<T, S> {
         let Some((bytes, stat)) = read else {
             return Ok(None);
         };
-        let value = decode(&self.options.serializer, &self.path, &bytes)?;
+        let value = decode(&*self.options.serializer, &self.path, &bytes)?;
         Ok(Some(TypedData::new(self.path.as_str(), stat, value)))
     }
 
@@ -265,7 +264,7 @@ impl<T, S: ValueSerializer<T>> TypedNode<T, S> {
     /// parents; returns its path (with the suffix of a sequential mode). `NodeExists` if it
     /// exists (a server error: `e.code() == Some(ErrorCode::NodeExists)`).
     pub async fn create(&self, value: &T) -> Result<String> {
-        let bytes = encode(&self.options.serializer, &self.path, value)?;
+        let bytes = encode(&*self.options.serializer, &self.path, value)?;
         self.create_bytes(&bytes).await.map(|(path, _)| path)
     }
 
@@ -274,7 +273,7 @@ impl<T, S: ValueSerializer<T>> TypedNode<T, S> {
     /// exist: use [`create`](TypedNode::create), or [`update`](TypedNode::update), which
     /// creates.
     pub async fn set(&self, value: &T, version: Option<i32>) -> Result<Stat> {
-        let bytes = encode(&self.options.serializer, &self.path, value)?;
+        let bytes = encode(&*self.options.serializer, &self.path, value)?;
         self.client.set_data(&self.path, &bytes, version).await
     }
 
@@ -310,7 +309,7 @@ impl<T, S: ValueSerializer<T>> TypedNode<T, S> {
             let Some(new) = change(current.as_ref().map(|c| &c.value)) else {
                 return Ok(UpdateOutcome::Declined(current));
             };
-            let bytes = encode(&self.options.serializer, &self.path, &new)?;
+            let bytes = encode(&*self.options.serializer, &self.path, &new)?;
             let written = match &current {
                 Some(read) => {
                     let version = Some(read.stat.version);
