@@ -100,7 +100,9 @@ impl<T> From<Lagged> for TypedCacheEvent<T> {
 /// [`CuratorCache`](crate::cache::CuratorCache) of the template's fixed part (`/users`; the
 /// node itself for a path without parameters), with its guarantees: convergence after
 /// faults, identity by `czxid`, server order. Each node that fits the template is decoded
-/// once per version; other nodes of the subtree are not told.
+/// once per version; other nodes of the subtree are not told, but they are held (raw) by
+/// the cache under it: a template that starts with a parameter (`/{tenant}/config`) caches
+/// the whole tree.
 ///
 /// A node whose data does not decode is not in the view and is told as
 /// [`TypedCacheEvent::Skipped`], with its path and the error; the cache goes on, and the node

@@ -34,7 +34,7 @@ use crate::framework::{create_parents, parent, ParentMode, RetryPolicy};
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
 /// use zkrs_recipes::typed::TypedNode;
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, Default)]
+/// #[derive(serde::Serialize, serde::Deserialize, Clone, Default)]
 /// struct Limits {
 ///     max_jobs: u32,
 /// }
@@ -42,7 +42,7 @@ use crate::framework::{create_parents, parent, ParentMode, RetryPolicy};
 /// let limits = TypedNode::<Limits>::builder(&client, "/app/limits").build()?;
 /// limits
 ///     .update(|current| {
-///         let mut next = current.map_or_else(Limits::default, |l| Limits { max_jobs: l.max_jobs });
+///         let mut next = current.cloned().unwrap_or_default();
 ///         next.max_jobs += 1;
 ///         Some(next)
 ///     })
