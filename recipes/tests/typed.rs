@@ -291,6 +291,57 @@ async fn typed_cache_reports_an_undecodable_node_and_goes_on() {
     assert!(ZPath::parse("/typed/{}").unwrap_err().is_invalid_input());
 }
 
+/// Nodes there at the start.
+const MANY: usize = 40;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_cache_converges_when_its_streams_overflow() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    let writer = connect(&zk).await;
+    let profiles = TypedNode::<Profile>::builder(&writer, "/typed/lag/{id}");
+    let nodes: Vec<_> = (0..MANY)
+        .map(|i| profiles.resolve(&[format!("u{i:02}")]).unwrap())
+        .collect();
+    for (i, node) in nodes.iter().enumerate() {
+        node.create(&profile(&format!("v{i}"))).await.unwrap();
+    }
+    writer
+        .create("/typed/lag/bad", b"{", CreateMode::Persistent)
+        .await
+        .unwrap();
+
+    // One event per stream: the first read's events overflow the cache's own stream of the
+    // cache under it, and the stream of its reader. The view is right all the same.
+    let cache = TypedCache::<Profile>::builder(&client, "/typed/lag/{id}")
+        .event_capacity(1)
+        .start()
+        .unwrap();
+    within("the first read", cache.initialized()).await.unwrap();
+    let names = |cache: &TypedCache<Profile>| {
+        cache
+            .snapshot()
+            .values()
+            .map(|p| p.value.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let want: Vec<String> = (0..MANY).map(|i| format!("v{i}")).collect();
+    assert_eq!(names(&cache), want);
+    assert!(cache.get("/typed/lag/bad").is_none());
+
+    // Changes in a burst: the view catches up with the last of them.
+    let w = profile("w");
+    let writes = nodes.iter().map(|n| n.set(&w, None));
+    for written in zkrs_recipes::framework::join_all(writes).await {
+        written.unwrap();
+    }
+    eventually("the burst in the view", || async {
+        names(&cache).iter().all(|n| n == "w")
+    })
+    .await;
+    within("close", cache.close()).await;
+}
+
 fn profile(name: &str) -> Profile {
     Profile {
         name: name.to_string(),

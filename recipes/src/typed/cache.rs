@@ -258,7 +258,9 @@ impl<T, S: ValueSerializer<T>> Relay<T, S> {
                     continue;
                 }
                 CacheEvent::Lagged { .. } => {
-                    // The raw events in between are lost, not the raw view: take it whole.
+                    // The raw events in between are lost, not the raw view: take it whole. If
+                    // the raw `Initialized` was among them, the raw cache said so before any
+                    // later event (the one that pushed it out), so `is_initialized` is true.
                     self.resync();
                     if self.shared.raw.is_initialized() {
                         self.tell_initialized();
