@@ -1,6 +1,6 @@
 //! Typed nodes against a real server: the operations and their errors by kind, an update
 //! under contention from many sessions that loses nothing, and a typed cache that reports an
-//! undecodable node as an event and goes on.
+//! undecodable node as an event and goes on, and converges when its streams overflow.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
