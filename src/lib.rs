@@ -6,8 +6,8 @@
 //! - [`codec`]: the Jute wire codec (no I/O).
 //!
 //! The [`guide`] explains how to use them, chapter by chapter: connecting, operations and
-//! watches, each recipe, caches, queues, discovery, ensembles that change, testing without
-//! Java, operating, and coming from Curator, kazoo or zookeeper-client.
+//! watches, each recipe, caches, queues, discovery, typed nodes, ensembles that change,
+//! testing without Java, operating, and coming from Curator, kazoo or zookeeper-client.
 //!
 //! Real ZooKeeper servers for tests and examples come from the `zkrs-testkit` crate (a
 //! dev-dependency: a service that depends on `zkrs` does not build a server launcher).

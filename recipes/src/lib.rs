@@ -23,6 +23,9 @@
 //!   [`queue::SimpleDistributedQueue`].
 //! - Service discovery (`discovery`, with the `discovery` feature): Curator's registry,
 //!   `ServiceDiscovery`, `ServiceCache`, `ServiceProvider`.
+//! - Typed nodes (`typed`, with the `typed` feature): values of Rust types in znodes
+//!   through serde, path templates, read-modify-write updates and a decoding cache, as
+//!   Curator's `ModeledFramework`: `ZPath`, `TypedNode`, `TypedCache`.
 //! - Figures for dashboards ([`metrics`]): [`metrics::metrics`].
 //!
 //! Each item has one path: the crate root holds only the modules (the connection-state
@@ -51,3 +54,6 @@ pub mod metrics;
 pub mod node;
 pub mod queue;
 pub mod sequence;
+#[cfg(feature = "typed")]
+#[cfg_attr(docsrs, doc(cfg(feature = "typed")))]
+pub mod typed;

@@ -13,6 +13,7 @@
 //! | [`caches`] | `NodeCache`, `PathChildrenCache`, `TreeCache`, `CuratorCache`, `PersistentWatcher` |
 //! | [`queues`] | Curator's distributed queues |
 //! | `discovery` | Curator's service discovery (feature `discovery`) |
+//! | `typed` | typed nodes: serde values in znodes, path templates, read-modify-write updates, a decoding cache (feature `typed`) |
 //! | [`ensembles`] | membership that changes: `get_config`, `reconfig`, `update_hosts`, following the ensemble |
 //! | [`testing`] | testing a service without Java: the model and the simulation |
 //! | [`operating`] | zkctl, metrics, logs |
@@ -76,6 +77,11 @@ pub mod queues {}
 #[cfg_attr(docsrs, doc(cfg(feature = "discovery")))]
 #[doc = include_str!("discovery.md")]
 pub mod discovery {}
+
+#[cfg(feature = "typed")]
+#[cfg_attr(docsrs, doc(cfg(feature = "typed")))]
+#[doc = include_str!("typed.md")]
+pub mod typed {}
 
 #[doc = include_str!("ensembles.md")]
 pub mod ensembles {}

@@ -122,6 +122,12 @@ impl CacheCore {
             .map_err(|_| Error::closed())
     }
 
+    /// Whether the initial build is complete.
+    #[cfg(feature = "typed")]
+    pub(crate) fn is_initialized(&self) -> bool {
+        *self.initialized.borrow()
+    }
+
     pub(crate) fn events(&self) -> EventStream<CacheEvent> {
         self.listeners.subscribe()
     }

@@ -113,6 +113,19 @@ impl CuratorCache {
         self.len() == 0
     }
 
+    /// [`CuratorCache::close`] for a cache shared in an `Arc` (a typed cache's).
+    #[cfg(feature = "typed")]
+    pub(crate) async fn shut(&self) {
+        self.core.close().await
+    }
+
+    /// Whether the initial build is complete, without waiting (a typed cache's, after its
+    /// stream of this cache's events lagged).
+    #[cfg(feature = "typed")]
+    pub(crate) fn is_initialized(&self) -> bool {
+        self.core.is_initialized()
+    }
+
     cache_handle!();
 }
 
