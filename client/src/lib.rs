@@ -33,7 +33,12 @@ mod builder;
 mod calls;
 mod children;
 mod client;
+#[cfg(feature = "compression")]
+mod compressed_calls;
 mod clock;
+#[cfg(feature = "compression")]
+#[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
+pub mod compression;
 mod connect;
 mod connect_string;
 mod create_options;
