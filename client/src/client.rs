@@ -163,7 +163,9 @@ impl Client {
         let mut acl_store = Vec::new();
         let acl = Op::acl_list(options.acl, &mut acl_store);
         #[cfg(feature = "compression")]
-        let gzipped = options.compressed.then(|| crate::compression::compress(data));
+        let gzipped = options
+            .compressed
+            .then(|| crate::compression::compress(data));
         #[cfg(feature = "compression")]
         let data = gzipped.as_deref().unwrap_or(data);
         let frame = self.inner.chroot.with_server_path(path, |p| {

@@ -33,9 +33,9 @@ mod builder;
 mod calls;
 mod children;
 mod client;
+mod clock;
 #[cfg(feature = "compression")]
 mod compressed_calls;
-mod clock;
 #[cfg(feature = "compression")]
 #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
 pub mod compression;

@@ -131,7 +131,9 @@ fn inflate_bounded(body: &[u8], max_len: usize) -> Result<Vec<u8>> {
                 out.resize(grown, 0);
             }
             TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => {
-                return Err(invalid("truncated gzip data (the DEFLATE stream does not end)"))
+                return Err(invalid(
+                    "truncated gzip data (the DEFLATE stream does not end)",
+                ))
             }
             _ => return Err(invalid("corrupt gzip data (invalid DEFLATE stream)")),
         }

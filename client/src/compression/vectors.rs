@@ -78,7 +78,11 @@ fn refuses_what_curator_refuses() {
     assert_eq!(kind_of(b""), ErrorKind::InvalidData);
     assert_eq!(kind_of(b"hello, world, not gzip"), ErrorKind::InvalidData);
     assert_eq!(kind_of(&good[..9]), ErrorKind::InvalidData, "short header");
-    assert_eq!(kind_of(&good[..good.len() - 1]), ErrorKind::InvalidData, "short trailer");
+    assert_eq!(
+        kind_of(&good[..good.len() - 1]),
+        ErrorKind::InvalidData,
+        "short trailer"
+    );
     let mut method = good.clone();
     method[2] = 7;
     assert_eq!(kind_of(&method), ErrorKind::InvalidData, "method");
@@ -150,7 +154,9 @@ fn a_bomb_stops_at_the_limit() {
     // Exactly at the limit is allowed.
     assert_eq!(decompress_with_limit(&bomb, 1 << 20).unwrap(), zeros);
     assert_eq!(
-        decompress_with_limit(&bomb, (1 << 20) - 1).unwrap_err().kind(),
+        decompress_with_limit(&bomb, (1 << 20) - 1)
+            .unwrap_err()
+            .kind(),
         ErrorKind::InvalidData
     );
     // A limit of zero still reads empty data.
