@@ -48,6 +48,11 @@ fn invalid(detail: impl Into<String>) -> Error {
 }
 
 pub(super) fn decompress(gzipped: &[u8], max_len: usize) -> Result<Vec<u8>> {
+    if gzipped.is_empty() {
+        // A node created without data (a parent made on the way, say) holds nothing to
+        // decompress: empty, where Curator throws an EOFException.
+        return Ok(Vec::new());
+    }
     let header_len = header_len(gzipped)?;
     if gzipped.len() < header_len + MIN_DEFLATE_LEN + TRAILER_LEN {
         return Err(invalid("gzip data too short"));
@@ -128,6 +133,9 @@ fn inflate_bounded(body: &[u8], max_len: usize) -> Result<Vec<u8>> {
                     )));
                 }
                 let grown = out.len().saturating_mul(2).max(1024).min(max_len);
+                // Exactly: `resize` alone lets the Vec double its capacity, past the limit
+                // (found by tests/curator_compression.rs: 25 MB asked for a 16 MiB limit).
+                out.reserve_exact(grown - out.len());
                 out.resize(grown, 0);
             }
             TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => {

@@ -20,7 +20,10 @@
 //! (extra, name, comment, header CRC) skipped and checked as Curator does, and nothing after
 //! its trailer (Curator refuses trailing data, so a concatenation of members is refused here
 //! too). Anything else, or a wrong CRC-32 or length, is an error of kind
-//! [`ErrorKind::InvalidData`](crate::ErrorKind::InvalidData).
+//! [`ErrorKind::InvalidData`](crate::ErrorKind::InvalidData). One deliberate difference:
+//! empty data (a node created without data, such as a parent made on the way) reads as
+//! empty, where Curator throws an `EOFException` (and its compressed caches then leave out
+//! the node and everything under it).
 //!
 //! Decompression is bounded: a node whose data would decompress to more than the limit (a
 //! "gzip bomb": a megabyte of DEFLATE can stand for a gigabyte) fails with kind

@@ -75,7 +75,7 @@ fn kind_of(gzipped: &[u8]) -> ErrorKind {
 #[test]
 fn refuses_what_curator_refuses() {
     let good = hex(CURATOR[2].1);
-    assert_eq!(kind_of(b""), ErrorKind::InvalidData);
+    assert_eq!(kind_of(b"\x1f"), ErrorKind::InvalidData);
     assert_eq!(kind_of(b"hello, world, not gzip"), ErrorKind::InvalidData);
     assert_eq!(kind_of(&good[..9]), ErrorKind::InvalidData, "short header");
     assert_eq!(
@@ -142,6 +142,12 @@ fn reads_optional_header_fields() {
     assert_eq!(kind_of(&wrong), ErrorKind::InvalidData);
     let truncated = with_header_fields(b"x", false);
     assert_eq!(kind_of(&truncated[..20]), ErrorKind::InvalidData);
+}
+
+#[test]
+fn empty_data_reads_as_empty() {
+    // Where Curator throws: a node made without data (a parent created on the way).
+    assert_eq!(decompress(b"").unwrap(), b"");
 }
 
 #[test]
