@@ -209,8 +209,8 @@ async fn client_and_curator_read_each_others_compressed_data() {
     assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}");
     assert!(e.to_string().contains("/c/plain"), "{e}");
 
-    // A gzip bomb written raw by Java: 256 MiB of zeros in a few hundred kilobytes.
-    let bomb_len: usize = peer.ask("bomb /c/bomb 256", "BOMB").await.parse().unwrap();
+    // A gzip bomb written raw by Java: 64 MiB of zeros (four times the limit) in 64 KB.
+    let bomb_len: usize = peer.ask("bomb /c/bomb 64", "BOMB").await.parse().unwrap();
     assert!(bomb_len < 1 << 20, "{bomb_len} bytes");
     LARGEST.store(0, Ordering::Relaxed);
     let e = within("the bomb", client.get_data_decompressed("/c/bomb"))
