@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::time::{timeout_at, Instant};
 use zkrs_client::compression::{self, DEFAULT_MAX_DECOMPRESSED_LEN};
 use zkrs_client::{Client, CreateMode, CreateOptions, ErrorKind, EventStream, Op};
-use zkrs_recipes::cache::{CacheEvent, CuratorCache, NodeCache};
+use zkrs_recipes::cache::{CacheEvent, CuratorCache, NodeCache, PathChildrenCache, TreeCache};
 use zkrs_recipes::counter::{SharedValue, SharedValueEvent};
 use zkrs_recipes::node::PersistentNode;
 use zkrs_testkit::TestingServer;
@@ -277,7 +277,8 @@ async fn value_changed_to(
 }
 
 /// The recipes' `.compressed(true)` against Curator's `compressed()` / `decompressed()`:
-/// PersistentNode, NodeCache (through a hostile node), CuratorCache both ways, SharedValue.
+/// PersistentNode, NodeCache (through a hostile node), CuratorCache both ways,
+/// PathChildrenCache and TreeCache, SharedValue.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recipes_share_compressed_data_with_curator() {
     let zk = TestingServer::start().unwrap();
@@ -321,18 +322,50 @@ async fn recipes_share_compressed_data_with_curator() {
         .unwrap();
     let mut events = tree.events();
     tree.initialized().await.unwrap();
+    // The one-shot-watch caches share the engine: each reads the same nodes decompressed.
+    // On a session of their own: on one session, the CuratorCache's recursive watch keeps
+    // the server (3.8) from firing their child watches on the same path (ZOOKEEPER-4466).
+    let other = connect(&zk).await;
+    let children = PathChildrenCache::builder(&other, "/r/tree")
+        .compressed(true)
+        .start()
+        .unwrap();
+    let subtree = TreeCache::builder(&other, "/r/tree")
+        .compressed(true)
+        .start()
+        .unwrap();
+    let mut others = [children.events(), subtree.events()];
+    children.initialized().await.unwrap();
+    subtree.initialized().await.unwrap();
     peer.ask(
         &format!("create /r/tree/java {}", hex(b"from java")),
         "CREATED",
     )
     .await;
     cache_tells(&mut events, "/r/tree/java", b"from java").await;
+    for events in &mut others {
+        cache_tells(events, "/r/tree/java", b"from java").await;
+    }
     peer.ask("cache /r/tree", "CACHE_READY").await;
     client
         .create_with("/r/tree/rust", b"from rust", &options)
         .await
         .unwrap();
     cache_tells(&mut events, "/r/tree/rust", b"from rust").await;
+    for events in &mut others {
+        cache_tells(events, "/r/tree/rust", b"from rust").await;
+    }
+    assert_eq!(
+        subtree
+            .get("/r/tree")
+            .and_then(|root| root.data.clone())
+            .as_deref(),
+        Some(&b""[..]),
+        "the root, compressed empty data"
+    );
+    children.close().await;
+    subtree.close().await;
+    other.close().await.unwrap();
     let want = format!(
         "/r/tree=-,/r/tree/java={},/r/tree/rust={}",
         hex(b"from java"),

@@ -84,8 +84,8 @@ impl PathChildrenCacheBuilder {
     /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
     /// no). A node whose data is not Curator's gzip, or would decompress past
     /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
-    /// is left out of the view (and a `tracing` warning says why) until a later write
-    /// makes it readable, as Curator leaves out a node whose read failed. Curator: the `dataIsCompressed` argument of `PathChildrenCache`'s constructor.
+    /// is not taken into the view (one there already keeps the data last read; a
+    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: the `dataIsCompressed` argument of `PathChildrenCache`'s constructor.
     #[cfg(feature = "compression")]
     #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
     pub fn compressed(mut self, compressed: bool) -> PathChildrenCacheBuilder {
