@@ -5,7 +5,7 @@
 #   scripts/test.sh FILTER [ARGS]   `cargo test` of the main build below, with a filter
 #
 # The main build has every feature on but `metrics` (tracing, tls, sasl-digest, sasl-gssapi,
-# discovery, typed), so that those features' tests (client/tests/tls.rs, sasl.rs, sasl_kerberos.rs,
+# discovery, typed, compression), so that those features' tests (client/tests/tls.rs, sasl.rs, sasl_kerberos.rs,
 # tracing.rs, the root's curator_discovery.rs) run from the same build as the rest, and the
 # examples run from it without another. `metrics` is left out of it: its reporting task
 # allocates once a second, which the allocation-budget tests (client/tests/allocations.rs,
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-zookeeper.sh
-features=(--features "zkrs/tracing zkrs/tls zkrs/sasl-digest zkrs/sasl-gssapi zkrs/discovery zkrs/typed")
+features=(--features "zkrs/tracing zkrs/tls zkrs/sasl-digest zkrs/sasl-gssapi zkrs/discovery zkrs/typed zkrs/compression")
 if [ $# -gt 0 ]; then
     exec cargo test --workspace --all-targets "${features[@]}" "$@"
 fi

@@ -162,6 +162,12 @@ impl Client {
         };
         let mut acl_store = Vec::new();
         let acl = Op::acl_list(options.acl, &mut acl_store);
+        #[cfg(feature = "compression")]
+        let gzipped = options
+            .compressed
+            .then(|| crate::compression::compress(data));
+        #[cfg(feature = "compression")]
+        let data = gzipped.as_deref().unwrap_or(data);
         let frame = self.inner.chroot.with_server_path(path, |p| {
             let hint = p.len() + data.len() + 64;
             match ttl_ms {

@@ -34,6 +34,11 @@ mod calls;
 mod children;
 mod client;
 mod clock;
+#[cfg(feature = "compression")]
+mod compressed_calls;
+#[cfg(feature = "compression")]
+#[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
+pub mod compression;
 mod connect;
 mod connect_string;
 mod create_options;

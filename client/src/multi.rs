@@ -104,6 +104,27 @@ impl Op {
         Op::GetChildren { path: path.into() }
     }
 
+    /// This operation with its data gzipped now, as Curator's `transaction().create()
+    /// .compressed()` and `.setData().compressed()` store it (see
+    /// [`compression`](crate::compression)); an operation without data (delete, check, a
+    /// read) is returned as it is.
+    ///
+    /// ```
+    /// use zkrs_client::{CreateMode, Op};
+    /// let ops = [
+    ///     Op::create("/app/a", b"first".to_vec(), CreateMode::Persistent).compressed(),
+    ///     Op::set_data("/app/b", b"second".to_vec(), None).compressed(),
+    /// ];
+    /// # let _ = ops;
+    /// ```
+    #[cfg(feature = "compression")]
+    pub fn compressed(mut self) -> Op {
+        if let Op::Create { data, .. } | Op::SetData { data, .. } = &mut self {
+            *data = crate::compression::compress(data);
+        }
+        self
+    }
+
     /// The path the operation is about.
     pub fn path(&self) -> &str {
         match self {

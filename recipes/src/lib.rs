@@ -40,6 +40,7 @@ pub mod barrier;
 pub mod cache;
 mod candidacy;
 pub mod counter;
+mod data_codec;
 #[cfg(feature = "discovery")]
 #[cfg_attr(docsrs, doc(cfg(feature = "discovery")))]
 pub mod discovery;

@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use zkrs_client::{validate_path, Client, Result};
 
+use crate::data_codec::DataCodec;
+
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
 use super::selector::AllNodes;
@@ -46,6 +48,7 @@ pub struct CuratorCacheBuilder {
     path: String,
     single_node: bool,
     event_capacity: usize,
+    codec: DataCodec,
 }
 
 impl CuratorCacheBuilder {
@@ -62,6 +65,19 @@ impl CuratorCacheBuilder {
         self
     }
 
+    /// Whether the data is stored gzipped, as Curator's `compressed()` writes it: each
+    /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
+    /// no). A node whose data is not Curator's gzip, or would decompress past
+    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
+    /// is not taken into the view (one there already keeps the data last read; a
+    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: `CuratorCache.Options.COMPRESSED_DATA`.
+    #[cfg(feature = "compression")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
+    pub fn compressed(mut self, compressed: bool) -> CuratorCacheBuilder {
+        self.codec = DataCodec::compressed(compressed);
+        self
+    }
+
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; the build
     /// goes on in the background (see [`CuratorCache::initialized`]). `InvalidInput` for a
     /// bad path.
@@ -75,6 +91,7 @@ impl CuratorCacheBuilder {
             selector: Arc::new(AllNodes),
             initial_events: true,
             initialized_event: true,
+            codec: self.codec,
         };
         let core = CacheCore::new(&self.client, self.event_capacity);
         // Closing empties the view, as Curator's default (snapshots taken stay whole).
@@ -95,6 +112,7 @@ impl CuratorCache {
             path: path.to_string(),
             single_node: false,
             event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
+            codec: DataCodec::Plain,
         }
     }
 

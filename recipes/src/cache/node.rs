@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use zkrs_client::{validate_path, Client, Result};
 
+use crate::data_codec::DataCodec;
+
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
 use super::selector::AllNodes;
@@ -44,6 +46,7 @@ pub struct NodeCacheBuilder {
     path: String,
     start_mode: StartMode,
     event_capacity: usize,
+    codec: DataCodec,
 }
 
 impl NodeCacheBuilder {
@@ -63,6 +66,19 @@ impl NodeCacheBuilder {
         self
     }
 
+    /// Whether the data is stored gzipped, as Curator's `compressed()` writes it: each
+    /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
+    /// no). A node whose data is not Curator's gzip, or would decompress past
+    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
+    /// is not taken into the view (one there already keeps the data last read; a
+    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: the `dataIsCompressed` argument of `NodeCache`'s constructor.
+    #[cfg(feature = "compression")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
+    pub fn compressed(mut self, compressed: bool) -> NodeCacheBuilder {
+        self.codec = DataCodec::compressed(compressed);
+        self
+    }
+
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; see
     /// [`NodeCache::initialized`]. `InvalidInput` for a bad path.
     pub fn start(self) -> Result<NodeCache> {
@@ -75,6 +91,7 @@ impl NodeCacheBuilder {
             selector: Arc::new(AllNodes),
             initial_events: self.start_mode != StartMode::BuildInitialCache,
             initialized_event: self.start_mode == StartMode::PostInitializedEvent,
+            codec: self.codec,
         };
         let core = CacheCore::new(&self.client, self.event_capacity);
         core.start(settings, WatchWith::OneShot)?;
@@ -93,6 +110,7 @@ impl NodeCache {
             path: path.to_string(),
             start_mode: StartMode::Normal,
             event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
+            codec: DataCodec::Plain,
         }
     }
 

@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use zkrs_client::{validate_path, Client, Result};
 
+use crate::data_codec::DataCodec;
+
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
 use super::selector::AllNodes;
@@ -55,6 +57,7 @@ pub struct PathChildrenCacheBuilder {
     cache_data: bool,
     start_mode: StartMode,
     event_capacity: usize,
+    codec: DataCodec,
 }
 
 impl PathChildrenCacheBuilder {
@@ -77,6 +80,19 @@ impl PathChildrenCacheBuilder {
         self
     }
 
+    /// Whether the data is stored gzipped, as Curator's `compressed()` writes it: each
+    /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
+    /// no). A node whose data is not Curator's gzip, or would decompress past
+    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
+    /// is not taken into the view (one there already keeps the data last read; a
+    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: the `dataIsCompressed` argument of `PathChildrenCache`'s constructor.
+    #[cfg(feature = "compression")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
+    pub fn compressed(mut self, compressed: bool) -> PathChildrenCacheBuilder {
+        self.codec = DataCodec::compressed(compressed);
+        self
+    }
+
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; see
     /// [`PathChildrenCache::initialized`]. `InvalidInput` for a bad path.
     pub fn start(self) -> Result<PathChildrenCache> {
@@ -89,6 +105,7 @@ impl PathChildrenCacheBuilder {
             selector: Arc::new(AllNodes),
             initial_events: self.start_mode != StartMode::BuildInitialCache,
             initialized_event: self.start_mode == StartMode::PostInitializedEvent,
+            codec: self.codec,
         };
         let core = CacheCore::new(&self.client, self.event_capacity);
         core.start(settings, WatchWith::OneShot)?;
@@ -108,6 +125,7 @@ impl PathChildrenCache {
             cache_data: true,
             start_mode: StartMode::Normal,
             event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
+            codec: DataCodec::Plain,
         }
     }
 

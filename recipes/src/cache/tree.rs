@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use zkrs_client::{validate_path, Client, Result};
 
+use crate::data_codec::DataCodec;
+
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
 use super::selector::{AllNodes, TreeCacheSelector};
@@ -40,6 +42,7 @@ pub struct TreeCacheBuilder {
     cache_data: bool,
     selector: Arc<dyn TreeCacheSelector>,
     event_capacity: usize,
+    codec: DataCodec,
 }
 
 impl TreeCacheBuilder {
@@ -68,6 +71,19 @@ impl TreeCacheBuilder {
         self
     }
 
+    /// Whether the data is stored gzipped, as Curator's `compressed()` writes it: each
+    /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
+    /// no). A node whose data is not Curator's gzip, or would decompress past
+    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
+    /// is not taken into the view (one there already keeps the data last read; a
+    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: `TreeCache.Builder.setDataIsCompressed`.
+    #[cfg(feature = "compression")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
+    pub fn compressed(mut self, compressed: bool) -> TreeCacheBuilder {
+        self.codec = DataCodec::compressed(compressed);
+        self
+    }
+
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; the build
     /// goes on in the background (see [`TreeCache::initialized`]). `InvalidInput` for a bad
     /// path.
@@ -81,6 +97,7 @@ impl TreeCacheBuilder {
             selector: self.selector,
             initial_events: true,
             initialized_event: true,
+            codec: self.codec,
         };
         let core = CacheCore::new(&self.client, self.event_capacity);
         core.start(settings, WatchWith::OneShot)?;
@@ -113,6 +130,7 @@ impl TreeCache {
             cache_data: true,
             selector: Arc::new(AllNodes),
             event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
+            codec: DataCodec::Plain,
         }
     }
 

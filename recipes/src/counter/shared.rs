@@ -12,6 +12,7 @@ use zkrs_client::{
 };
 
 use super::number::{read_number, Number};
+use crate::data_codec::DataCodec;
 use crate::framework::{create_parents, parent, wait_connected, Listeners, ParentMode};
 
 /// A value with the node version it was read at (what compare-and-set compares).
@@ -94,6 +95,8 @@ struct Inner<T> {
     client: Client,
     path: String,
     seed: T,
+    /// How the value's bytes are stored (gzipped for a compressed `SharedValue`).
+    storage: DataCodec,
     current: Mutex<Option<Current<T>>>,
     listeners: Listeners<SharedValueEvent<T>>,
     /// How the first read went.
@@ -111,6 +114,20 @@ enum Init {
 impl<T: Codec> Inner<T> {
     fn current(&self) -> MutexGuard<'_, Option<Current<T>>> {
         self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What is written for `value`.
+    fn encode(&self, value: &T) -> Vec<u8> {
+        self.storage.encode(&value.to_bytes())
+    }
+
+    /// The value a read found.
+    fn decode(&self, data: Bytes) -> Result<T> {
+        let data = self
+            .storage
+            .decode(data)
+            .map_err(|e| e.with_path(&self.path))?;
+        T::from_bytes(&self.path, &data)
     }
 
     /// Takes a read (or a write's result) if it is newer than what is held; tells it.
@@ -147,7 +164,7 @@ impl<T: Codec> Inner<T> {
         create_parents(&self.client, parent(&self.path), ParentMode::Container).await?;
         match self
             .client
-            .create(&self.path, &self.seed.to_bytes(), CreateMode::Persistent)
+            .create(&self.path, &self.encode(&self.seed), CreateMode::Persistent)
             .await
         {
             Ok(_) => {}
@@ -155,7 +172,7 @@ impl<T: Codec> Inner<T> {
             Err(e) => return Err(e),
         }
         let (data, stat) = self.client.get_data(&self.path).await?;
-        self.offer(&stat, T::from_bytes(&self.path, &data)?);
+        self.offer(&stat, self.decode(data)?);
         Ok(())
     }
 
@@ -176,7 +193,7 @@ impl<T: Codec> Inner<T> {
     async fn set(&self, value: T) -> Result<()> {
         let stat = self
             .client
-            .set_data(&self.path, &value.to_bytes(), None)
+            .set_data(&self.path, &self.encode(&value), None)
             .await?;
         self.offer(&stat, value);
         Ok(())
@@ -190,7 +207,7 @@ impl<T: Codec> Inner<T> {
         }
         match self
             .client
-            .set_data(&self.path, &value.to_bytes(), Some(expected.version))
+            .set_data(&self.path, &self.encode(&value), Some(expected.version))
             .await
         {
             Ok(stat) => {
@@ -200,7 +217,7 @@ impl<T: Codec> Inner<T> {
             Err(e) if e.code() == Some(ErrorCode::BadVersion) => {
                 // Someone else wrote first: learn their value, so the caller can retry.
                 let (data, stat) = self.client.get_data(&self.path).await?;
-                self.offer(&stat, T::from_bytes(&self.path, &data)?);
+                self.offer(&stat, self.decode(data)?);
                 Ok(false)
             }
             Err(e) => Err(e),
@@ -256,7 +273,7 @@ async fn follow<T: Codec>(
         let watch = match client.get_data_and_watch(&path).await {
             Ok((data, stat, watch)) => {
                 let Some(inner) = inner.upgrade() else { return };
-                if let Ok(value) = T::from_bytes(&path, &data) {
+                if let Ok(value) = inner.decode(data) {
                     inner.offer(&stat, value);
                 }
                 Some(watch)
@@ -381,6 +398,7 @@ pub struct SharedValueBuilder {
     client: Client,
     path: String,
     seed: Bytes,
+    storage: DataCodec,
 }
 
 impl SharedValueBuilder {
@@ -390,11 +408,23 @@ impl SharedValueBuilder {
         self
     }
 
+    /// Whether the value is stored gzipped, as Curator's `setData().compressed()` writes it
+    /// and `getData().decompressed()` reads it (default: no; Curator's `SharedValue` has no
+    /// such option: its peers read the node with `decompressed()`). The value is given and
+    /// returned as it is; a node that is not Curator's gzip makes the first read fail with
+    /// kind `InvalidData`, and is skipped by later reads until a write makes it readable.
+    #[cfg(feature = "compression")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
+    pub fn compressed(mut self, compressed: bool) -> SharedValueBuilder {
+        self.storage = DataCodec::compressed(compressed);
+        self
+    }
+
     /// Starts (in a task: needs a tokio runtime): creates the node with the seed if it does
     /// not exist, reads it ([`SharedValue::initialized`] waits for that), and keeps the
     /// value current from then on. `InvalidInput` for a bad path.
     pub fn start(self) -> Result<SharedValue> {
-        let (inner, run) = start(&self.client, &self.path, self.seed)?;
+        let (inner, run) = start(&self.client, &self.path, self.seed, self.storage)?;
         Ok(SharedValue { inner, run })
     }
 }
@@ -419,7 +449,7 @@ impl SharedCountBuilder {
     /// not exist, reads it ([`SharedCount::initialized`] waits for that), and keeps the
     /// count current from then on. `InvalidInput` for a bad path.
     pub fn start(self) -> Result<SharedCount> {
-        let (inner, run) = start(&self.client, &self.path, self.seed)?;
+        let (inner, run) = start(&self.client, &self.path, self.seed, DataCodec::Plain)?;
         Ok(SharedCount { inner, run })
     }
 }
@@ -458,13 +488,19 @@ macro_rules! shared_common {
     };
 }
 
-fn start<T: Codec>(client: &Client, path: &str, seed: T) -> Result<(Arc<Inner<T>>, Running)> {
+fn start<T: Codec>(
+    client: &Client,
+    path: &str,
+    seed: T,
+    storage: DataCodec,
+) -> Result<(Arc<Inner<T>>, Running)> {
     zkrs_client::validate_path(path)?;
     let (init, _) = watch::channel(Init::Pending);
     let inner = Arc::new(Inner {
         client: client.clone(),
         path: path.to_string(),
         seed,
+        storage,
         current: Mutex::new(None),
         listeners: Listeners::new(DEFAULT_EVENT_CAPACITY),
         init,
@@ -489,6 +525,7 @@ impl SharedValue {
             client: client.clone(),
             path: path.to_string(),
             seed: Bytes::new(),
+            storage: DataCodec::Plain,
         }
     }
 

@@ -92,6 +92,8 @@ impl GroupMemberBuilder {
             // Curator's BUILD_INITIAL_CACHE: the members found first are not told.
             initial_events: false,
             initialized_event: false,
+            // Curator's GroupMember has no compressed form.
+            codec: crate::data_codec::DataCodec::Plain,
         };
         let mut creates = node.creates();
         let cache = Arc::downgrade(&members);

@@ -10,6 +10,7 @@ use zkrs_client::{
     Lagged, Result, DEFAULT_EVENT_CAPACITY,
 };
 
+use crate::data_codec::DataCodec;
 use crate::framework::{
     create_parents, create_protected, delete_for_sure, delete_until_gone, guaranteed_delete,
     node_name, parent, wait_connected, Listeners, ParentMode, ProtectedName,
@@ -44,7 +45,11 @@ impl From<Lagged> for PersistentNodeEvent {
 }
 
 struct State {
+    /// The data as given.
     data: Vec<u8>,
+    /// What is written: `data` encoded by `codec`.
+    stored: Vec<u8>,
+    codec: DataCodec,
     /// The path we created, once we have (sequential modes keep it: they are created again
     /// under the same name, unsequenced, as Curator does).
     actual: Option<String>,
@@ -123,7 +128,7 @@ impl Inner {
         loop {
             // The data as it is now, read just before the create is sent (a `set_data` made
             // while an earlier round waited is not undone).
-            let data = self.state().data.clone();
+            let data = self.state().stored.clone();
             match self
                 .client
                 .create_with(&path, &data, &self.options(mode))
@@ -170,7 +175,7 @@ impl Inner {
     /// reconnect's re-check, with a copy of the data taken before an update, wrote the old
     /// payload over the new one, and the registry kept it).
     async fn adopt_data(&self, path: &str, found: &[u8], version: i32) -> Result<bool> {
-        let data = self.state().data.clone();
+        let data = self.state().stored.clone();
         if found[..] == data[..] {
             return Ok(true);
         }
@@ -186,7 +191,7 @@ impl Inner {
     /// Writes our data as it is now to the node we just made with `used`, if a `set_data`
     /// changed it meanwhile (it found no node to write).
     async fn catch_up(&self, path: &str, used: &[u8]) -> Result<()> {
-        let data = self.state().data.clone();
+        let data = self.state().stored.clone();
         if data[..] != used[..] {
             self.overwrite(path, &data).await?;
         }
@@ -196,7 +201,7 @@ impl Inner {
     async fn first_create(&self) -> Result<String> {
         let protection = self.state().protection;
         if let Some(protection) = protection {
-            let data = self.state().data.clone();
+            let data = self.state().stored.clone();
             let (path, _) = create_protected(
                 &self.client,
                 parent(&self.path),
@@ -217,7 +222,7 @@ impl Inner {
             self.state().in_doubt = Some(self.path.clone());
         }
         loop {
-            let data = self.state().data.clone();
+            let data = self.state().stored.clone();
             match self
                 .client
                 .create_with(&self.path, &data, &self.options(self.mode))
@@ -233,7 +238,7 @@ impl Inner {
                 }
                 Err(e) if e.code() == Some(ErrorCode::NodeExists) => {
                     // Someone's node at our path: adopt it, with our data (Curator's way).
-                    let data = self.state().data.clone();
+                    let data = self.state().stored.clone();
                     self.overwrite(&self.path, &data).await?;
                     self.created(&self.path);
                     return Ok(self.path.clone());
@@ -379,6 +384,7 @@ pub struct PersistentNodeBuilder {
     data: Vec<u8>,
     protection: bool,
     ttl: Option<Duration>,
+    codec: DataCodec,
 }
 
 impl PersistentNodeBuilder {
@@ -403,6 +409,18 @@ impl PersistentNodeBuilder {
         self
     }
 
+    /// Whether the node's data is stored gzipped, as Curator's `create().compressed()` and
+    /// `setData().compressed()` store it (default: no); [`PersistentNode::data`] and
+    /// [`PersistentNode::set_data`] still take and give the data as it is. Readers use
+    /// Curator's `getData().decompressed()`, a cache's `.compressed(true)`, or
+    /// [`Client::get_data_decompressed`](zkrs_client::Client::get_data_decompressed).
+    #[cfg(feature = "compression")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
+    pub fn compressed(mut self, compressed: bool) -> PersistentNodeBuilder {
+        self.codec = DataCodec::compressed(compressed);
+        self
+    }
+
     /// Starts keeping the node (in a task: needs a tokio runtime) and returns at once; see
     /// [`PersistentNode::wait_for_initial_create`]. `InvalidInput` for a bad path, or a TTL
     /// mode without a TTL.
@@ -412,6 +430,8 @@ impl PersistentNodeBuilder {
             let mut state = node.inner.state();
             state.ttl = self.ttl;
             state.protection = self.protection.then(ProtectedName::new);
+            state.codec = self.codec;
+            state.stored = self.codec.encode(&self.data);
         }
         // The stream a user takes right after `start` sees the first create's event.
         node.inner.listeners.keep_first();
@@ -427,6 +447,7 @@ impl std::fmt::Debug for PersistentNodeBuilder {
             .field("mode", &self.mode)
             .field("protection", &self.protection)
             .field("ttl", &self.ttl)
+            .field("codec", &self.codec)
             .finish_non_exhaustive()
     }
 }
@@ -441,6 +462,7 @@ impl PersistentNode {
             data: Vec::new(),
             protection: false,
             ttl: None,
+            codec: DataCodec::Plain,
         }
     }
 
@@ -454,6 +476,8 @@ impl PersistentNode {
                 mode,
                 state: Mutex::new(State {
                     data: data.to_vec(),
+                    stored: data.to_vec(),
+                    codec: DataCodec::Plain,
                     actual: None,
                     created_by: 0,
                     ttl: None,
@@ -549,13 +573,14 @@ impl PersistentNode {
     /// Changes the node's data: written now if the node exists, and used for every
     /// re-creation.
     pub async fn set_data(&self, data: &[u8]) -> Result<()> {
-        let path = {
+        let (path, stored) = {
             let mut state = self.inner.state();
             state.data = data.to_vec();
-            state.actual.clone()
+            state.stored = state.codec.encode(data);
+            (state.actual.clone(), state.stored.clone())
         };
         if let Some(path) = path {
-            self.inner.overwrite(&path, data).await?;
+            self.inner.overwrite(&path, &stored).await?;
         }
         Ok(())
     }
@@ -687,7 +712,7 @@ impl NodeHandle {
         };
         let (path, data) = {
             let state = inner.state();
-            (state.actual.clone(), state.data.clone())
+            (state.actual.clone(), state.stored.clone())
         };
         match path {
             Some(path) => inner.overwrite(&path, &data).await,
