@@ -48,6 +48,7 @@ mod config;
 mod connection_id;
 mod digest;
 mod ensemble;
+mod four_letter;
 // The fuzz target's body: for fuzz/ and the seed replay, no promise.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
