@@ -15,7 +15,12 @@ const DIFFERENCES: &[&str] = &[
     "no SASL (answered AuthFailed), TLS, reconfig, quotas, read-only mode, observers, admin server",
     "no limit on connections per client (maxClientCnxns=0)",
     "four-letter words: latencies 0, no JVM or file figures in mntr, no dataDir in conf",
-    "an ensemble's members share one process: no leader election over the network",
+];
+
+/// What an ensemble of the model does otherwise.
+const ENSEMBLE_DIFFERENCES: &[&str] = &[
+    "the members share one process: no leader election over the network",
+    "empty containers and expired TTL nodes are not reaped",
 ];
 
 /// The settings as `name  value` lines, then the differences.
@@ -70,7 +75,12 @@ pub fn settings(options: &Options, listening: &[SocketAddr]) -> String {
     );
     line("four-letter words", WORDS.to_owned());
     let _ = writeln!(out, "  differences from ZooKeeper 3.8:");
-    for difference in DIFFERENCES {
+    let ensemble = if listening.len() > 1 {
+        ENSEMBLE_DIFFERENCES
+    } else {
+        &[]
+    };
+    for difference in DIFFERENCES.iter().chain(ensemble) {
         let _ = writeln!(out, "    - {difference}");
     }
     let _ = writeln!(out, "  stop with SIGINT or SIGTERM");
