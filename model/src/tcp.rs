@@ -167,8 +167,8 @@ impl<S: Served> Serving<S> {
     }
 }
 
-/// A model [`Server`] served on TCP, listening on 127.0.0.1 (the tokio adapter). Dropping it
-/// stops the server and closes every connection.
+/// A model [`Server`] served on TCP (the tokio adapter), listening on 127.0.0.1 unless started
+/// with [`start_at`](Self::start_at). Dropping it stops the server and closes every connection.
 ///
 /// [`stop`](Self::stop) and [`restart`](Self::restart) model a server going down and coming
 /// back on the same port with its state (tree, sessions, watches of sessions that reconnect):
@@ -283,8 +283,8 @@ impl TcpServer {
     }
 }
 
-/// A [`WireEnsemble`] served on TCP, on 127.0.0.1, one port per member (the tokio adapter).
-/// Dropping it stops it.
+/// A [`WireEnsemble`] served on TCP (the tokio adapter), one port per member, on 127.0.0.1
+/// unless started with [`start_at`](Self::start_at). Dropping it stops it.
 #[derive(Debug)]
 pub struct TcpEnsemble {
     addrs: Vec<SocketAddr>,
