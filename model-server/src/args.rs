@@ -39,7 +39,7 @@ Four-letter words on the client port: ruok, srvr, stat, mntr, conf, isro (the ot
 ZooKeeper knows are answered as left out of 4lw.commands.whitelist).
 
 In a script, read the first line of stdout:
-  coproc ZK { zkrs-model --port 0; }
+  coproc ZK { exec zkrs-model --port 0; }
   read -r CONNECT <&\"${ZK[0]}\"
   ... tests against \"$CONNECT\" ...
   kill \"$ZK_PID\"; wait \"$ZK_PID\"
