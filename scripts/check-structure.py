@@ -24,7 +24,7 @@ import os
 import re
 import sys
 
-CRATES = ["proto-codec", "session", "client", "recipes", "testkit", "zkctl", "model"]
+CRATES = ["proto-codec", "session", "client", "recipes", "testkit", "zkctl", "model", "model-server"]
 SKIPPED_DIRS = {"tests", "benches", "examples", "target", ".git", "fuzz"}
 MAX_CYCLES_PER_CIRCLE = 20
 

@@ -11,13 +11,16 @@
 # - MIT Kerberos (Debian's `krb5-kdc`, `krb5-admin-server` and `krb5-user`: krb5kdc,
 #   kdb5_util, kadmin.local, kinit, klist), with which zkrs-testkit runs a throw-away KDC
 #   (`KerberosRealm::start`) for GSSAPI tests, and `libkrb5-dev` (the GSS-API library to link
-#   against: the `sasl-gssapi` feature of zkrs-client, which zkctl turns on).
+#   against: the `sasl-gssapi` feature of zkrs-client, which zkctl turns on);
+# - Debian's `python3-kazoo` (kazoo for Debian's /usr/bin/python3), for the kazoo test of the
+#   `zkrs-model` binary (model-server/tests/kazoo.rs).
 #
 # Idempotent: installs only what is missing (the server jar unless ZKR_ZOOKEEPER_CLASSPATH is
 # set, java unless found, each Curator jar (recipes, discovery) unless ZKR_CURATOR_CLASSPATH
 # is set, javac unless found, openssl unless found or ZKR_OPENSSL is set, the krb5 packages
 # unless krb5kdc, kadmin.local and kinit are found, on the PATH or in /usr/sbin,
-# /usr/local/sbin, /sbin, or ZKR_KRB5_PATH is set). Prints one line saying what it did.
+# /usr/local/sbin, /sbin, or ZKR_KRB5_PATH is set, python3-kazoo unless /usr/bin/python3
+# imports kazoo or ZKRS_KAZOO_PYTHON is set). Prints one line saying what it did.
 set -euo pipefail
 
 JAR=/usr/share/java/zookeeper.jar
@@ -89,13 +92,17 @@ if ! compgen -G '/usr/lib/*/libgssapi_krb5.so' >/dev/null \
     && ! compgen -G '/usr/lib/libgssapi_krb5.so' >/dev/null; then
     packages+=(libkrb5-dev)
 fi
+if [ -z "${ZKRS_KAZOO_PYTHON:-}" ] \
+    && ! /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1; then
+    packages+=(python3-kazoo)
+fi
 
 if [ "${#packages[@]}" -eq 0 ]; then
     server="$JAR"
     [ -n "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && server="ZKR_ZOOKEEPER_CLASSPATH"
     curator="$CURATOR_JAR, $DISCOVERY_JAR"
     [ -n "${ZKR_CURATOR_CLASSPATH:-}" ] && curator="ZKR_CURATOR_CLASSPATH"
-    echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac, openssl, krb5 and libkrb5-dev found)"
+    echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac, openssl, krb5, libkrb5-dev and kazoo found)"
     exit 0
 fi
 

@@ -42,7 +42,8 @@ case "${1:-}" in
 esac
 
 # Library crates, in dependency order (a crate's listing names the items it re-exports from
-# the ones before it, so their JSON must be there first). zkctl is a binary: no API.
+# the ones before it, so their JSON must be there first). zkctl and zkrs-model-server (the
+# zkrs-model program) are binaries: no API.
 crates=(zkrs-codec zkrs-session zkrs-client zkrs-recipes zkrs-testkit zkrs-model zkrs-sim zkrs)
 
 doc="$target/doc"

@@ -56,14 +56,24 @@ impl Default for ServerConfig {
 impl ServerConfig {
     /// The negotiated timeout for one asked for: clamped to `[min, max]`.
     pub fn negotiate_timeout_ms(&self, asked_ms: i32) -> i32 {
-        let tick = self.tick_time.as_millis() as i64;
-        let min = self
-            .min_session_timeout
-            .map_or(2 * tick, |d| d.as_millis() as i64);
-        let max = self
-            .max_session_timeout
-            .map_or(20 * tick, |d| d.as_millis() as i64);
         let asked = i64::from(asked_ms);
-        asked.max(min).min(max).clamp(0, i64::from(i32::MAX)) as i32
+        asked
+            .max(self.min_session_timeout_ms())
+            .min(self.max_session_timeout_ms())
+            .clamp(0, i64::from(i32::MAX)) as i32
+    }
+
+    /// `minSessionTimeout` in milliseconds, its default (2 ticks) applied.
+    pub(crate) fn min_session_timeout_ms(&self) -> i64 {
+        let tick = self.tick_time.as_millis() as i64;
+        self.min_session_timeout
+            .map_or(2 * tick, |d| d.as_millis() as i64)
+    }
+
+    /// `maxSessionTimeout` in milliseconds, its default (20 ticks) applied.
+    pub(crate) fn max_session_timeout_ms(&self) -> i64 {
+        let tick = self.tick_time.as_millis() as i64;
+        self.max_session_timeout
+            .map_or(20 * tick, |d| d.as_millis() as i64)
     }
 }

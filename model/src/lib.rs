@@ -7,7 +7,10 @@
 //! randomness: the caller feeds bytes and the current time (`handle_*`, `now: Instant` last)
 //! and reads the bytes to send ([`Server::poll_transmit`]) and when to wake
 //! ([`Server::poll_timeout`]), in the same dialect as `zkrs-session`'s core on the client
-//! side. [`TcpServer`] serves it over TCP on 127.0.0.1 with tokio, so any client can connect.
+//! side. [`TcpServer`] serves it over TCP with tokio, so any client can connect; a connection
+//! that opens with a four-letter word (`ruok`, `srvr`, `stat`, `mntr`, `conf`, `isro`) gets
+//! ZooKeeper's answer. The `zkrs-model` binary (package `zkrs-model-server`) serves it as a
+//! process, for tests in any language.
 //!
 //! [`WireEnsemble`] (served over TCP by [`TcpEnsemble`], one port per member) is an ensemble of
 //! such servers around one committed log: members answer reads from their own state and apply
@@ -48,6 +51,7 @@ mod config;
 mod connection_id;
 mod digest;
 mod ensemble;
+mod four_letter;
 // The fuzz target's body: for fuzz/ and the seed replay, no promise.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

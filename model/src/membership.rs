@@ -46,9 +46,19 @@ pub(crate) enum Forward {
     Touch(i64),
 }
 
+/// The member's place in the ensemble, as its four-letter words report it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Role {
+    /// `serverId`: the member's index plus one.
+    pub id: usize,
+    /// Set while it leads: (learners, those of them serving).
+    pub leading: Option<(usize, usize)>,
+}
+
 /// The member side of a server in an ensemble.
 #[derive(Debug, Default)]
 pub(crate) struct Membership {
+    pub role: Role,
     pub outbox: Vec<Forward>,
     pub waiting: BTreeSet<ConnectionId>,
     pub queued: BTreeMap<ConnectionId, VecDeque<Bytes>>,

@@ -3,6 +3,7 @@
 //! operations are in `requests.rs`, multi in `multi.rs`, watch delivery in `notify.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -43,11 +44,18 @@ pub(crate) enum Phase {
 
 #[derive(Debug)]
 pub(crate) struct Connection {
-    input: BytesMut,
+    pub(crate) input: BytesMut,
     pub(crate) output: BytesMut,
     pub(crate) phase: Phase,
     pub(crate) session: i64,
     pub(crate) auth: Vec<AuthId>,
+    /// Packets received and sent (`recved`, `sent` in `stat`'s list of clients).
+    pub(crate) received: u64,
+    pub(crate) sent: u64,
+    /// The client's address, when the driver gave it (`stat`'s list of clients).
+    pub(crate) peer: Option<SocketAddr>,
+    /// It asked a four-letter word: its answer is plain text, not frames.
+    pub(crate) word: bool,
 }
 
 /// A ZooKeeper 3.8 standalone server as a deterministic state machine.
@@ -74,6 +82,11 @@ pub struct Server {
     next_container_check: Duration,
     /// Set when this server is a member of an [`crate::WireEnsemble`].
     pub(crate) membership: Option<Membership>,
+    /// The port its driver listens on (`clientPort` in `conf`; 0 when not told).
+    pub(crate) client_port: u16,
+    /// Packets received and sent, every connection counted (`srvr`, `mntr`).
+    pub(crate) packets_received: u64,
+    pub(crate) packets_sent: u64,
 }
 
 impl Server {
@@ -91,6 +104,9 @@ impl Server {
             now: Duration::ZERO,
             next_container_check: config.container_check_interval,
             membership: None,
+            client_port: 0,
+            packets_received: 0,
+            packets_sent: 0,
             config,
         }
     }
@@ -129,12 +145,28 @@ impl Server {
                 phase: Phase::Handshake,
                 session: 0,
                 auth: vec![AuthId::new("ip", peer_ip)],
+                received: 0,
+                sent: 0,
+                peer: None,
+                word: false,
             },
         );
         id
     }
 
+    /// The driver tells the client's address of `conn`, for `stat`'s list of clients.
+    pub(crate) fn set_peer(&mut self, conn: ConnectionId, peer: SocketAddr) {
+        if let Some(c) = self.connections.get_mut(&conn) {
+            c.peer = Some(peer);
+        }
+    }
+
     /// Bytes arrived on a connection. Malformed framing closes it (see [`Transmit::close`]).
+    ///
+    /// A connection whose first four bytes are one of ZooKeeper's four-letter words (`ruok`,
+    /// `srvr`, `stat`, `mntr`, `conf`, `isro`; the others answered as words left out of
+    /// `4lw.commands.whitelist`) gets the answer in plain text and is closed, as ZooKeeper
+    /// does before a session's handshake.
     pub fn handle_input(&mut self, conn: ConnectionId, bytes: &[u8], now: Instant) {
         self.advance(now);
         let max = self.config.max_frame_len;
@@ -145,6 +177,11 @@ impl Server {
             return;
         }
         c.input.extend_from_slice(bytes);
+        // ZooKeeper reads the first four bytes of a connection as a frame length, unless they
+        // spell a word it knows (`four_letter.rs`).
+        if c.phase == Phase::Handshake && c.received == 0 && self.answered_word(conn) {
+            return;
+        }
         loop {
             let Some(c) = self.connections.get_mut(&conn) else {
                 return;
@@ -161,6 +198,8 @@ impl Server {
                 }
             };
             let frame = c.input.split_to(4 + len).freeze();
+            c.received += 1;
+            self.packets_received += 1;
             self.dispatch_frame(conn, frame);
         }
     }
@@ -202,6 +241,13 @@ impl Server {
             };
             let data = c.output.split().freeze();
             let close = c.phase == Phase::Closing;
+            let packets = if c.word {
+                u64::from(!data.is_empty())
+            } else {
+                count_frames(&data)
+            };
+            c.sent += packets;
+            self.packets_sent += packets;
             if close {
                 self.connections.remove(&conn);
             }
@@ -468,4 +514,16 @@ impl Server {
             }
         }
     }
+}
+
+/// Number of whole frames (4-byte length, then the body) in `data`.
+fn count_frames(data: &[u8]) -> u64 {
+    let mut count = 0;
+    let mut rest = data;
+    while let Some(prefix) = rest.get(..4) {
+        let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+        rest = rest.get(4 + len..).unwrap_or_default();
+        count += 1;
+    }
+    count
 }

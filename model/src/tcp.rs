@@ -1,4 +1,4 @@
-//! The TCP adapter: the model served on 127.0.0.1 with tokio, so any client (zkrs, Curator,
+//! The TCP adapter: the model served on TCP (127.0.0.1 unless told) with tokio, so any client (zkrs, Curator,
 //! zkCli.sh) can connect. One task owns the sans-I/O core (a [`Server`], or an
 //! [`WireEnsemble`] with one listener per member); each connection has a reader task feeding
 //! it bytes and a writer task sending what it answers. Time is tokio's clock, fed into the
@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant as StdInstant};
 
 use bytes::Bytes;
@@ -27,6 +27,7 @@ type Call<S> = Box<dyn FnOnce(&mut S, StdInstant) + Send>;
 /// What the adapter needs of a sans-I/O core, per listener.
 pub(crate) trait Served: Send + 'static {
     fn accept(&mut self, listener: usize, ip: &str, now: StdInstant) -> ConnectionId;
+    fn peer(&mut self, listener: usize, conn: ConnectionId, peer: SocketAddr);
     fn input(&mut self, listener: usize, conn: ConnectionId, bytes: &[u8], now: StdInstant);
     fn gone(&mut self, listener: usize, conn: ConnectionId, now: StdInstant);
     fn timeout(&mut self, now: StdInstant);
@@ -37,6 +38,9 @@ pub(crate) trait Served: Send + 'static {
 impl Served for Server {
     fn accept(&mut self, _: usize, ip: &str, now: StdInstant) -> ConnectionId {
         Server::accept(self, ip, now)
+    }
+    fn peer(&mut self, _: usize, conn: ConnectionId, peer: SocketAddr) {
+        self.set_peer(conn, peer)
     }
     fn input(&mut self, _: usize, conn: ConnectionId, bytes: &[u8], now: StdInstant) {
         self.handle_input(conn, bytes, now)
@@ -58,6 +62,9 @@ impl Served for Server {
 impl Served for WireEnsemble {
     fn accept(&mut self, member: usize, ip: &str, now: StdInstant) -> ConnectionId {
         WireEnsemble::accept(self, member, ip, now)
+    }
+    fn peer(&mut self, member: usize, conn: ConnectionId, peer: SocketAddr) {
+        self.set_peer(member, conn, peer)
     }
     fn input(&mut self, member: usize, conn: ConnectionId, bytes: &[u8], now: StdInstant) {
         self.handle_input(member, conn, bytes, now)
@@ -160,8 +167,8 @@ impl<S: Served> Serving<S> {
     }
 }
 
-/// A model [`Server`] served on TCP, listening on 127.0.0.1 (the tokio adapter). Dropping it
-/// stops the server and closes every connection.
+/// A model [`Server`] served on TCP (the tokio adapter), listening on 127.0.0.1 unless started
+/// with [`start_at`](Self::start_at). Dropping it stops the server and closes every connection.
 ///
 /// [`stop`](Self::stop) and [`restart`](Self::restart) model a server going down and coming
 /// back on the same port with its state (tree, sessions, watches of sessions that reconnect):
@@ -194,9 +201,20 @@ impl TcpServer {
 
     /// Starts a server with `config` on 127.0.0.1:`port` (0: a free port).
     pub async fn start_on(port: u16, config: ServerConfig) -> io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        Self::start_at(SocketAddr::from((Ipv4Addr::LOCALHOST, port)), config).await
+    }
+
+    /// Starts a server with `config` listening on `addr` (port 0: a free port), e.g.
+    /// `0.0.0.0:2181` for every interface.
+    ///
+    /// # Errors
+    ///
+    /// When `addr` cannot be bound (taken, or not an address of this host).
+    pub async fn start_at(addr: SocketAddr, config: ServerConfig) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let server = Server::new(config, Instant::now().into_std());
+        let mut server = Server::new(config, Instant::now().into_std());
+        server.client_port = addr.port();
         Ok(TcpServer {
             addr,
             state: State::Serving(Serving::start(server, vec![listener])),
@@ -208,9 +226,10 @@ impl TcpServer {
         self.addr
     }
 
-    /// `127.0.0.1:<port>`, for a client's connect string.
+    /// `host:port`, for a client's connect string: the listening address, with loopback for
+    /// an unspecified one (`0.0.0.0` or `::`).
     pub fn connect_string(&self) -> String {
-        self.addr.to_string()
+        reachable(self.addr).to_string()
     }
 
     /// Whether the server listens (not [`stop`](Self::stop)ped).
@@ -264,8 +283,8 @@ impl TcpServer {
     }
 }
 
-/// A [`WireEnsemble`] served on TCP, on 127.0.0.1, one port per member (the tokio adapter).
-/// Dropping it stops it.
+/// A [`WireEnsemble`] served on TCP (the tokio adapter), one port per member, on 127.0.0.1
+/// unless started with [`start_at`](Self::start_at). Dropping it stops it.
 #[derive(Debug)]
 pub struct TcpEnsemble {
     addrs: Vec<SocketAddr>,
@@ -273,16 +292,40 @@ pub struct TcpEnsemble {
 }
 
 impl TcpEnsemble {
-    /// Starts `n` members on free ports.
+    /// Starts `n` members on free ports of 127.0.0.1.
+    ///
+    /// # Errors
+    ///
+    /// When no port can be bound, or `n` is 0 ([`io::ErrorKind::InvalidInput`]).
     pub async fn start(n: usize, config: ServerConfig) -> io::Result<Self> {
+        let free = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        Self::start_at(&vec![free; n], config).await
+    }
+
+    /// Starts one member listening on each of `addrs` (port 0: a free port); member `m` on
+    /// `addrs[m]`.
+    ///
+    /// # Errors
+    ///
+    /// When an address cannot be bound, or `addrs` is empty ([`io::ErrorKind::InvalidInput`]).
+    pub async fn start_at(addrs: &[SocketAddr], config: ServerConfig) -> io::Result<Self> {
+        if addrs.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an ensemble needs at least one member",
+            ));
+        }
         let mut listeners = Vec::new();
-        let mut addrs = Vec::new();
-        for _ in 0..n {
-            let listener = TcpListener::bind("127.0.0.1:0").await?;
-            addrs.push(listener.local_addr()?);
+        let mut bound = Vec::new();
+        for addr in addrs {
+            let listener = TcpListener::bind(addr).await?;
+            bound.push(listener.local_addr()?);
             listeners.push(listener);
         }
-        let ensemble = WireEnsemble::new(n, config, Instant::now().into_std());
+        let addrs = bound;
+        let mut ensemble = WireEnsemble::new(addrs.len(), config, Instant::now().into_std());
+        let ports: Vec<u16> = addrs.iter().map(SocketAddr::port).collect();
+        ensemble.set_client_ports(&ports);
         Ok(TcpEnsemble {
             addrs,
             served: Serving::start(ensemble, listeners),
@@ -294,9 +337,14 @@ impl TcpEnsemble {
         self.addrs[m]
     }
 
-    /// Every member, `host:port,host:port,...`, for a client's connect string.
+    /// Every member, `host:port,host:port,...`, for a client's connect string (loopback for
+    /// an unspecified listening address, as [`TcpServer::connect_string`]).
     pub fn connect_string(&self) -> String {
-        let all: Vec<String> = self.addrs.iter().map(SocketAddr::to_string).collect();
+        let all: Vec<String> = self
+            .addrs
+            .iter()
+            .map(|a| reachable(*a).to_string())
+            .collect();
         all.join(",")
     }
 
@@ -308,6 +356,17 @@ impl TcpEnsemble {
     ) -> Option<R> {
         self.served.call(f).await
     }
+}
+
+/// Where a client on this host reaches a listener bound to `addr`: loopback for `0.0.0.0` and
+/// `::` (they name no host to connect to).
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    SocketAddr::new(ip, addr.port())
 }
 
 struct Link {
@@ -336,6 +395,7 @@ async fn run_core<S: Served>(
             None => core.timeout(now),
             Some(Input::Accepted(listener, stream, peer)) => {
                 let conn = core.accept(listener, &peer.ip().to_string(), now);
+                core.peer(listener, conn, peer);
                 let (mut read, write) = stream.into_split();
                 let (out, out_rx) = mpsc::unbounded_channel();
                 tokio::spawn(write_loop(write, out_rx));

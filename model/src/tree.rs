@@ -185,6 +185,16 @@ impl DataTree {
             .flat_map(|s| s.iter().map(String::as_str))
     }
 
+    /// Number of ephemeral nodes (`zk_ephemerals_count`).
+    pub(crate) fn ephemeral_count(&self) -> usize {
+        self.ephemerals.values().map(BTreeSet::len).sum()
+    }
+
+    /// `DataTree.approximateDataSize`: every node's path length plus data length.
+    pub(crate) fn approximate_data_size(&self) -> usize {
+        self.nodes.iter().map(|(p, n)| p.len() + n.data.len()).sum()
+    }
+
     /// Paths of container nodes.
     pub fn containers(&self) -> impl Iterator<Item = &str> {
         self.containers.iter().map(String::as_str)

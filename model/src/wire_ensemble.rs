@@ -15,7 +15,7 @@ use zkrs_codec::OpCode;
 use crate::acl::AuthId;
 use crate::config::ServerConfig;
 use crate::connection_id::ConnectionId;
-use crate::membership::Forward;
+use crate::membership::{Forward, Role};
 use crate::server::{Server, Transmit};
 use crate::sessions::SessionTable;
 
@@ -85,6 +85,8 @@ pub struct WireEnsemble {
     now: Duration,
     transmits: VecDeque<(usize, Transmit)>,
     next_poll: usize,
+    /// The ports the driver listens on, per member (`conf`'s `clientPort`).
+    client_ports: Vec<u16>,
 }
 
 impl WireEnsemble {
@@ -96,7 +98,7 @@ impl WireEnsemble {
     /// If `n` is 0.
     pub fn new(n: usize, config: ServerConfig, now: Instant) -> Self {
         assert!(n > 0, "an ensemble has members");
-        WireEnsemble {
+        let mut ensemble = WireEnsemble {
             members: (0..n)
                 .map(|_| Server::new_member(config.clone(), 1, now))
                 .collect(),
@@ -115,7 +117,32 @@ impl WireEnsemble {
             now: Duration::ZERO,
             transmits: VecDeque::new(),
             next_poll: 0,
+            client_ports: vec![0; n],
             config,
+        };
+        ensemble.update_roles();
+        ensemble
+    }
+
+    /// The driver tells each member's client port (`conf`'s `clientPort`).
+    pub(crate) fn set_client_ports(&mut self, ports: &[u16]) {
+        self.client_ports = ports.to_vec();
+        self.update_roles();
+    }
+
+    /// Tells each member its id, port and whether it leads (what its four-letter words
+    /// report), after a change of leader, of health or of a member's state.
+    fn update_roles(&mut self) {
+        let serving = self.serving();
+        for (m, member) in self.members.iter_mut().enumerate() {
+            member.client_port = self.client_ports.get(m).copied().unwrap_or(0);
+            if let Some(membership) = member.membership.as_mut() {
+                membership.role = Role {
+                    id: m + 1,
+                    leading: (m == self.leader)
+                        .then(|| (self.health.len() - 1, serving.saturating_sub(1))),
+                };
+            }
         }
     }
 
@@ -184,6 +211,11 @@ impl WireEnsemble {
         }
         self.members[m].handle_input(conn, bytes, now);
         self.pump();
+    }
+
+    /// The driver tells the client's address of a connection of member `m`.
+    pub(crate) fn set_peer(&mut self, m: usize, conn: ConnectionId, peer: std::net::SocketAddr) {
+        self.members[m].set_peer(conn, peer);
     }
 
     /// A client of member `m` went away.
@@ -311,14 +343,15 @@ impl WireEnsemble {
     /// A leader that stopped serving is replaced by a serving member (the committed log is
     /// on a quorum, so the new one has it all), in a new epoch.
     fn elect(&mut self) {
-        if self.health[self.leader] == Health::Serving || self.serving() * 2 <= self.members.len() {
-            return;
+        if self.health[self.leader] != Health::Serving && self.serving() * 2 > self.members.len() {
+            if let Some(next) = (0..self.members.len()).find(|m| self.health[*m] == Health::Serving)
+            {
+                self.leader = next;
+                self.epoch += 1;
+                self.counter = 0;
+            }
         }
-        if let Some(next) = (0..self.members.len()).find(|m| self.health[*m] == Health::Serving) {
-            self.leader = next;
-            self.epoch += 1;
-            self.counter = 0;
-        }
+        self.update_roles();
     }
 
     fn append(&mut self, origin: Option<(usize, ConnectionId, i32)>, kind: EntryKind) {

@@ -1,0 +1,88 @@
+//! The settings printed on stderr at start, with what differs from a default ZooKeeper 3.8:
+//! what a test runs against is on record in its log.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+
+use crate::args::Options;
+
+/// The four-letter words the model answers.
+const WORDS: &str = "ruok srvr stat mntr conf isro";
+
+/// What a default ZooKeeper 3.8 does that the model does not, or does otherwise.
+const DIFFERENCES: &[&str] = &[
+    "in memory only: nothing on disk, every start begins with an empty tree",
+    "no SASL (answered AuthFailed), TLS, reconfig, quotas, read-only mode, observers, admin server",
+    "no limit on connections per client (maxClientCnxns=0)",
+    "four-letter words: latencies 0, no JVM or file figures in mntr, no dataDir in conf",
+];
+
+/// What an ensemble of the model does otherwise.
+const ENSEMBLE_DIFFERENCES: &[&str] = &[
+    "the members share one process: no leader election over the network",
+    "empty containers and expired TTL nodes are not reaped",
+];
+
+/// The settings as `name  value` lines, then the differences.
+pub fn settings(options: &Options, listening: &[SocketAddr]) -> String {
+    let mut out = String::new();
+    let kind = match listening.len() {
+        1 => "standalone server".to_owned(),
+        n => format!("ensemble of {n} members, member 1 leading"),
+    };
+    let _ = writeln!(
+        out,
+        "zkrs-model {}: a model of a ZooKeeper 3.8 {kind}",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut line = |name: &str, value: String| {
+        let _ = writeln!(out, "  {name:<26}{value}");
+    };
+    for (m, addr) in listening.iter().enumerate() {
+        let name = match listening.len() {
+            1 => "clientPort".to_owned(),
+            _ => format!("clientPort (member {})", m + 1),
+        };
+        line(&name, addr.to_string());
+    }
+    line("tickTime", format!("{} ms", options.tick_time.as_millis()));
+    line(
+        "minSessionTimeout",
+        format!("{} ms", options.min_session_timeout.as_millis()),
+    );
+    line(
+        "maxSessionTimeout",
+        format!("{} ms", options.max_session_timeout.as_millis()),
+    );
+    line(
+        "TTL nodes",
+        format!(
+            "{} (zookeeper.extendedTypesEnabled={})",
+            if options.ttl_nodes { "on" } else { "off" },
+            options.ttl_nodes
+        ),
+    );
+    line(
+        "container reaper",
+        format!(
+            "every {} ms (znode.container.checkIntervalMs)",
+            options.container_check_interval.as_millis()
+        ),
+    );
+    line(
+        "jute.maxbuffer",
+        format!("{} bytes", options.jute_maxbuffer),
+    );
+    line("four-letter words", WORDS.to_owned());
+    let _ = writeln!(out, "  differences from ZooKeeper 3.8:");
+    let ensemble = if listening.len() > 1 {
+        ENSEMBLE_DIFFERENCES
+    } else {
+        &[]
+    };
+    for difference in DIFFERENCES.iter().chain(ensemble) {
+        let _ = writeln!(out, "    - {difference}");
+    }
+    let _ = writeln!(out, "  stop with SIGINT or SIGTERM");
+    out
+}
