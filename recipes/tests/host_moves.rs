@@ -58,7 +58,9 @@ async fn member_of(cluster: &TestingCluster, session: i64, not: Option<usize>) -
 
 /// Polls every future in index order until all are done: the first polls (which hand the
 /// requests to the driver) are in index order, as a caller issuing them one after another.
-async fn join_in_order<T>(mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>) -> Vec<T> {
+async fn join_in_order<T>(
+    mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>,
+) -> Vec<T> {
     let mut out: Vec<Option<T>> = futures.iter().map(|_| None).collect();
     std::future::poll_fn(|cx| {
         let mut pending = false;
@@ -178,7 +180,11 @@ async fn moves_between_healthy_members_suspend_nothing() {
     assert!(log.is_empty(), "no state change at all: {log:?}");
     assert_eq!(client.session_id(), session);
     assert!(guard.is_held());
-    let stat = client.exists(&lock_node).await.unwrap().expect("the lock node");
+    let stat = client
+        .exists(&lock_node)
+        .await
+        .unwrap()
+        .expect("the lock node");
     assert_eq!(stat.ephemeral_owner, session);
     assert_eq!(client.metrics().session_moves, MOVES as u64);
     guard.release().await.unwrap();

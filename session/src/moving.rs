@@ -145,8 +145,8 @@ impl<T> Session<T> {
             return;
         };
         let to = self.hosts.current();
-        let timeout = (self.negotiated / self.hosts.host_count() as u32)
-            .max(Duration::from_millis(100));
+        let timeout =
+            (self.negotiated / self.hosts.host_count() as u32).max(Duration::from_millis(100));
         m.to = to;
         m.stage = MoveStage::Dialing {
             deadline: now + timeout,

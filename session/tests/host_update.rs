@@ -68,10 +68,7 @@ fn a_client_whose_host_left_moves_without_suspension_and_keeps_its_session() {
     );
     sim.s.handle_spare_connected(sim.now);
     let events = sim.events();
-    assert!(
-        matches!(events.as_slice(), [Event::UseSpare]),
-        "{events:?}"
-    );
+    assert!(matches!(events.as_slice(), [Event::UseSpare]), "{events:?}");
     let req = sim.take_connect_request();
     assert_eq!((req.session_id, req.passwd), (0x51, vec![7; 16]));
     sim.respond_connect(4_000, 0x51, &[7; 16], false);

@@ -68,7 +68,10 @@ fn requests_in_flight_drain_and_requests_made_during_the_move_follow_in_order() 
     // Draining: new requests wait.
     let b1 = sim.get_data("/b1");
     let b2 = sim.get_data("/b2");
-    assert!(sim.take_bytes().is_empty(), "nothing more on the old connection");
+    assert!(
+        sim.take_bytes().is_empty(),
+        "nothing more on the old connection"
+    );
     sim.reply_next_zxid(sent_a[0].xid, &get_data_body(b"1"));
     sim.reply_next_zxid(sent_a[1].xid, &get_data_body(b"2"));
     let events = sim.events();
@@ -243,7 +246,11 @@ fn a_notification_during_the_switch_reaches_its_watcher_once() {
     assert!(matches!(sim.events().as_slice(), [Event::UseSpare]));
     sim.take_connect_request();
     // During the handshake, the old server notifies a change (with a ping reply).
-    let mut old = notification_frame(EventType::NodeDataChanged, KeeperState::SyncConnected, "/changed");
+    let mut old = notification_frame(
+        EventType::NodeDataChanged,
+        KeeperState::SyncConnected,
+        "/changed",
+    );
     old.extend_from_slice(&reply_frame(-2, zxid, ErrorCode::Ok, &[]));
     feed_retiring(&mut sim, &old);
     let first = watch_events(&sim.events());
@@ -270,7 +277,11 @@ fn a_notification_during_the_switch_reaches_its_watcher_once() {
     sim.notify(EventType::NodeDataChanged, "/changed");
     feed_retiring(
         &mut sim,
-        &notification_frame(EventType::NodeDataChanged, KeeperState::SyncConnected, "/changed"),
+        &notification_frame(
+            EventType::NodeDataChanged,
+            KeeperState::SyncConnected,
+            "/changed",
+        ),
     );
     assert!(watch_events(&sim.events()).is_empty());
     // The other watch is live on the new connection.
@@ -308,7 +319,11 @@ fn a_session_with_a_persistent_watch_moves_the_old_way() {
         sim.now,
     ));
     let events = sim.events();
-    assert_eq!(states(&events), vec![ConnectionState::Suspended], "{events:?}");
+    assert_eq!(
+        states(&events),
+        vec![ConnectionState::Suspended],
+        "{events:?}"
+    );
     assert_eq!(disconnects(&events), 1);
 }
 

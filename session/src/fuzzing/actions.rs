@@ -285,14 +285,14 @@ impl<'a> Harness<'a> {
 /// A notification frame: its type, state and path chosen by `b`.
 pub(super) fn notification_frame(b: u8) -> BytesMut {
     let event = WatcherEvent {
-            event_type: EVENT_TYPES[usize::from(b) % EVENT_TYPES.len()],
-            state: if b & 0x80 == 0 {
-                KeeperState::SyncConnected
-            } else {
-                KeeperState::Disconnected
-            },
-            path: Some(PATHS[usize::from(b >> 3) % PATHS.len()]),
-        };
+        event_type: EVENT_TYPES[usize::from(b) % EVENT_TYPES.len()],
+        state: if b & 0x80 == 0 {
+            KeeperState::SyncConnected
+        } else {
+            KeeperState::Disconnected
+        },
+        path: Some(PATHS[usize::from(b >> 3) % PATHS.len()]),
+    };
     reply_frame(-1, -1, ErrorCode::Ok, &event.to_bytes())
 }
 

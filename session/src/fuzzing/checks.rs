@@ -99,8 +99,11 @@ impl<'a> Harness<'a> {
             Event::RestoreRetiring => {
                 let (old, rx) = self.retiring.take().expect("RestoreRetiring with none");
                 // The connection-wide state is the old one's; the server's counters go on.
-                let (last_xid, zxid, next_session) =
-                    (self.server.last_xid, self.server.zxid, self.server.next_session);
+                let (last_xid, zxid, next_session) = (
+                    self.server.last_xid,
+                    self.server.zxid,
+                    self.server.next_session,
+                );
                 self.server = old;
                 self.server.last_xid = last_xid;
                 self.server.zxid = zxid;
