@@ -37,6 +37,7 @@ mod host_update;
 mod hosts;
 mod lifecycle;
 mod messages;
+mod move_state;
 mod moving;
 mod rebalance;
 mod receive;
@@ -168,7 +169,7 @@ pub struct Session<T> {
     /// The SASL exchange of this connection, between the handshake and the session's use.
     sasl: Option<sasl::SaslInProgress>,
     /// A move to another host under way, without suspension (`moving.rs`).
-    moving: Option<moving::Move>,
+    moving: Option<move_state::Move>,
     /// The connection's host has left the host list (`Conn`'s host is then a placeholder,
     /// the host being moved to).
     off_list: bool,
