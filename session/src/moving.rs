@@ -53,6 +53,19 @@
 //! Read-only servers: only a session on a read-write server moves this way (a read-only
 //! server's session is local to it); a new host that turns out to be read-only is given up,
 //! as the client would lose writes there.
+//!
+//! The old server. Once the new one has taken the session over, the old one answers a
+//! write on the old connection with SessionMoved and closes it: nothing is written to it
+//! after the drain, so that never happens, and an end of the old connection during the
+//! switch only means there is nothing to fall back to (`handle_retiring_closed`). A fallback
+//! after the new server did take the session over is the one case where the old connection
+//! is stale: its first write makes the old server close it, and the client reconnects as
+//! after any failure.
+//!
+//! The bound on requests in flight (the client's `max_in_flight`) counts the requests that
+//! wait for the switch like any other; the drain only frees places (replies arrive, nothing
+//! new is sent), so a move cannot deadlock against the bound: callers beyond it wait, as on
+//! any slow connection, until the requests that waited are sent and answered.
 
 use super::*;
 use crate::move_state::{Move, MoveStage};
@@ -199,7 +212,8 @@ impl<T> Session<T> {
 
     /// The old connection closed (or failed) during the switch: the new host's answer
     /// decides alone now.
-    pub fn handle_retiring_closed(&mut self, _now: Instant) {
+    pub fn handle_retiring_closed(&mut self, now: Instant) {
+        let _ = now;
         if let Some(Move {
             stage: MoveStage::Switching { retiring_alive, .. },
             ..
@@ -392,6 +406,8 @@ impl<T> Session<T> {
                 if retiring_alive {
                     self.events.push_back(Event::DropRetiring);
                 }
+                // The connection is the new host's now, a host of the list.
+                self.off_list = false;
                 true
             }
             Some(MoveStage::Waiting { .. }) | None => false,
