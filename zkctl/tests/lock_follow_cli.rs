@@ -110,9 +110,10 @@ fn a_following_lock_keeps_its_command_through_member_replacements() {
         read(&other_node).is_some()
     });
     // In line behind the first: its command must not run while the first holds the lock.
+    // It starts on the leader, which stays (so that its own session is not what is tested).
     let ran = dir.join("ran");
     let waiter = zkctl_on(
-        &cluster.connect_string(),
+        &address(&cluster, leader),
         &[
             "--follow-ensemble",
             "lock",
