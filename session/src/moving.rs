@@ -427,10 +427,15 @@ impl<T> Session<T> {
                 self.move_failed(reason, true, now);
                 return false;
             }
+            // The old connection is gone: read-only it is, as after any reconnection to a
+            // read-only server (`Suspended`, then `ReadOnly` from `open`).
+            self.set_state(ConnectionState::Suspended);
         }
         self.cancel_move();
         self.off_list = false;
-        self.events.push_back(Event::Moved { host });
+        if !read_only {
+            self.events.push_back(Event::Moved { host });
+        }
         true
     }
 

@@ -395,3 +395,21 @@ fn random_scripts_with_moves_keep_the_invariants() {
         zkrs_session::fuzzing::session_with_host_updates(&script);
     }
 }
+
+#[test]
+fn a_read_only_new_host_with_the_old_connection_gone_is_a_reconnection() {
+    let (mut sim, host) = connected_on_two_hosts();
+    start_move(&mut sim, host);
+    sim.s.handle_spare_connected(sim.now);
+    sim.events();
+    sim.take_connect_request();
+    sim.s.handle_retiring_closed(sim.now);
+    sim.respond_connect(4_000, 0x51, &[7; 16], true);
+    let events = sim.events();
+    assert_eq!(
+        states(&events),
+        vec![ConnectionState::Suspended, ConnectionState::ReadOnly],
+        "{events:?}"
+    );
+    assert_eq!(sim.s.session_id(), 0x51);
+}
