@@ -3,6 +3,12 @@
 //! It does only I/O and sleeping: every decision is the core's. Client handles talk to it over
 //! an unbounded channel; commands that arrive together are handled together, so their frames
 //! leave in one write (pipelining without extra syscalls).
+//!
+//! During a move of the session to another host (`zkrs_session`'s `moving.rs`: make before
+//! break) it holds up to two connections: the spare, opened while the session goes on over
+//! the current one, and, after the switch, the old one, only read (its notifications) until
+//! the core says to close it or to go back to it. Which bytes go where is the core's call
+//! (`Event::UseSpare`, `Event::DropRetiring`, `Event::RestoreRetiring`).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -43,6 +49,14 @@ pub(crate) struct Driver {
     connector: Connector,
     transport: Option<Transport>,
     connecting: Option<ConnectFuture>,
+    /// A move's second connection, before the switch, and its attempt.
+    spare: Option<Transport>,
+    spare_connecting: Option<ConnectFuture>,
+    /// The host the spare connects to, for the logs.
+    spare_host: usize,
+    /// A move's old connection after the switch (only read), and its unread bytes.
+    retiring: Option<Transport>,
+    retiring_buf: BytesMut,
     probe_tx: mpsc::UnboundedSender<usize>,
     probe_rx: mpsc::UnboundedReceiver<usize>,
     read_buf: BytesMut,
@@ -98,6 +112,11 @@ impl Driver {
             connector,
             transport: None,
             connecting: None,
+            spare: None,
+            spare_connecting: None,
+            spare_host: 0,
+            retiring: None,
+            retiring_buf: BytesMut::new(),
             probe_tx,
             probe_rx,
             read_buf: BytesMut::with_capacity(READ_RESERVE),
@@ -192,6 +211,38 @@ impl Driver {
                             // Kept by the core as the reason, for connect()'s error.
                             self.session.handle_io_error(e, now)
                         }
+                    }
+                }
+                // A move's old connection, after the switch: its notifications.
+                readable = readable(&self.retiring) => match readable {
+                    Ok(()) => self.read_retiring(),
+                    Err(_) => self.retiring_closed(),
+                },
+                // A move's spare connection: opened, or not.
+                attempted = connecting(&mut self.spare_connecting) => {
+                    self.spare_connecting = None;
+                    let now = crate::clock::now();
+                    match attempted {
+                        Attempted::Connected(Ok(transport)) => {
+                            self.spare = Some(transport);
+                            self.session.handle_spare_connected(now);
+                        }
+                        Attempted::Connected(Err(e)) => {
+                            crate::__log!(debug, error = %e, "could not open the connection to move the session to");
+                            self.session.handle_spare_failed(Some(e), now);
+                        }
+                        Attempted::Hosts(_) => {}
+                    }
+                }
+                // The spare has nothing to say before the switch: its end, or bytes, fail it.
+                readable = readable(&self.spare) => {
+                    let failure = match readable {
+                        Ok(()) => self.spare_unasked(),
+                        Err(e) => Some(e),
+                    };
+                    if let Some(e) = failure {
+                        self.spare = None;
+                        self.session.handle_spare_failed(Some(e), crate::clock::now());
                     }
                 }
                 Some(host) = self.probe_rx.recv() => {
@@ -417,6 +468,52 @@ impl Driver {
         }
     }
 
+    /// Reads the old connection of a move (after the switch) and hands its bytes to the core.
+    fn read_retiring(&mut self) {
+        let Some(transport) = &mut self.retiring else {
+            return;
+        };
+        self.retiring_buf.reserve(READ_RESERVE);
+        match transport.try_read_buf(&mut self.retiring_buf) {
+            Ok(0) => self.retiring_closed(),
+            Ok(n) => {
+                self.metrics.received(n);
+                let now = crate::clock::now();
+                self.session
+                    .handle_retiring_read(&mut self.retiring_buf, now);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(_) => self.retiring_closed(),
+        }
+    }
+
+    /// The old connection of a move ended (the server closes it once the session moved).
+    fn retiring_closed(&mut self) {
+        self.retiring = None;
+        self.retiring_buf.clear();
+        self.session.handle_retiring_closed(crate::clock::now());
+    }
+
+    /// The spare connection is readable before the switch: its end, an error, or bytes
+    /// nobody asked for (then it is failed). `None` when nothing was there after all (with
+    /// TLS, a record with no data, such as a session ticket).
+    fn spare_unasked(&mut self) -> Option<io::Error> {
+        let transport = self.spare.as_mut()?;
+        let mut scratch = BytesMut::with_capacity(64);
+        match transport.try_read_buf(&mut scratch) {
+            Ok(0) => Some(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            )),
+            Ok(_) => Some(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the server sent bytes before the handshake",
+            )),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => None,
+            Err(e) => Some(e),
+        }
+    }
+
     /// Updates the connection attempt the handles see (for connect()'s error when no
     /// session comes). Only on connection events: never on the request path.
     fn track_attempt(&self, update: impl FnOnce(&mut Option<Attempt>)) {
@@ -497,6 +594,65 @@ impl Driver {
                     if failure.is_some() {
                         shared.last_failure = failure;
                     }
+                }
+                ExhaustiveEvent::ConnectSpare {
+                    host,
+                    timeout,
+                    shuffle,
+                } => {
+                    let (name, port) = self.hosts[host].clone();
+                    crate::__log!(info, host = %format_args!("{name}:{port}"), "moving the session to another host: connecting there first");
+                    self.spare_host = host;
+                    let connector = self.connector.clone();
+                    self.spare_connecting = Some(Box::pin(async move {
+                        Attempted::Connected(
+                            crate::resolve::connect_host(&connector, &name, port, timeout, shuffle)
+                                .await,
+                        )
+                    }));
+                }
+                ExhaustiveEvent::DropSpare => {
+                    if let Some(failure) = self.session.last_connection_failure() {
+                        crate::__log!(info, error = %failure, "the session stays on its host for now");
+                        let _ = failure;
+                    }
+                    self.spare = None;
+                    self.spare_connecting = None;
+                }
+                ExhaustiveEvent::UseSpare => {
+                    // The old connection's unread bytes stay with it.
+                    self.retiring = self.transport.take();
+                    self.transport = self.spare.take();
+                    self.retiring_buf = std::mem::replace(
+                        &mut self.read_buf,
+                        BytesMut::with_capacity(READ_RESERVE),
+                    );
+                    self.host = self.spare_host;
+                    let now = crate::clock::now();
+                    self.session
+                        .handle_retiring_read(&mut self.retiring_buf, now);
+                }
+                ExhaustiveEvent::DropRetiring => {
+                    self.retiring = None;
+                    self.retiring_buf = BytesMut::new();
+                }
+                ExhaustiveEvent::RestoreRetiring => {
+                    self.transport = self.retiring.take();
+                    self.read_buf = std::mem::take(&mut self.retiring_buf);
+                    if let Some(host) = self.session.current_host() {
+                        self.host = host;
+                    }
+                    if let Some(failure) = self.session.last_connection_failure() {
+                        crate::__log!(info, error = %failure, "could not move the session: it stays on its host for now");
+                        let _ = failure;
+                    }
+                }
+                ExhaustiveEvent::Moved { host } => {
+                    self.host = host;
+                    self.metrics.session_moved();
+                    let (name, port) = &self.hosts[host];
+                    crate::__log!(info, host = %format_args!("{name}:{port}"), session = %format_args!("{:#x}", self.last_session), "session moved to another host, never suspended");
+                    let _ = (name, port);
                 }
                 ExhaustiveEvent::ProbeReadWrite { host } => {
                     let (name, port) = self.hosts[host].clone();

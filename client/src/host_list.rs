@@ -33,8 +33,13 @@ impl Client {
     /// ZOOKEEPER-1355's rebalancing decides, so that many clients spread evenly over the new
     /// list without all reconnecting: a client whose host left moves; when hosts were added,
     /// a client whose host stays moves with probability `1 - old/new`, to an added host;
-    /// otherwise it stays. A client that moves drops its connection and reconnects at once
-    /// (`Suspended`, then `Reconnected`, same session). Hosts are compared by name and port
+    /// otherwise it stays. A client that moves from a healthy connection connects to its new
+    /// host first and moves its session there without suspending it (make before break: no
+    /// state change; requests made meanwhile wait and go out in order;
+    /// [`ClientMetrics::session_moves`](crate::ClientMetrics) counts it); a move that fails
+    /// falls back to the old connection and is tried again. A client with no usable
+    /// connection, on a read-only server, or holding a persistent watch reconnects the old
+    /// way (`Suspended`, then `Reconnected`, same session). Hosts are compared by name and port
     /// as written (the Java client also compares resolved addresses).
     ///
     /// The connect string's chroot, if any, must be the client's own: it cannot change.

@@ -130,6 +130,7 @@ pub(crate) struct Metrics {
     bytes_sent: AtomicU64,
     bytes_received: AtomicU64,
     connections: AtomicU64,
+    session_moves: AtomicU64,
     session_expiries: AtomicU64,
     watches_registered: AtomicU64,
     watch_events: AtomicU64,
@@ -143,6 +144,7 @@ impl Metrics {
             bytes_sent: AtomicU64::new(0),
             bytes_received: AtomicU64::new(0),
             connections: AtomicU64::new(0),
+            session_moves: AtomicU64::new(0),
             session_expiries: AtomicU64::new(0),
             watches_registered: AtomicU64::new(0),
             watch_events: AtomicU64::new(0),
@@ -179,6 +181,10 @@ impl Metrics {
 
     pub(crate) fn connected(&self) {
         self.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn session_moved(&self) {
+        self.session_moves.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn session_expired(&self) {
@@ -223,6 +229,7 @@ impl Metrics {
             bytes_sent: load(&self.bytes_sent),
             bytes_received: load(&self.bytes_received),
             connections: load(&self.connections),
+            session_moves: load(&self.session_moves),
             session_expiries: load(&self.session_expiries),
             watches_registered: load(&self.watches_registered),
             watch_events: load(&self.watch_events),
@@ -263,6 +270,10 @@ pub struct ClientMetrics {
     pub bytes_received: u64,
     /// Connections on which the session became usable (the first, then every reconnect).
     pub connections: u64,
+    /// Moves of the session to another host without suspension (a host-list change, the
+    /// ensemble tracker): the new connection was opened before the old one was let go.
+    /// Not counted in `connections`.
+    pub session_moves: u64,
     /// Sessions lost (expired, or disconnected past their timeout).
     pub session_expiries: u64,
     /// Watches left by successful requests (one-shot and persistent).

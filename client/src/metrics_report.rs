@@ -15,6 +15,7 @@
 //! | `zookeeper_client_sent_bytes_total` | counter | `client` |
 //! | `zookeeper_client_received_bytes_total` | counter | `client` |
 //! | `zookeeper_client_connections_total` | counter | `client` |
+//! | `zookeeper_client_session_moves_total` | counter | `client` |
 //! | `zookeeper_client_session_expiries_total` | counter | `client` |
 //! | `zookeeper_client_watches_registered_total` | counter | `client` |
 //! | `zookeeper_client_watch_events_total` | counter | `client` |
@@ -89,6 +90,7 @@ pub(crate) fn report(client: &str, m: &ClientMetrics) {
         ("zookeeper_client_sent_bytes_total", m.bytes_sent),
         ("zookeeper_client_received_bytes_total", m.bytes_received),
         ("zookeeper_client_connections_total", m.connections),
+        ("zookeeper_client_session_moves_total", m.session_moves),
         (
             "zookeeper_client_session_expiries_total",
             m.session_expiries,

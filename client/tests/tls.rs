@@ -402,6 +402,59 @@ async fn rotated_files_are_used_at_the_next_connection() {
     assert!(
         identities.contains(&("x509".to_string(), second.client_subject().to_string())),
         "{identities:?}"
+
+/// A move to another member over TLS (`update_hosts` leaving out the member in use): the
+/// new connection's TLS handshake is made while the session goes on over the old one, then
+/// the session moves without being suspended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_session_moves_to_another_member_without_suspension() {
+    let cluster = tokio::task::block_in_place(|| {
+        zkrs_testkit::TestingCluster::start_with(
+            3,
+            ServerOptions::new().tls(certs(), ClientAuth::None),
+        )
+    })
+    .expect("a TLS ensemble");
+    let secure = |i: usize| cluster.member_secure_connect_string(i).unwrap();
+    let client = within(
+        "connect",
+        ClientBuilder::new(secure(0))
+            .session_timeout(Duration::from_secs(10))
+            .tls(trusting())
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let session = client.session_id();
+    client
+        .create("/tls-move", b"", CreateMode::Ephemeral)
+        .await
+        .unwrap();
+    let mut states = client.state_changes();
+    let moved = within(
+        "update_hosts",
+        client.update_hosts(&format!("{},{}", secure(1), secure(2))),
+    )
+    .await
+    .unwrap();
+    assert!(moved, "member 1 left the list");
+    within("the move", async {
+        while client.metrics().session_moves == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    // Member 1 is gone for the client: a read is answered over TLS by another member.
+    tokio::task::block_in_place(|| cluster.kill(0)).unwrap();
+    let found = within("a read after the move", client.exists("/tls-move"))
+        .await
+        .unwrap();
+    assert!(found.is_some_and(|s| s.ephemeral_owner == session));
+    assert_eq!(client.session_id(), session);
+    assert!(
+        states.try_next().is_none(),
+        "a move changes no state: {:?}",
+        states.try_next()
     );
     client.close().await.unwrap();
 }

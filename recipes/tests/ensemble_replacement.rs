@@ -4,10 +4,14 @@
 //! is removed by `reconfig` and killed.
 //!
 //! A client that follows the ensemble (`ClientBuilder::follow_ensemble`) keeps its session
-//! through the whole replacement: its `InterProcessMutex` stays held (its node still there,
-//! owned by its session) and no `Suspended` lasts as long as the session timeout. A client
-//! without the tracker, in the same test, loses its session once none of its hosts is left
-//! (so the test can tell the two apart). Every wait has a deadline.
+//! through the whole replacement: its `InterProcessMutex` (Curator's standard policy) stays
+//! held (its node still there, owned by its session). The followers are replaced first: the
+//! client moves off each before it goes without being suspended at all (issue 36: make
+//! before break), so the lock is never reported lost through them. The leader goes last:
+//! its removal ends its term, and every member drops its clients while the next leader
+//! takes over, a `Suspended` no client can avoid (it must still be shorter than the session
+//! timeout). A client without the tracker, in the same test, loses its session once none of
+//! its hosts is left (so the test can tell the two apart). Every wait has a deadline.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -137,6 +141,25 @@ async fn lock_owner(client: &Client, path: &str) -> zkrs_client::Result<i64> {
     .await
 }
 
+/// Waits until member `old` no longer has a connection of session `session` (the tracked
+/// client moved its session to a member of the new list, then closed its old connection).
+async fn wait_moved_off(cluster: &TestingCluster, old: usize, session: i64) {
+    let sid = format!("sid={session:#x}");
+    within("the tracked client leaving the removed member", async {
+        loop {
+            let cons = block_in_place(|| {
+                zkrs_testkit::four_letter_word(cluster.member_address(old), "cons", DEADLINE)
+            });
+            match cons {
+                Ok(cons) if cons.lines().any(|l| l.contains(&sid)) => {}
+                _ => return,
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+}
+
 /// Every state change of `client`, with when it came.
 fn record_states(client: &Client) -> Arc<Mutex<Vec<(Instant, ConnectionState)>>> {
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -156,9 +179,18 @@ async fn a_tracked_client_keeps_its_session_and_lock_through_a_rolling_replaceme
         block_in_place(|| TestingCluster::start_with(3, ServerOptions::new().reconfig(true)))
             .expect("start ZooKeeper (run scripts/install-zookeeper.sh)");
     let original = connect_string(&cluster, &[0, 1, 2]);
+    // Followers first, the leader last. Replacing a follower costs the tracked client no
+    // suspension: it moves its session off the member before it goes (make before break).
+    // Removing the leader ends its term: every member drops its clients while the next
+    // leader takes over (ZooKeeper's election), so a suspension there is the ensemble's.
+    let first_leader = block_in_place(|| cluster.wait_for_leader(DEADLINE)).unwrap();
+    let mut order: Vec<usize> = (0..3).filter(|&m| m != first_leader).collect();
+    order.push(first_leader);
+    // The tracked client starts on the first member to go (its tracker's first reading
+    // adds the others without moving it), so that it has to move at least once.
     let tracked = within(
         "connecting the tracked client",
-        ClientBuilder::new(&original)
+        ClientBuilder::new(address(&cluster, order[0]))
             .session_timeout(SESSION_TIMEOUT)
             .follow_ensemble(true)
             .connect(),
@@ -178,14 +210,19 @@ async fn a_tracked_client_keeps_its_session_and_lock_through_a_rolling_replaceme
     let tracked_states = record_states(&tracked);
     let untracked_states = record_states(&untracked);
 
+    wait_hosts(&tracked, &cluster, &[0, 1, 2]).await;
+
     let mutex = InterProcessMutex::builder(&tracked, "/locks/rolling")
-        .policy(ConnectionStatePolicy::SessionOnly)
+        .policy(ConnectionStatePolicy::Standard)
         .build()
         .unwrap();
     let guard = within("taking the lock", mutex.acquire()).await.unwrap();
 
     let mut members = vec![0, 1, 2];
-    for old in 0..3 {
+    let mut suspended_by_followers = Vec::new();
+    for old in order {
+        let leader = block_in_place(|| cluster.wait_for_leader(DEADLINE)).unwrap();
+        let changes_before = tracked_states.lock().unwrap().len();
         // A new member (new ports) joins.
         let new = block_in_place(|| cluster.add_member()).unwrap();
         let add = Reconfig::incremental().add_member(cluster.member_spec(new));
@@ -198,21 +235,49 @@ async fn a_tracked_client_keeps_its_session_and_lock_through_a_rolling_replaceme
         let remove = Reconfig::incremental().remove_member(old as u64 + 1);
         reconfig(&cluster, &members, remove, old as u64 + 1, false).await;
         wait_hosts(&tracked, &cluster, &members).await;
+        // A decommissioned machine goes once its clients have moved (a removed member goes
+        // on serving them until it is stopped).
+        wait_moved_off(&cluster, old, session).await;
         block_in_place(|| cluster.kill(old)).unwrap();
 
         // The tracked client still works in its session, lock held.
         let owner = lock_owner(&tracked, guard.path())
             .await
             .unwrap_or_else(|e| panic!("after replacing member {}: {e}", old + 1));
-        assert_eq!(owner, session, "after replacing member {}", old + 1);
-        assert_eq!(tracked.session_id(), session);
+        let log: Vec<ConnectionState> = tracked_states
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, s)| *s)
+            .collect();
+        assert_eq!(
+            (owner, tracked.session_id()),
+            (session, session),
+            "the lock node's owner and the session after replacing member {}: {log:?}",
+            old + 1
+        );
+        let leader_changed =
+            block_in_place(|| cluster.wait_for_leader(DEADLINE)).unwrap() != leader;
         eprintln!(
-            "member {} replaced by {}; tracked client on {:?}",
+            "member {} replaced by {} (leader {} -> {:?}); {} moves; states {:?}",
             old + 1,
             new + 1,
-            tracked.hosts()
+            leader + 1,
+            cluster.leader().map(|l| l + 1),
+            tracked.metrics().session_moves,
+            log
         );
+        if old != leader && !leader_changed {
+            suspended_by_followers.extend(log[changes_before..].iter().copied());
+        }
     }
+    // Under the standard policy the lock was held (never `Suspended`) through every
+    // replacement of a follower, the first of which moved the tracked client.
+    assert!(
+        suspended_by_followers.is_empty(),
+        "state changes while followers were replaced: {suspended_by_followers:?}"
+    );
+    assert!(tracked.metrics().session_moves >= 1);
     // None of the untracked client's hosts is left: it loses its session.
     let untracked_lost = tokio::time::timeout(SESSION_TIMEOUT + DEADLINE, async {
         loop {
@@ -262,8 +327,10 @@ async fn a_tracked_client_keeps_its_session_and_lock_through_a_rolling_replaceme
         "still suspended at the end: {log:?}"
     );
     eprintln!(
-        "tracked client: {} state changes, longest suspension {longest:?}",
-        log.len()
+        "tracked client: {} state changes, longest suspension {longest:?}, {} moves: {:?}",
+        log.len(),
+        tracked.metrics().session_moves,
+        log.iter().map(|(_, s)| *s).collect::<Vec<_>>()
     );
     assert!(longest < SESSION_TIMEOUT, "{longest:?}: {log:?}");
     guard.release().await.unwrap();

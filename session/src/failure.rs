@@ -52,6 +52,10 @@ pub enum ConnectionFailure {
     /// The host list changed and this client moves to another host (see
     /// [`Session::update_hosts`](crate::Session::update_hosts)).
     HostsChanged,
+    /// A move to another host (see [`Session::update_hosts`](crate::Session::update_hosts))
+    /// was given up: that host is a read-only server, and the session stays on the
+    /// read-write one it was on.
+    MoveToReadOnly,
     /// SASL authentication failed (the client then stops).
     AuthFailed {
         /// The mechanism's name (`SASL` when none was configured).
@@ -102,6 +106,9 @@ impl ConnectionFailure {
             }
             ConnectionFailure::HostsChanged => {
                 "the host list changed: moving to another host to even the load".into()
+            }
+            ConnectionFailure::MoveToReadOnly => {
+                "the host moved to is a read-only server: the session stays where it was".into()
             }
             ConnectionFailure::AuthFailed { mechanism, .. } => {
                 format!("{mechanism} authentication failed")

@@ -27,9 +27,14 @@ impl<T> Session<T> {
     /// [`Event::ProbeReadWrite`], [`Session::current_host`]) are into the new list.
     ///
     /// A client that stays keeps its connection. One that moves (its host left, or the
-    /// draw sends it to an added host) drops the connection, or the attempt under way, and
-    /// connects to its new host at once: the session goes on there (`Suspended`, then
-    /// `Reconnected`). Returns whether it moves. An empty list is ignored (false).
+    /// draw sends it to an added host) from a healthy connection to a read-write server
+    /// opens a connection to its new host first, and moves the session there without
+    /// suspending it ([`Event::ConnectSpare`], then [`Event::UseSpare`] and
+    /// [`Event::Moved`]; see `moving.rs` for the protocol and its fallbacks). Otherwise
+    /// (no connection yet, a read-only server, a persistent watch held) it drops the
+    /// connection, or the attempt under way, and connects to its new host at once: the
+    /// session goes on there (`Suspended`, then `Reconnected`). Returns whether it moves. An
+    /// empty list is ignored (false).
     pub fn update_hosts(
         &mut self,
         kept: &[Option<usize>],
@@ -40,21 +45,36 @@ impl<T> Session<T> {
         if kept.is_empty() || self.conn == Conn::Closed {
             return false;
         }
+        // A move under way is overtaken: the new list decides afresh.
+        self.abandon_move(now);
         let old_count = if change == HostChange::Rebalance {
             self.hosts.host_count()
         } else {
             // As if no host were added: a kept host is never left for an added one.
             kept.len()
         };
-        // The host we are on, or the one we would try next.
+        // The host we are on, or the one we would try next (none if ours left the list).
         let on = self.current_host().unwrap_or_else(|| self.hosts.current());
-        let current = kept.iter().position(|k| *k == Some(on));
+        let current = kept
+            .iter()
+            .position(|k| *k == Some(on))
+            .filter(|_| !self.off_list);
         let is_kept: Vec<bool> = kept.iter().map(Option::is_some).collect();
         let plan = rebalance::rebalance(old_count, &is_kept, current, &mut self.rng);
         self.hosts.reorder(plan.order, plan.start);
         self.cfg.host_count = kept.len();
         self.cfg.host_names = names;
         let renumbered = current.filter(|_| !plan.move_now);
+        if renumbered.is_none() && self.can_move() {
+            // Leaving a healthy connection by choice: make before break (`moving.rs`).
+            self.off_list = current.is_none();
+            if let Conn::Open { host, .. } = &mut self.conn {
+                // A placeholder when the old host left the list: the host moved to.
+                *host = current.unwrap_or_else(|| self.hosts.current());
+            }
+            self.begin_move(current.is_some(), now);
+            return plan.move_now;
+        }
         match (&mut self.conn, renumbered) {
             (Conn::Idle { .. } | Conn::Closed, _) => {}
             (

@@ -37,6 +37,8 @@ mod host_update;
 mod hosts;
 mod lifecycle;
 mod messages;
+mod move_state;
+mod moving;
 mod rebalance;
 mod receive;
 mod reply_check;
@@ -166,6 +168,11 @@ pub struct Session<T> {
     events: VecDeque<Event<T>>,
     /// The SASL exchange of this connection, between the handshake and the session's use.
     sasl: Option<sasl::SaslInProgress>,
+    /// A move to another host under way, without suspension (`moving.rs`).
+    moving: Option<move_state::Move>,
+    /// The connection's host has left the host list (`Conn`'s host is then a placeholder,
+    /// the host being moved to).
+    off_list: bool,
 }
 
 impl<T> Session<T> {
@@ -218,6 +225,8 @@ impl<T> Session<T> {
             triggered: Vec::new(),
             events: VecDeque::new(),
             sasl: None,
+            moving: None,
+            off_list: false,
         };
         session.start_connect(now);
         session
@@ -269,7 +278,8 @@ impl<T> Session<T> {
         self.auth_failure.as_ref()
     }
 
-    /// The host of the current connection, if any.
+    /// The host of the current connection, if any (while a move is under way and the old
+    /// host has left the host list, the host being moved to).
     pub fn current_host(&self) -> Option<usize> {
         match self.conn {
             Conn::Connecting { host, .. }
@@ -324,6 +334,9 @@ impl<T> Session<T> {
         if let Some(deadline) = self.waiting_deadline() {
             at(deadline);
         }
+        if let Some(deadline) = self.move_deadline() {
+            at(deadline);
+        }
         if let Some((_, deadline)) = &self.closing {
             at(*deadline);
         }
@@ -348,7 +361,7 @@ impl<T> Session<T> {
             self.fail(Some(request.token), request.watch, Error::closed());
             return;
         }
-        if matches!(self.conn, Conn::Open { .. }) && self.waiting.is_empty() {
+        if matches!(self.conn, Conn::Open { .. }) && self.waiting.is_empty() && !self.draining() {
             self.send(request, now);
         } else {
             self.waiting.push_back((now, request));
@@ -494,6 +507,12 @@ impl<T> Session<T> {
         let Conn::Connecting { host, deadline } = self.conn else {
             return;
         };
+        self.conn = Conn::Handshaking { host, deadline };
+        self.write_connect_request(now);
+    }
+
+    /// Writes the ConnectRequest that opens (or resumes) the session on a new connection.
+    fn write_connect_request(&mut self, now: Instant) {
         self.out.clear();
         // Again here: the teardown's failed replies have been taken from the event queue.
         self.release_burst_capacity();
@@ -514,7 +533,6 @@ impl<T> Session<T> {
         encode_connect_request(&mut self.out, &request, self.cfg.can_be_read_only);
         self.last_send = now;
         self.last_recv = now;
-        self.conn = Conn::Handshaking { host, deadline };
     }
 
     /// The TCP connection the core asked for could not be opened.
@@ -580,6 +598,13 @@ impl<T> Session<T> {
                 buf.clear();
                 return;
             }
+            // A move waits for the old connection's last reply. What is left in `buf` after
+            // the switch is the old connection's (see `Event::UseSpare`).
+            let switching = self.switching();
+            self.try_switch(now);
+            if !switching && self.switching() {
+                return;
+            }
         }
     }
 
@@ -632,6 +657,10 @@ impl<T> Session<T> {
                 }
             }
             _ => {}
+        }
+        if matches!(self.conn, Conn::Open { .. }) {
+            self.move_timeout(now);
+            self.try_switch(now);
         }
         if let Some(deadline) = self.expiry_deadline() {
             if now >= deadline {

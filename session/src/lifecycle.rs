@@ -83,6 +83,11 @@ impl<T> Session<T> {
     /// The connection is gone (or must go): fail what was in flight, tell the driver, and
     /// plan the next attempt.
     pub(super) fn connection_lost(&mut self, now: Instant) {
+        // A move's new connection failed: back to the old one if it is still open.
+        if let Some(reason) = self.fall_back(now) {
+            self.move_failed(reason, false, now);
+            return;
+        }
         if self.tear_down(now) {
             let (_, delay) = self.hosts.advance(&mut self.rng);
             self.schedule_connect(now, delay);
@@ -92,7 +97,10 @@ impl<T> Session<T> {
     /// Tears the connection down: fails what was in flight and tells the driver. Returns
     /// false when that finished a close (nothing more may happen then).
     pub(super) fn tear_down(&mut self, now: Instant) -> bool {
-        let was_open = matches!(self.conn, Conn::Open { .. });
+        // A move it overtakes ends (the session was in use while switching hosts).
+        let switching = self.cancel_move();
+        self.off_list = false;
+        let was_open = matches!(self.conn, Conn::Open { .. }) || switching;
         let active = matches!(
             self.conn,
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
@@ -209,6 +217,7 @@ impl<T> Session<T> {
         if self.conn == Conn::Closed {
             return;
         }
+        self.cancel_move();
         if matches!(
             self.conn,
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }

@@ -87,6 +87,39 @@ pub enum Event<T> {
     },
     /// Close the current connection (and forget any unread bytes).
     Disconnect,
+    /// Open a second connection, to host number `host`, within `timeout`, while the current
+    /// one stays in use: the session moves there without being suspended (make before
+    /// break). Then call [`Session::handle_spare_connected`](crate::Session::handle_spare_connected)
+    /// or [`Session::handle_spare_failed`](crate::Session::handle_spare_failed) (also if it
+    /// closes, or sends anything, before [`Event::UseSpare`]).
+    ConnectSpare {
+        /// Index into the connect string's hosts.
+        host: usize,
+        /// How long the attempt may take.
+        timeout: Duration,
+        /// As [`Event::Connect`]'s.
+        shuffle: u64,
+    },
+    /// Close the spare connection, or give up opening it: the session stays where it is.
+    DropSpare,
+    /// The spare connection becomes the connection: what [`Session::poll_transmit`](crate::Session::poll_transmit)
+    /// holds from now on goes there, and its bytes go to [`Session::handle_read`](crate::Session::handle_read).
+    /// The old connection is kept, only read: its bytes (with those already read and not
+    /// consumed) go to [`Session::handle_retiring_read`](crate::Session::handle_retiring_read), and its end to
+    /// [`Session::handle_retiring_closed`](crate::Session::handle_retiring_closed).
+    UseSpare,
+    /// Close the old connection kept since [`Event::UseSpare`].
+    DropRetiring,
+    /// Comes after a [`Event::Disconnect`] of the connection made from the spare: the old
+    /// connection kept since [`Event::UseSpare`] is the connection again, with its unread
+    /// bytes (the move failed; the session stays where it was).
+    RestoreRetiring,
+    /// The session moved to host number `host` without being suspended (no state change
+    /// is reported for it). Informational.
+    Moved {
+        /// Index into the connect string's hosts.
+        host: usize,
+    },
     /// Ask host `host` whether it is a read-write server (`isro`), then call
     /// [`Session::handle_read_write_found`](crate::Session::handle_read_write_found) if it is.
     ProbeReadWrite {

@@ -14,24 +14,7 @@ impl<T> Session<T> {
         let (header, body) = parse_reply(&frame)?;
         let body = frame.slice_ref(body);
         match header.xid {
-            xid::NOTIFICATION => {
-                let event = WatcherEvent::decode_prefix(&body)?;
-                let path = event.path.unwrap_or_default();
-                self.triggered.clear();
-                self.watches
-                    .trigger(event.event_type, path, &mut self.triggered);
-                for &watcher in &self.triggered {
-                    self.events.push_back(Event::Watch {
-                        watcher,
-                        event: WatchEvent {
-                            event_type: event.event_type,
-                            state: event.state,
-                            path: path.to_string(),
-                        },
-                    });
-                }
-                Ok(())
-            }
+            xid::NOTIFICATION => self.notification(&body),
             xid::PING => {
                 let before = self.pings.pop_front().flatten();
                 if let Some(lost) = before.filter(|x| self.pending.iter().any(|p| p.xid == *x)) {
@@ -115,6 +98,26 @@ impl<T> Session<T> {
         }
     }
 
+    /// A notification: the watchers it reaches (a one-shot registration ends with it).
+    pub(super) fn notification(&mut self, body: &[u8]) -> Result<(), Error> {
+        let event = WatcherEvent::decode_prefix(body)?;
+        let path = event.path.unwrap_or_default();
+        self.triggered.clear();
+        self.watches
+            .trigger(event.event_type, path, &mut self.triggered);
+        for &watcher in &self.triggered {
+            self.events.push_back(Event::Watch {
+                watcher,
+                event: WatchEvent {
+                    event_type: event.event_type,
+                    state: event.state,
+                    path: path.to_string(),
+                },
+            });
+        }
+        Ok(())
+    }
+
     pub(super) fn after_reply(&mut self, watch: Option<WatchOp>, err: ErrorCode, now: Instant) {
         match watch {
             None => {}
@@ -169,6 +172,12 @@ impl<T> Session<T> {
         if response.timeout_ms <= 0 {
             // The server says the session expired (ZooKeeper answers a wrong password the
             // same way: a timeout of 0).
+            if self.switching() {
+                // Moving: the session is gone for the old connection too.
+                self.cancel_move();
+                self.disconnected_since = Some(now);
+                self.set_state(ConnectionState::Suspended);
+            }
             self.loss_reason = Some(if self.ever_connected || self.session_id == 0 {
                 ConnectionFailure::SessionExpired
             } else {
@@ -272,12 +281,28 @@ impl<T> Session<T> {
 
     /// SASL failed: nothing will fix it by retrying, so the client stops (the Java client's
     /// `AUTH_FAILED`): every request fails with `AuthFailed`, then the client closes.
-    pub(super) fn auth_failed(&mut self, why: SaslError, _now: Instant) {
-        let mechanism = self.cfg.sasl.as_ref().map_or("SASL", |m| m.name());
+    pub(super) fn auth_failed(&mut self, why: SaslError, now: Instant) {
+        let mechanism = self
+            .cfg
+            .sasl
+            .as_ref()
+            .map_or("SASL", |m| m.name())
+            .to_string();
         let detail = format!("{mechanism} authentication failed");
+        if self.switching() {
+            // A move's new host refused: the old connection is authenticated; stay there.
+            self.loss_reason = Some(ConnectionFailure::AuthFailed {
+                mechanism: mechanism.clone(),
+                cause: why.clone(),
+            });
+            if let Some(reason) = self.fall_back(now) {
+                self.move_failed(reason, true, now);
+                return;
+            }
+        }
         self.sasl = None;
         self.last_failure = Some(ConnectionFailure::AuthFailed {
-            mechanism: mechanism.to_string(),
+            mechanism,
             cause: why.clone(),
         });
         self.auth_failure = Some(why.clone());
@@ -297,6 +322,15 @@ impl<T> Session<T> {
     /// The session is usable on this connection: identities, watches, then the requests
     /// that waited, in the Java client's order.
     fn open(&mut self, host: usize, read_only: bool, now: Instant) {
+        // A move ends here: the old connection is closed before anything else is written
+        // to this one (`moving.rs`), and nothing is reported (the session was never
+        // suspended), unless it fell back to the old connection instead.
+        let moving = self.switching();
+        let moved = moving && self.complete_move(host, read_only, now);
+        if moving && !moved && matches!(self.conn, Conn::Open { .. }) {
+            return;
+        }
+        self.off_list = false;
         self.conn = Conn::Open { host, read_only };
         self.seen_read_write |= !read_only;
         self.disconnected_since = None;
@@ -330,6 +364,8 @@ impl<T> Session<T> {
             ConnectionState::Reconnected
         };
         self.ever_connected = true;
-        self.set_state(state);
+        if !moved || read_only {
+            self.set_state(state);
+        }
     }
 }

@@ -284,6 +284,11 @@ impl WatchRegistry {
         out
     }
 
+    /// Whether a persistent (or persistent recursive) watch is registered.
+    pub fn has_persistent(&self) -> bool {
+        !self.persistent.0.is_empty() || !self.recursive.0.is_empty()
+    }
+
     /// Whether nothing is registered.
     pub fn is_empty(&self) -> bool {
         [

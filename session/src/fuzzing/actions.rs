@@ -277,19 +277,26 @@ impl<'a> Harness<'a> {
 
     pub(super) fn server_notification(&mut self) {
         let b = self.input.byte();
-        let event = WatcherEvent {
-            event_type: EVENT_TYPES[usize::from(b) % EVENT_TYPES.len()],
-            state: if b & 0x80 == 0 {
-                KeeperState::SyncConnected
-            } else {
-                KeeperState::Disconnected
-            },
-            path: Some(PATHS[usize::from(b >> 3) % PATHS.len()]),
-        };
-        let frame = reply_frame(-1, -1, ErrorCode::Ok, &event.to_bytes());
+        let frame = notification_frame(b);
         self.feed(&frame);
     }
+}
 
+/// A notification frame: its type, state and path chosen by `b`.
+pub(super) fn notification_frame(b: u8) -> BytesMut {
+    let event = WatcherEvent {
+        event_type: EVENT_TYPES[usize::from(b) % EVENT_TYPES.len()],
+        state: if b & 0x80 == 0 {
+            KeeperState::SyncConnected
+        } else {
+            KeeperState::Disconnected
+        },
+        path: Some(PATHS[usize::from(b >> 3) % PATHS.len()]),
+    };
+    reply_frame(-1, -1, ErrorCode::Ok, &event.to_bytes())
+}
+
+impl Harness<'_> {
     pub(super) fn advance_time(&mut self) {
         let b = self.input.byte();
         let ms = u64::from(b & 63);

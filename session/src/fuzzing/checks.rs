@@ -64,6 +64,57 @@ impl<'a> Harness<'a> {
                 self.rx.clear();
                 self.server.reset_connection(false);
             }
+            Event::ConnectSpare { host, timeout, .. } => {
+                assert!(host < self.host_count, "ConnectSpare to host {host}");
+                assert!(!timeout.is_zero(), "ConnectSpare with no time to do it");
+                assert!(!self.spare_outstanding, "a second spare connection");
+                assert!(self.retiring.is_none(), "a spare while switching");
+                assert!(
+                    self.state.is_connected(),
+                    "a move from a session not in use ({:?})",
+                    self.state
+                );
+                self.spare_outstanding = true;
+            }
+            Event::DropSpare => {
+                assert!(self.spare_outstanding, "DropSpare with no spare");
+                self.spare_outstanding = false;
+            }
+            Event::UseSpare => {
+                assert!(self.spare_outstanding, "UseSpare with no spare");
+                assert!(
+                    self.server.queue.is_empty(),
+                    "switched with requests in flight on the old connection: {:?}",
+                    self.server.queue
+                );
+                self.spare_outstanding = false;
+                let old = std::mem::take(&mut self.rx);
+                self.retiring = Some((self.server.clone(), old));
+                // The spare is a new connection: a ConnectRequest first.
+                self.server.reset_connection(true);
+            }
+            Event::DropRetiring => {
+                assert!(self.retiring.take().is_some(), "DropRetiring with none");
+            }
+            Event::RestoreRetiring => {
+                let (old, rx) = self.retiring.take().expect("RestoreRetiring with none");
+                // The connection-wide state is the old one's; the server's counters go on.
+                let (last_xid, zxid, next_session) = (
+                    self.server.last_xid,
+                    self.server.zxid,
+                    self.server.next_session,
+                );
+                self.server = old;
+                self.server.last_xid = last_xid;
+                self.server.zxid = zxid;
+                self.server.next_session = next_session;
+                self.rx = rx;
+                self.connect_outstanding = true;
+            }
+            Event::Moved { host } => {
+                assert!(host < self.host_count, "Moved to host {host}");
+                assert!(self.state.is_connected(), "Moved while {:?}", self.state);
+            }
             Event::ProbeReadWrite { host } => {
                 assert!(host < self.host_count, "ProbeReadWrite of host {host}");
             }

@@ -70,6 +70,11 @@ pub(super) struct Harness<'a> {
     pub(super) close_session_tokens: Vec<u32>,
     /// What happened, step by step (only for [`session_trace`]).
     pub(super) trace: Option<Vec<String>>,
+    /// A spare connection asked for (a move) and not dropped or used yet.
+    pub(super) spare_outstanding: bool,
+    /// The old connection since a move's switch: its server side and the client's unread
+    /// bytes, for a fallback (`RestoreRetiring`).
+    pub(super) retiring: Option<(Server, BytesMut)>,
     /// Whether action 13 with bit 0x20 changes the host list, and with 0x40 detaches
     /// (only for [`session_with_host_updates`]: the committed corpus keeps its meaning).
     pub(super) host_updates: bool,
@@ -133,6 +138,8 @@ impl<'a> Harness<'a> {
             tolerate,
             close_session_tokens: Vec::new(),
             trace: None,
+            spare_outstanding: false,
+            retiring: None,
             host_updates: false,
         };
         h.after_step();

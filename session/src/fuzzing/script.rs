@@ -4,6 +4,8 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use bytes::BytesMut;
+
 use crate::Conn;
 
 use super::harness::Harness;
@@ -81,6 +83,7 @@ impl<'a> Harness<'a> {
                 self.s
                     .add_auth("digest".into(), b"other:pw".to_vec(), token, self.now);
             }
+            13 if self.host_updates && action & 0x80 != 0 => self.move_step(),
             13 if self.host_updates && action & 0x20 != 0 => self.update_hosts(),
             13 if self.host_updates && action & 0x40 != 0 => self.s.detach(),
             13 => {
@@ -124,6 +127,30 @@ impl<'a> Harness<'a> {
             .update_hosts(&kept, names, crate::HostChange::Rebalance, self.now);
         // Checked against the new list from now on (events are drained after the step).
         self.host_count = count;
+    }
+
+    /// A step of a move's other connections (called whether or not one is under way: the
+    /// core must ignore what does not apply).
+    pub(super) fn move_step(&mut self) {
+        match self.input.byte() % 4 {
+            0 => self.s.handle_spare_connected(self.now),
+            1 => self.s.handle_spare_failed(None, self.now),
+            2 => {
+                // A notification on the old connection during the switch.
+                let b = self.input.byte();
+                let frame = super::actions::notification_frame(b);
+                let mut rx = match &mut self.retiring {
+                    Some((_, rx)) => std::mem::take(rx),
+                    None => BytesMut::new(),
+                };
+                rx.extend_from_slice(&frame);
+                self.s.handle_retiring_read(&mut rx, self.now);
+                if let Some((_, kept)) = &mut self.retiring {
+                    *kept = rx;
+                }
+            }
+            _ => self.s.handle_retiring_closed(self.now),
+        }
     }
 
     /// Closes the session and lets every timer run out: every token must be answered.

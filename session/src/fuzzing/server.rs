@@ -13,7 +13,7 @@ use zkrs_codec::{
 };
 
 /// What the fake server knows about the current connection.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Server {
     /// Bytes received on this connection and not parsed yet.
     pub(super) rx: BytesMut,
