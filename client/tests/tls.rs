@@ -402,6 +402,9 @@ async fn rotated_files_are_used_at_the_next_connection() {
     assert!(
         identities.contains(&("x509".to_string(), second.client_subject().to_string())),
         "{identities:?}"
+    );
+    client.close().await.unwrap();
+}
 
 /// A move to another member over TLS (`update_hosts` leaving out the member in use): the
 /// new connection's TLS handshake is made while the session goes on over the old one, then
