@@ -183,7 +183,7 @@ impl Side {
         count::lock_attempt(Some(kind), started, got.is_some());
         Ok(
             got.map(|a| {
-                LockGuard::new(&self.client, a.path, a.session_id, self.policy, Some(kind))
+                LockGuard::new(&self.client, a.path, a.session_id, a.token, self.policy, Some(kind))
             }),
         )
     }
