@@ -69,7 +69,12 @@ async fn a_pause_shorter_than_the_deadline_keeps_the_lock_where_standard_drops_i
         ConnectionStatePolicy::SessionDeadline,
     )
     .await;
-    let dropped = lock(&dropper, "/deadline/dropped", ConnectionStatePolicy::Standard).await;
+    let dropped = lock(
+        &dropper,
+        "/deadline/dropped",
+        ConnectionStatePolicy::Standard,
+    )
+    .await;
     let session = keeper.session_id();
     let mut changes = keeper.state_changes();
     // The server hears from both now: the deadline counts from here.
@@ -100,7 +105,10 @@ async fn a_pause_shorter_than_the_deadline_keeps_the_lock_where_standard_drops_i
         back - heard,
         deadline.saturating_duration_since(back)
     );
-    assert!(back < deadline, "the test resumed too late to show anything");
+    assert!(
+        back < deadline,
+        "the test resumed too late to show anything"
+    );
     assert_eq!(keeper.session_id(), session);
     assert!(kept.is_held(), "the same session is back: held");
     kept.release().await.unwrap();
@@ -117,7 +125,12 @@ async fn lost_fires_at_the_deadline_before_the_server_expires_the_session() {
     let timeout = Duration::from_secs(4);
     let holder = client(&proxy.connect_string(), timeout).await;
     let observer = client(&zk.connect_string(), timeout).await;
-    let guard = lock(&holder, "/deadline/cut", ConnectionStatePolicy::SessionDeadline).await;
+    let guard = lock(
+        &holder,
+        "/deadline/cut",
+        ConnectionStatePolicy::SessionDeadline,
+    )
+    .await;
     let (stat, watch) = observer.exists_and_watch(guard.path()).await.unwrap();
     assert!(stat.is_some());
     holder.exists("/").await.unwrap();

@@ -274,7 +274,13 @@ impl<T> Session<T> {
 
     /// The server heard from the session at `sent` or later (a reply arrived).
     pub(crate) fn heard(&mut self, sent: Instant) {
-        if matches!(self.conn, Conn::Open { read_only: false, .. }) {
+        if matches!(
+            self.conn,
+            Conn::Open {
+                read_only: false,
+                ..
+            }
+        ) {
             self.last_heard = Some(self.last_heard.map_or(sent, |t| t.max(sent)));
         }
     }

@@ -110,7 +110,10 @@ impl<T> Session<T> {
                 let p = self.pending.pop_front().expect("front exists");
                 // Any answer, an error too, means the request reached the server: only one
                 // for an expired session (or a closing one) would not have touched it.
-                if !matches!(header.err, ErrorCode::SessionExpired | ErrorCode::SessionMoved) {
+                if !matches!(
+                    header.err,
+                    ErrorCode::SessionExpired | ErrorCode::SessionMoved
+                ) {
                     self.heard(p.sent);
                 }
                 self.after_reply(p.watch, header.err, now);

@@ -76,7 +76,11 @@ pub(crate) fn lost_now(policy: ConnectionStatePolicy, client: &Client) -> bool {
 
 /// Whether `state` (the client's now, or one told by [`PolicyChanges`]) means, under
 /// `policy`, that what the recipe holds must be taken as lost now.
-pub(crate) fn lost_in(policy: ConnectionStatePolicy, client: &Client, state: ConnectionState) -> bool {
+pub(crate) fn lost_in(
+    policy: ConnectionStatePolicy,
+    client: &Client,
+    state: ConnectionState,
+) -> bool {
     match (policy, state) {
         (ConnectionStatePolicy::SessionDeadline, ConnectionState::Suspended) => {
             deadline_passed(client)

@@ -14,11 +14,11 @@ mod uuid;
 mod wait;
 
 pub use connection::wait_connected;
+pub(crate) use deadline::{lost_in, lost_now, PolicyChanges};
 pub use delete::{delete_for_sure, delete_until_gone, guaranteed_delete, DeleteOnDrop};
 pub use fencing::FencingToken;
 pub use namespace::connect_with_namespace;
 pub use paths::{create_parents, join, join_all, node_name, parent, ParentMode};
-pub(crate) use deadline::{lost_in, lost_now, PolicyChanges};
 pub use policy::ConnectionStatePolicy;
 pub(crate) use protected::list_in_doubt;
 pub use protected::{

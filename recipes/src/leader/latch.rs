@@ -575,7 +575,9 @@ async fn resolve_in_doubt(
         while !client.state().is_connected() {
             match changes.next().await {
                 Some(c) if c.state == ConnectionState::Closed => return InDoubt::Stop,
-                Some(c) if lost_in(shared.policy, client, c.state) => shared.set_leader(false, true),
+                Some(c) if lost_in(shared.policy, client, c.state) => {
+                    shared.set_leader(false, true)
+                }
                 Some(_) => {}
                 None => return InDoubt::Stop,
             }

@@ -457,7 +457,9 @@ async fn run(shared: Arc<Shared>) {
                 Claim::Ours => {
                     *shared.maybe_owner() = Some(session);
                     if let Some((_, stat)) = &node {
-                        shared.czxid.store(stat.czxid, std::sync::atomic::Ordering::SeqCst);
+                        shared
+                            .czxid
+                            .store(stat.czxid, std::sync::atomic::Ordering::SeqCst);
                     }
                     if !lost_now(shared.policy, &client) {
                         shared.set_master(true);

@@ -213,11 +213,13 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
         Sub::Lock {
             path,
             timeout,
+            policy,
             grace,
             command,
         } => Command::Lock {
             path,
             timeout,
+            policy: policy.policy,
             grace: grace.grace,
             command,
         },
@@ -225,12 +227,14 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             path,
             id,
             once,
+            policy,
             grace,
             command,
         } => Command::Elect {
             path,
             id,
             once,
+            policy: policy.policy,
             grace: grace.grace,
             command,
         },
