@@ -227,6 +227,7 @@ async fn one_round(
             .beliefs
             .begin_weighted(who, Instant::now(), session, weight);
         let deadline_policy = policy_of(who) == ConnectionStatePolicy::SessionDeadline;
+        let mut changes = client.state_changes();
         let ended_by = tokio::select! {
             biased;
             _ = held.lost() => match client.state() {
@@ -236,6 +237,16 @@ async fn one_round(
             },
             _ = tokio::time::sleep(hold) => "released",
         };
+        let mut suspended = false;
+        while let Some(change) = changes.try_next() {
+            suspended |= change.state == ConnectionState::Suspended;
+        }
+        if suspended && ended_by == "released" {
+            // Counted in the trace: the suspensions the session-deadline policy rode out.
+            shared
+                .world
+                .trace(&format!("p{who} held through a suspension"));
+        }
         if ended_by == "deadline" {
             let now = Instant::now().into_std();
             match session_deadline(client) {
