@@ -33,11 +33,9 @@ impl<T> Session<T> {
                 Ok(())
             }
             xid::PING => {
-                let (before, sent) = match self.pings.pop_front() {
-                    Some((before, sent)) => (before, Some(sent)),
-                    None => (None, None),
-                };
-                if let Some(sent) = sent {
+                let mut before = None;
+                if let Some((newest_before, sent)) = self.pings.pop_front() {
+                    before = newest_before;
                     self.heard(sent);
                 }
                 if let Some(lost) = before.filter(|x| self.pending.iter().any(|p| p.xid == *x)) {
