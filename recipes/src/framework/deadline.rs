@@ -82,18 +82,21 @@ pub(crate) fn lost_in(
     state: ConnectionState,
 ) -> bool {
     match (policy, state) {
-        (ConnectionStatePolicy::SessionDeadline, ConnectionState::Suspended) => {
-            deadline_passed(client)
-        }
+        // A read-only server cannot keep the session alive on the ensemble (it does not touch
+        // it there, and the core does not count its replies): its deadline stands.
+        (
+            ConnectionStatePolicy::SessionDeadline,
+            ConnectionState::Suspended | ConnectionState::ReadOnly,
+        ) => deadline_passed(client),
         _ => policy.is_error_state(state),
     }
 }
 
 /// The connection-state changes as a recipe under `policy` hears them. Under
 /// [`ConnectionStatePolicy::SessionDeadline`] a suspension is held back: it is told at its
-/// deadline if the connection has not come back by then, and dropped if the same session is
-/// back first (then the `Reconnected` that ended it is told alone). Under the other policies
-/// every change is told as it comes.
+/// deadline if the connection has not come back by then (to a read-write server), and dropped
+/// if the same session is back first (then the `Reconnected` that ended it is told alone).
+/// Under the other policies every change is told as it comes.
 #[derive(Debug)]
 pub(crate) struct PolicyChanges {
     client: Client,
@@ -130,6 +133,11 @@ impl PolicyChanges {
             // one's deadline stands, as the server has not heard from us since.
             self.held.get_or_insert(change);
             return None;
+        }
+        if change.state == ConnectionState::ReadOnly {
+            // Connected, but to a read-only server, which does not keep the session alive
+            // on the ensemble: a suspension held back keeps its deadline.
+            return Some(change);
         }
         // Back (the suspension is forgotten: the session lives), or worse (told as it is).
         self.held = None;
