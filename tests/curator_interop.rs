@@ -78,6 +78,7 @@ fn names_of(paths: &[String]) -> Vec<String> {
 
 /// Rust holds, Curator waits (its node is there, behind ours, and it stays blocked); Rust
 /// releases, Curator gets it; Curator holds, Rust cannot; Curator releases, Rust gets it.
+/// The fencing tokens (the lock nodes' czxids) grow from holder to holder across languages.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutex_excludes_both_ways() {
     let zk = TestingServer::start().unwrap();
@@ -87,6 +88,7 @@ async fn mutex_excludes_both_ways() {
     let guard = within("rust acquire", mutex.acquire()).await.unwrap();
     let ours = node_name(guard.path()).to_string();
     assert_protected(&ours, LOCK);
+    let first_token = guard.fencing_token();
 
     let mut peer = Peer::start("java-mutex", &["mutex", &zk.connect_string(), path]).await;
     let names = children_until(&client, path, "curator's lock node", |c| c.len() == 2).await;
@@ -105,6 +107,16 @@ async fn mutex_excludes_both_ways() {
 
     guard.release().await.unwrap();
     assert_eq!(peer.expect("ACQUIRED").await, join(path, &theirs));
+    let curators_token = client
+        .exists(&join(path, &theirs))
+        .await
+        .unwrap()
+        .expect("curator's node")
+        .czxid;
+    assert!(
+        curators_token > first_token.zxid(),
+        "curator's token {curators_token} after ours {first_token}"
+    );
 
     let started = Instant::now();
     let attempt = mutex.try_acquire(Duration::from_millis(300)).await.unwrap();
@@ -141,6 +153,11 @@ async fn mutex_excludes_both_ways() {
         .unwrap()
         .unwrap();
     assert_eq!(guard.path(), join(path, &rust_waiting));
+    assert!(
+        guard.fencing_token().zxid() > curators_token,
+        "{} after curator's {curators_token}",
+        guard.fencing_token()
+    );
     guard.release().await.unwrap();
     peer.exit().await;
     children_until(&client, path, "no node left", |c| c.is_empty()).await;

@@ -92,6 +92,17 @@ impl Client {
         self.shared().negotiated_timeout
     }
 
+    /// The latest instant the server is known to have heard from this session: the send
+    /// time of the newest request, ping or handshake whose reply came from a read-write
+    /// server (`None` without a session). The server cannot expire the session before this
+    /// instant plus [`Client::session_timeout`] (less any difference in clock rates):
+    /// ZooKeeper restarts a session's timeout when one of its requests arrives, and a
+    /// request arrives after it is sent. The recipes' session-deadline policy counts from
+    /// here. On the client's clock (tokio's, virtual on a paused runtime).
+    pub fn last_heard(&self) -> Option<std::time::Instant> {
+        self.shared().last_heard
+    }
+
     /// The chroot of the connect string.
     pub fn chroot(&self) -> &Chroot {
         &self.inner.chroot

@@ -59,6 +59,7 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         },
         password: Vec::new(),
         negotiated_timeout: settings.session_timeout,
+        last_heard: None,
         subscribers: crate::listeners::Listeners::unbounded(),
         last_failure: None,
         auth_failure: None,

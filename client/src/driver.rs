@@ -84,6 +84,8 @@ pub(crate) struct Driver {
     fresh_hosts: bool,
     /// The client's figures: bytes, connections, expiries, watch events.
     metrics: Arc<Metrics>,
+    /// The core's `last_heard` as last told to the handles.
+    heard: Option<Instant>,
 }
 
 /// Watch sinks kept allocated across connections (as the core keeps its watchers).
@@ -131,6 +133,7 @@ impl Driver {
             pending: None,
             fresh_hosts: false,
             metrics: Arc::new(Metrics::new()),
+            heard: None,
         }
     }
 
@@ -458,6 +461,7 @@ impl Driver {
             Ok(n) => {
                 self.metrics.received(n);
                 self.session.handle_read(&mut self.read_buf, now);
+                self.publish_heard();
             }
             // Readiness without bytes (or, with TLS, part of a record): wait again.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -511,6 +515,17 @@ impl Driver {
             )),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => None,
             Err(e) => Some(e),
+        }
+    }
+
+    /// Tells the handles when the server last heard from the session, if that moved (a
+    /// reply arrived): one lock per read that brought replies, none otherwise.
+    fn publish_heard(&mut self) {
+        let heard = self.session.last_heard();
+        if heard != self.heard {
+            self.heard = heard;
+            let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            shared.last_heard = heard;
         }
     }
 
@@ -730,6 +745,8 @@ impl Driver {
                     }
                     shared.current = change;
                     shared.negotiated_timeout = self.session.negotiated_timeout();
+                    self.heard = self.session.last_heard();
+                    shared.last_heard = self.heard;
                     shared.subscribers.send(change);
                 }
                 ExhaustiveEvent::Closed => {

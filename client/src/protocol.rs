@@ -98,6 +98,8 @@ pub(crate) struct Shared {
     /// The current session's password (empty when there is no session).
     pub(crate) password: Vec<u8>,
     pub(crate) negotiated_timeout: Duration,
+    /// The core's `Session::last_heard`, as of the driver's last read or state change.
+    pub(crate) last_heard: Option<Instant>,
     pub(crate) subscribers: crate::listeners::Listeners<StateChange>,
     /// Why the last connection or connection attempt ended, for the error of a connect that
     /// timed out (in the core's words: its `Display`). Updated when a connection ends.

@@ -29,6 +29,7 @@ use tokio::time::Instant;
 use beliefs::{finish, lock_dir_report, settle, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
 use zkrs_client::{Client, ConnectionState, CreateMode};
 // The recipes behind one acquire, shared with the simulation's lock suites.
+use zkrs_recipes::framework::ConnectionStatePolicy;
 use zkrs_sim::suites::locks::{LockKind, Recipe, ACQUIRE_TIMEOUT, PARTICIPANTS, WRITER};
 
 /// What every participant counts.
@@ -153,7 +154,7 @@ async fn run_suite(kind: LockKind) {
             stop.clone(),
         );
         tasks.push(tokio::spawn(async move {
-            let recipe = kind.make(&client);
+            let recipe = kind.make(&client, ConnectionStatePolicy::Standard);
             let mut jitter = Jitter(seed ^ (who as u64 + 1).wrapping_mul(0x9e37_79b9));
             while !stop.load(Ordering::Relaxed) {
                 // Mostly a few ms; one hold in 8 outlasts the read timeout (1.3 s), so
@@ -179,7 +180,7 @@ async fn run_suite(kind: LockKind) {
     let healed = Instant::now();
     let mut after = Vec::new();
     for (who, client) in clients.iter().enumerate() {
-        let recipe = kind.make(client);
+        let recipe = kind.make(client, ConnectionStatePolicy::Standard);
         let t = Instant::now();
         let deadline = t + Duration::from_secs(20);
         let mut ok = false;

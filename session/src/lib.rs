@@ -101,6 +101,9 @@ struct Pending<T> {
     op: OpCode,
     token: Option<T>,
     watch: Option<WatchOp>,
+    /// When it was written: once its reply arrives, the server is known to have heard from
+    /// the session at this instant or later (see [`Session::last_heard`]).
+    sent: Instant,
 }
 
 /// The session state machine. `T` is the caller's reply token (a oneshot sender in the tokio
@@ -129,6 +132,8 @@ pub struct Session<T> {
     read_timeout: Duration,
     ping_interval: Duration,
     disconnected_since: Option<Instant>,
+    /// See [`Session::last_heard`].
+    last_heard: Option<Instant>,
     rw_probe: Option<(Instant, Duration)>,
     // Requests.
     out: BytesMut,
@@ -138,7 +143,8 @@ pub struct Session<T> {
     /// server answers a session's requests in order, pings included: a ping answered while
     /// that request is still pending means the request was lost on the way (the stream lost
     /// bytes without breaking), and it would otherwise wait forever on a live connection.
-    pings: VecDeque<Option<i32>>,
+    /// Each ping's send time travels with it, for [`Session::last_heard`].
+    pings: VecDeque<(Option<i32>, Instant)>,
     /// Requests made while no session was usable, with when each was made: sent when one
     /// is, failed if none is within the session timeout (see `fail_stale_waiting`).
     waiting: VecDeque<(Instant, Request<T>)>,
@@ -204,6 +210,7 @@ impl<T> Session<T> {
             read_timeout: negotiated,
             ping_interval: negotiated,
             disconnected_since: None,
+            last_heard: None,
             rw_probe: None,
             out: BytesMut::with_capacity(KEEP_OUT),
             next_xid: 1,
@@ -257,6 +264,34 @@ impl<T> Session<T> {
     /// The last zxid seen in a reply.
     pub fn last_zxid(&self) -> i64 {
         self.last_zxid
+    }
+
+    /// The latest instant the server is known to have heard from this session: the send
+    /// time of the newest request, ping or handshake of the session whose reply arrived
+    /// from a read-write server (`None` without a session).
+    ///
+    /// Why the send time: ZooKeeper touches a session when a request of it arrives
+    /// (`ZooKeeperServer.submitRequest`), and its expiry queue then puts the session's end at
+    /// the arrival plus the session timeout, rounded up to the next tick
+    /// (`ExpiryQueue.update`); a reply proves the arrival happened, and the arrival came after
+    /// the send. So the server cannot expire the session before `last_heard + timeout` on
+    /// its clock. A reply's receive time would not do: the request may have waited in the
+    /// network, so the server heard it earlier than that.
+    pub fn last_heard(&self) -> Option<Instant> {
+        self.last_heard
+    }
+
+    /// The server heard from the session at `sent` or later (a reply arrived).
+    pub(crate) fn heard(&mut self, sent: Instant) {
+        if matches!(
+            self.conn,
+            Conn::Open {
+                read_only: false,
+                ..
+            }
+        ) {
+            self.last_heard = Some(self.last_heard.map_or(sent, |t| t.max(sent)));
+        }
     }
 
     /// Requests sent and not answered yet.
@@ -432,6 +467,7 @@ impl<T> Session<T> {
                 op: OpCode::CloseSession,
                 token: None,
                 watch: None,
+                sent: now,
             });
             self.closing = Some((token, now + self.read_timeout));
         } else {
@@ -637,7 +673,8 @@ impl<T> Session<T> {
                 } else {
                     if now >= self.last_send + self.ping_interval {
                         encode_header_only(&mut self.out, xid::PING, OpCode::Ping);
-                        self.pings.push_back(self.pending.back().map(|p| p.xid));
+                        self.pings
+                            .push_back((self.pending.back().map(|p| p.xid), now));
                         self.last_send = now;
                     }
                     if let Some((probe_at, interval)) = self.rw_probe {

@@ -178,6 +178,7 @@ impl<T> Session<T> {
         self.session_id = 0;
         self.passwd = vec![0; 16];
         self.disconnected_since = None;
+        self.last_heard = None;
         self.fail_waiting(Error::session_expired);
         let expired = WatchEvent {
             event_type: EventType::None,

@@ -16,7 +16,11 @@ impl<T> Session<T> {
         match header.xid {
             xid::NOTIFICATION => self.notification(&body),
             xid::PING => {
-                let before = self.pings.pop_front().flatten();
+                let mut before = None;
+                if let Some((newest_before, sent)) = self.pings.pop_front() {
+                    before = newest_before;
+                    self.heard(sent);
+                }
                 if let Some(lost) = before.filter(|x| self.pending.iter().any(|p| p.xid == *x)) {
                     self.loss_reason = Some(ConnectionFailure::LostRequest { xid: lost });
                     self.connection_lost(now);
@@ -85,6 +89,14 @@ impl<T> Session<T> {
                     Err(Error::server(header.err))
                 };
                 let p = self.pending.pop_front().expect("front exists");
+                // Any answer, an error too, means the request reached the server: only one
+                // for an expired session (or a closing one) would not have touched it.
+                if !matches!(
+                    header.err,
+                    ErrorCode::SessionExpired | ErrorCode::SessionMoved
+                ) {
+                    self.heard(p.sent);
+                }
                 self.after_reply(p.watch, header.err, now);
                 if self.close_xid == Some(reply_xid) {
                     self.finish_close();
@@ -188,6 +200,14 @@ impl<T> Session<T> {
             self.lose_session();
             self.connection_lost(now);
             return Ok(());
+        }
+        if response.session_id != self.session_id {
+            self.last_heard = None;
+        }
+        if !read_only {
+            // The server touched the session when the ConnectRequest arrived (at creation,
+            // or at revalidation of ours); that request left when the handshake began.
+            self.last_heard = Some(self.last_send);
         }
         self.session_id = response.session_id;
         self.passwd = response.passwd.to_vec();

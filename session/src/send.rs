@@ -43,6 +43,7 @@ impl<T> Session<T> {
             op,
             token,
             watch,
+            sent: now,
         });
     }
 

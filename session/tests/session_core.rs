@@ -1633,3 +1633,46 @@ fn chain(e: &zkrs_session::Error) -> String {
     }
     text
 }
+
+#[test]
+fn the_server_last_heard_from_us_when_the_newest_answered_request_was_sent() {
+    let mut sim = Sim::new(config(1, 30_000));
+    sim.events();
+    assert_eq!(sim.s.last_heard(), None, "no session yet");
+    sim.set_time(1);
+    sim.s.handle_connected(sim.now);
+    sim.take_bytes();
+    sim.set_time(3);
+    sim.respond_connect(6_000, 0x1234, &[7; 16], false);
+    sim.events();
+    // The handshake left at 1 ms: the server touched the session no earlier.
+    assert_eq!(sim.s.last_heard(), Some(sim.at(1)));
+
+    sim.set_time(10);
+    sim.get_data("/a");
+    sim.set_time(20);
+    sim.get_data("/b");
+    assert_eq!(sim.take_sent().len(), 2);
+    // The first reply arrives at 50 ms: heard at its send time, 10 ms, not at 50.
+    sim.set_time(50);
+    sim.reply(1, 5, ErrorCode::Ok, &get_data_body(b"a"));
+    assert_eq!(sim.s.last_heard(), Some(sim.at(10)));
+    sim.set_time(60);
+    sim.reply(2, 6, ErrorCode::Ok, &get_data_body(b"b"));
+    assert_eq!(sim.s.last_heard(), Some(sim.at(20)));
+    sim.events();
+
+    // A ping counts the same way: sent when idle for the ping interval (2 s here, so at
+    // 2020 ms), heard at its send time once answered.
+    sim.run_until(2_100);
+    assert_eq!(&sim.take_bytes()[..], &PING);
+    let ping_sent = sim.at(2_020);
+    sim.set_time(2_500);
+    sim.reply(-2, 0, ErrorCode::Ok, &[]);
+    assert_eq!(sim.s.last_heard(), Some(ping_sent));
+
+    // A lost session forgets it.
+    sim.run_until(20_000);
+    assert!(states(&sim.events()).contains(&Lost));
+    assert_eq!(sim.s.last_heard(), None);
+}

@@ -770,6 +770,8 @@ fn demo_tells_the_story() {
 fn a_lost_lock_stops_the_command() {
     // Its own server, since it is paused: the client hears nothing, suspends the connection,
     // and under Curator's standard policy the lock counts as lost from then on.
+    // (`lock_hands_the_fencing_token_to_the_command_and_rides_out_a_short_pause` has the
+    // default policy; recipes/tests/session_deadline.rs its timing against the server's.)
     let own = TestingServer::start_with(ServerOptions::new()).expect("ZooKeeper");
     let dir = scratch("lost");
     let pid_file = dir.join("pid");
@@ -785,6 +787,8 @@ fn a_lost_lock_stops_the_command() {
         .args([
             "lock",
             "/locks/lost",
+            "--policy",
+            "standard",
             "--grace",
             "500",
             "--",
@@ -819,6 +823,63 @@ fn a_lost_lock_stops_the_command() {
         stderr(&out)
     );
     eprintln!("lock lost: command stopped {took:?} after the server froze");
+}
+
+#[test]
+fn lock_hands_the_fencing_token_to_the_command_and_rides_out_a_short_pause() {
+    // Its own server (paused), with a tick that allows a 7.5 s session: the client is
+    // suspended 5 s after its last reply, and the default policy's deadline is 6.75 s after
+    // its last answered request, so a pause that ends at the suspension leaves the session
+    // 1.75 s to come back before the lock would count as lost.
+    let own = TestingServer::start_with(ServerOptions::new().tick_time_ms(400)).expect("ZooKeeper");
+    let dir = scratch("deadline");
+    let pid_file = dir.join("pid");
+    let script = format!(
+        "echo $$ $ZKRS_FENCING_TOKEN > {}; exec sleep 60",
+        pid_file.display()
+    );
+    let mut holder = Command::new(env!("CARGO_BIN_EXE_zkctl"))
+        .args(["-v", "--server", &own.connect_string()])
+        .args(["--session-timeout", "7500", "lock", "/locks/deadline"])
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = LiveLines::of_stderr(&mut holder);
+    wait_until("the command to start", Duration::from_secs(10), || {
+        lines(&pid_file).len() == 1
+    });
+    let started = lines(&pid_file)[0].clone();
+    let (pid, token) = started.split_once(' ').expect("pid and token");
+    let cmd_pid: u32 = pid.parse().unwrap();
+    let token: i64 = token.parse().expect("ZKRS_FENCING_TOKEN is a number");
+    {
+        let zk = Zk::connect_to(&own.connect_string());
+        let node = zk
+            .rt
+            .block_on(zk.client.get_children("/locks/deadline"))
+            .unwrap()
+            .iter()
+            .next()
+            .map(|n| format!("/locks/deadline/{n}"))
+            .expect("the lock node");
+        let (_, stat) = zk.rt.block_on(zk.client.get_data(&node)).unwrap();
+        assert_eq!(token, stat.czxid, "the token is the lock node's czxid");
+    }
+
+    own.pause().unwrap();
+    log.wait_for_containing("connection lost; reconnecting", Duration::from_secs(20));
+    own.resume().unwrap();
+    log.wait_for_containing("state=Reconnected", Duration::from_secs(20));
+    let said = log.now().join("\n");
+    assert!(!said.contains("lost the lock"), "{said}");
+    assert!(alive(cmd_pid), "the command was stopped: {said}");
+
+    signal(holder.id(), "TERM");
+    let out = finish(holder, Duration::from_secs(10));
+    assert_eq!(exit_code(out.status), 143, "{}", log.now().join("\n"));
+    assert!(!alive(cmd_pid), "the command still runs");
 }
 
 /// A zkr client for the tests that change the tree while zkctl watches it, on a runtime of
@@ -922,7 +983,15 @@ struct LiveLines {
 
 impl LiveLines {
     fn of(child: &mut Child) -> LiveLines {
-        let out = child.stdout.take().unwrap();
+        LiveLines::reading(child.stdout.take().unwrap())
+    }
+
+    /// The child's stderr instead.
+    fn of_stderr(child: &mut Child) -> LiveLines {
+        LiveLines::reading(child.stderr.take().unwrap())
+    }
+
+    fn reading(out: impl std::io::Read + Send + 'static) -> LiveLines {
         let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let sink = lines.clone();
         let reader = thread::spawn(move || {
@@ -944,6 +1013,19 @@ impl LiveLines {
             assert!(
                 Instant::now() < deadline,
                 "timed out waiting for `{line}`; printed so far: {:?}",
+                self.now()
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until a line containing `part` was printed.
+    fn wait_for_containing(&self, part: &str, within: Duration) {
+        let deadline = Instant::now() + within;
+        while !self.now().iter().any(|l| l.contains(part)) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for `{part}`; printed so far: {:?}",
                 self.now()
             );
             thread::sleep(Duration::from_millis(10));

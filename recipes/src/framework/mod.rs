@@ -2,7 +2,9 @@
 //! guaranteed deletes, namespaces, and the connection-state policy.
 
 mod connection;
+mod deadline;
 mod delete;
+mod fencing;
 mod namespace;
 mod paths;
 mod policy;
@@ -12,7 +14,9 @@ mod uuid;
 mod wait;
 
 pub use connection::wait_connected;
+pub(crate) use deadline::{lost_in, lost_now, PolicyChanges};
 pub use delete::{delete_for_sure, delete_until_gone, guaranteed_delete, DeleteOnDrop};
+pub use fencing::FencingToken;
 pub use namespace::connect_with_namespace;
 pub use paths::{create_parents, join, join_all, node_name, parent, ParentMode};
 pub use policy::ConnectionStatePolicy;

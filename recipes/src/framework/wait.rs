@@ -1,11 +1,9 @@
 //! Waiting for whichever comes first: a node event on a watch, or a connection-state change
 //! that matters to the recipe. Every recipe's task waits this way.
 
-use zkrs_client::{
-    Client, ConnectionState, EventType, OneshotWatch, StateChange, StateChanges, WatchedEvent,
-};
+use zkrs_client::{Client, ConnectionState, EventType, OneshotWatch, StateChange, WatchedEvent};
 
-use super::ConnectionStatePolicy;
+use super::{ConnectionStatePolicy, PolicyChanges};
 
 /// What ended a [`watch_or_state`] wait.
 #[derive(Debug)]
@@ -25,7 +23,7 @@ pub enum Woke {
 /// such: the state changes say what happened, and the wait goes on for them.
 pub async fn watch_or_state(
     watch: OneshotWatch,
-    changes: &mut StateChanges,
+    changes: &mut PolicyChanges,
     matters: impl Fn(ConnectionState) -> bool,
 ) -> Woke {
     let mut watch = Some(watch);
@@ -57,7 +55,7 @@ pub async fn watch_or_state(
 /// connection trouble, before it looks at its nodes again.
 pub async fn recover(
     client: &Client,
-    changes: &mut StateChanges,
+    changes: &mut PolicyChanges,
     mut on_change: impl FnMut(StateChange) -> bool,
 ) -> bool {
     loop {
@@ -97,7 +95,7 @@ pub async fn wait_or_recover(
     client: &Client,
     policy: ConnectionStatePolicy,
     watch: OneshotWatch,
-    changes: &mut StateChanges,
+    changes: &mut PolicyChanges,
     mut on_change: impl FnMut(StateChange) -> bool,
 ) -> Wake {
     let matters = |state| policy.is_error_state(state);

@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use zkrs_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
-    EventStream, OneshotWatch, Result, StateChanges,
+    EventStream, OneshotWatch, Result,
 };
 
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
@@ -23,8 +23,8 @@ use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch,
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,
-    guaranteed_delete_protected, join, join_all, node_name, wait_connected, watch_or_state,
-    ConnectionStatePolicy, ProtectedName, Woke,
+    guaranteed_delete_protected, join, join_all, lost_in, lost_now, node_name, wait_connected,
+    watch_or_state, ConnectionStatePolicy, FencingToken, PolicyChanges, ProtectedName, Woke,
 };
 use crate::lock::internals::{participants as lock_participants, LockSpec};
 use crate::sequence::{key_fn, rank, sort_key};
@@ -60,6 +60,8 @@ struct NodeState {
     path: Option<String>,
     /// The protected prefix of a create whose outcome is unknown.
     in_doubt: Option<String>,
+    /// Our node's creation zxid (meaningful while `path` is set).
+    czxid: i64,
 }
 
 #[derive(Debug)]
@@ -224,6 +226,18 @@ impl LeaderLatch {
         self.shared.flag.current()
     }
 
+    /// The fencing token of the current leadership (the creation zxid of our node) while
+    /// this participant leads, `None` otherwise: larger than every earlier leader's, see
+    /// [`FencingToken`].
+    pub fn fencing_token(&self) -> Option<FencingToken> {
+        let leads = self.is_leader();
+        let node = self.shared.node();
+        node.path
+            .as_ref()
+            .filter(|_| leads)
+            .map(|_| FencingToken::from_zxid(node.czxid))
+    }
+
     /// This participant's node, when it has one (Curator: `getOurPath`).
     pub fn node_path(&self) -> Option<String> {
         self.shared.node().path.clone()
@@ -332,7 +346,7 @@ enum Wake {
 }
 
 /// Waits for the watch or any connection-state change.
-async fn wait_watch_or_state(watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
+async fn wait_watch_or_state(watch: OneshotWatch, changes: &mut PolicyChanges) -> Wake {
     match watch_or_state(watch, changes, |_| true).await {
         Woke::Node(_) => Wake::Look,
         Woke::State(change) => Wake::State(change.state),
@@ -343,15 +357,18 @@ async fn wait_watch_or_state(watch: OneshotWatch, changes: &mut StateChanges) ->
 /// The latch's task: keeps a node, works out who leads, reacts to watches and the connection.
 async fn run(shared: Arc<Shared>) {
     let client = shared.client.clone();
-    let mut changes = client.state_changes();
+    let mut changes = PolicyChanges::new(&client, shared.policy);
     let mut owner = 0i64;
     loop {
         // Our node, created (with its listing, pipelined) if we have none.
         let mut listed = None;
         if shared.node().path.is_none() {
             match create_node(&shared, &mut changes).await {
-                Some((path, session, children)) => {
-                    shared.node().path = Some(path);
+                Some((path, session, czxid, children)) => {
+                    let mut node = shared.node();
+                    node.path = Some(path);
+                    node.czxid = czxid;
+                    drop(node);
                     owner = session;
                     listed = children;
                 }
@@ -402,7 +419,7 @@ async fn run(shared: Arc<Shared>) {
                 // (waiting for the watch below first would add a round trip to every
                 // hand-off). Then watch our own node, so a deletion under us is noticed; one
                 // between the listing and the watch ends leadership as one after it would.
-                if !shared.policy.is_error_state(client.state()) {
+                if !lost_now(shared.policy, &client) {
                     shared.set_leader(true, true);
                 }
                 match watch_own(&client, &ours).await {
@@ -446,10 +463,10 @@ async fn run(shared: Arc<Shared>) {
 async fn handle_state(
     shared: &Shared,
     mut state: ConnectionState,
-    changes: &mut zkrs_client::StateChanges,
+    changes: &mut PolicyChanges,
 ) -> bool {
     loop {
-        if shared.policy.is_error_state(state) {
+        if lost_in(shared.policy, &shared.client, state) {
             shared.set_leader(false, true);
         }
         match state {
@@ -470,12 +487,12 @@ async fn handle_state(
     }
 }
 
-/// Creates our node (pipelined with a listing). Returns its path, owner session and the
-/// listing; `None` when the client is closed.
+/// Creates our node (pipelined with a listing). Returns its path, owner session, creation
+/// zxid and the listing; `None` when the client is closed.
 async fn create_node(
     shared: &Shared,
-    changes: &mut zkrs_client::StateChanges,
-) -> Option<(String, i64, Option<zkrs_client::Children>)> {
+    changes: &mut PolicyChanges,
+) -> Option<(String, i64, i64, Option<zkrs_client::Children>)> {
     let client = &shared.client;
     let options = CreateOptions::new(CreateMode::EphemeralSequential).with_stat();
     loop {
@@ -487,7 +504,10 @@ async fn create_node(
             client.get_children(&shared.path)
         );
         let result = match created {
-            Ok((path, stat)) => Some((path, stat.map_or(0, |s| s.ephemeral_owner), listed.ok())),
+            Ok((path, stat)) => {
+                let (owner, czxid) = stat.map_or((0, 0), |s| (s.ephemeral_owner, s.czxid));
+                Some((path, owner, czxid, listed.ok()))
+            }
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 shared.node().in_doubt = None;
                 match create_parents(
@@ -519,7 +539,7 @@ async fn create_node(
                 // same protected name is looked for until we know: a new attempt under a new
                 // name would leave the first node, if it was made, for the session's life.
                 match resolve_in_doubt(shared, changes, &protected).await {
-                    InDoubt::Found(path, owner) => Some((path, owner, None)),
+                    InDoubt::Found(path, owner, czxid) => Some((path, owner, czxid, None)),
                     InDoubt::NotMade => {
                         shared.node().in_doubt = None;
                         continue;
@@ -535,8 +555,8 @@ async fn create_node(
 
 /// What became of a create whose reply was lost.
 enum InDoubt {
-    /// It was made: its path and owner.
-    Found(String, i64),
+    /// It was made: its path, owner and creation zxid.
+    Found(String, i64, i64),
     /// It was not made (or was made by a session that is gone).
     NotMade,
     /// The latch is closing or has failed.
@@ -547,7 +567,7 @@ enum InDoubt {
 /// connection is lost while looking.
 async fn resolve_in_doubt(
     shared: &Shared,
-    changes: &mut zkrs_client::StateChanges,
+    changes: &mut PolicyChanges,
     protected: &ProtectedName,
 ) -> InDoubt {
     let client = &shared.client;
@@ -555,14 +575,18 @@ async fn resolve_in_doubt(
         while !client.state().is_connected() {
             match changes.next().await {
                 Some(c) if c.state == ConnectionState::Closed => return InDoubt::Stop,
-                Some(c) if shared.policy.is_error_state(c.state) => shared.set_leader(false, true),
+                Some(c) if lost_in(shared.policy, client, c.state) => {
+                    shared.set_leader(false, true)
+                }
                 Some(_) => {}
                 None => return InDoubt::Stop,
             }
         }
         let mode = CreateMode::EphemeralSequential;
         match find_protected(client, &shared.path, protected, mode).await {
-            Ok(Some((path, stat))) => return InDoubt::Found(path, stat.ephemeral_owner),
+            Ok(Some((path, stat))) => {
+                return InDoubt::Found(path, stat.ephemeral_owner, stat.czxid)
+            }
             Ok(None) => return InDoubt::NotMade,
             Err(e) if e.is_closed() => return InDoubt::Stop,
             Err(e) if e.is_retryable() || e.is_session_expired() => {}

@@ -20,14 +20,17 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use zkrs_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
-    EventStream, EventType, OneshotWatch, Result, Stat, StateChange, StateChanges,
+    EventStream, EventType, OneshotWatch, Result, Stat, StateChange,
 };
 
 use super::backoff::Backoff;
 use super::latch::Participant;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 
-use crate::framework::{self, create_parents, parent, wait_connected, ConnectionStatePolicy, Wake};
+use crate::framework::{
+    self, create_parents, lost_now, parent, wait_connected, ConnectionStatePolicy, FencingToken,
+    PolicyChanges, Wake,
+};
 
 /// The usual path of the master node, for [`MasterElection::builder`].
 pub const DEFAULT_MASTER_PATH: &str = "/master";
@@ -64,6 +67,8 @@ struct Shared {
     flag: LeaderFlag,
     /// A session under which we may own the node (won, or a create in doubt): cleanup looks.
     maybe_owner: Mutex<Option<i64>>,
+    /// The creation zxid of the master node we last claimed.
+    czxid: std::sync::atomic::AtomicI64,
 }
 
 impl Shared {
@@ -136,6 +141,7 @@ impl MasterElectionBuilder {
                 policy: self.policy,
                 flag: LeaderFlag::new(),
                 maybe_owner: Mutex::new(None),
+                czxid: std::sync::atomic::AtomicI64::new(0),
             }),
             task: Mutex::new(None),
         };
@@ -171,17 +177,23 @@ impl MasterElection {
     }
 
     /// Whether this contender is master now: it created the node, the node is owned by the
-    /// current session, and (under the standard policy) the connection is up.
+    /// current session, and the connection is up (or, under the session-deadline policy,
+    /// suspended for less than the session's deadline).
     pub fn is_leader(&self) -> bool {
         self.shared.flag.get()
             && self
                 .shared
                 .maybe_owner()
                 .is_some_and(|s| s == self.shared.client.session_id())
-            && !self
-                .shared
-                .policy
-                .is_error_state(self.shared.client.state())
+            && !lost_now(self.shared.policy, &self.shared.client)
+    }
+
+    /// The fencing token of the current mastership (the master node's creation zxid) while
+    /// this contender is master, `None` otherwise: larger than every earlier master's, see
+    /// [`FencingToken`].
+    pub fn fencing_token(&self) -> Option<FencingToken> {
+        let czxid = self.shared.czxid.load(std::sync::atomic::Ordering::SeqCst);
+        self.is_leader().then(|| FencingToken::from_zxid(czxid))
     }
 
     /// Waits until this contender is master. Fails once it resigned or closed.
@@ -344,7 +356,7 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
 
 /// Applies queued connection-state changes until connected (mastership is dropped on the
 /// way as the policy says). False when the client is closed.
-async fn recover(shared: &Shared, changes: &mut StateChanges) -> bool {
+async fn recover(shared: &Shared, changes: &mut PolicyChanges) -> bool {
     framework::recover(&shared.client, changes, |c| on_change(shared, c)).await
 }
 
@@ -367,7 +379,7 @@ fn on_change(shared: &Shared, change: StateChange) -> bool {
     }
 }
 
-async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
+async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut PolicyChanges) -> Wake {
     let on_change = |c| on_change(shared, c);
     framework::wait_or_recover(&shared.client, shared.policy, watch, changes, on_change).await
 }
@@ -375,7 +387,7 @@ async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChange
 /// The contender's task: create, or watch and wait; as master, watch our own node.
 async fn run(shared: Arc<Shared>) {
     let client = shared.client.clone();
-    let mut changes = client.state_changes();
+    let mut changes = PolicyChanges::new(&client, shared.policy);
     let options = CreateOptions::new(CreateMode::Ephemeral).with_stat();
     let mut backoff = Backoff::default();
     loop {
@@ -444,7 +456,12 @@ async fn run(shared: Arc<Shared>) {
                 }
                 Claim::Ours => {
                     *shared.maybe_owner() = Some(session);
-                    if !shared.policy.is_error_state(client.state()) {
+                    if let Some((_, stat)) = &node {
+                        shared
+                            .czxid
+                            .store(stat.czxid, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    if !lost_now(shared.policy, &client) {
                         shared.set_master(true);
                     }
                 }

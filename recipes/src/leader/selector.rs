@@ -35,7 +35,9 @@ use super::backoff::Backoff;
 use super::latch::{participants_of, Participant};
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 use crate::candidacy::watch_own;
-use crate::framework::{wait_connected, ConnectionStatePolicy};
+use crate::framework::{
+    lost_in, lost_now, wait_connected, ConnectionStatePolicy, FencingToken, PolicyChanges,
+};
 use crate::lock::{InterProcessMutex, LockGuard};
 
 /// Why a term of leadership ended, as [`LeaderContext::cancelled`] reports it.
@@ -44,7 +46,8 @@ use crate::lock::{InterProcessMutex, LockGuard};
 pub enum CancelReason {
     /// [`LeaderSelector::interrupt_leadership`] was called.
     Interrupted,
-    /// The connection was suspended (standard policy only): the session may be alive, but
+    /// The connection was suspended (standard policy), or stayed suspended until the
+    /// session's deadline (session-deadline policy): the session may be alive, but
     /// leadership can no longer be counted on.
     Suspended,
     /// The session was lost: the lock node is gone (or goes at the session's expiry).
@@ -66,6 +69,7 @@ pub struct LeaderContext {
     node: Arc<str>,
     term: u64,
     session_id: i64,
+    token: FencingToken,
     policy: ConnectionStatePolicy,
     cancel: watch::Receiver<Option<CancelReason>>,
 }
@@ -107,11 +111,17 @@ impl LeaderContext {
     }
 
     /// Whether this term's leadership can still be counted on: not cancelled, same session,
-    /// and (under the standard policy) connected.
+    /// and connected (or, under the session-deadline policy, suspended for less than the
+    /// session's deadline).
     pub fn is_leader(&self) -> bool {
         !self.is_cancelled()
             && self.client.session_id() == self.session_id
-            && !self.policy.is_error_state(self.client.state())
+            && !lost_now(self.policy, &self.client)
+    }
+
+    /// This term's fencing token (its lock node's creation zxid): see [`FencingToken`].
+    pub fn fencing_token(&self) -> FencingToken {
+        self.token
     }
 
     /// Resolves when leadership is being taken away, with the reason. By default the
@@ -547,7 +557,7 @@ async fn lead(shared: &Shared, guard: LockGuard) -> Result<()> {
         return guard.release().await;
     }
     // Subscribe before looking, so a change between the look and the wait is not missed.
-    let changes = client.state_changes();
+    let changes = PolicyChanges::new(client, shared.policy);
     if !guard.is_held() {
         return guard.release().await;
     }
@@ -558,6 +568,7 @@ async fn lead(shared: &Shared, guard: LockGuard) -> Result<()> {
         node: guard.path().into(),
         term,
         session_id: guard.session_id(),
+        token: guard.fencing_token(),
         policy: shared.policy,
         cancel: cancel_rx.clone(),
     };
@@ -618,14 +629,14 @@ async fn connection_lost(
     client: &Client,
     session_id: i64,
     policy: ConnectionStatePolicy,
-    mut changes: zkrs_client::StateChanges,
+    mut changes: PolicyChanges,
 ) -> CancelReason {
     let verdict = |state: ConnectionState, session: i64| -> Option<CancelReason> {
         match state {
             ConnectionState::Closed => Some(CancelReason::Closed),
             ConnectionState::Lost => Some(CancelReason::SessionLost),
             _ if session != session_id && session != 0 => Some(CancelReason::SessionLost),
-            ConnectionState::Suspended if policy.is_error_state(state) => {
+            ConnectionState::Suspended if lost_in(policy, client, state) => {
                 Some(CancelReason::Suspended)
             }
             _ => None,

@@ -6,7 +6,10 @@ use zkrs_client::{Client, ErrorCode, Result};
 
 use crate::metrics::{count, LockKind};
 
-use crate::framework::{delete_until_gone, guaranteed_delete, ConnectionStatePolicy};
+use crate::framework::{
+    delete_until_gone, guaranteed_delete, lost_in, lost_now, ConnectionStatePolicy, FencingToken,
+    PolicyChanges,
+};
 
 /// The data a revoker writes into a holder's node (Curator's `Revoker`).
 pub const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
@@ -22,6 +25,7 @@ pub struct LockGuard {
     client: Client,
     path: Option<String>,
     session_id: i64,
+    token: FencingToken,
     policy: ConnectionStatePolicy,
     /// The kind counted in the metrics and since when it is held (`None`: not counted, the
     /// semaphore's own mutex).
@@ -33,6 +37,7 @@ impl LockGuard {
         client: &Client,
         path: String,
         session_id: i64,
+        token: FencingToken,
         policy: ConnectionStatePolicy,
         kind: Option<LockKind>,
     ) -> LockGuard {
@@ -40,6 +45,7 @@ impl LockGuard {
             client: client.clone(),
             path: Some(path),
             session_id,
+            token,
             policy,
             held: kind.map(|k| (k, Instant::now())),
         }
@@ -67,26 +73,35 @@ impl LockGuard {
         self.session_id
     }
 
-    /// Whether the lock can still be counted on: same session, and (under the standard
-    /// policy) connected.
+    /// Whether the lock can still be counted on: same session, and as the policy says
+    /// (standard: connected; session-deadline: connected, or suspended for less than the
+    /// session's deadline; session-only: the session not lost).
     pub fn is_held(&self) -> bool {
-        self.client.session_id() == self.session_id
-            && !self.policy.is_error_state(self.client.state())
+        self.client.session_id() == self.session_id && !lost_now(self.policy, &self.client)
     }
 
     /// Resolves when the lock can no longer be counted on (under the standard policy: as soon
-    /// as the connection is suspended; under session-only: when the session is lost). Work
-    /// done under the lock should stop then.
+    /// as the connection is suspended; under session-deadline: at the deadline of a
+    /// suspension the session does not come back from in time; under session-only: when the
+    /// session is lost). Work done under the lock should stop then.
     pub async fn lost(&self) {
-        let mut changes = self.client.state_changes();
+        let mut changes = PolicyChanges::new(&self.client, self.policy);
         if !self.is_held() {
             return;
         }
         while let Some(change) = changes.next().await {
-            if self.policy.is_error_state(change.state) || change.session_id != self.session_id {
+            if lost_in(self.policy, &self.client, change.state)
+                || change.session_id != self.session_id
+            {
                 return;
             }
         }
+    }
+
+    /// The lock's fencing token (its node's creation zxid): larger than every earlier
+    /// holder's; see [`FencingToken`] for how a resource checks it.
+    pub fn fencing_token(&self) -> FencingToken {
+        self.token
     }
 
     /// Resolves when another process asks the holder to release (writes

@@ -19,7 +19,7 @@ use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result
 use crate::candidacy::{is_stale, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::{
     create_parents, find_protected, guaranteed_delete, guaranteed_delete_protected, join,
-    node_name, wait_connected, ProtectedName,
+    node_name, wait_connected, FencingToken, ProtectedName,
 };
 use crate::sequence::{first_blocker_before, key_fn, rank, read_write_sort_key, sort_key};
 
@@ -63,6 +63,8 @@ pub(crate) struct Acquired {
     pub path: String,
     /// The session that owns it.
     pub session_id: i64,
+    /// Its creation zxid, as a fencing token.
+    pub token: FencingToken,
 }
 
 /// Where our node stands under `rule`: [`Standing::Gone`] (session lost, directory
@@ -162,10 +164,11 @@ pub(crate) async fn acquire_with_sequence(
             client.create_with(&create_path, data, &options),
             client.get_children(&spec.dir)
         );
-        let (ours, owner, mut children) = match created {
+        let (ours, owner, czxid, mut children) = match created {
             Ok((path, stat)) => {
                 let owner = stat.map_or(0, |s| s.ephemeral_owner);
-                (path, owner, listed.ok())
+                let czxid = stat.map_or(0, |s| s.czxid);
+                (path, owner, czxid, listed.ok())
             }
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 cleanup.in_doubt = false;
@@ -175,7 +178,7 @@ pub(crate) async fn acquire_with_sequence(
             Err(e) if e.is_retryable() || e.is_session_expired() => {
                 wait_connected(client).await?;
                 match find_protected(client, &spec.dir, &protected, mode).await? {
-                    Some((path, stat)) => (path, stat.ephemeral_owner, None),
+                    Some((path, stat)) => (path, stat.ephemeral_owner, stat.czxid, None),
                     None => continue 'attempt,
                 }
             }
@@ -222,6 +225,7 @@ pub(crate) async fn acquire_with_sequence(
                     return Ok(Some(Acquired {
                         path,
                         session_id: owner,
+                        token: FencingToken::from_zxid(czxid),
                     }));
                 }
                 Standing::Behind(name) => {

@@ -154,7 +154,16 @@ impl InterProcessMutex {
         )
         .await?;
         count::lock_attempt(self.kind, started, got.is_some());
-        Ok(got.map(|a| LockGuard::new(&self.client, a.path, a.session_id, self.policy, self.kind)))
+        Ok(got.map(|a| {
+            LockGuard::new(
+                &self.client,
+                a.path,
+                a.session_id,
+                a.token,
+                self.policy,
+                self.kind,
+            )
+        }))
     }
 
     /// The contenders' node paths, holder first.

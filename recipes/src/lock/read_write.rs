@@ -181,11 +181,16 @@ impl Side {
         )
         .await?;
         count::lock_attempt(Some(kind), started, got.is_some());
-        Ok(
-            got.map(|a| {
-                LockGuard::new(&self.client, a.path, a.session_id, self.policy, Some(kind))
-            }),
-        )
+        Ok(got.map(|a| {
+            LockGuard::new(
+                &self.client,
+                a.path,
+                a.session_id,
+                a.token,
+                self.policy,
+                Some(kind),
+            )
+        }))
     }
 
     /// This side's nodes (Curator filters the participants by lock name), in lock order.

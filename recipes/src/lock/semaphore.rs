@@ -15,7 +15,7 @@ use super::mutex::InterProcessMutex;
 use crate::counter::{decode_count, encode_count};
 use crate::framework::{
     create_parents, create_protected, join, node_name, parent, wait_connected,
-    ConnectionStatePolicy, ProtectedName,
+    ConnectionStatePolicy, FencingToken, ProtectedName,
 };
 use crate::metrics::{count, LockKind};
 use crate::sequence::{key_fn, sort_key, sorted};
@@ -342,6 +342,7 @@ impl InterProcessSemaphoreV2 {
                     client,
                     path,
                     stat.ephemeral_owner,
+                    FencingToken::from_zxid(stat.czxid),
                     self.policy,
                     Some(LockKind::Semaphore),
                 ),
@@ -485,6 +486,12 @@ impl Lease {
     /// Whether the lease can still be counted on (see [`LockGuard::is_held`]).
     pub fn is_held(&self) -> bool {
         self.guard.is_held()
+    }
+
+    /// The lease's fencing token (its node's creation zxid; see
+    /// [`crate::framework::FencingToken`]).
+    pub fn fencing_token(&self) -> FencingToken {
+        self.guard.fencing_token()
     }
 
     /// Resolves when the lease can no longer be counted on (see [`LockGuard::lost`]).

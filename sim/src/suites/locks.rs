@@ -1,8 +1,12 @@
 //! The lock suites (`mutex`, `semaphore`, `read_write`), as the real-server fault suite
 //! `recipes/tests/invariants_mutex.rs` runs them: 4 participants on their own sessions loop
 //! acquire (2 s timeout), believe while the guard holds (ending at its lost signal), release.
-//! Violations: more believers at once than the recipe allows, a step past its deadline, and
-//! a participant that cannot acquire within 20 s once the faults have healed.
+//! The odd participants follow the session-deadline policy (they keep believing through a
+//! suspension until their session's deadline), the even ones the standard policy.
+//! Violations: more believers at once than the recipe allows (so: a session-deadline holder
+//! that still believes once the server expired its session and another took over), a
+//! session-deadline holder told "lost" before its deadline, a step past its deadline, and a
+//! participant that cannot acquire within 20 s once the faults have healed.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,6 +14,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use zkrs_client::{Client, ConnectionState, CreateMode};
+use zkrs_recipes::framework::ConnectionStatePolicy;
 use zkrs_recipes::lock::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
 
 use super::{connect, settle, STEP_DEADLINE};
@@ -54,22 +59,25 @@ impl LockKind {
         }
     }
 
-    /// The recipe at `/inv/<name>` on `client`.
-    pub fn make(self, client: &Client) -> Recipe {
+    /// The recipe at `/inv/<name>` on `client`, under `policy`.
+    pub fn make(self, client: &Client, policy: ConnectionStatePolicy) -> Recipe {
         let path = format!("/inv/{}", self.name());
         match self {
             LockKind::Mutex => Recipe::Mutex(
                 InterProcessMutex::builder(client, &path)
+                    .policy(policy)
                     .build()
                     .expect("a valid path"),
             ),
             LockKind::Semaphore => Recipe::Semaphore(
                 InterProcessSemaphoreV2::builder(client, &path, 2)
+                    .policy(policy)
                     .build()
                     .expect("a valid path"),
             ),
             LockKind::ReadWrite => Recipe::ReadWrite(
                 InterProcessReadWriteLock::builder(client, &path)
+                    .policy(policy)
                     .build()
                     .expect("a valid path"),
                 AtomicU64::new(0),
@@ -152,6 +160,22 @@ impl Recipe {
     }
 }
 
+/// Participant `who`'s policy: session-deadline for the odd ones, standard for the even.
+pub fn policy_of(who: usize) -> ConnectionStatePolicy {
+    if who % 2 == 1 {
+        ConnectionStatePolicy::SessionDeadline
+    } else {
+        ConnectionStatePolicy::Standard
+    }
+}
+
+/// The session's deadline under the session-deadline policy, as the library computes it (the
+/// last request answered, plus the session timeout, less a tenth of it).
+pub fn session_deadline(client: &Client) -> Option<std::time::Instant> {
+    let timeout = client.session_timeout();
+    Some(client.last_heard()? + timeout - timeout / 10)
+}
+
 /// What the participants share.
 struct Shared {
     world: World,
@@ -202,14 +226,37 @@ async fn one_round(
         shared
             .beliefs
             .begin_weighted(who, Instant::now(), session, weight);
+        let deadline_policy = policy_of(who) == ConnectionStatePolicy::SessionDeadline;
+        let mut changes = client.state_changes();
         let ended_by = tokio::select! {
             biased;
             _ = held.lost() => match client.state() {
+                ConnectionState::Suspended if deadline_policy => "deadline",
                 ConnectionState::Suspended => "suspended",
                 _ => "lost",
             },
             _ = tokio::time::sleep(hold) => "released",
         };
+        let mut suspended = false;
+        while let Some(change) = changes.try_next() {
+            suspended |= change.state == ConnectionState::Suspended;
+        }
+        if suspended && ended_by == "released" {
+            // Counted in the trace: the suspensions the session-deadline policy rode out.
+            shared
+                .world
+                .trace(&format!("p{who} held through a suspension"));
+        }
+        if ended_by == "deadline" {
+            let now = Instant::now().into_std();
+            match session_deadline(client) {
+                Some(deadline) if now < deadline => shared.problem(format!(
+                    "participant {who}: told lost {:?} before its session's deadline",
+                    deadline - now
+                )),
+                _ => {}
+            }
+        }
         shared.beliefs.end(who, Instant::now(), ended_by);
         shared
             .world
@@ -257,7 +304,7 @@ pub async fn run(world: World, kind: LockKind) -> Result<(), String> {
         let (client, shared, stop) = (client.clone(), shared.clone(), stop.clone());
         let mut rng = world.rng(100 + who as u64);
         tasks.push(tokio::spawn(async move {
-            let recipe = kind.make(&client);
+            let recipe = kind.make(&client, policy_of(who));
             while !stop.load(Ordering::Relaxed) {
                 // Mostly a few ms; one hold in 8 outlasts the read timeout, so faults land
                 // while a participant believes and the lost signal must end it.
@@ -280,7 +327,7 @@ pub async fn run(world: World, kind: LockKind) -> Result<(), String> {
     }
     // Healed: every participant gets it once more, within a bound.
     for (who, client) in clients.iter().enumerate() {
-        let recipe = kind.make(client);
+        let recipe = kind.make(client, policy_of(who));
         let deadline = Instant::now() + Duration::from_secs(20);
         let mut ok = false;
         while Instant::now() < deadline && !ok {

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use super::command::{BenchKind, BenchRuntime, OutputFormat, PickStrategy, ServiceKind, Shell};
+use super::command::{
+    BenchKind, BenchRuntime, HoldPolicy, OutputFormat, PickStrategy, ServiceKind, Shell,
+};
 use super::ensemble::{from_version, resume};
 use super::ops::{CreateAcl, OpsSub};
 use super::values::{
@@ -140,6 +142,17 @@ impl GlobalFlags {
             output: later.output.or(self.output),
         }
     }
+}
+
+// `--policy`, for `lock` and `elect`.
+#[derive(Debug, Args)]
+pub struct Policy {
+    /// When the lock or leadership counts as lost: standard (at the first
+    /// suspension), session-deadline (when the server could have expired the
+    /// session, less a tenth of its timeout), session-only (when the session is
+    /// lost; unsafe)
+    #[arg(long = "policy", value_name = "POLICY", value_enum, default_value_t = HoldPolicy::SessionDeadline)]
+    pub policy: HoldPolicy,
 }
 
 // `--grace MS`, for the commands that run one.
@@ -352,11 +365,18 @@ writes it, so Java services (Curator, Spring Cloud Zookeeper) share it."
     /// Run CMD holding a Curator-compatible mutex (InterProcessMutex)
     #[command(after_help = "\
 Exits with CMD's exit code (128+N if a signal N ended it). If the lock is
-lost while CMD runs (connection suspended or session lost), CMD is stopped
-(SIGTERM to its process group, SIGKILL after --grace) and zkctl exits 4.
+lost while CMD runs, CMD is stopped (SIGTERM to its process group, SIGKILL
+after --grace) and zkctl exits 4. Lost means, by --policy: session-deadline
+(the default), the connection stayed down until the server could have
+expired the session (the send time of the last request answered, plus the
+session timeout, less a tenth of it), or the session was lost; standard,
+the connection dropped; session-only, the session was lost.
 SIGINT/SIGTERM/SIGHUP to zkctl stop CMD the same way, then release the lock.
 If zkctl itself is killed, a watchdog kills CMD's process group at once.
-CMD runs in its own process group, with ZKCTL_LOCK_NODE set.
+CMD runs in its own process group, with ZKCTL_LOCK_NODE set, and
+ZKRS_FENCING_TOKEN: the lock node's creation zxid, in decimal, larger for
+every later holder (a resource keeps the largest it saw, refuses smaller).
+Keep --grace below a tenth of the session timeout under session-deadline.
 Exit codes: CMD's, 3 on --timeout, 4 when the lock was lost, 127 when CMD
 cannot be started, 128+N after signal N to zkctl.")]
     Lock {
@@ -365,6 +385,8 @@ cannot be started, 128+N after signal N to zkctl.")]
         /// Give up (exit 3) if the lock is not acquired within MS
         #[arg(long, value_name = "MS", value_parser = millis)]
         timeout: Option<Duration>,
+        #[command(flatten)]
+        policy: Policy,
         #[command(flatten)]
         grace: Grace,
         /// The command to run (everything from its first word on)
@@ -378,9 +400,12 @@ SIGKILL after --grace) and zkctl stays in the election. When CMD exits on
 its own, zkctl leaves the election and rejoins at the back (leadership
 passes on), unless --once: then it exits with CMD's exit code.
 SIGINT/SIGTERM/SIGHUP to zkctl stop CMD, then leave the election.
-CMD runs in its own process group, with ZKCTL_ELECTION_ID and
-ZKCTL_ELECTION_NODE set. Keep --grace below a third of the session timeout,
-so CMD is gone before the session can expire and another leader starts.")]
+Leadership is lost as --policy says (see zkctl lock --help; default
+session-deadline). CMD runs in its own process group, with ZKCTL_ELECTION_ID,
+ZKCTL_ELECTION_NODE and ZKRS_FENCING_TOKEN (the latch node's creation zxid,
+larger for every later leader) set. Keep --grace below a tenth of the
+session timeout (a third under standard), so CMD is gone before the session
+can expire and another leader starts.")]
     Elect {
         /// The latch's node
         path: String,
@@ -390,6 +415,8 @@ so CMD is gone before the session can expire and another leader starts.")]
         /// Exit after CMD has run once (to its end) as leader
         #[arg(long)]
         once: bool,
+        #[command(flatten)]
+        policy: Policy,
         #[command(flatten)]
         grace: Grace,
         /// The command to run (everything from its first word on)

@@ -115,6 +115,20 @@ pub enum BenchKind {
     Latch,
 }
 
+/// When `lock` and `elect` take the lock or leadership as lost (`--policy`): the recipes'
+/// `ConnectionStatePolicy`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum HoldPolicy {
+    // Plain comments (see `OutputFormat`).
+    // Lost at the first suspension (Curator's default).
+    Standard,
+    // Lost when the server could have expired the session, less a margin.
+    #[default]
+    SessionDeadline,
+    // Lost only when the session is (Curator's session policy; not safe on its own).
+    SessionOnly,
+}
+
 /// The tokio runtime `bench` runs on (`--rt`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BenchRuntime {
@@ -429,6 +443,8 @@ pub enum Command {
         path: String,
         /// How long to wait for the lock.
         timeout: Option<Duration>,
+        /// When the lock counts as lost.
+        policy: HoldPolicy,
         /// SIGTERM-to-SIGKILL grace period.
         grace: Duration,
         /// The command to run.
@@ -442,6 +458,8 @@ pub enum Command {
         id: Option<String>,
         /// Exit after one complete run.
         once: bool,
+        /// When leadership counts as lost.
+        policy: HoldPolicy,
         /// SIGTERM-to-SIGKILL grace period.
         grace: Duration,
         /// The command to run.

@@ -215,11 +215,13 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
         Sub::Lock {
             path,
             timeout,
+            policy,
             grace,
             command,
         } => Command::Lock {
             path,
             timeout,
+            policy: policy.policy,
             grace: grace.grace,
             command,
         },
@@ -227,12 +229,14 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             path,
             id,
             once,
+            policy,
             grace,
             command,
         } => Command::Elect {
             path,
             id,
             once,
+            policy: policy.policy,
             grace: grace.grace,
             command,
         },

@@ -32,8 +32,8 @@ use clap::{Args, CommandFactory, FromArgMatches};
 pub use acl::{perm_string, AclSpec};
 pub use command::{
     Action, BenchKind, BenchOptions, BenchRuntime, CacheKind, Command, CounterAction, CreateArgs,
-    Globals, OutputFormat, PickStrategy, QueueAction, QueueKind, ServiceAction, ServiceKind,
-    ServiceRegistration, Shell,
+    Globals, HoldPolicy, OutputFormat, PickStrategy, QueueAction, QueueKind, ServiceAction,
+    ServiceKind, ServiceRegistration, Shell,
 };
 pub use ops::{OpsCommand, QuotaLimits, WatchKind, Word};
 use usage::printable;

@@ -158,6 +158,7 @@ fn lock_command_after_dashes_or_path() {
         Command::Lock {
             path: "/l".into(),
             timeout: Some(Duration::from_millis(500)),
+            policy: HoldPolicy::SessionDeadline,
             grace: Duration::from_secs(2),
             command: vec![
                 "sh".into(),
@@ -175,11 +176,29 @@ fn lock_command_after_dashes_or_path() {
             path: "/e".into(),
             id: None,
             once: true,
+            policy: HoldPolicy::SessionDeadline,
             grace: Duration::from_secs(2),
             command: vec!["sleep".into(), "1".into(), "--id".into(), "x".into()],
         }
     );
     assert!(error("lock /l").contains("not provided: <CMD>..."));
+    for (flag, policy) in [
+        ("standard", HoldPolicy::Standard),
+        ("session-deadline", HoldPolicy::SessionDeadline),
+        ("session-only", HoldPolicy::SessionOnly),
+    ] {
+        let (_, c) = command(&format!("lock /l --policy {flag} -- true"));
+        assert!(
+            matches!(c, Command::Lock { policy: p, .. } if p == policy),
+            "{flag}"
+        );
+        let (_, c) = command(&format!("elect /e --policy {flag} -- true"));
+        assert!(
+            matches!(c, Command::Elect { policy: p, .. } if p == policy),
+            "{flag}"
+        );
+    }
+    assert!(error("lock /l --policy careful -- true").contains("invalid value 'careful'"));
 }
 
 #[test]

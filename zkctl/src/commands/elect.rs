@@ -2,10 +2,12 @@
 //! Curator-compatible `LeaderLatch`.
 //!
 //! The rule, as for `lock`: CMD never runs without the leadership. It starts when the latch
-//! says we lead, is stopped as soon as the latch says we do not (under Curator's standard
-//! policy: as soon as the connection is suspended, before the session can expire and another
-//! participant take over), is stopped before leaving on SIGINT/SIGTERM/SIGHUP, and is killed
-//! by a watchdog if zkctl dies (see [`crate::child`]).
+//! says we lead, is stopped as soon as the latch says we do not (under the default
+//! session-deadline policy: when a suspension reaches the instant the server could have
+//! expired the session, less a margin, before another participant can take over; under
+//! `--policy standard`, as soon as the connection is suspended), is stopped before leaving on
+//! SIGINT/SIGTERM/SIGHUP, and is killed by a watchdog if zkctl dies (see [`crate::child`]).
+//! CMD gets the leadership's fencing token in `ZKRS_FENCING_TOKEN`.
 //!
 //! Leadership is followed through `LeaderLatch::events`, which delivers every transition in
 //! order. This command runs on a current-thread runtime, so subscribing right after
@@ -21,12 +23,14 @@ use zkrs_client::EventStream;
 use zkrs_recipes::leader::LeadershipEvent;
 use zkrs_recipes::leader::{CloseMode, LeaderLatch};
 
-use crate::args::Globals;
+use super::lock::recipe_policy;
+use crate::args::{Globals, HoldPolicy};
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, ZkMessage};
 use crate::identity;
 use crate::signals::{Shutdown, Terminate};
+use zkrs_recipes::framework::ConnectionStatePolicy;
 
 /// After CMD exits on its own (without `--once`), how long zkctl waits before rejoining the
 /// election, so a command that fails at once does not spin.
@@ -38,6 +42,7 @@ pub async fn run(
     path: &str,
     id: Option<String>,
     once: bool,
+    policy: HoldPolicy,
     grace: Duration,
     argv: &[String],
 ) -> Outcome {
@@ -54,6 +59,7 @@ pub async fn run(
         client: &client,
         path,
         id: &id,
+        policy: recipe_policy(policy),
         grace,
         argv,
         shutdown: &mut shutdown,
@@ -68,6 +74,7 @@ struct Election<'a> {
     client: &'a Client,
     path: &'a str,
     id: &'a str,
+    policy: ConnectionStatePolicy,
     grace: Duration,
     argv: &'a [String],
     shutdown: &'a mut Shutdown,
@@ -87,6 +94,7 @@ impl Election<'_> {
         loop {
             let latch = LeaderLatch::builder(self.client, self.path)
                 .id(self.id)
+                .policy(self.policy)
                 .start()?;
             let mut changes = latch.events();
             eprintln!("zkctl: joined the election at {} as {}", self.path, self.id);
@@ -147,6 +155,10 @@ impl Election<'_> {
                 continue;
             }
             let node = latch.node_path().unwrap_or_default();
+            let token = latch
+                .fencing_token()
+                .map(|t| t.to_string())
+                .unwrap_or_default();
             eprintln!(
                 "zkctl: leading {} as {} ({node}); starting the command",
                 self.path, self.id
@@ -154,6 +166,7 @@ impl Election<'_> {
             let env = [
                 ("ZKCTL_ELECTION_ID", self.id),
                 ("ZKCTL_ELECTION_NODE", &node),
+                ("ZKRS_FENCING_TOKEN", &token),
             ];
             let mut child = Supervised::spawn(self.argv, &env).map_err(Stop::Failed)?;
             let end = tokio::select! {

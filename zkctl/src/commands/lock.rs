@@ -2,19 +2,22 @@
 //! `InterProcessMutex`.
 //!
 //! The one rule: CMD never runs without the lock. So CMD starts only after the acquire
-//! succeeded, is stopped as soon as the lock may be lost (the guard's `lost()`, which under
-//! Curator's standard policy fires when the connection is suspended, before the session can
-//! expire), is stopped before the lock is released on SIGINT/SIGTERM/SIGHUP, and is killed by
-//! a watchdog if zkctl itself dies (see [`crate::child`]).
+//! succeeded, is stopped as soon as the lock may be lost (the guard's `lost()`: under the
+//! default session-deadline policy, when a suspension reaches the instant the server could
+//! have expired the session, less a tenth of the session timeout; under `--policy standard`,
+//! as soon as the connection is suspended), is stopped before the lock is released on
+//! SIGINT/SIGTERM/SIGHUP, and is killed by a watchdog if zkctl itself dies (see
+//! [`crate::child`]). CMD gets the lock's fencing token in `ZKRS_FENCING_TOKEN`.
 
 use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
 use zkrs_client::Client;
+use zkrs_recipes::framework::ConnectionStatePolicy;
 use zkrs_recipes::lock::{InterProcessMutex, LockGuard};
 
-use crate::args::Globals;
+use crate::args::{Globals, HoldPolicy};
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, ZkMessage, EXIT_LOCK_LOST, EXIT_LOCK_TIMEOUT};
@@ -26,6 +29,7 @@ pub async fn run(
     g: &Globals,
     path: &str,
     timeout: Option<Duration>,
+    policy: HoldPolicy,
     grace: Duration,
     argv: &[String],
 ) -> Outcome {
@@ -38,10 +42,20 @@ pub async fn run(
         client = connect(g) => client?,
         signal = shutdown.recv() => return Ok(signal.exit_code()),
     };
-    let result = hold(&client, path, timeout, grace, argv, &mut shutdown).await;
+    let policy = recipe_policy(policy);
+    let result = hold(&client, path, timeout, policy, grace, argv, &mut shutdown).await;
     // Closing the session deletes our lock node now if anything above left it behind.
     close(&client).await;
     result
+}
+
+/// The recipes' policy for `--policy`.
+pub(crate) fn recipe_policy(policy: HoldPolicy) -> ConnectionStatePolicy {
+    match policy {
+        HoldPolicy::Standard => ConnectionStatePolicy::Standard,
+        HoldPolicy::SessionDeadline => ConnectionStatePolicy::SessionDeadline,
+        HoldPolicy::SessionOnly => ConnectionStatePolicy::SessionOnly,
+    }
 }
 
 /// How the command's run ended.
@@ -55,6 +69,7 @@ async fn hold(
     client: &Client,
     path: &str,
     timeout: Option<Duration>,
+    policy: ConnectionStatePolicy,
     grace: Duration,
     argv: &[String],
     shutdown: &mut Shutdown,
@@ -62,6 +77,7 @@ async fn hold(
     // The node's data names the holder, for whoever lists the lock.
     let mutex = InterProcessMutex::builder(client, path)
         .data(identity::default_id())
+        .policy(policy)
         .build()?;
     let acquire = async {
         match timeout {
@@ -89,7 +105,12 @@ async fn hold(
             EXIT_LOCK_LOST,
         ));
     }
-    let mut child = match Supervised::spawn(argv, &[("ZKCTL_LOCK_NODE", guard.path())]) {
+    let token = guard.fencing_token().to_string();
+    let env = [
+        ("ZKCTL_LOCK_NODE", guard.path()),
+        ("ZKRS_FENCING_TOKEN", &token),
+    ];
+    let mut child = match Supervised::spawn(argv, &env) {
         Ok(child) => child,
         Err(e) => {
             release(client, guard).await;
@@ -109,7 +130,7 @@ async fn hold(
         }
         End::Lost => {
             eprintln!(
-                "zkctl: lost the lock at {path} (connection suspended or session lost); stopping pid {}",
+                "zkctl: lost the lock at {path} (connection down past the policy's limit, or session lost); stopping pid {}",
                 child.pid()
             );
             child.stop(grace, Some(shutdown)).await?;

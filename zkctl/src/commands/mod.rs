@@ -38,16 +38,18 @@ pub async fn run(g: Globals, command: Command) -> Outcome {
         Command::Lock {
             path,
             timeout,
+            policy,
             grace,
             command,
-        } => lock::run(&g, &path, timeout, grace, &command).await,
+        } => lock::run(&g, &path, timeout, policy, grace, &command).await,
         Command::Elect {
             path,
             id,
             once,
+            policy,
             grace,
             command,
-        } => elect::run(&g, &path, id, once, grace, &command).await,
+        } => elect::run(&g, &path, id, once, policy, grace, &command).await,
         Command::Bench(options) => bench::run(&g, options).await,
         Command::Demo { participants } => demo::run(&g, participants).await,
         Command::Watch {

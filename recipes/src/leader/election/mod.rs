@@ -23,7 +23,9 @@
 //!   watches its own node: if it is deleted, FAILED, then a new offer.
 //! - Connection states: under the standard policy a suspended connection is already FAILED
 //!   (leadership can no longer be counted on), then DETERMINE again once reconnected to the
-//!   same session; under either policy a lost session is FAILED, then a new OFFER.
+//!   same session; under the session-deadline policy the same happens at the suspension's
+//!   deadline, if the session is not back by then; under every policy a lost session is
+//!   FAILED, then a new OFFER.
 //! - A create whose outcome is unknown (connection loss) is resolved by looking for a node of
 //!   this session with our host name: adopted if it is the only one, deleted otherwise. This
 //!   assumes one offer per session and root, as in the Java recipe.
@@ -39,7 +41,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zkrs_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventStream,
-    EventType, OneshotWatch, Result, StateChange, StateChanges,
+    EventType, OneshotWatch, Result, StateChange,
 };
 
 use super::backoff::Backoff;
@@ -48,8 +50,8 @@ use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership};
 use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::Listeners;
 use crate::framework::{
-    self, create_parents, delete_for_sure, guaranteed_delete, join, node_name, wait_connected,
-    ConnectionStatePolicy, Wake,
+    self, create_parents, delete_for_sure, guaranteed_delete, join, lost_now, node_name,
+    wait_connected, ConnectionStatePolicy, FencingToken, PolicyChanges, Wake,
 };
 
 pub use events::{ElectionEvent, ElectionState};
@@ -64,6 +66,8 @@ struct Offer {
     session: i64,
     /// A create was sent under this session and its outcome is unknown.
     in_doubt: Option<i64>,
+    /// Its creation zxid (meaningful while `path` is set).
+    czxid: i64,
 }
 
 #[derive(Debug)]
@@ -272,12 +276,26 @@ impl LeaderElection {
     }
 
     /// Whether this participant leads: ELECTED, with its node owned by the current session,
-    /// and (under the standard policy) connected.
+    /// and connected (or, under the session-deadline policy, suspended for less than the
+    /// session's deadline).
     pub fn is_leader(&self) -> bool {
         let client = &self.shared.client;
         self.shared.current() == ElectionState::Elected
             && self.shared.offer().session == client.session_id()
-            && !self.shared.policy.is_error_state(client.state())
+            && !lost_now(self.shared.policy, client)
+    }
+
+    /// The fencing token of the current leadership (the creation zxid of our offer) while
+    /// this participant leads, `None` otherwise: larger than every earlier leader's, see
+    /// [`FencingToken`].
+    pub fn fencing_token(&self) -> Option<FencingToken> {
+        let leads = self.is_leader();
+        let offer = self.shared.offer();
+        offer
+            .path
+            .as_ref()
+            .filter(|_| leads)
+            .map(|_| FencingToken::from_zxid(offer.czxid))
     }
 
     /// Waits at most `timeout` until the election is in `state`; whether it is.
@@ -381,14 +399,14 @@ fn on_change(shared: &Shared, change: StateChange) -> bool {
 
 /// Applies the queued connection-state changes until connected. False when the client is
 /// closed.
-async fn recover(shared: &Shared, changes: &mut StateChanges) -> bool {
+async fn recover(shared: &Shared, changes: &mut PolicyChanges) -> bool {
     framework::recover(&shared.client, changes, |c| on_change(shared, c)).await
 }
 
 /// After a failed request: waits for the connection (applying the state changes on the way)
 /// and, after an error the connection does not explain, a moment, so that a lasting one (no
 /// permission, say) does not spin. False when the client is closed.
-async fn settle(shared: &Shared, changes: &mut StateChanges, error: &zkrs_client::Error) -> bool {
+async fn settle(shared: &Shared, changes: &mut PolicyChanges, error: &zkrs_client::Error) -> bool {
     if !error.is_retryable() && !error.is_session_expired() {
         tokio::time::sleep(ERROR_PAUSE).await;
     }
@@ -399,7 +417,7 @@ async fn settle(shared: &Shared, changes: &mut StateChanges, error: &zkrs_client
 const ERROR_PAUSE: Duration = Duration::from_millis(200);
 
 /// Waits for the watch or a connection-state change that matters.
-async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChanges) -> Wake {
+async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut PolicyChanges) -> Wake {
     let on_change = |c| on_change(shared, c);
     framework::wait_or_recover(&shared.client, shared.policy, watch, changes, on_change).await
 }
@@ -407,7 +425,7 @@ async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut StateChange
 /// The election's task.
 async fn run(shared: Arc<Shared>) {
     let client = shared.client.clone();
-    let mut changes = client.state_changes();
+    let mut changes = PolicyChanges::new(&client, shared.policy);
     'election: loop {
         if shared.offer().path.is_none() {
             shared.dispatch(ElectionEvent::OfferStart);
@@ -471,7 +489,7 @@ async fn run(shared: Arc<Shared>) {
                         }
                     };
                     if !elected {
-                        if shared.policy.is_error_state(client.state()) {
+                        if lost_now(shared.policy, &client) {
                             if !recover(&shared, &mut changes).await {
                                 return;
                             }
@@ -529,7 +547,7 @@ async fn run(shared: Arc<Shared>) {
 }
 
 /// Creates our offer. False when the client is closed.
-async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
+async fn make_offer(shared: &Shared, changes: &mut PolicyChanges) -> bool {
     let client = &shared.client;
     let options = CreateOptions::new(CreateMode::EphemeralSequential).with_stat();
     let path = join(&shared.root, OFFER_PREFIX);
@@ -545,6 +563,7 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
                 let mut offer = shared.offer();
                 offer.path = Some(created);
                 offer.session = stat.map_or(0, |s| s.ephemeral_owner);
+                offer.czxid = stat.map_or(0, |s| s.czxid);
                 offer.in_doubt = None;
                 return true;
             }
@@ -578,10 +597,11 @@ async fn make_offer(shared: &Shared, changes: &mut StateChanges) -> bool {
                         return false;
                     }
                     match resolve_in_doubt(client, &shared.root, &shared.id, session).await {
-                        Ok(Some((found, owner))) => {
+                        Ok(Some((found, owner, czxid))) => {
                             let mut offer = shared.offer();
                             offer.path = Some(found);
                             offer.session = owner;
+                            offer.czxid = czxid;
                             offer.in_doubt = None;
                             return true;
                         }

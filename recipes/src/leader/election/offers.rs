@@ -77,13 +77,14 @@ pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<
 
 /// After a create under `session` whose outcome is unknown: our offers are the nodes of that
 /// session holding our host name. One, with the session still current: adopted. Otherwise
-/// they are deleted (their paths are unique) and `None` returned.
+/// they are deleted (their paths are unique) and `None` returned. An adopted offer comes with
+/// its owner and creation zxid.
 pub(super) async fn resolve_in_doubt(
     client: &Client,
     root: &str,
     host_name: &str,
     session: i64,
-) -> Result<Option<(String, i64)>> {
+) -> Result<Option<(String, i64, i64)>> {
     let Some(children) = framework::list_in_doubt(client, root).await? else {
         return Ok(None);
     };
@@ -97,7 +98,7 @@ pub(super) async fn resolve_in_doubt(
         match read {
             Ok((data, stat)) => {
                 if stat.ephemeral_owner == session && session != 0 && data == host_name.as_bytes() {
-                    ours.push(path.clone());
+                    ours.push((path.clone(), stat.czxid));
                 }
             }
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
@@ -105,9 +106,9 @@ pub(super) async fn resolve_in_doubt(
         }
     }
     if ours.len() == 1 && session == client.session_id() {
-        return Ok(ours.pop().map(|p| (p, session)));
+        return Ok(ours.pop().map(|(p, czxid)| (p, session, czxid)));
     }
-    for path in ours {
+    for (path, _) in ours {
         delete_until_gone(client, &path).await?;
     }
     Ok(None)
@@ -122,7 +123,7 @@ pub(super) fn cleanup_in_doubt(client: &Client, root: &str, host_name: &str, ses
         runtime.spawn(async move {
             loop {
                 match resolve_in_doubt(&client, &root, &host_name, session).await {
-                    Ok(Some((path, _))) => {
+                    Ok(Some((path, _, _))) => {
                         let _ = delete_until_gone(&client, &path).await;
                         return;
                     }
