@@ -261,13 +261,13 @@ impl Run {
         &self,
         buf: &mut BytesMut,
         path: &PathRef,
-        data: &[u8],
+        data: Option<&[u8]>,
         acl: AclChoice,
         kind: (i32, i32, i64),
     ) {
         let (flags, op, ttl) = kind;
         put_str(buf, &self.path(path));
-        put_buffer_opt(buf, Some(data));
+        put_buffer_opt(buf, data);
         self.put_acl(buf, acl);
         put_i32(buf, flags);
         if op == 21 {
@@ -293,7 +293,7 @@ impl Run {
                 acl,
                 ..
             } => {
-                self.put_create(&mut b, path, data, *acl, (*flags, *op, *ttl));
+                self.put_create(&mut b, path, data.as_deref(), *acl, (*flags, *op, *ttl));
                 let code = OpCode::from_code(*op).expect("create opcode");
                 let expect = if *op == 1 {
                     Expect::Path
@@ -324,7 +324,7 @@ impl Run {
                 ..
             } => {
                 put_str(&mut b, &self.path(path));
-                put_buffer_opt(&mut b, Some(data));
+                put_buffer_opt(&mut b, data.as_deref());
                 put_i32(&mut b, *version);
                 self.call(s, OpCode::SetData, b, None, Expect::Stat, &mut lines);
             }
@@ -428,7 +428,7 @@ impl Run {
                             self.put_create(
                                 &mut b,
                                 path,
-                                data,
+                                data.as_deref(),
                                 AclChoice::Open,
                                 (*flags, *op, *ttl),
                             );
@@ -461,7 +461,7 @@ impl Run {
                             }
                             .encode(&mut b);
                             put_str(&mut b, &self.path(path));
-                            put_buffer_opt(&mut b, Some(data));
+                            put_buffer_opt(&mut b, data.as_deref());
                             put_i32(&mut b, *version);
                         }
                     }

@@ -63,7 +63,7 @@ pub enum MultiStep {
         flags: i32,
         op: i32,
         ttl: i64,
-        data: Vec<u8>,
+        data: Option<Vec<u8>>,
     },
     Delete {
         path: PathRef,
@@ -71,7 +71,7 @@ pub enum MultiStep {
     },
     SetData {
         path: PathRef,
-        data: Vec<u8>,
+        data: Option<Vec<u8>>,
         version: i32,
     },
     Check {
@@ -89,7 +89,7 @@ pub enum Step {
         flags: i32,
         op: i32,
         ttl: i64,
-        data: Vec<u8>,
+        data: Option<Vec<u8>>,
         acl: AclChoice,
     },
     Delete {
@@ -110,7 +110,7 @@ pub enum Step {
     SetData {
         s: usize,
         path: PathRef,
-        data: Vec<u8>,
+        data: Option<Vec<u8>>,
         version: i32,
     },
     GetChildren {
@@ -263,9 +263,14 @@ impl Gen<'_> {
         }
     }
 
-    fn data(&mut self) -> Vec<u8> {
+    /// Data as a client sends it: null (length -1, what zkCli.sh's `create /x` sends) or a
+    /// few letters, empty ones (length 0) included; ZooKeeper keeps null and empty apart.
+    fn data(&mut self) -> Option<Vec<u8>> {
+        if self.rng.chance(15) {
+            return None;
+        }
         let n = self.rng.below(6);
-        (0..n).map(|_| b'a' + self.rng.below(26) as u8).collect()
+        Some((0..n).map(|_| b'a' + self.rng.below(26) as u8).collect())
     }
 
     fn acl(&mut self) -> AclChoice {
