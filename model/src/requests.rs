@@ -369,6 +369,17 @@ impl Server {
                 let path = r.read_str().map_err(bad)?;
                 let kind = r.read_i32().map_err(bad)?;
                 let remove = op == OpCode::RemoveWatches;
+                let walk_fails = match kind {
+                    1 => self.child_watches.parent_walk_fails(path),
+                    2 => self.data_watches.parent_walk_fails(path),
+                    _ => {
+                        self.child_watches.parent_walk_fails(path)
+                            || self.data_watches.parent_walk_fails(path)
+                    }
+                };
+                if !remove && walk_fails {
+                    return Err(ErrorCode::MarshallingError);
+                }
                 let found = match kind {
                     1 => self.watch_op(remove, false, true, path, conn),
                     2 => self.watch_op(remove, true, false, path, conn),

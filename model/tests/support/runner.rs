@@ -240,11 +240,26 @@ impl Run {
             AclChoice::Ip => vec![(31, "ip".into(), "127.0.0.1".into())],
             AclChoice::BadScheme => vec![(31, "nope".into(), "x".into())],
             AclChoice::BadDigest => vec![(31, "digest".into(), "nocolon".into())],
-            AclChoice::Empty => vec![],
+            AclChoice::Empty | AclChoice::Null => vec![],
+            AclChoice::IpNet => vec![(31, "ip".into(), "127.0.0.0/8".into())],
+            AclChoice::IpOther => vec![(31, "ip".into(), "10.0.0.0/8".into())],
+            AclChoice::IpLeadingZeros => vec![(31, "ip".into(), "127.000.0.01".into())],
+            AclChoice::IpBadPrefix => vec![(31, "ip".into(), "127.0.0.1/33".into())],
+            AclChoice::WorldOther => vec![(31, "world".into(), "someone".into())],
+            AclChoice::Duplicates => vec![
+                (31, "world".into(), "anyone".into()),
+                (31, "world".into(), "anyone".into()),
+            ],
+            AclChoice::NoPerms => vec![(0, "world".into(), "anyone".into())],
+            AclChoice::AuthWithId => vec![(31, "auth".into(), "whoever".into())],
         }
     }
 
     pub(super) fn put_acl(&self, buf: &mut BytesMut, choice: AclChoice) {
+        if matches!(choice, AclChoice::Null) {
+            put_i32(buf, -1);
+            return;
+        }
         let acl = self.acl(choice);
         let wire: Vec<Acl<'_>> = acl
             .iter()
