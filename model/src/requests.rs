@@ -369,15 +369,10 @@ impl Server {
                 let path = r.read_str().map_err(bad)?;
                 let kind = r.read_i32().map_err(bad)?;
                 let remove = op == OpCode::RemoveWatches;
-                let walk_fails = match kind {
-                    1 => self.child_watches.parent_walk_fails(path),
-                    2 => self.data_watches.parent_walk_fails(path),
-                    _ => {
-                        self.child_watches.parent_walk_fails(path)
-                            || self.data_watches.parent_walk_fails(path)
-                    }
-                };
-                if !remove && walk_fails {
+                // checkWatches takes the path unchecked, and `containsWatcher` walks it with a
+                // `PathParentIterator`, whose first step already cuts the parent off: a path
+                // without `/` throws (StringIndexOutOfBoundsException, MarshallingError).
+                if !remove && !path.is_empty() && !path.contains('/') {
                     return Err(ErrorCode::MarshallingError);
                 }
                 let found = match kind {

@@ -110,14 +110,6 @@ impl WatchManager {
         self.table.contains_key(path) || self.mode(conn, path) == WatchMode::PersistentRecursive
     }
 
-    /// Whether ZooKeeper's `containsWatcher` (checkWatches, which takes the path unchecked)
-    /// fails on `path`: with a recursive watch in the table it walks the path's parents
-    /// (`PathParentIterator`), and cutting the parent off a path without `/` throws
-    /// (`StringIndexOutOfBoundsException`, answered MarshallingError).
-    pub(crate) fn parent_walk_fails(&self, path: &str) -> bool {
-        self.recursive > 0 && !path.is_empty() && !path.contains('/')
-    }
-
     /// Removes the watch of `conn` on `path`, whatever its mode; false when there was none.
     pub(crate) fn remove(&mut self, path: &str, conn: ConnectionId) -> bool {
         let Some(conns) = self.table.get_mut(path) else {
