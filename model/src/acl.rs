@@ -1,8 +1,6 @@
 //! Access control as ZooKeeper 3.8 applies it: the `fixupACL` rules for ACLs a client sends,
 //! `checkACL` for each operation, and the auth providers a default server registers.
 
-use std::net::Ipv4Addr;
-
 use zkrs_codec::{Acl, AclEntry, ErrorCode, List};
 
 /// An identity: scheme and id (`org.apache.zookeeper.data.Id`), owned.
@@ -80,16 +78,31 @@ fn java_split_len(s: &str, sep: char) -> usize {
     parts.len() - trailing_empty
 }
 
+/// An IPv4 address as `IPAuthenticationProvider.v4addr2Bytes` reads it: four parts, each
+/// read by `Integer.parseInt` (so a sign and leading zeros are fine: `127.000.0.01`), 0-255.
+fn ipv4(addr: &str) -> Option<u32> {
+    let parts: Vec<&str> = addr.split('.').collect();
+    if parts.len() != 4 {
+        return None;
+    }
+    let mut out = 0u32;
+    for part in parts {
+        let v: i32 = part.parse().ok()?;
+        out = out << 8 | u32::from(u8::try_from(v).ok()?);
+    }
+    Some(out)
+}
+
 /// An `ip` ACL expression: an IPv4 address and a prefix length.
 fn ip_acl(expr: &str) -> Option<(u32, u32)> {
     let (addr, bits) = match expr.split_once('/') {
         Some((a, b)) => (a, Some(b)),
         None => (expr, None),
     };
-    let addr: Ipv4Addr = addr.parse().ok()?;
+    let addr = ipv4(addr)?;
     let bits = match bits {
         Some(b) => {
-            let n: i64 = b.parse().ok()?;
+            let n: i32 = b.parse().ok()?;
             if !(0..=32).contains(&n) {
                 return None;
             }
@@ -97,11 +110,11 @@ fn ip_acl(expr: &str) -> Option<(u32, u32)> {
         }
         None => 32,
     };
-    Some((u32::from(addr), bits))
+    Some((addr, bits))
 }
 
 fn ip_matches(client: &str, expr: &str) -> bool {
-    let (Some((net, bits)), Ok(client)) = (ip_acl(expr), client.parse::<Ipv4Addr>()) else {
+    let (Some((net, bits)), Some(client)) = (ip_acl(expr), ipv4(client)) else {
         return false;
     };
     let mask = if bits == 0 {
@@ -109,7 +122,7 @@ fn ip_matches(client: &str, expr: &str) -> bool {
     } else {
         u32::MAX << (32 - bits)
     };
-    u32::from(client) & mask == net & mask
+    client & mask == net & mask
 }
 
 /// `fixupACL`: the ACL a create or setACL stores, or `InvalidACL`. Duplicates go, `auth`
@@ -233,5 +246,11 @@ mod tests {
         assert!(ip_matches("10.1.2.3", "10.0.0.0/8"));
         assert!(!ip_matches("11.1.2.3", "10.0.0.0/8"));
         assert!(ip_acl("10.0.0.0/33").is_none());
+        // Integer.parseInt's reading of each part: leading zeros and a sign are fine.
+        assert!(ip_matches("127.0.0.1", "127.000.0.01"));
+        assert!(ip_matches("127.0.0.1", "+127.0.0.1/+8"));
+        assert!(ip_acl("127.0.0").is_none());
+        assert!(ip_acl("127.0.0.256").is_none());
+        assert!(ip_acl("127.0.0.1.").is_none());
     }
 }

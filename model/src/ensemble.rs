@@ -24,8 +24,8 @@ pub enum EnsembleWrite {
     Create {
         /// Path (a prefix, for sequential modes).
         path: String,
-        /// Data.
-        data: Vec<u8>,
+        /// Data; `None` sends null data (length -1), kept apart from empty data.
+        data: Option<Vec<u8>>,
         /// Mode (TTL modes are refused).
         mode: CreateMode,
     },
@@ -40,8 +40,8 @@ pub enum EnsembleWrite {
     SetData {
         /// Path.
         path: String,
-        /// New data.
-        data: Vec<u8>,
+        /// New data; `None` sends null data (length -1), kept apart from empty data.
+        data: Option<Vec<u8>>,
         /// Expected version, -1 for any.
         version: i32,
     },
@@ -281,9 +281,14 @@ impl OperationEnsemble {
         Ok(WriteOutcome { zxid, result })
     }
 
-    /// getData on `via`'s own tree: `None` for NoNode. A follower behind the leader answers
-    /// from the past.
-    pub fn read(&self, via: usize, path: &str) -> Result<Option<(Vec<u8>, Stat)>, EnsembleError> {
+    /// getData on `via`'s own tree: `None` for NoNode, else the data (`None` when null) and
+    /// Stat. A follower behind the leader answers from the past.
+    #[allow(clippy::type_complexity)] // the two options mean NoNode and null data
+    pub fn read(
+        &self,
+        via: usize,
+        path: &str,
+    ) -> Result<Option<(Option<Vec<u8>>, Stat)>, EnsembleError> {
         if !self.serving(via) {
             return Err(EnsembleError::NotServing);
         }
@@ -408,7 +413,7 @@ fn apply(tree: &mut DataTree, txn: &Txn) -> Option<WriteResult> {
                         OpCode::Create2
                     },
                     path,
-                    data: Some(data),
+                    data: data.as_deref(),
                     acl: List::from(Acl::OPEN_ACL_UNSAFE),
                     flags: mode.code(),
                     ttl: -1,
@@ -428,7 +433,7 @@ fn apply(tree: &mut DataTree, txn: &Txn) -> Option<WriteResult> {
                 tree,
                 &cx(*session),
                 path,
-                Some(data),
+                data.as_deref(),
                 *version,
                 &mut changes,
             )

@@ -144,7 +144,7 @@ impl Server {
             match result {
                 Ok(MultiOpResultOwned::Data(data, stat)) => {
                     let res = MultiOpResult::GetData {
-                        data: Some(&data),
+                        data: data.as_deref(),
                         stat,
                     };
                     res.header().encode(&mut out);
@@ -243,7 +243,7 @@ fn read_write_ops<'a>(r: &mut Reader<'a>) -> Result<Vec<WriteOp<'a>>, DecodeErro
 }
 
 enum MultiOpResultOwned {
-    Data(Vec<u8>, Stat),
+    Data(Option<Vec<u8>>, Stat),
     Children(Vec<String>),
 }
 

@@ -219,14 +219,14 @@ impl Server {
         (err, buf)
     }
 
-    /// getData (shared with multiRead): data and Stat; a watch only when the node exists and
-    /// may be read.
+    /// getData (shared with multiRead): data (`None` when null) and Stat; a watch only when
+    /// the node exists and may be read.
     pub(crate) fn read_data(
         &mut self,
         conn: ConnectionId,
         path: &str,
         watch: bool,
-    ) -> Result<(Vec<u8>, Stat), ErrorCode> {
+    ) -> Result<(Option<Vec<u8>>, Stat), ErrorCode> {
         let node = self.tree.get(path).ok_or(ErrorCode::NoNode)?;
         acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
         let out = (node.data.clone(), node.stat());
@@ -264,7 +264,7 @@ impl Server {
             OpCode::GetData => {
                 let req = PathWatchRequest::decode(r).map_err(bad)?;
                 let (data, stat) = self.read_data(conn, req.path, req.watch)?;
-                Some(&data[..]).encode(out);
+                data.as_deref().encode(out);
                 stat.encode(out);
             }
             OpCode::Exists => {
@@ -369,6 +369,12 @@ impl Server {
                 let path = r.read_str().map_err(bad)?;
                 let kind = r.read_i32().map_err(bad)?;
                 let remove = op == OpCode::RemoveWatches;
+                // checkWatches takes the path unchecked, and `containsWatcher` walks it with a
+                // `PathParentIterator`, whose first step already cuts the parent off: a path
+                // without `/` throws (StringIndexOutOfBoundsException, MarshallingError).
+                if !remove && !path.is_empty() && !path.contains('/') {
+                    return Err(ErrorCode::MarshallingError);
+                }
                 let found = match kind {
                     1 => self.watch_op(remove, false, true, path, conn),
                     2 => self.watch_op(remove, true, false, path, conn),

@@ -51,8 +51,9 @@ impl OwnerKind {
 /// A znode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
-    /// Its data.
-    pub data: Vec<u8>,
+    /// Its data: `None` for null data (a client sent a null buffer, length -1), which a
+    /// read gives back as null, apart from empty data (length 0); both report `dataLength` 0.
+    pub data: Option<Vec<u8>>,
     /// Its ACL (never empty for nodes clients create).
     pub acl: Vec<AclEntry>,
     /// Its persisted Stat fields (`StatPersisted`); `numChildren` and `dataLength` are derived.
@@ -63,7 +64,13 @@ pub struct Node {
 
 impl Node {
     /// A node as `DataTree.createStat` makes it: every zxid the creating one, versions 0.
-    pub fn new(data: Vec<u8>, acl: Vec<AclEntry>, zxid: i64, time: i64, owner: i64) -> Self {
+    pub fn new(
+        data: Option<Vec<u8>>,
+        acl: Vec<AclEntry>,
+        zxid: i64,
+        time: i64,
+        owner: i64,
+    ) -> Self {
         Node {
             data,
             acl,
@@ -93,7 +100,7 @@ impl Node {
         let owner = self.stat.ephemeral_owner;
         let special = owner == CONTAINER_OWNER || owner & EXTENDED_MASK == EXTENDED_MASK;
         Stat {
-            data_length: self.data.len() as i32,
+            data_length: self.data.as_ref().map_or(0, |d| d.len() as i32),
             num_children: children,
             cversion: self.stat.cversion.wrapping_mul(2).wrapping_sub(children),
             ephemeral_owner: if special { 0 } else { owner },
@@ -118,8 +125,9 @@ impl DataTree {
     /// A fresh tree as a 3.8 server starts: `/`, `/zookeeper`, `/zookeeper/quota` and
     /// `/zookeeper/config` (readable by anyone, aversion -1 as `addConfigNode` leaves it).
     pub fn new(extended_types: bool) -> Self {
+        // `DataTree` makes its system nodes with `new byte[0]`: empty, not null.
         let blank = |acl: Vec<AclEntry>| Node {
-            data: Vec::new(),
+            data: Some(Vec::new()),
             acl,
             stat: Stat::default(),
             children: BTreeSet::new(),
@@ -192,7 +200,10 @@ impl DataTree {
 
     /// `DataTree.approximateDataSize`: every node's path length plus data length.
     pub(crate) fn approximate_data_size(&self) -> usize {
-        self.nodes.iter().map(|(p, n)| p.len() + n.data.len()).sum()
+        self.nodes
+            .iter()
+            .map(|(p, n)| p.len() + n.data.as_ref().map_or(0, Vec::len))
+            .sum()
     }
 
     /// Paths of container nodes.

@@ -122,7 +122,8 @@ pub(crate) fn create(
         _ if mode.is_ephemeral() => cx.session,
         _ => 0,
     };
-    let data = req.data.unwrap_or_default().to_vec();
+    // Null data stays null (`DataTree.createNode` keeps the request's `byte[]` as it came).
+    let data = req.data.map(<[u8]>::to_vec);
     let node = Node::new(data, acl, cx.zxid, cx.time, owner);
     let stat = node.stat();
     let node_acl = node.acl.clone();
@@ -174,7 +175,8 @@ pub(crate) fn set_data(
     acl::check(&target.acl, 2, cx.auth)?;
     let new_version = check_version(target.stat.version, version)?;
     let target = tree.get_mut(path).ok_or(ErrorCode::NoNode)?;
-    target.data = data.unwrap_or_default().to_vec();
+    // Null data stays null, as `DataTree.setData` stores it.
+    target.data = data.map(<[u8]>::to_vec);
     target.stat.version = new_version;
     target.stat.mzxid = cx.zxid;
     target.stat.mtime = cx.time;

@@ -26,6 +26,21 @@ fn env_or(name: &str, default: u64) -> u64 {
 /// it never lands inside a campaign (it is checked on its own in the model's unit tests).
 const REAPER_INTERVAL_MS: u64 = 3_600_000;
 
+/// Names the seed when a script panics outside the comparison (a server that never answers,
+/// a session that never expires), so it can be replayed.
+struct NameOnPanic(u64);
+
+impl Drop for NameOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "while running seed {0}: ZKRS_MODEL_SEED={0} ZKRS_MODEL_SCRIPTS=1 cargo test -p zkrs-model --test differential",
+                self.0
+            );
+        }
+    }
+}
+
 #[test]
 fn model_agrees_with_zookeeper() {
     let scripts = env_or("ZKRS_MODEL_SCRIPTS", 8);
@@ -45,6 +60,7 @@ fn model_agrees_with_zookeeper() {
     let started = Instant::now();
     let mut lines = 0usize;
     for seed in first_seed..first_seed + scripts {
+        let _named = NameOnPanic(seed);
         let root = format!("/script-{seed}");
         let script = generate(seed, &root, steps);
         let mut on_model = Run::start(model.addr(), &root);

@@ -11,7 +11,7 @@ use zkrs_model::{EnsembleError, EnsembleWrite, OperationEnsemble};
 fn create(path: &str, data: &[u8]) -> EnsembleWrite {
     EnsembleWrite::Create {
         path: path.into(),
-        data: data.to_vec(),
+        data: Some(data.to_vec()),
         mode: CreateMode::Persistent,
     }
 }
@@ -19,13 +19,13 @@ fn create(path: &str, data: &[u8]) -> EnsembleWrite {
 fn set(path: &str, data: &[u8]) -> EnsembleWrite {
     EnsembleWrite::SetData {
         path: path.into(),
-        data: data.to_vec(),
+        data: Some(data.to_vec()),
         version: -1,
     }
 }
 
 fn data(e: &OperationEnsemble, member: usize, path: &str) -> Option<Vec<u8>> {
-    e.read(member, path).unwrap().map(|(d, _)| d)
+    e.read(member, path).unwrap().and_then(|(d, _)| d)
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn writes_through_any_member_take_one_order_and_every_member_converges() {
                 sessions[via],
                 EnsembleWrite::Create {
                     path: "/q/n-".into(),
-                    data: vec![round as u8],
+                    data: Some(vec![round as u8]),
                     mode: CreateMode::PersistentSequential,
                 },
             )
@@ -101,13 +101,13 @@ fn writes_through_any_member_take_one_order_and_every_member_converges() {
         "zxids increase: {zxids:?}"
     );
     e.catch_up_all();
-    let reference: Vec<(String, Vec<u8>)> = e
+    let reference: Vec<(String, Option<Vec<u8>>)> = e
         .tree(0)
         .paths()
         .map(|p| (p.to_owned(), e.tree(0).get(p).unwrap().data.clone()))
         .collect();
     for m in 1..5 {
-        let tree: Vec<(String, Vec<u8>)> = e
+        let tree: Vec<(String, Option<Vec<u8>>)> = e
             .tree(m)
             .paths()
             .map(|p| (p.to_owned(), e.tree(m).get(p).unwrap().data.clone()))
@@ -175,7 +175,7 @@ fn a_closed_session_takes_its_ephemerals_on_every_member() {
             s,
             EnsembleWrite::Create {
                 path: "/lock".into(),
-                data: vec![],
+                data: Some(vec![]),
                 mode: CreateMode::Ephemeral,
             },
         )

@@ -293,11 +293,13 @@ impl TestingCluster {
     }
 
     /// Freezes member `i` with SIGSTOP (a silent partition: peers and
-    /// clients time out instead of getting errors).
+    /// clients time out instead of getting errors); returns once every
+    /// thread of its JVM has stopped, as [`TestingServer::pause`](crate::TestingServer::pause).
     ///
     /// # Errors
     ///
-    /// [`Error::NotRunning`] if stopped.
+    /// [`Error::NotRunning`] if stopped; [`Error::Io`] if a thread still
+    /// runs 10 s after the signal.
     pub fn pause(&self, i: usize) -> Result<()> {
         self.member(i).pause()
     }

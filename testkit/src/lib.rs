@@ -91,6 +91,7 @@ mod process;
 mod proxy;
 pub mod scripted;
 mod server;
+mod stopped;
 mod tempdir;
 mod tls;
 

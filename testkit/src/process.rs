@@ -35,8 +35,13 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::stopped;
+
 /// How long `terminate` waits after SIGTERM before using SIGKILL.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// How long `pause` waits for every thread to stop after SIGSTOP.
+const STOP_WAIT: Duration = Duration::from_secs(10);
 
 /// A running (or exited but not yet observed) JVM.
 #[derive(Debug)]
@@ -91,11 +96,15 @@ impl JvmProcess {
     }
 
     /// Freezes the JVM with SIGSTOP: its sockets stay open but nothing
-    /// answers, like a machine that dropped off the network.
+    /// answers, like a machine that dropped off the network. Returns once
+    /// every thread has stopped (the signal is only queued by `kill`; on a
+    /// busy machine a thread may answer a request after it), at most
+    /// [`STOP_WAIT`] later.
     pub(crate) fn pause(&mut self) -> io::Result<()> {
         self.signal("STOP")?;
+        // Stopped or not yet, it is on its way: resume and kill must CONT it.
         self.paused = true;
-        Ok(())
+        stopped::wait_all_stopped(self.pid(), STOP_WAIT)
     }
 
     /// Thaws the JVM with SIGCONT.
@@ -277,6 +286,28 @@ mod tests {
         assert!(!p.is_alive());
         assert!(!p.is_paused());
         assert!(p.pause().is_err());
+    }
+
+    /// A process that never sleeps: on a busy machine it often waits for a
+    /// CPU when SIGSTOP is queued, and only stops once it gets one.
+    fn spinner() -> JvmProcess {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "while :; do :; done"]);
+        JvmProcess::spawn(cmd).unwrap()
+    }
+
+    #[test]
+    fn pause_returns_once_every_thread_is_stopped() {
+        let mut p = spinner();
+        for round in 0..20 {
+            p.pause().unwrap();
+            assert!(
+                stopped::all_stopped(p.pid()).unwrap(),
+                "round {round}: a thread still runs after pause"
+            );
+            p.resume().unwrap();
+        }
+        p.kill().unwrap();
     }
 
     #[test]

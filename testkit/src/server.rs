@@ -406,10 +406,14 @@ impl TestingServer {
 
     /// Freezes the JVM with SIGSTOP. Its sockets stay open, so clients
     /// connect and send, but get no answer: a silent network partition.
+    /// Returns once every thread of the JVM has stopped (SIGSTOP takes
+    /// effect when each thread next runs, which on a busy machine can be
+    /// late), so nothing is answered after it returns.
     ///
     /// # Errors
     ///
-    /// [`Error::NotRunning`] if stopped.
+    /// [`Error::NotRunning`] if stopped; [`Error::Io`] if a thread still
+    /// runs 10 s after the signal (the JVM stays marked paused).
     pub fn pause(&self) -> Result<()> {
         self.jvm("TestingServer::pause")?.instance.pause()
     }

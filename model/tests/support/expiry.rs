@@ -90,7 +90,8 @@ impl Run {
             if !expired {
                 assert!(
                     Instant::now() < deadline,
-                    "the silent session did not expire within {DEADLINE:?}"
+                    "the silent session did not expire within {DEADLINE:?} on {} (events seen: {seen:?})",
+                    self.addr
                 );
                 // Pace the polling: expiry comes with the server's next tick (200 ms).
                 std::thread::sleep(Duration::from_millis(20));

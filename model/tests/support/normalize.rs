@@ -25,13 +25,9 @@ impl Run {
             }
             Expect::Stat => self.stat(&Stat::decode(&mut r).unwrap_or_default()),
             Expect::DataStat => {
-                let d = r
-                    .read_buffer_opt()
-                    .ok()
-                    .flatten()
-                    .map(|d| String::from_utf8_lossy(d).into_owned());
+                let d = r.read_buffer_opt().ok().flatten();
                 let s = Stat::decode(&mut r).unwrap_or_default();
-                format!("{d:?} {}", self.stat(&s))
+                format!("{} {}", shown(d), self.stat(&s))
             }
             Expect::Children(with_stat) => {
                 let names = List::<&str>::decode(&mut r)
@@ -95,11 +91,9 @@ impl Run {
                         Ok(MultiOpResult::SetData(s)) => {
                             out.push(format!("setData {}", self.stat(&s)))
                         }
-                        Ok(MultiOpResult::GetData { data, stat }) => out.push(format!(
-                            "getData {:?} {}",
-                            data.map(String::from_utf8_lossy),
-                            self.stat(&stat)
-                        )),
+                        Ok(MultiOpResult::GetData { data, stat }) => {
+                            out.push(format!("getData {} {}", shown(data), self.stat(&stat)))
+                        }
                         Ok(MultiOpResult::GetChildren(l)) => {
                             out.push(format!("getChildren {:?}", sorted(l.iter())))
                         }
@@ -110,5 +104,19 @@ impl Run {
                 out.join("; ")
             }
         }
+    }
+}
+
+/// Data as text: `None` for null data, `Some("..")` otherwise; a large value by its length and
+/// a checksum (a difference must not print a megabyte).
+fn shown(data: Option<&[u8]>) -> String {
+    match data {
+        Some(d) if d.len() > 64 => {
+            let sum = d
+                .iter()
+                .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b)));
+            format!("Some(<{} bytes, sum {sum:x}>)", d.len())
+        }
+        d => format!("{:?}", d.map(String::from_utf8_lossy)),
     }
 }

@@ -240,11 +240,26 @@ impl Run {
             AclChoice::Ip => vec![(31, "ip".into(), "127.0.0.1".into())],
             AclChoice::BadScheme => vec![(31, "nope".into(), "x".into())],
             AclChoice::BadDigest => vec![(31, "digest".into(), "nocolon".into())],
-            AclChoice::Empty => vec![],
+            AclChoice::Empty | AclChoice::Null => vec![],
+            AclChoice::IpNet => vec![(31, "ip".into(), "127.0.0.0/8".into())],
+            AclChoice::IpOther => vec![(31, "ip".into(), "10.0.0.0/8".into())],
+            AclChoice::IpLeadingZeros => vec![(31, "ip".into(), "127.000.0.01".into())],
+            AclChoice::IpBadPrefix => vec![(31, "ip".into(), "127.0.0.1/33".into())],
+            AclChoice::WorldOther => vec![(31, "world".into(), "someone".into())],
+            AclChoice::Duplicates => vec![
+                (31, "world".into(), "anyone".into()),
+                (31, "world".into(), "anyone".into()),
+            ],
+            AclChoice::NoPerms => vec![(0, "world".into(), "anyone".into())],
+            AclChoice::AuthWithId => vec![(31, "auth".into(), "whoever".into())],
         }
     }
 
     pub(super) fn put_acl(&self, buf: &mut BytesMut, choice: AclChoice) {
+        if matches!(choice, AclChoice::Null) {
+            put_i32(buf, -1);
+            return;
+        }
         let acl = self.acl(choice);
         let wire: Vec<Acl<'_>> = acl
             .iter()
@@ -261,13 +276,13 @@ impl Run {
         &self,
         buf: &mut BytesMut,
         path: &PathRef,
-        data: &[u8],
+        data: Option<&[u8]>,
         acl: AclChoice,
         kind: (i32, i32, i64),
     ) {
         let (flags, op, ttl) = kind;
         put_str(buf, &self.path(path));
-        put_buffer_opt(buf, Some(data));
+        put_buffer_opt(buf, data);
         self.put_acl(buf, acl);
         put_i32(buf, flags);
         if op == 21 {
@@ -293,7 +308,7 @@ impl Run {
                 acl,
                 ..
             } => {
-                self.put_create(&mut b, path, data, *acl, (*flags, *op, *ttl));
+                self.put_create(&mut b, path, data.as_deref(), *acl, (*flags, *op, *ttl));
                 let code = OpCode::from_code(*op).expect("create opcode");
                 let expect = if *op == 1 {
                     Expect::Path
@@ -324,7 +339,7 @@ impl Run {
                 ..
             } => {
                 put_str(&mut b, &self.path(path));
-                put_buffer_opt(&mut b, Some(data));
+                put_buffer_opt(&mut b, data.as_deref());
                 put_i32(&mut b, *version);
                 self.call(s, OpCode::SetData, b, None, Expect::Stat, &mut lines);
             }
@@ -428,7 +443,7 @@ impl Run {
                             self.put_create(
                                 &mut b,
                                 path,
-                                data,
+                                data.as_deref(),
                                 AclChoice::Open,
                                 (*flags, *op, *ttl),
                             );
@@ -461,7 +476,7 @@ impl Run {
                             }
                             .encode(&mut b);
                             put_str(&mut b, &self.path(path));
-                            put_buffer_opt(&mut b, Some(data));
+                            put_buffer_opt(&mut b, data.as_deref());
                             put_i32(&mut b, *version);
                         }
                     }

@@ -50,6 +50,45 @@ pub enum AclChoice {
     BadScheme,
     BadDigest,
     Empty,
+    /// A null list (length -1).
+    Null,
+    /// `ip` with a prefix that holds 127.0.0.1.
+    IpNet,
+    /// `ip` with a prefix that does not hold 127.0.0.1 (valid, but locks the creator out).
+    IpOther,
+    /// `ip` written with leading zeros (`Integer.parseInt` reads them).
+    IpLeadingZeros,
+    /// `ip` with a prefix longer than 32 bits.
+    IpBadPrefix,
+    /// `world` with an id other than `anyone` (there is no `world` provider).
+    WorldOther,
+    /// The same entry twice (`removeDuplicates`).
+    Duplicates,
+    /// `world:anyone` with no permission at all.
+    NoPerms,
+    /// `auth` with an id of its own (ignored: the session's ids replace it).
+    AuthWithId,
+}
+
+/// A node's data in a step; shown whole when short, by its length when large.
+#[derive(Clone)]
+pub struct Value(pub Vec<u8>);
+
+impl std::ops::Deref for Value {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.len() > 64 {
+            write!(f, "<{} bytes>", self.0.len())
+        } else {
+            write!(f, "{:?}", String::from_utf8_lossy(&self.0))
+        }
+    }
 }
 
 /// The credentials scripts authenticate with.
@@ -63,7 +102,7 @@ pub enum MultiStep {
         flags: i32,
         op: i32,
         ttl: i64,
-        data: Vec<u8>,
+        data: Option<Value>,
     },
     Delete {
         path: PathRef,
@@ -71,7 +110,7 @@ pub enum MultiStep {
     },
     SetData {
         path: PathRef,
-        data: Vec<u8>,
+        data: Option<Value>,
         version: i32,
     },
     Check {
@@ -89,7 +128,7 @@ pub enum Step {
         flags: i32,
         op: i32,
         ttl: i64,
-        data: Vec<u8>,
+        data: Option<Value>,
         acl: AclChoice,
     },
     Delete {
@@ -110,7 +149,7 @@ pub enum Step {
     SetData {
         s: usize,
         path: PathRef,
-        data: Vec<u8>,
+        data: Option<Value>,
         version: i32,
     },
     GetChildren {
@@ -239,6 +278,31 @@ impl Gen<'_> {
         if self.sequentials > 0 && self.rng.chance(15) {
             return PathRef::Sequential(self.rng.below(self.sequentials + 1));
         }
+        if self.rng.chance(2) {
+            // ZooKeeper's own nodes. Writes that succeed there (a child of the quota node,
+            // its data or ACL) outlive the script, alike on both servers.
+            let system = [
+                "/zookeeper",
+                "/zookeeper/config",
+                "/zookeeper/quota",
+                "/zookeeper/quota/a",
+            ];
+            return PathRef::Pool((*self.rng.pick(&system)).to_owned());
+        }
+        if self.rng.chance(2) {
+            // Paths `PathUtils.validatePath` refuses (BadArguments for writes).
+            let root = &self.root;
+            let invalid = [
+                format!("{root}/"),
+                format!("{root}//a"),
+                format!("{root}/./a"),
+                format!("{root}/a/.."),
+                format!("{root}/a\u{0}"),
+                "relative".to_owned(),
+                String::new(),
+            ];
+            return PathRef::Pool(self.rng.pick(&invalid).clone());
+        }
         let depth = match self.rng.below(100) {
             0..=4 => 0,
             5..=54 => 1,
@@ -263,21 +327,43 @@ impl Gen<'_> {
         }
     }
 
-    fn data(&mut self) -> Vec<u8> {
+    /// Data as a client sends it: null (length -1, what zkCli.sh's `create /x` sends) or a
+    /// few letters, empty ones (length 0) included; ZooKeeper keeps null and empty apart.
+    fn data(&mut self) -> Option<Value> {
+        if self.rng.chance(15) {
+            return None;
+        }
+        if self.rng.chance(1) {
+            // Large values around jute.maxbuffer (0xfffff): a request frame over it closes
+            // the connection, one just under it is stored and read back.
+            let n = *self.rng.pick(&[500_000, 1_048_000, 1_048_575, 1_100_000]);
+            return Some(Value(vec![b'z'; n]));
+        }
         let n = self.rng.below(6);
-        (0..n).map(|_| b'a' + self.rng.below(26) as u8).collect()
+        Some(Value(
+            (0..n).map(|_| b'a' + self.rng.below(26) as u8).collect(),
+        ))
     }
 
     fn acl(&mut self) -> AclChoice {
         match self.rng.below(100) {
-            0..=69 => AclChoice::Open,
-            70..=75 => AclChoice::ReadOnly,
-            76..=83 => AclChoice::Digest(self.rng.below(2)),
-            84..=89 => AclChoice::Auth,
-            90..=92 => AclChoice::Ip,
-            93..=95 => AclChoice::BadScheme,
-            96..=97 => AclChoice::BadDigest,
-            _ => AclChoice::Empty,
+            0..=64 => AclChoice::Open,
+            65..=70 => AclChoice::ReadOnly,
+            71..=78 => AclChoice::Digest(self.rng.below(2)),
+            79..=83 => AclChoice::Auth,
+            84..=85 => AclChoice::Ip,
+            86..=87 => AclChoice::BadScheme,
+            88 => AclChoice::BadDigest,
+            89 => AclChoice::Empty,
+            90 => AclChoice::Null,
+            91 => AclChoice::IpNet,
+            92 => AclChoice::IpOther,
+            93 => AclChoice::IpLeadingZeros,
+            94 => AclChoice::IpBadPrefix,
+            95 => AclChoice::WorldOther,
+            96 => AclChoice::Duplicates,
+            97 => AclChoice::NoPerms,
+            _ => AclChoice::AuthWithId,
         }
     }
 

@@ -1,0 +1,188 @@
+//! The driver's reaction to each event of the session core: one `match` naming every event,
+//! so an event added to the core is a compile error here.
+
+use super::*;
+
+impl Driver {
+    /// Acts on everything the core said. Returns true when the session is closed.
+    pub(super) fn process_events(&mut self) -> bool {
+        while let Some(event) = self.session.poll_event() {
+            // Every event, by name: one added to the core is a compile error here.
+            match crate::session::__private::exhaustive(event) {
+                ExhaustiveEvent::Connect {
+                    host,
+                    timeout,
+                    shuffle,
+                } => {
+                    self.host = host;
+                    let fresh = std::mem::take(&mut self.fresh_hosts);
+                    match self.provider.clone() {
+                        Some(provider) if !fresh => {
+                            self.pending = Some((timeout, shuffle));
+                            self.connecting =
+                                Some(Box::pin(
+                                    async move { Attempted::Hosts(provider.ask().await) },
+                                ));
+                        }
+                        _ => self.start_connect(host, timeout, shuffle),
+                    }
+                }
+                ExhaustiveEvent::Disconnect => {
+                    self.transport = None;
+                    self.connecting = None;
+                    self.release_burst_capacity();
+                    let failure = self.session.last_connection_failure().cloned();
+                    let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                    shared.attempt = None;
+                    if failure.is_some() {
+                        shared.last_failure = failure;
+                    }
+                }
+                ExhaustiveEvent::ConnectSpare {
+                    host,
+                    timeout,
+                    shuffle,
+                } => {
+                    let (name, port) = self.hosts[host].clone();
+                    crate::__log!(info, host = %format_args!("{name}:{port}"), "moving the session to another host: connecting there first");
+                    self.spare_host = host;
+                    let connector = self.connector.clone();
+                    self.spare_connecting = Some(Box::pin(async move {
+                        Attempted::Connected(
+                            crate::resolve::connect_host(&connector, &name, port, timeout, shuffle)
+                                .await,
+                        )
+                    }));
+                }
+                ExhaustiveEvent::DropSpare => {
+                    if let Some(failure) = self.session.last_connection_failure() {
+                        crate::__log!(info, error = %failure, "the session stays on its host for now");
+                        let _ = failure;
+                    }
+                    self.spare = None;
+                    self.spare_connecting = None;
+                }
+                ExhaustiveEvent::UseSpare => {
+                    // The old connection's unread bytes stay with it.
+                    self.retiring = self.transport.take();
+                    self.transport = self.spare.take();
+                    self.retiring_buf = std::mem::replace(
+                        &mut self.read_buf,
+                        BytesMut::with_capacity(READ_RESERVE),
+                    );
+                    self.host = self.spare_host;
+                    let now = crate::clock::now();
+                    self.session
+                        .handle_retiring_read(&mut self.retiring_buf, now);
+                }
+                ExhaustiveEvent::DropRetiring => {
+                    self.retiring = None;
+                    self.retiring_buf = BytesMut::new();
+                }
+                ExhaustiveEvent::RestoreRetiring => {
+                    self.transport = self.retiring.take();
+                    self.read_buf = std::mem::take(&mut self.retiring_buf);
+                    if let Some(host) = self.session.current_host() {
+                        self.host = host;
+                    }
+                    if let Some(failure) = self.session.last_connection_failure() {
+                        crate::__log!(info, error = %failure, "could not move the session: it stays on its host for now");
+                        let _ = failure;
+                    }
+                }
+                ExhaustiveEvent::Moved { host } => {
+                    self.host = host;
+                    self.metrics.session_moved();
+                    let (name, port) = &self.hosts[host];
+                    crate::__log!(info, host = %format_args!("{name}:{port}"), session = %format_args!("{:#x}", self.last_session), "session moved to another host, never suspended");
+                    let _ = (name, port);
+                }
+                ExhaustiveEvent::ProbeReadWrite { host } => {
+                    let (name, port) = self.hosts[host].clone();
+                    let found = self.probe_tx.clone();
+                    let connector = self.connector.clone();
+                    tokio::spawn(async move {
+                        if is_read_write(&connector, &name, port).await {
+                            let _ = found.send(host);
+                        }
+                    });
+                }
+                ExhaustiveEvent::Reply { token, result } => {
+                    // The caller may have stopped waiting (dropped its future): fine.
+                    token.send(result);
+                }
+                ExhaustiveEvent::Watch {
+                    watcher,
+                    event: raw,
+                } => {
+                    self.metrics.watch_event();
+                    let event = WatchedEvent {
+                        event_type: raw.event_type,
+                        state: raw.state,
+                        path: self.chroot.to_client(&raw.path).to_string(),
+                    };
+                    // The core says who hears what (a group hears a notification once).
+                    let delivered = match self.sinks.get(&watcher) {
+                        Some(WatchSink::Stream(tx)) => tx.send(Ok(event)),
+                        Some(WatchSink::Once(_) | WatchSink::Group(_)) => {
+                            match self.sinks.remove(&watcher) {
+                                Some(WatchSink::Once(tx)) => drop(tx.send(event)),
+                                Some(WatchSink::Group(tx)) => drop(tx.send(event)),
+                                Some(WatchSink::Stream(_)) | None => {}
+                            }
+                            true
+                        }
+                        None => true,
+                    };
+                    if !delivered {
+                        self.sinks.remove(&watcher);
+                        self.session.forget_watcher(watcher, crate::clock::now());
+                    }
+                }
+                ExhaustiveEvent::WatcherUnused(watcher) => {
+                    self.sinks.remove(&watcher);
+                }
+                ExhaustiveEvent::State(change) => {
+                    self.log_state(change);
+                    if change.state.is_connected() {
+                        self.metrics.connected();
+                    } else if change.state == ConnectionState::Lost {
+                        self.metrics.session_expired();
+                    }
+                    let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                    if change.state.is_connected() {
+                        shared.attempt = None;
+                        shared.host_failures.clear();
+                        #[cfg(feature = "tls")]
+                        {
+                            shared.tls_failure = None;
+                        }
+                    }
+                    shared.password = if change.session_id != 0 {
+                        self.session.session_password().to_vec()
+                    } else {
+                        Vec::new()
+                    };
+                    if matches!(
+                        change.state,
+                        ConnectionState::AuthFailed | ConnectionState::Lost
+                    ) {
+                        // Before anyone hears of it: connect() reports this reason.
+                        shared.last_failure = self.session.last_connection_failure().cloned();
+                        shared.auth_failure = self.session.auth_failure().cloned();
+                    }
+                    shared.current = change;
+                    shared.negotiated_timeout = self.session.negotiated_timeout();
+                    self.heard = self.session.last_heard();
+                    shared.last_heard = self.heard;
+                    shared.subscribers.send(change);
+                }
+                ExhaustiveEvent::Closed => {
+                    self.transport = None;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
