@@ -379,17 +379,7 @@ impl<T> Session<T> {
         self.last_recv = last_recv;
         self.last_send = last_send;
         // Identities added since the switch: the old connection has not seen them.
-        let auth = std::mem::take(&mut self.cfg.auth);
-        for (i, (scheme, credentials)) in auth.iter().enumerate().skip(auth_sent) {
-            self.write_auth(scheme, credentials, now);
-            let token = self
-                .pending_auth_later
-                .iter()
-                .position(|(index, _)| *index == i)
-                .map(|at| self.pending_auth_later.remove(at).1);
-            self.pending_auth.push_back(token);
-        }
-        self.cfg.auth = auth;
+        self.resend_auth_from(auth_sent, now);
         Some(reason)
     }
 

@@ -360,17 +360,7 @@ impl<T> Session<T> {
 
         // In the Java client's order: identities, then watches, then the queued requests.
         self.auth_replies = 0;
-        let auth = std::mem::take(&mut self.cfg.auth);
-        for (i, (scheme, credentials)) in auth.iter().enumerate() {
-            self.write_auth(scheme, credentials, now);
-            let token = self
-                .pending_auth_later
-                .iter()
-                .position(|(index, _)| *index == i)
-                .map(|at| self.pending_auth_later.remove(at).1);
-            self.pending_auth.push_back(token);
-        }
-        self.cfg.auth = auth;
+        self.resend_auth_from(0, now);
         self.reregister_watches(now);
         while let Some((_, request)) = self.waiting.pop_front() {
             self.send(request, now);

@@ -61,6 +61,23 @@ impl<T> Session<T> {
         self.last_send = now;
     }
 
+    /// Sends the session's identities from the `first` on (all of them on a reconnect; those
+    /// added since the switch on a move's way back), each with the reply slot of the caller
+    /// who added it, if one waits.
+    pub(super) fn resend_auth_from(&mut self, first: usize, now: Instant) {
+        let auth = std::mem::take(&mut self.cfg.auth);
+        for (i, (scheme, credentials)) in auth.iter().enumerate().skip(first) {
+            self.write_auth(scheme, credentials, now);
+            let token = self
+                .pending_auth_later
+                .iter()
+                .position(|(index, _)| *index == i)
+                .map(|at| self.pending_auth_later.remove(at).1);
+            self.pending_auth.push_back(token);
+        }
+        self.cfg.auth = auth;
+    }
+
     pub(super) fn reregister_watches(&mut self, now: Instant) {
         if self.watches.is_empty() {
             return;
