@@ -19,9 +19,12 @@ use zkrs_testkit::{four_letter_word, ServerOptions, TestingCluster, TestingServe
 /// no time: the tests never wait for it to pass.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// The tests of this file run one at a time: the ensemble one kills, pauses and restarts JVMs,
-/// and while it did, the restart test's client once stayed disconnected from its restarted
-/// server for a whole session timeout (the failure message now carries the server log).
+/// The tests of this file run one at a time: the ensemble one kills, pauses and restarts JVMs.
+/// The restart test's client used to stay disconnected from its restarted server for a whole
+/// session timeout about once in fifteen runs: ZooKeeper 3.8 left its reconnection, made
+/// while the server started, open and unanswered, and the one attempt waited for its answer
+/// until the session was gone. An attempt now gets half of what is left of the session
+/// (`session/tests/resume.rs` shows it on the core).
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// The longest any single step may take (an election, a JVM start, a reconnect).
 const DEADLINE: Duration = Duration::from_secs(30);

@@ -132,6 +132,8 @@ pub struct Session<T> {
     read_timeout: Duration,
     ping_interval: Duration,
     disconnected_since: Option<Instant>,
+    /// The time the current connection attempt was given (`lifecycle::attempt_timeout`).
+    attempt_timeout: Duration,
     /// See [`Session::last_heard`].
     last_heard: Option<Instant>,
     rw_probe: Option<(Instant, Duration)>,
@@ -210,6 +212,7 @@ impl<T> Session<T> {
             read_timeout: negotiated,
             ping_interval: negotiated,
             disconnected_since: None,
+            attempt_timeout: Duration::ZERO,
             last_heard: None,
             rw_probe: None,
             out: BytesMut::with_capacity(KEEP_OUT),
@@ -655,14 +658,14 @@ impl<T> Session<T> {
         match self.conn {
             Conn::Idle { retry_at } if now >= retry_at => self.start_connect(now),
             Conn::Connecting { deadline, .. } if now >= deadline => {
-                self.loss_reason = Some(ConnectionFailure::ConnectTimeout(self.connect_timeout()));
+                self.loss_reason = Some(ConnectionFailure::ConnectTimeout(self.attempt_timeout));
                 self.connection_lost(now)
             }
             Conn::Handshaking { deadline, .. } if now >= deadline => {
                 self.loss_reason = Some(if self.sasl.is_some() {
                     ConnectionFailure::SaslTimeout(self.read_timeout)
                 } else {
-                    ConnectionFailure::HandshakeTimeout(self.connect_timeout())
+                    ConnectionFailure::HandshakeTimeout(self.attempt_timeout)
                 });
                 self.connection_lost(now)
             }

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// The shortest time a connection attempt is given, however little is left.
+const MIN_ATTEMPT: Duration = Duration::from_millis(100);
+
 impl<T> Session<T> {
     /// When the client itself declares the session lost: disconnected for longer than the
     /// session timeout (only while there is a session to lose; `poll_timeout` and
@@ -52,12 +55,29 @@ impl<T> Session<T> {
     /// How long one attempt (TCP connection and handshake) may take. The Java client's
     /// rule: a host gets its share of the session timeout.
     pub(super) fn connect_timeout(&self) -> Duration {
-        (self.negotiated / self.hosts.host_count() as u32).max(Duration::from_millis(100))
+        (self.negotiated / self.hosts.host_count() as u32).max(MIN_ATTEMPT)
+    }
+
+    /// How long the attempt starting `now` may take: the host's share of the session timeout,
+    /// and while a session waits to be resumed, at most half of what is left of its life, so
+    /// that one attempt cannot use it all up. With one host the share is the whole timeout,
+    /// and a server may leave a connection unanswered: ZooKeeper 3.8 accepts connections
+    /// before it serves, and one whose ConnectRequest arrives then is neither answered nor
+    /// closed (`readLength` refuses it, and the close fails on the database not loaded yet,
+    /// before the socket is closed). Waiting the whole share for that answer reported a
+    /// session lost that a second attempt would have kept.
+    pub(super) fn attempt_timeout(&self, now: Instant) -> Duration {
+        let share = self.connect_timeout();
+        match self.expiry_deadline() {
+            Some(expiry) => share.min((expiry.saturating_duration_since(now) / 2).max(MIN_ATTEMPT)),
+            None => share,
+        }
     }
 
     pub(super) fn start_connect(&mut self, now: Instant) {
         let host = self.hosts.current();
-        let timeout = self.connect_timeout();
+        let timeout = self.attempt_timeout(now);
+        self.attempt_timeout = timeout;
         self.conn = Conn::Connecting {
             host,
             deadline: now + timeout,

@@ -261,9 +261,10 @@ impl<T> Session<T> {
             };
         }
         self.events.push_back(Event::UseSpare);
+        self.attempt_timeout = self.connect_timeout();
         self.conn = Conn::Handshaking {
             host: to,
-            deadline: now + self.connect_timeout(),
+            deadline: now + self.attempt_timeout,
         };
         self.write_connect_request(now);
     }

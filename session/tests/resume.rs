@@ -101,3 +101,57 @@ fn detaching_sends_no_close_session() {
         .any(|e| matches!(e, Event::Reply { token: t, result: Err(_) } if *t == late)));
     assert!(sim.take_sent().iter().all(|s| s.op != OpCode::CloseSession));
 }
+
+/// One host and a 30 s session: the host's share of the timeout is all of it. A server that
+/// accepts the reconnection and never answers (ZooKeeper 3.8 does, to a connection made while
+/// it starts) must not hold the only attempt until the session is gone: the attempt is given
+/// half of what is left, and the next one resumes the session in time.
+#[test]
+fn an_unanswered_handshake_leaves_time_to_resume_the_session() {
+    let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x7004);
+    let lost_at = 1_000;
+    sim.run_until(lost_at);
+    let now = sim.now;
+    sim.s.handle_disconnected(now);
+    assert_eq!(states(&sim.events()), [ConnectionState::Suspended]);
+
+    // The reconnection: TCP connected, the ConnectRequest sent, no answer ever.
+    let mut handshakes = 0;
+    let resumed_at = loop {
+        let next = sim.s.poll_timeout().expect("a timer while suspended");
+        let next_ms = sim.offset(next).as_millis() as u64;
+        assert!(
+            next_ms < lost_at + 30_000,
+            "no new attempt before the session's timeout"
+        );
+        sim.run_until(next_ms);
+        let events = sim.events();
+        assert!(
+            !states(&events).contains(&ConnectionState::Lost),
+            "{events:?}"
+        );
+        if !events.iter().any(|e| matches!(e, Event::Connect { .. })) {
+            continue;
+        }
+        sim.s.handle_connected(sim.now);
+        let req = sim.take_connect_request();
+        assert_eq!(req.session_id, 0x7004, "each attempt resumes the session");
+        handshakes += 1;
+        if handshakes == 2 {
+            break sim.offset(sim.now).as_millis() as u64;
+        }
+    };
+    assert!(
+        resumed_at <= lost_at + 16_000,
+        "second attempt at {resumed_at} ms"
+    );
+    sim.respond_connect(30_000, 0x7004, &[0xAB; 16], false);
+    assert_eq!(states(&sim.events()), [ConnectionState::Reconnected]);
+    let failure = sim.s.last_connection_failure().map(ToString::to_string);
+    assert!(
+        failure
+            .as_deref()
+            .is_some_and(|f| f.starts_with("no handshake reply from the server within 14")),
+        "the first attempt's end, in words: {failure:?}"
+    );
+}
