@@ -23,8 +23,9 @@ impl Client {
         record: &R,
         size_hint: usize,
     ) -> Result<BytesMut> {
-        let mut frame = BytesMut::with_capacity(size_hint + 32);
-        encode_request(&mut frame, 0, op, record);
+        let frame = crate::frame_arena::encode_frame(size_hint + 32, |frame| {
+            encode_request(frame, 0, op, record)
+        });
         let len = frame.len() - 4;
         if len > self.inner.max_frame_len {
             return Err(Error::invalid(format!(
@@ -64,7 +65,8 @@ impl Client {
         let started = (!cfg!(zkrs_no_metrics)).then(crate::clock::now);
         let registers = matches!(watch, Some(WatchOp::Register { .. }));
         let result = async {
-            let (token, rx) = ReplyTx::new(self.inner.in_flight.place().await);
+            let (token, rx) =
+                ReplyTx::new(&self.inner.reply_slots, self.inner.in_flight.place().await);
             self.send(Command::Request {
                 request: Request {
                     frame,
@@ -74,7 +76,7 @@ impl Client {
                 },
                 sink,
             })?;
-            rx.await.unwrap_or_else(|_| Err(Error::closed()))
+            rx.await.unwrap_or_else(|| Err(Error::closed()))
         }
         .await;
         let metrics = &self.inner.metrics;

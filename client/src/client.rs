@@ -60,6 +60,8 @@ pub(crate) struct Inner {
     pub(crate) shared: Arc<Mutex<Shared>>,
     /// The bound on requests in flight.
     pub(crate) in_flight: InFlight,
+    /// The free reply slots of this client's requests.
+    pub(crate) reply_slots: crate::reply_slot::ReplySlots<crate::protocol::Answer>,
     /// The figures `metrics()` reads.
     pub(crate) metrics: Arc<Metrics>,
 }
@@ -487,13 +489,13 @@ impl Client {
 
     /// Adds an identity to the session (also re-sent after every reconnect).
     pub async fn add_auth(&self, scheme: &str, credentials: &[u8]) -> Result<()> {
-        let (tx, rx) = ReplyTx::new(None);
+        let (tx, rx) = ReplyTx::new(&self.inner.reply_slots, None);
         self.send(Command::AddAuth {
             scheme: scheme.to_string(),
             auth: credentials.to_vec(),
             reply: tx,
         })?;
-        rx.await.map_err(|_| Error::closed())?.map(drop)
+        rx.await.ok_or_else(Error::closed)?.map(drop)
     }
 
     /// A persistent watch on a node (or, with [`AddWatchMode::PersistentRecursive`], on its
@@ -726,13 +728,13 @@ impl Client {
     /// Closes the session (its ephemeral nodes are deleted now) and waits for the server to
     /// confirm. Every clone of this handle is closed too.
     pub async fn close(&self) -> Result<()> {
-        let (tx, rx) = ReplyTx::new(None);
+        let (tx, rx) = ReplyTx::new(&self.inner.reply_slots, None);
         if self.send(Command::Close(Some(tx))).is_err() {
             return Ok(()); // Already gone.
         }
         match rx.await {
-            Ok(result) => result.map(drop),
-            Err(_) => Ok(()),
+            Some(result) => result.map(drop),
+            None => Ok(()),
         }
     }
 

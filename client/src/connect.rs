@@ -94,6 +94,7 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         next_watcher: AtomicU64::new(1),
         shared: shared.clone(),
         in_flight: crate::in_flight::InFlight::new(settings.max_in_flight),
+        reply_slots: Default::default(),
         metrics,
     });
     if settings.follow_ensemble {

@@ -9,28 +9,36 @@ use tokio::sync::{mpsc, oneshot};
 use crate::error::Error;
 use crate::event_stream::EventSender;
 use crate::in_flight::Place;
+use crate::reply_slot::{ReplySlots, SlotReceiver, SlotSender};
 use crate::session::{HostChange, Reply, Request, StateChange, WatcherGroup, WatcherId};
 use crate::watched_event::{PersistentWatchItem, WatchedEvent};
+
+/// What a request's caller gets: the reply, or why there is none.
+pub(crate) type Answer = Result<Reply, Error>;
 
 /// Where a request's answer goes, with the place in flight it holds until then (see
 /// `InFlight`): freed with the slot, when the answer is delivered or the request fails.
 #[derive(Debug)]
 pub(crate) struct ReplyTx {
-    tx: oneshot::Sender<Result<Reply, Error>>,
+    tx: SlotSender<Answer>,
     _place: Option<Place>,
 }
 
 impl ReplyTx {
-    /// A slot and the receiver of its answer. `place`: the place in flight it holds
-    /// (`None` for what is not bounded: closing, adding an identity, no bound set).
-    pub(crate) fn new(place: Option<Place>) -> (ReplyTx, oneshot::Receiver<Result<Reply, Error>>) {
-        let (tx, rx) = oneshot::channel();
+    /// A slot of `slots` and the receiver of its answer (`None` if the driver stopped without
+    /// one). `place`: the place in flight it holds (`None` for what is not bounded: closing,
+    /// adding an identity, no bound set).
+    pub(crate) fn new(
+        slots: &ReplySlots<Answer>,
+        place: Option<Place>,
+    ) -> (ReplyTx, SlotReceiver<Answer>) {
+        let (tx, rx) = slots.take();
         (ReplyTx { tx, _place: place }, rx)
     }
 
     /// Delivers the answer (nobody may be waiting any more) and frees the place.
-    pub(crate) fn send(self, result: Result<Reply, Error>) {
-        let _ = self.tx.send(result);
+    pub(crate) fn send(self, result: Answer) {
+        self.tx.send(result);
     }
 }
 
