@@ -150,6 +150,17 @@ impl Client {
         data: &[u8],
         options: &CreateOptions<'_>,
     ) -> Result<(String, Option<Stat>)> {
+        let (created, stat) = self.create_in_reply(path, data, options).await?;
+        Ok((created.as_str().to_string(), stat))
+    }
+
+    /// [`Client::create_with`], the created path left in the reply it came in.
+    pub(crate) async fn create_in_reply(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions<'_>,
+    ) -> Result<(crate::created_path::CreatedPath, Option<Stat>)> {
         let mode = options.mode;
         validate_create_path(path, mode)?;
         let ttl_ms = match (mode.is_ttl(), options.ttl) {
@@ -208,13 +219,15 @@ impl Client {
             }
         })?;
         let reply = self.call(op, frame).await.map_err(|e| e.with_path(path))?;
-        if op == OpCode::Create {
-            let created = CreateResponse::decode_prefix(&reply.body)?;
-            Ok((self.client_path(created.path), None))
+        let (server_path, stat) = if op == OpCode::Create {
+            (CreateResponse::decode_prefix(&reply.body)?.path, None)
         } else {
             let created = Create2Response::decode_prefix(&reply.body)?;
-            Ok((self.client_path(created.path), Some(created.stat)))
-        }
+            (created.path, Some(created.stat))
+        };
+        let client_path = self.inner.chroot.to_client(server_path);
+        let created = crate::created_path::CreatedPath::new(&reply.body, client_path);
+        Ok((created, stat))
     }
 
     /// Deletes a node if it has `version` (`None`: any version).

@@ -42,6 +42,7 @@ pub mod compression;
 mod connect;
 mod connect_string;
 mod create_options;
+mod created_path;
 mod current;
 mod driver;
 mod ensemble_config;

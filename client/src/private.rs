@@ -75,3 +75,16 @@ pub fn with_dialer(
 pub fn java_code(error: &crate::Error) -> zkrs_codec::ErrorCode {
     crate::metrics::counted_code(error)
 }
+
+pub use crate::created_path::CreatedPath;
+
+/// [`crate::Client::create_with`], with the created path left in its reply instead of copied
+/// into a new `String` (a lock's hot path puts it into the `String` it created the node with).
+pub async fn create_in_reply(
+    client: &crate::Client,
+    path: &str,
+    data: &[u8],
+    options: &crate::CreateOptions<'_>,
+) -> crate::Result<(CreatedPath, Option<crate::Stat>)> {
+    client.create_in_reply(path, data, options).await
+}
