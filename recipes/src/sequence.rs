@@ -96,27 +96,28 @@ where
     I: IntoIterator<Item = &'a str>,
     K: Fn(&str) -> &str,
 {
-    let our_key = key(ours);
+    let our_key = Key::new(key(ours));
     let mut found = false;
     let mut index = 0;
     let mut count = 0;
-    let mut predecessor: Option<(&'a str, &'a str)> = None;
-    let mut first: Option<(&'a str, &'a str)> = None;
+    let mut predecessor: Option<(Key<'a>, &'a str)> = None;
+    let mut first: Option<(Key<'a>, &'a str)> = None;
     for child in children {
         count += 1;
-        let k = key(child);
+        let k = Key::new(key(child));
         if first.is_none_or(|(fk, _)| k < fk) {
             first = Some((k, child));
         }
-        if child == ours {
-            found = true;
-            continue;
-        }
-        if k < our_key {
-            index += 1;
-            if predecessor.is_none_or(|(pk, _)| k > pk) {
-                predecessor = Some((k, child));
+        match k.cmp(&our_key) {
+            std::cmp::Ordering::Less => {
+                index += 1;
+                if predecessor.is_none_or(|(pk, _)| k > pk) {
+                    predecessor = Some((k, child));
+                }
             }
+            // Names are compared only where keys tie: mostly never, ours once.
+            std::cmp::Ordering::Equal if child == ours => found = true,
+            _ => {}
         }
     }
     found.then(|| Rank {
@@ -126,6 +127,56 @@ where
         first: first.map(|(_, n)| n).unwrap_or_default(),
         count,
     })
+}
+
+/// A contender's sort key. The usual key is ten characters (Curator's sequence number), and
+/// two keys of the same length compare as text exactly as their bytes do as one big-endian
+/// integer: so ten-character keys are compared as integers, any other pair as text. The order
+/// is the text's either way. The scan of a large directory is mostly comparisons, and
+/// comparing text costs a call to `memcmp` each.
+#[derive(Debug, Clone, Copy)]
+struct Key<'a> {
+    text: &'a str,
+    /// The ten bytes as a big-endian integer, for a key of ten bytes.
+    ten: Option<u128>,
+}
+
+impl<'a> Key<'a> {
+    #[inline]
+    fn new(text: &'a str) -> Key<'a> {
+        let ten = match text.as_bytes() {
+            &[a, b, c, d, e, f, g, h, i, j] => Some(
+                u128::from(u64::from_be_bytes([a, b, c, d, e, f, g, h])) << 16
+                    | u128::from(u16::from_be_bytes([i, j])),
+            ),
+            _ => None,
+        };
+        Key { text, ten }
+    }
+}
+
+impl PartialEq for Key<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Key<'_> {}
+
+impl PartialOrd for Key<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key<'_> {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self.ten, other.ten) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            _ => self.text.cmp(other.text),
+        }
+    }
 }
 
 /// For a reader: `Some(blocker)` where `blocker` is the first (lowest) contender before `ours`
@@ -227,6 +278,32 @@ mod tests {
             assert_eq!(r.count, 5);
         }
         assert!(rank(names.iter().map(String::as_str), "absent", key).is_none());
+    }
+
+    #[test]
+    fn keys_compare_as_their_text_does() {
+        // Ten digits, other lengths, non-digits, and the bytes around '0' and '9'.
+        let texts = [
+            "0000000001",
+            "0000000010",
+            "9999999999",
+            "000000000/",
+            "000000000:",
+            "00000000001",
+            "000000001",
+            "abcdefghij",
+            "",
+            "0000000001x",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(
+                    Key::new(a).cmp(&Key::new(b)),
+                    a.cmp(b),
+                    "{a:?} against {b:?}"
+                );
+            }
+        }
     }
 
     #[test]
