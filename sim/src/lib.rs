@@ -20,17 +20,23 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+mod connect;
 mod faults;
+mod finding;
 mod frames;
 mod network;
 mod rng;
-#[doc(hidden)]
-pub mod suites;
+mod runner;
+mod settings;
+mod shrink;
 mod trace;
 mod world;
 
 pub use faults::{Direction, Fault, FaultConfig, FaultKind};
+pub use finding::{Finding, FindingKind};
 pub use network::{host_name, PORT};
 pub use rng::SimRng;
+pub use runner::{Failure, Runner, RunnerError, Summary, EXACT_REPLAY};
+pub use shrink::{ReplayCheck, Shrunk};
 pub use trace::Trace;
-pub use world::{Report, Simulation, Violation, World};
+pub use world::{Report, Simulation, Violation, ViolationKind, World};
