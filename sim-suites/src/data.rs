@@ -118,8 +118,7 @@ mod tests {
     fn data_suites_pass_and_repeat() {
         for suite in ["watches", "sessions", "caches", "queues"] {
             let sim = Simulation::new(11).faults(FaultConfig::for_duration(Duration::from_secs(8)));
-            let run =
-                || sim.run(move |world| async move { crate::run(suite, world).await });
+            let run = || sim.run(move |world| async move { crate::run(suite, world).await });
             let (first, second) = (run(), run());
             assert!(first.passed(), "{suite}: {:?}", first.violation);
             assert_eq!(first.trace_hash, second.trace_hash, "{suite}");

@@ -25,6 +25,7 @@ mod faults;
 mod finding;
 mod frames;
 mod network;
+mod participant;
 mod rng;
 mod runner;
 mod settings;

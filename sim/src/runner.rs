@@ -43,7 +43,10 @@ impl fmt::Display for RunnerError {
                 variable,
                 value,
                 expected,
-            } => write!(f, "{variable}={value:?} does not parse: expected {expected}"),
+            } => write!(
+                f,
+                "{variable}={value:?} does not parse: expected {expected}"
+            ),
             RunnerError::InexactReplay => f.write_str(
                 "zkrs-sim cannot replay a seed byte for byte in this build: tokio seeds its own \
                  random draws (the order a watch channel's waiters wake in) only when built \
@@ -294,7 +297,11 @@ impl Runner {
         if let Some((seed, skip)) = env.replay {
             return Ok(self.replay(seed, skip, &test, started, name));
         }
-        let seeds = Mutex::new(env.seeds.unwrap_or(Seeds::Range(self.seeds.clone())).into_iter());
+        let seeds = Mutex::new(
+            env.seeds
+                .unwrap_or(Seeds::Range(self.seeds.clone()))
+                .into_iter(),
+        );
         let budget = env.budget.or(self.budget);
         let jobs = env.jobs.unwrap_or(self.jobs);
         let summary = Mutex::new(Summary {
@@ -402,7 +409,9 @@ impl Runner {
         F: Fn(World) -> Fut,
         Fut: Future<Output = Result<(), Finding>> + Send + 'static,
     {
-        let sim = (self.simulation)(seed).skip_faults(skip.clone()).keep_trace(true);
+        let sim = (self.simulation)(seed)
+            .skip_faults(skip.clone())
+            .keep_trace(true);
         for fault in sim.plan() {
             println!("plan: {fault}");
         }

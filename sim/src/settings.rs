@@ -165,7 +165,10 @@ mod tests {
     fn each_form_of_the_variables_reads() {
         let s = read(&[]).unwrap();
         assert!(s.seeds.is_none() && s.replay.is_none() && s.budget.is_none());
-        assert_eq!(read(&[(SEEDS, "5")]).unwrap().seeds, Some(Seeds::Range(10..15)));
+        assert_eq!(
+            read(&[(SEEDS, "5")]).unwrap().seeds,
+            Some(Seeds::Range(10..15))
+        );
         assert_eq!(
             read(&[(SEEDS, "100..200")]).unwrap().seeds,
             Some(Seeds::Range(100..200))
@@ -196,9 +199,7 @@ mod tests {
         ] {
             match read(&[(name, value)]) {
                 Err(RunnerError::Environment {
-                    variable,
-                    value: v,
-                    ..
+                    variable, value: v, ..
                 }) => assert_eq!((variable, v.as_str()), (name, value)),
                 other => panic!("{name}={value}: {other:?}"),
             }

@@ -2,14 +2,16 @@
 //! test sees (clients that connect to the simulated ensemble, virtual time, the trace).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::ClientBuilder;
 use zkrs_model::ServerConfig;
 
-use crate::faults::{plan, Fault, FaultConfig};
+use crate::faults::{plan, Fault, FaultConfig, FaultKind};
 use crate::finding::{Finding, FindingKind};
-use crate::network::{host_name, pump, Network, SharedNetwork, PORT};
+use crate::network::{host_name, pump, Network, Owner, SharedNetwork, PORT};
+use crate::participant::ParticipantDialer;
 use crate::rng::SimRng;
 
 /// The wall clock a simulated run starts at (2026-01-01T00:00:00Z): node names and
@@ -253,6 +255,13 @@ impl Simulation {
                 net: net.clone(),
                 members: self.members,
                 rng: root.fork(4),
+                owner: None,
+                crashes: Arc::new(
+                    plan.iter()
+                        .filter(|f| f.kind == FaultKind::ParticipantCrash)
+                        .copied()
+                        .collect(),
+                ),
             };
             let verdict = tokio::select! {
                 biased;
@@ -287,9 +296,13 @@ impl Simulation {
 /// What a simulated test sees: clients for the ensemble, virtual time, the trace.
 #[derive(Debug, Clone)]
 pub struct World {
-    net: SharedNetwork,
+    pub(crate) net: SharedNetwork,
     members: usize,
     rng: SimRng,
+    /// The participant incarnation whose clients this world makes, if any.
+    pub(crate) owner: Option<Owner>,
+    /// The plan's participant crashes ([`World::spawn_participant`]).
+    pub(crate) crashes: Arc<Vec<Fault>>,
 }
 
 impl World {
@@ -307,7 +320,14 @@ impl World {
         let builder = ClientBuilder::new(self.connect_string())
             .session_timeout(Duration::from_secs(2))
             .connect_timeout(Duration::from_secs(2));
-        zkrs_client::__private::with_dialer(builder, std::sync::Arc::new(self.net.clone()))
+        let dialer: Arc<dyn zkrs_client::__private::Dialer> = match self.owner {
+            Some(owner) => Arc::new(ParticipantDialer {
+                net: self.net.clone(),
+                owner,
+            }),
+            None => Arc::new(self.net.clone()),
+        };
+        zkrs_client::__private::with_dialer(builder, dialer)
     }
 
     /// Virtual time since the run began.

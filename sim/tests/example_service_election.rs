@@ -5,8 +5,9 @@
 //! The service below runs a job that must run on one process at a time. It takes a
 //! `LeaderLatch`, goes on duty when it leads and off duty when the latch or the connection
 //! says it may not lead any more. The test starts three instances in a simulated world where
-//! members crash, lag, lose the ensemble and change leaders, and the network drops, delays
-//! and cuts, and checks the service's promise: never two instances on duty at once, and once
+//! members crash, lag, lose the ensemble and change leaders, the network drops, delays
+//! and cuts, and the instances themselves crash and restart, and checks the service's
+//! promise: never two instances on duty at once, and once
 //! the faults heal, one on duty again within 15 s. One call, [`Runner::check`], runs the
 //! seeds, shrinks a failing one and prints how to replay it.
 
@@ -58,24 +59,38 @@ mod service {
     }
 }
 
-/// One seed: three instances, 20 s of faults, then the checks.
+/// A crashed process runs no job: an instance's duty ends when its task is dropped.
+struct OffDutyAtCrash(Arc<Beliefs>, usize);
+
+impl Drop for OffDutyAtCrash {
+    fn drop(&mut self) {
+        self.0.end(self.1, Instant::now(), "crashed");
+    }
+}
+
+/// One seed: three instances, 20 s of faults (the instances crash and restart too), then
+/// the checks.
 async fn three_instances(world: World) -> Result<(), Finding> {
     let duty = Arc::new(Beliefs::new());
     for id in 0..3 {
-        let world = world.clone();
         let duty = duty.clone();
-        tokio::spawn(async move {
-            // As a service would: try until a session is made.
-            let client = world.connect().await;
-            let session = client.session_id();
-            service::run(client, id, move |on| {
-                if on {
-                    duty.begin(id, Instant::now(), session);
-                } else {
-                    duty.end(id, Instant::now(), "off duty");
-                }
-            })
-            .await;
+        // Started now and again after each of its crashes, with a new client.
+        world.spawn_participant(id, move |world| {
+            let duty = duty.clone();
+            async move {
+                let _crash = OffDutyAtCrash(duty.clone(), id);
+                // As a service would: try until a session is made.
+                let client = world.connect().await;
+                let session = client.session_id();
+                service::run(client, id, move |on| {
+                    if on {
+                        duty.begin(id, Instant::now(), session);
+                    } else {
+                        duty.end(id, Instant::now(), "off duty");
+                    }
+                })
+                .await;
+            }
         });
     }
     world.healed().await;
@@ -98,14 +113,15 @@ async fn three_instances(world: World) -> Result<(), Finding> {
 }
 
 /// The world of one seed: 20 s of faults, a new one every 0.8 s on average, up to two
-/// members hurt at once (so the quorum comes and goes), and a member leaving out a reply
-/// now and then while its connection stays up.
+/// members hurt at once (so the quorum comes and goes), a member leaving out a reply now
+/// and then while its connection stays up, and each instance crashing about every 8 s.
 fn simulation(seed: u64) -> Simulation {
     Simulation::new(seed).faults(
         FaultConfig::for_duration(Duration::from_secs(20))
             .max_concurrent(2)
             .mean_gap(Duration::from_millis(800))
-            .skip_reply_gap(Some(Duration::from_secs(8))),
+            .skip_reply_gap(Some(Duration::from_secs(8)))
+            .participant_crashes(3, Duration::from_secs(8)),
     )
 }
 
@@ -115,5 +131,7 @@ fn simulation(seed: u64) -> Simulation {
 /// replay, and printed with the command that replays it.
 #[test]
 fn the_job_never_runs_twice_at_once_over_1000_fault_schedules() {
-    Runner::new(simulation).seeds(0..1000).check(three_instances);
+    Runner::new(simulation)
+        .seeds(0..1000)
+        .check(three_instances);
 }

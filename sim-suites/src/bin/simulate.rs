@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use zkrs_sim_suites::SUITES;
 use zkrs_sim::{FaultConfig, Report, Simulation};
+use zkrs_sim_suites::SUITES;
 
 /// What a worker runs: the suite, the seed, since when (real time).
 type Running = (&'static str, u64, Instant);
