@@ -14,7 +14,12 @@
 //! [`Report::trace_hash`].
 //!
 //! Run simulations from a plain `#[test]` (not `#[tokio::test]`): each builds its own
-//! runtime.
+//! runtime. [`Runner`] runs many seeds of one test in one call, with the seeds, a time budget
+//! and threads from the environment; it shrinks each failing seed to the faults that show it
+//! ([`Simulation::shrink`]), checks that it replays ([`Simulation::check_replay`]) and says
+//! how to replay it. A test returns what it found as a [`Finding`] with a [`FindingKind`].
+//! The service's own participants crash and restart too ([`World::spawn_participant`],
+//! [`FaultConfig::participant_crashes`]).
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]

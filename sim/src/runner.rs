@@ -205,6 +205,8 @@ pub struct Runner {
     check_replay: bool,
     inexact_replay: bool,
     max_failures: usize,
+    /// [`EXACT_REPLAY`] (a field, so the check can be tested in a build that has the flag).
+    exact_replay: bool,
 }
 
 impl fmt::Debug for Runner {
@@ -234,6 +236,7 @@ impl Runner {
             check_replay: true,
             inexact_replay: false,
             max_failures: 3,
+            exact_replay: EXACT_REPLAY,
         }
     }
 
@@ -286,7 +289,7 @@ impl Runner {
         F: Fn(World) -> Fut + Sync,
         Fut: Future<Output = Result<(), Finding>> + Send + 'static,
     {
-        if !EXACT_REPLAY && !self.inexact_replay {
+        if !self.exact_replay && !self.inexact_replay {
             return Err(RunnerError::InexactReplay);
         }
         let env = EnvSettings::read(self.seeds.start)?;
@@ -451,5 +454,26 @@ fn replay_with(seed: u64, skip: &[usize], name: Option<&str>) -> String {
     match name {
         Some(name) => format!("{vars} cargo test -- --exact {name} --nocapture"),
         None => vars,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FaultConfig;
+
+    fn runner() -> Runner {
+        Runner::new(|seed| Simulation::new(seed).faults(FaultConfig::none())).seeds(0..1)
+    }
+
+    #[test]
+    fn a_build_without_exact_replay_is_refused_unless_allowed() {
+        let mut refused = runner();
+        refused.exact_replay = false;
+        let err = refused.run(|_| async { Ok(()) }).unwrap_err();
+        assert_eq!(err, RunnerError::InexactReplay);
+        let mut allowed = runner().inexact_replay(true);
+        allowed.exact_replay = false;
+        assert!(allowed.run(|_| async { Ok(()) }).unwrap().passed());
     }
 }

@@ -131,5 +131,5 @@ fn the_error_without_tokio_unstable_says_what_to_add() {
         "{text}"
     );
     // This workspace sets the flag: its runs replay exactly.
-    assert!(zkrs_sim::EXACT_REPLAY);
+    const { assert!(zkrs_sim::EXACT_REPLAY) };
 }
