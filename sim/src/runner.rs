@@ -300,12 +300,18 @@ impl Runner {
         if let Some((seed, skip)) = env.replay {
             return Ok(self.replay(seed, skip, &test, started, name));
         }
-        let seeds = Mutex::new(
-            env.seeds
-                .unwrap_or(Seeds::Range(self.seeds.clone()))
-                .into_iter(),
-        );
         let budget = env.budget.or(self.budget);
+        let seeds = env.seeds.unwrap_or(Seeds::Range(self.seeds.clone()));
+        if let (Seeds::From(first), None) = (&seeds, budget) {
+            // Seeds without end and no time to stop at: a run that never ends.
+            return Err(RunnerError::Environment {
+                variable: settings::SEEDS,
+                value: format!("{first}.."),
+                expected: "a range with an end, unless ZKRS_SIM_BUDGET (or Runner::budget) \
+                           bounds the run",
+            });
+        }
+        let seeds = Mutex::new(seeds.into_iter());
         let jobs = env.jobs.unwrap_or(self.jobs);
         let summary = Mutex::new(Summary {
             seeds: 0,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::CreateMode;
-use zkrs_sim::{FaultConfig, FaultKind, Finding, Simulation};
+use zkrs_sim::{FaultConfig, FaultKind, Finding, ReplayCheck, Simulation, World};
 
 /// Counts its drops: the participant's task was dropped where it waited.
 struct Dropped(Arc<AtomicUsize>);
@@ -30,7 +30,7 @@ fn a_crashed_participant_leaves_its_session_to_expire_and_starts_again() {
     let plan = sim.plan();
     assert!(plan.iter().all(|f| f.kind == FaultKind::ParticipantCrash));
     let crash = plan.first().copied().expect("a crash in 10 s");
-    let report = sim.run(move |world| async move {
+    let test = move |world: World| async move {
         let (starts, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let (s, d) = (starts.clone(), dropped.clone());
         world.spawn_participant(0, move |world| {
@@ -70,6 +70,10 @@ fn a_crashed_participant_leaves_its_session_to_expire_and_starts_again() {
             return Err(Finding::safety("the crashed session never expired"));
         }
         Ok(())
-    });
+    };
+    let report = sim.run(test);
     assert!(report.passed(), "{:?}", report.violation);
+    // A run with crashes replays byte for byte.
+    let replay = sim.check_replay(test);
+    assert!(matches!(replay, ReplayCheck::Exact { .. }), "{replay}");
 }
