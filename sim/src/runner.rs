@@ -301,16 +301,10 @@ impl Runner {
             return Ok(self.replay(seed, skip, &test, started, name));
         }
         let budget = env.budget.or(self.budget);
-        let seeds = env.seeds.unwrap_or(Seeds::Range(self.seeds.clone()));
-        if let (Seeds::From(first), None) = (&seeds, budget) {
-            // Seeds without end and no time to stop at: a run that never ends.
-            return Err(RunnerError::Environment {
-                variable: settings::SEEDS,
-                value: format!("{first}.."),
-                expected: "a range with an end, unless ZKRS_SIM_BUDGET (or Runner::budget) \
-                           bounds the run",
-            });
-        }
+        let seeds = bounded(
+            env.seeds.unwrap_or(Seeds::Range(self.seeds.clone())),
+            budget,
+        )?;
         let seeds = Mutex::new(seeds.into_iter());
         let jobs = env.jobs.unwrap_or(self.jobs);
         let summary = Mutex::new(Summary {
@@ -447,6 +441,19 @@ impl Runner {
     }
 }
 
+/// `seeds`, if something ends them: seeds without end need a time budget.
+fn bounded(seeds: Seeds, budget: Option<Duration>) -> Result<Seeds, RunnerError> {
+    match (&seeds, budget) {
+        (Seeds::From(first), None) => Err(RunnerError::Environment {
+            variable: settings::SEEDS,
+            value: format!("{first}.."),
+            expected: "a range with an end, unless ZKRS_SIM_BUDGET (or Runner::budget) bounds \
+                       the run",
+        }),
+        _ => Ok(seeds),
+    }
+}
+
 /// The variables and the command line that replay `seed` with `skip` left out, in test
 /// `name`.
 fn replay_with(seed: u64, skip: &[usize], name: Option<&str>) -> String {
@@ -479,5 +486,16 @@ mod tests {
         let mut allowed = runner().inexact_replay(true);
         allowed.exact_replay = false;
         assert!(allowed.run(|_| async { Ok(()) }).unwrap().passed());
+    }
+
+    #[test]
+    fn seeds_without_end_need_a_budget() {
+        let open = || Seeds::From(7);
+        assert!(matches!(
+            bounded(open(), None),
+            Err(RunnerError::Environment { variable, .. }) if variable == settings::SEEDS
+        ));
+        assert_eq!(bounded(open(), Some(Duration::from_secs(1))), Ok(open()));
+        assert_eq!(bounded(Seeds::Range(0..3), None), Ok(Seeds::Range(0..3)));
     }
 }
