@@ -52,7 +52,7 @@ while read -r patch suite bound when; do
     # Incremental: a patch changes one function, and most of each crate's code is reused
     # from the last patch's build (the script's builds take a third of the time).
     CARGO_INCREMENTAL=1 CARGO_TARGET_DIR="$target" cargo build --release -q \
-        --manifest-path "$scratch/tree/Cargo.toml" -p zkrs-sim --bin zkrs-simulate
+        --manifest-path "$scratch/tree/Cargo.toml" -p zkrs-sim-suites --bin zkrs-simulate
     if [ "$when" = seed ]; then
         # A defect too rare to find from seed 1 in CI's time: the seed that found it must
         # still show it.

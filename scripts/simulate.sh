@@ -11,7 +11,7 @@
 # The output also goes to target/simulate.log. Exit status 1 if any seed failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p zkrs-sim --bin zkrs-simulate
+cargo build --release -q -p zkrs-sim-suites --bin zkrs-simulate
 bin="${CARGO_TARGET_DIR:-target}/release/zkrs-simulate"
 mkdir -p target
 if [ "${1:-}" = "--replay" ]; then

@@ -20,7 +20,7 @@ use beliefs::{finish, Rig};
 use support::within;
 use zkrs_client::{AddWatchMode, Client, CreateMode, EventType};
 use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
-use zkrs_sim::suites::sessions;
+use zkrs_sim_suites::sessions;
 use zkrs_testkit::faults::fault_duration_from_env;
 
 /// Creates per bucket in the sessions suite: each session creates into a bucket of its own and
@@ -240,7 +240,7 @@ async fn watches() {
 /// into) through the faults. No request may hang past its deadline, every request ends Ok
 /// or with an error, and no create is applied twice: every id appears at most once on the
 /// server, and every acknowledged one exactly once (each bucket checked when its session
-/// moves on, then removed; see `zkrs_sim::suites::sessions::worker`).
+/// moves on, then removed; see `zkrs_sim_suites::sessions::worker`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions() {
     let rig = Rig::start().await;

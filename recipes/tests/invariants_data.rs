@@ -33,8 +33,8 @@ use zkrs_recipes::queue::QueueConsumer;
 use zkrs_sim::check::tree::{cache_checks, try_converge, CacheCheck, OnReadError};
 // The queue layout and the ledger's accounting are the simulation's: one copy.
 use zkrs_sim::check::ledger::Ledger;
-use zkrs_sim::suites::data::{settle_briefly as settle, trouble};
-use zkrs_sim::suites::queues::{left_in_queues, queue, QUEUES};
+use zkrs_sim_suites::data::{settle_briefly as settle, trouble};
+use zkrs_sim_suites::queues::{left_in_queues, queue, QUEUES};
 use zkrs_testkit::faults::fault_duration_from_env;
 
 /// How long the faults last: `ZKR_FAULT_SECS`, 25 s by default.

@@ -36,7 +36,7 @@ use zkrs_client::{Client, CreateMode};
 use zkrs_recipes::leader::{LeaderContext, LeaderSelector};
 // The recipes behind one contender, shared with the simulation's leadership suites (which
 // also restart a recipe in place; these suites only leave and join again).
-use zkrs_sim::suites::leadership::{
+use zkrs_sim_suites::leadership::{
     suspended, suspended_or_replaced, Contender, Election, Latch, Master, CONVERGENCE, PARTICIPANTS,
 };
 

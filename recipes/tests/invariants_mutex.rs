@@ -30,7 +30,7 @@ use beliefs::{finish, lock_dir_report, settle, Beliefs, Jitter, Rig, SERIAL, STE
 use zkrs_client::{Client, ConnectionState, CreateMode};
 // The recipes behind one acquire, shared with the simulation's lock suites.
 use zkrs_recipes::framework::ConnectionStatePolicy;
-use zkrs_sim::suites::locks::{LockKind, Recipe, ACQUIRE_TIMEOUT, PARTICIPANTS, WRITER};
+use zkrs_sim_suites::locks::{LockKind, Recipe, ACQUIRE_TIMEOUT, PARTICIPANTS, WRITER};
 
 /// What every participant counts.
 #[derive(Default)]

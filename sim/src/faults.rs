@@ -56,6 +56,13 @@ pub enum FaultKind {
     /// the ensemble keeps its quorum and expires the sessions. A connection that lost bytes
     /// is reset at the end. Drawn only when [`FaultConfig::outages`] is set.
     Outage,
+    /// A participant of the service under test crashes (`member` is the participant's id,
+    /// as given to [`World::spawn_participant`](crate::World::spawn_participant)): its task
+    /// is dropped wherever it awaits, its connections are reset with nothing more sent (no
+    /// close: its sessions live on until the ensemble expires them), and at the end it
+    /// starts again, as a new process would. Drawn only when
+    /// [`FaultConfig::participant_crashes`] is set.
+    ParticipantCrash,
 }
 
 /// A planned fault.
@@ -80,10 +87,10 @@ impl fmt::Display for Fault {
             "fault #{} {:?} on {} at {} ms for {} ms",
             self.id,
             self.kind,
-            if self.kind == FaultKind::Outage {
-                "every member".to_string()
-            } else {
-                format!("member {}", self.member)
+            match self.kind {
+                FaultKind::Outage => "every member".to_string(),
+                FaultKind::ParticipantCrash => format!("participant {}", self.member),
+                _ => format!("member {}", self.member),
             },
             self.at.as_millis(),
             self.length.as_millis()
@@ -110,6 +117,10 @@ pub struct FaultConfig {
     /// Whether a run may have one outage (every member unreachable at once, 10-20 s; half
     /// the runs): no suite's invariant but the sessions suite's allows for one.
     pub outages: bool,
+    /// Crashes of the service's participants ([`FaultKind::ParticipantCrash`]): how many
+    /// participants (ids `0..n`) and the mean gap between two crashes of one participant;
+    /// `None`: none.
+    pub participant_crashes: Option<(usize, Duration)>,
 }
 
 impl Default for FaultConfig {
@@ -121,6 +132,7 @@ impl Default for FaultConfig {
             max_concurrent: 1,
             skip_reply_gap: Some(Duration::from_secs(8)),
             outages: false,
+            participant_crashes: None,
         }
     }
 }
@@ -171,11 +183,20 @@ impl FaultConfig {
         self.outages = on;
         self
     }
+
+    /// Crashes participants `0..participants` of the service (see
+    /// [`FaultKind::ParticipantCrash`]), each about every `mean_gap`, down for 0.2-3 s.
+    pub fn participant_crashes(mut self, participants: usize, mean_gap: Duration) -> FaultConfig {
+        self.participant_crashes = Some((participants, mean_gap));
+        self
+    }
 }
 
 /// The streams of the faults drawn apart from the main plan (forked from the plan's).
 const SKIP_STREAM: u64 = 1;
 const OUTAGE_STREAM: u64 = 2;
+/// The participants' crashes (participant `p`'s: this stream's fork `p`).
+const PARTICIPANT_STREAM: u64 = 3;
 
 /// Draws the plan for `members` members. Lasting faults on different members may overlap
 /// up to `max_concurrent`; instant ones go anywhere. The skipped replies and the outage
@@ -183,6 +204,7 @@ const OUTAGE_STREAM: u64 = 2;
 /// a seed are the same whether they are drawn or not.
 pub fn plan(rng: &mut SimRng, members: usize, config: &FaultConfig) -> Vec<Fault> {
     let (mut skips, mut outage) = (rng.fork(SKIP_STREAM), rng.fork(OUTAGE_STREAM));
+    let crashes = rng.fork(PARTICIPANT_STREAM);
     let mut faults = main_plan(rng, members, config);
     if let Some(gap) = config.skip_reply_gap {
         let mean = gap.as_millis().max(1) as u64;
@@ -214,6 +236,51 @@ pub fn plan(rng: &mut SimRng, members: usize, config: &FaultConfig) -> Vec<Fault
             member: 0,
             kind: FaultKind::Outage,
         });
+    }
+    if let Some((participants, gap)) = config.participant_crashes {
+        let first = faults.len();
+        faults.extend(participant_crashes(
+            &crashes,
+            participants,
+            gap,
+            config.duration,
+        ));
+        for (id, f) in faults.iter_mut().enumerate().skip(first) {
+            f.id = id;
+        }
+    }
+    faults
+}
+
+/// Each participant's crashes, from a stream of its own: one crash at a time, each over
+/// before the faults end (so [`World::healed`](crate::World::healed) sees every participant
+/// running again).
+fn participant_crashes(
+    rng: &SimRng,
+    participants: usize,
+    gap: Duration,
+    duration: Duration,
+) -> Vec<Fault> {
+    let mean = gap.as_millis().max(1) as u64;
+    let mut faults = Vec::new();
+    for p in 0..participants {
+        let mut rng = rng.fork(p as u64);
+        let mut at = Duration::ZERO;
+        loop {
+            at += Duration::from_millis(rng.between(mean / 4, mean * 7 / 4));
+            let length = Duration::from_millis(rng.between(200, 3_000));
+            if at + length >= duration {
+                break;
+            }
+            faults.push(Fault {
+                id: 0,
+                at,
+                length,
+                member: p,
+                kind: FaultKind::ParticipantCrash,
+            });
+            at += length;
+        }
     }
     faults
 }

@@ -14,23 +14,35 @@
 //! [`Report::trace_hash`].
 //!
 //! Run simulations from a plain `#[test]` (not `#[tokio::test]`): each builds its own
-//! runtime.
+//! runtime. [`Runner`] runs many seeds of one test in one call, with the seeds, a time budget
+//! and threads from the environment; it shrinks each failing seed to the faults that show it
+//! ([`Simulation::shrink`]), checks that it replays ([`Simulation::check_replay`]) and says
+//! how to replay it. A test returns what it found as a [`Finding`] with a [`FindingKind`].
+//! The service's own participants crash and restart too ([`World::spawn_participant`],
+//! [`FaultConfig::participant_crashes`]).
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod check;
+mod connect;
 mod faults;
+mod finding;
 mod frames;
 mod network;
+mod participant;
 mod rng;
-#[doc(hidden)]
-pub mod suites;
+mod runner;
+mod settings;
+mod shrink;
 mod trace;
 mod world;
 
 pub use faults::{Direction, Fault, FaultConfig, FaultKind};
+pub use finding::{Finding, FindingKind};
 pub use network::{host_name, PORT};
 pub use rng::SimRng;
+pub use runner::{Failure, Runner, RunnerError, Summary, EXACT_REPLAY};
+pub use shrink::{ReplayCheck, Shrunk};
 pub use trace::Trace;
-pub use world::{Report, Simulation, Violation, World};
+pub use world::{Report, Simulation, Violation, ViolationKind, World};

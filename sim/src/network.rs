@@ -87,7 +87,14 @@ struct Conn {
     ended: bool,
     /// Reads its frames for the trace.
     frames: FrameReader,
+    /// The participant and incarnation that made it ([`Owner`]), if a participant did.
+    owner: Option<Owner>,
 }
+
+/// A participant's incarnation: its id, and how many times it restarted. A connection a
+/// crashed incarnation made is reset at the crash, and that incarnation can never dial
+/// again (a driver left running would otherwise close or resume the dead one's session).
+pub(crate) type Owner = (usize, u64);
 
 /// What the faults do to one member's traffic now.
 #[derive(Debug, Default, Clone)]
@@ -124,6 +131,8 @@ pub(crate) struct Network {
     /// When the last planned fault ends.
     pub(crate) plan_ends: Duration,
     pub(crate) faults_injected: u64,
+    /// Each crashed participant's incarnation now, and whether it is down.
+    participants: BTreeMap<usize, (u64, bool)>,
 }
 
 impl Network {
@@ -150,6 +159,7 @@ impl Network {
             outage: false,
             plan_ends: Duration::ZERO,
             faults_injected: 0,
+            participants: BTreeMap::new(),
         };
         for f in plan {
             net.schedule(f.at, Event::FaultStart(*f));
@@ -173,9 +183,26 @@ impl Network {
     fn connect(
         &mut self,
         member: usize,
+        owner: Option<Owner>,
         now: Duration,
         notify: &Arc<Notify>,
     ) -> Option<io::Result<zkrs_client::__private::LinkEnd>> {
+        if let Some((p, incarnation)) = owner {
+            if self
+                .participants
+                .get(&p)
+                .is_some_and(|&(now_is, down)| down || incarnation < now_is)
+            {
+                self.trace.record(
+                    now,
+                    &format!("dial m{member} by crashed participant {p}: refused"),
+                );
+                return Some(Err(io::Error::new(
+                    io::ErrorKind::ConnectionRefused,
+                    "connection refused (the participant crashed)",
+                )));
+            }
+        }
         let m = &self.members[member];
         if m.crashed {
             self.trace.record(now, &format!("dial m{member}: refused"));
@@ -214,6 +241,7 @@ impl Network {
                 client_gone: false,
                 ended: false,
                 frames: FrameReader::default(),
+                owner,
             },
         );
         self.by_model.insert((member, model), id);
@@ -499,6 +527,20 @@ impl Network {
             }
             FaultKind::SkipReply { replies } => self.members[m].skip_replies += replies,
             FaultKind::Outage => self.outage = true,
+            FaultKind::ParticipantCrash => {
+                // Down, and every connection of its incarnation reset: nothing it had
+                // written and not sent, a close included, reaches the ensemble.
+                self.participants.entry(m).or_insert((0, false)).1 = true;
+                let ids: Vec<u64> = self
+                    .conns
+                    .iter()
+                    .filter(|(_, c)| c.owner.is_some_and(|(p, _)| p == m) && !c.ended)
+                    .map(|(&id, _)| id)
+                    .collect();
+                for id in ids {
+                    self.reset(id, now);
+                }
+            }
         }
         if f.length > Duration::ZERO {
             self.active += 1;
@@ -552,8 +594,20 @@ impl Network {
                     self.reset(id, now);
                 }
             }
-            FaultKind::Reset | FaultKind::Cut | FaultKind::SkipReply { .. } => {}
+            // The participant's restart brings it back up (`revive`).
+            FaultKind::Reset
+            | FaultKind::Cut
+            | FaultKind::SkipReply { .. }
+            | FaultKind::ParticipantCrash => {}
         }
+    }
+
+    /// Participant `p` starts again after a crash: its new incarnation, which may dial.
+    pub(crate) fn revive(&mut self, p: usize) -> u64 {
+        let (incarnation, down) = self.participants.entry(p).or_insert((0, false));
+        *incarnation += 1;
+        *down = false;
+        *incarnation
     }
 }
 
@@ -650,6 +704,13 @@ pub(crate) async fn pump(net: SharedNetwork) -> Violation {
 
 impl Dialer for SharedNetwork {
     fn dial(&self, host: &str, port: u16) -> DialFuture {
+        self.dial_as(host, port, None)
+    }
+}
+
+impl SharedNetwork {
+    /// A connection to `host` made by `owner` (a participant's incarnation), if any.
+    pub(crate) fn dial_as(&self, host: &str, port: u16, owner: Option<Owner>) -> DialFuture {
         let net = self.clone();
         let member = host
             .strip_prefix("zk")
@@ -667,7 +728,7 @@ impl Dialer for SharedNetwork {
             tokio::time::sleep(Duration::from_micros(300)).await;
             let made = {
                 let now = net.now();
-                net.lock().connect(member, now, &net.notify)
+                net.lock().connect(member, owner, now, &net.notify)
             };
             net.notify.notify_one();
             match made {

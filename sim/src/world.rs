@@ -2,13 +2,16 @@
 //! test sees (clients that connect to the simulated ensemble, virtual time, the trace).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::ClientBuilder;
 use zkrs_model::ServerConfig;
 
-use crate::faults::{plan, Fault, FaultConfig};
-use crate::network::{host_name, pump, Network, SharedNetwork, PORT};
+use crate::faults::{plan, Fault, FaultConfig, FaultKind};
+use crate::finding::{Finding, FindingKind};
+use crate::network::{host_name, pump, Network, Owner, SharedNetwork, PORT};
+use crate::participant::ParticipantDialer;
 use crate::rng::SimRng;
 
 /// The wall clock a simulated run starts at (2026-01-01T00:00:00Z): node names and
@@ -40,9 +43,10 @@ pub struct Report {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Violation {
-    /// The test's verdict in its own words: the checkers' findings
-    /// ([`check`](crate::check)), one a line, or a step that failed.
-    Found(String),
+    /// The test's verdict: what it found ([`Finding`], a kind and the details in its
+    /// words: the checkers' findings ([`check`](crate::check)), one a line, or a step that
+    /// failed).
+    Found(Finding),
     /// The test was still running after the run's limit of simulated time.
     Hang {
         /// The limit ([`Simulation::limit`]).
@@ -63,7 +67,7 @@ pub enum Violation {
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Violation::Found(text) => f.write_str(text),
+            Violation::Found(finding) => finding.fmt(f),
             Violation::Hang { limit } => write!(
                 f,
                 "hang: still running after {} s of simulated time",
@@ -75,6 +79,33 @@ impl std::fmt::Display for Violation {
                 at.as_millis()
             ),
             Violation::NetworkFailed(e) => write!(f, "the network failed: {e}"),
+        }
+    }
+}
+
+/// The kind of a [`Violation`], without its details: what a shrink keeps
+/// ([`Simulation::shrink`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ViolationKind {
+    /// [`Violation::Found`], with the finding's kind.
+    Found(FindingKind),
+    /// [`Violation::Hang`].
+    Hang,
+    /// [`Violation::Stuck`].
+    Stuck,
+    /// [`Violation::NetworkFailed`].
+    NetworkFailed,
+}
+
+impl Violation {
+    /// Its kind.
+    pub fn kind(&self) -> ViolationKind {
+        match self {
+            Violation::Found(finding) => ViolationKind::Found(finding.kind()),
+            Violation::Hang { .. } => ViolationKind::Hang,
+            Violation::Stuck { .. } => ViolationKind::Stuck,
+            Violation::NetworkFailed(_) => ViolationKind::NetworkFailed,
         }
     }
 }
@@ -169,6 +200,11 @@ impl Simulation {
         self.seed
     }
 
+    /// The faults left out ([`Simulation::skip_faults`]).
+    pub(crate) fn skipped(&self) -> &[usize] {
+        &self.skip
+    }
+
     /// The faults this run will inject.
     pub fn plan(&self) -> Vec<Fault> {
         let mut rng = SimRng::new(self.seed).fork(1);
@@ -180,12 +216,12 @@ impl Simulation {
 
     /// Runs `test` in the simulated world until it returns, on a fresh current-thread
     /// runtime with a paused clock (time jumps to the next timer whenever every task
-    /// waits). `test` returns `Err` with what it found wrong; running longer than the
-    /// limit is a hang.
+    /// waits). `test` returns `Err` with what it found wrong (a [`Finding`]; `?` turns a
+    /// `String` into one); running longer than the limit is a hang.
     pub fn run<F, Fut>(&self, test: F) -> Report
     where
         F: FnOnce(World) -> Fut,
-        Fut: Future<Output = Result<(), String>> + Send + 'static,
+        Fut: Future<Output = Result<(), Finding>> + Send + 'static,
     {
         let root = SimRng::new(self.seed);
         let mut builder = tokio::runtime::Builder::new_current_thread();
@@ -219,6 +255,13 @@ impl Simulation {
                 net: net.clone(),
                 members: self.members,
                 rng: root.fork(4),
+                owner: None,
+                crashes: Arc::new(
+                    plan.iter()
+                        .filter(|f| f.kind == FaultKind::ParticipantCrash)
+                        .copied()
+                        .collect(),
+                ),
             };
             let verdict = tokio::select! {
                 biased;
@@ -253,9 +296,13 @@ impl Simulation {
 /// What a simulated test sees: clients for the ensemble, virtual time, the trace.
 #[derive(Debug, Clone)]
 pub struct World {
-    net: SharedNetwork,
+    pub(crate) net: SharedNetwork,
     members: usize,
     rng: SimRng,
+    /// The participant incarnation whose clients this world makes, if any.
+    pub(crate) owner: Option<Owner>,
+    /// The plan's participant crashes ([`World::spawn_participant`]).
+    pub(crate) crashes: Arc<Vec<Fault>>,
 }
 
 impl World {
@@ -273,7 +320,14 @@ impl World {
         let builder = ClientBuilder::new(self.connect_string())
             .session_timeout(Duration::from_secs(2))
             .connect_timeout(Duration::from_secs(2));
-        zkrs_client::__private::with_dialer(builder, std::sync::Arc::new(self.net.clone()))
+        let dialer: Arc<dyn zkrs_client::__private::Dialer> = match self.owner {
+            Some(owner) => Arc::new(ParticipantDialer {
+                net: self.net.clone(),
+                owner,
+            }),
+            None => Arc::new(self.net.clone()),
+        };
+        zkrs_client::__private::with_dialer(builder, dialer)
     }
 
     /// Virtual time since the run began.

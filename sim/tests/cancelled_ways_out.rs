@@ -9,7 +9,7 @@ use std::time::Duration;
 use zkrs_client::{Client, CreateMode};
 use zkrs_recipes::leader::LeaderLatch;
 use zkrs_recipes::node::PersistentNode;
-use zkrs_sim::{FaultConfig, Simulation, World};
+use zkrs_sim::{FaultConfig, Finding, Simulation, World};
 
 async fn connect(world: &World) -> Result<Client, String> {
     world
@@ -59,7 +59,7 @@ fn a_latch_close_dropped_at_its_first_await_still_deletes_the_node() {
             if cut.is_ok() {
                 return Err("the close finished at its first poll".into());
             }
-            empties(&client, "/latch").await
+            empties(&client, "/latch").await.map_err(Finding::from)
         });
     assert!(report.passed(), "{:?}", report.violation);
 }

@@ -5,10 +5,11 @@
 //! The service below runs a job that must run on one process at a time. It takes a
 //! `LeaderLatch`, goes on duty when it leads and off duty when the latch or the connection
 //! says it may not lead any more. The test starts three instances in a simulated world where
-//! members crash, lag, lose the ensemble and change leaders, and the network drops, delays
-//! and cuts, and checks the service's promise: never two instances on duty at once, and once
-//! the faults heal, one on duty again within 15 s. A failing seed prints itself, and
-//! `Simulation::new(seed)` replays it exactly.
+//! members crash, lag, lose the ensemble and change leaders, the network drops, delays
+//! and cuts, and the instances themselves crash and restart, and checks the service's
+//! promise: never two instances on duty at once, and once
+//! the faults heal, one on duty again within 15 s. One call, [`Runner::check`], runs the
+//! seeds, shrinks a failing one and prints how to replay it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,7 @@ use tokio::time::Instant;
 use zkrs_client::{Client, ConnectionState};
 use zkrs_recipes::leader::LeaderLatch;
 use zkrs_sim::check::Beliefs;
-use zkrs_sim::{FaultConfig, Simulation, World};
+use zkrs_sim::{FaultConfig, Finding, Runner, Simulation, World};
 
 /// The service under test (in a real project: your crate's code).
 mod service {
@@ -58,29 +59,38 @@ mod service {
     }
 }
 
-/// One seed: three instances, 20 s of faults, then the checks.
-async fn three_instances(world: World) -> Result<(), String> {
+/// A crashed process runs no job: an instance's duty ends when its task is dropped.
+struct OffDutyAtCrash(Arc<Beliefs>, usize);
+
+impl Drop for OffDutyAtCrash {
+    fn drop(&mut self) {
+        self.0.end(self.1, Instant::now(), "crashed");
+    }
+}
+
+/// One seed: three instances, 20 s of faults (the instances crash and restart too), then
+/// the checks.
+async fn three_instances(world: World) -> Result<(), Finding> {
     let duty = Arc::new(Beliefs::new());
     for id in 0..3 {
-        let world = world.clone();
         let duty = duty.clone();
-        tokio::spawn(async move {
-            let client = loop {
-                match world.client_builder().connect().await {
-                    Ok(client) => break client,
-                    // As a service would: wait a little, then try again.
-                    Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
-                }
-            };
-            let session = client.session_id();
-            service::run(client, id, move |on| {
-                if on {
-                    duty.begin(id, Instant::now(), session);
-                } else {
-                    duty.end(id, Instant::now(), "off duty");
-                }
-            })
-            .await;
+        // Started now and again after each of its crashes, with a new client.
+        world.spawn_participant(id, move |world| {
+            let duty = duty.clone();
+            async move {
+                let _crash = OffDutyAtCrash(duty.clone(), id);
+                // As a service would: try until a session is made.
+                let client = world.connect().await;
+                let session = client.session_id();
+                service::run(client, id, move |on| {
+                    if on {
+                        duty.begin(id, Instant::now(), session);
+                    } else {
+                        duty.end(id, Instant::now(), "off duty");
+                    }
+                })
+                .await;
+            }
         });
     }
     world.healed().await;
@@ -89,54 +99,39 @@ async fn three_instances(world: World) -> Result<(), String> {
         .await
         .is_none()
     {
-        return Err(format!(
+        return Err(Finding::liveness(format!(
             "no instance on duty 15 s after healing (on duty: {:?})",
             duty.believers()
-        ));
+        )));
     }
     let overlaps = duty.violations(1, Instant::now());
     if overlaps.is_empty() {
         Ok(())
     } else {
-        Err(overlaps.join("\n"))
+        Err(Finding::safety(overlaps.join("\n")))
     }
 }
 
 /// The world of one seed: 20 s of faults, a new one every 0.8 s on average, up to two
-/// members hurt at once (so the quorum comes and goes), and a member leaving out a reply
-/// now and then while its connection stays up.
+/// members hurt at once (so the quorum comes and goes), a member leaving out a reply now
+/// and then while its connection stays up, and each instance crashing about every 8 s.
 fn simulation(seed: u64) -> Simulation {
     Simulation::new(seed).faults(
         FaultConfig::for_duration(Duration::from_secs(20))
             .max_concurrent(2)
             .mean_gap(Duration::from_millis(800))
-            .skip_reply_gap(Some(Duration::from_secs(8))),
+            .skip_reply_gap(Some(Duration::from_secs(8)))
+            .participant_crashes(3, Duration::from_secs(8)),
     )
 }
 
-/// `SIM_SEEDS=N` runs N seeds (1,000 by default); `SIM_SEED=S` replays seed S and prints
-/// its whole trace.
+/// 1,000 seeds by default; the environment chooses others (`ZKRS_SIM_SEEDS=5000..6000`,
+/// `ZKRS_SIM_BUDGET=10m`, `ZKRS_SIM_JOBS=2`), and `ZKRS_SIM_SEED=S` replays seed S and
+/// prints its whole trace. A failing seed is shrunk to the faults that show it, checked to
+/// replay, and printed with the command that replays it.
 #[test]
 fn the_job_never_runs_twice_at_once_over_1000_fault_schedules() {
-    if let Some(seed) = std::env::var("SIM_SEED").ok().and_then(|s| s.parse().ok()) {
-        let report = simulation(seed).keep_trace(true).run(three_instances);
-        for line in &report.trace {
-            println!("{line}");
-        }
-        assert!(report.passed(), "seed {seed}: {:?}", report.violation);
-        return;
-    }
-    let seeds: u64 = std::env::var("SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
-    let mut failed = Vec::new();
-    for seed in 0..seeds {
-        let report = simulation(seed).run(three_instances);
-        if let Some(v) = report.violation {
-            eprintln!("seed {seed} failed: {v}");
-            failed.push(seed);
-        }
-    }
-    assert!(failed.is_empty(), "failing seeds: {failed:?}");
+    Runner::new(simulation)
+        .seeds(0..1000)
+        .check(three_instances);
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use zkrs_client::{Client, CreateMode, ErrorCode};
 
-use crate::World;
+use zkrs_sim::World;
 
 /// The violations a run found, each also a trace line.
 #[derive(Debug)]
@@ -111,15 +111,14 @@ pub fn healed_flag(world: &World) -> Arc<AtomicBool> {
 mod tests {
     use std::time::Duration;
 
-    use crate::{FaultConfig, Simulation};
+    use zkrs_sim::{FaultConfig, Simulation};
 
     /// Each data suite passes a short seed, and the seed repeats byte for byte.
     #[test]
     fn data_suites_pass_and_repeat() {
         for suite in ["watches", "sessions", "caches", "queues"] {
             let sim = Simulation::new(11).faults(FaultConfig::for_duration(Duration::from_secs(8)));
-            let run =
-                || sim.run(move |world| async move { crate::suites::run(suite, world).await });
+            let run = || sim.run(move |world| async move { crate::run(suite, world).await });
             let (first, second) = (run(), run());
             assert!(first.passed(), "{suite}: {:?}", first.violation);
             assert_eq!(first.trace_hash, second.trace_hash, "{suite}");

@@ -1,11 +1,14 @@
-//! The campaign's suites: the real-server fault suites' invariants, run in the simulated
-//! world. For `zkrs-simulate` and the crate's tests; no promise.
+//! `zkrs-sim-suites` (not published): the campaign's suites, the real-server fault suites'
+//! invariants run in the simulated world, and `zkrs-simulate`, the binary that runs them.
+//! For the workspace's own campaigns and tests; no promise. They live apart from `zkrs-sim`
+//! so that a user of the simulation builds none of them (the discovery suite needs the
+//! recipes' `discovery` feature, serde).
 //!
 //! The pieces both kinds of run share are here, once, and the real-server suites
 //! (`recipes/tests/invariants*.rs`) import them: the lock recipes behind one acquire
 //! ([`locks::Recipe`]), the leadership contenders ([`leadership::Contender`]), the sessions
 //! worker and its bucket check ([`sessions::worker`], reporting to a [`Sink`]) and the queue
-//! layout ([`queues::QUEUES`]); the checkers are in [`crate::check`]. Shared code waits on
+//! layout ([`queues::QUEUES`]); the checkers are in [`zkrs_sim::check`]. Shared code waits on
 //! `tokio::time` and takes its randomness as a parameter, so a simulated run stays
 //! deterministic.
 
@@ -13,7 +16,7 @@ use std::time::Duration;
 
 use zkrs_client::{Client, ConnectionState};
 
-use crate::{FaultConfig, World};
+use zkrs_sim::{FaultConfig, Finding, World};
 
 pub mod caches;
 pub mod cancellation;
@@ -81,8 +84,8 @@ pub fn fault_config(name: &str, base: FaultConfig) -> FaultConfig {
 }
 
 /// Runs suite `name` in `world`.
-pub async fn run(name: &str, world: World) -> Result<(), String> {
-    match name {
+pub async fn run(name: &str, world: World) -> Result<(), Finding> {
+    let verdict = match name {
         "mutex" => locks::run(world, locks::LockKind::Mutex).await,
         "semaphore" => locks::run(world, locks::LockKind::Semaphore).await,
         "read_write" => locks::run(world, locks::LockKind::ReadWrite).await,
@@ -97,7 +100,8 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
         "discovery" => discovery::run(world).await,
         "cancellation" => cancellation::run(world).await,
         other => Err(format!("no suite named {other}")),
-    }
+    };
+    verdict.map_err(Finding::from)
 }
 
 /// A session, however long the faults keep it from being made.
@@ -135,7 +139,7 @@ pub async fn settle(client: &Client) {
 #[cfg(test)]
 fn passes_and_repeats(suite: &'static str) {
     let sim =
-        crate::Simulation::new(11).faults(crate::FaultConfig::for_duration(Duration::from_secs(8)));
+        zkrs_sim::Simulation::new(11).faults(FaultConfig::for_duration(Duration::from_secs(8)));
     let run = || sim.run(move |world| async move { run(suite, world).await });
     let (first, second) = (run(), run());
     assert!(first.passed(), "{suite}: {:?}", first.violation);

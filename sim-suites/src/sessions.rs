@@ -15,7 +15,7 @@ use zkrs_client::{Client, CreateMode, ErrorCode};
 
 use super::data::{healed_flag, make_node, settle_briefly, Problems};
 use super::{connect, Sink, STEP_DEADLINE};
-use crate::World;
+use zkrs_sim::World;
 
 const SESSIONS: usize = 4;
 

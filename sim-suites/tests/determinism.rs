@@ -11,7 +11,7 @@ fn mutex_run(seed: u64) -> Report {
     Simulation::new(seed)
         .faults(FaultConfig::for_duration(Duration::from_secs(30)))
         .keep_trace(true)
-        .run(|world| async move { zkrs_sim::suites::run("mutex", world).await })
+        .run(|world| async move { zkrs_sim_suites::run("mutex", world).await })
 }
 
 #[test]

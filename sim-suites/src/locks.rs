@@ -18,8 +18,8 @@ use zkrs_recipes::framework::ConnectionStatePolicy;
 use zkrs_recipes::lock::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
 
 use super::{connect, settle, STEP_DEADLINE};
-use crate::check::Beliefs;
-use crate::World;
+use zkrs_sim::check::Beliefs;
+use zkrs_sim::World;
 
 /// Participants, each on its own session.
 pub const PARTICIPANTS: usize = 4;

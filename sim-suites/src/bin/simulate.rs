@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use zkrs_sim::suites::SUITES;
 use zkrs_sim::{FaultConfig, Report, Simulation};
+use zkrs_sim_suites::SUITES;
 
 /// What a worker runs: the suite, the seed, since when (real time).
 type Running = (&'static str, u64, Instant);
@@ -33,7 +33,7 @@ fn simulation(suite: &str, seed: u64, skip: &[usize]) -> Simulation {
 /// `skipped_replies: false` is the world before skipped replies were drawn, in which the
 /// seeds found earlier replay as they were found (`run ... --no-skipped-replies`).
 fn simulation_in(suite: &str, seed: u64, skip: &[usize], skipped_replies: bool) -> Simulation {
-    let mut config = zkrs_sim::suites::fault_config(
+    let mut config = zkrs_sim_suites::fault_config(
         suite,
         FaultConfig::for_duration(Duration::from_secs(FAULT_SECONDS)),
     );
@@ -47,26 +47,21 @@ fn simulation_in(suite: &str, seed: u64, skip: &[usize], skipped_replies: bool) 
 
 fn run(suite: &str, sim: &Simulation) -> Report {
     let name = suite.to_string();
-    sim.run(move |world| async move { zkrs_sim::suites::run(&name, world).await })
+    sim.run(move |world| async move { zkrs_sim_suites::run(&name, world).await })
 }
 
-/// The fewest faults of the plan that still show a violation: leave each fault out in
-/// turn, keep it out if the run still fails. Returns the faults left out and the last
-/// failing report.
+/// The fewest faults of the plan that still show the violation
+/// ([`Simulation::shrink`]): the faults left out and the last failing report.
 fn shrink(suite: &str, seed: u64, failing: Report) -> (Vec<usize>, Report) {
-    let plan = simulation(suite, seed, &[]).plan();
-    let mut skip: Vec<usize> = Vec::new();
-    let mut last = failing;
-    for fault in &plan {
-        let mut trial = skip.clone();
-        trial.push(fault.id);
-        let report = run(suite, &simulation(suite, seed, &trial));
-        if !report.passed() {
-            skip = trial;
-            last = report;
-        }
+    let name = suite.to_string();
+    let test = move |world| {
+        let name = name.clone();
+        async move { zkrs_sim_suites::run(&name, world).await }
+    };
+    match simulation(suite, seed, &[]).shrink(test, &failing) {
+        Some(shrunk) => (shrunk.left_out, shrunk.report),
+        None => (Vec::new(), failing),
     }
-    (skip, last)
 }
 
 fn replay_command(suite: &str, seed: u64, skip: &[usize]) -> String {

@@ -18,10 +18,10 @@ fn passes_with_skipped_replies(suite: &'static str, seed: u64) {
 }
 
 fn passes_in(suite: &'static str, seed: u64, faults: FaultConfig) {
-    let faults = zkrs_sim::suites::fault_config(suite, faults);
+    let faults = zkrs_sim_suites::fault_config(suite, faults);
     let report = Simulation::new(seed)
         .faults(faults)
-        .run(move |world| async move { zkrs_sim::suites::run(suite, world).await });
+        .run(move |world| async move { zkrs_sim_suites::run(suite, world).await });
     assert!(
         report.passed(),
         "{suite} seed {seed}: {:?}",

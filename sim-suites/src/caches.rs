@@ -13,10 +13,10 @@ use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache}
 
 use super::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
 use super::{connect, STEP_DEADLINE};
-use crate::check::tree::{
+use zkrs_sim::check::tree::{
     cache_checks, fresh_read, random_change, try_converge, CacheCheck, OnReadError,
 };
-use crate::World;
+use zkrs_sim::World;
 
 const ROOT: &str = "/inv-c";
 

@@ -32,7 +32,7 @@ use zkrs_recipes::{
 
 use super::data::{healed_flag, make_node, trouble, Problems};
 use super::{connect, STEP_DEADLINE};
-use crate::{SimRng, World};
+use zkrs_sim::{SimRng, World};
 
 /// Every recipe's node is under this.
 const ROOT: &str = "/inv-x";

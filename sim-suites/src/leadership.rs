@@ -37,8 +37,8 @@ use zkrs_recipes::{
 };
 
 use super::{connect, settle, STEP_DEADLINE};
-use crate::check::Beliefs;
-use crate::{SimRng, World};
+use zkrs_sim::check::Beliefs;
+use zkrs_sim::{SimRng, World};
 
 /// Participants, each on its own session.
 pub const PARTICIPANTS: usize = 4;

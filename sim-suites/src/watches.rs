@@ -23,7 +23,7 @@ use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
 
 use super::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
 use super::{connect, STEP_DEADLINE};
-use crate::World;
+use zkrs_sim::World;
 
 const DIR: &str = "/inv-w";
 const COUNTER: &str = "/inv-w/counter";

@@ -33,7 +33,7 @@ use zkrs_recipes::discovery::{
 
 use super::data::{healed_flag, settle_briefly, trouble, Problems};
 use super::{connect, STEP_DEADLINE};
-use crate::World;
+use zkrs_sim::World;
 
 /// The registry's base path.
 const BASE: &str = "/inv-d";

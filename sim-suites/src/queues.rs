@@ -19,8 +19,8 @@ use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
 
 use super::data::{healed_flag, settle_briefly, trouble, Problems};
 use super::{connect, STEP_DEADLINE};
-use crate::check::ledger::Ledger;
-use crate::World;
+use zkrs_sim::check::ledger::Ledger;
+use zkrs_sim::World;
 
 /// Once the faults stop, how long the consumers may take to drain the queues.
 const DRAIN: Duration = Duration::from_secs(60);
