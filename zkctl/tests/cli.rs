@@ -753,6 +753,69 @@ fn bench_prints_figures_and_cleans_up() {
     assert!(!root.contains("zkctl-bench"), "left behind: {root}");
 }
 
+/// `bench lock --contenders 3`: the contended figures are there and hang together (every
+/// measured hand-off counted, a rate that the window and the latencies allow), and the
+/// memory per waiter of a short line against 2 sessions.
+#[test]
+fn bench_lock_reports_hand_offs_under_contention() {
+    // Under a chroot of its own, so that what it leaves (nothing) is told apart from the
+    // other tests' benches.
+    ok(&["create", "/bench-contention"]);
+    let chroot = format!("{}/bench-contention", server().connect_string());
+    let lock = figures(&ok_on(
+        &chroot,
+        &[
+            "bench",
+            "lock",
+            "--ops",
+            "10",
+            "--rounds",
+            "20",
+            "--contenders",
+            "3",
+            "--in-line",
+            "5",
+        ],
+    ));
+    assert_eq!(value(&lock, "contenders"), 3.0);
+    assert_eq!(value(&lock, "contended_handoffs"), 20.0);
+    has(&lock, "contended_handoffs_per_sec", "handoffs/s");
+    has(&lock, "contended_handoff_p50_us", "us");
+    has(&lock, "contended_handoff_p99_us", "us");
+    let (p50, p99) = (
+        value(&lock, "contended_handoff_p50_us"),
+        value(&lock, "contended_handoff_p99_us"),
+    );
+    assert!(0.0 < p50 && p50 <= p99, "{lock:?}");
+    // Hand-offs follow one another: the rate cannot beat one hand-off per median latency
+    // by more than the faster half allows (a generous bound: twice that).
+    let rate = value(&lock, "contended_handoffs_per_sec");
+    assert!(
+        rate > 0.0 && rate <= 2.0 * 1e6 / p50,
+        "{rate} handoffs/s, p50 {p50} us"
+    );
+    for n in [2, 5] {
+        assert_eq!(value(&lock, &format!("in_line_{n}_handoffs")), 20.0);
+        has(&lock, &format!("in_line_{n}_handoff_p50_us"), "us");
+        has(
+            &lock,
+            &format!("in_line_{n}_heap_per_waiter_bytes"),
+            "bytes",
+        );
+        // A session costs heap (its buffers and driver), measured while all are connected.
+        assert!(value(&lock, &format!("in_line_{n}_heap_per_session_bytes")) > 0.0);
+        has(&lock, &format!("in_line_{n}_rss_per_waiter_bytes"), "bytes");
+    }
+    has(&lock, "in_line_5_handoff_p50_ratio", "x_2_sessions");
+    // The warm-up and the first holder count as acquisitions too.
+    assert!(
+        value(&lock, "recipe_mutex_acquired") >= 3.0 * 21.0,
+        "{lock:?}"
+    );
+    let left = ok(&["ls", "/bench-contention"]);
+    assert_eq!(left.trim(), "", "left behind: {left}");
+}
+
 #[test]
 fn demo_tells_the_story() {
     let out = ok(&["demo"]);
