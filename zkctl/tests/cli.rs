@@ -816,6 +816,46 @@ fn bench_lock_reports_hand_offs_under_contention() {
     assert_eq!(left.trim(), "", "left behind: {left}");
 }
 
+/// `bench latch --curator`: Curator's side compiles, runs on the same server (under the same
+/// chroot) and reports as many hand-offs as ours, with the ratios.
+#[test]
+fn bench_latch_runs_curators_side_for_the_ratio() {
+    ok(&["create", "/bench-curator"]);
+    let chroot = format!("{}/bench-curator", server().connect_string());
+    let args = [
+        "bench",
+        "latch",
+        "--rounds",
+        "5",
+        "--contenders",
+        "2",
+        "--curator",
+    ];
+    // javac (the first time) and a JVM on a busy machine: a deadline for a hang, not a
+    // measure of speed.
+    let out = finish(
+        zkctl_on(&chroot, &args).spawn().expect("spawn zkctl"),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let latch = figures(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(value(&latch, "contended_handoffs"), 5.0);
+    assert_eq!(value(&latch, "curator_contended_handoffs"), 5.0);
+    has(&latch, "curator_contended_handoffs_per_sec", "handoffs/s");
+    has(&latch, "curator_contended_handoff_p50_us", "us");
+    assert!(
+        value(&latch, "contended_handoffs_per_sec_ratio") > 0.0,
+        "{latch:?}"
+    );
+    assert!(
+        value(&latch, "contended_handoff_p50_ratio") > 0.0,
+        "{latch:?}"
+    );
+    let left = ok(&["ls", "/bench-curator"]);
+    assert_eq!(left.trim(), "", "left behind: {left}");
+}
+
 #[test]
 fn demo_tells_the_story() {
     let out = ok(&["demo"]);
