@@ -5,20 +5,27 @@
 // and started by zkctl through the test kit's JavaPrograms (zkctl/src/commands/bench_curator.rs);
 // the interop tests compile it with the other peers.
 //
-//   java CuratorContentionBench CONNECT SESSION_MS lock|latch PATH CONTENDERS WARMUP WARMUP_MS HANDOFFS
+//   java CuratorContentionBench CONNECT SESSION_MS lock|latch PATH CONTENDERS
 //
-// A hand-off is the time from one holder starting to let go (release, or close of its latch)
-// to the next one's acquire (await) returning, both read in this process. The first WARMUP
-// hand-offs, and as many more as WARMUP_MS takes (the JIT), are not measured; then HANDOFFS
-// are. Prints one line and exits:
+// Protocol: the sessions connect, then `READY`; one command per line on stdin, one answer per
+// line on stdout. zkctl alternates chunks of ours and of Curator's, so that a change in the
+// machine's load falls on both sides.
 //
-//   HANDOFFS window_ns W latencies_ns L1,L2,...
+//   run WARMUP WARMUP_MS HANDOFFS
+//       -> HANDOFFS window_ns W latencies_ns L1,L2,...
+//       Every contender cycles until HANDOFFS hand-offs are measured, after WARMUP unmeasured
+//       ones and at least WARMUP_MS of them (the JIT); then each stops at its next turn. A
+//       hand-off is the time from one holder starting to let go (release, or close of its
+//       latch) to the next one's acquire (await) returning, both read in this process. W is
+//       from the acquisition that ends the warm-up to the last measured one.
+//   exit (or the end of stdin) -> BYE, and the sessions close.
 //
-// W from the acquisition that ends the warm-up to the last measured one. On a failure it
-// prints `ERROR <message>` and exits 1.
+// A failure is answered with `ERROR <message>`, and the program exits 1.
 
+import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -117,23 +124,60 @@ public final class CuratorContentionBench {
         }
     }
 
+    /// Runs one chunk on `clients`: a thread per contender until the chunk is measured.
+    private static String chunk(boolean latch, String path, List<CuratorFramework> clients,
+                                int warmup, long warmupMs, int handoffs) throws Exception {
+        CuratorContentionBench bench =
+            new CuratorContentionBench(latch, path, warmup, warmupMs, handoffs);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < clients.size(); i++) {
+            CuratorFramework c = clients.get(i);
+            int id = i;
+            Thread t = new Thread(() -> {
+                try {
+                    bench.contend(c, id);
+                } catch (Throwable e) {
+                    bench.failure.compareAndSet(null, e);
+                }
+            }, "contender-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+        }
+        threads.forEach(Thread::start);
+        long deadline = System.currentTimeMillis() + STUCK_MS;
+        for (Thread t : threads) {
+            t.join(Math.max(1, deadline - System.currentTimeMillis()));
+            if (t.isAlive()) {
+                throw new IllegalStateException("stuck: " + t.getName() + " did not finish");
+            }
+        }
+        Throwable e = bench.failure.get();
+        if (e != null) {
+            throw new IllegalStateException(e.toString(), e);
+        }
+        StringBuilder line = new StringBuilder("HANDOFFS window_ns ")
+            .append(bench.windowEnd - bench.windowStart).append(" latencies_ns ");
+        for (int i = 0; i < bench.latencies.length; i++) {
+            line.append(i == 0 ? "" : ",").append(bench.latencies[i]);
+        }
+        return line.toString();
+    }
+
     public static void main(String[] args) throws Exception {
-        if (args.length != 8) {
-            OUT.println("ERROR usage: CONNECT SESSION_MS lock|latch PATH CONTENDERS WARMUP "
-                + "WARMUP_MS HANDOFFS");
+        if (args.length != 5) {
+            OUT.println("ERROR usage: CONNECT SESSION_MS lock|latch PATH CONTENDERS");
             System.exit(1);
         }
         String connect = args[0];
         int sessionMs = Integer.parseInt(args[1]);
         boolean latch = args[2].equals("latch");
+        String path = args[3];
         int contenders = Integer.parseInt(args[4]);
-        CuratorContentionBench bench = new CuratorContentionBench(latch, args[3],
-            Integer.parseInt(args[5]), Long.parseLong(args[6]), Integer.parseInt(args[7]));
         List<CuratorFramework> clients = new ArrayList<>();
         try {
             for (int i = 0; i < contenders; i++) {
                 CuratorFramework c = CuratorFrameworkFactory.newClient(connect, sessionMs,
-                    (int) STUCK_MS, new RetryNTimes(3, 100));
+                    sessionMs, new RetryNTimes(3, 100));
                 c.start();
                 clients.add(c);
             }
@@ -142,38 +186,20 @@ public final class CuratorContentionBench {
                     throw new IllegalStateException("no session");
                 }
             }
-            List<Thread> threads = new ArrayList<>();
-            for (int i = 0; i < contenders; i++) {
-                CuratorFramework c = clients.get(i);
-                int id = i;
-                Thread t = new Thread(() -> {
-                    try {
-                        bench.contend(c, id);
-                    } catch (Throwable e) {
-                        bench.failure.compareAndSet(null, e);
-                    }
-                }, "contender-" + i);
-                t.setDaemon(true);
-                threads.add(t);
-            }
-            threads.forEach(Thread::start);
-            long deadline = System.currentTimeMillis() + STUCK_MS;
-            for (Thread t : threads) {
-                t.join(Math.max(1, deadline - System.currentTimeMillis()));
-                if (t.isAlive()) {
-                    throw new IllegalStateException("stuck: " + t.getName() + " did not finish");
+            OUT.println("READY");
+            BufferedReader in =
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            for (String line; (line = in.readLine()) != null; ) {
+                String[] words = line.trim().split(" ");
+                if (words[0].equals("exit")) {
+                    break;
                 }
+                if (!words[0].equals("run") || words.length != 4) {
+                    throw new IllegalArgumentException("unknown command: " + line);
+                }
+                OUT.println(chunk(latch, path, clients, Integer.parseInt(words[1]),
+                    Long.parseLong(words[2]), Integer.parseInt(words[3])));
             }
-            Throwable e = bench.failure.get();
-            if (e != null) {
-                throw new IllegalStateException(e.toString(), e);
-            }
-            StringBuilder line = new StringBuilder("HANDOFFS window_ns ")
-                .append(bench.windowEnd - bench.windowStart).append(" latencies_ns ");
-            for (int i = 0; i < bench.latencies.length; i++) {
-                line.append(i == 0 ? "" : ",").append(bench.latencies[i]);
-            }
-            OUT.println(line);
         } catch (Throwable e) {
             OUT.println("ERROR " + e.toString().replace('\n', ' '));
             OUT.flush();
@@ -181,6 +207,7 @@ public final class CuratorContentionBench {
         } finally {
             clients.forEach(CuratorFramework::close);
         }
+        OUT.println("BYE");
         OUT.flush();
         System.exit(0);
     }

@@ -469,7 +469,8 @@ lock and latch, under contention: --contenders N sessions on one lock (latch),
 each cycling acquire/release (join/leave): hand-offs per second and the
 hand-off latency, from one holder's release to the next one's acquire.
 --curator runs the same loop with Curator 5.4 in a JVM (needs a JDK and
-Curator's jars: scripts/install-zookeeper.sh) for the ratio ours/curator.
+Curator's jars: scripts/install-zookeeper.sh), in chunks alternating with
+ours, for the ratio ours/curator.
 --in-line N,... measures the hand-off with N sessions in line against 2, and
 the memory per waiting session (RSS, and this process's live heap).
 Nodes live under /zkctl-bench-<pid> and are deleted afterwards.

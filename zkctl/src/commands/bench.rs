@@ -40,16 +40,19 @@ use zkrs_recipes::{
 use zkrs_testkit::measure::{allocation_counts, process_cpu_time};
 
 use crate::args::{BenchKind, BenchOptions, Globals};
-use crate::commands::bench_contention::{self, Recipe};
-use crate::commands::bench_curator;
+use crate::commands::bench_contention::{self, Contenders, Recipe};
+use crate::commands::bench_curator::{self, CuratorSide};
 use crate::commands::bench_metrics;
-use crate::commands::bench_timing::{bounded, Latencies, STUCK};
+use crate::commands::bench_timing::{bounded, Handoffs, Latencies, STUCK};
 use crate::commands::data::delete_tree;
 use crate::connection::{builder, close, connect};
 use crate::failure::{Failure, Outcome, ZkMessage};
 use crate::output::{figure, say};
 use crate::pipeline;
 use crate::signals::Shutdown;
+
+/// With `--curator`, the chunks each side's hand-offs are measured in, alternating.
+const CURATOR_CHUNKS: usize = 5;
 
 /// How long a hand-off round lets the waiter settle (its watch set) before the release.
 const SETTLE: Duration = Duration::from_millis(5);
@@ -519,18 +522,25 @@ async fn contention(
     let name = recipe.name();
     let mut out = vec![figure("contenders", o.contenders, "sessions")];
     let path = format!("{base}/contended-{name}");
-    let ours = bench_contention::run(g, admin, recipe, &path, o.contenders, o.rounds).await?;
-    ours.handoffs.figures("contended_", &mut out);
-    if o.curator {
-        let path = format!("{base}/curator-{name}");
-        let warmup = bench_contention::warmup(o.rounds);
-        let curator = bench_curator::run(g, recipe, &path, o.contenders, warmup, o.rounds).await?;
+    if !o.curator {
+        let (ours, _) =
+            bench_contention::run(g, admin, recipe, &path, o.contenders, o.rounds).await?;
+        ours.figures("contended_", &mut out);
+    } else {
+        let curator_path = format!("{base}/curator-{name}");
+        let mut curator = CuratorSide::start(g, recipe, &curator_path, o.contenders).await?;
+        let contenders = Contenders::connect(g, recipe, &path, o.contenders).await?;
+        let measured = alternate(admin, &contenders, &mut curator, o.rounds).await;
+        contenders.close().await;
+        curator.close().await;
+        let (ours, curator) = measured?;
+        ours.figures("contended_", &mut out);
         curator.figures("curator_contended_", &mut out);
-        let ours_p50 = ours.handoffs.latencies.percentile_ns(0.5) as f64;
+        let ours_p50 = ours.latencies.percentile_ns(0.5) as f64;
         let curator_p50 = curator.latencies.percentile_ns(0.5).max(1) as f64;
         out.push(figure(
             "contended_handoffs_per_sec_ratio",
-            format!("{:.2}", ours.handoffs.rate() / curator.rate().max(1e-9)),
+            format!("{:.2}", ours.rate() / curator.rate().max(1e-9)),
             "ours/curator",
         ));
         out.push(figure(
@@ -545,11 +555,12 @@ async fn contention(
     let mut baseline = None;
     for n in std::iter::once(2).chain(o.in_line.iter().copied()) {
         let path = format!("{base}/in-line-{n}-{name}");
-        let run = bench_contention::run(g, admin, recipe, &path, n, o.rounds).await?;
+        let (handoffs, memory) =
+            bench_contention::run(g, admin, recipe, &path, n, o.rounds).await?;
         let prefix = format!("in_line_{n}_");
-        run.handoffs.figures(&prefix, &mut out);
-        run.memory_figures(&prefix, &mut out);
-        let p50 = run.handoffs.latencies.percentile_ns(0.5) as f64;
+        handoffs.figures(&prefix, &mut out);
+        memory.figures(&prefix, &mut out);
+        let p50 = handoffs.latencies.percentile_ns(0.5) as f64;
         match baseline {
             None => baseline = Some(p50.max(1.0)),
             Some(two) => out.push(figure(
@@ -560,4 +571,33 @@ async fn contention(
         }
     }
     Ok(out)
+}
+
+/// Chunks of ours and of Curator's, alternating, on the same sessions: a change in the
+/// machine's load falls on both sides. `rounds` hand-offs on each side in all; Curator's
+/// first chunk also warms its JIT up.
+async fn alternate(
+    admin: &Client,
+    ours: &Contenders,
+    curator: &mut CuratorSide,
+    rounds: usize,
+) -> Result<(Handoffs, Handoffs), Failure> {
+    let chunks = CURATOR_CHUNKS.min(rounds);
+    let (mut our_chunks, mut curator_chunks) = (Vec::new(), Vec::new());
+    for chunk in 0..chunks {
+        // The rounds split as evenly as they go.
+        let size = rounds / chunks + usize::from(chunk < rounds % chunks);
+        let warmup = bench_contention::warmup(size);
+        let jit = if chunk == 0 {
+            bench_curator::JIT_WARMUP
+        } else {
+            Duration::ZERO
+        };
+        our_chunks.push(ours.chunk(admin, warmup, size).await?.0);
+        curator_chunks.push(curator.chunk(warmup, jit, size).await?);
+    }
+    Ok((
+        Handoffs::combine(our_chunks),
+        Handoffs::combine(curator_chunks),
+    ))
 }

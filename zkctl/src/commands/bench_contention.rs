@@ -3,11 +3,13 @@
 //!
 //! A hand-off is the time from one holder starting to let go (the call to `release`, or to
 //! `close` of its latch) to the next holder's acquire (its wait for leadership) returning.
-//! Every contender runs in this process, so both ends are read on one clock. The first
-//! holder keeps the lock until every contender is in line (so memory can be measured with
-//! the whole line waiting); the first hand-offs after that are a warm-up; then `rounds`
-//! hand-offs are measured, their rate over the window from the last warm-up acquisition to
-//! the last measured one. Curator's side runs the same loop ([`super::bench_curator`]).
+//! Every contender runs in this process, so both ends are read on one clock. A chunk: the
+//! first holder keeps the lock until every contender is in line (so memory can be measured
+//! with the whole line waiting); the first hand-offs after that are a warm-up; then the
+//! chunk's hand-offs are measured, their rate over the window from the last warm-up
+//! acquisition to the last measured one; then the contenders still waiting are dropped
+//! mid-wait (the recipes are cancel-safe). With Curator's side ([`super::bench_curator`]),
+//! chunks of ours and of Curator's alternate on the same sessions.
 //!
 //! Memory per waiting session: this process's resident set (`VmRSS`) and its live heap (the
 //! counting allocator zkctl installs), read before the sessions connect, once they are
@@ -57,23 +59,22 @@ pub fn warmup(rounds: usize) -> usize {
     (rounds / 5).max(10)
 }
 
-/// One measured run under contention.
-pub struct Contended {
-    /// The measured hand-offs.
-    pub handoffs: Handoffs,
-    /// Growth of the resident set per session, connected and in line.
-    pub rss_per_session: Option<i64>,
+/// The memory a line costs, per waiting session.
+pub struct Memory {
+    /// Growth of the resident set per session, connected and in line (`None`: no
+    /// `/proc/self/status`).
+    pub rss_per_waiter: Option<i64>,
     /// Growth of the live heap per session, once connected.
     pub heap_per_session: i64,
     /// Growth of the live heap per session, for its place in line (the recipe's wait).
     pub heap_per_waiter: i64,
 }
 
-impl Contended {
+impl Memory {
     /// `<prefix>rss_per_waiter_bytes` (when the resident set could be read),
     /// `<prefix>heap_per_session_bytes`, `<prefix>heap_per_waiter_bytes`.
-    pub fn memory_figures(&self, prefix: &str, out: &mut Vec<String>) {
-        if let Some(rss) = self.rss_per_session {
+    pub fn figures(&self, prefix: &str, out: &mut Vec<String>) {
+        if let Some(rss) = self.rss_per_waiter {
             out.push(figure(
                 &format!("{prefix}rss_per_waiter_bytes"),
                 rss,
@@ -215,55 +216,92 @@ async fn until_in_line(admin: &Client, path: &str, n: usize) -> Result<()> {
     }
 }
 
-/// Runs `contenders` new sessions on `recipe` at `path`, measuring `rounds` hand-offs.
-pub async fn run(
-    g: &Globals,
-    admin: &Client,
+/// `n` new sessions contending on `recipe` at `path`, for one chunk after another.
+pub struct Contenders {
     recipe: Recipe,
-    path: &str,
-    contenders: usize,
-    rounds: usize,
-) -> Result<Contended> {
-    let (rss_before, heap_before) = (resident_bytes(), live_heap_bytes() as i64);
-    let clients: Vec<Client> = pipeline::all((0..contenders).map(|_| builder(g).connect()))
-        .await
-        .into_iter()
-        .collect::<Result<_>>()?;
-    let heap_connected = live_heap_bytes() as i64;
-    let shared = Arc::new(Shared {
-        base: Instant::now(),
-        warmup: warmup(rounds),
-        rounds,
-        released_at: AtomicU64::new(0),
-        taken: AtomicUsize::new(0),
-        window_start: AtomicU64::new(0),
-        window_end: AtomicU64::new(0),
-        table: (0..rounds).map(|_| AtomicU64::new(0)).collect(),
-        gate: Notify::new(),
-        done: Notify::new(),
-    });
-    let mut tasks = JoinSet::new();
-    for (id, client) in clients.iter().enumerate() {
-        let shared = shared.clone();
-        match recipe {
-            Recipe::Lock => {
-                let mutex = InterProcessMutex::builder(client, path).build()?;
-                tasks.spawn(lock_contender(mutex, shared));
-            }
-            Recipe::Latch => {
-                tasks.spawn(latch_contender(client.clone(), path.to_owned(), id, shared));
+    path: String,
+    clients: Vec<Client>,
+    /// One mutex per contender (lock), kept across chunks.
+    mutexes: Vec<InterProcessMutex>,
+    /// The resident set and live heap before the sessions connected, and the live heap once
+    /// they had.
+    rss_before: Option<i64>,
+    heap_before: i64,
+    heap_connected: i64,
+}
+
+impl Contenders {
+    /// Connects `n` sessions.
+    pub async fn connect(g: &Globals, recipe: Recipe, path: &str, n: usize) -> Result<Contenders> {
+        let (rss_before, heap_before) = (resident_bytes(), live_heap_bytes() as i64);
+        let clients: Vec<Client> = pipeline::all((0..n).map(|_| builder(g).connect()))
+            .await
+            .into_iter()
+            .collect::<Result<_>>()?;
+        let heap_connected = live_heap_bytes() as i64;
+        let mutexes = match recipe {
+            Recipe::Lock => clients
+                .iter()
+                .map(|c| InterProcessMutex::builder(c, path).build())
+                .collect::<Result<_>>()?,
+            Recipe::Latch => Vec::new(),
+        };
+        Ok(Contenders {
+            recipe,
+            path: path.to_owned(),
+            clients,
+            mutexes,
+            rss_before,
+            heap_before,
+            heap_connected,
+        })
+    }
+
+    /// One chunk: `warmup` hand-offs, then `rounds` measured; and the memory read with the
+    /// whole line waiting.
+    pub async fn chunk(
+        &self,
+        admin: &Client,
+        warmup: usize,
+        rounds: usize,
+    ) -> Result<(Handoffs, Memory)> {
+        let shared = Arc::new(Shared {
+            base: Instant::now(),
+            warmup,
+            rounds,
+            released_at: AtomicU64::new(0),
+            taken: AtomicUsize::new(0),
+            window_start: AtomicU64::new(0),
+            window_end: AtomicU64::new(0),
+            table: (0..rounds).map(|_| AtomicU64::new(0)).collect(),
+            gate: Notify::new(),
+            done: Notify::new(),
+        });
+        let mut tasks = JoinSet::new();
+        for (id, client) in self.clients.iter().enumerate() {
+            let shared = shared.clone();
+            match self.recipe {
+                Recipe::Lock => {
+                    tasks.spawn(lock_contender(self.mutexes[id].clone(), shared));
+                }
+                Recipe::Latch => {
+                    tasks.spawn(latch_contender(
+                        client.clone(),
+                        self.path.clone(),
+                        id,
+                        shared,
+                    ));
+                }
             }
         }
-    }
-    let result = measure(admin, path, contenders, &shared, &mut tasks).await;
-    // The waiting contenders are dropped mid-wait (the recipes are cancel-safe), then their
-    // sessions close, which deletes whatever they left.
-    tasks.shutdown().await;
-    pipeline::all(clients.iter().map(close)).await;
-    let (window, rss_in_line, heap_in_line) = result?;
-    let per = |grown: i64| grown / contenders as i64;
-    Ok(Contended {
-        handoffs: Handoffs {
+        let n = self.clients.len();
+        let result = measure(admin, &self.path, n, &shared, &mut tasks).await;
+        // The waiting contenders are dropped mid-wait (the recipes are cancel-safe: their
+        // nodes go).
+        tasks.shutdown().await;
+        let (window, rss_in_line, heap_in_line) = result?;
+        let per = |grown: i64| grown / n as i64;
+        let handoffs = Handoffs {
             latencies: Latencies::new(
                 shared
                     .table
@@ -272,13 +310,38 @@ pub async fn run(
                     .collect(),
             ),
             window,
-        },
-        rss_per_session: rss_before
-            .zip(rss_in_line)
-            .map(|(before, after)| per(after - before)),
-        heap_per_session: per(heap_connected - heap_before),
-        heap_per_waiter: per(heap_in_line - heap_connected),
-    })
+        };
+        let memory = Memory {
+            rss_per_waiter: self
+                .rss_before
+                .zip(rss_in_line)
+                .map(|(before, after)| per(after - before)),
+            heap_per_session: per(self.heap_connected - self.heap_before),
+            heap_per_waiter: per(heap_in_line - self.heap_connected),
+        };
+        Ok((handoffs, memory))
+    }
+
+    /// Closes the sessions (which deletes whatever they left).
+    pub async fn close(self) {
+        pipeline::all(self.clients.iter().map(close)).await;
+    }
+}
+
+/// `n` new sessions on `recipe` at `path` for one chunk of `rounds` hand-offs after
+/// [`warmup`], then closed.
+pub async fn run(
+    g: &Globals,
+    admin: &Client,
+    recipe: Recipe,
+    path: &str,
+    n: usize,
+    rounds: usize,
+) -> Result<(Handoffs, Memory)> {
+    let contenders = Contenders::connect(g, recipe, path, n).await?;
+    let result = contenders.chunk(admin, warmup(rounds), rounds).await;
+    contenders.close().await;
+    result
 }
 
 /// Waits for the line to form, reads the memory, opens the gate and waits for the last

@@ -72,6 +72,16 @@ impl Handoffs {
         self.latencies.len() as f64 / self.window.as_secs_f64().max(1e-9)
     }
 
+    /// Chunks measured apart, as one: every latency, and the windows added up.
+    pub fn combine(chunks: Vec<Handoffs>) -> Handoffs {
+        let window = chunks.iter().map(|c| c.window).sum();
+        let latencies = chunks.into_iter().flat_map(|c| c.latencies.0).collect();
+        Handoffs {
+            latencies: Latencies::new(latencies),
+            window,
+        }
+    }
+
     /// `<prefix>handoffs`, `<prefix>handoffs_per_sec`, `<prefix>handoff_p50_us`,
     /// `<prefix>handoff_p99_us`.
     pub fn figures(&self, prefix: &str, out: &mut Vec<String>) {
