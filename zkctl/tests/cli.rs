@@ -753,6 +753,109 @@ fn bench_prints_figures_and_cleans_up() {
     assert!(!root.contains("zkctl-bench"), "left behind: {root}");
 }
 
+/// `bench lock --contenders 3`: the contended figures are there and hang together (every
+/// measured hand-off counted, a rate that the window and the latencies allow), and the
+/// memory per waiter of a short line against 2 sessions.
+#[test]
+fn bench_lock_reports_hand_offs_under_contention() {
+    // Under a chroot of its own, so that what it leaves (nothing) is told apart from the
+    // other tests' benches.
+    ok(&["create", "/bench-contention"]);
+    let chroot = format!("{}/bench-contention", server().connect_string());
+    let lock = figures(&ok_on(
+        &chroot,
+        &[
+            "bench",
+            "lock",
+            "--ops",
+            "10",
+            "--rounds",
+            "20",
+            "--contenders",
+            "3",
+            "--in-line",
+            "5",
+        ],
+    ));
+    assert_eq!(value(&lock, "contenders"), 3.0);
+    assert_eq!(value(&lock, "contended_handoffs"), 20.0);
+    has(&lock, "contended_handoffs_per_sec", "handoffs/s");
+    has(&lock, "contended_handoff_p50_us", "us");
+    has(&lock, "contended_handoff_p99_us", "us");
+    let (p50, p99) = (
+        value(&lock, "contended_handoff_p50_us"),
+        value(&lock, "contended_handoff_p99_us"),
+    );
+    assert!(0.0 < p50 && p50 <= p99, "{lock:?}");
+    // Hand-offs follow one another: the rate cannot beat one hand-off per median latency
+    // by more than the faster half allows (a generous bound: twice that).
+    let rate = value(&lock, "contended_handoffs_per_sec");
+    assert!(
+        rate > 0.0 && rate <= 2.0 * 1e6 / p50,
+        "{rate} handoffs/s, p50 {p50} us"
+    );
+    for n in [2, 5] {
+        assert_eq!(value(&lock, &format!("in_line_{n}_handoffs")), 20.0);
+        has(&lock, &format!("in_line_{n}_handoff_p50_us"), "us");
+        has(
+            &lock,
+            &format!("in_line_{n}_heap_per_waiter_bytes"),
+            "bytes",
+        );
+        // A session costs heap (its buffers and driver), measured while all are connected.
+        assert!(value(&lock, &format!("in_line_{n}_heap_per_session_bytes")) > 0.0);
+        has(&lock, &format!("in_line_{n}_rss_per_waiter_bytes"), "bytes");
+    }
+    has(&lock, "in_line_5_handoff_p50_ratio", "x_2_sessions");
+    // The warm-up and the first holder count as acquisitions too.
+    assert!(
+        value(&lock, "recipe_mutex_acquired") >= 3.0 * 21.0,
+        "{lock:?}"
+    );
+    let left = ok(&["ls", "/bench-contention"]);
+    assert_eq!(left.trim(), "", "left behind: {left}");
+}
+
+/// `bench latch --curator`: Curator's side compiles, runs on the same server (under the same
+/// chroot) and reports as many hand-offs as ours, with the ratios.
+#[test]
+fn bench_latch_runs_curators_side_for_the_ratio() {
+    ok(&["create", "/bench-curator"]);
+    let chroot = format!("{}/bench-curator", server().connect_string());
+    let args = [
+        "bench",
+        "latch",
+        "--rounds",
+        "5",
+        "--contenders",
+        "2",
+        "--curator",
+    ];
+    // javac (the first time) and a JVM on a busy machine: a deadline for a hang, not a
+    // measure of speed.
+    let out = finish(
+        zkctl_on(&chroot, &args).spawn().expect("spawn zkctl"),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let latch = figures(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(value(&latch, "contended_handoffs"), 5.0);
+    assert_eq!(value(&latch, "curator_contended_handoffs"), 5.0);
+    has(&latch, "curator_contended_handoffs_per_sec", "handoffs/s");
+    has(&latch, "curator_contended_handoff_p50_us", "us");
+    assert!(
+        value(&latch, "contended_handoffs_per_sec_ratio") > 0.0,
+        "{latch:?}"
+    );
+    assert!(
+        value(&latch, "contended_handoff_p50_ratio") > 0.0,
+        "{latch:?}"
+    );
+    let left = ok(&["ls", "/bench-curator"]);
+    assert_eq!(left.trim(), "", "left behind: {left}");
+}
+
 #[test]
 fn demo_tells_the_story() {
     let out = ok(&["demo"]);

@@ -465,9 +465,18 @@ get/set/create: N clients (sessions), each with D requests in flight.
 lock: uncontended acquire+release cycles (clients x in-flight independent
 locks), then the hand-off latency between two holders.
 latch: the leadership hand-off latency (leader closes, next one is told).
+lock and latch, under contention: --contenders N sessions on one lock (latch),
+each cycling acquire/release (join/leave): hand-offs per second and the
+hand-off latency, from one holder's release to the next one's acquire.
+--curator runs the same loop with Curator 5.4 in a JVM (needs a JDK and
+Curator's jars: scripts/install-zookeeper.sh), in chunks alternating with
+ours, for the ratio ours/curator.
+--in-line N,... measures the hand-off with N sessions in line against 2, and
+the memory per waiting session (RSS, and this process's live heap).
 Nodes live under /zkctl-bench-<pid> and are deleted afterwards.
 Defaults: --clients 4 --in-flight 32 --ops 20000 --size 100 for get/set/create;
---clients 1 --in-flight 1 --ops 1000 --rounds 100 for lock and latch.
+--clients 1 --in-flight 1 --ops 1000 --rounds 100 --contenders 4 for lock
+and latch.
 Besides latency: this process's CPU time and heap allocations per
 operation (cycle, hand-off), the client's own cost.")]
     Bench {
@@ -489,6 +498,15 @@ operation (cycle, hand-off), the client's own cost.")]
         /// Hand-offs to measure (lock, latch)
         #[arg(long, value_name = "N", value_parser = positive, default_value = "100")]
         rounds: usize,
+        /// Sessions contending for one lock or latch (lock, latch)
+        #[arg(long, value_name = "N", value_parser = at_least_two)]
+        contenders: Option<usize>,
+        /// Hand-offs with N sessions in line, against 2 (lock, latch; comma-separated)
+        #[arg(long, value_name = "N", value_parser = at_least_two, value_delimiter = ',')]
+        in_line: Vec<usize>,
+        /// Curator's same contended loop, in a JVM, for the ratio (lock, latch)
+        #[arg(long)]
+        curator: bool,
         /// The tokio runtime to run on (current: one thread)
         #[arg(long, value_name = "RT", value_enum, default_value_t = BenchRuntime::Multi)]
         rt: BenchRuntime,

@@ -139,7 +139,7 @@ pub enum BenchRuntime {
 }
 
 /// `bench` settings (defaults depend on the kind).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BenchOptions {
     /// What to measure.
     pub kind: BenchKind,
@@ -153,6 +153,12 @@ pub struct BenchOptions {
     pub size: usize,
     /// Hand-offs to measure (lock, latch).
     pub rounds: usize,
+    /// Sessions contending for one lock or latch (lock, latch).
+    pub contenders: usize,
+    /// Lengths of the line to measure hand-offs with, against 2 (lock, latch).
+    pub in_line: Vec<usize>,
+    /// Whether Curator's side runs too, in a JVM (lock, latch).
+    pub curator: bool,
     /// The runtime to run on.
     pub rt: BenchRuntime,
 }

@@ -265,9 +265,15 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             ops,
             size,
             rounds,
+            contenders,
+            in_line,
+            curator,
             rt,
         } => {
             let recipe = matches!(kind, BenchKind::Lock | BenchKind::Latch);
+            if !recipe && (contenders.is_some() || !in_line.is_empty() || curator) {
+                return usage("--contenders, --in-line and --curator are for lock and latch");
+            }
             Command::Bench(BenchOptions {
                 kind,
                 clients: clients.unwrap_or(if recipe { 1 } else { 4 }),
@@ -275,6 +281,9 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
                 ops: ops.unwrap_or(if recipe { 1000 } else { 20_000 }),
                 size,
                 rounds,
+                contenders: contenders.unwrap_or(4),
+                in_line,
+                curator,
                 rt,
             })
         }

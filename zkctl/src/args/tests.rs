@@ -624,9 +624,33 @@ fn bench_defaults_depend_on_the_kind() {
             clients: 1,
             in_flight: 1,
             ops: 10,
+            contenders: 4,
+            curator: false,
             ..
         })
     ));
+}
+
+#[test]
+fn bench_contention_flags() {
+    let (_, c) = command("bench latch --contenders 3 --in-line 100,1000 --curator");
+    match c {
+        Command::Bench(o) => {
+            assert_eq!(o.kind, BenchKind::Latch);
+            assert_eq!(o.contenders, 3);
+            assert_eq!(o.in_line, vec![100, 1000]);
+            assert!(o.curator);
+        }
+        other => panic!("{other:?}"),
+    }
+    let (_, c) = command("bench lock --in-line 10 --in-line 20");
+    assert!(matches!(c, Command::Bench(BenchOptions { ref in_line, .. }) if in_line == &[10, 20]));
+    assert!(error("bench lock --contenders 1").contains("at least 2"));
+    assert!(error("bench lock --in-line 100,1").contains("at least 2"));
+    for flags in ["--contenders 3", "--in-line 100", "--curator"] {
+        let e = error(&format!("bench get {flags}"));
+        assert!(e.contains("are for lock and latch"), "{flags}: {e}");
+    }
 }
 
 // The flags of changing ensembles (ensemble.rs).

@@ -10,6 +10,11 @@
 //!   release to the waiter's acquire returning.
 //! - latch: `--rounds` leadership hand-offs: the time from the leader's `close` to the next
 //!   participant being told it leads.
+//! - lock and latch, then under contention ([`bench_contention`]): `--contenders` sessions on
+//!   one lock (latch), each cycling, `--rounds` hand-offs back to back: hand-offs per second
+//!   and their latency; with `--curator`, Curator's same loop in a JVM ([`bench_curator`]) and
+//!   the ratios; with `--in-line`, the same with each length of line against 2 sessions, and
+//!   the memory per waiting session.
 //!
 //! Throughput runs also print this process's cost per operation (per cycle for lock): CPU
 //! time (`cpu_ns_per_op`, every thread of the process: callers, the client's driver, the
@@ -35,16 +40,19 @@ use zkrs_recipes::{
 use zkrs_testkit::measure::{allocation_counts, process_cpu_time};
 
 use crate::args::{BenchKind, BenchOptions, Globals};
+use crate::commands::bench_contention::{self, Contenders, Recipe};
+use crate::commands::bench_curator::{self, CuratorSide};
 use crate::commands::bench_metrics;
+use crate::commands::bench_timing::{bounded, Handoffs, Latencies, STUCK};
 use crate::commands::data::delete_tree;
 use crate::connection::{builder, close, connect};
-use crate::failure::{Outcome, ZkMessage};
+use crate::failure::{Failure, Outcome, ZkMessage};
 use crate::output::{figure, say};
 use crate::pipeline;
 use crate::signals::Shutdown;
 
-/// How long any single wait of a benchmark may take before it is reported as stuck.
-const STUCK: Duration = Duration::from_secs(30);
+/// With `--curator`, the chunks each side's hand-offs are measured in, alternating.
+const CURATOR_CHUNKS: usize = 5;
 
 /// How long a hand-off round lets the waiter settle (its watch set) before the release.
 const SETTLE: Duration = Duration::from_millis(5);
@@ -84,15 +92,24 @@ async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outc
         .await
         .into_iter()
         .collect::<Result<_>>()?;
-    let mut figures = match o.kind {
+    let kind = o.kind;
+    let mut figures = match kind {
         BenchKind::Get => get(admin, &clients, base, o).await?,
         BenchKind::Set => set(admin, &clients, base, o).await?,
         BenchKind::Create => create(admin, &clients, base, o).await?,
-        BenchKind::Lock => lock(g, &clients, base, o).await?,
-        BenchKind::Latch => latch(g, &clients, base, o).await?,
+        BenchKind::Lock => {
+            let mut out = lock(g, &clients, base, &o).await?;
+            out.extend(contention(g, admin, Recipe::Lock, base, &o).await?);
+            out
+        }
+        BenchKind::Latch => {
+            let mut out = latch(g, &clients, base, &o).await?;
+            out.extend(contention(g, admin, Recipe::Latch, base, &o).await?);
+            out
+        }
     };
     figures.extend(bench_metrics::client_figures(&clients));
-    if matches!(o.kind, BenchKind::Lock | BenchKind::Latch) {
+    if matches!(kind, BenchKind::Lock | BenchKind::Latch) {
         figures.extend(bench_metrics::recipe_figures(
             &zkrs_recipes::metrics::metrics(),
         ));
@@ -112,40 +129,6 @@ async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outc
 
 /// The figures of one run.
 type Figures = Vec<String>;
-
-/// Latencies in nanoseconds, sorted, with nearest-rank percentiles in microseconds.
-struct Latencies(Vec<u64>);
-
-impl Latencies {
-    fn new(mut all: Vec<u64>) -> Latencies {
-        all.sort_unstable();
-        Latencies(all)
-    }
-
-    fn percentile_us(&self, q: f64) -> u64 {
-        if self.0.is_empty() {
-            return 0;
-        }
-        let rank = ((q * self.0.len() as f64).ceil() as usize).clamp(1, self.0.len());
-        self.0[rank - 1] / 1000
-    }
-
-    /// `p50`, `p99` (and with `full`, `p90`, `p999`, `max`) lines named `<prefix>p50_us`.
-    fn figures(&self, prefix: &str, full: bool, out: &mut Figures) {
-        let mut quantiles = vec![("p50", 0.5), ("p99", 0.99)];
-        if full {
-            quantiles.insert(1, ("p90", 0.9));
-            quantiles.extend([("p999", 0.999), ("max", 1.0)]);
-        }
-        for (name, q) in quantiles {
-            out.push(figure(
-                &format!("{prefix}{name}_us"),
-                self.percentile_us(q),
-                "us",
-            ));
-        }
-    }
-}
 
 /// One measured closed-loop run.
 struct Run<T> {
@@ -350,13 +333,6 @@ async fn create(
     Ok(out)
 }
 
-/// Waits for `what`, at most [`STUCK`].
-async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> Result<T> {
-    tokio::time::timeout(STUCK, f).await.map_err(|_| {
-        zkrs_client::Error::new(ErrorKind::Timeout, format!("stuck waiting for {what}"))
-    })
-}
-
 /// The yardsticks of a hand-off, measured on `client` in the same run: sequential getData
 /// round trips back to back (`get_hot_p50_us`), and one at a time after the same idle pause
 /// as each hand-off round (`get_after_idle_p50_us`: the server's threads and ours wake from
@@ -423,7 +399,7 @@ async fn two_clients(g: &Globals, clients: &[Client]) -> Result<(Client, Client)
     Ok((clients[0].clone(), second))
 }
 
-async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> Result<Figures> {
+async fn lock(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> Result<Figures> {
     let mut out = vec![
         figure("clients", o.clients, "sessions"),
         figure("in_flight", o.in_flight, "lockers/session"),
@@ -491,7 +467,7 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> R
     Ok(out)
 }
 
-async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> Result<Figures> {
+async fn latch(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> Result<Figures> {
     // Leader on one session, next in line on the other; the next one becomes the leader of
     // the following round, and a new participant joins behind it on the first session.
     let (a, b) = two_clients(g, clients).await?;
@@ -531,4 +507,97 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: BenchOptions) -> 
     handoffs.figures("handoff_", false, &mut out);
     handoff_yardsticks(&sessions[0], base, o.rounds, &handoffs, &mut out).await?;
     Ok(out)
+}
+
+/// The figures under contention: `--contenders` sessions on one lock (latch), with `--curator`
+/// Curator's side on the same server and the ratios ours / Curator's; then with `--in-line`,
+/// the hand-off with each length of line against 2 sessions, and the memory per waiter.
+async fn contention(
+    g: &Globals,
+    admin: &Client,
+    recipe: Recipe,
+    base: &str,
+    o: &BenchOptions,
+) -> Result<Figures, Failure> {
+    let name = recipe.name();
+    let mut out = vec![figure("contenders", o.contenders, "sessions")];
+    let path = format!("{base}/contended-{name}");
+    if !o.curator {
+        let (ours, _) =
+            bench_contention::run(g, admin, recipe, &path, o.contenders, o.rounds).await?;
+        ours.figures("contended_", &mut out);
+    } else {
+        let curator_path = format!("{base}/curator-{name}");
+        let mut curator = CuratorSide::start(g, recipe, &curator_path, o.contenders).await?;
+        let contenders = Contenders::connect(g, recipe, &path, o.contenders).await?;
+        let measured = alternate(admin, &contenders, &mut curator, o.rounds).await;
+        contenders.close().await;
+        curator.close().await;
+        let (ours, curator) = measured?;
+        ours.figures("contended_", &mut out);
+        curator.figures("curator_contended_", &mut out);
+        let ours_p50 = ours.latencies.percentile_ns(0.5) as f64;
+        let curator_p50 = curator.latencies.percentile_ns(0.5).max(1) as f64;
+        out.push(figure(
+            "contended_handoffs_per_sec_ratio",
+            format!("{:.2}", ours.rate() / curator.rate().max(1e-9)),
+            "ours/curator",
+        ));
+        out.push(figure(
+            "contended_handoff_p50_ratio",
+            format!("{:.2}", ours_p50 / curator_p50),
+            "ours/curator",
+        ));
+    }
+    if o.in_line.is_empty() {
+        return Ok(out);
+    }
+    let mut baseline = None;
+    for n in std::iter::once(2).chain(o.in_line.iter().copied()) {
+        let path = format!("{base}/in-line-{n}-{name}");
+        let (handoffs, memory) =
+            bench_contention::run(g, admin, recipe, &path, n, o.rounds).await?;
+        let prefix = format!("in_line_{n}_");
+        handoffs.figures(&prefix, &mut out);
+        memory.figures(&prefix, &mut out);
+        let p50 = handoffs.latencies.percentile_ns(0.5) as f64;
+        match baseline {
+            None => baseline = Some(p50.max(1.0)),
+            Some(two) => out.push(figure(
+                &format!("{prefix}handoff_p50_ratio"),
+                format!("{:.2}", p50 / two),
+                "x_2_sessions",
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// Chunks of ours and of Curator's, alternating, on the same sessions: a change in the
+/// machine's load falls on both sides. `rounds` hand-offs on each side in all; Curator's
+/// first chunk also warms its JIT up.
+async fn alternate(
+    admin: &Client,
+    ours: &Contenders,
+    curator: &mut CuratorSide,
+    rounds: usize,
+) -> Result<(Handoffs, Handoffs), Failure> {
+    let chunks = CURATOR_CHUNKS.min(rounds);
+    let (mut our_chunks, mut curator_chunks) = (Vec::new(), Vec::new());
+    for chunk in 0..chunks {
+        // The rounds split as evenly as they go.
+        let size = rounds / chunks + usize::from(chunk < rounds % chunks);
+        let warmup = bench_contention::warmup(size);
+        let jit = if chunk == 0 {
+            bench_curator::JIT_WARMUP
+        } else {
+            Duration::ZERO
+        };
+        our_chunks.push(ours.chunk(admin, warmup, size).await?.0);
+        curator_chunks.push(curator.chunk(warmup, jit, size).await?);
+    }
+    Ok((
+        Handoffs::combine(our_chunks),
+        Handoffs::combine(curator_chunks),
+    ))
 }

@@ -1,0 +1,214 @@
+// Curator's side of `zkctl bench lock|latch --curator`: CONTENDERS sessions (each its own
+// CuratorFramework) on one InterProcessMutex or LeaderLatch, each cycling acquire/release
+// (join/leave), timed inside this JVM with System.nanoTime: the same loop as zkctl's own
+// (zkctl/src/commands/bench_contention.rs), against the same server in the same run. Compiled
+// and started by zkctl through the test kit's JavaPrograms (zkctl/src/commands/bench_curator.rs);
+// the interop tests compile it with the other peers.
+//
+//   java CuratorContentionBench CONNECT SESSION_MS lock|latch PATH CONTENDERS
+//
+// Protocol: the sessions connect, then `READY`; one command per line on stdin, one answer per
+// line on stdout. zkctl alternates chunks of ours and of Curator's, so that a change in the
+// machine's load falls on both sides.
+//
+//   run WARMUP WARMUP_MS HANDOFFS
+//       -> HANDOFFS window_ns W latencies_ns L1,L2,...
+//       Every contender cycles until HANDOFFS hand-offs are measured, after WARMUP unmeasured
+//       ones and at least WARMUP_MS of them (the JIT); then each stops at its next turn. A
+//       hand-off is the time from one holder starting to let go (release, or close of its
+//       latch) to the next one's acquire (await) returning, both read in this process. W is
+//       from the acquisition that ends the warm-up to the last measured one.
+//   exit (or the end of stdin) -> BYE, and the sessions close.
+//
+// A failure is answered with `ERROR <message>`, and the program exits 1.
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryNTimes;
+
+public final class CuratorContentionBench {
+    private static final PrintStream OUT =
+        new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+    /// How long anything may take before the run is reported as stuck.
+    private static final long STUCK_MS = 120_000;
+
+    private final boolean latch;
+    private final String path;
+    private final int warmup;
+    private final long warmupNs;
+    private final int handoffs;
+    private final long started = System.nanoTime();
+    /// When the last holder started to let go (nanoTime).
+    private volatile long releasedAt;
+    /// Acquisitions so far: the first is no hand-off, the k-th after it is hand-off k.
+    private final AtomicInteger taken = new AtomicInteger();
+    /// The acquisition that ended the warm-up (-1 until then), and its time.
+    private volatile int windowFirst = -1;
+    private volatile long windowStart;
+    private volatile long windowEnd;
+    private final long[] latencies;
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+    private CuratorContentionBench(boolean latch, String path, int warmup, long warmupMs,
+                                   int handoffs) {
+        this.latch = latch;
+        this.path = path;
+        this.warmup = warmup;
+        this.warmupNs = TimeUnit.MILLISECONDS.toNanos(warmupMs);
+        this.handoffs = handoffs;
+        this.latencies = new long[handoffs];
+    }
+
+    /// Records an acquisition at `now`; false once every measured hand-off is in (the
+    /// contender then lets go and stops).
+    private boolean acquired(long now) {
+        int n = taken.getAndIncrement();
+        int first = windowFirst;
+        if (first < 0) {
+            if (n >= warmup && now - started >= warmupNs) {
+                // Only one contender holds at a time, so only one gets here per n.
+                windowStart = now;
+                windowFirst = n;
+            }
+            return true;
+        }
+        int k = n - first; // measured hand-offs: 1..=handoffs
+        if (k > handoffs) {
+            return false;
+        }
+        latencies[k - 1] = now - releasedAt;
+        if (k == handoffs) {
+            windowEnd = now;
+            return false;
+        }
+        return true;
+    }
+
+    private void contend(CuratorFramework client, int id) throws Exception {
+        InterProcessMutex mutex = latch ? null : new InterProcessMutex(client, path);
+        for (int round = 0; ; round++) {
+            LeaderLatch leader = null;
+            if (latch) {
+                leader = new LeaderLatch(client, path, "curator-" + id + "-" + round);
+                leader.start();
+                if (!leader.await(STUCK_MS, TimeUnit.MILLISECONDS)) {
+                    throw new IllegalStateException("stuck waiting for leadership");
+                }
+            } else if (!mutex.acquire(STUCK_MS, TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("stuck waiting for the lock");
+            }
+            boolean more = acquired(System.nanoTime());
+            releasedAt = System.nanoTime();
+            if (latch) {
+                leader.close(); // CloseMode.SILENT, as zkctl's side closes
+            } else {
+                mutex.release();
+            }
+            if (!more) {
+                return;
+            }
+        }
+    }
+
+    /// Runs one chunk on `clients`: a thread per contender until the chunk is measured.
+    private static String chunk(boolean latch, String path, List<CuratorFramework> clients,
+                                int warmup, long warmupMs, int handoffs) throws Exception {
+        CuratorContentionBench bench =
+            new CuratorContentionBench(latch, path, warmup, warmupMs, handoffs);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < clients.size(); i++) {
+            CuratorFramework c = clients.get(i);
+            int id = i;
+            Thread t = new Thread(() -> {
+                try {
+                    bench.contend(c, id);
+                } catch (Throwable e) {
+                    bench.failure.compareAndSet(null, e);
+                }
+            }, "contender-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+        }
+        threads.forEach(Thread::start);
+        long deadline = System.currentTimeMillis() + STUCK_MS;
+        for (Thread t : threads) {
+            t.join(Math.max(1, deadline - System.currentTimeMillis()));
+            if (t.isAlive()) {
+                throw new IllegalStateException("stuck: " + t.getName() + " did not finish");
+            }
+        }
+        Throwable e = bench.failure.get();
+        if (e != null) {
+            throw new IllegalStateException(e.toString(), e);
+        }
+        StringBuilder line = new StringBuilder("HANDOFFS window_ns ")
+            .append(bench.windowEnd - bench.windowStart).append(" latencies_ns ");
+        for (int i = 0; i < bench.latencies.length; i++) {
+            line.append(i == 0 ? "" : ",").append(bench.latencies[i]);
+        }
+        return line.toString();
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 5) {
+            OUT.println("ERROR usage: CONNECT SESSION_MS lock|latch PATH CONTENDERS");
+            System.exit(1);
+        }
+        String connect = args[0];
+        int sessionMs = Integer.parseInt(args[1]);
+        boolean latch = args[2].equals("latch");
+        String path = args[3];
+        int contenders = Integer.parseInt(args[4]);
+        List<CuratorFramework> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < contenders; i++) {
+                CuratorFramework c = CuratorFrameworkFactory.newClient(connect, sessionMs,
+                    sessionMs, new RetryNTimes(3, 100));
+                c.start();
+                clients.add(c);
+            }
+            for (CuratorFramework c : clients) {
+                if (!c.blockUntilConnected((int) STUCK_MS, TimeUnit.MILLISECONDS)) {
+                    throw new IllegalStateException("no session");
+                }
+            }
+            OUT.println("READY");
+            BufferedReader in =
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            for (String line; (line = in.readLine()) != null; ) {
+                String[] words = line.trim().split(" ");
+                if (words[0].equals("exit")) {
+                    break;
+                }
+                if (!words[0].equals("run") || words.length != 4) {
+                    throw new IllegalArgumentException("unknown command: " + line);
+                }
+                OUT.println(chunk(latch, path, clients, Integer.parseInt(words[1]),
+                    Long.parseLong(words[2]), Integer.parseInt(words[3])));
+            }
+        } catch (Throwable e) {
+            OUT.println("ERROR " + e.toString().replace('\n', ' '));
+            OUT.flush();
+            System.exit(1);
+        } finally {
+            clients.forEach(CuratorFramework::close);
+        }
+        OUT.println("BYE");
+        OUT.flush();
+        System.exit(0);
+    }
+}

@@ -1,0 +1,218 @@
+//! `bench lock|latch --curator`: Curator 5.4's side of the contended loop, in a JVM running
+//! `tests/java/CuratorContentionBench.java` (built into zkctl, so the binary needs no source
+//! tree), compiled and started through the test kit's `JavaPrograms` against Debian's
+//! Curator jars, as the interop tests' peers are. It contends on the same server with the
+//! same number of sessions as ours, one chunk of hand-offs at a time when told on stdin
+//! (chunks alternate with ours), times them inside the JVM, and answers each on one line.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use zkrs_testkit::JavaPrograms;
+
+use crate::args::Globals;
+use crate::commands::bench_contention::Recipe;
+use crate::commands::bench_timing::{Handoffs, Latencies};
+use crate::failure::Failure;
+
+/// The program's source.
+const SOURCE: &str = include_str!("../../../tests/java/CuratorContentionBench.java");
+/// Its class.
+const CLASS: &str = "CuratorContentionBench";
+/// The jars it needs (each `/usr/share/java/<name>.jar`, or `<name>-<version>.jar`), and
+/// those added when present: guava's split-out class, a logger for Curator's warnings.
+const REQUIRED_JARS: &[&str] = &[
+    "curator-recipes",
+    "curator-framework",
+    "curator-client",
+    "zookeeper",
+    "zookeeper-jute",
+    "guava",
+    "slf4j-api",
+];
+const OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
+/// The full JIT, a heap for many sessions, Curator's warnings on stderr (the ZooKeeper
+/// client's only when they are errors: it warns of every socket the server closes as the
+/// sessions end).
+const JVM: &[&str] = &[
+    "-Xmx512m",
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+    "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper=error",
+    "-Dorg.slf4j.simpleLogger.logFile=System.err",
+];
+/// The JIT's warm-up: Curator's side runs unmeasured hand-offs for at least this long.
+pub const JIT_WARMUP: Duration = Duration::from_secs(1);
+/// How long the JVM may take to start and connect, or to answer one chunk (its own loop
+/// gives up after two minutes).
+const DEADLINE: Duration = Duration::from_secs(180);
+const INSTALL_HINT: &str = "--curator needs a JDK (javac) and Curator 5.4's jars: run \
+     scripts/install-zookeeper.sh, or set ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
+
+/// Compiles the program (once per content: the classes stay in the temporary folder).
+fn compile() -> Result<JavaPrograms, String> {
+    let classpath =
+        JavaPrograms::debian_classpath(REQUIRED_JARS, OPTIONAL_JARS).map_err(|e| e.to_string())?;
+    let base = std::env::temp_dir().join("zkctl-java");
+    // The source goes to a folder of this process's own, so concurrent runs never read a
+    // half-written file; the classes are shared by content.
+    let folder = base.join(format!("source-{}", std::process::id()));
+    let source: PathBuf = folder.join(format!("{CLASS}.java"));
+    std::fs::create_dir_all(&folder)
+        .and_then(|()| std::fs::write(&source, SOURCE))
+        .map_err(|e| format!("writing {}: {e}", source.display()))?;
+    let compiled = JavaPrograms::compile(&[source], &classpath, &base, "curator-contention-bench");
+    let _ = std::fs::remove_dir_all(&folder);
+    compiled.map_err(|e| e.to_string())
+}
+
+/// Curator's side, running: its sessions connected, waiting for a chunk to run. Killed when
+/// dropped.
+pub struct CuratorSide {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+}
+
+impl CuratorSide {
+    /// Compiles and starts the program: `contenders` Curator sessions on `recipe` at `path`.
+    pub async fn start(
+        g: &Globals,
+        recipe: Recipe,
+        path: &str,
+        contenders: usize,
+    ) -> Result<CuratorSide, Failure> {
+        if g.tls.is_some() || g.sasl_digest.is_some() || g.kerberos.is_some() || !g.auth.is_empty()
+        {
+            return Err(Failure::Usage(
+                "--curator connects without TLS or authentication; leave those flags out".into(),
+            ));
+        }
+        let programs = tokio::task::spawn_blocking(compile)
+            .await
+            .map_err(|e| Failure::msg(format!("compiling Curator's side: {e}")))?
+            .map_err(|e| Failure::msg(format!("{e}\n{INSTALL_HINT}")))?;
+        let mut command = tokio::process::Command::from(programs.command(JVM, CLASS));
+        command
+            .arg(&g.server)
+            .arg(g.session_timeout.as_millis().to_string())
+            .arg(recipe.name())
+            .arg(path)
+            .arg(contenders.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            // Curator's warnings (and the JVM's) pass through.
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .map_err(|e| Failure::msg(format!("starting {}: {e}", programs.java().display())))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Failure::msg("Curator's side has no pipes"));
+        };
+        let mut side = CuratorSide {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout).lines(),
+        };
+        match side.answer().await? {
+            line if line == "READY" => Ok(side),
+            other => Err(side.failed(&other).await),
+        }
+    }
+
+    /// The next line the program prints, at most [`DEADLINE`] from now.
+    async fn answer(&mut self) -> Result<String, Failure> {
+        match tokio::time::timeout(DEADLINE, self.stdout.next_line()).await {
+            Err(_) => Err(Failure::msg(format!(
+                "Curator's side did not answer within {DEADLINE:?}"
+            ))),
+            Ok(Err(e)) => Err(Failure::msg(format!("reading Curator's side: {e}"))),
+            Ok(Ok(Some(line))) => Ok(line),
+            Ok(Ok(None)) => Ok(String::new()),
+        }
+    }
+
+    /// The failure for an unexpected answer (`ERROR ...`, or the end of its output).
+    async fn failed(&mut self, line: &str) -> Failure {
+        let _ = self.child.start_kill();
+        let status = match tokio::time::timeout(DEADLINE, self.child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            _ => "no exit status".to_string(),
+        };
+        let what = if line.is_empty() { "no answer" } else { line };
+        Failure::msg(format!("Curator's side failed ({status}): {what}"))
+    }
+
+    /// One chunk: `warmup` hand-offs and at least `warmup_time` unmeasured, then `rounds`.
+    pub async fn chunk(
+        &mut self,
+        warmup: usize,
+        warmup_time: Duration,
+        rounds: usize,
+    ) -> Result<Handoffs, Failure> {
+        let command = format!("run {warmup} {} {rounds}\n", warmup_time.as_millis());
+        if let Err(e) = self.stdin.write_all(command.as_bytes()).await {
+            return Err(Failure::msg(format!("writing to Curator's side: {e}")));
+        }
+        let line = self.answer().await?;
+        match line.strip_prefix("HANDOFFS ") {
+            Some(figures) => parse(figures).ok_or_else(|| {
+                Failure::msg(format!("Curator's side printed an unreadable line: {line}"))
+            }),
+            None => Err(self.failed(&line).await),
+        }
+    }
+
+    /// Tells the program to close its sessions and waits for it to exit.
+    pub async fn close(mut self) {
+        let _ = self.stdin.write_all(b"exit\n").await;
+        if tokio::time::timeout(DEADLINE, self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.start_kill();
+        }
+    }
+}
+
+/// `window_ns W latencies_ns L1,L2,...`
+fn parse(line: &str) -> Option<Handoffs> {
+    let mut words = line.split(' ');
+    let window = match (words.next()?, words.next()?) {
+        ("window_ns", w) => Duration::from_nanos(w.parse().ok()?),
+        _ => return None,
+    };
+    let latencies = match (words.next()?, words.next().unwrap_or("")) {
+        ("latencies_ns", "") => Vec::new(),
+        ("latencies_ns", all) => all
+            .split(',')
+            .map(|l| l.parse().ok())
+            .collect::<Option<Vec<u64>>>()?,
+        _ => return None,
+    };
+    Some(Handoffs {
+        latencies: Latencies::new(latencies),
+        window,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_programs_line_is_read() {
+        let run = parse("window_ns 2000000000 latencies_ns 300000,100000,200000").unwrap();
+        assert_eq!(run.window, Duration::from_secs(2));
+        assert_eq!(run.latencies.len(), 3);
+        assert_eq!(run.latencies.percentile_us(0.5), 200);
+        assert_eq!(run.rate(), 1.5);
+        assert!(parse("window_ns x latencies_ns 1").is_none());
+        assert!(parse("latencies_ns 1 window_ns 2").is_none());
+        assert!(parse("window_ns 1 latencies_ns 1,,2").is_none());
+    }
+}
