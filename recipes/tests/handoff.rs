@@ -7,7 +7,7 @@
 //! its own, so nothing else counts there.
 
 use zkrs_client::{Client, OpCode};
-use zkrs_recipes::leader::LeaderLatch;
+use zkrs_recipes::leader::{LeaderElection, LeaderLatch};
 use zkrs_recipes::lock::{InterProcessMutex, InterProcessReadWriteLock};
 use zkrs_testkit::TestingServer;
 
@@ -23,6 +23,11 @@ fn requests(client: &Client, only: Option<OpCode>) -> u64 {
         .filter(|o| o.op != OpCode::Ping && only.is_none_or(|op| o.op == op))
         .map(|o| o.requests)
         .sum()
+}
+
+/// Listings `client` sent.
+fn listings(client: &Client) -> u64 {
+    requests(client, Some(OpCode::GetChildren)) + requests(client, Some(OpCode::GetChildren2))
 }
 
 /// Waits until the session `waiter` watches `node` on the server: it is in line, and has
@@ -107,17 +112,46 @@ async fn a_latch_hand_off_lists_nothing() {
     until_watching(&zk, &b, &leader_node).await;
     // The new leader watches its own node once it leads; what must not happen is a listing
     // (or a read) between the deletion and being told.
-    let listings = |c: &Client| {
-        requests(c, Some(OpCode::GetChildren2))
-            + requests(c, Some(OpCode::GetChildren))
-            + requests(c, Some(OpCode::GetData))
-    };
+    let looks = |c: &Client| listings(c) + requests(c, Some(OpCode::GetData));
+    let before = looks(&b);
+    let mut leadership = next.leadership();
+    leader.close().await.unwrap();
+    within("the hand-off", leadership.wait_for(|leads| *leads))
+        .await
+        .unwrap();
+    assert_eq!(looks(&b), before, "the next in line looked again");
+    next.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_election_hand_off_lists_nothing() {
+    let zk = TestingServer::start().unwrap();
+    let (a, b) = (connect(&zk).await, connect(&zk).await);
+    let leader = LeaderElection::builder(&a, "/handoff/election")
+        .id("a")
+        .start()
+        .unwrap();
+    within("the first election", leader.await_leadership())
+        .await
+        .unwrap();
+    let next = LeaderElection::builder(&b, "/handoff/election")
+        .id("b")
+        .start()
+        .unwrap();
+    let leader_node = leader.node_path().expect("the leader's offer");
+    until_watching(&zk, &b, &leader_node).await;
+    // Before ELECTED the next one checks its own offer (an `exists`); what must not happen
+    // is a listing.
     let before = listings(&b);
     let mut leadership = next.leadership();
     leader.close().await.unwrap();
     within("the hand-off", leadership.wait_for(|leads| *leads))
         .await
         .unwrap();
-    assert_eq!(listings(&b), before, "the next in line looked again");
+    assert_eq!(
+        listings(&b),
+        before,
+        "the next in line listed the offers again"
+    );
     next.close().await.unwrap();
 }
