@@ -28,6 +28,13 @@
 //!   server applied the deletion, and its ephemeral node with it. We check that the session
 //!   is still the one that owns our node ([`is_stale`]): after a new session, our node is
 //!   gone or going (CURATOR-604), and we start again, as with a listing.
+//! - The notification proves that the server writes to us, not that it hears us: with our
+//!   requests lost on the way, the server may be expiring the session. The session restarts
+//!   its read timeout on replies alone (not on notifications), so such a connection is
+//!   suspended within two thirds of the session timeout of its last reply, before the server
+//!   can expire the session, and the connection-state policy ends the hold as for any holder
+//!   (the simulation found the gap: a holder whose requests vanished kept the connection on
+//!   the strength of notifications).
 //! - A watch that ends with a session event (expired, closed) or a data change is not a
 //!   deletion: we list again. So do errors and a predecessor that was not the only one (the
 //!   others may still be there; finding out costs a round trip either way, and a listing
