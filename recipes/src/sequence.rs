@@ -193,8 +193,25 @@ where
     K: Fn(&str) -> &str,
     B: Fn(&str) -> bool,
 {
+    blockers_before(children, ours, key, blocks).map(|(first, _)| first)
+}
+
+/// [`first_blocker_before`], with how many contenders before `ours` block (for the
+/// hand-off: the first blocker's deletion leaves none only when it was the only one).
+pub(crate) fn blockers_before<'a, I, K, B>(
+    children: I,
+    ours: &str,
+    key: K,
+    blocks: B,
+) -> Option<(Option<&'a str>, usize)>
+where
+    I: IntoIterator<Item = &'a str>,
+    K: Fn(&str) -> &str,
+    B: Fn(&str) -> bool,
+{
     let our_key = key(ours);
     let mut found = false;
+    let mut count = 0;
     let mut blocker: Option<(&'a str, &'a str)> = None;
     for child in children {
         if child == ours {
@@ -202,11 +219,14 @@ where
             continue;
         }
         let k = key(child);
-        if k < our_key && blocks(child) && blocker.is_none_or(|(bk, _)| k < bk) {
-            blocker = Some((k, child));
+        if k < our_key && blocks(child) {
+            count += 1;
+            if blocker.is_none_or(|(bk, _)| k < bk) {
+                blocker = Some((k, child));
+            }
         }
     }
-    found.then(|| blocker.map(|(_, n)| n))
+    found.then(|| (blocker.map(|(_, n)| n), count))
 }
 
 /// Gives a closure the higher-ranked type the functions here take (`for<'x> Fn(&'x str) ->

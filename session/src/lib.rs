@@ -631,7 +631,15 @@ impl<T> Session<T> {
             };
             let mut frame = buf.split_to(4 + len).freeze();
             let _ = frame.split_to(4);
-            self.last_recv = now;
+            // Only a reply (a pong included) proves that the server reads what we send; a
+            // notification proves only that it writes to us. Counted, notifications kept a
+            // connection whose requests vanished (a one-way black hole) open until the
+            // server expired the session, and a lock's holder believed on while the next in
+            // line, told by the expiry's deletion, already held it (the simulation found it
+            // once hand-offs took one notification). The Java client counts every read.
+            if frame.get(..4) != Some(&xid::NOTIFICATION.to_be_bytes()[..]) {
+                self.last_recv = now;
+            }
             if let Err(e) = self.handle_frame(frame, now) {
                 self.protocol_error(now, e);
                 buf.clear();

@@ -449,6 +449,28 @@ fn timers_with_a_6_s_session() {
     );
 }
 
+/// Notifications that keep arriving while pings go unanswered (the server writes to us, but
+/// what we send is lost: a one-way black hole) do not keep the connection: the server may be
+/// expiring the session, and a lock's holder must hear of trouble before the next in line,
+/// told by the expiry's deletion, holds the lock.
+#[test]
+fn notifications_alone_do_not_keep_the_connection() {
+    let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
+    // Read timeout 4 s, ping after 2 s of silence.
+    sim.run_until(2_000);
+    assert_eq!(&sim.take_bytes()[..], &PING);
+    sim.set_time(3_000);
+    sim.notify(EventType::NodeDeleted, "/a");
+    sim.events();
+    sim.run_until(3_999);
+    assert_eq!(disconnects(&sim.events()), 0);
+    // 4 s since the last reply (the handshake), though only 1 s since the notification.
+    sim.run_until(4_000);
+    let ev = sim.events();
+    assert_eq!(disconnects(&ev), 1, "{ev:?}");
+    assert_eq!(states(&ev), [Suspended]);
+}
+
 #[test]
 fn ping_interval_is_capped_at_10_s() {
     let mut sim = Sim::connected(config(1, 90_000), 90_000, 0x42);

@@ -8,6 +8,15 @@
 //! current session (CURATOR-696: after a lost session the old node may still sort first until
 //! the server expires it; leading with it would give two leaders), and the leader watches its
 //! own node, so it notices when the node is deleted under it.
+//!
+//! A hand-off costs one notification: when the node we wait for was the only one before ours
+//! in our last listing, its deletion (or a read that finds it gone) makes us first without
+//! listing again, as in the locks' acquire loop, whose module documentation
+//! (`lock::internals`) says why that holds: latch nodes are all sequential, so none can sort
+//! before ours once our listing is made. The checks stay: the node must be the current
+//! session's, and anything but a deletion (a data change, a connection-state change) lists
+//! again. A waiting node deleted by someone else leads until its own-node watch, set right
+//! after, finds it gone: the same window as a leader whose node is deleted.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,7 +24,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use zkrs_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
-    EventStream, OneshotWatch, Result,
+    EventStream, EventType, OneshotWatch, Result,
 };
 
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
@@ -339,6 +348,8 @@ pub(crate) async fn participants_of(
 enum Wake {
     /// A watch fired or a node is gone: look again.
     Look,
+    /// The node we waited for was deleted, or found gone (see [`Wake::Look`] for the rest).
+    Deleted,
     /// The connection state changed.
     State(ConnectionState),
     /// The client is closed.
@@ -348,6 +359,7 @@ enum Wake {
 /// Waits for the watch or any connection-state change.
 async fn wait_watch_or_state(watch: OneshotWatch, changes: &mut PolicyChanges) -> Wake {
     match watch_or_state(watch, changes, |_| true).await {
+        Woke::Node(event) if event.event_type == EventType::NodeDeleted => Wake::Deleted,
         Woke::Node(_) => Wake::Look,
         Woke::State(change) => Wake::State(change.state),
         Woke::Closed => Wake::Closed,
@@ -359,6 +371,10 @@ async fn run(shared: Arc<Shared>) {
     let client = shared.client.clone();
     let mut changes = PolicyChanges::new(&client, shared.policy);
     let mut owner = 0i64;
+    // The node we waited for was the only one before ours in our last listing, and it is
+    // gone: we are first without listing again (the hand-off rule, in the module's
+    // documentation).
+    let mut handed_over = false;
     loop {
         // Our node, created (with its listing, pipelined) if we have none.
         let mut listed = None;
@@ -371,35 +387,44 @@ async fn run(shared: Arc<Shared>) {
                     drop(node);
                     owner = session;
                     listed = children;
+                    handed_over = false; // A new node: it stands where its listing says.
                 }
                 None => return, // closed
             }
         }
         let ours = shared.node().path.clone().expect("our node");
-        let children = match listed {
-            Some(c) => c,
-            None => match client.get_children(&shared.path).await {
-                Ok(c) => c,
-                Err(e) if e.code() == Some(ErrorCode::NoNode) => {
-                    // The latch directory is gone, and our node with it.
-                    shared.node().path = None;
-                    shared.set_leader(false, true);
-                    continue;
-                }
-                Err(e) if e.is_closed() => return,
-                Err(_) => {
-                    if wait_connected(&client).await.is_err() {
-                        return;
+        let (standing, sole) = if std::mem::take(&mut handed_over) {
+            (Standing::First, false)
+        } else {
+            let children = match listed {
+                Some(c) => c,
+                None => match client.get_children(&shared.path).await {
+                    Ok(c) => c,
+                    Err(e) if e.code() == Some(ErrorCode::NoNode) => {
+                        // The latch directory is gone, and our node with it.
+                        shared.node().path = None;
+                        shared.set_leader(false, true);
+                        continue;
                     }
-                    continue;
-                }
-            },
+                    Err(e) if e.is_closed() => return,
+                    Err(_) => {
+                        if wait_connected(&client).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                },
+            };
+            let rank = rank(
+                children.iter(),
+                node_name(&ours),
+                key_fn(|n| sort_key(n, LATCH_NAME)),
+            );
+            (
+                Standing::from_rank(rank),
+                rank.is_some_and(|r| r.index == 1),
+            )
         };
-        let standing = Standing::from_rank(rank(
-            children.iter(),
-            node_name(&ours),
-            key_fn(|n| sort_key(n, LATCH_NAME)),
-        ));
         let wake = match standing {
             Standing::Gone => {
                 // Our node is gone (session lost, or deleted by someone): make a new one.
@@ -437,7 +462,7 @@ async fn run(shared: Arc<Shared>) {
                 let predecessor = join(&shared.path, &predecessor);
                 match watch_predecessor(&client, &predecessor, PredecessorWatch::GetData).await {
                     Ok(Some(watch)) => wait_watch_or_state(watch, &mut changes).await,
-                    Ok(None) => Wake::Look,
+                    Ok(None) => Wake::Deleted,
                     Err(e) if e.is_closed() => return,
                     Err(_) => Wake::State(client.state()),
                 }
@@ -445,6 +470,8 @@ async fn run(shared: Arc<Shared>) {
         };
         match wake {
             Wake::Look => {}
+            // Only worth anything while waiting, as the one before us was the only one.
+            Wake::Deleted => handed_over = sole,
             Wake::Closed => {
                 shared.set_leader(false, true);
                 return;

@@ -11,17 +11,52 @@
 //!   holders. Such a node is deleted and a new one created.
 //! - Every way out (error, timeout, a dropped future) deletes our node, or, when the create's
 //!   outcome is unknown, whatever node carries our protected prefix.
+//! - A hand-off costs one notification, not a notification and a listing: when the contender
+//!   we wait for was, in our last listing, the only one that had to go before us, its
+//!   deletion makes us first without asking again (Curator lists the children again).
+//!
+//! # Why the hand-off rule holds
+//!
+//! Our last listing contains our node, so the member that answered it had applied our create,
+//! and with it every create before ours. Sequential nodes get their numbers in the order the
+//! creates are applied, so every contender that sorts before us and still existed then is in
+//! the listing, and none can be created later: the contenders before us only ever leave. When
+//! the listing shows one, and we learn it is gone (its deletion's notification, or a read
+//! that finds no node), nobody is before us, whatever made it leave (a release, a timeout,
+//! an expired session). The remaining question is whether our node is still there:
+//! - The notification came over our session's connection, so the session was alive when the
+//!   server applied the deletion, and its ephemeral node with it. We check that the session
+//!   is still the one that owns our node ([`is_stale`]): after a new session, our node is
+//!   gone or going (CURATOR-604), and we start again, as with a listing.
+//! - The notification proves that the server writes to us, not that it hears us: with our
+//!   requests lost on the way, the server may be expiring the session. The session restarts
+//!   its read timeout on replies alone (not on notifications), so such a connection is
+//!   suspended within two thirds of the session timeout of its last reply, before the server
+//!   can expire the session, and the connection-state policy ends the hold as for any holder
+//!   (the simulation found the gap: a holder whose requests vanished kept the connection on
+//!   the strength of notifications).
+//! - A watch that ends with a session event (expired, closed) or a data change is not a
+//!   deletion: we list again. So do errors and a predecessor that was not the only one (the
+//!   others may still be there; finding out costs a round trip either way, and a listing
+//!   answers it at once).
+//! - Two exceptions to "none can be created later", both nodes with a chosen name: the read
+//!   node a write-lock holder takes with its write node's number (a downgrade, CURATOR-621),
+//!   and a child someone else creates with a name of their choosing. For the first, the
+//!   deletion of a write node never hands over the write lock without a listing; a reader
+//!   waits only for writers, whose nodes are sequential. The second is outside the lock's
+//!   promise, as is a contender's node deleted by someone else (a holder's node so deleted
+//!   already lets the next one in, here as in Curator).
 
 use tokio::time::Instant;
 
-use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result};
+use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, EventType, Result};
 
 use crate::candidacy::{is_stale, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::{
     create_parents, find_protected, guaranteed_delete, guaranteed_delete_protected, join,
     node_name, wait_connected, FencingToken, ProtectedName,
 };
-use crate::sequence::{first_blocker_before, key_fn, rank, read_write_sort_key, sort_key};
+use crate::sequence::{blockers_before, key_fn, rank, read_write_sort_key, sort_key};
 
 use super::WRITE_LOCK_NAME;
 
@@ -69,20 +104,31 @@ pub(crate) struct Acquired {
 
 /// Where our node stands under `rule`: [`Standing::Gone`] (session lost, directory
 /// deleted), [`Standing::First`] (we hold it, if the node is this session's), or behind the
-/// contender to wait for.
-fn standing(spec: &LockSpec, rule: Rule, children: &Children, ours: &str) -> Standing {
+/// contender to wait for. With it, whether that contender is the only one in `children` that
+/// must go before us and no node created later can take its place (see the module's
+/// documentation): its deletion then hands us the lock.
+fn standing(spec: &LockSpec, rule: Rule, children: &Children, ours: &str) -> (Standing, bool) {
     let key = key_fn(|n| spec.key(n));
+    let writer = |n: &str| n.contains(WRITE_LOCK_NAME);
     match rule {
-        Rule::Exclusive => Standing::from_rank(rank(children.iter(), ours, key)),
-        Rule::Read { holds_write } => {
-            let writer = |n: &str| n.contains(WRITE_LOCK_NAME);
-            match first_blocker_before(children.iter(), ours, key, writer) {
-                None => Standing::Gone,
-                Some(_) if holds_write => Standing::First,
-                Some(None) => Standing::First,
-                Some(Some(w)) => Standing::Behind(w.to_string()),
-            }
-        }
+        Rule::Exclusive => match rank(children.iter(), ours, key) {
+            None => (Standing::Gone, false),
+            Some(r) => match r.predecessor {
+                None => (Standing::First, false),
+                // A write node may still get a read node with its key (a downgrade), so
+                // after its deletion we look again.
+                Some(p) => (
+                    Standing::Behind(p.to_string()),
+                    r.index == 1 && !(spec.read_write && writer(p)),
+                ),
+            },
+        },
+        Rule::Read { holds_write } => match blockers_before(children.iter(), ours, key, writer) {
+            None => (Standing::Gone, false),
+            Some(_) if holds_write => (Standing::First, false),
+            Some((None, _)) => (Standing::First, false),
+            Some((Some(w), writers)) => (Standing::Behind(w.to_string()), writers == 1),
+        },
     }
 }
 
@@ -207,51 +253,64 @@ pub(crate) async fn acquire_with_sequence(
                     Err(e) => return Err(e),
                 },
             };
-            match standing(spec, rule, &list, node_name(ours)) {
+            let (place, sole) = standing(spec, rule, &list, node_name(ours));
+            drop(list);
+            let name = match place {
                 Standing::Gone => {
                     cleanup.node = None;
                     continue 'attempt;
                 }
-                Standing::First => {
-                    if is_stale(owner, client) {
-                        // Our node, but from a session that is gone: not a lock we hold.
-                        if let Some(old) = cleanup.node.take() {
-                            guaranteed_delete(client, old);
-                        }
-                        continue 'attempt;
-                    }
-                    let path = cleanup.node.take().expect("our node");
-                    zkrs_client::__log!(debug, path = %path, dir = %spec.dir, "lock acquired");
-                    return Ok(Some(Acquired {
-                        path,
-                        session_id: owner,
-                        token: FencingToken::from_zxid(czxid),
-                    }));
+                Standing::First => None,
+                Standing::Behind(name) => Some(name),
+            };
+            if let Some(name) = name {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Ok(None); // `cleanup` deletes our node.
                 }
-                Standing::Behind(name) => {
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return Ok(None); // `cleanup` deletes our node.
+                let predecessor = join(&spec.dir, &name);
+                // Whether the predecessor is known gone (deleted, as a notification or
+                // the read says): with `sole`, the lock is ours without a new listing.
+                let gone = match watch_predecessor(client, &predecessor, PredecessorWatch::GetData)
+                    .await
+                {
+                    Ok(Some(watch)) => {
+                        let event = match deadline {
+                            None => watch.await,
+                            Some(d) => match tokio::time::timeout_at(d, watch).await {
+                                Ok(event) => event,
+                                Err(_) => return Ok(None),
+                            },
+                        };
+                        // A session event (expired, closed) or a data change says nothing
+                        // about the line: look again.
+                        event.event_type == EventType::NodeDeleted
                     }
-                    let predecessor = join(&spec.dir, &name);
-                    match watch_predecessor(client, &predecessor, PredecessorWatch::GetData).await {
-                        Ok(Some(watch)) => match deadline {
-                            None => {
-                                watch.await;
-                            }
-                            Some(d) => {
-                                if tokio::time::timeout_at(d, watch).await.is_err() {
-                                    return Ok(None);
-                                }
-                            }
-                        },
-                        Ok(None) => {} // Gone already: look again.
-                        Err(e) if e.is_retryable() => {
-                            wait_connected(client).await?;
-                        }
-                        Err(e) => return Err(e),
+                    Ok(None) => true,
+                    Err(e) if e.is_retryable() => {
+                        wait_connected(client).await?;
+                        false
                     }
+                    Err(e) => return Err(e),
+                };
+                if !(gone && sole) {
+                    continue; // Look again.
                 }
             }
+            // First in line: in the listing, or by the hand-off rule.
+            if is_stale(owner, client) {
+                // Our node, but from a session that is gone: not a lock we hold.
+                if let Some(old) = cleanup.node.take() {
+                    guaranteed_delete(client, old);
+                }
+                continue 'attempt;
+            }
+            let path = cleanup.node.take().expect("our node");
+            zkrs_client::__log!(debug, path = %path, dir = %spec.dir, "lock acquired");
+            return Ok(Some(Acquired {
+                path,
+                session_id: owner,
+                token: FencingToken::from_zxid(czxid),
+            }));
         }
     }
 }

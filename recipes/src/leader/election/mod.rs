@@ -29,6 +29,12 @@
 //! - A create whose outcome is unknown (connection loss) is resolved by looking for a node of
 //!   this session with our host name: adopted if it is the only one, deleted otherwise. This
 //!   assumes one offer per session and root, as in the Java recipe.
+//! - A hand-off without a listing: when the offer we watched was the only one before ours in
+//!   our last listing, its deletion (or an `exists` that finds it gone) makes us first, and
+//!   DETERMINE completes without asking again (the Java recipe lists the offers). Offers are
+//!   all sequential, so none can sort before ours once our listing is made; the locks'
+//!   acquire loop (`lock::internals`) has the whole argument. What stays is the check before
+//!   ELECTED: our own node watched, and owned by our session (one round trip).
 
 mod events;
 mod offers;
@@ -426,8 +432,13 @@ async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut PolicyChang
 async fn run(shared: Arc<Shared>) {
     let client = shared.client.clone();
     let mut changes = PolicyChanges::new(&client, shared.policy);
+    // The offer we waited for was the only one before ours in our last listing, and it is
+    // gone: we are first without listing again (the hand-off rule, in the module's
+    // documentation).
+    let mut handed_over = false;
     'election: loop {
         if shared.offer().path.is_none() {
+            handed_over = false; // A new offer: it stands where a listing says.
             shared.dispatch(ElectionEvent::OfferStart);
             if !make_offer(&shared, &mut changes).await {
                 return;
@@ -440,14 +451,22 @@ async fn run(shared: Arc<Shared>) {
         };
 
         shared.dispatch(ElectionEvent::DetermineStart);
-        let standing = match client.get_children(&shared.root).await {
-            Ok(children) => {
+        let listed = if std::mem::take(&mut handed_over) {
+            None
+        } else {
+            Some(client.get_children(&shared.root).await)
+        };
+        let (standing, sole) = match listed {
+            None => (Standing::First, false),
+            Some(Ok(children)) => {
                 let sorted = sorted_offers(children.iter());
-                Standing::among(sorted.iter().map(|(name, _)| *name), node_name(&ours))
+                let names = sorted.iter().map(|(name, _)| *name);
+                let sole = names.clone().position(|n| n == node_name(&ours)) == Some(1);
+                (Standing::among(names, node_name(&ours)), sole)
             }
-            Err(e) if e.code() == Some(ErrorCode::NoNode) => Standing::Gone,
-            Err(e) if e.is_closed() => return,
-            Err(e) => {
+            Some(Err(e)) if e.code() == Some(ErrorCode::NoNode) => (Standing::Gone, false),
+            Some(Err(e)) if e.is_closed() => return,
+            Some(Err(e)) => {
                 if !settle(&shared, &mut changes, &e).await {
                     return;
                 }
@@ -520,7 +539,10 @@ async fn run(shared: Arc<Shared>) {
                     let watch = match watch_predecessor(&client, &predecessor, how).await {
                         Ok(Some(watch)) => watch,
                         // Gone between the listing and now: determine again.
-                        Ok(None) => continue 'election,
+                        Ok(None) => {
+                            handed_over = sole;
+                            continue 'election;
+                        }
                         Err(e) if e.is_closed() => return,
                         Err(e) => {
                             if !settle(&shared, &mut changes, &e).await {
@@ -535,7 +557,10 @@ async fn run(shared: Arc<Shared>) {
                         ready = true;
                     }
                     match wait_on(&shared, watch, &mut changes).await {
-                        Wake::Node(EventType::NodeDeleted) => continue 'election,
+                        Wake::Node(EventType::NodeDeleted) => {
+                            handed_over = sole;
+                            continue 'election;
+                        }
                         Wake::Node(_) => {} // Data changed: watch again.
                         Wake::Reset => continue 'election,
                         Wake::Closed => return,

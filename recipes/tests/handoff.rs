@@ -1,0 +1,157 @@
+//! A hand-off in one notification: when the contender a waiter watches was the only one
+//! before it, the waiter learns it is first from the deletion's notification and sends no
+//! request between that deletion and holding (Curator, and this crate before, listed the
+//! children again: a second round trip per hand-off).
+//!
+//! The waiter's requests are counted with its client's metrics; each waiter has a session of
+//! its own, so nothing else counts there.
+
+use zkrs_client::{Client, OpCode};
+use zkrs_recipes::leader::{LeaderElection, LeaderLatch};
+use zkrs_recipes::lock::{InterProcessMutex, InterProcessReadWriteLock};
+use zkrs_testkit::TestingServer;
+
+mod support;
+use support::*;
+
+/// Requests `client` sent, pings left out (`only`: of that operation alone).
+fn requests(client: &Client, only: Option<OpCode>) -> u64 {
+    client
+        .metrics()
+        .operations
+        .iter()
+        .filter(|o| o.op != OpCode::Ping && only.is_none_or(|op| o.op == op))
+        .map(|o| o.requests)
+        .sum()
+}
+
+/// Listings `client` sent.
+fn listings(client: &Client) -> u64 {
+    requests(client, Some(OpCode::GetChildren)) + requests(client, Some(OpCode::GetChildren2))
+}
+
+/// Waits until the session `waiter` watches `node` on the server: it is in line, and has
+/// sent everything it sends before the hand-off.
+async fn until_watching(zk: &TestingServer, waiter: &Client, node: &str) {
+    let session = waiter.session_id();
+    eventually("the waiter to watch its predecessor", || async {
+        server_watches(zk, session).iter().any(|p| p == node)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_mutex_hand_off_sends_no_request() {
+    let zk = TestingServer::start().unwrap();
+    let clients = [connect(&zk).await, connect(&zk).await];
+    let mutexes = clients.each_ref().map(|c| {
+        InterProcessMutex::builder(c, "/handoff/mutex")
+            .build()
+            .unwrap()
+    });
+    let mut holder = within("the first lock", mutexes[0].acquire())
+        .await
+        .unwrap();
+    // Back and forth, so each session is the waiter with a node made after a release.
+    for round in 1..=4 {
+        let waiter = round % 2;
+        let mutex = mutexes[waiter].clone();
+        let waiting = tokio::spawn(async move { mutex.acquire().await });
+        until_watching(&zk, &clients[waiter], holder.path()).await;
+        let before = requests(&clients[waiter], None);
+        holder.release().await.unwrap();
+        holder = within("the hand-off", waiting).await.unwrap().unwrap();
+        assert_eq!(
+            requests(&clients[waiter], None),
+            before,
+            "round {round}: the waiter asked the server again before holding the lock"
+        );
+    }
+    holder.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_reader_behind_one_writer_gets_in_without_a_request() {
+    let zk = TestingServer::start().unwrap();
+    let (a, b) = (connect(&zk).await, connect(&zk).await);
+    let lock_a = InterProcessReadWriteLock::builder(&a, "/handoff/rw")
+        .build()
+        .unwrap();
+    let lock_b = InterProcessReadWriteLock::builder(&b, "/handoff/rw")
+        .build()
+        .unwrap();
+    let write = within("the write lock", lock_a.write_lock().acquire())
+        .await
+        .unwrap();
+    let reader = lock_b.read_lock();
+    let waiting = tokio::spawn(async move { reader.acquire().await });
+    until_watching(&zk, &b, write.path()).await;
+    let before = requests(&b, None);
+    write.release().await.unwrap();
+    let read = within("the hand-off", waiting).await.unwrap().unwrap();
+    assert_eq!(requests(&b, None), before, "the reader asked again");
+    read.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_latch_hand_off_lists_nothing() {
+    let zk = TestingServer::start().unwrap();
+    let (a, b) = (connect(&zk).await, connect(&zk).await);
+    let leader = LeaderLatch::builder(&a, "/handoff/latch")
+        .id("a")
+        .start()
+        .unwrap();
+    within("the first leadership", leader.await_leadership())
+        .await
+        .unwrap();
+    let next = LeaderLatch::builder(&b, "/handoff/latch")
+        .id("b")
+        .start()
+        .unwrap();
+    let leader_node = leader.node_path().expect("the leader's node");
+    until_watching(&zk, &b, &leader_node).await;
+    // The new leader watches its own node once it leads; what must not happen is a listing
+    // (or a read) between the deletion and being told.
+    let looks = |c: &Client| listings(c) + requests(c, Some(OpCode::GetData));
+    let before = looks(&b);
+    let mut leadership = next.leadership();
+    leader.close().await.unwrap();
+    within("the hand-off", leadership.wait_for(|leads| *leads))
+        .await
+        .unwrap();
+    assert_eq!(looks(&b), before, "the next in line looked again");
+    next.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_election_hand_off_lists_nothing() {
+    let zk = TestingServer::start().unwrap();
+    let (a, b) = (connect(&zk).await, connect(&zk).await);
+    let leader = LeaderElection::builder(&a, "/handoff/election")
+        .id("a")
+        .start()
+        .unwrap();
+    within("the first election", leader.await_leadership())
+        .await
+        .unwrap();
+    let next = LeaderElection::builder(&b, "/handoff/election")
+        .id("b")
+        .start()
+        .unwrap();
+    let leader_node = leader.node_path().expect("the leader's offer");
+    until_watching(&zk, &b, &leader_node).await;
+    // Before ELECTED the next one checks its own offer (an `exists`); what must not happen
+    // is a listing.
+    let before = listings(&b);
+    let mut leadership = next.leadership();
+    leader.close().await.unwrap();
+    within("the hand-off", leadership.wait_for(|leads| *leads))
+        .await
+        .unwrap();
+    assert_eq!(
+        listings(&b),
+        before,
+        "the next in line listed the offers again"
+    );
+    next.close().await.unwrap();
+}
