@@ -40,7 +40,9 @@ impl ProtectedName {
     /// The path to create: `<parent>/_c_<uuid>-<name>`, in one allocation.
     pub fn path(&self, parent: &str, name: &str) -> String {
         let parent = if parent == "/" { "" } else { parent };
-        let mut path = String::with_capacity(parent.len() + 1 + PREFIX_LEN + name.len());
+        // Room for the ten digits a sequential create appends: the path asked for can then
+        // become the created node's path without growing.
+        let mut path = String::with_capacity(parent.len() + 1 + PREFIX_LEN + name.len() + 10);
         path.push_str(parent);
         path.push('/');
         path.push_str(self.prefix());

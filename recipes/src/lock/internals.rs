@@ -185,16 +185,17 @@ pub(crate) async fn acquire_with_sequence(
     // Checked here so the error names the lock's path, not an internal node's.
     zkrs_client::validate_path(&spec.dir)?;
     let protected = ProtectedName::new();
-    let (create_path, mode) = match sequence {
-        None => (
-            protected.path(&spec.dir, spec.lock_name),
-            CreateMode::EphemeralSequential,
-        ),
-        Some(seq) => (
-            protected.path(&spec.dir, &format!("{}{seq}", spec.lock_name)),
-            CreateMode::Ephemeral,
-        ),
+    let mode = match sequence {
+        None => CreateMode::EphemeralSequential,
+        Some(_) => CreateMode::Ephemeral,
     };
+    let create_path = || match sequence {
+        None => protected.path(&spec.dir, spec.lock_name),
+        Some(seq) => protected.path(&spec.dir, &format!("{}{seq}", spec.lock_name)),
+    };
+    // The path asked for becomes the created node's path: one `String` per acquire (it has
+    // room for the sequence the server appends), made again only if an attempt starts over.
+    let mut asked = create_path();
     let options = CreateOptions::new(mode).with_stat();
     let mut cleanup = Cleanup {
         client,
@@ -205,15 +206,21 @@ pub(crate) async fn acquire_with_sequence(
     };
     'attempt: loop {
         cleanup.in_doubt = true;
+        if asked.is_empty() {
+            asked = create_path();
+        }
         // Pipelined: the listing is applied after the create, so it includes our node.
         let (created, listed) = tokio::join!(
-            client.create_with(&create_path, data, &options),
+            zkrs_client::__private::create_in_reply(client, &asked, data, &options),
             client.get_children(&spec.dir)
         );
         let (ours, owner, czxid, mut children) = match created {
-            Ok((path, stat)) => {
+            Ok((created, stat)) => {
                 let owner = stat.map_or(0, |s| s.ephemeral_owner);
                 let czxid = stat.map_or(0, |s| s.czxid);
+                let mut path = std::mem::take(&mut asked);
+                path.clear();
+                path.push_str(created.as_str());
                 (path, owner, czxid, listed.ok())
             }
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {
