@@ -8,7 +8,7 @@ use zkrs_client::ClientBuilder;
 use zkrs_model::ServerConfig;
 
 use crate::faults::{plan, Fault, FaultConfig};
-use crate::network::{host_name, pump, Network, SharedNetwork, PORT};
+use crate::network::{host_name, pump, ClientDialer, Network, SharedNetwork, PORT};
 use crate::rng::SimRng;
 
 /// The wall clock a simulated run starts at (2026-01-01T00:00:00Z): node names and
@@ -269,11 +269,21 @@ impl World {
 
     /// A client builder for the ensemble whose connections go over the simulated network
     /// (session timeout 2 s; change it as for any client).
+    ///
+    /// Each call makes a new client, numbered from 0 in the order of the calls: the number
+    /// single-client faults name ([`FaultKind::IsolateClient`](crate::FaultKind::IsolateClient),
+    /// [`FaultKind::PauseClient`](crate::FaultKind::PauseClient)). Every connection made
+    /// with this builder (or a clone of it) is that client's.
     pub fn client_builder(&self) -> ClientBuilder {
+        let client = self.net.lock().add_client();
         let builder = ClientBuilder::new(self.connect_string())
             .session_timeout(Duration::from_secs(2))
             .connect_timeout(Duration::from_secs(2));
-        zkrs_client::__private::with_dialer(builder, std::sync::Arc::new(self.net.clone()))
+        let dialer = ClientDialer {
+            net: self.net.clone(),
+            client,
+        };
+        zkrs_client::__private::with_dialer(builder, std::sync::Arc::new(dialer))
     }
 
     /// Virtual time since the run began.

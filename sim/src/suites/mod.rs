@@ -71,11 +71,16 @@ pub const SUITES: &[&str] = &[
 ];
 
 /// The faults suite `name` runs under: `base`, with an outage of every member in half the
-/// runs for the sessions suite (whose bound on a request is what such an outage tests; the
-/// other suites' bounds do not allow for one).
+/// runs for the sessions suite (whose bound on a request is what such an outage tests) and
+/// the leadership suites, which also get single-client faults on their participants (so a
+/// leader's session expires while it may still believe it leads). The other suites' bounds
+/// do not allow for an outage.
 pub fn fault_config(name: &str, base: FaultConfig) -> FaultConfig {
     match name {
         "sessions" => base.outages(true),
+        "latch" | "election" | "master" | "selector" => base
+            .outages(true)
+            .client_faults(leadership::PARTICIPANTS),
         _ => base,
     }
 }
@@ -100,10 +105,12 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
     }
 }
 
-/// A session, however long the faults keep it from being made.
+/// A session, however long the faults keep it from being made: one client of the world
+/// (one number for single-client faults), however many attempts it takes.
 pub async fn connect(world: &World) -> Result<Client, String> {
+    let builder = world.client_builder();
     for _ in 0..100 {
-        match world.client_builder().connect().await {
+        match builder.clone().connect().await {
             Ok(client) => return Ok(client),
             Err(e) => world.trace(&format!("connect failed: {e}")),
         }
