@@ -81,9 +81,7 @@ impl FaultKind {
     /// The client a single-client fault hits, if it is one.
     pub fn client(&self) -> Option<usize> {
         match *self {
-            FaultKind::IsolateClient { client } | FaultKind::PauseClient { client } => {
-                Some(client)
-            }
+            FaultKind::IsolateClient { client } | FaultKind::PauseClient { client } => Some(client),
             _ => None,
         }
     }
@@ -293,7 +291,9 @@ fn client_plan(
     let mut free_at = Duration::ZERO;
     let mut rested_at = vec![Duration::ZERO; config.client_faults];
     loop {
-        at += Duration::from_millis(rng.between(CLIENT_FAULT_GAP_MS / 4, CLIENT_FAULT_GAP_MS * 7 / 4));
+        at += Duration::from_millis(
+            rng.between(CLIENT_FAULT_GAP_MS / 4, CLIENT_FAULT_GAP_MS * 7 / 4),
+        );
         if at >= config.duration {
             return;
         }

@@ -482,15 +482,20 @@ impl Network {
     /// Holds `event` back if it crosses a paused client's connection (`None`), else gives
     /// it back.
     fn park(&mut self, event: Event) -> Option<Event> {
-        let (Event::ToServer { conn, .. } | Event::ClientGone { conn } | Event::ToClient { conn, .. }) =
-            &event
+        let (Event::ToServer { conn, .. }
+        | Event::ClientGone { conn }
+        | Event::ToClient { conn, .. }) = &event
         else {
             return Some(event);
         };
         let Some(client) = self.conns.get(conn).map(|c| c.client) else {
             return Some(event);
         };
-        match self.clients.get_mut(&client).and_then(|c| c.parked.as_mut()) {
+        match self
+            .clients
+            .get_mut(&client)
+            .and_then(|c| c.parked.as_mut())
+        {
             Some(parked) => {
                 parked.push(event);
                 None

@@ -78,9 +78,9 @@ pub const SUITES: &[&str] = &[
 pub fn fault_config(name: &str, base: FaultConfig) -> FaultConfig {
     match name {
         "sessions" => base.outages(true),
-        "latch" | "election" | "master" | "selector" => base
-            .outages(true)
-            .client_faults(leadership::PARTICIPANTS),
+        "latch" | "election" | "master" | "selector" => {
+            base.outages(true).client_faults(leadership::PARTICIPANTS)
+        }
         _ => base,
     }
 }
