@@ -67,12 +67,12 @@ fn queues_a_lock_in_doubt_is_checked_for_our_own() {
 
 /// A latch's create in doubt, then the look for it failing too (both replies skipped): the
 /// latch started a new attempt under a new protected name, and the first node, if made,
-/// stayed for the session's life. In the latch suite it sorted first and nobody led (46); in
-/// the cancellation suite it outlived every handle (51). Both found by CI's 30-second
-/// campaign.
+/// stayed for the session's life. In the latch suite it sorted first and nobody led (46,
+/// found again at 1 since the suite draws outages and single-client faults); in the
+/// cancellation suite it outlived every handle (51). Both found by CI's 30-second campaign.
 #[test]
 fn latch_an_in_doubt_create_is_looked_for_until_known() {
-    passes_with_skipped_replies("latch", 46);
+    passes_with_skipped_replies("latch", 1);
     passes_with_skipped_replies("cancellation", 51);
 }
 
