@@ -89,7 +89,9 @@ fn queues_a_lock_in_doubt_is_looked_for_after_a_sync() {
 /// The simulation's own defect: a skipped-reply budget a member had not used up by the end
 /// of the faults was spent after healing, on the master suite's reads of the znodes, and the
 /// checker reported a leader the znodes did not show. Budgets end with the planned faults.
+/// (Found at 5009013; found again at 103, "the znodes say None", with the budgets kept
+/// past healing, since the suite draws outages and single-client faults.)
 #[test]
 fn master_no_reply_is_skipped_after_healing() {
-    passes_with_skipped_replies("master", 5009013);
+    passes_with_skipped_replies("master", 103);
 }
