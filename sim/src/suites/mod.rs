@@ -17,6 +17,7 @@ use crate::{FaultConfig, World};
 
 pub mod caches;
 pub mod cancellation;
+pub mod counters;
 pub mod data;
 pub mod discovery;
 pub mod leadership;
@@ -68,6 +69,7 @@ pub const SUITES: &[&str] = &[
     "selector",
     "discovery",
     "cancellation",
+    "counters",
 ];
 
 /// The faults suite `name` runs under: `base`, with an outage of every member in half the
@@ -101,6 +103,7 @@ pub async fn run(name: &str, world: World) -> Result<(), String> {
         "selector" => leadership::run(world, "selector").await,
         "discovery" => discovery::run(world).await,
         "cancellation" => cancellation::run(world).await,
+        "counters" => counters::run(world).await,
         other => Err(format!("no suite named {other}")),
     }
 }
