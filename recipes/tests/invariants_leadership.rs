@@ -2,18 +2,22 @@
 //! in front of each member, 4 participants each on its own session (2 s timeout) connecting
 //! through the proxies, and the test kit's `FaultSchedule`.
 //!
-//! - `latch`: 4 `LeaderLatch`es. A participant believes it leads from a "gained" event (if
-//!   the latch still says so and the connection is not suspended) until a "lost" event or a
-//!   suspended/lost connection, whichever it sees first (standard policy). While the faults
-//!   run, a leader steps down after 0.2-3 s (closes its latch, joins again at the back), so
-//!   leadership keeps moving through the faults.
+//! A participant's belief is the recipe's own word (standard policy): the suites never end a
+//! belief because they saw the connection suspended, so a recipe that keeps leading through
+//! a suspension fails them.
+//!
+//! - `latch`: 4 `LeaderLatch`es. A participant believes it leads from the moment the latch
+//!   says so (`is_leader()`, looked at on each event and each connection change) until a
+//!   "lost" event or `is_leader()` false. While the faults run, a leader steps down after
+//!   0.2-3 s (closes its latch, joins again at the back), so leadership keeps moving through
+//!   the faults.
 //! - `election` (ZooKeeper's own `LeaderElectionSupport` recipe) and `master` (one ephemeral
 //!   node): the same as `latch`, with `LeaderElection` (a belief ends at any event out of
 //!   ELECTED) and `MasterElection`; a leader stops and starts again, or resigns and rejoins.
 //! - `selector`: 4 `LeaderSelector`s with auto-requeue; a participant believes it leads while
 //!   its leadership task runs (from its start, if the context says it leads, until its term
-//!   ends, it sees the context cancelled or the connection suspended, or its future is
-//!   dropped). Terms last 20-300 ms, so leadership moves all the time.
+//!   ends, it sees the context cancelled, or its future is dropped). Terms last 20-300 ms,
+//!   so leadership moves all the time.
 //!
 //! Violations: two participants believing they lead at one instant; and after the faults
 //! stop (schedule stopped, everything healed), not exactly one leader within the session
@@ -37,7 +41,7 @@ use zkrs_recipes::leader::{LeaderContext, LeaderSelector};
 // The recipes behind one contender, shared with the simulation's leadership suites (which
 // also restart a recipe in place; these suites only leave and join again).
 use zkrs_sim_suites::leadership::{
-    suspended, suspended_or_replaced, Contender, Election, Latch, Master, CONVERGENCE, PARTICIPANTS,
+    suspended, Contender, Election, Latch, Master, CONVERGENCE, PARTICIPANTS,
 };
 
 fn print_summary(
@@ -69,9 +73,9 @@ fn print_summary(
     }
 }
 
-/// One participant of a churn suite: joins, believes it leads from the recipe's word (when
-/// the connection is not suspended) until the recipe says otherwise or the connection is
-/// suspended; while `churn` is set, a leader leaves after 0.2-3 s and joins again.
+/// One participant of a churn suite: joins, believes it leads while the recipe says so
+/// (looked at on each of its events and each connection change); while `churn` is set, a
+/// leader leaves after 0.2-3 s and joins again.
 async fn contend<C: Contender>(
     who: usize,
     client: Client,
@@ -81,7 +85,13 @@ async fn contend<C: Contender>(
     counts: Arc<[AtomicU64; 2]>,
     mut jitter: Jitter,
 ) {
-    let [gained, ended_by_state] = &*counts;
+    let [gained, ended_on_suspension] = &*counts;
+    let ended = |why: &'static str| {
+        if beliefs.believes(who) && suspended(client.state()) {
+            ended_on_suspension.fetch_add(1, Ordering::Relaxed);
+        }
+        beliefs.end(who, Instant::now(), why);
+    };
     let id = format!("p{who}");
     loop {
         let mut contender = C::join(&client, &id);
@@ -95,12 +105,14 @@ async fn contend<C: Contender>(
             }
             if check {
                 check = false;
-                if contender.leads() && !suspended(client.state()) {
+                if contender.leads() {
                     if !beliefs.believes(who) {
                         gained.fetch_add(1, Ordering::Relaxed);
                         step_down_at = Instant::now() + jitter.millis(200, 3000);
                     }
                     beliefs.begin(who, Instant::now(), client.session_id());
+                } else {
+                    ended("recipe: not leader");
                 }
             }
             // While the faults run, a leader leaves after a while and joins again at the
@@ -118,17 +130,13 @@ async fn contend<C: Contender>(
             tokio::select! {
                 change = contender.changed() => match change {
                     Some(true) => check = true,
-                    Some(false) => beliefs.end(who, Instant::now(), "recipe: lost"),
+                    Some(false) => ended("recipe: lost"),
                     None => break false,
                 },
+                // The connection's changes only make the participant look at the recipe
+                // again (it may lead again without a new event): a belief ends on the
+                // recipe's word.
                 change = states.next() => match change {
-                    Some(c) if suspended(c.state) => {
-                        if beliefs.believes(who) {
-                            ended_by_state.fetch_add(1, Ordering::Relaxed);
-                        }
-                        beliefs.end(who, Instant::now(), "connection suspended");
-                    }
-                    // Back: the recipe may lead again without a new event.
                     Some(_) => check = true,
                     None => break false,
                 },
@@ -155,7 +163,7 @@ async fn churn_suite<C: Contender>() {
         .unwrap();
     let beliefs = Arc::new(Beliefs::new());
     let stop = Arc::new(AtomicBool::new(false));
-    // Leadership terms gained, and ended by a suspended connection before the recipe said so.
+    // Leadership terms gained, and ended by the recipe while the connection was suspended.
     let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
     let mut clients = Vec::new();
     for _ in 0..PARTICIPANTS {
@@ -212,7 +220,7 @@ async fn churn_suite<C: Contender>() {
         &log,
         &beliefs,
         format!(
-            "leadership terms {}, ended by a suspended connection before the {name} said so {}, one leader {:.2}s after healing (churn stopped at healing)",
+            "leadership terms {}, ended by the {name} on a suspended connection {}, one leader {:.2}s after healing (churn stopped at healing)",
             counts[0].load(Ordering::Relaxed),
             counts[1].load(Ordering::Relaxed),
             converged.map(|d| d.as_secs_f64()).unwrap_or(f64::NAN)
@@ -254,9 +262,9 @@ impl Drop for EndOnDrop {
     }
 }
 
+/// One term: believes (if the context says it leads) until the term is over or the
+/// selector cancels it or drops it; the connection's state is not looked at.
 async fn term(ctx: LeaderContext, who: usize, beliefs: Arc<Beliefs>, length: Duration) {
-    let client: Client = ctx.client().clone();
-    let mut states = client.state_changes();
     if !ctx.is_leader() {
         return;
     }
@@ -266,11 +274,9 @@ async fn term(ctx: LeaderContext, who: usize, beliefs: Arc<Beliefs>, length: Dur
         beliefs,
         why: "task dropped",
     };
-    let suspended_seen = suspended_or_replaced(&mut states, ctx.session_id());
     end.why = tokio::select! {
         _ = tokio::time::sleep(length) => "term over",
         _ = ctx.cancelled() => "cancelled",
-        _ = suspended_seen => "connection suspended",
     };
 }
 

@@ -1,20 +1,28 @@
 //! The leadership suites (`latch`, `election`, `master`, `selector`), as the real-server
 //! fault suite `recipes/tests/invariants_leadership.rs` runs them: 4 participants, each on
-//! its own session (2 s timeout), contend for leadership while the faults run.
+//! its own session (2 s timeout), contend for leadership while the faults run: the member
+//! faults, an outage of every member in half the runs, and single-client faults on the
+//! participants (cut off or paused, often for longer than the session timeout), so a
+//! leader's session expires while it may still believe it leads.
 //!
-//! - `latch`: 4 `LeaderLatch`es. A participant believes it leads from a "gained" event (if
-//!   the latch still says so and the connection is not suspended) until a "lost" event or a
-//!   suspended/lost connection, whichever it sees first (standard policy). While the faults
-//!   run, a leader steps down after 0.2-3 s (closes its latch, joins again at the back), so
-//!   leadership keeps moving through the faults.
+//! A participant's belief is the recipe's own word, under its standard connection-state
+//! policy: the suite never ends a belief because it saw the connection suspended, so a
+//! recipe that keeps leading through a suspension is caught (its session expires, another
+//! leads, and the two beliefs overlap).
+//!
+//! - `latch`: 4 `LeaderLatch`es. A participant believes it leads from the moment the latch
+//!   says so (`is_leader()`, looked at on each of its events and each connection change)
+//!   until a "lost" event or `is_leader()` false. While the faults run, a leader steps down
+//!   after 0.2-3 s (closes its latch, joins again at the back), so leadership keeps moving
+//!   through the faults.
 //! - `election` (`LeaderElection`; a belief ends at any event out of ELECTED) and `master`
 //!   (`MasterElection`, one ephemeral node): the same, except that a leader stepping down
 //!   either leaves and joins with a new recipe, or (one time in two) stops and starts the
 //!   same election again, or resigns and rejoins the same master contender.
 //! - `selector`: 4 `LeaderSelector`s with auto-requeue; a participant believes it leads while
 //!   its leadership task runs (from its start, if the context says it leads, until its term
-//!   ends, it sees the connection suspended, or its future is dropped, which is how a
-//!   cancelled term ends). Terms last 20-300 ms, so leadership moves all the time.
+//!   ends or the selector drops its future, which is how the selector ends a cancelled term,
+//!   a suspension's among them). Terms last 20-300 ms, so leadership moves all the time.
 //!
 //! Violations: two participants believing they lead at one instant; a step (leaving,
 //! stepping down) past its deadline; and, once the faults have healed, not exactly one
@@ -27,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zkrs_client::{Client, ConnectionState, CreateMode, EventStream, StateChanges};
+use zkrs_client::{Client, ConnectionState, CreateMode, EventStream};
 use zkrs_recipes::leader::{ElectionEvent, LeadershipEvent};
 use zkrs_recipes::{
     framework::ConnectionStatePolicy,
@@ -60,8 +68,8 @@ struct Shared {
     problems: Mutex<Vec<String>>,
     /// Leadership terms gained.
     gained: AtomicU64,
-    /// Terms ended by a suspended connection before the recipe said so.
-    ended_by_state: AtomicU64,
+    /// Terms the recipe ended while the connection was suspended or lost.
+    ended_on_suspension: AtomicU64,
     /// Leaders that stepped down (left or resigned) and joined again.
     stepped_down: AtomicU64,
 }
@@ -73,7 +81,7 @@ impl Shared {
             beliefs: Beliefs::new(),
             problems: Mutex::new(Vec::new()),
             gained: AtomicU64::new(0),
-            ended_by_state: AtomicU64::new(0),
+            ended_on_suspension: AtomicU64::new(0),
             stepped_down: AtomicU64::new(0),
         }
     }
@@ -117,27 +125,15 @@ impl Shared {
         let mut problems = self.beliefs.violations(1, Instant::now());
         problems.extend(self.problems.lock().unwrap().iter().cloned());
         self.world.trace(&format!(
-            "{suite}: {} leadership terms, {} ended by a suspended connection before the recipe said so, {} step-downs, {extra}",
+            "{suite}: {} leadership terms, {} ended by the recipe on a suspended connection, {} step-downs, {extra}",
             self.gained.load(Ordering::Relaxed),
-            self.ended_by_state.load(Ordering::Relaxed),
+            self.ended_on_suspension.load(Ordering::Relaxed),
             self.stepped_down.load(Ordering::Relaxed),
         ));
         if problems.is_empty() {
             Ok(())
         } else {
             Err(problems.join("\n"))
-        }
-    }
-}
-
-/// Resolves when `states` shows the connection suspended or lost, or a session other than
-/// `session` (a term's leadership ends with its session), or ends.
-pub async fn suspended_or_replaced(states: &mut StateChanges, session: i64) {
-    loop {
-        match states.next().await {
-            Some(c) if suspended(c.state) || c.session_id != session => return,
-            Some(_) => {}
-            None => return,
         }
     }
 }
@@ -305,9 +301,9 @@ enum Outcome {
     StepDown,
 }
 
-/// One participant's turn with `contender`: believes it leads from the recipe's word (when
-/// the connection is not suspended) until the recipe says otherwise or the connection is
-/// suspended; while `churn` is set, a leader steps down after 0.2-3 s.
+/// One participant's turn with `contender`: believes it leads while the recipe says so
+/// (looked at on each of its events and each connection change, never ended on the
+/// connection's word); while `churn` is set, a leader steps down after 0.2-3 s.
 async fn turn<C: Contender>(
     who: usize,
     client: &Client,
@@ -327,11 +323,13 @@ async fn turn<C: Contender>(
         }
         if check {
             check = false;
-            if contender.leads() && !suspended(client.state()) {
+            if contender.leads() {
                 if !shared.beliefs.believes(who) {
                     step_down_at = Instant::now() + Duration::from_millis(rng.between(200, 3000));
                 }
                 shared.begin(who, client.session_id());
+            } else {
+                recipe_ended(who, client, shared, "recipe: not leader");
             }
         }
         // While the faults run, a leader steps down after a while and contends again, so
@@ -353,23 +351,27 @@ async fn turn<C: Contender>(
             biased;
             change = contender.changed() => match change {
                 Some(true) => check = true,
-                Some(false) => shared.end(who, "recipe: lost"),
+                Some(false) => recipe_ended(who, client, shared, "recipe: lost"),
                 None => return Outcome::Stop,
             },
+            // The connection's changes only make the participant look at the recipe again
+            // (it may lead again without a new event): a belief ends on the recipe's word.
             change = states.next() => match change {
-                Some(c) if suspended(c.state) => {
-                    if shared.beliefs.believes(who) {
-                        shared.ended_by_state.fetch_add(1, Ordering::Relaxed);
-                    }
-                    shared.end(who, "connection suspended");
-                }
-                // Back: the recipe may lead again without a new event.
                 Some(_) => check = true,
                 None => return Outcome::Stop,
             },
             _ = tokio::time::sleep(wake.min(Duration::from_millis(200))) => {}
         }
     }
+}
+
+/// The recipe ended `who`'s leadership: ends the belief, counting it if the connection was
+/// suspended or lost at the time (the standard policy's step-down).
+fn recipe_ended(who: usize, client: &Client, shared: &Shared, why: &'static str) {
+    if shared.beliefs.believes(who) && suspended(client.state()) {
+        shared.ended_on_suspension.fetch_add(1, Ordering::Relaxed);
+    }
+    shared.end(who, why);
 }
 
 /// One participant of a churn suite: turns until the suite stops, stepping down between
@@ -433,6 +435,16 @@ async fn contend<C: Contender>(
     }
 }
 
+/// The participants' sessions, made first: they are the world's clients 0 to
+/// `PARTICIPANTS - 1`, the ones the single-client faults hit ([`super::fault_config`]).
+async fn participants(world: &World) -> Result<Vec<Client>, String> {
+    let mut clients = Vec::new();
+    for _ in 0..PARTICIPANTS {
+        clients.push(connect(world).await?);
+    }
+    Ok(clients)
+}
+
 /// The admin session, and `/inv` made.
 async fn setup(world: &World) -> Result<Client, String> {
     let admin = connect(world).await?;
@@ -462,14 +474,11 @@ async fn znodes_say<C: Contender>(world: &World, admin: &Client) -> Option<Strin
 /// A churn suite: 4 participants of recipe `C` under the faults; after healing, exactly
 /// one leads within the bound, and it is the one the znodes say.
 async fn churn_suite<C: Contender>(world: World) -> Result<(), String> {
+    let clients = participants(&world).await?;
     let admin = setup(&world).await?;
     let shared = Arc::new(Shared::new(&world));
     let stop = Arc::new(AtomicBool::new(false));
     let churn = Arc::new(AtomicBool::new(true));
-    let mut clients = Vec::new();
-    for _ in 0..PARTICIPANTS {
-        clients.push(connect(&world).await?);
-    }
     let mut tasks = Vec::new();
     for (who, client) in clients.iter().enumerate() {
         tasks.push(tokio::spawn(contend::<C>(
@@ -566,21 +575,22 @@ fn listings(world: &World, dir: &str) -> String {
 /// Ends the belief when the leadership task's future ends or is dropped.
 struct EndOnDrop {
     who: usize,
+    client: Client,
     shared: Arc<Shared>,
     why: &'static str,
 }
 
 impl Drop for EndOnDrop {
     fn drop(&mut self) {
-        self.shared.end(self.who, self.why);
+        recipe_ended(self.who, &self.client, &self.shared, self.why);
     }
 }
 
 /// One term of a selector's leadership: believes (if the context says it leads) until the
-/// term is over, it is cancelled, the connection is suspended, or the future is dropped.
+/// term is over or the selector drops the future (how it ends a cancelled term: no cancel
+/// grace). The connection's state is not looked at: a suspension ends the belief only if
+/// the selector cancels the term.
 async fn term(ctx: LeaderContext, who: usize, shared: Arc<Shared>, length: Duration) {
-    let client: Client = ctx.client().clone();
-    let mut states = client.state_changes();
     if !ctx.is_leader() {
         shared.world.trace(&format!(
             "p{who} term {} starts, but the context says it does not lead",
@@ -591,31 +601,25 @@ async fn term(ctx: LeaderContext, who: usize, shared: Arc<Shared>, length: Durat
     shared.begin(who, ctx.session_id());
     let mut end = EndOnDrop {
         who,
+        client: ctx.client().clone(),
         shared,
         why: "cancelled (task dropped)",
     };
-    let suspended_seen = suspended_or_replaced(&mut states, ctx.session_id());
     // Unlike the real-server suite, no branch waits on `ctx.cancelled()`: with no cancel
     // grace the selector drops this future in the same step that cancels the term (before
     // it releases the lock), so the drop ends the belief at the same instant. Waiting on
     // the context's watch channel as well would make the trace depend on which of two tasks
     // that channel wakes first, and tokio picks that with its own unseeded random numbers.
-    end.why = tokio::select! {
-        biased;
-        _ = suspended_seen => "connection suspended",
-        _ = tokio::time::sleep(length) => "term over",
-    };
+    tokio::time::sleep(length).await;
+    end.why = "term over";
 }
 
 /// The selector suite: 4 `LeaderSelector`s with auto-requeue and short terms; after
 /// healing, a leader within the bound.
 async fn selector_suite(world: World) -> Result<(), String> {
+    let clients = participants(&world).await?;
     let _admin = setup(&world).await?;
     let shared = Arc::new(Shared::new(&world));
-    let mut clients = Vec::new();
-    for _ in 0..PARTICIPANTS {
-        clients.push(connect(&world).await?);
-    }
     let mut selectors = Vec::new();
     for (who, client) in clients.iter().enumerate() {
         let shared = shared.clone();

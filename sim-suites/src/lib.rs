@@ -20,6 +20,7 @@ use zkrs_sim::{FaultConfig, Finding, World};
 
 pub mod caches;
 pub mod cancellation;
+pub mod counters;
 pub mod data;
 pub mod discovery;
 pub mod leadership;
@@ -71,14 +72,20 @@ pub const SUITES: &[&str] = &[
     "selector",
     "discovery",
     "cancellation",
+    "counters",
 ];
 
 /// The faults suite `name` runs under: `base`, with an outage of every member in half the
-/// runs for the sessions suite (whose bound on a request is what such an outage tests; the
-/// other suites' bounds do not allow for one).
+/// runs for the sessions suite (whose bound on a request is what such an outage tests) and
+/// the leadership suites, which also get single-client faults on their participants (so a
+/// leader's session expires while it may still believe it leads). The other suites' bounds
+/// do not allow for an outage.
 pub fn fault_config(name: &str, base: FaultConfig) -> FaultConfig {
     match name {
         "sessions" => base.outages(true),
+        "latch" | "election" | "master" | "selector" => {
+            base.outages(true).client_faults(leadership::PARTICIPANTS)
+        }
         _ => base,
     }
 }
@@ -99,15 +106,18 @@ pub async fn run(name: &str, world: World) -> Result<(), Finding> {
         "selector" => leadership::run(world, "selector").await,
         "discovery" => discovery::run(world).await,
         "cancellation" => cancellation::run(world).await,
+        "counters" => counters::run(world).await,
         other => Err(format!("no suite named {other}")),
     };
     verdict.map_err(Finding::from)
 }
 
-/// A session, however long the faults keep it from being made.
+/// A session, however long the faults keep it from being made: one client of the world
+/// (one number for single-client faults), however many attempts it takes.
 pub async fn connect(world: &World) -> Result<Client, String> {
+    let builder = world.client_builder();
     for _ in 0..100 {
-        match world.client_builder().connect().await {
+        match builder.clone().connect().await {
             Ok(client) => return Ok(client),
             Err(e) => world.trace(&format!("connect failed: {e}")),
         }

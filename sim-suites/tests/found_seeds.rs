@@ -67,12 +67,12 @@ fn queues_a_lock_in_doubt_is_checked_for_our_own() {
 
 /// A latch's create in doubt, then the look for it failing too (both replies skipped): the
 /// latch started a new attempt under a new protected name, and the first node, if made,
-/// stayed for the session's life. In the latch suite it sorted first and nobody led (46); in
-/// the cancellation suite it outlived every handle (51). Both found by CI's 30-second
-/// campaign.
+/// stayed for the session's life. In the latch suite it sorted first and nobody led (46,
+/// found again at 1 since the suite draws outages and single-client faults); in the
+/// cancellation suite it outlived every handle (51). Both found by CI's 30-second campaign.
 #[test]
 fn latch_an_in_doubt_create_is_looked_for_until_known() {
-    passes_with_skipped_replies("latch", 46);
+    passes_with_skipped_replies("latch", 1);
     passes_with_skipped_replies("cancellation", 51);
 }
 
@@ -89,9 +89,11 @@ fn queues_a_lock_in_doubt_is_looked_for_after_a_sync() {
 /// The simulation's own defect: a skipped-reply budget a member had not used up by the end
 /// of the faults was spent after healing, on the master suite's reads of the znodes, and the
 /// checker reported a leader the znodes did not show. Budgets end with the planned faults.
+/// (Found at 5009013; found again at 103, "the znodes say None", with the budgets kept
+/// past healing, since the suite draws outages and single-client faults.)
 #[test]
 fn master_no_reply_is_skipped_after_healing() {
-    passes_with_skipped_replies("master", 5009013);
+    passes_with_skipped_replies("master", 103);
 }
 
 /// A connection whose requests vanished while the server's notifications still came (a

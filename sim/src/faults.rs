@@ -63,6 +63,35 @@ pub enum FaultKind {
     /// starts again, as a new process would. Drawn only when
     /// [`FaultConfig::participant_crashes`] is set.
     ParticipantCrash,
+    /// One client is cut off from every member until the end (`member` is ignored): its
+    /// bytes are dropped both ways and its new connections hang, while the other clients
+    /// and the ensemble go on (a leader's session expires while it still runs). A
+    /// connection that lost bytes is reset at the end. Drawn only when
+    /// [`FaultConfig::client_faults`] is set.
+    IsolateClient {
+        /// The client, numbered in the order the world built them
+        /// ([`World::client_builder`](crate::World::client_builder)), from 0.
+        client: usize,
+    },
+    /// One client's connections are paused until the end (`member` is ignored): every byte
+    /// to or from it, and its closing of a connection, is held and then delivered, in
+    /// order, when it resumes; its new connections hang meanwhile. A stopped process (a long
+    /// GC pause) as the network sees it; the client's own timers still run. Drawn only when
+    /// [`FaultConfig::client_faults`] is set.
+    PauseClient {
+        /// The client, numbered as for [`FaultKind::IsolateClient`].
+        client: usize,
+    },
+}
+
+impl FaultKind {
+    /// The client a single-client fault hits, if it is one.
+    pub fn client(&self) -> Option<usize> {
+        match *self {
+            FaultKind::IsolateClient { client } | FaultKind::PauseClient { client } => Some(client),
+            _ => None,
+        }
+    }
 }
 
 /// A planned fault.
@@ -90,6 +119,7 @@ impl fmt::Display for Fault {
             match self.kind {
                 FaultKind::Outage => "every member".to_string(),
                 FaultKind::ParticipantCrash => format!("participant {}", self.member),
+                _ if self.kind.client().is_some() => "one client".to_string(),
                 _ => format!("member {}", self.member),
             },
             self.at.as_millis(),
@@ -121,6 +151,10 @@ pub struct FaultConfig {
     /// participants (ids `0..n`) and the mean gap between two crashes of one participant;
     /// `None`: none.
     pub participant_crashes: Option<(usize, Duration)>,
+    /// Single-client faults ([`FaultKind::IsolateClient`], [`FaultKind::PauseClient`]) hit
+    /// clients `0..client_faults` (in the order the world built them), one every 5 s on
+    /// average, half of them long enough for the client's session to expire; 0: none.
+    pub client_faults: usize,
 }
 
 impl Default for FaultConfig {
@@ -133,6 +167,7 @@ impl Default for FaultConfig {
             skip_reply_gap: Some(Duration::from_secs(8)),
             outages: false,
             participant_crashes: None,
+            client_faults: 0,
         }
     }
 }
@@ -190,21 +225,36 @@ impl FaultConfig {
         self.participant_crashes = Some((participants, mean_gap));
         self
     }
+
+    /// Lets single-client faults hit clients `0..clients` (see
+    /// [`FaultConfig::client_faults`]; 0: none).
+    pub fn client_faults(mut self, clients: usize) -> FaultConfig {
+        self.client_faults = clients;
+        self
+    }
 }
 
 /// The streams of the faults drawn apart from the main plan (forked from the plan's).
 const SKIP_STREAM: u64 = 1;
 const OUTAGE_STREAM: u64 = 2;
 /// The participants' crashes (participant `p`'s: this stream's fork `p`).
-const PARTICIPANT_STREAM: u64 = 3;
+const PARTICIPANT_STREAM: u64 = 4;
+const CLIENT_STREAM: u64 = 3;
+
+/// The mean gap between two single-client faults' starts.
+const CLIENT_FAULT_GAP_MS: u64 = 5_000;
+
+/// How long a client is left alone after its fault, and how far from the outage they keep.
+const CLIENT_REST: Duration = Duration::from_secs(10);
 
 /// Draws the plan for `members` members. Lasting faults on different members may overlap
-/// up to `max_concurrent`; instant ones go anywhere. The skipped replies and the outage
-/// come from streams of their own and are numbered after the rest, so the other faults of
-/// a seed are the same whether they are drawn or not.
+/// up to `max_concurrent`; instant ones go anywhere. The skipped replies, the outage and
+/// the single-client faults come from streams of their own and are numbered after the
+/// rest, so the other faults of a seed are the same whether they are drawn or not.
 pub fn plan(rng: &mut SimRng, members: usize, config: &FaultConfig) -> Vec<Fault> {
     let (mut skips, mut outage) = (rng.fork(SKIP_STREAM), rng.fork(OUTAGE_STREAM));
     let crashes = rng.fork(PARTICIPANT_STREAM);
+    let mut clients = rng.fork(CLIENT_STREAM);
     let mut faults = main_plan(rng, members, config);
     if let Some(gap) = config.skip_reply_gap {
         let mean = gap.as_millis().max(1) as u64;
@@ -237,6 +287,8 @@ pub fn plan(rng: &mut SimRng, members: usize, config: &FaultConfig) -> Vec<Fault
             kind: FaultKind::Outage,
         });
     }
+    let outage = faults.iter().find(|f| f.kind == FaultKind::Outage).copied();
+    client_plan(&mut clients, config, outage, &mut faults);
     if let Some((participants, gap)) = config.participant_crashes {
         let first = faults.len();
         faults.extend(participant_crashes(
@@ -283,6 +335,62 @@ fn participant_crashes(
         }
     }
     faults
+}
+
+/// The single-client faults: one client at a time is cut off or paused, for 0.2-1.5 s (a
+/// session rides it out) or 2.5-8 s (longer than the 2 s session timeout the suites use:
+/// the server expires the session while the client may still believe it holds something).
+/// A client is left alone for [`CLIENT_REST`] after its fault, and none starts within
+/// [`CLIENT_REST`] of the outage: a client cut off again and again, or just before and
+/// through an outage, could not finish any step within the suites' step deadline.
+fn client_plan(
+    rng: &mut SimRng,
+    config: &FaultConfig,
+    outage: Option<Fault>,
+    faults: &mut Vec<Fault>,
+) {
+    if config.client_faults == 0 {
+        return;
+    }
+    let mut at = Duration::ZERO;
+    // When the last client fault ends, and when each client may be hit again.
+    let mut free_at = Duration::ZERO;
+    let mut rested_at = vec![Duration::ZERO; config.client_faults];
+    loop {
+        at += Duration::from_millis(
+            rng.between(CLIENT_FAULT_GAP_MS / 4, CLIENT_FAULT_GAP_MS * 7 / 4),
+        );
+        if at >= config.duration {
+            return;
+        }
+        let client = rng.below(config.client_faults as u64) as usize;
+        let kind = if rng.chance(0.5) {
+            FaultKind::IsolateClient { client }
+        } else {
+            FaultKind::PauseClient { client }
+        };
+        let length = if rng.chance(0.5) {
+            Duration::from_millis(rng.between(200, 1_500))
+        } else {
+            Duration::from_millis(rng.between(2_500, 8_000))
+        };
+        // One client fault at a time: two clients cut off at once could be every contender.
+        let near_outage = outage.is_some_and(|o| {
+            at + length + CLIENT_REST > o.at && at < o.at + o.length + CLIENT_REST
+        });
+        if at < free_at || at < rested_at[client] || near_outage {
+            continue;
+        }
+        free_at = at + length;
+        rested_at[client] = at + length + CLIENT_REST;
+        faults.push(Fault {
+            id: faults.len(),
+            at,
+            length,
+            member: 0,
+            kind,
+        });
+    }
 }
 
 /// The crashes, isolations, lags, black holes, resets, cuts and latency spikes.

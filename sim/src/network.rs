@@ -70,6 +70,8 @@ enum Event {
 #[derive(Debug)]
 struct Conn {
     member: usize,
+    /// The client that dialed it (numbered by [`Network::add_client`]).
+    client: usize,
     model: ConnectionId,
     peer: LinkPeer,
     /// One-way latency, each direction.
@@ -110,6 +112,15 @@ struct MemberNet {
     skip_replies: u32,
 }
 
+/// What the single-client faults do to one client's traffic now.
+#[derive(Debug, Default)]
+struct ClientNet {
+    /// Cut off: its bytes are dropped, its dials hang.
+    isolated: bool,
+    /// Paused: what reaches it or leaves it waits here, in order, until it resumes.
+    parked: Option<Vec<Event>>,
+}
+
 /// The network, the ensemble, and the trace.
 #[derive(Debug)]
 pub(crate) struct Network {
@@ -128,6 +139,10 @@ pub(crate) struct Network {
     active: usize,
     /// An outage is on: no member can be reached.
     outage: bool,
+    /// The clients a single-client fault hits now.
+    clients: BTreeMap<usize, ClientNet>,
+    /// Clients built so far.
+    next_client: usize,
     /// When the last planned fault ends.
     pub(crate) plan_ends: Duration,
     pub(crate) faults_injected: u64,
@@ -157,6 +172,8 @@ impl Network {
             trace: Trace::new(keep_trace),
             active: 0,
             outage: false,
+            clients: BTreeMap::new(),
+            next_client: 0,
             plan_ends: Duration::ZERO,
             faults_injected: 0,
             participants: BTreeMap::new(),
@@ -173,6 +190,17 @@ impl Network {
         self.events.insert((at, self.next_seq), event);
     }
 
+    /// A number for a new client: its connections carry it, and single-client faults name it.
+    pub(crate) fn add_client(&mut self) -> usize {
+        self.next_client += 1;
+        self.next_client - 1
+    }
+
+    /// Whether `client` is cut off now.
+    fn isolated(&self, client: usize) -> bool {
+        self.clients.get(&client).is_some_and(|c| c.isolated)
+    }
+
     /// Whether faults are over: every planned one started and ended.
     pub(crate) fn healed(&self, now: Duration) -> bool {
         now >= self.plan_ends && self.active == 0
@@ -183,6 +211,7 @@ impl Network {
     fn connect(
         &mut self,
         member: usize,
+        client: usize,
         owner: Option<Owner>,
         now: Duration,
         notify: &Arc<Notify>,
@@ -216,6 +245,13 @@ impl Network {
                 .record(now, &format!("dial m{member}: no answer"));
             return None;
         }
+        if self.clients.contains_key(&client) {
+            self.trace.record(
+                now,
+                &format!("dial m{member} by client {client}: no answer (cut off or paused)"),
+            );
+            return None;
+        }
         let (end, peer) = memory_link(notify.clone());
         let id = self.next_conn;
         self.next_conn += 1;
@@ -231,6 +267,7 @@ impl Network {
             id,
             Conn {
                 member,
+                client,
                 model,
                 peer,
                 latency,
@@ -295,7 +332,7 @@ impl Network {
             let gone = conn.peer.client_gone() && !conn.client_gone;
             let net = &self.members[conn.member];
             let at = (now + conn.latency + net.extra_latency).max(conn.last_to_server);
-            let hole = net.hole_requests || self.outage;
+            let hole = net.hole_requests || self.outage || self.isolated(conn.client);
             if !data.is_empty() && !conn.ended {
                 if hole {
                     self.trace
@@ -320,11 +357,12 @@ impl Network {
                 continue;
             };
             let net = self.members[member].clone();
+            let isolated = self.isolated(self.conns[&id].client);
             let conn = self.conns.get_mut(&id).unwrap();
             if conn.ended {
                 continue;
             }
-            if net.hole_replies || self.outage {
+            if net.hole_replies || self.outage || isolated {
                 conn.lost_bytes = true;
                 self.trace
                     .record(now, &format!("c{id}<m{member} {}B lost", t.data.len()));
@@ -383,6 +421,10 @@ impl Network {
     }
 
     fn apply(&mut self, event: Event, now: Duration) {
+        let event = match self.park(event) {
+            Some(event) => event,
+            None => return,
+        };
         match event {
             Event::ToServer { conn: id, data } => {
                 let Some(conn) = self.conns.get_mut(&id) else {
@@ -465,6 +507,41 @@ impl Network {
         }
     }
 
+    /// Holds `event` back if it crosses a paused client's connection (`None`), else gives
+    /// it back.
+    fn park(&mut self, event: Event) -> Option<Event> {
+        let (Event::ToServer { conn, .. }
+        | Event::ClientGone { conn }
+        | Event::ToClient { conn, .. }) = &event
+        else {
+            return Some(event);
+        };
+        let Some(client) = self.conns.get(conn).map(|c| c.client) else {
+            return Some(event);
+        };
+        match self
+            .clients
+            .get_mut(&client)
+            .and_then(|c| c.parked.as_mut())
+        {
+            Some(parked) => {
+                parked.push(event);
+                None
+            }
+            None => Some(event),
+        }
+    }
+
+    /// Whether connection `id` lost bytes and nothing cuts it off still (a black hole on its
+    /// member, an outage, its client's isolation): it is reset as the last of them heals.
+    fn lost_and_healed(&self, id: u64) -> bool {
+        let c = &self.conns[&id];
+        let net = &self.members[c.member];
+        c.lost_bytes
+            && !c.ended
+            && !(net.hole_requests || net.hole_replies || self.outage || self.isolated(c.client))
+    }
+
     fn reset(&mut self, id: u64, now: Duration) {
         let Some(conn) = self.conns.get_mut(&id) else {
             return;
@@ -541,6 +618,12 @@ impl Network {
                     self.reset(id, now);
                 }
             }
+            FaultKind::IsolateClient { client } => {
+                self.clients.entry(client).or_default().isolated = true;
+            }
+            FaultKind::PauseClient { client } => {
+                self.clients.entry(client).or_default().parked = Some(Vec::new());
+            }
         }
         if f.length > Duration::ZERO {
             self.active += 1;
@@ -569,7 +652,7 @@ impl Network {
                 let lost: Vec<u64> = self
                     .conns_of(m)
                     .into_iter()
-                    .filter(|id| self.conns[id].lost_bytes)
+                    .filter(|&id| self.lost_and_healed(id))
                     .collect();
                 for id in lost {
                     self.reset(id, now);
@@ -579,19 +662,36 @@ impl Network {
             FaultKind::Outage => {
                 self.outage = false;
                 // As a black hole's end: a connection that lost bytes is reset, unless its
-                // member is still in a hole of its own (reset when that one heals).
+                // member is still in a hole of its own, or its client cut off (reset when
+                // that one heals).
                 let lost: Vec<u64> = self
                     .conns
-                    .iter()
-                    .filter(|(_, c)| c.lost_bytes && !c.ended)
-                    .filter(|(_, c)| {
-                        let net = &self.members[c.member];
-                        !(net.hole_requests || net.hole_replies)
-                    })
-                    .map(|(&id, _)| id)
+                    .keys()
+                    .copied()
+                    .filter(|&id| self.lost_and_healed(id))
                     .collect();
                 for id in lost {
                     self.reset(id, now);
+                }
+            }
+            FaultKind::IsolateClient { client } => {
+                self.clients.remove(&client);
+                let lost: Vec<u64> = self
+                    .conns
+                    .iter()
+                    .filter(|(_, c)| c.client == client)
+                    .map(|(&id, _)| id)
+                    .filter(|&id| self.lost_and_healed(id))
+                    .collect();
+                for id in lost {
+                    self.reset(id, now);
+                }
+            }
+            FaultKind::PauseClient { client } => {
+                // What waited goes on now, in the order it came.
+                let parked = self.clients.remove(&client).and_then(|c| c.parked);
+                for event in parked.unwrap_or_default() {
+                    self.schedule(now, event);
                 }
             }
             // The participant's restart brings it back up (`revive`).
@@ -702,16 +802,18 @@ pub(crate) async fn pump(net: SharedNetwork) -> Violation {
     }
 }
 
-impl Dialer for SharedNetwork {
-    fn dial(&self, host: &str, port: u16) -> DialFuture {
-        self.dial_as(host, port, None)
-    }
+/// One client's way onto the network: its connections carry its number.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientDialer {
+    pub(crate) net: SharedNetwork,
+    pub(crate) client: usize,
+    /// The participant incarnation the client belongs to, if any: refused once it crashed.
+    pub(crate) owner: Option<Owner>,
 }
 
-impl SharedNetwork {
-    /// A connection to `host` made by `owner` (a participant's incarnation), if any.
-    pub(crate) fn dial_as(&self, host: &str, port: u16, owner: Option<Owner>) -> DialFuture {
-        let net = self.clone();
+impl Dialer for ClientDialer {
+    fn dial(&self, host: &str, port: u16) -> DialFuture {
+        let (net, client, owner) = (self.net.clone(), self.client, self.owner);
         let member = host
             .strip_prefix("zk")
             .and_then(|n| n.parse::<usize>().ok())
@@ -728,7 +830,7 @@ impl SharedNetwork {
             tokio::time::sleep(Duration::from_micros(300)).await;
             let made = {
                 let now = net.now();
-                net.lock().connect(member, owner, now, &net.notify)
+                net.lock().connect(member, client, owner, now, &net.notify)
             };
             net.notify.notify_one();
             match made {

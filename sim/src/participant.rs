@@ -6,25 +6,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use zkrs_client::__private::{DialFuture, Dialer};
-
 use crate::faults::FaultKind;
-use crate::network::{Owner, SharedNetwork};
 use crate::world::World;
-
-/// Dials for one incarnation of a participant: the network resets its connections when it
-/// crashes and refuses it ever after.
-#[derive(Debug)]
-pub(crate) struct ParticipantDialer {
-    pub(crate) net: SharedNetwork,
-    pub(crate) owner: Owner,
-}
-
-impl Dialer for ParticipantDialer {
-    fn dial(&self, host: &str, port: u16) -> DialFuture {
-        self.net.dial_as(host, port, Some(self.owner))
-    }
-}
 
 impl World {
     /// Runs participant `id` of the service under test: `start(world)` as a task of its own

@@ -10,8 +10,7 @@ use zkrs_model::ServerConfig;
 
 use crate::faults::{plan, Fault, FaultConfig, FaultKind};
 use crate::finding::{Finding, FindingKind};
-use crate::network::{host_name, pump, Network, Owner, SharedNetwork, PORT};
-use crate::participant::ParticipantDialer;
+use crate::network::{host_name, pump, ClientDialer, Network, Owner, SharedNetwork, PORT};
 use crate::rng::SimRng;
 
 /// The wall clock a simulated run starts at (2026-01-01T00:00:00Z): node names and
@@ -316,18 +315,22 @@ impl World {
 
     /// A client builder for the ensemble whose connections go over the simulated network
     /// (session timeout 2 s; change it as for any client).
+    ///
+    /// Each call makes a new client, numbered from 0 in the order of the calls: the number
+    /// single-client faults name ([`FaultKind::IsolateClient`](crate::FaultKind::IsolateClient),
+    /// [`FaultKind::PauseClient`](crate::FaultKind::PauseClient)). Every connection made
+    /// with this builder (or a clone of it) is that client's.
     pub fn client_builder(&self) -> ClientBuilder {
+        let client = self.net.lock().add_client();
         let builder = ClientBuilder::new(self.connect_string())
             .session_timeout(Duration::from_secs(2))
             .connect_timeout(Duration::from_secs(2));
-        let dialer: Arc<dyn zkrs_client::__private::Dialer> = match self.owner {
-            Some(owner) => Arc::new(ParticipantDialer {
-                net: self.net.clone(),
-                owner,
-            }),
-            None => Arc::new(self.net.clone()),
+        let dialer = ClientDialer {
+            net: self.net.clone(),
+            client,
+            owner: self.owner,
         };
-        zkrs_client::__private::with_dialer(builder, dialer)
+        zkrs_client::__private::with_dialer(builder, Arc::new(dialer))
     }
 
     /// Virtual time since the run began.
