@@ -48,6 +48,7 @@ mod ensemble_config;
 mod ensemble_tracker;
 mod event_stream;
 mod host_list;
+mod history;
 mod host_provider;
 mod in_flight;
 mod listeners;

@@ -18,6 +18,8 @@ use crate::watched_event::{PersistentWatchItem, WatchedEvent};
 pub(crate) struct ReplyTx {
     tx: oneshot::Sender<Result<Reply, Error>>,
     _place: Option<Place>,
+    /// Its number in a simulation's history (`history.rs`), when one is recorded.
+    pub(crate) recorded: Option<u64>,
 }
 
 impl ReplyTx {
@@ -25,7 +27,14 @@ impl ReplyTx {
     /// (`None` for what is not bounded: closing, adding an identity, no bound set).
     pub(crate) fn new(place: Option<Place>) -> (ReplyTx, oneshot::Receiver<Result<Reply, Error>>) {
         let (tx, rx) = oneshot::channel();
-        (ReplyTx { tx, _place: place }, rx)
+        (
+            ReplyTx {
+                tx,
+                _place: place,
+                recorded: None,
+            },
+            rx,
+        )
     }
 
     /// Delivers the answer (nobody may be waiting any more) and frees the place.

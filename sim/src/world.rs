@@ -7,9 +7,14 @@ use std::time::Duration;
 use zkrs_client::ClientBuilder;
 use zkrs_model::ServerConfig;
 
+use crate::check::guarantees;
+use crate::check::history::HistoryLog;
 use crate::faults::{plan, Fault, FaultConfig};
 use crate::network::{host_name, pump, Network, SharedNetwork, PORT};
 use crate::rng::SimRng;
+
+/// Findings of each broken guarantee reported, at most.
+const GUARANTEE_FINDINGS: usize = 3;
 
 /// The wall clock a simulated run starts at (2026-01-01T00:00:00Z): node names and
 /// registration times that hold the time repeat with the seed.
@@ -214,11 +219,13 @@ impl Simulation {
                 start.into_std(),
             );
             let net = SharedNetwork::new(net, start);
+            let history = HistoryLog::new(start);
             let mut pump_task = tokio::spawn(pump(net.clone()));
             let world = World {
                 net: net.clone(),
                 members: self.members,
                 rng: root.fork(4),
+                history: history.clone(),
             };
             let verdict = tokio::select! {
                 biased;
@@ -230,9 +237,10 @@ impl Simulation {
             };
             pump_task.abort();
             let simulated = net.now();
-            (verdict, simulated, net)
+            (verdict, simulated, net, history)
         });
-        let (violation, simulated, net) = outcome;
+        let (verdict, simulated, net, history) = outcome;
+        let violation = with_guarantees(verdict, &history.take());
         // Tasks still running (drivers of clients the test kept) go with the runtime.
         drop(runtime);
         zkrs_client::__private::seed_thread_randomness(None);
@@ -250,12 +258,33 @@ impl Simulation {
     }
 }
 
+/// The test's verdict and ZooKeeper's guarantees checked over the run's history
+/// ([`guarantees`]): a broken guarantee is a violation of every run, whatever the test
+/// checked (reported after the test's own findings).
+fn with_guarantees(
+    verdict: Option<Violation>,
+    history: &crate::check::history::History,
+) -> Option<Violation> {
+    let broken = guarantees::violations(history, GUARANTEE_FINDINGS);
+    if broken.is_empty() {
+        return verdict;
+    }
+    let lines: Vec<String> = broken.iter().map(ToString::to_string).collect();
+    let lines = lines.join("\n");
+    match verdict {
+        None => Some(Violation::Found(lines)),
+        Some(Violation::Found(text)) => Some(Violation::Found(format!("{text}\n{lines}"))),
+        Some(other) => Some(other),
+    }
+}
+
 /// What a simulated test sees: clients for the ensemble, virtual time, the trace.
 #[derive(Debug, Clone)]
 pub struct World {
     net: SharedNetwork,
     members: usize,
     rng: SimRng,
+    history: HistoryLog,
 }
 
 impl World {
@@ -273,7 +302,10 @@ impl World {
         let builder = ClientBuilder::new(self.connect_string())
             .session_timeout(Duration::from_secs(2))
             .connect_timeout(Duration::from_secs(2));
-        zkrs_client::__private::with_dialer(builder, std::sync::Arc::new(self.net.clone()))
+        let builder =
+            zkrs_client::__private::with_dialer(builder, std::sync::Arc::new(self.net.clone()));
+        // Every client's history, for the check of ZooKeeper's guarantees after the run.
+        zkrs_client::__private::with_recorder(builder, self.history.recorder())
     }
 
     /// Virtual time since the run began.
