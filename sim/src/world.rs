@@ -46,7 +46,8 @@ pub struct Report {
 #[non_exhaustive]
 pub enum Violation {
     /// The test's verdict in its own words: the checkers' findings
-    /// ([`check`](crate::check)), one a line, or a step that failed.
+    /// ([`check`](crate::check)), one a line, or a step that failed; then the guarantees
+    /// the run broke ([`check::guarantees`](crate::check::guarantees)), one a line.
     Found(String),
     /// The test was still running after the run's limit of simulated time.
     Hang {
@@ -186,7 +187,9 @@ impl Simulation {
     /// Runs `test` in the simulated world until it returns, on a fresh current-thread
     /// runtime with a paused clock (time jumps to the next timer whenever every task
     /// waits). `test` returns `Err` with what it found wrong; running longer than the
-    /// limit is a hang.
+    /// limit is a hang. Then ZooKeeper's guarantees are checked over the history of every
+    /// client the world made ([`check::guarantees`](crate::check::guarantees)): a broken
+    /// one is a violation too, whatever the test found.
     pub fn run<F, Fut>(&self, test: F) -> Report
     where
         F: FnOnce(World) -> Fut,
@@ -297,7 +300,8 @@ impl World {
     }
 
     /// A client builder for the ensemble whose connections go over the simulated network
-    /// (session timeout 2 s; change it as for any client).
+    /// (session timeout 2 s; change it as for any client). Its client's operations and
+    /// watch events go into the run's history, whose guarantees are checked at the end.
     pub fn client_builder(&self) -> ClientBuilder {
         let builder = ClientBuilder::new(self.connect_string())
             .session_timeout(Duration::from_secs(2))

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::guarantees::GuaranteeViolation;
+use super::guarantee_violation::GuaranteeViolation;
 use super::history::{History, Operation};
 
 pub(super) fn check(history: &History, limit: usize, found: &mut Vec<GuaranteeViolation>) {

@@ -6,7 +6,10 @@
 
 mod beliefs;
 mod fifo;
+mod guarantee_violation;
 pub mod guarantees;
+#[cfg(test)]
+mod guarantees_tests;
 pub mod history;
 pub mod ledger;
 mod linearizable_writes;
