@@ -28,9 +28,7 @@ use crate::metrics::Metrics;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::__private::ExhaustiveEvent;
-use crate::session::{
-    ConnectionState, HostChange, Request, Session, StateChange, WatcherId,
-};
+use crate::session::{ConnectionState, HostChange, Request, Session, StateChange, WatcherId};
 use crate::transport::{Connector, Transport};
 use crate::watched_event::WatchedEvent;
 
@@ -308,10 +306,7 @@ impl Driver {
 
     fn command(&mut self, command: Command, now: Instant) {
         match command {
-            Command::Request {
-                mut request,
-                sink,
-            } => match sink {
+            Command::Request { mut request, sink } => match sink {
                 // Left through a watcher whose stream is already gone: nobody will read its
                 // event, so its registration is forgotten as soon as it is made.
                 Some((id, WatchSink::Group(tx))) if tx.is_closed() => {

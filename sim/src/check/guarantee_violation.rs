@@ -78,4 +78,3 @@ impl fmt::Display for GuaranteeViolation {
         }
     }
 }
-

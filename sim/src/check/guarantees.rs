@@ -2,17 +2,17 @@
 //! ("ZooKeeper guarantees" in the programmer's guide, and its section on watches) promises a
 //! client, in the exact forms checked here:
 //!
-//! - **Per-session FIFO** ([`fifo`](super::fifo)): of one client's requests the server
+//! - **Per-session FIFO** (`fifo.rs`): of one client's requests the server
 //!   answered without error, the answers reach the application in the order the requests
 //!   were submitted; and a session's successful writes have increasing zxids in that order.
-//! - **Monotonic reads, single system image** ([`monotonic_reads`](super::monotonic_reads)):
+//! - **Monotonic reads, single system image** (`monotonic_reads.rs`):
 //!   in one session, the zxid of every successful reply (a read's is its server's last
 //!   applied) is at least that of every reply before it, across reconnections to other
 //!   members.
-//! - **Linearizable writes** ([`linearizable_writes`](super::linearizable_writes)): a
+//! - **Linearizable writes** (`linearizable_writes.rs`): a
 //!   successful write whose answer reached its client before another write was submitted
 //!   (by any client) has the lower zxid; no two writes share one.
-//! - **Watch before data** ([`watch_order`](super::watch_order)): when a one-shot watch set
+//! - **Watch before data** (`watch_order.rs`): when a one-shot watch set
 //!   by a successful read of path P (answered at zxid H) delivers an event, no reply that
 //!   reached the same session between that read and the event shows P changed after H (a
 //!   Stat of P with mzxid, or for a child watch pzxid, above H): the change that fired the

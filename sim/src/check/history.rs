@@ -157,7 +157,11 @@ impl Operation {
 
 impl fmt::Display for Operation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "client {} request {} {:?}", self.client, self.request, self.op)?;
+        write!(
+            f,
+            "client {} request {} {:?}",
+            self.client, self.request, self.op
+        )?;
         if let Some(path) = &self.path {
             write!(f, " {path}")?;
         }
