@@ -13,7 +13,7 @@
 //!   successful write whose answer reached its client before another write was submitted
 //!   (by any client) has the lower zxid; no two writes share one.
 //! - **Watch before data** (`watch_order.rs`): when a one-shot watch set
-//!   by a successful read of path P (answered at zxid H) delivers an event, no reply that
+//!   by a successful read of path P (answered at zxid H) delivers a change's event, no reply that
 //!   reached the same session between that read and the event shows P changed after H (a
 //!   Stat of P with mzxid, or for a child watch pzxid, above H): the change that fired the
 //!   watch was seen before its event.

@@ -33,7 +33,15 @@ pub(super) fn check(history: &History, limit: usize, found: &mut Vec<GuaranteeVi
     }
     let mut count = 0;
     for event in &history.deliveries {
-        if event.state != KeeperState::SyncConnected || event.event_type == EventType::None {
+        // A change's event: not a session event, not a watch removed by the client.
+        let change = matches!(
+            event.event_type,
+            EventType::NodeCreated
+                | EventType::NodeDeleted
+                | EventType::NodeDataChanged
+                | EventType::NodeChildrenChanged
+        );
+        if event.state != KeeperState::SyncConnected || !change {
             continue;
         }
         let Some(&read) = set_by.get(&(event.client, event.watcher)) else {
