@@ -43,6 +43,7 @@ impl ClientBuilder {
                 follow_ensemble: false,
                 max_in_flight: crate::in_flight::DEFAULT_MAX_IN_FLIGHT,
                 dialer: None,
+                recorder: None,
                 #[cfg(feature = "metrics")]
                 metrics_label: None,
                 #[cfg(feature = "tls")]

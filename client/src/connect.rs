@@ -85,7 +85,8 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         connector,
         settings.host_provider.clone(),
     )
-    .with_metrics(metrics.clone());
+    .with_metrics(metrics.clone())
+    .with_recorder(settings.recorder.clone());
     tokio::spawn(driver.run());
     let client = Client::from_inner(Inner {
         commands: tx,
@@ -140,6 +141,8 @@ pub(crate) struct Settings {
     pub(crate) max_in_flight: usize,
     /// A simulation's network, in place of DNS and TCP.
     pub(crate) dialer: Option<Arc<dyn crate::memory_link::Dialer>>,
+    /// A simulation's history of what the application saw.
+    pub(crate) recorder: Option<Arc<dyn crate::history::Recorder>>,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::TlsOptions>,
     /// The `client` label of the facade's metrics (feature `metrics`).

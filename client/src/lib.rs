@@ -49,6 +49,7 @@ mod ensemble_config;
 mod ensemble_tracker;
 mod event_stream;
 mod frame_arena;
+mod history;
 mod host_list;
 mod host_provider;
 mod in_flight;

@@ -46,7 +46,18 @@ pub fn seed_thread_randomness(seed: Option<u64>) {
     crate::random::seed_thread(seed)
 }
 
+pub use crate::history::{Answer, Recorded, Recorder};
 pub use crate::memory_link::{memory_link, DialFuture, Dialer, LinkEnd, LinkPeer};
+
+/// For a simulation's check of ZooKeeper's guarantees: `builder`'s driver tells `recorder`
+/// each request it takes, each answer and each watch event it hands to the application.
+pub fn with_recorder(
+    mut builder: crate::ClientBuilder,
+    recorder: std::sync::Arc<dyn Recorder>,
+) -> crate::ClientBuilder {
+    builder.settings.recorder = Some(recorder);
+    builder
+}
 
 /// For a simulation's check: how many one-shot watches `client`'s driver holds (live ones,
 /// and abandoned ones not yet swept); `None` if the driver is gone.

@@ -22,6 +22,8 @@ pub(crate) type Answer = Result<Reply, Error>;
 pub(crate) struct ReplyTx {
     tx: SlotSender<Answer>,
     _place: Option<Place>,
+    /// Its number in a simulation's history (`history.rs`), when one is recorded.
+    pub(crate) recorded: Option<u64>,
 }
 
 impl ReplyTx {
@@ -33,7 +35,14 @@ impl ReplyTx {
         place: Option<Place>,
     ) -> (ReplyTx, SlotReceiver<Answer>) {
         let (tx, rx) = slots.take();
-        (ReplyTx { tx, _place: place }, rx)
+        (
+            ReplyTx {
+                tx,
+                _place: place,
+                recorded: None,
+            },
+            rx,
+        )
     }
 
     /// Delivers the answer (nobody may be waiting any more) and frees the place.

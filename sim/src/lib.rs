@@ -13,6 +13,11 @@
 //! One seed is one run: the same seed gives the same trace, byte for byte, and the same
 //! [`Report::trace_hash`].
 //!
+//! Every run records what its clients' applications saw (each operation with its session,
+//! times, result and zxids; each watch event delivered) and checks ZooKeeper's guarantees
+//! over it when the test ends: per-session FIFO, monotonic reads, linearizable writes and
+//! watch before data ([`check::guarantees`]).
+//!
 //! Run simulations from a plain `#[test]` (not `#[tokio::test]`): each builds its own
 //! runtime. [`Runner`] runs many seeds of one test in one call, with the seeds, a time budget
 //! and threads from the environment; it shrinks each failing seed to the faults that show it

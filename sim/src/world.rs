@@ -8,10 +8,15 @@ use std::time::Duration;
 use zkrs_client::ClientBuilder;
 use zkrs_model::ServerConfig;
 
+use crate::check::guarantees;
+use crate::check::history::HistoryLog;
 use crate::faults::{plan, Fault, FaultConfig, FaultKind};
 use crate::finding::{Finding, FindingKind};
 use crate::network::{host_name, pump, ClientDialer, Network, Owner, SharedNetwork, PORT};
 use crate::rng::SimRng;
+
+/// Findings of each broken guarantee reported, at most.
+const GUARANTEE_FINDINGS: usize = 3;
 
 /// The wall clock a simulated run starts at (2026-01-01T00:00:00Z): node names and
 /// registration times that hold the time repeat with the seed.
@@ -44,7 +49,8 @@ pub struct Report {
 pub enum Violation {
     /// The test's verdict: what it found ([`Finding`], a kind and the details in its
     /// words: the checkers' findings ([`check`](crate::check)), one a line, or a step that
-    /// failed).
+    /// failed), then the guarantees the run broke
+    /// ([`check::guarantees`](crate::check::guarantees)), one a line.
     Found(Finding),
     /// The test was still running after the run's limit of simulated time.
     Hang {
@@ -216,7 +222,10 @@ impl Simulation {
     /// Runs `test` in the simulated world until it returns, on a fresh current-thread
     /// runtime with a paused clock (time jumps to the next timer whenever every task
     /// waits). `test` returns `Err` with what it found wrong (a [`Finding`]; `?` turns a
-    /// `String` into one); running longer than the limit is a hang.
+    /// `String` into one); running longer than the limit is a hang. Then ZooKeeper's
+    /// guarantees are checked over the history of every client the world made
+    /// ([`check::guarantees`](crate::check::guarantees)): a broken one is a violation too,
+    /// whatever the test found.
     pub fn run<F, Fut>(&self, test: F) -> Report
     where
         F: FnOnce(World) -> Fut,
@@ -249,6 +258,7 @@ impl Simulation {
                 start.into_std(),
             );
             let net = SharedNetwork::new(net, start);
+            let history = HistoryLog::new(start);
             let mut pump_task = tokio::spawn(pump(net.clone()));
             let world = World {
                 net: net.clone(),
@@ -261,6 +271,7 @@ impl Simulation {
                         .copied()
                         .collect(),
                 ),
+                history: history.clone(),
             };
             let verdict = tokio::select! {
                 biased;
@@ -272,9 +283,10 @@ impl Simulation {
             };
             pump_task.abort();
             let simulated = net.now();
-            (verdict, simulated, net)
+            (verdict, simulated, net, history)
         });
-        let (violation, simulated, net) = outcome;
+        let (verdict, simulated, net, history) = outcome;
+        let violation = with_guarantees(verdict, &history.take());
         // Tasks still running (drivers of clients the test kept) go with the runtime.
         drop(runtime);
         zkrs_client::__private::seed_thread_randomness(None);
@@ -292,6 +304,29 @@ impl Simulation {
     }
 }
 
+/// The test's verdict and ZooKeeper's guarantees checked over the run's history
+/// ([`guarantees`]): a broken guarantee is a violation of every run, whatever the test
+/// checked (reported after the test's own findings).
+fn with_guarantees(
+    verdict: Option<Violation>,
+    history: &crate::check::history::History,
+) -> Option<Violation> {
+    let broken = guarantees::violations(history, GUARANTEE_FINDINGS);
+    if broken.is_empty() {
+        return verdict;
+    }
+    let lines: Vec<String> = broken.iter().map(ToString::to_string).collect();
+    let lines = lines.join("\n");
+    match verdict {
+        None => Some(Violation::Found(Finding::safety(lines))),
+        Some(Violation::Found(found)) => Some(Violation::Found(Finding::new(
+            found.kind(),
+            format!("{}\n{lines}", found.detail()),
+        ))),
+        Some(other) => Some(other),
+    }
+}
+
 /// What a simulated test sees: clients for the ensemble, virtual time, the trace.
 #[derive(Debug, Clone)]
 pub struct World {
@@ -302,6 +337,7 @@ pub struct World {
     pub(crate) owner: Option<Owner>,
     /// The plan's participant crashes ([`World::spawn_participant`]).
     pub(crate) crashes: Arc<Vec<Fault>>,
+    history: HistoryLog,
 }
 
 impl World {
@@ -320,6 +356,9 @@ impl World {
     /// single-client faults name ([`FaultKind::IsolateClient`](crate::FaultKind::IsolateClient),
     /// [`FaultKind::PauseClient`](crate::FaultKind::PauseClient)). Every connection made
     /// with this builder (or a clone of it) is that client's.
+    ///
+    /// Its client's operations and watch events go into the run's history, whose guarantees
+    /// are checked at the end.
     pub fn client_builder(&self) -> ClientBuilder {
         let client = self.net.lock().add_client();
         let builder = ClientBuilder::new(self.connect_string())
@@ -330,7 +369,9 @@ impl World {
             client,
             owner: self.owner,
         };
-        zkrs_client::__private::with_dialer(builder, Arc::new(dialer))
+        let builder = zkrs_client::__private::with_dialer(builder, Arc::new(dialer));
+        // Every client's history, for the check of ZooKeeper's guarantees after the run.
+        zkrs_client::__private::with_recorder(builder, self.history.recorder())
     }
 
     /// Virtual time since the run began.

@@ -108,6 +108,21 @@ impl Driver {
                     });
                 }
                 ExhaustiveEvent::Reply { token, result } => {
+                    if let (Some((recorder, _)), Some(id)) = (&self.recorder, token.recorded) {
+                        let answer = match &result {
+                            Ok(reply) => Answer::Ok {
+                                zxid: reply.zxid,
+                                body: &reply.body,
+                            },
+                            Err(e) => Answer::Err(e),
+                        };
+                        let session = self.session.session_id();
+                        recorder.record(Recorded::Answered {
+                            id,
+                            session,
+                            answer,
+                        });
+                    }
                     // The caller may have stopped waiting (dropped its future): fine.
                     token.send(result);
                 }
@@ -122,18 +137,30 @@ impl Driver {
                         path: self.chroot.to_client(&raw.path).to_string(),
                     };
                     // The core says who hears what (a group hears a notification once).
-                    let delivered = match self.sinks.get(&watcher) {
-                        Some(WatchSink::Stream(tx)) => tx.send(Ok(event)),
-                        Some(WatchSink::Once(_) | WatchSink::Group(_)) => {
-                            match self.sinks.remove(&watcher) {
-                                Some(WatchSink::Once(tx)) => drop(tx.send(event)),
-                                Some(WatchSink::Group(tx)) => drop(tx.send(event)),
-                                Some(WatchSink::Stream(_)) | None => {}
-                            }
-                            true
+                    let (delivered, reached) = match self.sinks.get(&watcher) {
+                        Some(WatchSink::Stream(tx)) => {
+                            let sent = tx.send(Ok(event));
+                            (sent, sent)
                         }
-                        None => true,
+                        Some(WatchSink::Once(_) | WatchSink::Group(_)) => {
+                            let reached = match self.sinks.remove(&watcher) {
+                                Some(WatchSink::Once(tx)) => tx.send(event).is_ok(),
+                                Some(WatchSink::Group(tx)) => tx.send(event).is_ok(),
+                                Some(WatchSink::Stream(_)) | None => false,
+                            };
+                            (true, reached)
+                        }
+                        None => (true, false),
                     };
+                    if let (Some((recorder, _)), true) = (&self.recorder, reached) {
+                        recorder.record(Recorded::Delivered {
+                            watcher: watcher.get(),
+                            session: self.session.session_id(),
+                            event_type: raw.event_type,
+                            state: raw.state,
+                            path: &raw.path,
+                        });
+                    }
                     if !delivered {
                         self.sinks.remove(&watcher);
                         self.session.forget_watcher(watcher, crate::clock::now());

@@ -22,12 +22,13 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tokio::sync::mpsc;
 
+use crate::history::{Answer, Recorded, Recorder};
 use crate::host_provider::SharedProvider;
 use crate::metrics::Metrics;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::__private::ExhaustiveEvent;
-use crate::session::{ConnectionState, HostChange, Session, StateChange, WatcherId};
+use crate::session::{ConnectionState, HostChange, Request, Session, StateChange, WatcherId};
 use crate::transport::{Connector, Transport};
 use crate::watched_event::WatchedEvent;
 
@@ -88,6 +89,8 @@ pub(crate) struct Driver {
     metrics: Arc<Metrics>,
     /// The core's `last_heard` as last told to the handles.
     heard: Option<Instant>,
+    /// A simulation's history of what the application saw, and the last request number.
+    recorder: Option<(Arc<dyn Recorder>, u64)>,
 }
 
 /// Watch sinks kept allocated across connections (as the core keeps its watchers).
@@ -136,6 +139,7 @@ impl Driver {
             fresh_hosts: false,
             metrics: Arc::new(Metrics::new()),
             heard: None,
+            recorder: None,
         }
     }
 
@@ -143,6 +147,27 @@ impl Driver {
     pub(crate) fn with_metrics(mut self, metrics: Arc<Metrics>) -> Driver {
         self.metrics = metrics;
         self
+    }
+
+    /// Tells `recorder` (a simulation's) what the application sees.
+    pub(crate) fn with_recorder(mut self, recorder: Option<Arc<dyn Recorder>>) -> Driver {
+        self.recorder = recorder.map(|r| (r, 0));
+        self
+    }
+
+    /// Numbers a request the driver takes and records it, in a simulation.
+    fn record_submitted(&mut self, request: &mut Request<ReplyTx>, watcher: Option<WatcherId>) {
+        let Some((recorder, last)) = &mut self.recorder else {
+            return;
+        };
+        *last += 1;
+        request.token.recorded = Some(*last);
+        recorder.record(Recorded::Submitted {
+            id: *last,
+            op: request.op,
+            path: crate::history::request_path(request.op, &request.frame),
+            watcher: watcher.map(WatcherId::get),
+        });
     }
 
     /// Runs until the session is closed (explicitly, or when every handle is gone).
@@ -281,15 +306,17 @@ impl Driver {
 
     fn command(&mut self, command: Command, now: Instant) {
         match command {
-            Command::Request { request, sink } => match sink {
+            Command::Request { mut request, sink } => match sink {
                 // Left through a watcher whose stream is already gone: nobody will read its
                 // event, so its registration is forgotten as soon as it is made.
                 Some((id, WatchSink::Group(tx))) if tx.is_closed() => {
+                    self.record_submitted(&mut request, Some(id));
                     self.session.submit(request, now);
                     self.session.forget_watcher(id, now);
                 }
                 Some((id, sink)) => {
                     self.sinks.insert(id, sink);
+                    self.record_submitted(&mut request, Some(id));
                     self.session.submit(request, now);
                     let sinks = &self.sinks;
                     let abandoned = |id| sinks.get(&id).is_some_and(WatchSink::is_abandoned);
@@ -297,7 +324,10 @@ impl Driver {
                         self.sinks.remove(&id);
                     }
                 }
-                None => self.session.submit(request, now),
+                None => {
+                    self.record_submitted(&mut request, None);
+                    self.session.submit(request, now)
+                }
             },
             Command::AddAuth {
                 scheme,
