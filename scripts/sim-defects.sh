@@ -67,7 +67,7 @@ while read -r patch suite bound when; do
         continue
     fi
     out="$(ZKRS_SIM_STOP_AT_FIRST=1 "$target/release/zkrs-simulate" \
-        campaign 1800 "$suite" --jobs 1 --first-seed 1 || true)"
+        campaign 1800 "$suite" --jobs 1 --first-seed 1 --seeds "$bound" || true)"
     found="$(printf '%s\n' "$out" | sed -n 's/^VIOLATION suite=[a-z_]* seed=\([0-9]*\).*/\1/p' | head -1)"
     if [ -n "$found" ] && [ "$found" -le "$bound" ]; then
         echo "defect $patch: found by $suite at seed $found (bound $bound)"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The deterministic simulation's campaign: seeds of the suites (the real-server fault suites'
 # invariants, run by zkrs-sim against the model ensemble on virtual time), on every core, for
-# SECONDS of real time. Prints seeds per hour, simulated hours per hour, and each violation
+# SECONDS of real time or COUNT seeds, whichever ends first. Prints seeds per hour, simulated hours per hour, and each violation
 # with its seed, the fewest faults that still show it, and the command that replays it.
 # No JVM, no network: nothing to install.
 #
-#   scripts/simulate.sh [SECONDS] [SUITE|all] [--jobs N] [--first-seed S]   (default 600 all)
+#   scripts/simulate.sh [SECONDS] [SUITE|all] [--jobs N] [--first-seed S] [--seeds COUNT]
+#                                                                        (default 600 all)
 #   scripts/simulate.sh --replay SUITE SEED [--skip 1,2] [--trace]            (one run)
 #
 # The output also goes to target/simulate.log. Exit status 1 if any seed failed.

@@ -16,7 +16,7 @@ pub(crate) struct SessionEntry {
 }
 
 /// Every live session.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct SessionTable {
     pub sessions: BTreeMap<i64, SessionEntry>,
     next_id: i64,
@@ -32,6 +32,13 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// `roundToNextInterval(now + timeout)` for ticks of `tick`.
+fn expiry(tick: Duration, now: Duration, timeout_ms: i32) -> Duration {
+    let tick = tick.as_millis() as u64;
+    let at = now.as_millis() as u64 + timeout_ms.max(0) as u64;
+    Duration::from_millis((at / tick + 1) * tick)
+}
+
 impl SessionTable {
     pub(crate) fn new(server_id: u8, tick: Duration) -> Self {
         SessionTable {
@@ -43,9 +50,7 @@ impl SessionTable {
 
     /// `roundToNextInterval(now + timeout)`.
     pub(crate) fn expiry(&self, now: Duration, timeout_ms: i32) -> Duration {
-        let tick = self.tick.as_millis() as u64;
-        let at = now.as_millis() as u64 + timeout_ms.max(0) as u64;
-        Duration::from_millis((at / tick + 1) * tick)
+        expiry(self.tick, now, timeout_ms)
     }
 
     pub(crate) fn create(&mut self, now: Duration, timeout_ms: i32) -> (i64, [u8; 16]) {
@@ -63,6 +68,15 @@ impl SessionTable {
             },
         );
         (id, passwd)
+    }
+
+    /// Every session's expiry counted from `now`, as if each had been added now (a member
+    /// that takes a replica's sessions instead of replaying the log that made them).
+    pub(crate) fn added_again_at(&mut self, now: Duration) {
+        let tick = self.tick;
+        for entry in self.sessions.values_mut() {
+            entry.expires_at = expiry(tick, now, entry.timeout_ms);
+        }
     }
 
     /// Adds a session the ensemble created (a member applying createSession).

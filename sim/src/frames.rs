@@ -3,6 +3,7 @@
 //! returned), each watch event. Best effort: bytes it cannot read are summed up by size, and
 //! nothing here decides anything.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -29,13 +30,18 @@ fn long(b: &[u8], at: usize) -> Option<i64> {
 }
 
 fn string(b: &[u8], at: usize) -> Option<(String, usize)> {
+    string_in(b, at).map(|(text, end)| (text.into_owned(), end))
+}
+
+/// A string read in place (a copy only if it is not UTF-8): a listing's hundred names are
+/// sorted and written without a string made for each.
+fn string_in(b: &[u8], at: usize) -> Option<(Cow<'_, str>, usize)> {
     let len = int(b, at)?;
     if len < 0 {
-        return Some((String::new(), at + 4));
+        return Some((Cow::Borrowed(""), at + 4));
     }
     let end = at + 4 + len as usize;
-    let text = String::from_utf8_lossy(b.get(at + 4..end)?).into_owned();
-    Some((text, end))
+    Some((String::from_utf8_lossy(b.get(at + 4..end)?), end))
 }
 
 fn op_name(op: i32) -> String {
@@ -188,7 +194,7 @@ impl FrameReader {
                     let mut at = 20;
                     let mut names = Vec::new();
                     for _ in 0..count.clamp(0, 64) {
-                        match string(&f, at) {
+                        match string_in(&f, at) {
                             Some((name, next)) => {
                                 names.push(name);
                                 at = next;
@@ -197,7 +203,14 @@ impl FrameReader {
                         }
                     }
                     names.sort();
-                    let _ = write!(out, " [{}]", names.join(" "));
+                    out.push_str(" [");
+                    for (i, name) in names.iter().enumerate() {
+                        if i > 0 {
+                            out.push(' ');
+                        }
+                        out.push_str(name);
+                    }
+                    out.push(']');
                 }
             } else if matches!(op, Some(1 | 15 | 19 | 21)) {
                 if let Some((path, _)) = string(&f, 16) {

@@ -435,9 +435,9 @@ impl Network {
                 }
                 let (member, model) = (conn.member, conn.model);
                 let said = conn.frames.requests(&data);
-                self.trace.record(
+                self.trace.record_args(
                     now,
-                    &format!(
+                    format_args!(
                         "c{id}>m{member} {}B #{:08x}{said}",
                         data.len(),
                         digest(&data)
@@ -477,9 +477,9 @@ impl Network {
                 }
                 let member = conn.member;
                 let said = conn.frames.replies(&data);
-                self.trace.record(
+                self.trace.record_args(
                     now,
-                    &format!(
+                    format_args!(
                         "c{id}<m{member} {}B #{:08x}{said}{}",
                         data.len(),
                         digest(&data),

@@ -2,11 +2,12 @@
 //!
 //! ```text
 //! zkrs-simulate run SUITE SEED [--skip 1,2] [--trace]   one run: its report (and trace)
-//! zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S]
+//! zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S] [--seeds COUNT]
 //! ```
 //!
-//! A campaign runs seeds on `N` threads (default: every core) for `SECONDS` of real time,
-//! each seed with 60 s of faults, and prints seeds per hour, simulated hours per hour, and
+//! A campaign runs seeds on `N` threads (default: every core) for `SECONDS` of real time, or
+//! until it has run `COUNT` seeds if that comes first (`S`, `S+1`, ...: the same seeds every
+//! time, whatever the machine's speed), each seed with 60 s of faults, and prints seeds per hour, simulated hours per hour, and
 //! each violation with its seed, the fewest faults of its plan that still show it, and the
 //! command that replays it. Exit status 1 if any seed failed.
 
@@ -152,6 +153,18 @@ fn campaign(args: &[String]) -> i32 {
                 .map_or(1, |d| d.as_secs())
                 .wrapping_mul(1_000_003)
         });
+    // A seed count bounds the campaign as well as its time: seeds first..first+count.
+    let count: Option<u64> = match flag(args, "--seeds") {
+        None => None,
+        Some(text) => match text.parse() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                eprintln!("zkrs-simulate: --seeds takes a count of seeds, not {text:?}");
+                return 2;
+            }
+        },
+    };
+    let last = count.map(|n| first.saturating_add(n));
     let next = Arc::new(AtomicU64::new(first));
     let stop = Arc::new(AtomicBool::new(false));
     let totals = Arc::new(Totals {
@@ -177,6 +190,9 @@ fn campaign(args: &[String]) -> i32 {
             std::thread::spawn(move || {
                 while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
                     let seed = next.fetch_add(1, Ordering::Relaxed);
+                    if last.is_some_and(|last| seed >= last) {
+                        break;
+                    }
                     let suite = suites[(seed % suites.len() as u64) as usize];
                     running.lock().unwrap()[worker] = Some((suite, seed, Instant::now()));
                     let report = run(suite, &simulation(suite, seed, &[]));
@@ -262,7 +278,7 @@ fn main() {
         Some("campaign") => campaign(&args[1..]),
         _ => {
             eprintln!(
-                "usage: zkrs-simulate run SUITE SEED [--skip 1,2] [--trace] [--no-skipped-replies]\n       zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S]\nsuites: {}",
+                "usage: zkrs-simulate run SUITE SEED [--skip 1,2] [--trace] [--no-skipped-replies]\n       zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S] [--seeds COUNT]\nsuites: {}",
                 SUITES.join(", ")
             );
             2
