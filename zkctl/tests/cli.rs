@@ -806,7 +806,15 @@ fn bench_lock_reports_hand_offs_under_contention() {
         );
         // A session costs heap (its buffers and driver), measured while all are connected.
         assert!(value(&lock, &format!("in_line_{n}_heap_per_session_bytes")) > 0.0);
-        has(&lock, &format!("in_line_{n}_rss_per_waiter_bytes"), "bytes");
+        // RSS moves by whole pages as the allocator keeps and returns them: over a few
+        // waiters its growth per waiter can be below zero (CI saw -8192), so only its
+        // presence is checked; the heap figures above are the exact ones.
+        let rss = format!("in_line_{n}_rss_per_waiter_bytes");
+        assert!(
+            lock.iter()
+                .any(|(name, _, unit)| *name == rss && unit == "bytes"),
+            "no {rss} in {lock:?}"
+        );
     }
     has(&lock, "in_line_5_handoff_p50_ratio", "x_2_sessions");
     // The warm-up and the first holder count as acquisitions too.
