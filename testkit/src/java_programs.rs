@@ -18,6 +18,21 @@ use crate::locate::Installation;
 pub const CURATOR_CLASSPATH_ENV: &str = "ZKR_CURATOR_CLASSPATH";
 /// Overrides the `javac` looked for under `JAVA_HOME` and on the `PATH`.
 pub const JAVAC_ENV: &str = "ZKR_JAVAC";
+/// Curator's recipes and what they need, as Debian names the jars
+/// (`libcurator-recipes-java`): the `required` of [`JavaPrograms::debian_classpath`] for a
+/// Curator peer.
+pub const CURATOR_JARS: &[&str] = &[
+    "curator-recipes",
+    "curator-framework",
+    "curator-client",
+    "zookeeper",
+    "zookeeper-jute",
+    "guava",
+    "slf4j-api",
+];
+/// The `optional` for a Curator peer: guava's split-out class, and a logger so Curator's
+/// warnings reach stderr.
+pub const CURATOR_OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
 
 /// Where Debian puts its jars.
 const JAR_DIR: &str = "/usr/share/java";

@@ -100,7 +100,9 @@ pub use config::SUPERUSER;
 pub use error::{Error, Result};
 pub use faults::{Fault, FaultRecord, FaultSchedule, FaultScheduleBuilder};
 pub use four_letter::{four_letter_word, server_mode, Mode};
-pub use java_programs::{JavaPrograms, CURATOR_CLASSPATH_ENV, JAVAC_ENV};
+pub use java_programs::{
+    JavaPrograms, CURATOR_CLASSPATH_ENV, CURATOR_JARS, CURATOR_OPTIONAL_JARS, JAVAC_ENV,
+};
 pub use kerberos::{KerberosRealm, KRB5_PATH_ENV};
 pub use locate::{Installation, CLASSPATH_ENV, DEBIAN_SERVER_JAR, JAVA_ENV};
 pub use options::ServerOptions;

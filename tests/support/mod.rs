@@ -37,31 +37,25 @@ const INSTALL_HINT: &str = "run scripts/install-zookeeper.sh (it installs Debian
 // ----- Java and Curator -----
 
 /// The Debian jars the peers need (each `/usr/share/java/<name>.jar`, or `<name>-<version>.jar`):
-/// Curator's recipes, its service discovery (`libcurator-discovery-java`) and the Jackson jars
-/// that one writes its JSON with, and their dependencies.
-const REQUIRED_JARS: &[&str] = &[
-    "curator-recipes",
+/// Curator's service discovery (`libcurator-discovery-java`) and the Jackson jars it writes
+/// its JSON with, besides Curator's recipes (`zkrs_testkit::CURATOR_JARS`).
+const DISCOVERY_JARS: &[&str] = &[
     "curator-x-discovery",
     "jackson-databind",
     "jackson-core",
     "jackson-annotations",
-    "curator-framework",
-    "curator-client",
-    "zookeeper",
-    "zookeeper-jute",
-    "guava",
-    "slf4j-api",
 ];
-/// Added when present: guava's split-out class, and a logger so Curator's warnings reach stderr.
-const OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
 
 /// Java, Curator and the compiled peers (every `tests/java/*.java`), set up once per test
 /// binary; panics (never skips) when something is missing.
 fn java() -> &'static JavaPrograms {
     static JAVA: OnceLock<Result<JavaPrograms, String>> = OnceLock::new();
     let setup = || {
-        let classpath = JavaPrograms::debian_classpath(REQUIRED_JARS, OPTIONAL_JARS)
-            .map_err(|e| e.to_string())?;
+        let classpath = JavaPrograms::debian_classpath(
+            &[DISCOVERY_JARS, zkrs_testkit::CURATOR_JARS].concat(),
+            zkrs_testkit::CURATOR_OPTIONAL_JARS,
+        )
+        .map_err(|e| e.to_string())?;
         let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
         JavaPrograms::compile(&peer_sources()?, &classpath, base, "curator-peers")
             .map_err(|e| e.to_string())

@@ -23,18 +23,6 @@ use crate::failure::Failure;
 const SOURCE: &str = include_str!("../../../tests/java/CuratorContentionBench.java");
 /// Its class.
 const CLASS: &str = "CuratorContentionBench";
-/// The jars it needs (each `/usr/share/java/<name>.jar`, or `<name>-<version>.jar`), and
-/// those added when present: guava's split-out class, a logger for Curator's warnings.
-const REQUIRED_JARS: &[&str] = &[
-    "curator-recipes",
-    "curator-framework",
-    "curator-client",
-    "zookeeper",
-    "zookeeper-jute",
-    "guava",
-    "slf4j-api",
-];
-const OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
 /// The full JIT, a heap for many sessions, Curator's warnings on stderr (the ZooKeeper
 /// client's only when they are errors: it warns of every socket the server closes as the
 /// sessions end).
@@ -54,8 +42,11 @@ const INSTALL_HINT: &str = "--curator needs a JDK (javac) and Curator 5.4's jars
 
 /// Compiles the program (once per content: the classes stay in the temporary folder).
 fn compile() -> Result<JavaPrograms, String> {
-    let classpath =
-        JavaPrograms::debian_classpath(REQUIRED_JARS, OPTIONAL_JARS).map_err(|e| e.to_string())?;
+    let classpath = JavaPrograms::debian_classpath(
+        zkrs_testkit::CURATOR_JARS,
+        zkrs_testkit::CURATOR_OPTIONAL_JARS,
+    )
+    .map_err(|e| e.to_string())?;
     let base = std::env::temp_dir().join("zkctl-java");
     // The source goes to a folder of this process's own, so concurrent runs never read a
     // half-written file; the classes are shared by content.
