@@ -71,6 +71,9 @@ struct NodeState {
     in_doubt: Option<String>,
     /// Our node's creation zxid (meaningful while `path` is set).
     czxid: i64,
+    /// [`LeaderLatch::close_with`] took the node: the task, if a poll of it still runs,
+    /// neither creates a node nor leads.
+    closing: bool,
 }
 
 #[derive(Debug)]
@@ -94,6 +97,17 @@ impl Shared {
         if self.flag.set(is_leader, notify) {
             zkrs_client::__log!(info, path = %self.path, id = %self.id, leader = is_leader, "latch leadership changed");
         }
+    }
+
+    /// Leads, unless the latch is closing (checked under the node's lock, which the close
+    /// takes to start: a poll of the task still running while the latch closes never leads
+    /// after the close said it does not).
+    fn lead(&self) {
+        let node = self.node();
+        if !node.closing {
+            self.set_leader(true, true);
+        }
+        drop(node);
     }
 
     fn node(&self) -> std::sync::MutexGuard<'_, NodeState> {
@@ -272,26 +286,40 @@ impl LeaderLatch {
     /// [`LeaderLatch::close`], choosing whether listeners hear leadership end
     /// ([`CloseMode::NotifyLeader`]).
     pub async fn close_with(mut self, mode: CloseMode) -> Result<()> {
-        if let Some(task) = self.task.take() {
+        // The node's delete is what hands leadership to the next in line, so it goes out
+        // before the task is waited for (waking the task to drop it costs a scheduler round
+        // or two, which was a third of a hand-off). A poll of the task that still runs
+        // meanwhile finds `closing` set: it neither creates a node nor leads.
+        let task = self.task.take();
+        if let Some(task) = &task {
             task.abort();
-            let _ = task.await;
         }
+        let (path, in_doubt) = {
+            let mut node = self.shared.node();
+            node.closing = true;
+            (node.path.take(), node.in_doubt.take())
+        };
+        // Before the delete can reach the server: never two leaders in our own beliefs.
         let notify = mode == CloseMode::NotifyLeader;
         self.shared.set_leader(false, notify);
         self.shared.flag.close(notify);
-        let (path, in_doubt) = {
-            let mut node = self.shared.node();
-            (node.path.take(), node.in_doubt.take())
-        };
         if let Some(prefix) = in_doubt {
             guaranteed_delete_protected(&self.shared.client, self.shared.path.clone(), prefix);
         }
-        match path {
-            // Deleted in the background if this future is dropped half-way (a close bounded
-            // by a timeout): the path is no longer in the state `Drop` cleans up.
-            Some(path) => delete_for_sure(&self.shared.client, path).await,
-            None => Ok(()),
-        }
+        let stopped = async {
+            if let Some(task) = task {
+                let _ = task.await;
+            }
+        };
+        let deleted = async {
+            match path {
+                // Deleted in the background if this future is dropped half-way (a close
+                // bounded by a timeout): the path is no longer in the state `Drop` cleans up.
+                Some(path) => delete_for_sure(&self.shared.client, path).await,
+                None => Ok(()),
+            }
+        };
+        tokio::join!(stopped, deleted).1
     }
 }
 
@@ -445,7 +473,7 @@ async fn run(shared: Arc<Shared>) {
                 // hand-off). Then watch our own node, so a deletion under us is noticed; one
                 // between the listing and the watch ends leadership as one after it would.
                 if !lost_now(shared.policy, &client) {
-                    shared.set_leader(true, true);
+                    shared.lead();
                 }
                 match watch_own(&client, &ours).await {
                     Ok(Some((_, watch))) => wait_watch_or_state(watch, &mut changes).await,
@@ -525,7 +553,13 @@ async fn create_node(
     loop {
         let protected = ProtectedName::new();
         let path = protected.path(&shared.path, LATCH_NAME);
-        shared.node().in_doubt = Some(protected.prefix().to_string());
+        {
+            let mut node = shared.node();
+            if node.closing {
+                return None; // closed; a poll still running as the latch closes
+            }
+            node.in_doubt = Some(protected.prefix().to_string());
+        }
         let (created, listed) = tokio::join!(
             client.create_with(&path, shared.id.as_bytes(), &options),
             client.get_children(&shared.path)
