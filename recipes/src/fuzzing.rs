@@ -73,6 +73,17 @@ pub fn sequence(data: &[u8]) {
         max_before,
         "predecessor of {ours:?}"
     );
+    let mut before: Vec<&str> = others
+        .iter()
+        .map(|&c| key(c))
+        .filter(|&k| k < our_key)
+        .collect();
+    before.sort_unstable();
+    assert_eq!(
+        r.before_predecessor.map(key),
+        before.len().checked_sub(2).map(|i| before[i]),
+        "the one before the predecessor of {ours:?}"
+    );
     let min = children.iter().map(|&c| key(c)).min();
     assert_eq!(Some(key(r.first)), min, "first");
 

@@ -69,11 +69,16 @@ pub fn sequence_number(name: &str) -> Option<u32> {
 
 /// Where a contender stands among the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Rank<'a> {
     /// How many contenders sort before it (0: it is first).
     pub index: usize,
     /// The contender just before it: the one to watch while waiting.
     pub predecessor: Option<&'a str>,
+    /// The contender just before the predecessor: once it is gone, a new listing can show
+    /// the predecessor as the only one left before us, so that the predecessor's deletion
+    /// alone hands over the turn (the locks watch it for that).
+    pub before_predecessor: Option<&'a str>,
     /// The first contender overall.
     pub first: &'a str,
     /// Number of contenders.
@@ -101,6 +106,7 @@ where
     let mut index = 0;
     let mut count = 0;
     let mut predecessor: Option<(Key<'a>, &'a str)> = None;
+    let mut before_predecessor: Option<(Key<'a>, &'a str)> = None;
     let mut first: Option<(Key<'a>, &'a str)> = None;
     for child in children {
         count += 1;
@@ -112,7 +118,10 @@ where
             std::cmp::Ordering::Less => {
                 index += 1;
                 if predecessor.is_none_or(|(pk, _)| k > pk) {
+                    before_predecessor = predecessor;
                     predecessor = Some((k, child));
+                } else if before_predecessor.is_none_or(|(bk, _)| k > bk) {
+                    before_predecessor = Some((k, child));
                 }
             }
             // Names are compared only where keys tie: mostly never, ours once.
@@ -123,6 +132,7 @@ where
     found.then(|| Rank {
         index,
         predecessor: predecessor.map(|(_, n)| n),
+        before_predecessor: before_predecessor.map(|(_, n)| n),
         // `first` is set whenever `ours` was found (it is among the children).
         first: first.map(|(_, n)| n).unwrap_or_default(),
         count,
@@ -294,6 +304,7 @@ mod tests {
             let r = rank(names.iter().map(String::as_str), ours, key).unwrap();
             assert_eq!(r.index, i);
             assert_eq!(r.predecessor, i.checked_sub(1).map(|p| sorted[p]));
+            assert_eq!(r.before_predecessor, i.checked_sub(2).map(|p| sorted[p]));
             assert_eq!(r.first, sorted[0]);
             assert_eq!(r.count, 5);
         }

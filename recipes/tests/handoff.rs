@@ -70,6 +70,48 @@ async fn a_mutex_hand_off_sends_no_request() {
     holder.release().await.unwrap();
 }
 
+/// Third in line, a waiter also watches the holder (the one before its predecessor); when the
+/// holder leaves it lists again while its predecessor holds, so the predecessor's release
+/// alone hands it the lock: a deeper line hands over as a line of two does.
+#[tokio::test]
+async fn third_in_line_hands_over_without_a_request() {
+    let zk = TestingServer::start().unwrap();
+    let clients = [connect(&zk).await, connect(&zk).await, connect(&zk).await];
+    let mutexes = clients.each_ref().map(|c| {
+        InterProcessMutex::builder(c, "/handoff/deep")
+            .build()
+            .unwrap()
+    });
+    let first = within("the first lock", mutexes[0].acquire())
+        .await
+        .unwrap();
+    let second = mutexes[1].clone();
+    let second = tokio::spawn(async move { second.acquire().await });
+    until_watching(&zk, &clients[1], first.path()).await;
+    let third = mutexes[2].clone();
+    let third = tokio::spawn(async move { third.acquire().await });
+    // The third one watches the holder too (the look-ahead) besides its predecessor.
+    until_watching(&zk, &clients[2], first.path()).await;
+    let listed = listings(&clients[2]);
+    first.release().await.unwrap();
+    let second = within("the first hand-off", second).await.unwrap().unwrap();
+    // The third one lists again once the holder left, while the second holds.
+    eventually(
+        "the third one to list again after the holder left",
+        || async { listings(&clients[2]) > listed },
+    )
+    .await;
+    let before = requests(&clients[2], None);
+    second.release().await.unwrap();
+    let third = within("the second hand-off", third).await.unwrap().unwrap();
+    assert_eq!(
+        requests(&clients[2], None),
+        before,
+        "third in line, the waiter asked the server again before holding the lock"
+    );
+    third.release().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_reader_behind_one_writer_gets_in_without_a_request() {
     let zk = TestingServer::start().unwrap();

@@ -14,6 +14,12 @@
 //! - A hand-off costs one notification, not a notification and a listing: when the contender
 //!   we wait for was, in our last listing, the only one that had to go before us, its
 //!   deletion makes us first without asking again (Curator lists the children again).
+//! - Deeper in line, we also watch the contender before our predecessor (the look-ahead).
+//!   When it leaves, we list again while our predecessor still waits or holds; that listing
+//!   usually shows the predecessor as the only one left, so its deletion then hands us the
+//!   lock in one notification too. The listing a deep line needs is taken one turn early,
+//!   off the hand-off's path, instead of after the predecessor's deletion: a line of 1,000
+//!   hands over as a line of 2 does.
 //!
 //! # Why the hand-off rule holds
 //!
@@ -39,6 +45,10 @@
 //!   deletion: we list again. So do errors and a predecessor that was not the only one (the
 //!   others may still be there; finding out costs a round trip either way, and a listing
 //!   answers it at once).
+//! - The look-ahead changes nothing in this reasoning: its departure only makes us list again
+//!   (keeping the predecessor's watch, set before that listing was asked for, so a deletion
+//!   in between is still heard), and only a listing decides where we stand and whether the
+//!   predecessor is the only one left.
 //! - Two exceptions to "none can be created later", both nodes with a chosen name: the read
 //!   node a write-lock holder takes with its write node's number (a downgrade, CURATOR-621),
 //!   and a child someone else creates with a name of their choosing. For the first, the
@@ -49,7 +59,9 @@
 
 use tokio::time::Instant;
 
-use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, EventType, Result};
+use zkrs_client::{
+    Children, Client, CreateMode, CreateOptions, ErrorCode, EventType, OneshotWatch, Result,
+};
 
 use crate::candidacy::{is_stale, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::{
@@ -102,32 +114,54 @@ pub(crate) struct Acquired {
     pub token: FencingToken,
 }
 
-/// Where our node stands under `rule`: [`Standing::Gone`] (session lost, directory
-/// deleted), [`Standing::First`] (we hold it, if the node is this session's), or behind the
-/// contender to wait for. With it, whether that contender is the only one in `children` that
-/// must go before us and no node created later can take its place (see the module's
-/// documentation): its deletion then hands us the lock.
-fn standing(spec: &LockSpec, rule: Rule, children: &Children, ours: &str) -> (Standing, bool) {
+/// Where our node stands under a rule, and what a departure ahead of us would tell us.
+#[derive(Debug)]
+struct Place {
+    /// [`Standing::Gone`] (session lost, directory deleted), [`Standing::First`] (we hold it,
+    /// if the node is this session's), or behind the contender to wait for.
+    standing: Standing,
+    /// That contender is the only one in the listing that must go before us, and no node
+    /// created later can take its place (see the module's documentation): its deletion hands
+    /// us the lock.
+    sole: bool,
+    /// The contender before that one, when it is worth watching too: once it is gone, a new
+    /// listing (taken while the one before us still waits or holds) can show that one as the
+    /// only one left, so that its deletion alone hands us the lock (the look-ahead, in the
+    /// module's documentation).
+    lookahead: Option<String>,
+}
+
+/// Where `ours` stands in `children` under `rule`.
+fn standing(spec: &LockSpec, rule: Rule, children: &Children, ours: &str) -> Place {
     let key = key_fn(|n| spec.key(n));
     let writer = |n: &str| n.contains(WRITE_LOCK_NAME);
+    let place = |standing, sole, lookahead: Option<&str>| Place {
+        standing,
+        sole,
+        lookahead: lookahead.map(str::to_string),
+    };
     match rule {
         Rule::Exclusive => match rank(children.iter(), ours, key) {
-            None => (Standing::Gone, false),
+            None => place(Standing::Gone, false, None),
             Some(r) => match r.predecessor {
-                None => (Standing::First, false),
+                None => place(Standing::First, false, None),
                 // A write node may still get a read node with its key (a downgrade), so
                 // after its deletion we look again.
-                Some(p) => (
+                Some(p) if spec.read_write && writer(p) => {
+                    place(Standing::Behind(p.to_string()), false, None)
+                }
+                Some(p) => place(
                     Standing::Behind(p.to_string()),
-                    r.index == 1 && !(spec.read_write && writer(p)),
+                    r.index == 1,
+                    r.before_predecessor,
                 ),
             },
         },
         Rule::Read { holds_write } => match blockers_before(children.iter(), ours, key, writer) {
-            None => (Standing::Gone, false),
-            Some(_) if holds_write => (Standing::First, false),
-            Some((None, _)) => (Standing::First, false),
-            Some((Some(w), writers)) => (Standing::Behind(w.to_string()), writers == 1),
+            None => place(Standing::Gone, false, None),
+            Some(_) if holds_write => place(Standing::First, false, None),
+            Some((None, _)) => place(Standing::First, false, None),
+            Some((Some(w), writers)) => place(Standing::Behind(w.to_string()), writers == 1, None),
         },
     }
 }
@@ -243,6 +277,9 @@ pub(crate) async fn acquire_with_sequence(
         cleanup.in_doubt = false;
         cleanup.node = Some(ours);
         let ours = cleanup.node.as_deref().expect("just set");
+        // The predecessor's watch, kept while it stays our predecessor: a listing after the
+        // look-ahead's departure does not ask for it again.
+        let mut kept: Option<(String, OneshotWatch)> = None;
         loop {
             let list = match children.take() {
                 Some(list) => list,
@@ -260,9 +297,9 @@ pub(crate) async fn acquire_with_sequence(
                     Err(e) => return Err(e),
                 },
             };
-            let (place, sole) = standing(spec, rule, &list, node_name(ours));
+            let place = standing(spec, rule, &list, node_name(ours));
             drop(list);
-            let name = match place {
+            let name = match place.standing {
                 Standing::Gone => {
                     cleanup.node = None;
                     continue 'attempt;
@@ -275,32 +312,16 @@ pub(crate) async fn acquire_with_sequence(
                     return Ok(None); // `cleanup` deletes our node.
                 }
                 let predecessor = join(&spec.dir, &name);
-                // Whether the predecessor is known gone (deleted, as a notification or
-                // the read says): with `sole`, the lock is ours without a new listing.
-                let gone = match watch_predecessor(client, &predecessor, PredecessorWatch::GetData)
-                    .await
-                {
-                    Ok(Some(watch)) => {
-                        let event = match deadline {
-                            None => watch.await,
-                            Some(d) => match tokio::time::timeout_at(d, watch).await {
-                                Ok(event) => event,
-                                Err(_) => return Ok(None),
-                            },
-                        };
-                        // A session event (expired, closed) or a data change says nothing
-                        // about the line: look again.
-                        event.event_type == EventType::NodeDeleted
+                let lookahead = place.lookahead.map(|n| join(&spec.dir, &n));
+                match wait_in_line(client, predecessor, lookahead, kept.take(), deadline).await? {
+                    Wait::TimedOut => return Ok(None),
+                    // With `sole`, the lock is ours without a new listing.
+                    Wait::Gone if place.sole => {}
+                    Wait::Gone | Wait::LookAgain => continue,
+                    Wait::AheadGone(watch) => {
+                        kept = Some(watch);
+                        continue;
                     }
-                    Ok(None) => true,
-                    Err(e) if e.is_retryable() => {
-                        wait_connected(client).await?;
-                        false
-                    }
-                    Err(e) => return Err(e),
-                };
-                if !(gone && sole) {
-                    continue; // Look again.
                 }
             }
             // First in line: in the listing, or by the hand-off rule.
@@ -320,6 +341,93 @@ pub(crate) async fn acquire_with_sequence(
             }));
         }
     }
+}
+
+/// How a wait in line ended.
+enum Wait {
+    /// The predecessor is gone (deleted, as a notification or the read says).
+    Gone,
+    /// The look-ahead is gone, the predecessor still waits or holds: list again, keeping the
+    /// predecessor's watch (its path, its watch).
+    AheadGone((String, OneshotWatch)),
+    /// Something else (a data change, a session event, a lost connection): list again.
+    LookAgain,
+    /// The deadline passed.
+    TimedOut,
+}
+
+/// Waits until the predecessor or the look-ahead leaves: watches both (pipelined, the
+/// predecessor's watch reused from `kept` when it is the same node), each with `getData`
+/// (Curator's way: no watch is left behind on a node that is gone already).
+async fn wait_in_line(
+    client: &Client,
+    predecessor: String,
+    lookahead: Option<String>,
+    kept: Option<(String, OneshotWatch)>,
+    deadline: Option<Instant>,
+) -> Result<Wait> {
+    let kept = kept
+        .filter(|(path, _)| *path == predecessor)
+        .map(|(_, w)| w);
+    let (watch, ahead) = tokio::join!(
+        async {
+            match kept {
+                Some(watch) => Ok(Some(watch)),
+                None => watch_predecessor(client, &predecessor, PredecessorWatch::GetData).await,
+            }
+        },
+        async {
+            match &lookahead {
+                Some(path) => watch_predecessor(client, path, PredecessorWatch::GetData)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        }
+    );
+    let mut watch = match watch {
+        Ok(Some(watch)) => watch,
+        Ok(None) => return Ok(Wait::Gone),
+        Err(e) if e.is_retryable() => {
+            wait_connected(client).await?;
+            return Ok(Wait::LookAgain);
+        }
+        Err(e) => return Err(e),
+    };
+    let ahead = match ahead {
+        Ok(Some(Some(ahead))) => Some(ahead),
+        Ok(Some(None)) => return Ok(Wait::AheadGone((predecessor, watch))),
+        Ok(None) => None,
+        // The predecessor's watch alone still says what we need.
+        Err(e) if e.is_retryable() => None,
+        Err(e) => return Err(e),
+    };
+    let woke = async {
+        match ahead {
+            Some(ahead) => tokio::select! {
+                biased;
+                event = &mut watch => Some(event),
+                _ = ahead => None,
+            },
+            None => Some((&mut watch).await),
+        }
+    };
+    let woke = match deadline {
+        None => woke.await,
+        Some(d) => match tokio::time::timeout_at(d, woke).await {
+            Ok(woke) => woke,
+            Err(_) => return Ok(Wait::TimedOut),
+        },
+    };
+    Ok(match woke {
+        // A session event (expired, closed) or a data change says nothing about the line:
+        // look again.
+        Some(event) if event.event_type == EventType::NodeDeleted => Wait::Gone,
+        Some(_) => Wait::LookAgain,
+        // Whatever ended the look-ahead's watch (its deletion, a session event), a listing
+        // tells where we stand.
+        None => Wait::AheadGone((predecessor, watch)),
+    })
 }
 
 /// The contenders' paths in lock order.
