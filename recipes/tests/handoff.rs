@@ -30,8 +30,11 @@ fn listings(client: &Client) -> u64 {
     requests(client, Some(OpCode::GetChildren)) + requests(client, Some(OpCode::GetChildren2))
 }
 
-/// Waits until the session `waiter` watches `node` on the server: it is in line, and has
-/// sent everything it sends before the hand-off.
+/// Waits until the session `waiter` watches `node` on the server: it is in line.
+///
+/// A request is counted when its answer reaches the caller, and the server registers a watch
+/// before it answers, so the watch's request may not be counted yet: the tests count a
+/// waiter's requests over its whole wait (a fixed number, whatever the timing), not from here.
 async fn until_watching(zk: &TestingServer, waiter: &Client, node: &str) {
     let session = waiter.session_id();
     eventually("the waiter to watch its predecessor", || async {
@@ -56,14 +59,15 @@ async fn a_mutex_hand_off_sends_no_request() {
     for round in 1..=4 {
         let waiter = round % 2;
         let mutex = mutexes[waiter].clone();
+        let before = requests(&clients[waiter], None);
         let waiting = tokio::spawn(async move { mutex.acquire().await });
         until_watching(&zk, &clients[waiter], holder.path()).await;
-        let before = requests(&clients[waiter], None);
         holder.release().await.unwrap();
         holder = within("the hand-off", waiting).await.unwrap().unwrap();
+        // The create and the listing (pipelined), the predecessor's watch: nothing after.
         assert_eq!(
-            requests(&clients[waiter], None),
-            before,
+            requests(&clients[waiter], None) - before,
+            3,
             "round {round}: the waiter asked the server again before holding the lock"
         );
     }
@@ -126,12 +130,13 @@ async fn a_reader_behind_one_writer_gets_in_without_a_request() {
         .await
         .unwrap();
     let reader = lock_b.read_lock();
+    let before = requests(&b, None);
     let waiting = tokio::spawn(async move { reader.acquire().await });
     until_watching(&zk, &b, write.path()).await;
-    let before = requests(&b, None);
     write.release().await.unwrap();
     let read = within("the hand-off", waiting).await.unwrap().unwrap();
-    assert_eq!(requests(&b, None), before, "the reader asked again");
+    // The create and the listing, the writer's watch: nothing after.
+    assert_eq!(requests(&b, None) - before, 3, "the reader asked again");
     read.release().await.unwrap();
 }
 
@@ -146,23 +151,77 @@ async fn a_latch_hand_off_lists_nothing() {
     within("the first leadership", leader.await_leadership())
         .await
         .unwrap();
+    // The new leader watches its own node once it leads; what must not happen is a listing
+    // (or a read) between the deletion and being told: one listing (with the create) and one
+    // read (the watch on the leader) in all.
+    let looks = |c: &Client| listings(c) + requests(c, Some(OpCode::GetData));
+    let before = looks(&b);
     let next = LeaderLatch::builder(&b, "/handoff/latch")
         .id("b")
         .start()
         .unwrap();
     let leader_node = leader.node_path().expect("the leader's node");
     until_watching(&zk, &b, &leader_node).await;
-    // The new leader watches its own node once it leads; what must not happen is a listing
-    // (or a read) between the deletion and being told.
-    let looks = |c: &Client| listings(c) + requests(c, Some(OpCode::GetData));
-    let before = looks(&b);
     let mut leadership = next.leadership();
     leader.close().await.unwrap();
     within("the hand-off", leadership.wait_for(|leads| *leads))
         .await
         .unwrap();
-    assert_eq!(looks(&b), before, "the next in line looked again");
+    assert_eq!(looks(&b) - before, 2, "the next in line looked again");
     next.close().await.unwrap();
+}
+
+/// Third in line, a latch participant also watches the leader (the one before its
+/// predecessor) and lists again once it leaves, so the next leader's close alone makes it
+/// lead.
+#[tokio::test]
+async fn a_latch_third_in_line_lists_nothing_at_its_hand_off() {
+    let zk = TestingServer::start().unwrap();
+    let clients = [connect(&zk).await, connect(&zk).await, connect(&zk).await];
+    let path = "/handoff/deep-latch";
+    let first = LeaderLatch::builder(&clients[0], path)
+        .id("a")
+        .start()
+        .unwrap();
+    within("the first leadership", first.await_leadership())
+        .await
+        .unwrap();
+    let second = LeaderLatch::builder(&clients[1], path)
+        .id("b")
+        .start()
+        .unwrap();
+    let first_node = first.node_path().expect("the leader's node");
+    until_watching(&zk, &clients[1], &first_node).await;
+    let third = LeaderLatch::builder(&clients[2], path)
+        .id("c")
+        .start()
+        .unwrap();
+    until_watching(&zk, &clients[2], &first_node).await;
+    let looks = |c: &Client| listings(c) + requests(c, Some(OpCode::GetData));
+    let (listed, read) = (
+        listings(&clients[2]),
+        requests(&clients[2], Some(OpCode::GetData)),
+    );
+    first.close().await.unwrap();
+    within("the first hand-off", second.await_leadership())
+        .await
+        .unwrap();
+    // It lists, then watches the second again (a new getData).
+    eventually(
+        "the third one to list again after the leader left",
+        || async {
+            listings(&clients[2]) > listed && requests(&clients[2], Some(OpCode::GetData)) > read
+        },
+    )
+    .await;
+    let before = looks(&clients[2]);
+    let mut leadership = third.leadership();
+    second.close().await.unwrap();
+    within("the second hand-off", leadership.wait_for(|leads| *leads))
+        .await
+        .unwrap();
+    assert_eq!(looks(&clients[2]), before, "third in line, it looked again");
+    third.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -176,23 +235,23 @@ async fn an_election_hand_off_lists_nothing() {
     within("the first election", leader.await_leadership())
         .await
         .unwrap();
+    // Before ELECTED the next one checks its own offer (an `exists`); what must not happen
+    // is a listing after the first.
+    let before = listings(&b);
     let next = LeaderElection::builder(&b, "/handoff/election")
         .id("b")
         .start()
         .unwrap();
     let leader_node = leader.node_path().expect("the leader's offer");
     until_watching(&zk, &b, &leader_node).await;
-    // Before ELECTED the next one checks its own offer (an `exists`); what must not happen
-    // is a listing.
-    let before = listings(&b);
     let mut leadership = next.leadership();
     leader.close().await.unwrap();
     within("the hand-off", leadership.wait_for(|leads| *leads))
         .await
         .unwrap();
     assert_eq!(
-        listings(&b),
-        before,
+        listings(&b) - before,
+        1,
         "the next in line listed the offers again"
     );
     next.close().await.unwrap();

@@ -16,7 +16,10 @@
 //! before ours once our listing is made. The checks stay: the node must be the current
 //! session's, and anything but a deletion (a data change, a connection-state change) lists
 //! again. A waiting node deleted by someone else leads until its own-node watch, set right
-//! after, finds it gone: the same window as a leader whose node is deleted.
+//! after, finds it gone: the same window as a leader whose node is deleted. Deeper in line,
+//! a participant also watches the node before its predecessor's (the look-ahead, as the
+//! locks do) and lists again when it leaves, so the listing a deep line needs is made while
+//! the predecessor still leads or waits, not after its deletion.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -421,8 +424,8 @@ async fn run(shared: Arc<Shared>) {
             }
         }
         let ours = shared.node().path.clone().expect("our node");
-        let (standing, sole) = if std::mem::take(&mut handed_over) {
-            (Standing::First, false)
+        let (standing, sole, lookahead) = if std::mem::take(&mut handed_over) {
+            (Standing::First, false, None)
         } else {
             let children = match listed {
                 Some(c) => c,
@@ -451,6 +454,8 @@ async fn run(shared: Arc<Shared>) {
             (
                 Standing::from_rank(rank),
                 rank.is_some_and(|r| r.index == 1),
+                rank.and_then(|r| r.before_predecessor)
+                    .map(|n| join(&shared.path, n)),
             )
         };
         let wake = match standing {
@@ -488,11 +493,29 @@ async fn run(shared: Arc<Shared>) {
             Standing::Behind(predecessor) => {
                 shared.set_leader(false, true);
                 let predecessor = join(&shared.path, &predecessor);
-                match watch_predecessor(&client, &predecessor, PredecessorWatch::GetData).await {
-                    Ok(Some(watch)) => wait_watch_or_state(watch, &mut changes).await,
-                    Ok(None) => Wake::Deleted,
-                    Err(e) if e.is_closed() => return,
-                    Err(_) => Wake::State(client.state()),
+                // Deeper in line, the one before our predecessor is watched too (the
+                // look-ahead, as the locks do): once it leaves we list again while our
+                // predecessor still leads or waits, so its deletion alone hands over.
+                let how = PredecessorWatch::GetData;
+                let (watch, ahead) =
+                    tokio::join!(watch_predecessor(&client, &predecessor, how), async {
+                        match &lookahead {
+                            Some(path) => watch_predecessor(&client, path, how).await,
+                            None => Ok(None),
+                        }
+                    });
+                match (watch, ahead) {
+                    (Err(e), _) | (_, Err(e)) if e.is_closed() => return,
+                    (Ok(None), _) => Wake::Deleted,
+                    (Err(_), _) => Wake::State(client.state()),
+                    // Gone already: a listing says where we stand.
+                    (Ok(Some(_)), Ok(None)) if lookahead.is_some() => Wake::Look,
+                    (Ok(Some(watch)), Ok(Some(ahead))) => tokio::select! {
+                        biased;
+                        wake = wait_watch_or_state(watch, &mut changes) => wake,
+                        _ = ahead => Wake::Look,
+                    },
+                    (Ok(Some(watch)), _) => wait_watch_or_state(watch, &mut changes).await,
                 }
             }
         };
