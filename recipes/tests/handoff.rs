@@ -256,3 +256,50 @@ async fn an_election_hand_off_lists_nothing() {
     );
     next.close().await.unwrap();
 }
+
+/// Third in line, an election participant also watches the leader's offer (the one before
+/// its predecessor's) and lists again once it leaves, so the next leader's close alone makes
+/// it leader.
+#[tokio::test]
+async fn an_election_third_in_line_lists_nothing_at_its_hand_off() {
+    let zk = TestingServer::start().unwrap();
+    let clients = [connect(&zk).await, connect(&zk).await, connect(&zk).await];
+    let root = "/handoff/deep-election";
+    let start = |i: usize, id: &str| {
+        LeaderElection::builder(&clients[i], root)
+            .id(id)
+            .start()
+            .unwrap()
+    };
+    let first = start(0, "a");
+    within("the first election", first.await_leadership())
+        .await
+        .unwrap();
+    let second = start(1, "b");
+    let first_offer = first.node_path().expect("the leader's offer");
+    until_watching(&zk, &clients[1], &first_offer).await;
+    let third = start(2, "c");
+    until_watching(&zk, &clients[2], &first_offer).await;
+    let listed = listings(&clients[2]);
+    first.close().await.unwrap();
+    within("the first hand-off", second.await_leadership())
+        .await
+        .unwrap();
+    eventually(
+        "the third one to list again after the leader left",
+        || async { listings(&clients[2]) > listed },
+    )
+    .await;
+    let before = listings(&clients[2]);
+    let mut leadership = third.leadership();
+    second.close().await.unwrap();
+    within("the second hand-off", leadership.wait_for(|leads| *leads))
+        .await
+        .unwrap();
+    assert_eq!(
+        listings(&clients[2]),
+        before,
+        "third in line, it listed the offers again"
+    );
+    third.close().await.unwrap();
+}

@@ -34,7 +34,10 @@
 //!   DETERMINE completes without asking again (the Java recipe lists the offers). Offers are
 //!   all sequential, so none can sort before ours once our listing is made; the locks'
 //!   acquire loop (`lock::internals`) has the whole argument. What stays is the check before
-//!   ELECTED: our own node watched, and owned by our session (one round trip).
+//!   ELECTED: our own node watched, and owned by our session (one round trip). Deeper in
+//!   line, the offer before our predecessor's is watched too (`getData`) and its departure
+//!   makes us list again while our predecessor still leads or waits (the look-ahead, as in
+//!   the locks), so the predecessor's deletion alone hands over there too.
 
 mod events;
 mod offers;
@@ -456,15 +459,25 @@ async fn run(shared: Arc<Shared>) {
         } else {
             Some(client.get_children(&shared.root).await)
         };
-        let (standing, sole) = match listed {
-            None => (Standing::First, false),
+        let (standing, sole, lookahead) = match listed {
+            None => (Standing::First, false, None),
             Some(Ok(children)) => {
                 let sorted = sorted_offers(children.iter());
                 let names = sorted.iter().map(|(name, _)| *name);
-                let sole = names.clone().position(|n| n == node_name(&ours)) == Some(1);
-                (Standing::among(names, node_name(&ours)), sole)
+                let index = names.clone().position(|n| n == node_name(&ours));
+                // Deeper in line, the offer before our predecessor's is watched too (the
+                // look-ahead, as the locks do): once it leaves we list again while our
+                // predecessor still leads or waits, so its deletion alone hands over.
+                let lookahead = index
+                    .and_then(|i| i.checked_sub(2))
+                    .map(|i| join(&shared.root, sorted[i].0));
+                (
+                    Standing::among(names, node_name(&ours)),
+                    index == Some(1),
+                    lookahead,
+                )
             }
-            Some(Err(e)) if e.code() == Some(ErrorCode::NoNode) => (Standing::Gone, false),
+            Some(Err(e)) if e.code() == Some(ErrorCode::NoNode) => (Standing::Gone, false, None),
             Some(Err(e)) if e.is_closed() => return,
             Some(Err(e)) => {
                 if !settle(&shared, &mut changes, &e).await {
@@ -534,7 +547,28 @@ async fn run(shared: Arc<Shared>) {
                 shared.dispatch(ElectionEvent::DetermineComplete);
                 let predecessor = join(&shared.root, &predecessor);
                 let mut ready = false;
+                let (mut sole, mut lookahead) = (sole, lookahead);
+                // The look-ahead's watch (`getData`: none is left behind on a node gone
+                // already). When it fires, a quiet listing (no events: our place is the
+                // same unless the listing says otherwise) tells whether our predecessor is
+                // now the only one before us.
+                let mut ahead: Option<OneshotWatch> = None;
                 loop {
+                    if let (Some(path), None) = (&lookahead, &ahead) {
+                        match watch_predecessor(&client, path, PredecessorWatch::GetData).await {
+                            Ok(Some(watch)) => ahead = Some(watch),
+                            Ok(None) => match behind_the_same(&shared, &ours, &predecessor).await {
+                                Some(place) => {
+                                    (sole, lookahead) = place;
+                                    continue;
+                                }
+                                None => continue 'election,
+                            },
+                            Err(e) if e.is_closed() => return,
+                            // The predecessor's watch alone still says what we need.
+                            Err(_) => lookahead = None,
+                        }
+                    }
                     let how = PredecessorWatch::Exists;
                     let watch = match watch_predecessor(&client, &predecessor, how).await {
                         Ok(Some(watch)) => watch,
@@ -556,7 +590,23 @@ async fn run(shared: Arc<Shared>) {
                         shared.dispatch(ElectionEvent::ReadyComplete);
                         ready = true;
                     }
-                    match wait_on(&shared, watch, &mut changes).await {
+                    let woke = match ahead.as_mut() {
+                        Some(ahead) => tokio::select! {
+                            biased;
+                            wake = wait_on(&shared, watch, &mut changes) => Some(wake),
+                            _ = ahead => None,
+                        },
+                        None => Some(wait_on(&shared, watch, &mut changes).await),
+                    };
+                    let Some(woke) = woke else {
+                        ahead = None;
+                        match behind_the_same(&shared, &ours, &predecessor).await {
+                            Some(place) => (sole, lookahead) = place,
+                            None => continue 'election,
+                        }
+                        continue;
+                    };
+                    match woke {
                         Wake::Node(EventType::NodeDeleted) => {
                             handed_over = sole;
                             continue 'election;
@@ -569,6 +619,27 @@ async fn run(shared: Arc<Shared>) {
             }
         }
     }
+}
+
+/// A listing after the look-ahead left: `Some((sole, lookahead))` while our offer is still
+/// right behind `predecessor` (whether that one is now the only one before us, and the new
+/// look-ahead); `None` when anything else is the case or the listing failed (determine
+/// again, with its events).
+async fn behind_the_same(
+    shared: &Shared,
+    ours: &str,
+    predecessor: &str,
+) -> Option<(bool, Option<String>)> {
+    let children = shared.client.get_children(&shared.root).await.ok()?;
+    let sorted = sorted_offers(children.iter());
+    let index = sorted.iter().position(|(n, _)| *n == node_name(ours))?;
+    let before = sorted.get(index.checked_sub(1)?)?.0;
+    (before == node_name(predecessor)).then(|| {
+        let lookahead = index
+            .checked_sub(2)
+            .map(|i| join(&shared.root, sorted[i].0));
+        (index == 1, lookahead)
+    })
 }
 
 /// Creates our offer. False when the client is closed.
