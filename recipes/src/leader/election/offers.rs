@@ -75,10 +75,12 @@ pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<
     Ok(out)
 }
 
-/// After a create under `session` whose outcome is unknown: our offers are the nodes of that
-/// session holding our host name. One, with the session still current: adopted. Otherwise
-/// they are deleted (their paths are unique) and `None` returned. An adopted offer comes with
-/// its owner and creation zxid.
+/// After a create whose outcome is unknown, asked while `session` was the client's: our offers
+/// are the nodes holding our host name owned by that session or by the current one (a create
+/// asked for while the client was between sessions goes out on the next one: the simulation
+/// found such an offer left first in line, for its session's life, behind which nobody led).
+/// One, owned by the current session: adopted. Otherwise they are deleted (their paths are
+/// unique) and `None` returned. An adopted offer comes with its owner and creation zxid.
 pub(super) async fn resolve_in_doubt(
     client: &Client,
     root: &str,
@@ -93,22 +95,29 @@ pub(super) async fn resolve_in_doubt(
         .map(|(n, _)| join(root, n))
         .collect();
     let reads = paths.iter().map(|p| client.get_data(p));
+    let current = client.session_id();
     let mut ours = Vec::new();
     for (path, read) in paths.iter().zip(join_all(reads).await) {
         match read {
             Ok((data, stat)) => {
-                if stat.ephemeral_owner == session && session != 0 && data == host_name.as_bytes() {
-                    ours.push((path.clone(), stat.czxid));
+                let owner = stat.ephemeral_owner;
+                if owner != 0
+                    && (owner == session || owner == current)
+                    && data == host_name.as_bytes()
+                {
+                    ours.push((path.clone(), owner, stat.czxid));
                 }
             }
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
             Err(e) => return Err(e),
         }
     }
-    if ours.len() == 1 && session == client.session_id() {
-        return Ok(ours.pop().map(|(p, czxid)| (p, session, czxid)));
+    if let [(_, owner, _)] = ours[..] {
+        if owner == current {
+            return Ok(ours.pop());
+        }
     }
-    for (path, _) in ours {
+    for (path, _, _) in ours {
         delete_until_gone(client, &path).await?;
     }
     Ok(None)
