@@ -107,3 +107,12 @@ fn sessions_notifications_alone_do_not_keep_a_connection() {
     passes_with_skipped_replies("latch", 162);
     passes_with_skipped_replies("read_write", 176);
 }
+
+/// A double barrier's `leave` took the lowest member's node going (its own leave failed and
+/// deleted it) for everyone's: a member that had deleted its own node saw one other member
+/// left and returned `true` while that member was still in the barrier.
+#[test]
+fn barriers_leave_waits_for_the_last_member() {
+    passes_with_skipped_replies("barriers", 11);
+    passes_with_skipped_replies("barriers", 18);
+}
