@@ -257,8 +257,8 @@ async fn expire(
 
 /// A member whose session ends while it waits to enter is told so: under a new session it
 /// has no node, and being let in when the others open the barrier would be a member nobody
-/// counted (found by the simulation's barriers suite; before, `enter` looked again and
-/// returned `true` once `ready` came).
+/// counted (found reading the recipe for the simulation's barriers suite, whose campaigns
+/// have not hit it; before, `enter` looked again and returned `true` once `ready` came).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_enter_whose_session_ends_fails() {
     let zk = TestingServer::start().unwrap();
