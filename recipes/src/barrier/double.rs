@@ -23,8 +23,12 @@ pub const READY_NODE: &str = "ready";
 /// (apache/curator#1290), and a member whose `enter` fails, times out or is dropped deletes
 /// its node (#601), so it cannot be counted by the others. A `leave` that times out deletes
 /// the node too. A member whose session ends while it waits to enter, or before it leaves,
-/// is told so (`SessionExpired`), never `true`: Curator lets such an `enter` look again
-/// under the new session and a `leave` return `true` if no one is left.
+/// is told so (`SessionExpired`), never `true` (Curator's `leave` returns `true` then if no
+/// one is left).
+///
+/// Use a path once (one per phase, as below): `ready` is deleted by each member's `leave`
+/// once, so when every member's `leave` fails (an outage) it stays, and a later `enter` at
+/// that path goes straight in, as with Curator's.
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
@@ -95,8 +99,8 @@ impl DistributedDoubleBarrier {
 
     /// Enters, and waits until `member_qty` members have: `true` once in, `false` if
     /// `timeout` passed first (our node is then deleted). `SessionExpired` if the session
-    /// ended while waiting (our node went with it: we would not be counted), as Curator
-    /// fails an `enter` that saw the connection go.
+    /// ended while waiting (our node went with it: we would not be counted); Curator fails
+    /// an `enter` that saw the connection go at all (`ConnectionLoss`).
     pub async fn enter(&self, timeout: Option<Duration>) -> Result<bool> {
         if self.member_qty == 0 {
             return Err(Error::invalid("a double barrier needs at least one member"));
