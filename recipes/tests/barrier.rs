@@ -2,7 +2,8 @@
 //! timeout); five members of a double barrier enter together and leave together; a timed
 //! enter that fails, or a dropped one, leaves no member node behind; a leave waits for every
 //! member still there, even when the lowest member's node went first; a member whose session
-//! ends while it waits to enter, or before it leaves, is told so.
+//! ends while it waits to enter, or before it leaves, is told so; `ready` goes even when every
+//! leave failed.
 
 use std::time::Duration;
 
@@ -335,4 +336,47 @@ async fn a_leave_after_the_session_ended_fails() {
         "told it left together with the others"
     );
     assert_eq!(children(&admin, "/held").await, 0);
+}
+
+/// When every member's `leave` fails (all cut off), `ready` still goes once they are back: a
+/// `ready` left would let a later `enter` at the path straight in (found by the simulation's
+/// barriers suite, seed 10; before, each `leave` tried to delete it once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_goes_after_every_leave_failed() {
+    let zk = TestingServer::start().unwrap();
+    let admin = connect(&zk).await;
+    let proxy = FaultyProxy::start(zk.address()).unwrap();
+    let mut members = Vec::new();
+    for _ in 0..2 {
+        let client = ClientBuilder::new(proxy.connect_string())
+            .session_timeout(Duration::from_secs(2))
+            .connect()
+            .await
+            .unwrap();
+        members.push(
+            DistributedDoubleBarrier::builder(&client, "/outage", 2)
+                .build()
+                .unwrap(),
+        );
+    }
+    let (a, b) = tokio::join!(
+        members[0].enter(Some(DEADLINE)),
+        members[1].enter(Some(DEADLINE))
+    );
+    assert!(a.unwrap() && b.unwrap());
+    proxy.partition();
+    let wait = Some(Duration::from_millis(500));
+    let (a, b) = tokio::join!(members[0].leave(wait), members[1].leave(wait));
+    for left in [a, b] {
+        assert!(!matches!(left, Ok(true)), "left while cut off: {left:?}");
+    }
+    proxy.heal();
+    eventually("ready goes", || async {
+        admin.exists("/outage/ready").await.unwrap().is_none()
+    })
+    .await;
+    eventually("the members' nodes go", || async {
+        children(&admin, "/outage").await == 0
+    })
+    .await;
 }

@@ -8,7 +8,7 @@ use zkrs_client::ErrorKind;
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::wait_until;
-use crate::framework::{create_parents, join, DeleteOnDrop, ParentMode, Uuid};
+use crate::framework::{create_parents, guaranteed_delete, join, DeleteOnDrop, ParentMode, Uuid};
 
 /// The node whose creation lets members in (Curator's name).
 pub const READY_NODE: &str = "ready";
@@ -26,9 +26,10 @@ pub const READY_NODE: &str = "ready";
 /// is told so (`SessionExpired`), never `true` (Curator's `leave` returns `true` then if no
 /// one is left).
 ///
-/// Use a path once (one per phase, as below): `ready` is deleted by each member's `leave`
-/// once, so when every member's `leave` fails (an outage) it stays, and a later `enter` at
-/// that path goes straight in, as with Curator's.
+/// Use a path once (one per phase, as below): a later `enter` at a path whose `ready` is
+/// still there goes straight in, as with Curator's, and `ready` can outlive a use (each
+/// `leave` deletes it, in the background when it cannot at once, but a `ready` whose
+/// creation failed in doubt and that no member saw stays).
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
@@ -162,7 +163,7 @@ impl DistributedDoubleBarrier {
 
     /// Leaves, and waits until every member has: `true` once all are gone, `false` if
     /// `timeout` passed first (our node is deleted either way). `ready` is deleted on the way
-    /// out, as Curator does. `SessionExpired` if our node was gone before we left (the
+    /// out, as Curator does (if that fails, in the background until it is gone). `SessionExpired` if our node was gone before we left (the
     /// session that made it ended, or an earlier `leave` deleted it), even when no one is
     /// left: the others did not wait for us.
     pub async fn leave(&self, timeout: Option<Duration>) -> Result<bool> {
@@ -175,15 +176,19 @@ impl DistributedDoubleBarrier {
             ours.disarm();
         }
         drop(ours);
-        match self
-            .client
-            .delete(&join(&self.path, READY_NODE), None)
-            .await
-        {
+        let ready = join(&self.path, READY_NODE);
+        match self.client.delete(&ready, None).await {
             Ok(()) => {}
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
-            Err(e) if outcome.is_ok() => return Err(e),
-            Err(_) => {}
+            Err(e) => {
+                // Tried again in the background until it is gone: when every member's
+                // `leave` fails (an outage), a `ready` left behind would let a later `enter`
+                // at this path straight in.
+                guaranteed_delete(&self.client, ready);
+                if outcome.is_ok() {
+                    return Err(e);
+                }
+            }
         }
         outcome
     }
