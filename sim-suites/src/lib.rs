@@ -18,6 +18,7 @@ use zkrs_client::{Client, ConnectionState};
 
 use zkrs_sim::{FaultConfig, Finding, World};
 
+pub mod barriers;
 pub mod caches;
 pub mod cancellation;
 pub mod counters;
@@ -73,6 +74,7 @@ pub const SUITES: &[&str] = &[
     "discovery",
     "cancellation",
     "counters",
+    "barriers",
 ];
 
 /// The faults suite `name` runs under: `base`, with an outage of every member in half the
@@ -86,6 +88,7 @@ pub fn fault_config(name: &str, base: FaultConfig) -> FaultConfig {
         "latch" | "election" | "master" | "selector" => {
             base.outages(true).client_faults(leadership::PARTICIPANTS)
         }
+        "barriers" => base.outages(true).client_faults(barriers::PARTICIPANTS),
         _ => base,
     }
 }
@@ -107,6 +110,7 @@ pub async fn run(name: &str, world: World) -> Result<(), Finding> {
         "discovery" => discovery::run(world).await,
         "cancellation" => cancellation::run(world).await,
         "counters" => counters::run(world).await,
+        "barriers" => barriers::run(world).await,
         other => Err(format!("no suite named {other}")),
     };
     verdict.map_err(Finding::from)

@@ -38,6 +38,23 @@ fn a_seed_replays_its_trace_byte_for_byte() {
     }
 }
 
+/// The barriers suite under the campaign's faults (outages and single-client faults
+/// included): its participants meet on shared round deadlines and a watch channel, which
+/// must repeat with the seed too.
+#[test]
+fn a_barriers_seed_replays_its_trace() {
+    let faults = zkrs_sim_suites::fault_config("barriers", FaultConfig::default());
+    let run = || {
+        Simulation::new(1)
+            .faults(faults.clone())
+            .run(|world| async move { zkrs_sim_suites::run("barriers", world).await })
+    };
+    let (a, b) = (run(), run());
+    assert!(a.passed(), "{:?}", a.violation);
+    assert!(a.faults > 5, "only {} faults", a.faults);
+    assert_eq!(a.trace_hash, b.trace_hash);
+}
+
 #[test]
 fn different_seeds_make_different_runs() {
     let hashes: Vec<u64> = (1..=5).map(|seed| mutex_run(seed).trace_hash).collect();

@@ -107,3 +107,21 @@ fn sessions_notifications_alone_do_not_keep_a_connection() {
     passes_with_skipped_replies("latch", 162);
     passes_with_skipped_replies("read_write", 176);
 }
+
+/// A double barrier's `leave` took the lowest member's node going (its own leave failed and
+/// deleted it) for everyone's: a member that had deleted its own node saw one other member
+/// left and returned `true` while that member was still in the barrier (18 and 47 fail
+/// without the fix, `sim/defects/double-barrier-leave-takes-the-lowest-going-for-all.patch`).
+#[test]
+fn barriers_leave_waits_for_the_last_member() {
+    passes_with_skipped_replies("barriers", 47);
+    passes_with_skipped_replies("barriers", 18);
+}
+
+/// A double barrier's `ready` left for good when every member's `leave` of a round failed (an
+/// outage): each `leave` tried to delete it once. It is now deleted in the background until
+/// gone (10 fails without the fix).
+#[test]
+fn barriers_ready_goes_after_every_leave_failed() {
+    passes_with_skipped_replies("barriers", 10);
+}

@@ -8,7 +8,7 @@ use zkrs_client::ErrorKind;
 use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::wait_until;
-use crate::framework::{create_parents, join, DeleteOnDrop, ParentMode, Uuid};
+use crate::framework::{create_parents, guaranteed_delete, join, DeleteOnDrop, ParentMode, Uuid};
 
 /// The node whose creation lets members in (Curator's name).
 pub const READY_NODE: &str = "ready";
@@ -22,7 +22,14 @@ pub const READY_NODE: &str = "ready";
 /// Where it differs from Curator 5.4: a timed `enter` counts only a real arrival of `ready`
 /// (apache/curator#1290), and a member whose `enter` fails, times out or is dropped deletes
 /// its node (#601), so it cannot be counted by the others. A `leave` that times out deletes
-/// the node too.
+/// the node too. A member whose session ends while it waits to enter, or before it leaves,
+/// is told so (`SessionExpired`), never `true` (Curator's `leave` returns `true` then if no
+/// one is left).
+///
+/// Use a path once (one per phase, as below): a later `enter` at a path whose `ready` is
+/// still there goes straight in, as with Curator's, and `ready` can outlive a use (each
+/// `leave` deletes it, in the background when it cannot at once, but a `ready` whose
+/// creation failed in doubt and that no member saw stays).
 ///
 /// ```no_run
 /// # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {
@@ -92,7 +99,9 @@ impl DistributedDoubleBarrier {
     }
 
     /// Enters, and waits until `member_qty` members have: `true` once in, `false` if
-    /// `timeout` passed first (our node is then deleted).
+    /// `timeout` passed first (our node is then deleted). `SessionExpired` if the session
+    /// ended while waiting (our node went with it: we would not be counted); Curator fails
+    /// an `enter` that saw the connection go at all (`ConnectionLoss`).
     pub async fn enter(&self, timeout: Option<Duration>) -> Result<bool> {
         if self.member_qty == 0 {
             return Err(Error::invalid("a double barrier needs at least one member"));
@@ -131,6 +140,12 @@ impl DistributedDoubleBarrier {
                 match wait_until(ready_watch, deadline).await {
                     None => return Ok(false),
                     Some(event) if event.event_type == zkrs_client::EventType::NodeCreated => break,
+                    Some(event) if event.is_session_event() => {
+                        // The session ended (or the client closed) and our ephemeral node
+                        // with it: looking again under a new session could let us in
+                        // without a node, not counted by the others.
+                        return Err(session_ended(&event, our_path));
+                    }
                     Some(_) => {
                         // Not the creation of `ready` (a session event, say): look again.
                         let (ready, watch) = self.client.exists_and_watch(&ready_path).await?;
@@ -148,7 +163,9 @@ impl DistributedDoubleBarrier {
 
     /// Leaves, and waits until every member has: `true` once all are gone, `false` if
     /// `timeout` passed first (our node is deleted either way). `ready` is deleted on the way
-    /// out, as Curator does.
+    /// out, as Curator does (if that fails, in the background until it is gone). `SessionExpired` if our node was gone before we left (the
+    /// session that made it ended, or an earlier `leave` deleted it), even when no one is
+    /// left: the others did not wait for us.
     pub async fn leave(&self, timeout: Option<Duration>) -> Result<bool> {
         let deadline = timeout.map(|t| Instant::now() + t);
         // Our node goes on every way out but a complete leave (which deleted it): an error,
@@ -159,15 +176,19 @@ impl DistributedDoubleBarrier {
             ours.disarm();
         }
         drop(ours);
-        match self
-            .client
-            .delete(&join(&self.path, READY_NODE), None)
-            .await
-        {
+        let ready = join(&self.path, READY_NODE);
+        match self.client.delete(&ready, None).await {
             Ok(()) => {}
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {}
-            Err(e) if outcome.is_ok() => return Err(e),
-            Err(_) => {}
+            Err(e) => {
+                // Tried again in the background until it is gone: when every member's
+                // `leave` fails (an outage), a `ready` left behind would let a later `enter`
+                // at this path straight in.
+                guaranteed_delete(&self.client, ready);
+                if outcome.is_ok() {
+                    return Err(e);
+                }
+            }
         }
         outcome
     }
@@ -186,23 +207,29 @@ impl DistributedDoubleBarrier {
                 Err(e) => return Err(e),
             };
             members.sort();
-            if members.is_empty() {
-                return Ok(true);
-            }
             let our_index = members.iter().position(|m| *m == self.name);
             if our_index.is_none() && ours_exists {
-                // Deleted under us: with an ephemeral node, that is the session's end.
+                // Deleted under us: with an ephemeral node, that is the session's end. Checked
+                // before whether anyone is left (Curator returns true when no one is): the
+                // others may have left long before we started leaving, which is no leaving
+                // together.
                 return Err(
                     Error::new(ErrorKind::SessionExpired, "our member node is gone")
                         .with_path(our_path),
                 );
             }
-            if members.len() == 1 {
-                if ours_exists {
-                    self.delete_ours(&our_path).await?;
-                }
+            if members.is_empty() {
                 return Ok(true);
             }
+            if members.len() == 1 && our_index == Some(0) {
+                self.delete_ours(&our_path).await?;
+                return Ok(true);
+            }
+            // With ours deleted, a member still there is waited for like any other, even a
+            // last one: the lowest member's node can go before it is the last (its session
+            // lost, or its own leave failed and deleted it), and returning here would leave
+            // while that member is still in the barrier.
+
             let watched = if our_index == Some(0) {
                 // The lowest leaves last: wait for the highest to go.
                 join(&self.path, &members[members.len() - 1])
@@ -231,5 +258,19 @@ impl DistributedDoubleBarrier {
     /// The barrier's path.
     pub fn path(&self) -> &str {
         &self.path
+    }
+}
+
+/// The error of an `enter` whose session ended while it waited: `SessionExpired`, or
+/// `Closed` if the client was closed.
+fn session_ended(event: &zkrs_client::WatchedEvent, our_path: String) -> Error {
+    if event.state == zkrs_client::KeeperState::Closed {
+        Error::new(ErrorKind::Closed, "the client closed while entering").with_path(our_path)
+    } else {
+        Error::new(
+            ErrorKind::SessionExpired,
+            "the session ended while entering: our member node went with it",
+        )
+        .with_path(our_path)
     }
 }
