@@ -1,9 +1,10 @@
 //! The `sessions` suite, as `recipes/tests/invariants.rs` (`sessions`) runs it against real
-//! servers: 4 sessions issue sequential creates and listings of the bucket they create
-//! into, through the faults (here with a short pause after each request, see [`PAUSE`]). No request may hang past its deadline (8 s), every request
-//! ends Ok or with an error, and no create is applied twice: every id appears at most once
-//! on the server, and every acknowledged one exactly once (each bucket checked when its
-//! session moves on, then removed; see `check_bucket`).
+//! servers: 4 sessions issue sequential creates and listings of the bucket they create into,
+//! through the faults (here with a short pause after each request, `PAUSE`). No request may
+//! hang past its deadline (8 s), every request ends Ok or with an error, and no create is
+//! applied twice: every id appears at most once on the server, and every acknowledged one
+//! exactly once (each bucket checked when its session moves on, then removed; see
+//! `check_bucket`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
