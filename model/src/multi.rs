@@ -63,7 +63,7 @@ impl Server {
             zxid,
             time,
         };
-        let before = self.tree.clone();
+        self.tree.begin_undo();
         let mut changes = Vec::new();
         let mut outcomes: Vec<Outcome> = Vec::new();
         let mut failed: Option<usize> = None;
@@ -87,7 +87,7 @@ impl Server {
                 }
                 WriteOp::Uncastable => {
                     // The whole multi fails as a marshalling error (still a transaction).
-                    self.tree = before;
+                    self.tree.undo();
                     self.tree.last_zxid = zxid;
                     return (ErrorCode::MarshallingError, BytesMut::new());
                 }
@@ -101,12 +101,13 @@ impl Server {
             }
         }
         if let Some(at) = failed {
-            self.tree = before;
+            self.tree.undo();
             self.tree.last_zxid = zxid;
             for outcome in outcomes.iter_mut().take(at) {
                 *outcome = Outcome::Error(ErrorCode::Ok);
             }
         } else {
+            self.tree.commit();
             self.notify(changes);
         }
         let mut buf = BytesMut::new();

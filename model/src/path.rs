@@ -2,29 +2,40 @@
 
 /// Why a path is refused (ZooKeeper answers `BadArguments` for every reason).
 pub(crate) fn is_valid(path: &str) -> bool {
-    let chars: Vec<char> = path.chars().collect();
-    if chars.first() != Some(&'/') {
+    // Every path the simulation's suites write is ASCII: checked byte by byte, with no
+    // vector of chars per request (a measurable part of a busy simulated run).
+    if path.is_ascii() {
+        valid_chars(path.as_bytes())
+    } else {
+        valid_chars(&path.chars().collect::<Vec<char>>())
+    }
+}
+
+/// [`is_valid`] over the path's characters (bytes when it is ASCII: the same characters).
+fn valid_chars<C: Copy + Into<char>>(chars: &[C]) -> bool {
+    let at = |i: usize| -> char { chars[i].into() };
+    if chars.is_empty() || at(0) != '/' {
         return false;
     }
     if chars.len() == 1 {
         return true;
     }
-    if chars[chars.len() - 1] == '/' {
+    if at(chars.len() - 1) == '/' {
         return false;
     }
     let mut last = '/';
     for i in 1..chars.len() {
-        let c = chars[i];
-        let next_ends = i + 1 == chars.len() || chars[i + 1] == '/';
+        let c = at(i);
+        let next_ends = i + 1 == chars.len() || at(i + 1) == '/';
         if c == '\0' || (c == '/' && last == '/') {
             return false;
         }
         if c == '.' && last == '.' {
-            if chars[i - 2] == '/' && next_ends {
+            if at(i - 2) == '/' && next_ends {
                 return false;
             }
         } else if c == '.' {
-            if chars[i - 1] == '/' && next_ends {
+            if at(i - 1) == '/' && next_ends {
                 return false;
             }
         } else if is_forbidden_char(c) {
@@ -90,7 +101,16 @@ mod tests {
 
     #[test]
     fn validates_like_path_utils() {
-        for ok in ["/", "/a", "/a/b", "/a.b", "/..a", "/a/...", "/zookeeper"] {
+        for ok in [
+            "/",
+            "/a",
+            "/a/b",
+            "/a.b",
+            "/..a",
+            "/a/...",
+            "/zookeeper",
+            "/caf\u{e9}",
+        ] {
             assert!(is_valid(ok), "{ok}");
         }
         for bad in [
@@ -106,6 +126,7 @@ mod tests {
             "/a\0",
             "/a\u{1}",
             "/\u{1F600}",
+            "/\u{e9}/..",
         ] {
             assert!(!is_valid(bad), "{bad:?}");
         }

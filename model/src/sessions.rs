@@ -72,6 +72,14 @@ impl SessionTable {
 
     /// Every session's expiry counted from `now`, as if each had been added now (a member
     /// that takes a replica's sessions instead of replaying the log that made them).
+    /// Every session as if none were connected here (the copy a restarted member takes:
+    /// its connections are gone).
+    pub(crate) fn forget_connections(&mut self) {
+        for entry in self.sessions.values_mut() {
+            entry.connection = None;
+        }
+    }
+
     pub(crate) fn added_again_at(&mut self, now: Duration) {
         let tick = self.tick;
         for entry in self.sessions.values_mut() {

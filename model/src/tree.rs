@@ -119,6 +119,18 @@ pub struct DataTree {
     extended_types: bool,
     /// The zxid of the last transaction applied.
     pub last_zxid: i64,
+    /// While a multi runs: what its changes replaced, to put back if one of its operations
+    /// fails ([`DataTree::begin_undo`]).
+    undo: Option<Vec<Undo>>,
+}
+
+/// What one change of a multi replaced: the entry as it was before (`None`: absent).
+#[derive(Debug, Clone)]
+enum Undo {
+    Node(String, Option<Node>),
+    Ephemerals(i64, Option<BTreeSet<String>>),
+    Container(String, bool),
+    Ttl(String, bool),
 }
 
 impl DataTree {
@@ -139,6 +151,7 @@ impl DataTree {
             ttls: BTreeSet::new(),
             extended_types,
             last_zxid: 0,
+            undo: None,
         };
         let mut root = blank(vec![AclEntry::open()]);
         root.children.insert("zookeeper".into());
@@ -167,7 +180,67 @@ impl DataTree {
     }
 
     pub(crate) fn get_mut(&mut self, path: &str) -> Option<&mut Node> {
-        self.nodes.get_mut(if path.is_empty() { "/" } else { path })
+        let path = if path.is_empty() { "/" } else { path };
+        self.keep_node(path);
+        self.nodes.get_mut(path)
+    }
+
+    /// From now until [`DataTree::commit`] or [`DataTree::undo`], every change keeps what it
+    /// replaced: a multi that fails puts back only what it touched, where a copy of the
+    /// whole tree per multi was a tenth of a busy simulated run.
+    pub(crate) fn begin_undo(&mut self) {
+        self.undo = Some(Vec::new());
+    }
+
+    /// The changes since [`DataTree::begin_undo`] stay.
+    pub(crate) fn commit(&mut self) {
+        self.undo = None;
+    }
+
+    /// The changes since [`DataTree::begin_undo`] are undone, latest first, so each entry
+    /// ends as it was before the first of them (`last_zxid` is the caller's).
+    pub(crate) fn undo(&mut self) {
+        for undo in self.undo.take().unwrap_or_default().into_iter().rev() {
+            match undo {
+                Undo::Node(path, Some(node)) => {
+                    self.nodes.insert(path, node);
+                }
+                Undo::Node(path, None) => {
+                    self.nodes.remove(&path);
+                }
+                Undo::Ephemerals(owner, Some(set)) => {
+                    self.ephemerals.insert(owner, set);
+                }
+                Undo::Ephemerals(owner, None) => {
+                    self.ephemerals.remove(&owner);
+                }
+                Undo::Container(path, had) => set_member(&mut self.containers, path, had),
+                Undo::Ttl(path, had) => set_member(&mut self.ttls, path, had),
+            }
+        }
+    }
+
+    /// Keeps the node at `path` as it is, if a multi runs (before a change to it).
+    fn keep_node(&mut self, path: &str) {
+        if let Some(undo) = &mut self.undo {
+            undo.push(Undo::Node(path.to_owned(), self.nodes.get(path).cloned()));
+        }
+    }
+
+    /// Keeps the indexes' entries for the node at `path` of `owner`, if a multi runs.
+    fn keep_indexes(&mut self, path: &str, owner: i64) {
+        if let Some(undo) = &mut self.undo {
+            undo.push(match OwnerKind::of(owner, self.extended_types) {
+                OwnerKind::Container => {
+                    Undo::Container(path.to_owned(), self.containers.contains(path))
+                }
+                OwnerKind::Ttl(_) => Undo::Ttl(path.to_owned(), self.ttls.contains(path)),
+                OwnerKind::Ephemeral => {
+                    Undo::Ephemerals(owner, self.ephemerals.get(&owner).cloned())
+                }
+                OwnerKind::Persistent => return,
+            });
+        }
     }
 
     /// Every node's path, in order.
@@ -241,6 +314,8 @@ impl DataTree {
             }
             parent.children.insert(name_of(path).to_owned());
         }
+        self.keep_node(path);
+        self.keep_indexes(path, node.stat.ephemeral_owner);
         match OwnerKind::of(node.stat.ephemeral_owner, self.extended_types) {
             OwnerKind::Container => {
                 self.containers.insert(path.to_owned());
@@ -268,8 +343,10 @@ impl DataTree {
                 parent.stat.pzxid = zxid;
             }
         }
+        self.keep_node(path);
         let node = self.nodes.remove(path)?;
         let owner = node.stat.ephemeral_owner;
+        self.keep_indexes(path, owner);
         match OwnerKind::of(owner, self.extended_types) {
             OwnerKind::Container => {
                 self.containers.remove(path);
@@ -288,5 +365,51 @@ impl DataTree {
             OwnerKind::Persistent => {}
         }
         Some(node)
+    }
+}
+
+/// Puts `path` in `set` or takes it out.
+fn set_member(set: &mut BTreeSet<String>, path: String, member: bool) {
+    if member {
+        set.insert(path);
+    } else {
+        set.remove(&path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(owner: i64) -> Node {
+        Node::new(Some(b"x".to_vec()), vec![AclEntry::open()], 5, 7, owner)
+    }
+
+    /// A multi that fails leaves the tree as it was: nodes, parents' children and stats, and
+    /// the ephemeral and container indexes.
+    #[test]
+    fn undo_puts_back_what_the_changes_replaced() {
+        let mut tree = DataTree::new(true);
+        tree.insert("/a", node(0), 1);
+        tree.insert("/a/e", node(42), 1);
+        tree.insert("/c", node(CONTAINER_OWNER), 2);
+        let before = format!("{tree:?}");
+        tree.begin_undo();
+        tree.insert("/a/f", node(42), 2);
+        tree.insert("/a/g", node(43), 3);
+        tree.remove("/a/e", 9);
+        tree.remove("/c", 9);
+        tree.get_mut("/a").unwrap().data = Some(b"changed".to_vec());
+        tree.insert("/a/e", node(0), 4);
+        assert_ne!(format!("{tree:?}"), before);
+        tree.undo();
+        assert_eq!(format!("{tree:?}"), before);
+        // Committed changes stay, and nothing is kept once committed.
+        tree.begin_undo();
+        tree.remove("/a/e", 10);
+        tree.commit();
+        tree.insert("/b", node(0), 3);
+        tree.undo();
+        assert!(tree.get("/a/e").is_none() && tree.get("/b").is_some());
     }
 }

@@ -18,6 +18,7 @@ use crate::connection_id::ConnectionId;
 use crate::membership::{Forward, Role};
 use crate::server::{Server, Transmit};
 use crate::sessions::SessionTable;
+use crate::tree::DataTree;
 
 /// One entry of the committed log.
 #[derive(Debug, Clone)]
@@ -81,6 +82,10 @@ pub struct WireEnsemble {
     /// entry since the start (in a long simulated run, most of the model's time).
     replica: Server,
     replica_applied: usize,
+    /// Per crashed member, the tree and sessions of the whole log as it was at the crash,
+    /// copied from a member that had applied all of it: what a restart takes, with no
+    /// replica applying every entry once more (a twentieth of a busy simulated run).
+    at_crash: Vec<Option<(DataTree, SessionTable)>>,
     log: Vec<Entry>,
     pending: VecDeque<(usize, Forward)>,
     sessions: BTreeMap<i64, LeaderSession>,
@@ -117,6 +122,7 @@ impl WireEnsemble {
             crashed_at: vec![0; n],
             replica: Server::new_member(config.clone(), 1, now),
             replica_applied: 0,
+            at_crash: vec![None; n],
             log: Vec::new(),
             pending: VecDeque::new(),
             sessions: BTreeMap::new(),
@@ -320,6 +326,18 @@ impl WireEnsemble {
 
     /// Member `m` crashes: its connections drop and its state is gone.
     pub fn crash(&mut self, m: usize) {
+        // The state of the whole log now, from the member itself or any other that has it
+        // (every entry applied; a member's tree and sessions are those of the entries it
+        // applied, whichever member it is), for the restart.
+        let whole = self.log.len();
+        self.at_crash[m] = std::iter::once(m)
+            .chain(0..self.members.len())
+            .find(|&k| self.applied[k] == whole && (k == m || self.health[k] != Health::Crashed))
+            .map(|k| {
+                let mut sessions = self.members[k].sessions.clone();
+                sessions.forget_connections();
+                (self.members[k].tree.clone(), sessions)
+            });
         self.members[m].close_all();
         while let Some(t) = self.members[m].poll_transmit() {
             self.transmits.push_back((m, t));
@@ -500,7 +518,8 @@ impl WireEnsemble {
         }
     }
 
-    /// A crashed member that restarts with nothing applied takes the replica's tree and
+    /// A crashed member that restarts with nothing applied takes the tree and sessions kept
+    /// at its crash, if a member had the whole log then; else the replica's tree and
     /// sessions as of the log it had when it crashed: the state replaying those entries now
     /// would give (the replay answers nobody, its connections being gone, and a session's
     /// expiry counts from when it is applied, now). False if it cannot (nothing to take, or
@@ -509,6 +528,14 @@ impl WireEnsemble {
         let upto = self.crashed_at[m].min(self.log.len());
         if self.applied[m] != 0 || self.generation[m] == 0 || upto == 0 {
             return false;
+        }
+        if let Some((tree, sessions)) = self.at_crash[m].take() {
+            let member = &mut self.members[m];
+            member.tree = tree;
+            member.sessions = sessions;
+            member.sessions.added_again_at(member.now);
+            self.applied[m] = upto;
+            return true;
         }
         if self.replica_applied > upto {
             return false;

@@ -264,6 +264,7 @@ async fn sessions() {
             client,
             stop.clone(),
             BUCKET,
+            Duration::ZERO,
             hung.clone(),
         )));
     }
