@@ -1,6 +1,8 @@
 //! Waiting for whichever comes first: a node event on a watch, or a connection-state change
 //! that matters to the recipe. Every recipe's task waits this way.
 
+use std::future::Future;
+
 use zkrs_client::{Client, ConnectionState, EventType, OneshotWatch, StateChange, WatchedEvent};
 
 use super::{ConnectionStatePolicy, PolicyChanges};
@@ -17,15 +19,19 @@ pub enum Woke {
     Closed,
 }
 
-/// Waits for a node event on `watch`, or a state change for which `matters` is true.
+/// Waits for a node event on `watch` (a [`OneshotWatch`], or `&mut` one to keep it when
+/// the wait ends otherwise), or a state change for which `matters` is true.
 ///
 /// A session event on the watch (the session expired, the client closed) is not returned as
 /// such: the state changes say what happened, and the wait goes on for them.
-pub async fn watch_or_state(
-    watch: OneshotWatch,
+pub async fn watch_or_state<W>(
+    watch: W,
     changes: &mut PolicyChanges,
     matters: impl Fn(ConnectionState) -> bool,
-) -> Woke {
+) -> Woke
+where
+    W: Future<Output = WatchedEvent> + Unpin,
+{
     let mut watch = Some(watch);
     loop {
         let node_event = async {

@@ -388,7 +388,7 @@ enum Wake {
 }
 
 /// Waits for the watch or any connection-state change.
-async fn wait_watch_or_state(watch: OneshotWatch, changes: &mut PolicyChanges) -> Wake {
+async fn wait_watch_or_state(watch: &mut OneshotWatch, changes: &mut PolicyChanges) -> Wake {
     match watch_or_state(watch, changes, |_| true).await {
         Woke::Node(event) if event.event_type == EventType::NodeDeleted => Wake::Deleted,
         Woke::Node(_) => Wake::Look,
@@ -406,6 +406,8 @@ async fn run(shared: Arc<Shared>) {
     // gone: we are first without listing again (the hand-off rule, in the module's
     // documentation).
     let mut handed_over = false;
+    // The predecessor's watch, kept while it stays our predecessor (see the look-ahead).
+    let mut kept: Option<(String, OneshotWatch)> = None;
     loop {
         // Our node, created (with its listing, pipelined) if we have none.
         let mut listed = None;
@@ -458,6 +460,9 @@ async fn run(shared: Arc<Shared>) {
                     .map(|n| join(&shared.path, n)),
             )
         };
+        if !matches!(standing, Standing::Behind(_)) {
+            kept = None;
+        }
         let wake = match standing {
             Standing::Gone => {
                 // Our node is gone (session lost, or deleted by someone): make a new one.
@@ -481,7 +486,7 @@ async fn run(shared: Arc<Shared>) {
                     shared.lead();
                 }
                 match watch_own(&client, &ours).await {
-                    Ok(Some((_, watch))) => wait_watch_or_state(watch, &mut changes).await,
+                    Ok(Some((_, mut watch))) => wait_watch_or_state(&mut watch, &mut changes).await,
                     Ok(None) => {
                         shared.set_leader(false, true);
                         Wake::Look
@@ -497,25 +502,45 @@ async fn run(shared: Arc<Shared>) {
                 // look-ahead, as the locks do): once it leaves we list again while our
                 // predecessor still leads or waits, so its deletion alone hands over.
                 let how = PredecessorWatch::GetData;
-                let (watch, ahead) =
-                    tokio::join!(watch_predecessor(&client, &predecessor, how), async {
+                // The predecessor's watch is kept across a listing made because the
+                // look-ahead left (set before that listing was asked for, so a deletion in
+                // between is still heard).
+                let reused = kept.take().filter(|(path, _)| *path == predecessor);
+                let (watch, ahead) = tokio::join!(
+                    async {
+                        match reused {
+                            Some((_, watch)) => Ok(Some(watch)),
+                            None => watch_predecessor(&client, &predecessor, how).await,
+                        }
+                    },
+                    async {
                         match &lookahead {
                             Some(path) => watch_predecessor(&client, path, how).await,
                             None => Ok(None),
                         }
-                    });
+                    }
+                );
                 match (watch, ahead) {
                     (Err(e), _) | (_, Err(e)) if e.is_closed() => return,
                     (Ok(None), _) => Wake::Deleted,
                     (Err(_), _) => Wake::State(client.state()),
                     // Gone already: a listing says where we stand.
-                    (Ok(Some(_)), Ok(None)) if lookahead.is_some() => Wake::Look,
-                    (Ok(Some(watch)), Ok(Some(ahead))) => tokio::select! {
-                        biased;
-                        wake = wait_watch_or_state(watch, &mut changes) => wake,
-                        _ = ahead => Wake::Look,
-                    },
-                    (Ok(Some(watch)), _) => wait_watch_or_state(watch, &mut changes).await,
+                    (Ok(Some(watch)), Ok(None)) if lookahead.is_some() => {
+                        kept = Some((predecessor, watch));
+                        Wake::Look
+                    }
+                    (Ok(Some(mut watch)), Ok(Some(ahead))) => {
+                        let woke = tokio::select! {
+                            biased;
+                            wake = wait_watch_or_state(&mut watch, &mut changes) => Some(wake),
+                            _ = ahead => None,
+                        };
+                        woke.unwrap_or_else(|| {
+                            kept = Some((predecessor, watch));
+                            Wake::Look
+                        })
+                    }
+                    (Ok(Some(mut watch)), _) => wait_watch_or_state(&mut watch, &mut changes).await,
                 }
             }
         };
