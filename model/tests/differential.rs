@@ -95,7 +95,9 @@ fn model_agrees_with_zookeeper() {
                     model: t1 - t0,
                     real: t1.elapsed(),
                 };
-                if time.model.max(time.real) > Duration::from_millis(1000) {
+                // The slowest step, the expiry, takes the short session's 600 ms and a tick
+                // or two; a step over 2 s means a server (or this process) stalled.
+                if time.model.max(time.real) > Duration::from_secs(2) {
                     eprintln!("slow step: seed {seed} {time:?} {step:?}");
                 }
                 times.push(time);
