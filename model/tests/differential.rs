@@ -158,9 +158,11 @@ fn model_agrees_with_zookeeper() {
         );
     }
     if let Ok(secs) = std::env::var("ZKRS_MODEL_LINGER") {
-        // Debugging aid: wait past the session timeout and show what the real server did on
-        // its own (an expiry here means a script left a session open).
-        std::thread::sleep(Duration::from_secs(secs.parse().unwrap_or(6)));
+        // Debugging aid: wait past the slots' session timeout (and the tick it is rounded up
+        // to) and show what the real server did on its own (an expiry here means a script left
+        // a session open).
+        let past_timeout = TIMEOUT_MS as u64 / 1000 + 2;
+        std::thread::sleep(Duration::from_secs(secs.parse().unwrap_or(past_timeout)));
         let log = std::fs::read_to_string(real.log_path()).unwrap_or_default();
         for line in log.lines().filter(|l| {
             l.contains("Expiring")
