@@ -1,0 +1,77 @@
+//! A lock line that mixes languages, through a fault: our waiter third in line watches the
+//! holder as well as its predecessor (the look-ahead) and a Curator 5.4 peer waits between
+//! them; the holder's session expires (cut off by a `FaultyProxy`), Curator's peer takes the
+//! lock, and ours follows it in Curator's order, then Curator's waits behind ours.
+//!
+//! Needs a JDK and Curator's jars, as `tests/curator_interop.rs` (never skipped).
+
+use std::time::Duration;
+
+use zkrs_client::Client;
+use zkrs_recipes::framework::{join, node_name};
+use zkrs_recipes::lock::InterProcessMutex;
+use zkrs_testkit::{FaultyProxy, TestingServer};
+
+mod support;
+use support::{children_until, connect, new_name, within, Peer};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mixed_line_hands_over_through_the_holders_session_expiry() {
+    let zk = TestingServer::start().unwrap();
+    let proxy = FaultyProxy::start(zk.address()).unwrap();
+    let cut_off = within(
+        "connect through the proxy",
+        Client::builder(&proxy.connect_string())
+            .session_timeout(Duration::from_secs(2))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let client = connect(&zk).await;
+    let path = "/interop/line-expiry";
+
+    // rust-a holds, java-1 waits behind it, rust-b waits behind java-1 (and looks ahead at
+    // rust-a).
+    let a = within(
+        "rust-a",
+        InterProcessMutex::builder(&cut_off, path)
+            .build()
+            .unwrap()
+            .acquire(),
+    )
+    .await
+    .unwrap();
+    let a_name = node_name(a.path()).to_string();
+    let mut j1 = Peer::start("java-1", &["mutex", &zk.connect_string(), path]).await;
+    let names = children_until(&client, path, "java-1's node", |c| c.len() == 2).await;
+    let j1_name = new_name(&names, &[&a_name]);
+    let b = {
+        let mutex = InterProcessMutex::builder(&client, path).build().unwrap();
+        tokio::spawn(async move { mutex.acquire().await })
+    };
+    let names = children_until(&client, path, "rust-b's node", |c| c.len() == 3).await;
+    let b_name = new_name(&names, &[&a_name, &j1_name]);
+
+    // The fault: rust-a's session is cut off until the server expires it, and its node goes.
+    proxy.partition();
+    assert_eq!(j1.expect("ACQUIRED").await, join(path, &j1_name));
+    assert!(!b.is_finished(), "rust-b acquired while java-1 holds");
+    j1.ask("release", "RELEASED").await;
+    let b = within("rust-b after java-1", b).await.unwrap().unwrap();
+    assert_eq!(b.path(), join(path, &b_name));
+
+    // The other way: Curator's peer waits behind ours and gets the lock when ours goes.
+    let mut j2 = Peer::start("java-2", &["mutex", &zk.connect_string(), path]).await;
+    let names = children_until(&client, path, "java-2's node", |c| c.len() == 2).await;
+    let j2_name = new_name(&names, &[&b_name]);
+    j2.assert_silent("java-2 acquired while rust-b holds").await;
+    b.release().await.unwrap();
+    assert_eq!(j2.expect("ACQUIRED").await, join(path, &j2_name));
+    j2.ask("release", "RELEASED").await;
+    for peer in [j1, j2] {
+        peer.exit().await;
+    }
+    proxy.heal();
+    drop(a); // Its node went with its session.
+    children_until(&client, path, "no node left", |c| c.is_empty()).await;
+}
