@@ -100,6 +100,40 @@ pub(crate) async fn watch_predecessor(
     }
 }
 
+/// The watches of a waiter in line, set together (pipelined): on its predecessor (`kept`'s
+/// watch instead when it is on the same node: one set before a listing the look-ahead asked
+/// for, so a deletion in between is still heard) and, deeper in line, on the look-ahead, the
+/// node before the predecessor's (`None` without one). Both with `getData`: no watch is left
+/// behind on a node gone already. `Ok(None)`: that node is gone.
+pub(crate) async fn watch_line(
+    client: &Client,
+    predecessor: &str,
+    lookahead: Option<&str>,
+    kept: Option<(String, OneshotWatch)>,
+) -> (
+    Result<Option<OneshotWatch>>,
+    Option<Result<Option<OneshotWatch>>>,
+) {
+    let kept = kept
+        .filter(|(path, _)| path == predecessor)
+        .map(|(_, watch)| watch);
+    let how = PredecessorWatch::GetData;
+    tokio::join!(
+        async {
+            match kept {
+                Some(watch) => Ok(Some(watch)),
+                None => watch_predecessor(client, predecessor, how).await,
+            }
+        },
+        async {
+            match lookahead {
+                Some(path) => Some(watch_predecessor(client, path, how).await),
+                None => None,
+            }
+        }
+    )
+}
+
 /// Watches our own node while leading, so that its deletion is noticed; with its Stat (who
 /// owns it). `Ok(None)`: it is gone already.
 pub(crate) async fn watch_own(client: &Client, path: &str) -> Result<Option<(Stat, OneshotWatch)>> {

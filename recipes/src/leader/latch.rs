@@ -31,7 +31,7 @@ use zkrs_client::{
 };
 
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
-use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
+use crate::candidacy::{is_stale, watch_line, watch_own, Standing};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,
@@ -501,35 +501,20 @@ async fn run(shared: Arc<Shared>) {
                 // Deeper in line, the one before our predecessor is watched too (the
                 // look-ahead, as the locks do): once it leaves we list again while our
                 // predecessor still leads or waits, so its deletion alone hands over.
-                let how = PredecessorWatch::GetData;
                 // The predecessor's watch is kept across a listing made because the
-                // look-ahead left (set before that listing was asked for, so a deletion in
-                // between is still heard).
-                let reused = kept.take().filter(|(path, _)| *path == predecessor);
-                let (watch, ahead) = tokio::join!(
-                    async {
-                        match reused {
-                            Some((_, watch)) => Ok(Some(watch)),
-                            None => watch_predecessor(&client, &predecessor, how).await,
-                        }
-                    },
-                    async {
-                        match &lookahead {
-                            Some(path) => watch_predecessor(&client, path, how).await,
-                            None => Ok(None),
-                        }
-                    }
-                );
+                // look-ahead left.
+                let (watch, ahead) =
+                    watch_line(&client, &predecessor, lookahead.as_deref(), kept.take()).await;
                 match (watch, ahead) {
-                    (Err(e), _) | (_, Err(e)) if e.is_closed() => return,
+                    (Err(e), _) | (_, Some(Err(e))) if e.is_closed() => return,
                     (Ok(None), _) => Wake::Deleted,
                     (Err(_), _) => Wake::State(client.state()),
                     // Gone already: a listing says where we stand.
-                    (Ok(Some(watch)), Ok(None)) if lookahead.is_some() => {
+                    (Ok(Some(watch)), Some(Ok(None))) => {
                         kept = Some((predecessor, watch));
                         Wake::Look
                     }
-                    (Ok(Some(mut watch)), Ok(Some(ahead))) => {
+                    (Ok(Some(mut watch)), Some(Ok(Some(ahead)))) => {
                         let woke = tokio::select! {
                             biased;
                             wake = wait_watch_or_state(&mut watch, &mut changes) => Some(wake),

@@ -63,7 +63,7 @@ use zkrs_client::{
     Children, Client, CreateMode, CreateOptions, ErrorCode, EventType, OneshotWatch, Result,
 };
 
-use crate::candidacy::{is_stale, watch_predecessor, PredecessorWatch, Standing};
+use crate::candidacy::{is_stale, watch_line, Standing};
 use crate::framework::{
     create_parents, find_protected, guaranteed_delete, guaranteed_delete_protected, join,
     node_name, wait_connected, FencingToken, ProtectedName,
@@ -366,25 +366,7 @@ async fn wait_in_line(
     kept: Option<(String, OneshotWatch)>,
     deadline: Option<Instant>,
 ) -> Result<Wait> {
-    let kept = kept
-        .filter(|(path, _)| *path == predecessor)
-        .map(|(_, w)| w);
-    let (watch, ahead) = tokio::join!(
-        async {
-            match kept {
-                Some(watch) => Ok(Some(watch)),
-                None => watch_predecessor(client, &predecessor, PredecessorWatch::GetData).await,
-            }
-        },
-        async {
-            match &lookahead {
-                Some(path) => watch_predecessor(client, path, PredecessorWatch::GetData)
-                    .await
-                    .map(Some),
-                None => Ok(None),
-            }
-        }
-    );
+    let (watch, ahead) = watch_line(client, &predecessor, lookahead.as_deref(), kept).await;
     let mut watch = match watch {
         Ok(Some(watch)) => watch,
         Ok(None) => return Ok(Wait::Gone),
@@ -395,12 +377,12 @@ async fn wait_in_line(
         Err(e) => return Err(e),
     };
     let ahead = match ahead {
-        Ok(Some(Some(ahead))) => Some(ahead),
-        Ok(Some(None)) => return Ok(Wait::AheadGone((predecessor, watch))),
-        Ok(None) => None,
+        Some(Ok(Some(ahead))) => Some(ahead),
+        Some(Ok(None)) => return Ok(Wait::AheadGone((predecessor, watch))),
+        None => None,
         // The predecessor's watch alone still says what we need.
-        Err(e) if e.is_retryable() => None,
-        Err(e) => return Err(e),
+        Some(Err(e)) if e.is_retryable() => None,
+        Some(Err(e)) => return Err(e),
     };
     let woke = async {
         match ahead {
