@@ -124,6 +124,53 @@ async fn leader_notices_its_node_deleted_and_rejoins() {
     assert_ne!(la.node_path().unwrap(), node, "a rejoined with a new node");
 }
 
+/// A waiting participant watches its own node as well as its predecessor's: when someone
+/// deletes its node while the leader still leads, it rejoins at once (before, it noticed
+/// only at the hand-off, which it took with the deleted node: it led, then stepped down).
+#[tokio::test]
+async fn waiter_notices_its_node_deleted_before_the_hand_off() {
+    let zk = TestingServer::start().unwrap();
+    let a = Client::connect(&zk.connect_string()).await.unwrap();
+    let b = Client::connect(&zk.connect_string()).await.unwrap();
+    let la = LeaderLatch::builder(&a, "/e4").id("a").start().unwrap();
+    assert!(la.await_leadership_timeout(DEADLINE).await.unwrap());
+    let lb = LeaderLatch::builder(&b, "/e4").id("b").start().unwrap();
+    let mut b_changes = lb.events();
+    eventually("b waits behind a", || async {
+        la.participants().await.unwrap().len() == 2 && lb.node_path().is_some()
+    })
+    .await;
+    let first = lb.node_path().unwrap();
+    a.delete(&first, None).await.unwrap();
+    // While a still leads, b is back in line with a new node.
+    eventually("b rejoins while a leads", || async {
+        let ids: Vec<String> = la
+            .participants()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| p.id)
+            .collect();
+        ids == ["a", "b"] && lb.node_path().is_some_and(|node| node != first)
+    })
+    .await;
+    assert!(la.is_leader() && !lb.is_leader());
+    // The hand-off: b leads once, with its new node, and stays leader.
+    la.close().await.unwrap();
+    assert!(lb.await_leadership_timeout(DEADLINE).await.unwrap());
+    assert_eq!(
+        within("b's first event", b_changes.next()).await,
+        Some(zkrs_recipes::leader::LeadershipEvent::Gained)
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), b_changes.next())
+            .await
+            .is_err(),
+        "b's leadership changed again after the hand-off"
+    );
+    assert!(lb.is_leader());
+}
+
 #[tokio::test]
 async fn dropped_latch_leaves_no_node() {
     let zk = TestingServer::start().unwrap();

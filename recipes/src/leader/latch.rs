@@ -15,13 +15,19 @@
 //! (`lock::internals`) says why that holds: latch nodes are all sequential, so none can sort
 //! before ours once our listing is made. The checks stay: the node must be the current
 //! session's, and anything but a deletion (a data change, a connection-state change) lists
-//! again. A waiting node deleted by someone else leads until its own-node watch, set right
-//! after, finds it gone: the same window as a leader whose node is deleted. Deeper in line,
+//! again. A waiting participant watches its own node too (set with its predecessor's watch,
+//! and kept once it leads, so the hand-off itself sends no request): a deletion of our node
+//! by someone else before the predecessor's arrives first (the server notifies a session in
+//! the order of its changes) and is looked at first, so it never reads as a hand-off; one
+//! after it ends leadership as it does for any leader. Deeper in line,
 //! a participant also watches the node before its predecessor's (the look-ahead, as the
 //! locks do) and lists again when it leaves, so the listing a deep line needs is made while
 //! the predecessor still leads or waits, not after its deletion.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -294,9 +300,6 @@ impl LeaderLatch {
         // or two, which was a third of a hand-off). A poll of the task that still runs
         // meanwhile finds `closing` set: it neither creates a node nor leads.
         let task = self.task.take();
-        if let Some(task) = &task {
-            task.abort();
-        }
         let (path, in_doubt) = {
             let mut node = self.shared.node();
             node.closing = true;
@@ -309,11 +312,6 @@ impl LeaderLatch {
         if let Some(prefix) = in_doubt {
             guaranteed_delete_protected(&self.shared.client, self.shared.path.clone(), prefix);
         }
-        let stopped = async {
-            if let Some(task) = task {
-                let _ = task.await;
-            }
-        };
         let deleted = async {
             match path {
                 // Deleted in the background if this future is dropped half-way (a close
@@ -322,7 +320,15 @@ impl LeaderLatch {
                 None => Ok(()),
             }
         };
-        tokio::join!(stopped, deleted).1
+        let stopped = async {
+            if let Some(task) = task {
+                task.abort();
+                let _ = task.await;
+            }
+        };
+        // The delete's request first, then the task's abort (whose wake-up would otherwise
+        // go before the request to the connection's task).
+        tokio::join!(biased; deleted, stopped).0
     }
 }
 
@@ -381,19 +387,54 @@ enum Wake {
     Look,
     /// The node we waited for was deleted, or found gone (see [`Wake::Look`] for the rest).
     Deleted,
+    /// Our own node changed or went (its watch is spent): look again.
+    Ours,
     /// The connection state changed.
     State(ConnectionState),
     /// The client is closed.
     Closed,
 }
 
-/// Waits for the watch or any connection-state change.
-async fn wait_watch_or_state(watch: &mut OneshotWatch, changes: &mut PolicyChanges) -> Wake {
-    match watch_or_state(watch, changes, |_| true).await {
+/// Waits for our own node's watch, the predecessor's (none while leading) or any
+/// connection-state change. Ours is looked at first: if our node went before our
+/// predecessor, both events can be waiting, and the predecessor's must not read as a
+/// hand-off. A watch that fires (with any event, a session's too) is taken out of its
+/// `Option`, even if this wait is then dropped: what is left can be waited on again.
+async fn wait_watches_or_state(
+    own: &mut Option<OneshotWatch>,
+    predecessor: &mut Option<OneshotWatch>,
+    changes: &mut PolicyChanges,
+) -> Wake {
+    let mut from_own = false;
+    let either = std::future::poll_fn(|cx| {
+        for (watch, is_own) in [(&mut *own, true), (&mut *predecessor, false)] {
+            if let Some(Poll::Ready(event)) = watch.as_mut().map(|w| Pin::new(w).poll(cx)) {
+                *watch = None;
+                from_own = is_own;
+                return Poll::Ready(event);
+            }
+        }
+        Poll::Pending
+    });
+    match watch_or_state(either, changes, |_| true).await {
+        Woke::Node(_) if from_own => Wake::Ours,
         Woke::Node(event) if event.event_type == EventType::NodeDeleted => Wake::Deleted,
         Woke::Node(_) => Wake::Look,
         Woke::State(change) => Wake::State(change.state),
         Woke::Closed => Wake::Closed,
+    }
+}
+
+/// Our own node's watch: `held` if we have it (set while we waited), else a new one.
+/// `Ok(None)`: our node is gone.
+async fn own_watch(
+    client: &Client,
+    ours: &str,
+    held: Option<OneshotWatch>,
+) -> Result<Option<OneshotWatch>> {
+    match held {
+        Some(watch) => Ok(Some(watch)),
+        None => Ok(watch_own(client, ours).await?.map(|(_, watch)| watch)),
     }
 }
 
@@ -408,6 +449,10 @@ async fn run(shared: Arc<Shared>) {
     let mut handed_over = false;
     // The predecessor's watch, kept while it stays our predecessor (see the look-ahead).
     let mut kept: Option<(String, OneshotWatch)> = None;
+    // Our own node's watch, set while we wait (beside the predecessor's) and kept until it
+    // fires: a deletion of our node is heard while we wait, and the hand-off leads without
+    // a request of its own.
+    let mut own: Option<(String, OneshotWatch)> = None;
     loop {
         // Our node, created (with its listing, pipelined) if we have none.
         let mut listed = None;
@@ -426,6 +471,10 @@ async fn run(shared: Arc<Shared>) {
             }
         }
         let ours = shared.node().path.clone().expect("our node");
+        let held = own
+            .take()
+            .filter(|(path, _)| *path == ours)
+            .map(|(_, watch)| watch);
         let (standing, sole, lookahead) = if std::mem::take(&mut handed_over) {
             (Standing::First, false, None)
         } else {
@@ -477,35 +526,48 @@ async fn run(shared: Arc<Shared>) {
                 shared.set_leader(false, true);
                 continue;
             }
-            Standing::First => {
+            Standing::First => 'first: {
                 // Lead at once: the listing just showed our node first, from this session
                 // (waiting for the watch below first would add a round trip to every
-                // hand-off). Then watch our own node, so a deletion under us is noticed; one
-                // between the listing and the watch ends leadership as one after it would.
+                // hand-off). Our own node stays watched, so a deletion under us is noticed;
+                // one between the listing and the watch ends leadership as one after it
+                // would. The watch was set while we waited, unless we led at once.
                 if !lost_now(shared.policy, &client) {
                     shared.lead();
                 }
-                match watch_own(&client, &ours).await {
-                    Ok(Some((_, mut watch))) => wait_watch_or_state(&mut watch, &mut changes).await,
+                let mut mine = match own_watch(&client, &ours, held).await {
+                    Ok(Some(watch)) => Some(watch),
                     Ok(None) => {
                         shared.set_leader(false, true);
-                        Wake::Look
+                        break 'first Wake::Look;
                     }
                     Err(e) if e.is_closed() => return,
-                    Err(_) => Wake::State(client.state()),
-                }
+                    Err(_) => break 'first Wake::State(client.state()),
+                };
+                let wake = wait_watches_or_state(&mut mine, &mut None, &mut changes).await;
+                own = mine.map(|watch| (ours, watch));
+                wake
             }
-            Standing::Behind(predecessor) => {
+            Standing::Behind(predecessor) => 'behind: {
                 shared.set_leader(false, true);
                 let predecessor = join(&shared.path, &predecessor);
                 // Deeper in line, the one before our predecessor is watched too (the
                 // look-ahead, as the locks do): once it leaves we list again while our
                 // predecessor still leads or waits, so its deletion alone hands over.
                 // The predecessor's watch is kept across a listing made because the
-                // look-ahead left.
-                let (watch, ahead) =
-                    watch_line(&client, &predecessor, lookahead.as_deref(), kept.take()).await;
-                match (watch, ahead) {
+                // look-ahead left. Our own node's watch goes out with them.
+                let ((watch, ahead), mine) = tokio::join!(
+                    watch_line(&client, &predecessor, lookahead.as_deref(), kept.take()),
+                    own_watch(&client, &ours, held)
+                );
+                let mut mine = match mine {
+                    Ok(Some(mine)) => Some(mine),
+                    // Our node is gone: the listing will say so.
+                    Ok(None) => break 'behind Wake::Look,
+                    Err(e) if e.is_closed() => return,
+                    Err(_) => break 'behind Wake::State(client.state()),
+                };
+                let wake = match (watch, ahead) {
                     (Err(e), _) | (_, Some(Err(e))) if e.is_closed() => return,
                     (Ok(None), _) => Wake::Deleted,
                     (Err(_), _) => Wake::State(client.state()),
@@ -514,23 +576,34 @@ async fn run(shared: Arc<Shared>) {
                         kept = Some((predecessor, watch));
                         Wake::Look
                     }
-                    (Ok(Some(mut watch)), Some(Ok(Some(ahead)))) => {
+                    (Ok(Some(watch)), ahead) => {
+                        let mut watch = Some(watch);
+                        let ahead = async {
+                            match ahead {
+                                Some(Ok(Some(ahead))) => ahead.await,
+                                _ => std::future::pending().await,
+                            }
+                        };
                         let woke = tokio::select! {
                             biased;
-                            wake = wait_watch_or_state(&mut watch, &mut changes) => Some(wake),
+                            wake = wait_watches_or_state(&mut mine, &mut watch, &mut changes) => {
+                                Some(wake)
+                            }
                             _ = ahead => None,
                         };
                         woke.unwrap_or_else(|| {
-                            kept = Some((predecessor, watch));
+                            // Still waited for unless it fired meanwhile (a session's event).
+                            kept = watch.map(|watch| (predecessor, watch));
                             Wake::Look
                         })
                     }
-                    (Ok(Some(mut watch)), _) => wait_watch_or_state(&mut watch, &mut changes).await,
-                }
+                };
+                own = mine.map(|watch| (ours, watch));
+                wake
             }
         };
         match wake {
-            Wake::Look => {}
+            Wake::Look | Wake::Ours => {}
             // Only worth anything while waiting, as the one before us was the only one.
             Wake::Deleted => handed_over = sole,
             Wake::Closed => {

@@ -464,7 +464,9 @@ NoAuth) exit 1 with their name.")]
 get/set/create: N clients (sessions), each with D requests in flight.
 lock: uncontended acquire+release cycles (clients x in-flight independent
 locks), then the hand-off latency between two holders.
-latch: the leadership hand-off latency (leader closes, next one is told).
+latch: uncontended start+lead+close cycles (clients x in-flight independent
+latches), then the leadership hand-off latency (leader closes, next one is
+told).
 lock and latch, under contention: --contenders N sessions on one lock (latch),
 each cycling acquire/release (join/leave): hand-offs per second and the
 hand-off latency, from one holder's release to the next one's acquire.
@@ -489,7 +491,7 @@ operation (cycle, hand-off), the client's own cost.")]
         /// Requests in flight per client
         #[arg(long, value_name = "D", value_parser = positive)]
         in_flight: Option<usize>,
-        /// Operations (cycles for lock) to measure
+        /// Operations (cycles for lock and latch) to measure
         #[arg(long, value_name = "N", value_parser = positive)]
         ops: Option<usize>,
         /// Data size for get/set/create

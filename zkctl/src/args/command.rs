@@ -111,7 +111,7 @@ pub enum BenchKind {
     Create,
     /// InterProcessMutex cycles and hand-offs.
     Lock,
-    /// LeaderLatch hand-offs.
+    /// LeaderLatch cycles and hand-offs.
     Latch,
 }
 

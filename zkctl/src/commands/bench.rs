@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use zkrs_client::{Client, CreateMode, ErrorKind, Result};
 use zkrs_recipes::{
-    leader::{CloseMode, LeaderLatch},
+    leader::{participants, CloseMode, LeaderLatch},
     lock::{InterProcessMutex, LockGuard},
 };
 use zkrs_testkit::measure::{allocation_counts, process_cpu_time};
@@ -426,11 +426,7 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> 
     };
     closed_loop(clients, o.in_flight, lockers.max(o.ops / 10), cycle.clone()).await?;
     let run = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
-    out.push(figure("cycles", run.latencies.len(), "cycles"));
-    let rate = run.latencies.len() as f64 / run.elapsed.as_secs_f64().max(1e-9);
-    out.push(figure("cycles_per_sec", rate.round() as u64, "cycles/s"));
-    run.cost_figures("cycle", &mut out);
-    Latencies::new(run.latencies).figures("cycle_", false, &mut out);
+    cycle_figures(run, &mut out);
 
     // Hand-off: A holds, B waits in line; time from A's release to B's acquire returning.
     let (a, b) = two_clients(g, clients).await?;
@@ -467,7 +463,41 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> 
     Ok(out)
 }
 
+/// `cycles`, `cycles_per_sec`, the cost per cycle and the cycles' latencies.
+fn cycle_figures<T>(run: Run<T>, out: &mut Figures) {
+    out.push(figure("cycles", run.latencies.len(), "cycles"));
+    let rate = run.latencies.len() as f64 / run.elapsed.as_secs_f64().max(1e-9);
+    out.push(figure("cycles_per_sec", rate.round() as u64, "cycles/s"));
+    run.cost_figures("cycle", out);
+    Latencies::new(run.latencies).figures("cycle_", false, out);
+}
+
 async fn latch(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> Result<Figures> {
+    let mut out = vec![
+        figure("clients", o.clients, "sessions"),
+        figure("in_flight", o.in_flight, "participants/session"),
+    ];
+    // Uncontended, as the lock's cycles: every participant has a latch of its own, so each
+    // cycle is start (create + list, pipelined), being told it leads, and close (delete).
+    // They also warm the server's JIT up before the hand-offs, as the lock's cycles do.
+    let latches = o.clients * o.in_flight;
+    let paths: Arc<Vec<String>> = Arc::new(
+        (0..latches)
+            .map(|task| format!("{base}/latch-{task}"))
+            .collect(),
+    );
+    let cycle = move |client: Client, task: usize, _| {
+        let paths = paths.clone();
+        async move {
+            let latch = LeaderLatch::builder(&client, &paths[task]).start()?;
+            latch.await_leadership().await?;
+            latch.close_with(CloseMode::Silent).await
+        }
+    };
+    closed_loop(clients, o.in_flight, latches.max(o.ops / 10), cycle.clone()).await?;
+    let run = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
+    cycle_figures(run, &mut out);
+
     // Leader on one session, next in line on the other; the next one becomes the leader of
     // the following round, and a new participant joins behind it on the first session.
     let (a, b) = two_clients(g, clients).await?;
@@ -483,16 +513,17 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) ->
         let next = LeaderLatch::builder(&sessions[0], &path)
             .id(format!("bench-{round}"))
             .start()?;
-        until_count("the next participant to join", 2, || async {
-            Ok(next.participants().await?.len())
-        })
-        .await?;
-        tokio::time::sleep(SETTLE).await;
+        // Waiting already when the leader closes, as the lock's waiter is.
         let told = tokio::spawn(async move {
             let led = next.await_leadership().await;
             let at = Instant::now();
             led.map(|()| (next, at))
         });
+        until_count("the next participant to join", 2, || async {
+            Ok(participants(&sessions[0], &path).await?.len())
+        })
+        .await?;
+        tokio::time::sleep(SETTLE).await;
         let closed = Instant::now();
         leader.close_with(CloseMode::Silent).await?;
         let (next, at) = bounded("the hand-off", told).await?.map_err(|e| {
@@ -502,7 +533,7 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) ->
         leader = next;
     }
     leader.close_with(CloseMode::Silent).await?;
-    let mut out = vec![figure("handoffs", handoffs.len(), "handoffs")];
+    out.push(figure("handoffs", handoffs.len(), "handoffs"));
     let handoffs = Latencies::new(handoffs);
     handoffs.figures("handoff_", false, &mut out);
     handoff_yardsticks(&sessions[0], base, o.rounds, &handoffs, &mut out).await?;
