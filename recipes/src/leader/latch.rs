@@ -427,7 +427,7 @@ async fn wait_watches_or_state(
 
 /// Our own node's watch: `held` if we have it (set while we waited), else a new one.
 /// `Ok(None)`: our node is gone.
-async fn own_watch(
+async fn watch_own_unless_held(
     client: &Client,
     ours: &str,
     held: Option<OneshotWatch>,
@@ -535,7 +535,7 @@ async fn run(shared: Arc<Shared>) {
                 if !lost_now(shared.policy, &client) {
                     shared.lead();
                 }
-                let mut mine = match own_watch(&client, &ours, held).await {
+                let mut mine = match watch_own_unless_held(&client, &ours, held).await {
                     Ok(Some(watch)) => Some(watch),
                     Ok(None) => {
                         shared.set_leader(false, true);
@@ -558,7 +558,7 @@ async fn run(shared: Arc<Shared>) {
                 // look-ahead left. Our own node's watch goes out with them.
                 let ((watch, ahead), mine) = tokio::join!(
                     watch_line(&client, &predecessor, lookahead.as_deref(), kept.take()),
-                    own_watch(&client, &ours, held)
+                    watch_own_unless_held(&client, &ours, held)
                 );
                 let mut mine = match mine {
                     Ok(Some(mine)) => Some(mine),
