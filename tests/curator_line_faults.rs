@@ -1,7 +1,8 @@
-//! A lock line that mixes languages, through a fault: our waiter third in line watches the
-//! holder as well as its predecessor (the look-ahead) and a Curator 5.4 peer waits between
-//! them; the holder's session expires (cut off by a `FaultyProxy`), Curator's peer takes the
-//! lock, and ours follows it in Curator's order, then Curator's waits behind ours.
+//! Lines that mix languages, through a fault: our waiter third in line watches the holder as
+//! well as its predecessor (the look-ahead; a `LeaderLatch` also its own node) and a Curator
+//! 5.4 peer waits between them; the holder's session expires (cut off by a `FaultyProxy`),
+//! Curator's peer takes the lock (leads), and ours follows it in Curator's order, then
+//! Curator's waits behind ours. For `InterProcessMutex` and `LeaderLatch`.
 //!
 //! Needs a JDK and Curator's jars, as `tests/curator_interop.rs` (never skipped).
 
@@ -9,11 +10,12 @@ use std::time::Duration;
 
 use zkrs_client::Client;
 use zkrs_recipes::framework::{join, node_name};
+use zkrs_recipes::leader::{LeaderLatch, LeadershipEvent};
 use zkrs_recipes::lock::InterProcessMutex;
 use zkrs_testkit::{FaultyProxy, TestingServer};
 
 mod support;
-use support::{children_until, connect, new_name, within, Peer};
+use support::{children_until, connect, new_name, participant_ids, within, Peer, DEADLINE};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_line_hands_over_through_the_holders_session_expiry() {
@@ -73,5 +75,65 @@ async fn a_mixed_line_hands_over_through_the_holders_session_expiry() {
     }
     proxy.heal();
     drop(a); // Its node went with its session.
+    children_until(&client, path, "no node left", |c| c.is_empty()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mixed_latch_line_hands_over_through_the_leaders_session_expiry() {
+    let zk = TestingServer::start().unwrap();
+    let cs = zk.connect_string();
+    let proxy = FaultyProxy::start(zk.address()).unwrap();
+    let cut_off = within(
+        "connect through the proxy",
+        Client::builder(&proxy.connect_string())
+            .session_timeout(Duration::from_secs(2))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let client = connect(&zk).await;
+    let path = "/interop/latch-line-expiry";
+
+    // rust-a leads, java-1 waits behind it, rust-b waits behind java-1 (looking ahead at
+    // rust-a, and watching its own node).
+    let a = LeaderLatch::builder(&cut_off, path)
+        .id("rust-a")
+        .start()
+        .unwrap();
+    assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
+    let mut j1 = Peer::start("java-1", &["latch", &cs, path, "java-1"]).await;
+    children_until(&client, path, "java-1's node", |c| c.len() == 2).await;
+    let b = LeaderLatch::builder(&client, path)
+        .id("rust-b")
+        .start()
+        .unwrap();
+    let mut b_events = b.events();
+    children_until(&client, path, "rust-b's node", |c| c.len() == 3).await;
+    let ids = participant_ids(b.participants().await.unwrap());
+    assert_eq!(ids, ["rust-a", "java-1", "rust-b"]);
+
+    // The fault: rust-a's session is cut off until the server expires it, and its node goes.
+    proxy.partition();
+    j1.expect("LEADER").await;
+    assert!(!b.is_leader(), "rust-b leads beside java-1");
+    assert_eq!(j1.ask("has", "HAS_LEADERSHIP").await, "true");
+    j1.exit().await; // Closes its latch and its session.
+
+    assert_eq!(
+        within("rust-b leads after java-1", b_events.next()).await,
+        Some(LeadershipEvent::Gained)
+    );
+
+    // The other way: Curator's peer waits behind ours and leads when ours goes.
+    let mut j2 = Peer::start("java-2", &["latch", &cs, path, "java-2"]).await;
+    children_until(&client, path, "java-2's node", |c| c.len() == 2).await;
+    assert_eq!(j2.ask("leader", "LEADER_ID").await, "rust-b");
+    assert_eq!(j2.ask("has", "HAS_LEADERSHIP").await, "false");
+    b.close().await.unwrap();
+    j2.expect("LEADER").await;
+    j2.exit().await;
+    // rust-a's node went with its session; closed before the heal, it does not join again.
+    drop(a);
+    proxy.heal();
     children_until(&client, path, "no node left", |c| c.is_empty()).await;
 }
