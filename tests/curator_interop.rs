@@ -34,7 +34,7 @@ use zkrs_recipes::{
 use zkrs_testkit::TestingServer;
 
 mod support;
-use support::{children_until, connect, new_name, participant_ids, within, Peer, DEADLINE, START};
+use support::{children_until, connect, new_name, within, Peer, DEADLINE, START};
 
 /// Curator's lock names.
 const LOCK: &str = "lock-";
@@ -452,7 +452,13 @@ async fn leader_latch_elects_one_across_languages() {
     // java-1 comes back, at the end of the line.
     j1.ask("start", "STARTED").await;
     children_until(&client, path, "java-1's new node", |c| c.len() == 3).await;
-    let ids = participant_ids(rust.participants().await.unwrap());
+    let ids: Vec<String> = rust
+        .participants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
     assert_eq!(ids, ["rust-1", "java-2", "java-1"]);
     assert_eq!(j1.ask_list("participants", "PARTICIPANTS").await, ids);
 
@@ -510,7 +516,13 @@ async fn leader_selectors_take_turns_across_languages() {
         peer.ask_list("participants", "PARTICIPANTS").await,
         expected
     );
-    let ours = participant_ids(selector.participants().await.unwrap());
+    let ours: Vec<String> = selector
+        .participants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
     assert_eq!(ours, expected);
     assert_eq!(peer.ask("has", "HAS_LEADERSHIP").await, "false");
     assert!(selector.is_leader());
@@ -525,7 +537,13 @@ async fn leader_selectors_take_turns_across_languages() {
         peer.ask_list("participants", "PARTICIPANTS").await,
         ["java-sel", "rust-sel"]
     );
-    let ours = participant_ids(selector.participants().await.unwrap());
+    let ours: Vec<String> = selector
+        .participants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
     assert_eq!(ours, ["java-sel", "rust-sel"]);
     assert!(!selector.is_leader(), "rust leads beside curator");
 

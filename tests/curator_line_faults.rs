@@ -15,7 +15,7 @@ use zkrs_recipes::lock::InterProcessMutex;
 use zkrs_testkit::{FaultyProxy, TestingServer};
 
 mod support;
-use support::{children_until, connect, new_name, participant_ids, within, Peer, DEADLINE};
+use support::{children_until, connect, new_name, within, Peer, DEADLINE};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_line_hands_over_through_the_holders_session_expiry() {
@@ -109,7 +109,13 @@ async fn a_mixed_latch_line_hands_over_through_the_leaders_session_expiry() {
         .unwrap();
     let mut b_events = b.events();
     children_until(&client, path, "rust-b's node", |c| c.len() == 3).await;
-    let ids = participant_ids(b.participants().await.unwrap());
+    let ids: Vec<String> = b
+        .participants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
     assert_eq!(ids, ["rust-a", "java-1", "rust-b"]);
 
     // The fault: rust-a's session is cut off until the server expires it, and its node goes.

@@ -367,11 +367,6 @@ pub async fn children_until(
     }
 }
 
-/// The ids of a leader recipe's participants, in line order.
-pub fn participant_ids(participants: Vec<zkrs_recipes::leader::Participant>) -> Vec<String> {
-    participants.into_iter().map(|p| p.id).collect()
-}
-
 /// The one name in `names` that is not in `known`.
 pub fn new_name(names: &[String], known: &[&str]) -> String {
     let fresh: Vec<&String> = names
