@@ -1,7 +1,8 @@
 // Curator's side of `zkctl bench lock|latch --curator`: CONTENDERS sessions (each its own
 // CuratorFramework) on one InterProcessMutex or LeaderLatch, each cycling acquire/release
-// (join/leave), timed inside this JVM with System.nanoTime: the same loop as zkctl's own
-// (zkctl/src/commands/bench_contention.rs), against the same server in the same run. Compiled
+// (join/leave), and uncontended cycles (each locker a lock of its own), timed inside this JVM
+// with System.nanoTime: the same loops as zkctl's own (zkctl/src/commands/bench_contention.rs,
+// and `cycles` in zkctl/src/commands/bench.rs), against the same server in the same run. Compiled
 // and started by zkctl through the test kit's JavaPrograms (zkctl/src/commands/bench_curator.rs);
 // the interop tests compile it with the other peers.
 //
@@ -18,6 +19,13 @@
 //       hand-off is the time from one holder starting to let go (release, or close of its
 //       latch) to the next one's acquire (await) returning, both read in this process. W is
 //       from the acquisition that ends the warm-up to the last measured one.
+//   cycles SESSIONS LOCKERS WARMUP WARMUP_MS CYCLES
+//       -> CYCLES window_ns W latencies_ns L1,L2,...
+//       Uncontended: LOCKERS threads, locker i on session i % SESSIONS with a lock (latch) of
+//       its own, each cycling acquire and release (start, await leadership, close) until
+//       CYCLES cycles are done in all, after WARMUP unmeasured ones and at least WARMUP_MS of
+//       them; Li is one cycle's time, W the measured cycles' wall time. zkctl's own
+//       uncontended cycles are the same loop (zkctl/src/commands/bench.rs).
 //   exit (or the end of stdin) -> BYE, and the sessions close.
 //
 // A failure is answered with `ERROR <message>`, and the program exits 1.
@@ -163,6 +171,100 @@ public final class CuratorContentionBench {
         return line.toString();
     }
 
+    /// One cycle of locker `id` on `client`: acquire and release `mutex` (lock), or start a
+    /// latch at `lockPath`, await leadership and close it (latch).
+    private static void cycle(boolean latch, CuratorFramework client, InterProcessMutex mutex,
+                              String lockPath, int id) throws Exception {
+        if (latch) {
+            LeaderLatch leader = new LeaderLatch(client, lockPath, "curator-cycle-" + id);
+            leader.start();
+            if (!leader.await(STUCK_MS, TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("stuck waiting for an uncontended latch");
+            }
+            leader.close();
+        } else {
+            if (!mutex.acquire(STUCK_MS, TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("stuck waiting for an uncontended lock");
+            }
+            mutex.release();
+        }
+    }
+
+    /// `lockers` threads cycling until `count` cycles are done in all and `minNs` has passed;
+    /// each cycle's time goes to `latencies[ticket]` when `latencies` is given.
+    private static void runCycles(boolean latch, String path, List<CuratorFramework> clients,
+                                  int sessions, InterProcessMutex[] mutexes, int count,
+                                  long minNs, long[] latencies) throws Exception {
+        AtomicInteger tickets = new AtomicInteger();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long until = System.nanoTime() + minNs;
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < mutexes.length; i++) {
+            CuratorFramework c = clients.get(i % sessions);
+            InterProcessMutex mutex = mutexes[i];
+            String lockPath = path + "-cycle-" + i;
+            int id = i;
+            Thread t = new Thread(() -> {
+                try {
+                    for (;;) {
+                        int ticket = tickets.getAndIncrement();
+                        if (ticket >= count && (latencies != null || System.nanoTime() >= until)) {
+                            return;
+                        }
+                        long t0 = System.nanoTime();
+                        cycle(latch, c, mutex, lockPath, id);
+                        if (latencies != null) {
+                            latencies[ticket] = System.nanoTime() - t0;
+                        }
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, "locker-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+        }
+        threads.forEach(Thread::start);
+        long deadline = System.currentTimeMillis() + STUCK_MS;
+        for (Thread t : threads) {
+            t.join(Math.max(1, deadline - System.currentTimeMillis()));
+            if (t.isAlive()) {
+                throw new IllegalStateException("stuck: " + t.getName() + " did not finish");
+            }
+        }
+        Throwable e = failure.get();
+        if (e != null) {
+            throw new IllegalStateException(e.toString(), e);
+        }
+    }
+
+    /// Uncontended cycles: `warmup` unmeasured (and at least `warmupMs`), then `cycles`.
+    private static String cycles(boolean latch, String path, List<CuratorFramework> clients,
+                                 int sessions, int lockers, int warmup, long warmupMs,
+                                 int cycles) throws Exception {
+        if (sessions < 1 || sessions > clients.size() || lockers < 1) {
+            throw new IllegalArgumentException("cycles: 1..=" + clients.size()
+                + " sessions and at least one locker");
+        }
+        InterProcessMutex[] mutexes = new InterProcessMutex[lockers];
+        for (int i = 0; i < lockers; i++) {
+            mutexes[i] = latch ? null
+                : new InterProcessMutex(clients.get(i % sessions), path + "-cycle-" + i);
+        }
+        runCycles(latch, path, clients, sessions, mutexes, warmup,
+            TimeUnit.MILLISECONDS.toNanos(warmupMs), null);
+        long[] latencies = new long[cycles];
+        long start = System.nanoTime();
+        runCycles(latch, path, clients, sessions, mutexes, cycles, 0, latencies);
+        long window = System.nanoTime() - start;
+        StringBuilder line = new StringBuilder("CYCLES window_ns ").append(window)
+            .append(" latencies_ns ");
+        for (int i = 0; i < latencies.length; i++) {
+            line.append(i == 0 ? "" : ",").append(latencies[i]);
+        }
+        return line.toString();
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length != 5) {
             OUT.println("ERROR usage: CONNECT SESSION_MS lock|latch PATH CONTENDERS");
@@ -194,11 +296,16 @@ public final class CuratorContentionBench {
                 if (words[0].equals("exit")) {
                     break;
                 }
-                if (!words[0].equals("run") || words.length != 4) {
+                if (words[0].equals("run") && words.length == 4) {
+                    OUT.println(chunk(latch, path, clients, Integer.parseInt(words[1]),
+                        Long.parseLong(words[2]), Integer.parseInt(words[3])));
+                } else if (words[0].equals("cycles") && words.length == 6) {
+                    OUT.println(cycles(latch, path, clients, Integer.parseInt(words[1]),
+                        Integer.parseInt(words[2]), Integer.parseInt(words[3]),
+                        Long.parseLong(words[4]), Integer.parseInt(words[5])));
+                } else {
                     throw new IllegalArgumentException("unknown command: " + line);
                 }
-                OUT.println(chunk(latch, path, clients, Integer.parseInt(words[1]),
-                    Long.parseLong(words[2]), Integer.parseInt(words[3])));
             }
         } catch (Throwable e) {
             OUT.println("ERROR " + e.toString().replace('\n', ' '));

@@ -827,7 +827,7 @@ fn bench_lock_reports_hand_offs_under_contention() {
 }
 
 /// `bench latch --curator`: Curator's side compiles, runs on the same server (under the same
-/// chroot) and reports as many hand-offs as ours, with the ratios.
+/// chroot) and reports as many uncontended cycles and hand-offs as ours, with the ratios.
 #[test]
 fn bench_latch_runs_curators_side_for_the_ratio() {
     ok(&["create", "/bench-curator"]);
@@ -835,6 +835,8 @@ fn bench_latch_runs_curators_side_for_the_ratio() {
     let args = [
         "bench",
         "latch",
+        "--ops",
+        "20",
         "--rounds",
         "5",
         "--contenders",
@@ -850,6 +852,12 @@ fn bench_latch_runs_curators_side_for_the_ratio() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let latch = figures(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(value(&latch, "cycles"), 20.0);
+    assert_eq!(value(&latch, "curator_cycles"), 20.0);
+    has(&latch, "curator_cycles_per_sec", "cycles/s");
+    has(&latch, "curator_cycle_p50_us", "us");
+    assert!(value(&latch, "cycles_per_sec_ratio") > 0.0, "{latch:?}");
+    assert!(value(&latch, "cycle_p50_ratio") > 0.0, "{latch:?}");
     assert_eq!(value(&latch, "contended_handoffs"), 5.0);
     assert_eq!(value(&latch, "curator_contended_handoffs"), 5.0);
     has(&latch, "curator_contended_handoffs_per_sec", "handoffs/s");

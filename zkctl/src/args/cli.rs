@@ -470,9 +470,10 @@ told).
 lock and latch, under contention: --contenders N sessions on one lock (latch),
 each cycling acquire/release (join/leave): hand-offs per second and the
 hand-off latency, from one holder's release to the next one's acquire.
---curator runs the same loop with Curator 5.4 in a JVM (needs a JDK and
-Curator's jars: scripts/install-zookeeper.sh), in chunks alternating with
-ours, for the ratio ours/curator.
+--curator runs the same loops with Curator 5.4 in a JVM (needs a JDK and
+Curator's jars: scripts/install-zookeeper.sh), the uncontended cycles and
+the contended hand-offs, in chunks alternating with ours, for the ratios
+ours/curator.
 --in-line N,... measures the hand-off with N sessions in line against 2, and
 the memory per waiting session (RSS, and this process's live heap).
 Nodes live under /zkctl-bench-<pid> and are deleted afterwards.
@@ -506,7 +507,7 @@ operation (cycle, hand-off), the client's own cost.")]
         /// Hand-offs with N sessions in line, against 2 (lock, latch; comma-separated)
         #[arg(long, value_name = "N", value_parser = at_least_two, value_delimiter = ',')]
         in_line: Vec<usize>,
-        /// Curator's same contended loop, in a JVM, for the ratio (lock, latch)
+        /// Curator's same loops (uncontended and contended), in a JVM, for the ratios (lock, latch)
         #[arg(long)]
         curator: bool,
         /// The tokio runtime to run on (current: one thread)

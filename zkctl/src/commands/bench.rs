@@ -12,8 +12,9 @@
 //!   participant being told it leads.
 //! - lock and latch, then under contention ([`bench_contention`]): `--contenders` sessions on
 //!   one lock (latch), each cycling, `--rounds` hand-offs back to back: hand-offs per second
-//!   and their latency; with `--curator`, Curator's same loop in a JVM ([`bench_curator`]) and
-//!   the ratios; with `--in-line`, the same with each length of line against 2 sessions, and
+//!   and their latency; with `--curator`, Curator's same loops in a JVM ([`bench_curator`]),
+//!   its uncontended cycles (`curator_cycles_per_sec`) as well as its hand-offs, and the
+//!   ratios (`cycles_per_sec_ratio`, `contended_handoffs_per_sec_ratio`); with `--in-line`, the same with each length of line against 2 sessions, and
 //!   the memory per waiting session.
 //!
 //! Throughput runs also print this process's cost per operation (per cycle for lock): CPU
@@ -97,16 +98,8 @@ async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outc
         BenchKind::Get => get(admin, &clients, base, o).await?,
         BenchKind::Set => set(admin, &clients, base, o).await?,
         BenchKind::Create => create(admin, &clients, base, o).await?,
-        BenchKind::Lock => {
-            let mut out = lock(g, &clients, base, &o).await?;
-            out.extend(contention(g, admin, Recipe::Lock, base, &o).await?);
-            out
-        }
-        BenchKind::Latch => {
-            let mut out = latch(g, &clients, base, &o).await?;
-            out.extend(contention(g, admin, Recipe::Latch, base, &o).await?);
-            out
-        }
+        BenchKind::Lock => recipe(g, admin, &clients, Recipe::Lock, base, &o).await?,
+        BenchKind::Latch => recipe(g, admin, &clients, Recipe::Latch, base, &o).await?,
     };
     figures.extend(bench_metrics::client_figures(&clients));
     if matches!(kind, BenchKind::Lock | BenchKind::Latch) {
@@ -130,6 +123,39 @@ async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outc
 /// The figures of one run.
 type Figures = Vec<String>;
 
+/// `bench lock|latch`: the uncontended cycles, the two-session hand-offs, and the figures
+/// under contention; with `--curator`, Curator's side runs for the whole of it (its cycles
+/// alternate with ours, then its contended chunks).
+async fn recipe(
+    g: &Globals,
+    admin: &Client,
+    clients: &[Client],
+    recipe: Recipe,
+    base: &str,
+    o: &BenchOptions,
+) -> Result<Figures, Failure> {
+    let mut curator = match o.curator {
+        true => {
+            let path = format!("{base}/curator-{}", recipe.name());
+            Some(CuratorSide::start(g, recipe, &path, o.contenders).await?)
+        }
+        false => None,
+    };
+    let figures = async {
+        let mut out = match recipe {
+            Recipe::Lock => lock(g, clients, base, o, curator.as_mut()).await?,
+            Recipe::Latch => latch(g, clients, base, o, curator.as_mut()).await?,
+        };
+        out.extend(contention(g, admin, recipe, base, o, curator.as_mut()).await?);
+        Ok(out)
+    }
+    .await;
+    if let Some(curator) = curator {
+        curator.close().await;
+    }
+    figures
+}
+
 /// One measured closed-loop run.
 struct Run<T> {
     /// Each operation's latency, nanoseconds.
@@ -145,6 +171,25 @@ struct Run<T> {
 }
 
 impl<T> Run<T> {
+    /// Runs measured apart, as one: every latency and output, the times and counts added up.
+    fn combine(runs: Vec<Run<T>>) -> Run<T> {
+        let mut all = Run {
+            latencies: Vec::new(),
+            elapsed: Duration::ZERO,
+            outputs: Vec::new(),
+            cpu: Duration::ZERO,
+            allocations: 0,
+        };
+        for run in runs {
+            all.latencies.extend(run.latencies);
+            all.elapsed += run.elapsed;
+            all.outputs.extend(run.outputs);
+            all.cpu += run.cpu;
+            all.allocations += run.allocations;
+        }
+        all
+    }
+
     /// `cpu_ns_per_<unit>` and `allocs_per_<unit>`: the client's own cost per operation.
     fn cost_figures(&self, unit: &str, out: &mut Figures) {
         let n = self.latencies.len().max(1) as f64;
@@ -399,7 +444,13 @@ async fn two_clients(g: &Globals, clients: &[Client]) -> Result<(Client, Client)
     Ok((clients[0].clone(), second))
 }
 
-async fn lock(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> Result<Figures> {
+async fn lock(
+    g: &Globals,
+    clients: &[Client],
+    base: &str,
+    o: &BenchOptions,
+    curator: Option<&mut CuratorSide>,
+) -> Result<Figures, Failure> {
     let mut out = vec![
         figure("clients", o.clients, "sessions"),
         figure("in_flight", o.in_flight, "lockers/session"),
@@ -424,9 +475,7 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> 
             guard.release().await
         }
     };
-    closed_loop(clients, o.in_flight, lockers.max(o.ops / 10), cycle.clone()).await?;
-    let run = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
-    cycle_figures(run, &mut out);
+    cycles(clients, o, cycle, curator, &mut out).await?;
 
     // Hand-off: A holds, B waits in line; time from A's release to B's acquire returning.
     let (a, b) = two_clients(g, clients).await?;
@@ -463,16 +512,94 @@ async fn lock(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> 
     Ok(out)
 }
 
-/// `cycles`, `cycles_per_sec`, the cost per cycle and the cycles' latencies.
-fn cycle_figures<T>(run: Run<T>, out: &mut Figures) {
-    out.push(figure("cycles", run.latencies.len(), "cycles"));
-    let rate = run.latencies.len() as f64 / run.elapsed.as_secs_f64().max(1e-9);
-    out.push(figure("cycles_per_sec", rate.round() as u64, "cycles/s"));
-    run.cost_figures("cycle", out);
-    Latencies::new(run.latencies).figures("cycle_", false, out);
+/// The uncontended cycles (`clients x in-flight` lockers, each on a lock or latch of its
+/// own): an unmeasured warm-up, then `--ops` cycles. With Curator's side, its same loop on as
+/// many sessions and lockers, in chunks alternating with ours (a change in the machine's load
+/// falls on both), and the ratios ours / Curator's.
+async fn cycles<F, Fut>(
+    clients: &[Client],
+    o: &BenchOptions,
+    cycle: F,
+    curator: Option<&mut CuratorSide>,
+    out: &mut Figures,
+) -> Result<(), Failure>
+where
+    F: Fn(Client, usize, usize) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<()>> + Send,
+{
+    let lockers = o.clients * o.in_flight;
+    let warmup = lockers.max(o.ops / 10);
+    closed_loop(clients, o.in_flight, warmup, cycle.clone()).await?;
+    let Some(curator) = curator else {
+        let run = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
+        cycle_figures("", run, out);
+        return Ok(());
+    };
+    let chunks = CURATOR_CHUNKS.min(o.ops);
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for chunk in 0..chunks {
+        let size = o.ops / chunks + usize::from(chunk < o.ops % chunks);
+        ours.push(closed_loop(clients, o.in_flight, size, cycle.clone()).await?);
+        let (warmup, jit) = match chunk {
+            0 => (warmup, bench_curator::JIT_WARMUP),
+            _ => (0, Duration::ZERO),
+        };
+        theirs.push(
+            curator
+                .cycles(o.clients, lockers, warmup, jit, size)
+                .await?,
+        );
+    }
+    let (ours, theirs) = (Run::combine(ours), Handoffs::combine(theirs));
+    let ours_rate = ours.latencies.len() as f64 / ours.elapsed.as_secs_f64().max(1e-9);
+    let ours_p50 = Latencies::new(ours.latencies.clone()).percentile_ns(0.5) as f64;
+    cycle_figures("", ours, out);
+    out.push(figure("curator_cycles", theirs.latencies.len(), "cycles"));
+    let theirs_rate = theirs.rate();
+    out.push(figure(
+        "curator_cycles_per_sec",
+        theirs_rate.round() as u64,
+        "cycles/s",
+    ));
+    theirs.latencies.figures("curator_cycle_", false, out);
+    out.push(figure(
+        "cycles_per_sec_ratio",
+        format!("{:.2}", ours_rate / theirs_rate.max(1e-9)),
+        "ours/curator",
+    ));
+    let theirs_p50 = theirs.latencies.percentile_ns(0.5).max(1) as f64;
+    out.push(figure(
+        "cycle_p50_ratio",
+        format!("{:.2}", ours_p50 / theirs_p50),
+        "ours/curator",
+    ));
+    Ok(())
 }
 
-async fn latch(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) -> Result<Figures> {
+/// `<prefix>cycles`, `<prefix>cycles_per_sec`, the cost per cycle and the cycles' latencies.
+fn cycle_figures<T>(prefix: &str, run: Run<T>, out: &mut Figures) {
+    out.push(figure(
+        &format!("{prefix}cycles"),
+        run.latencies.len(),
+        "cycles",
+    ));
+    let rate = run.latencies.len() as f64 / run.elapsed.as_secs_f64().max(1e-9);
+    out.push(figure(
+        &format!("{prefix}cycles_per_sec"),
+        rate.round() as u64,
+        "cycles/s",
+    ));
+    run.cost_figures(&format!("{prefix}cycle"), out);
+    Latencies::new(run.latencies).figures(&format!("{prefix}cycle_"), false, out);
+}
+
+async fn latch(
+    g: &Globals,
+    clients: &[Client],
+    base: &str,
+    o: &BenchOptions,
+    curator: Option<&mut CuratorSide>,
+) -> Result<Figures, Failure> {
     let mut out = vec![
         figure("clients", o.clients, "sessions"),
         figure("in_flight", o.in_flight, "participants/session"),
@@ -494,9 +621,7 @@ async fn latch(g: &Globals, clients: &[Client], base: &str, o: &BenchOptions) ->
             latch.close_with(CloseMode::Silent).await
         }
     };
-    closed_loop(clients, o.in_flight, latches.max(o.ops / 10), cycle.clone()).await?;
-    let run = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
-    cycle_figures(run, &mut out);
+    cycles(clients, o, cycle, curator, &mut out).await?;
 
     // Leader on one session, next in line on the other; the next one becomes the leader of
     // the following round, and a new participant joins behind it on the first session.
@@ -549,36 +674,37 @@ async fn contention(
     recipe: Recipe,
     base: &str,
     o: &BenchOptions,
+    curator: Option<&mut CuratorSide>,
 ) -> Result<Figures, Failure> {
     let name = recipe.name();
     let mut out = vec![figure("contenders", o.contenders, "sessions")];
     let path = format!("{base}/contended-{name}");
-    if !o.curator {
-        let (ours, _) =
-            bench_contention::run(g, admin, recipe, &path, o.contenders, o.rounds).await?;
-        ours.figures("contended_", &mut out);
-    } else {
-        let curator_path = format!("{base}/curator-{name}");
-        let mut curator = CuratorSide::start(g, recipe, &curator_path, o.contenders).await?;
-        let contenders = Contenders::connect(g, recipe, &path, o.contenders).await?;
-        let measured = alternate(admin, &contenders, &mut curator, o.rounds).await;
-        contenders.close().await;
-        curator.close().await;
-        let (ours, curator) = measured?;
-        ours.figures("contended_", &mut out);
-        curator.figures("curator_contended_", &mut out);
-        let ours_p50 = ours.latencies.percentile_ns(0.5) as f64;
-        let curator_p50 = curator.latencies.percentile_ns(0.5).max(1) as f64;
-        out.push(figure(
-            "contended_handoffs_per_sec_ratio",
-            format!("{:.2}", ours.rate() / curator.rate().max(1e-9)),
-            "ours/curator",
-        ));
-        out.push(figure(
-            "contended_handoff_p50_ratio",
-            format!("{:.2}", ours_p50 / curator_p50),
-            "ours/curator",
-        ));
+    match curator {
+        None => {
+            let (ours, _) =
+                bench_contention::run(g, admin, recipe, &path, o.contenders, o.rounds).await?;
+            ours.figures("contended_", &mut out);
+        }
+        Some(curator) => {
+            let contenders = Contenders::connect(g, recipe, &path, o.contenders).await?;
+            let measured = alternate(admin, &contenders, curator, o.rounds).await;
+            contenders.close().await;
+            let (ours, curator) = measured?;
+            ours.figures("contended_", &mut out);
+            curator.figures("curator_contended_", &mut out);
+            let ours_p50 = ours.latencies.percentile_ns(0.5) as f64;
+            let curator_p50 = curator.latencies.percentile_ns(0.5).max(1) as f64;
+            out.push(figure(
+                "contended_handoffs_per_sec_ratio",
+                format!("{:.2}", ours.rate() / curator.rate().max(1e-9)),
+                "ours/curator",
+            ));
+            out.push(figure(
+                "contended_handoff_p50_ratio",
+                format!("{:.2}", ours_p50 / curator_p50),
+                "ours/curator",
+            ));
+        }
     }
     if o.in_line.is_empty() {
         return Ok(out);

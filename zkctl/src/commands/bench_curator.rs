@@ -2,8 +2,9 @@
 //! `tests/java/CuratorContentionBench.java` (built into zkctl, so the binary needs no source
 //! tree), compiled and started through the test kit's `JavaPrograms` against Debian's
 //! Curator jars, as the interop tests' peers are. It contends on the same server with the
-//! same number of sessions as ours, one chunk of hand-offs at a time when told on stdin
-//! (chunks alternate with ours), times them inside the JVM, and answers each on one line.
+//! same number of sessions as ours, one chunk of hand-offs (or of uncontended cycles, each
+//! locker on a lock of its own) at a time when told on stdin (chunks alternate with ours),
+//! times them inside the JVM, and answers each on one line.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -63,6 +64,8 @@ fn compile() -> Result<JavaPrograms, String> {
 /// Curator's side, running: its sessions connected, waiting for a chunk to run. Killed when
 /// dropped.
 pub struct CuratorSide {
+    /// Its sessions.
+    sessions: usize,
     child: Child,
     stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
@@ -105,6 +108,7 @@ impl CuratorSide {
             return Err(Failure::msg("Curator's side has no pipes"));
         };
         let mut side = CuratorSide {
+            sessions: contenders,
             child,
             stdin,
             stdout: BufReader::new(stdout).lines(),
@@ -145,12 +149,41 @@ impl CuratorSide {
         warmup_time: Duration,
         rounds: usize,
     ) -> Result<Handoffs, Failure> {
-        let command = format!("run {warmup} {} {rounds}\n", warmup_time.as_millis());
-        if let Err(e) = self.stdin.write_all(command.as_bytes()).await {
+        let command = format!("run {warmup} {} {rounds}", warmup_time.as_millis());
+        self.ask(&command, "HANDOFFS ").await
+    }
+
+    /// One chunk of uncontended cycles: `lockers` threads on the first `sessions` sessions
+    /// (at most the side's own), each on a lock (latch) of its own, `warmup` cycles and at
+    /// least `warmup_time` unmeasured, then `cycles`; the latencies are the cycles' and the
+    /// window their wall time.
+    pub async fn cycles(
+        &mut self,
+        sessions: usize,
+        lockers: usize,
+        warmup: usize,
+        warmup_time: Duration,
+        cycles: usize,
+    ) -> Result<Handoffs, Failure> {
+        let sessions = sessions.clamp(1, self.sessions);
+        let command = format!(
+            "cycles {sessions} {lockers} {warmup} {} {cycles}",
+            warmup_time.as_millis()
+        );
+        self.ask(&command, "CYCLES ").await
+    }
+
+    /// Sends one command and reads its answer, which starts with `answer`.
+    async fn ask(&mut self, command: &str, answer: &str) -> Result<Handoffs, Failure> {
+        if let Err(e) = self
+            .stdin
+            .write_all(format!("{command}\n").as_bytes())
+            .await
+        {
             return Err(Failure::msg(format!("writing to Curator's side: {e}")));
         }
         let line = self.answer().await?;
-        match line.strip_prefix("HANDOFFS ") {
+        match line.strip_prefix(answer) {
             Some(figures) => parse(figures).ok_or_else(|| {
                 Failure::msg(format!("Curator's side printed an unreadable line: {line}"))
             }),
