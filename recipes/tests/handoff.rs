@@ -14,22 +14,6 @@ use zkrs_testkit::TestingServer;
 mod support;
 use support::*;
 
-/// Requests `client` sent, pings left out (`only`: of that operation alone).
-fn requests(client: &Client, only: Option<OpCode>) -> u64 {
-    client
-        .metrics()
-        .operations
-        .iter()
-        .filter(|o| o.op != OpCode::Ping && only.is_none_or(|op| o.op == op))
-        .map(|o| o.requests)
-        .sum()
-}
-
-/// Listings `client` sent.
-fn listings(client: &Client) -> u64 {
-    requests(client, Some(OpCode::GetChildren)) + requests(client, Some(OpCode::GetChildren2))
-}
-
 /// Waits until the session `waiter` watches `node` on the server: it is in line.
 ///
 /// A request is counted when its answer reaches the caller, and the server registers a watch

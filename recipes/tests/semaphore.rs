@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkrs_client::Client;
+use zkrs_client::{Client, OpCode};
 use zkrs_recipes::counter::{decode_count, encode_count};
 use zkrs_recipes::lock::{InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
 use zkrs_testkit::TestingServer;
@@ -50,6 +50,46 @@ async fn ten_sessions_three_leases() {
     let checker = connect(&zk).await;
     assert_eq!(children(&checker, "/sem/three/leases").await, 0);
     assert_eq!(children(&checker, "/sem/three/locks").await, 0);
+}
+
+/// An uncontended lease: its listing goes out with its create, and the semaphore's mutex is
+/// let go in the background, so `acquire_one` does not wait for the mutex's delete
+/// (Curator's acquire does); the mutex's node is still deleted.
+#[tokio::test]
+async fn a_lease_does_not_wait_for_its_mutex_to_be_let_go() {
+    let zk = TestingServer::start().unwrap();
+    let client = connect(&zk).await;
+    let semaphore = InterProcessSemaphoreV2::builder(&client, "/sem/quick", 1)
+        .build()
+        .unwrap();
+    let mutex_nodes = || async { client.get_children("/sem/quick/locks").await.unwrap().len() };
+    // The folders made, as for a semaphore in use.
+    let first = within("a first lease", semaphore.acquire_one())
+        .await
+        .unwrap();
+    first.release().await.unwrap();
+    eventually("the first mutex node to go", || async {
+        mutex_nodes().await == 0
+    })
+    .await;
+
+    let (deletes, lists) = (requests(&client, Some(OpCode::Delete)), listings(&client));
+    let lease = within("a lease", semaphore.acquire_one()).await.unwrap();
+    // On this test's one thread nothing else ran between the acquire's return and here.
+    assert_eq!(
+        requests(&client, Some(OpCode::Delete)),
+        deletes,
+        "the acquire waited for its mutex's delete"
+    );
+    // One listing of the mutex's line, one of the leases (pipelined with the lease's create).
+    assert_eq!(listings(&client) - lists, 2);
+    eventually("the mutex node to be deleted in the background", || async {
+        mutex_nodes().await == 0
+    })
+    .await;
+    assert_eq!(requests(&client, Some(OpCode::Delete)), deletes + 1);
+    assert_eq!(semaphore.participant_nodes().await.unwrap().len(), 1);
+    lease.release().await.unwrap();
 }
 
 #[tokio::test]

@@ -72,7 +72,14 @@ impl From<u32> for MaxLeases {
 /// Taking a lease (Curator's `internalAcquire1Lease`): take the mutex, create the lease node,
 /// then list the leases (with a watch) until there are at most `max_leases` of them, and
 /// release the mutex. Holding the mutex while waiting makes the semaphore fair: the next
-/// taker waits on the mutex, first come, first served.
+/// taker waits on the mutex, first come, first served. Two steps cost less than Curator's:
+/// the first listing goes out with the create (applied after it, it already counts the new
+/// lease), and the mutex is let go in the background once the lease is counted, so an
+/// uncontended lease is two round trips (the mutex, then the lease) where Curator's is five.
+///
+/// A waiter for a lease lists the leases again after each change: the notification of a
+/// change under `leases` does not say which lease it was (ours too can be deleted, by an
+/// expired session or by hand), so unlike a lock's hand-off, a lease's takes that listing.
 ///
 /// The maximum is fixed or read from a SharedCount node ([`MaxLeases`]) and followed when it changes: raising the
 /// count lets waiters in. Lowering it takes no lease back; new takers wait until enough
@@ -294,19 +301,25 @@ impl InterProcessSemaphoreV2 {
                     }
                 }
             };
-            let attempt = self.lease_under_mutex(deadline).await;
-            // Cancel-safe: a dropped release leaves the node to the guard's `Drop`.
-            let released = mutex.release().await;
-            match attempt? {
-                Attempt::Got(lease) => {
-                    released?;
+            // Cancel-safe: a release dropped half-way leaves the node to the guard's `Drop`.
+            match self.lease_under_mutex(deadline).await {
+                Ok(Attempt::Got(lease)) => {
+                    // The lease is counted: the mutex only keeps the next taker waiting now,
+                    // so it is let go in the background (the guard's `Drop` deletes it for
+                    // sure) and the caller does not wait a round trip for it. The next taker
+                    // waits for that deletion either way; Curator's acquire waits for it too.
+                    drop(mutex);
                     return Ok(Some(lease));
                 }
-                Attempt::TimedOut => {
-                    released?;
+                Ok(Attempt::TimedOut) => {
+                    mutex.release().await?;
                     return Ok(None);
                 }
-                Attempt::Gone => released?,
+                Ok(Attempt::Gone) => mutex.release().await?,
+                Err(e) => {
+                    let _ = mutex.release().await;
+                    return Err(e);
+                }
             }
         }
     }
@@ -316,7 +329,7 @@ impl InterProcessSemaphoreV2 {
     async fn lease_under_mutex(&self, deadline: Option<Instant>) -> Result<Attempt> {
         let client = &self.client;
         let protected = ProtectedName::new();
-        let lease = {
+        let (lease, mut first) = {
             // Until the create's outcome is known, a dropped future or an error deletes
             // whatever carries our prefix.
             let mut cleanup = Cleanup {
@@ -326,18 +339,27 @@ impl InterProcessSemaphoreV2 {
                 node: None,
                 in_doubt: true,
             };
-            let (path, stat) = create_protected(
-                client,
-                &self.leases_path,
-                LEASE_NAME,
-                &self.data,
-                CreateMode::EphemeralSequential,
-                &protected,
-            )
-            .await?;
+            // The first listing (and read of the maximum) pipelined with the create: applied
+            // after it on this session, so it already counts our lease, and an uncontended
+            // lease costs one round trip here instead of two. If the create had to be made
+            // again (a missing parent, a lost connection), that listing does not show it and
+            // is taken again below.
+            let (created, listed, max) = tokio::join!(
+                create_protected(
+                    client,
+                    &self.leases_path,
+                    LEASE_NAME,
+                    &self.data,
+                    CreateMode::EphemeralSequential,
+                    &protected,
+                ),
+                client.get_children_and_watch(&self.leases_path),
+                self.read_max(true)
+            );
+            let (path, stat) = created?;
             cleanup.in_doubt = false;
             // From here on the lease deletes its node when dropped.
-            Lease {
+            let lease = Lease {
                 guard: LockGuard::new(
                     client,
                     path,
@@ -346,7 +368,8 @@ impl InterProcessSemaphoreV2 {
                     self.policy,
                     Some(LockKind::Semaphore),
                 ),
-            }
+            };
+            (lease, Some((listed, max)))
         };
         if lease.session_id() != client.session_id() {
             // Created by a session that is gone since: not a lease we hold.
@@ -354,12 +377,20 @@ impl InterProcessSemaphoreV2 {
         }
         let ours = lease.node_name();
         loop {
-            let (listed, max) = tokio::join!(
-                client.get_children_and_watch(&self.leases_path),
-                self.read_max(true)
-            );
+            let pipelined = first.is_some();
+            let (listed, max) = match first.take() {
+                Some(pipelined) => pipelined,
+                None => {
+                    tokio::join!(
+                        client.get_children_and_watch(&self.leases_path),
+                        self.read_max(true)
+                    )
+                }
+            };
             let ((children, children_changed), (max, max_changed)) = match (listed, max) {
                 (Ok(listed), Ok(max)) => (listed, max),
+                // Listed before the create made the leases' folder: look again.
+                (Err(e), _) if pipelined && e.code() == Some(ErrorCode::NoNode) => continue,
                 (Err(e), _) if e.code() == Some(ErrorCode::NoNode) => return Ok(Attempt::Gone),
                 (Err(e), _) | (_, Err(e)) if e.is_retryable() || e.is_session_expired() => {
                     wait_connected(client).await?;
@@ -368,6 +399,10 @@ impl InterProcessSemaphoreV2 {
                 (Err(e), _) | (_, Err(e)) => return Err(e),
             };
             if !children.contains(ours) {
+                if pipelined {
+                    // Listed before a create made again: look again.
+                    continue;
+                }
                 return Ok(Attempt::Gone);
             }
             if children.len() <= max as usize {

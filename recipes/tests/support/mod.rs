@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use zkrs_client::{Client, ConnectionState, ErrorCode, StateChanges};
+use zkrs_client::{Client, ConnectionState, ErrorCode, OpCode, StateChanges};
 use zkrs_testkit::{four_letter_word, TestingServer};
 
 pub mod tree;
@@ -75,4 +75,21 @@ pub async fn next_state(states: &mut StateChanges, want: ConnectionState) -> i64
         }
     })
     .await
+}
+
+/// Requests `client` sent and had answered, pings left out (`only`: of that operation
+/// alone). A request is counted when its answer reaches the caller.
+pub fn requests(client: &Client, only: Option<OpCode>) -> u64 {
+    client
+        .metrics()
+        .operations
+        .iter()
+        .filter(|o| o.op != OpCode::Ping && only.is_none_or(|op| o.op == op))
+        .map(|o| o.requests)
+        .sum()
+}
+
+/// Listings `client` sent and had answered.
+pub fn listings(client: &Client) -> u64 {
+    requests(client, Some(OpCode::GetChildren)) + requests(client, Some(OpCode::GetChildren2))
 }
