@@ -1,12 +1,13 @@
-// Curator's side of `zkctl bench lock|latch --curator`: CONTENDERS sessions (each its own
-// CuratorFramework) on one InterProcessMutex or LeaderLatch, each cycling acquire/release
-// (join/leave), and uncontended cycles (each locker a lock of its own), timed inside this JVM
+// Curator's side of `zkctl bench lock|latch|semaphore --curator`: CONTENDERS sessions (each its
+// own CuratorFramework) on one InterProcessMutex, LeaderLatch or InterProcessSemaphoreV2 of one
+// lease, each cycling acquire/release (join/leave), and uncontended cycles (each locker a lock
+// of its own), timed inside this JVM
 // with System.nanoTime: the same loops as zkctl's own (zkctl/src/commands/bench_contention.rs,
-// and `cycles` in zkctl/src/commands/bench.rs), against the same server in the same run. Compiled
+// and `cycles` in zkctl/src/commands/bench_recipes.rs), against the same server in the same run. Compiled
 // and started by zkctl through the test kit's JavaPrograms (zkctl/src/commands/bench_curator.rs);
 // the interop tests compile it with the other peers.
 //
-//   java CuratorContentionBench CONNECT SESSION_MS lock|latch PATH CONTENDERS
+//   java CuratorContentionBench CONNECT SESSION_MS lock|latch|semaphore PATH CONTENDERS
 //
 // Protocol: the sessions connect, then `READY`; one command per line on stdin, one answer per
 // line on stdout. zkctl alternates chunks of ours and of Curator's, so that a change in the
@@ -16,16 +17,17 @@
 //       -> HANDOFFS window_ns W latencies_ns L1,L2,...
 //       Every contender cycles until HANDOFFS hand-offs are measured, after WARMUP unmeasured
 //       ones and at least WARMUP_MS of them (the JIT); then each stops at its next turn. A
-//       hand-off is the time from one holder starting to let go (release, or close of its
-//       latch) to the next one's acquire (await) returning, both read in this process. W is
+//       hand-off is the time from one holder starting to let go (release, return of its
+//       lease, or close of its latch) to the next one's acquire (await) returning, both read in this process. W is
 //       from the acquisition that ends the warm-up to the last measured one.
 //   cycles SESSIONS LOCKERS WARMUP WARMUP_MS CYCLES
 //       -> CYCLES window_ns W latencies_ns L1,L2,...
-//       Uncontended: LOCKERS threads, locker i on session i % SESSIONS with a lock (latch) of
-//       its own, each cycling acquire and release (start, await leadership, close) until
+//       Uncontended: LOCKERS threads, locker i on session i % SESSIONS with a lock (latch,
+//       semaphore) of its own, each cycling acquire and release (start, await leadership,
+//       close; acquire a lease, return it) until
 //       CYCLES cycles are done in all, after WARMUP unmeasured ones and at least WARMUP_MS of
 //       them; Li is one cycle's time, W the measured cycles' wall time. zkctl's own
-//       uncontended cycles are the same loop (zkctl/src/commands/bench.rs).
+//       uncontended cycles are the same loop (zkctl/src/commands/bench_recipes.rs).
 //   exit (or the end of stdin) -> BYE, and the sessions close.
 //
 // A failure is answered with `ERROR <message>`, and the program exits 1.
@@ -46,6 +48,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.RetryNTimes;
 
 public final class CuratorContentionBench {
@@ -54,8 +58,53 @@ public final class CuratorContentionBench {
     /// How long anything may take before the run is reported as stuck.
     private static final long STUCK_MS = 120_000;
 
-    private final boolean latch;
-    private final String path;
+    /// One participant's way in (acquire, take a lease, or join and await leadership); what
+    /// it returns lets go when closed.
+    private interface Taker {
+        AutoCloseable take() throws Exception;
+    }
+
+    /// A taker of `kind` (lock, latch, semaphore) on `client` at `lockPath`; a latch joins as
+    /// `id` and the round.
+    private static Taker taker(String kind, CuratorFramework client, String lockPath,
+                               String id) {
+        switch (kind) {
+            case "lock": {
+                InterProcessMutex mutex = new InterProcessMutex(client, lockPath);
+                return () -> {
+                    if (!mutex.acquire(STUCK_MS, TimeUnit.MILLISECONDS)) {
+                        throw new IllegalStateException("stuck waiting for the lock");
+                    }
+                    return mutex::release;
+                };
+            }
+            case "semaphore": {
+                InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, lockPath, 1);
+                return () -> {
+                    Lease lease = semaphore.acquire(STUCK_MS, TimeUnit.MILLISECONDS);
+                    if (lease == null) {
+                        throw new IllegalStateException("stuck waiting for a lease");
+                    }
+                    return lease;
+                };
+            }
+            case "latch": {
+                AtomicInteger round = new AtomicInteger();
+                return () -> {
+                    LeaderLatch leader =
+                        new LeaderLatch(client, lockPath, id + "-" + round.getAndIncrement());
+                    leader.start();
+                    if (!leader.await(STUCK_MS, TimeUnit.MILLISECONDS)) {
+                        throw new IllegalStateException("stuck waiting for leadership");
+                    }
+                    return leader::close; // CloseMode.SILENT, as zkctl's side closes
+                };
+            }
+            default:
+                throw new IllegalArgumentException("unknown recipe: " + kind);
+        }
+    }
+
     private final int warmup;
     private final long warmupNs;
     private final int handoffs;
@@ -71,10 +120,7 @@ public final class CuratorContentionBench {
     private final long[] latencies;
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
-    private CuratorContentionBench(boolean latch, String path, int warmup, long warmupMs,
-                                   int handoffs) {
-        this.latch = latch;
-        this.path = path;
+    private CuratorContentionBench(int warmup, long warmupMs, int handoffs) {
         this.warmup = warmup;
         this.warmupNs = TimeUnit.MILLISECONDS.toNanos(warmupMs);
         this.handoffs = handoffs;
@@ -106,26 +152,12 @@ public final class CuratorContentionBench {
         return true;
     }
 
-    private void contend(CuratorFramework client, int id) throws Exception {
-        InterProcessMutex mutex = latch ? null : new InterProcessMutex(client, path);
-        for (int round = 0; ; round++) {
-            LeaderLatch leader = null;
-            if (latch) {
-                leader = new LeaderLatch(client, path, "curator-" + id + "-" + round);
-                leader.start();
-                if (!leader.await(STUCK_MS, TimeUnit.MILLISECONDS)) {
-                    throw new IllegalStateException("stuck waiting for leadership");
-                }
-            } else if (!mutex.acquire(STUCK_MS, TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("stuck waiting for the lock");
-            }
+    private void contend(Taker taker) throws Exception {
+        for (;;) {
+            AutoCloseable held = taker.take();
             boolean more = acquired(System.nanoTime());
             releasedAt = System.nanoTime();
-            if (latch) {
-                leader.close(); // CloseMode.SILENT, as zkctl's side closes
-            } else {
-                mutex.release();
-            }
+            held.close();
             if (!more) {
                 return;
             }
@@ -133,17 +165,15 @@ public final class CuratorContentionBench {
     }
 
     /// Runs one chunk on `clients`: a thread per contender until the chunk is measured.
-    private static String chunk(boolean latch, String path, List<CuratorFramework> clients,
+    private static String chunk(String kind, String path, List<CuratorFramework> clients,
                                 int warmup, long warmupMs, int handoffs) throws Exception {
-        CuratorContentionBench bench =
-            new CuratorContentionBench(latch, path, warmup, warmupMs, handoffs);
+        CuratorContentionBench bench = new CuratorContentionBench(warmup, warmupMs, handoffs);
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < clients.size(); i++) {
-            CuratorFramework c = clients.get(i);
-            int id = i;
+            Taker taker = taker(kind, clients.get(i), path, "curator-" + i);
             Thread t = new Thread(() -> {
                 try {
-                    bench.contend(c, id);
+                    bench.contend(taker);
                 } catch (Throwable e) {
                     bench.failure.compareAndSet(null, e);
                 }
@@ -152,6 +182,16 @@ public final class CuratorContentionBench {
             threads.add(t);
         }
         threads.forEach(Thread::start);
+        joinAll(threads);
+        Throwable e = bench.failure.get();
+        if (e != null) {
+            throw new IllegalStateException(e.toString(), e);
+        }
+        return line("HANDOFFS", bench.windowEnd - bench.windowStart, bench.latencies);
+    }
+
+    /// Waits for every thread, failing if one is still running after STUCK_MS.
+    private static void joinAll(List<Thread> threads) throws InterruptedException {
         long deadline = System.currentTimeMillis() + STUCK_MS;
         for (Thread t : threads) {
             t.join(Math.max(1, deadline - System.currentTimeMillis()));
@@ -159,51 +199,28 @@ public final class CuratorContentionBench {
                 throw new IllegalStateException("stuck: " + t.getName() + " did not finish");
             }
         }
-        Throwable e = bench.failure.get();
-        if (e != null) {
-            throw new IllegalStateException(e.toString(), e);
-        }
-        StringBuilder line = new StringBuilder("HANDOFFS window_ns ")
-            .append(bench.windowEnd - bench.windowStart).append(" latencies_ns ");
-        for (int i = 0; i < bench.latencies.length; i++) {
-            line.append(i == 0 ? "" : ",").append(bench.latencies[i]);
+    }
+
+    /// `WHAT window_ns W latencies_ns L1,L2,...`
+    private static String line(String what, long window, long[] latencies) {
+        StringBuilder line = new StringBuilder(what).append(" window_ns ").append(window)
+            .append(" latencies_ns ");
+        for (int i = 0; i < latencies.length; i++) {
+            line.append(i == 0 ? "" : ",").append(latencies[i]);
         }
         return line.toString();
     }
 
-    /// One cycle of locker `id` on `client`: acquire and release `mutex` (lock), or start a
-    /// latch at `lockPath`, await leadership and close it (latch).
-    private static void cycle(boolean latch, CuratorFramework client, InterProcessMutex mutex,
-                              String lockPath, int id) throws Exception {
-        if (latch) {
-            LeaderLatch leader = new LeaderLatch(client, lockPath, "curator-cycle-" + id);
-            leader.start();
-            if (!leader.await(STUCK_MS, TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("stuck waiting for an uncontended latch");
-            }
-            leader.close();
-        } else {
-            if (!mutex.acquire(STUCK_MS, TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("stuck waiting for an uncontended lock");
-            }
-            mutex.release();
-        }
-    }
-
-    /// `lockers` threads cycling until `count` cycles are done in all and `minNs` has passed;
-    /// each cycle's time goes to `latencies[ticket]` when `latencies` is given.
-    private static void runCycles(boolean latch, String path, List<CuratorFramework> clients,
-                                  int sessions, InterProcessMutex[] mutexes, int count,
-                                  long minNs, long[] latencies) throws Exception {
+    /// One thread per taker, cycling until `count` cycles are done in all and `minNs` has
+    /// passed; each cycle's time goes to `latencies[ticket]` when `latencies` is given.
+    private static void runCycles(Taker[] takers, int count, long minNs, long[] latencies)
+            throws Exception {
         AtomicInteger tickets = new AtomicInteger();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         long until = System.nanoTime() + minNs;
         List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < mutexes.length; i++) {
-            CuratorFramework c = clients.get(i % sessions);
-            InterProcessMutex mutex = mutexes[i];
-            String lockPath = path + "-cycle-" + i;
-            int id = i;
+        for (int i = 0; i < takers.length; i++) {
+            Taker taker = takers[i];
             Thread t = new Thread(() -> {
                 try {
                     for (;;) {
@@ -212,7 +229,7 @@ public final class CuratorContentionBench {
                             return;
                         }
                         long t0 = System.nanoTime();
-                        cycle(latch, c, mutex, lockPath, id);
+                        taker.take().close();
                         if (latencies != null) {
                             latencies[ticket] = System.nanoTime() - t0;
                         }
@@ -225,13 +242,7 @@ public final class CuratorContentionBench {
             threads.add(t);
         }
         threads.forEach(Thread::start);
-        long deadline = System.currentTimeMillis() + STUCK_MS;
-        for (Thread t : threads) {
-            t.join(Math.max(1, deadline - System.currentTimeMillis()));
-            if (t.isAlive()) {
-                throw new IllegalStateException("stuck: " + t.getName() + " did not finish");
-            }
-        }
+        joinAll(threads);
         Throwable e = failure.get();
         if (e != null) {
             throw new IllegalStateException(e.toString(), e);
@@ -239,44 +250,40 @@ public final class CuratorContentionBench {
     }
 
     /// Uncontended cycles: `warmup` unmeasured (and at least `warmupMs`), then `cycles`.
-    private static String cycles(boolean latch, String path, List<CuratorFramework> clients,
+    private static String cycles(String kind, String path, List<CuratorFramework> clients,
                                  int sessions, int lockers, int warmup, long warmupMs,
                                  int cycles) throws Exception {
         if (sessions < 1 || sessions > clients.size() || lockers < 1) {
-            throw new IllegalArgumentException("cycles: 1..=" + clients.size()
+            throw new IllegalArgumentException("cycles: 1.." + clients.size()
                 + " sessions and at least one locker");
         }
-        InterProcessMutex[] mutexes = new InterProcessMutex[lockers];
+        Taker[] takers = new Taker[lockers];
         for (int i = 0; i < lockers; i++) {
-            mutexes[i] = latch ? null
-                : new InterProcessMutex(clients.get(i % sessions), path + "-cycle-" + i);
+            takers[i] = taker(kind, clients.get(i % sessions), path + "-cycle-" + i,
+                "curator-cycle-" + i);
         }
-        runCycles(latch, path, clients, sessions, mutexes, warmup,
-            TimeUnit.MILLISECONDS.toNanos(warmupMs), null);
+        runCycles(takers, warmup, TimeUnit.MILLISECONDS.toNanos(warmupMs), null);
         long[] latencies = new long[cycles];
         long start = System.nanoTime();
-        runCycles(latch, path, clients, sessions, mutexes, cycles, 0, latencies);
-        long window = System.nanoTime() - start;
-        StringBuilder line = new StringBuilder("CYCLES window_ns ").append(window)
-            .append(" latencies_ns ");
-        for (int i = 0; i < latencies.length; i++) {
-            line.append(i == 0 ? "" : ",").append(latencies[i]);
-        }
-        return line.toString();
+        runCycles(takers, cycles, 0, latencies);
+        return line("CYCLES", System.nanoTime() - start, latencies);
     }
 
     public static void main(String[] args) throws Exception {
         if (args.length != 5) {
-            OUT.println("ERROR usage: CONNECT SESSION_MS lock|latch PATH CONTENDERS");
+            OUT.println("ERROR usage: CONNECT SESSION_MS lock|latch|semaphore PATH CONTENDERS");
             System.exit(1);
         }
         String connect = args[0];
         int sessionMs = Integer.parseInt(args[1]);
-        boolean latch = args[2].equals("latch");
+        String kind = args[2];
         String path = args[3];
         int contenders = Integer.parseInt(args[4]);
         List<CuratorFramework> clients = new ArrayList<>();
         try {
+            if (!List.of("lock", "latch", "semaphore").contains(kind)) {
+                throw new IllegalArgumentException("unknown recipe: " + kind);
+            }
             for (int i = 0; i < contenders; i++) {
                 CuratorFramework c = CuratorFrameworkFactory.newClient(connect, sessionMs,
                     sessionMs, new RetryNTimes(3, 100));
@@ -297,10 +304,10 @@ public final class CuratorContentionBench {
                     break;
                 }
                 if (words[0].equals("run") && words.length == 4) {
-                    OUT.println(chunk(latch, path, clients, Integer.parseInt(words[1]),
+                    OUT.println(chunk(kind, path, clients, Integer.parseInt(words[1]),
                         Long.parseLong(words[2]), Integer.parseInt(words[3])));
                 } else if (words[0].equals("cycles") && words.length == 6) {
-                    OUT.println(cycles(latch, path, clients, Integer.parseInt(words[1]),
+                    OUT.println(cycles(kind, path, clients, Integer.parseInt(words[1]),
                         Integer.parseInt(words[2]), Integer.parseInt(words[3]),
                         Long.parseLong(words[4]), Integer.parseInt(words[5])));
                 } else {

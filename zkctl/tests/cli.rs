@@ -874,6 +874,54 @@ fn bench_latch_runs_curators_side_for_the_ratio() {
     assert_eq!(left.trim(), "", "left behind: {left}");
 }
 
+/// `bench semaphore`: cycles, the two-session hand-off, contention with a line on the
+/// semaphore's mutex, and with `--curator` Curator's `InterProcessSemaphoreV2` on the same
+/// loops; nothing is left behind.
+#[test]
+fn bench_semaphore_measures_cycles_hand_offs_and_contention() {
+    ok(&["create", "/bench-semaphore"]);
+    let chroot = format!("{}/bench-semaphore", server().connect_string());
+    let args = [
+        "bench",
+        "semaphore",
+        "--ops",
+        "10",
+        "--rounds",
+        "6",
+        "--contenders",
+        "3",
+        "--in-line",
+        "4",
+        "--curator",
+    ];
+    // javac (the first time) and a JVM on a busy machine: a deadline for a hang.
+    let out = finish(
+        zkctl_on(&chroot, &args).spawn().expect("spawn zkctl"),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let semaphore = figures(&String::from_utf8_lossy(&out.stdout));
+    for name in ["cycles", "curator_cycles"] {
+        assert_eq!(value(&semaphore, name), 10.0, "{name}");
+    }
+    for name in [
+        "handoffs",
+        "contended_handoffs",
+        "curator_contended_handoffs",
+        "in_line_2_handoffs",
+        "in_line_4_handoffs",
+    ] {
+        assert_eq!(value(&semaphore, name), 6.0, "{name}");
+    }
+    has(&semaphore, "handoff_in_idle_gets", "round_trips");
+    for ratio in ["cycles_per_sec_ratio", "contended_handoffs_per_sec_ratio"] {
+        assert!(value(&semaphore, ratio) > 0.0, "{semaphore:?}");
+    }
+    let left = ok(&["ls", "/bench-semaphore"]);
+    assert_eq!(left.trim(), "", "left behind: {left}");
+}
+
 #[test]
 fn demo_tells_the_story() {
     let out = ok(&["demo"]);

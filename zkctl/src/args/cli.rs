@@ -467,9 +467,12 @@ locks), then the hand-off latency between two holders.
 latch: uncontended start+lead+close cycles (clients x in-flight independent
 latches), then the leadership hand-off latency (leader closes, next one is
 told).
-lock and latch, under contention: --contenders N sessions on one lock (latch),
-each cycling acquire/release (join/leave): hand-offs per second and the
-hand-off latency, from one holder's release to the next one's acquire.
+semaphore: the same as lock with an InterProcessSemaphoreV2 of one lease
+(acquire a lease, return it).
+lock, latch and semaphore, under contention: --contenders N sessions on one
+lock (latch, semaphore), each cycling acquire/release (join/leave): hand-offs
+per second and the hand-off latency, from one holder's release to the next
+one's acquire.
 --curator runs the same loops with Curator 5.4 in a JVM (needs a JDK and
 Curator's jars: scripts/install-zookeeper.sh), the uncontended cycles and
 the contended hand-offs, in chunks alternating with ours, for the ratios
@@ -478,8 +481,8 @@ ours/curator.
 the memory per waiting session (RSS, and this process's live heap).
 Nodes live under /zkctl-bench-<pid> and are deleted afterwards.
 Defaults: --clients 4 --in-flight 32 --ops 20000 --size 100 for get/set/create;
---clients 1 --in-flight 1 --ops 1000 --rounds 100 --contenders 4 for lock
-and latch.
+--clients 1 --in-flight 1 --ops 1000 --rounds 100 --contenders 4 for lock,
+latch and semaphore.
 Besides latency: this process's CPU time and heap allocations per
 operation (cycle, hand-off), the client's own cost.")]
     Bench {
@@ -492,22 +495,22 @@ operation (cycle, hand-off), the client's own cost.")]
         /// Requests in flight per client
         #[arg(long, value_name = "D", value_parser = positive)]
         in_flight: Option<usize>,
-        /// Operations (cycles for lock and latch) to measure
+        /// Operations (cycles for lock, latch and semaphore) to measure
         #[arg(long, value_name = "N", value_parser = positive)]
         ops: Option<usize>,
         /// Data size for get/set/create
         #[arg(long, value_name = "BYTES", default_value_t = 100)]
         size: usize,
-        /// Hand-offs to measure (lock, latch)
+        /// Hand-offs to measure (lock, latch, semaphore)
         #[arg(long, value_name = "N", value_parser = positive, default_value = "100")]
         rounds: usize,
-        /// Sessions contending for one lock or latch (lock, latch)
+        /// Sessions contending for one lock, latch or semaphore
         #[arg(long, value_name = "N", value_parser = at_least_two)]
         contenders: Option<usize>,
-        /// Hand-offs with N sessions in line, against 2 (lock, latch; comma-separated)
+        /// Hand-offs with N sessions in line, against 2 (lock, latch, semaphore; comma-separated)
         #[arg(long, value_name = "N", value_parser = at_least_two, value_delimiter = ',')]
         in_line: Vec<usize>,
-        /// Curator's same loops (uncontended and contended), in a JVM, for the ratios (lock, latch)
+        /// Curator's same loops (uncontended and contended), in a JVM, for the ratios
         #[arg(long)]
         curator: bool,
         /// The tokio runtime to run on (current: one thread)

@@ -113,6 +113,8 @@ pub enum BenchKind {
     Lock,
     /// LeaderLatch cycles and hand-offs.
     Latch,
+    /// InterProcessSemaphoreV2 cycles and hand-offs (one lease).
+    Semaphore,
 }
 
 /// When `lock` and `elect` take the lock or leadership as lost (`--policy`): the recipes'
@@ -151,13 +153,13 @@ pub struct BenchOptions {
     pub ops: usize,
     /// Data size in bytes.
     pub size: usize,
-    /// Hand-offs to measure (lock, latch).
+    /// Hand-offs to measure (lock, latch, semaphore).
     pub rounds: usize,
-    /// Sessions contending for one lock or latch (lock, latch).
+    /// Sessions contending for one lock, latch or semaphore (lock, latch, semaphore).
     pub contenders: usize,
-    /// Lengths of the line to measure hand-offs with, against 2 (lock, latch).
+    /// Lengths of the line to measure hand-offs with, against 2 (lock, latch, semaphore).
     pub in_line: Vec<usize>,
-    /// Whether Curator's side runs too, in a JVM (lock, latch).
+    /// Whether Curator's side runs too, in a JVM (lock, latch, semaphore).
     pub curator: bool,
     /// The runtime to run on.
     pub rt: BenchRuntime,

@@ -270,9 +270,14 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             curator,
             rt,
         } => {
-            let recipe = matches!(kind, BenchKind::Lock | BenchKind::Latch);
+            let recipe = matches!(
+                kind,
+                BenchKind::Lock | BenchKind::Latch | BenchKind::Semaphore
+            );
             if !recipe && (contenders.is_some() || !in_line.is_empty() || curator) {
-                return usage("--contenders, --in-line and --curator are for lock and latch");
+                return usage(
+                    "--contenders, --in-line and --curator are for lock, latch and semaphore",
+                );
             }
             Command::Bench(BenchOptions {
                 kind,

@@ -234,7 +234,9 @@ fn usage_errors() {
     assert!(error("lock /l --timeout soon -- true").contains("milliseconds"));
     assert!(error("ls / --server").contains("a value is required"));
     assert!(error("ls / -x").contains("unexpected argument '-x'"));
-    assert!(error("bench frob").contains("[possible values: get, set, create, lock, latch]"));
+    assert!(
+        error("bench frob").contains("[possible values: get, set, create, lock, latch, semaphore]")
+    );
     assert!(error("bench get --clients 0").contains("at least 1"));
     assert!(error("demo --participants 1").contains("at least 2"));
     assert!(error("ls / --auth nocolon").contains("SCHEME:CREDENTIALS"));
@@ -649,7 +651,10 @@ fn bench_contention_flags() {
     assert!(error("bench lock --in-line 100,1").contains("at least 2"));
     for flags in ["--contenders 3", "--in-line 100", "--curator"] {
         let e = error(&format!("bench get {flags}"));
-        assert!(e.contains("are for lock and latch"), "{flags}: {e}");
+        assert!(
+            e.contains("are for lock, latch and semaphore"),
+            "{flags}: {e}"
+        );
     }
 }
 

@@ -1,8 +1,11 @@
-//! `bench lock|latch` under contention: N sessions, each its own client, on one mutex (one
-//! leader latch), each cycling acquire and release (join, lead, leave) with no pause between.
+//! `bench lock|latch|semaphore` under contention: N sessions, each its own client, on one
+//! mutex (one leader latch, one semaphore of one lease), each cycling acquire and release
+//! (join, lead, leave) with no pause between.
 //!
 //! A hand-off is the time from one holder starting to let go (the call to `release`, or to
 //! `close` of its latch) to the next holder's acquire (its wait for leadership) returning.
+//! The semaphore's line forms on its mutex: the one that holds the mutex waits for the
+//! lease, the others for the mutex.
 //! Every contender runs in this process, so both ends are read on one clock. A chunk: the
 //! first holder keeps the lock until every contender is in line (so memory can be measured
 //! with the whole line waiting); the first hand-offs after that are a warm-up; then the
@@ -24,7 +27,7 @@ use tokio::task::JoinSet;
 use zkrs_client::{Client, ErrorCode, ErrorKind, Result};
 use zkrs_recipes::{
     leader::{CloseMode, LeaderLatch},
-    lock::InterProcessMutex,
+    lock::{InterProcessMutex, InterProcessSemaphoreV2, SEMAPHORE_LOCK_PARENT},
 };
 use zkrs_testkit::measure::live_heap_bytes;
 
@@ -41,6 +44,8 @@ pub enum Recipe {
     Lock,
     /// A `LeaderLatch`: join, lead, close.
     Latch,
+    /// An `InterProcessSemaphoreV2` of one lease: acquire a lease, return it.
+    Semaphore,
 }
 
 impl Recipe {
@@ -49,6 +54,24 @@ impl Recipe {
         match self {
             Recipe::Lock => "lock",
             Recipe::Latch => "latch",
+            Recipe::Semaphore => "semaphore",
+        }
+    }
+
+    /// Where its line forms: the folder whose children are the contenders in line.
+    fn line(self, path: &str) -> String {
+        match self {
+            Recipe::Lock | Recipe::Latch => path.to_owned(),
+            // The semaphore's mutex: the holder of the lease has let it go.
+            Recipe::Semaphore => format!("{path}/{SEMAPHORE_LOCK_PARENT}"),
+        }
+    }
+
+    /// How many are in that line once every contender waits behind the first holder.
+    fn in_line(self, contenders: usize) -> usize {
+        match self {
+            Recipe::Lock | Recipe::Latch => contenders,
+            Recipe::Semaphore => contenders - 1,
         }
     }
 }
@@ -189,6 +212,21 @@ async fn latch_contender(
     Ok(())
 }
 
+async fn semaphore_contender(
+    semaphore: InterProcessSemaphoreV2,
+    shared: Arc<Shared>,
+) -> Result<()> {
+    loop {
+        let lease = semaphore.acquire_one().await?;
+        let more = shared.acquired().await;
+        shared.letting_go();
+        lease.release().await?;
+        if !more {
+            return Ok(());
+        }
+    }
+}
+
 fn stuck(what: String) -> zkrs_client::Error {
     zkrs_client::Error::new(ErrorKind::Timeout, format!("stuck waiting for {what}"))
 }
@@ -223,6 +261,7 @@ pub struct Contenders {
     clients: Vec<Client>,
     /// One mutex per contender (lock), kept across chunks.
     mutexes: Vec<InterProcessMutex>,
+    semaphores: Vec<InterProcessSemaphoreV2>,
     /// The resident set and live heap before the sessions connected, and the live heap once
     /// they had.
     rss_before: Option<i64>,
@@ -244,13 +283,21 @@ impl Contenders {
                 .iter()
                 .map(|c| InterProcessMutex::builder(c, path).build())
                 .collect::<Result<_>>()?,
-            Recipe::Latch => Vec::new(),
+            Recipe::Latch | Recipe::Semaphore => Vec::new(),
+        };
+        let semaphores = match recipe {
+            Recipe::Semaphore => clients
+                .iter()
+                .map(|c| InterProcessSemaphoreV2::builder(c, path, 1).build())
+                .collect::<Result<_>>()?,
+            Recipe::Lock | Recipe::Latch => Vec::new(),
         };
         Ok(Contenders {
             recipe,
             path: path.to_owned(),
             clients,
             mutexes,
+            semaphores,
             rss_before,
             heap_before,
             heap_connected,
@@ -284,6 +331,9 @@ impl Contenders {
                 Recipe::Lock => {
                     tasks.spawn(lock_contender(self.mutexes[id].clone(), shared));
                 }
+                Recipe::Semaphore => {
+                    tasks.spawn(semaphore_contender(self.semaphores[id].clone(), shared));
+                }
                 Recipe::Latch => {
                     tasks.spawn(latch_contender(
                         client.clone(),
@@ -295,7 +345,8 @@ impl Contenders {
             }
         }
         let n = self.clients.len();
-        let result = measure(admin, &self.path, n, &shared, &mut tasks).await;
+        let line = (self.recipe.line(&self.path), self.recipe.in_line(n));
+        let result = measure(admin, &line.0, line.1, &shared, &mut tasks).await;
         // The waiting contenders are dropped mid-wait (the recipes are cancel-safe: their
         // nodes go).
         tasks.shutdown().await;

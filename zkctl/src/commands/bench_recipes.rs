@@ -1,0 +1,513 @@
+//! `bench lock|latch|semaphore`: uncontended cycles (with `--curator`, against Curator's in chunks
+//! alternating with ours), the hand-off between two sessions against getData yardsticks, and
+//! the figures under contention ([`super::bench_contention`]).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use zkrs_client::{Client, ErrorKind, Result};
+use zkrs_recipes::{
+    leader::{participants, CloseMode, LeaderLatch},
+    lock::{InterProcessMutex, InterProcessSemaphoreV2, Lease, LockGuard},
+};
+
+use crate::args::{BenchOptions, Globals};
+use crate::commands::bench_contention::{self, Contenders, Recipe};
+use crate::commands::bench_curator::{self, CuratorSide};
+use crate::commands::bench_loop::{closed_loop, Figures, Run};
+use crate::commands::bench_timing::{bounded, Handoffs, Latencies};
+use crate::connection::builder;
+use crate::failure::Failure;
+use crate::output::figure;
+
+/// With `--curator`, the chunks each side's cycles and hand-offs are measured in, alternating.
+const CURATOR_CHUNKS: usize = 5;
+
+/// How long a hand-off round lets the waiter settle (its watch set) before the release.
+const SETTLE: Duration = Duration::from_millis(5);
+
+/// `bench lock|latch`: the uncontended cycles, the two-session hand-offs, and the figures
+/// under contention; with `--curator`, Curator's side runs for the whole of it (its cycles
+/// alternate with ours, then its contended chunks).
+pub async fn recipe(
+    g: &Globals,
+    admin: &Client,
+    clients: &[Client],
+    recipe: Recipe,
+    base: &str,
+    o: &BenchOptions,
+) -> Result<Figures, Failure> {
+    let mut curator = match o.curator {
+        true => {
+            let path = format!("{base}/curator-{}", recipe.name());
+            Some(CuratorSide::start(g, recipe, &path, o.contenders).await?)
+        }
+        false => None,
+    };
+    let figures = async {
+        let mut out = match recipe {
+            Recipe::Lock => lock(g, clients, base, o, curator.as_mut()).await?,
+            Recipe::Latch => latch(g, clients, base, o, curator.as_mut()).await?,
+            Recipe::Semaphore => semaphore(g, clients, base, o, curator.as_mut()).await?,
+        };
+        out.extend(contention(g, admin, recipe, base, o, curator.as_mut()).await?);
+        Ok(out)
+    }
+    .await;
+    if let Some(curator) = curator {
+        curator.close().await;
+    }
+    figures
+}
+
+/// The yardsticks of a hand-off, measured on `client` in the same run: sequential getData
+/// round trips back to back (`get_hot_p50_us`), and one at a time after the same idle pause
+/// as each hand-off round (`get_after_idle_p50_us`: the server's threads and ours wake from
+/// idle, as they do for a hand-off). Then the hand-off's median in those round trips
+/// (`handoff_in_hot_gets`, `handoff_in_idle_gets`).
+async fn handoff_yardsticks(
+    client: &Client,
+    path: &str,
+    rounds: usize,
+    handoffs: &Latencies,
+    out: &mut Figures,
+) -> Result<()> {
+    let mut hot = Vec::with_capacity(1000);
+    for _ in 0..1000 {
+        let t = Instant::now();
+        client.get_data(path).await?;
+        hot.push(t.elapsed().as_nanos() as u64);
+    }
+    let mut idle = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        tokio::time::sleep(SETTLE).await;
+        let t = Instant::now();
+        client.get_data(path).await?;
+        idle.push(t.elapsed().as_nanos() as u64);
+    }
+    let (hot, idle) = (Latencies::new(hot), Latencies::new(idle));
+    hot.figures("get_hot_", false, out);
+    idle.figures("get_after_idle_", false, out);
+    let handoff = handoffs.percentile_us(0.5) as f64;
+    for (name, get) in [("hot", &hot), ("idle", &idle)] {
+        let get = get.percentile_us(0.5).max(1) as f64;
+        out.push(figure(
+            &format!("handoff_in_{name}_gets"),
+            format!("{:.2}", handoff / get),
+            "round_trips",
+        ));
+    }
+    Ok(())
+}
+
+/// Polls `count` until it reaches `n` (how a hand-off round knows the waiter is in line).
+async fn until_count<F, Fut>(what: &str, n: usize, count: F) -> Result<()>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<usize>>,
+{
+    bounded(what, async {
+        loop {
+            if count().await? >= n {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await?
+}
+
+/// A second session for hand-offs when `--clients` is 1.
+async fn two_clients(g: &Globals, clients: &[Client]) -> Result<(Client, Client)> {
+    let second = match clients.get(1) {
+        Some(c) => c.clone(),
+        None => builder(g).connect().await?,
+    };
+    Ok((clients[0].clone(), second))
+}
+
+async fn lock(
+    g: &Globals,
+    clients: &[Client],
+    base: &str,
+    o: &BenchOptions,
+    curator: Option<&mut CuratorSide>,
+) -> Result<Figures, Failure> {
+    let mut out = vec![
+        figure("clients", o.clients, "sessions"),
+        figure("in_flight", o.in_flight, "lockers/session"),
+    ];
+    // Uncontended: every locker has its own lock, so each cycle is acquire (create + list,
+    // pipelined) and release (delete).
+    let lockers = o.clients * o.in_flight;
+    // One mutex per locker, made beforehand (as a service keeps its mutex), so what is
+    // counted is the acquire and the release.
+    let mutexes: Arc<Vec<InterProcessMutex>> = Arc::new(
+        (0..lockers)
+            .map(|task| {
+                let client = &clients[task / o.in_flight];
+                InterProcessMutex::builder(client, &format!("{base}/lock-{task}")).build()
+            })
+            .collect::<Result<_, _>>()?,
+    );
+    let cycle = move |_: Client, task: usize, _| {
+        let mutexes = mutexes.clone();
+        async move {
+            let guard = mutexes[task].acquire().await?;
+            guard.release().await
+        }
+    };
+    cycles(clients, o, cycle, curator, &mut out).await?;
+
+    // Hand-off: A holds, B waits in line; time from A's release to B's acquire returning.
+    let (a, b) = two_clients(g, clients).await?;
+    let path = format!("{base}/handoff");
+    let mut holder_mutex = InterProcessMutex::builder(&a, &path).build()?;
+    let mut waiter_mutex = InterProcessMutex::builder(&b, &path).build()?;
+    let mut holder: LockGuard = bounded("the first lock", holder_mutex.acquire()).await??;
+    let mut handoffs = Vec::with_capacity(o.rounds);
+    for _ in 0..o.rounds {
+        let waiter = waiter_mutex.clone();
+        let waiting = tokio::spawn(async move {
+            let guard = waiter.acquire().await;
+            (guard, Instant::now())
+        });
+        until_count("the waiter to queue", 2, || async {
+            Ok(holder_mutex.participant_nodes().await?.len())
+        })
+        .await?;
+        tokio::time::sleep(SETTLE).await;
+        let released = Instant::now();
+        holder.release().await?;
+        let (guard, acquired) = bounded("the hand-off", waiting).await?.map_err(|e| {
+            zkrs_client::Error::new(ErrorKind::InvalidInput, format!("waiter task failed: {e}"))
+        })?;
+        holder = guard?;
+        handoffs.push(acquired.duration_since(released).as_nanos() as u64);
+        std::mem::swap(&mut holder_mutex, &mut waiter_mutex);
+    }
+    holder.release().await?;
+    out.push(figure("handoffs", handoffs.len(), "handoffs"));
+    let handoffs = Latencies::new(handoffs);
+    handoffs.figures("handoff_", false, &mut out);
+    handoff_yardsticks(&a, base, o.rounds, &handoffs, &mut out).await?;
+    Ok(out)
+}
+
+/// The uncontended cycles (`clients x in-flight` lockers, each on a lock or latch of its
+/// own): an unmeasured warm-up, then `--ops` cycles. With Curator's side, its same loop on as
+/// many sessions and lockers, in chunks alternating with ours (a change in the machine's load
+/// falls on both), and the ratios ours / Curator's.
+async fn cycles<F, Fut>(
+    clients: &[Client],
+    o: &BenchOptions,
+    cycle: F,
+    curator: Option<&mut CuratorSide>,
+    out: &mut Figures,
+) -> Result<(), Failure>
+where
+    F: Fn(Client, usize, usize) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<()>> + Send,
+{
+    let lockers = o.clients * o.in_flight;
+    let warmup = lockers.max(o.ops / 10);
+    closed_loop(clients, o.in_flight, warmup, cycle.clone()).await?;
+    let Some(curator) = curator else {
+        let run = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
+        cycle_figures("", run, out);
+        return Ok(());
+    };
+    let chunks = CURATOR_CHUNKS.min(o.ops);
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for chunk in 0..chunks {
+        let size = o.ops / chunks + usize::from(chunk < o.ops % chunks);
+        ours.push(closed_loop(clients, o.in_flight, size, cycle.clone()).await?);
+        let (warmup, jit) = match chunk {
+            0 => (warmup, bench_curator::JIT_WARMUP),
+            _ => (0, Duration::ZERO),
+        };
+        theirs.push(
+            curator
+                .cycles(o.clients, lockers, warmup, jit, size)
+                .await?,
+        );
+    }
+    let (ours, theirs) = (Run::combine(ours), Handoffs::combine(theirs));
+    let ours_rate = ours.latencies.len() as f64 / ours.elapsed.as_secs_f64().max(1e-9);
+    let ours_p50 = Latencies::new(ours.latencies.clone()).percentile_ns(0.5) as f64;
+    cycle_figures("", ours, out);
+    out.push(figure("curator_cycles", theirs.latencies.len(), "cycles"));
+    let theirs_rate = theirs.rate();
+    out.push(figure(
+        "curator_cycles_per_sec",
+        theirs_rate.round() as u64,
+        "cycles/s",
+    ));
+    theirs.latencies.figures("curator_cycle_", false, out);
+    out.push(figure(
+        "cycles_per_sec_ratio",
+        format!("{:.2}", ours_rate / theirs_rate.max(1e-9)),
+        "ours/curator",
+    ));
+    let theirs_p50 = theirs.latencies.percentile_ns(0.5).max(1) as f64;
+    out.push(figure(
+        "cycle_p50_ratio",
+        format!("{:.2}", ours_p50 / theirs_p50),
+        "ours/curator",
+    ));
+    Ok(())
+}
+
+/// `<prefix>cycles`, `<prefix>cycles_per_sec`, the cost per cycle and the cycles' latencies.
+fn cycle_figures<T>(prefix: &str, run: Run<T>, out: &mut Figures) {
+    out.push(figure(
+        &format!("{prefix}cycles"),
+        run.latencies.len(),
+        "cycles",
+    ));
+    let rate = run.latencies.len() as f64 / run.elapsed.as_secs_f64().max(1e-9);
+    out.push(figure(
+        &format!("{prefix}cycles_per_sec"),
+        rate.round() as u64,
+        "cycles/s",
+    ));
+    run.cost_figures(&format!("{prefix}cycle"), out);
+    Latencies::new(run.latencies).figures(&format!("{prefix}cycle_"), false, out);
+}
+
+async fn latch(
+    g: &Globals,
+    clients: &[Client],
+    base: &str,
+    o: &BenchOptions,
+    curator: Option<&mut CuratorSide>,
+) -> Result<Figures, Failure> {
+    let mut out = vec![
+        figure("clients", o.clients, "sessions"),
+        figure("in_flight", o.in_flight, "participants/session"),
+    ];
+    // Uncontended, as the lock's cycles: every participant has a latch of its own, so each
+    // cycle is start (create + list, pipelined), being told it leads, and close (delete).
+    // They also warm the server's JIT up before the hand-offs, as the lock's cycles do.
+    let latches = o.clients * o.in_flight;
+    let paths: Arc<Vec<String>> = Arc::new(
+        (0..latches)
+            .map(|task| format!("{base}/latch-{task}"))
+            .collect(),
+    );
+    let cycle = move |client: Client, task: usize, _| {
+        let paths = paths.clone();
+        async move {
+            let latch = LeaderLatch::builder(&client, &paths[task]).start()?;
+            latch.await_leadership().await?;
+            latch.close_with(CloseMode::Silent).await
+        }
+    };
+    cycles(clients, o, cycle, curator, &mut out).await?;
+
+    // Leader on one session, next in line on the other; the next one becomes the leader of
+    // the following round, and a new participant joins behind it on the first session.
+    let (a, b) = two_clients(g, clients).await?;
+    let path = format!("{base}/latch");
+    let mut sessions = [a, b];
+    let mut leader = LeaderLatch::builder(&sessions[0], &path)
+        .id("bench-0")
+        .start()?;
+    bounded("the first leadership", leader.await_leadership()).await??;
+    let mut handoffs = Vec::with_capacity(o.rounds);
+    for round in 1..=o.rounds {
+        sessions.swap(0, 1);
+        let next = LeaderLatch::builder(&sessions[0], &path)
+            .id(format!("bench-{round}"))
+            .start()?;
+        // Waiting already when the leader closes, as the lock's waiter is.
+        let told = tokio::spawn(async move {
+            let led = next.await_leadership().await;
+            let at = Instant::now();
+            led.map(|()| (next, at))
+        });
+        until_count("the next participant to join", 2, || async {
+            Ok(participants(&sessions[0], &path).await?.len())
+        })
+        .await?;
+        tokio::time::sleep(SETTLE).await;
+        let closed = Instant::now();
+        leader.close_with(CloseMode::Silent).await?;
+        let (next, at) = bounded("the hand-off", told).await?.map_err(|e| {
+            zkrs_client::Error::new(ErrorKind::InvalidInput, format!("latch task failed: {e}"))
+        })??;
+        handoffs.push(at.duration_since(closed).as_nanos() as u64);
+        leader = next;
+    }
+    leader.close_with(CloseMode::Silent).await?;
+    out.push(figure("handoffs", handoffs.len(), "handoffs"));
+    let handoffs = Latencies::new(handoffs);
+    handoffs.figures("handoff_", false, &mut out);
+    handoff_yardsticks(&sessions[0], base, o.rounds, &handoffs, &mut out).await?;
+    Ok(out)
+}
+
+async fn semaphore(
+    g: &Globals,
+    clients: &[Client],
+    base: &str,
+    o: &BenchOptions,
+    curator: Option<&mut CuratorSide>,
+) -> Result<Figures, Failure> {
+    let mut out = vec![
+        figure("clients", o.clients, "sessions"),
+        figure("in_flight", o.in_flight, "takers/session"),
+    ];
+    // Uncontended: every taker has a semaphore of one lease of its own, so each cycle is its
+    // mutex (create + list, pipelined), its lease (create + list, pipelined; the mutex let go
+    // in the background) and the lease's return (delete).
+    let takers = o.clients * o.in_flight;
+    let semaphores: Arc<Vec<InterProcessSemaphoreV2>> = Arc::new(
+        (0..takers)
+            .map(|task| {
+                let client = &clients[task / o.in_flight];
+                InterProcessSemaphoreV2::builder(client, &format!("{base}/semaphore-{task}"), 1)
+                    .build()
+            })
+            .collect::<Result<_, _>>()?,
+    );
+    let cycle = move |_: Client, task: usize, _| {
+        let semaphores = semaphores.clone();
+        async move {
+            let lease = semaphores[task].acquire_one().await?;
+            lease.release().await
+        }
+    };
+    cycles(clients, o, cycle, curator, &mut out).await?;
+
+    // Hand-off: A holds the lease, B waits for it (holding the semaphore's mutex, its own
+    // lease node made, watching the leases); from A's return of its lease to B's acquire
+    // returning.
+    let (a, b) = two_clients(g, clients).await?;
+    let path = format!("{base}/handoff-semaphore");
+    let mut holder_semaphore = InterProcessSemaphoreV2::builder(&a, &path, 1).build()?;
+    let mut waiter_semaphore = InterProcessSemaphoreV2::builder(&b, &path, 1).build()?;
+    let mut holder: Lease = bounded("the first lease", holder_semaphore.acquire_one()).await??;
+    let mut handoffs = Vec::with_capacity(o.rounds);
+    for _ in 0..o.rounds {
+        let waiter = waiter_semaphore.clone();
+        let waiting = tokio::spawn(async move {
+            let lease = waiter.acquire_one().await;
+            (lease, Instant::now())
+        });
+        until_count("the waiter's lease node", 2, || async {
+            Ok(holder_semaphore.participant_nodes().await?.len())
+        })
+        .await?;
+        tokio::time::sleep(SETTLE).await;
+        let released = Instant::now();
+        holder.release().await?;
+        let (lease, acquired) = bounded("the hand-off", waiting).await?.map_err(|e| {
+            zkrs_client::Error::new(ErrorKind::InvalidInput, format!("waiter task failed: {e}"))
+        })?;
+        holder = lease?;
+        handoffs.push(acquired.duration_since(released).as_nanos() as u64);
+        std::mem::swap(&mut holder_semaphore, &mut waiter_semaphore);
+    }
+    holder.release().await?;
+    out.push(figure("handoffs", handoffs.len(), "handoffs"));
+    let handoffs = Latencies::new(handoffs);
+    handoffs.figures("handoff_", false, &mut out);
+    handoff_yardsticks(&a, base, o.rounds, &handoffs, &mut out).await?;
+    Ok(out)
+}
+
+/// The figures under contention: `--contenders` sessions on one lock (latch), with `--curator`
+/// Curator's side on the same server and the ratios ours / Curator's; then with `--in-line`,
+/// the hand-off with each length of line against 2 sessions, and the memory per waiter.
+async fn contention(
+    g: &Globals,
+    admin: &Client,
+    recipe: Recipe,
+    base: &str,
+    o: &BenchOptions,
+    curator: Option<&mut CuratorSide>,
+) -> Result<Figures, Failure> {
+    let name = recipe.name();
+    let mut out = vec![figure("contenders", o.contenders, "sessions")];
+    let path = format!("{base}/contended-{name}");
+    match curator {
+        None => {
+            let (ours, _) =
+                bench_contention::run(g, admin, recipe, &path, o.contenders, o.rounds).await?;
+            ours.figures("contended_", &mut out);
+        }
+        Some(curator) => {
+            let contenders = Contenders::connect(g, recipe, &path, o.contenders).await?;
+            let measured = alternate(admin, &contenders, curator, o.rounds).await;
+            contenders.close().await;
+            let (ours, curator) = measured?;
+            ours.figures("contended_", &mut out);
+            curator.figures("curator_contended_", &mut out);
+            let ours_p50 = ours.latencies.percentile_ns(0.5) as f64;
+            let curator_p50 = curator.latencies.percentile_ns(0.5).max(1) as f64;
+            out.push(figure(
+                "contended_handoffs_per_sec_ratio",
+                format!("{:.2}", ours.rate() / curator.rate().max(1e-9)),
+                "ours/curator",
+            ));
+            out.push(figure(
+                "contended_handoff_p50_ratio",
+                format!("{:.2}", ours_p50 / curator_p50),
+                "ours/curator",
+            ));
+        }
+    }
+    if o.in_line.is_empty() {
+        return Ok(out);
+    }
+    let mut baseline = None;
+    for n in std::iter::once(2).chain(o.in_line.iter().copied()) {
+        let path = format!("{base}/in-line-{n}-{name}");
+        let (handoffs, memory) =
+            bench_contention::run(g, admin, recipe, &path, n, o.rounds).await?;
+        let prefix = format!("in_line_{n}_");
+        handoffs.figures(&prefix, &mut out);
+        memory.figures(&prefix, &mut out);
+        let p50 = handoffs.latencies.percentile_ns(0.5) as f64;
+        match baseline {
+            None => baseline = Some(p50.max(1.0)),
+            Some(two) => out.push(figure(
+                &format!("{prefix}handoff_p50_ratio"),
+                format!("{:.2}", p50 / two),
+                "x_2_sessions",
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// Chunks of ours and of Curator's, alternating, on the same sessions: a change in the
+/// machine's load falls on both sides. `rounds` hand-offs on each side in all; Curator's
+/// first chunk also warms its JIT up.
+async fn alternate(
+    admin: &Client,
+    ours: &Contenders,
+    curator: &mut CuratorSide,
+    rounds: usize,
+) -> Result<(Handoffs, Handoffs), Failure> {
+    let chunks = CURATOR_CHUNKS.min(rounds);
+    let (mut our_chunks, mut curator_chunks) = (Vec::new(), Vec::new());
+    for chunk in 0..chunks {
+        // The rounds split as evenly as they go.
+        let size = rounds / chunks + usize::from(chunk < rounds % chunks);
+        let warmup = bench_contention::warmup(size);
+        let jit = if chunk == 0 {
+            bench_curator::JIT_WARMUP
+        } else {
+            Duration::ZERO
+        };
+        our_chunks.push(ours.chunk(admin, warmup, size).await?.0);
+        curator_chunks.push(curator.chunk(warmup, jit, size).await?);
+    }
+    Ok((
+        Handoffs::combine(our_chunks),
+        Handoffs::combine(curator_chunks),
+    ))
+}
