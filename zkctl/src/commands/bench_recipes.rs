@@ -47,9 +47,13 @@ pub async fn recipe(
     };
     let figures = async {
         let mut out = match recipe {
-            Recipe::Lock => lock(g, clients, base, o, curator.as_mut()).await?,
+            Recipe::Lock => {
+                held::<InterProcessMutex>(g, clients, base, o, curator.as_mut()).await?
+            }
             Recipe::Latch => latch(g, clients, base, o, curator.as_mut()).await?,
-            Recipe::Semaphore => semaphore(g, clients, base, o, curator.as_mut()).await?,
+            Recipe::Semaphore => {
+                held::<InterProcessSemaphoreV2>(g, clients, base, o, curator.as_mut()).await?
+            }
         };
         out.extend(contention(g, admin, recipe, base, o, curator.as_mut()).await?);
         Ok(out)
@@ -127,7 +131,60 @@ async fn two_clients(g: &Globals, clients: &[Client]) -> Result<(Client, Client)
     Ok((clients[0].clone(), second))
 }
 
-async fn lock(
+/// What the lock and the semaphore benches measure alike: a recipe made on a session at a
+/// path, taken (a lock acquired, a lease of one), given back.
+trait Held: Clone + Send + Sync + Sized + 'static {
+    /// What taking it holds.
+    type Hold: Send + 'static;
+    /// The name in the nodes' paths and the figures (`lockers/session`...).
+    const NAME: &'static str;
+    /// The recipe at `path` on `client` (the semaphore with one lease).
+    fn make(client: &Client, path: &str) -> Result<Self>;
+    /// Acquires it.
+    fn take(&self) -> impl Future<Output = Result<Self::Hold>> + Send;
+    /// Gives it back.
+    fn give(hold: Self::Hold) -> impl Future<Output = Result<()>> + Send;
+    /// Its nodes in line (the holders' included).
+    fn in_line(&self) -> impl Future<Output = Result<usize>> + Send;
+}
+
+impl Held for InterProcessMutex {
+    type Hold = LockGuard;
+    const NAME: &'static str = "lock";
+    fn make(client: &Client, path: &str) -> Result<Self> {
+        InterProcessMutex::builder(client, path).build()
+    }
+    fn take(&self) -> impl Future<Output = Result<LockGuard>> + Send {
+        self.acquire()
+    }
+    fn give(hold: LockGuard) -> impl Future<Output = Result<()>> + Send {
+        hold.release()
+    }
+    async fn in_line(&self) -> Result<usize> {
+        Ok(self.participant_nodes().await?.len())
+    }
+}
+
+impl Held for InterProcessSemaphoreV2 {
+    type Hold = Lease;
+    const NAME: &'static str = "semaphore";
+    fn make(client: &Client, path: &str) -> Result<Self> {
+        InterProcessSemaphoreV2::builder(client, path, 1).build()
+    }
+    fn take(&self) -> impl Future<Output = Result<Lease>> + Send {
+        self.acquire_one()
+    }
+    fn give(hold: Lease) -> impl Future<Output = Result<()>> + Send {
+        hold.release()
+    }
+    async fn in_line(&self) -> Result<usize> {
+        // Leases: the holder's, and the waiter's (made once it holds the mutex).
+        Ok(self.participant_nodes().await?.len())
+    }
+}
+
+/// `bench lock` and `bench semaphore`: uncontended cycles, then the two-session hand-off.
+async fn held<R: Held>(
     g: &Globals,
     clients: &[Client],
     base: &str,
@@ -138,56 +195,52 @@ async fn lock(
         figure("clients", o.clients, "sessions"),
         figure("in_flight", o.in_flight, "lockers/session"),
     ];
-    // Uncontended: every locker has its own lock, so each cycle is acquire (create + list,
-    // pipelined) and release (delete).
+    // Uncontended: every locker has a lock (a semaphore) of its own, made beforehand (as a
+    // service keeps its mutex), so what is counted is the acquire and the release: a lock's
+    // create and listing (pipelined) and delete; a semaphore's mutex (create and listing),
+    // its lease (create and listing; the mutex let go in the background) and the lease's
+    // return.
     let lockers = o.clients * o.in_flight;
-    // One mutex per locker, made beforehand (as a service keeps its mutex), so what is
-    // counted is the acquire and the release.
-    let mutexes: Arc<Vec<InterProcessMutex>> = Arc::new(
+    let recipes: Arc<Vec<R>> = Arc::new(
         (0..lockers)
             .map(|task| {
                 let client = &clients[task / o.in_flight];
-                InterProcessMutex::builder(client, &format!("{base}/lock-{task}")).build()
+                R::make(client, &format!("{base}/{}-{task}", R::NAME))
             })
-            .collect::<Result<_, _>>()?,
+            .collect::<Result<_>>()?,
     );
     let cycle = move |_: Client, task: usize, _| {
-        let mutexes = mutexes.clone();
-        async move {
-            let guard = mutexes[task].acquire().await?;
-            guard.release().await
-        }
+        let recipes = recipes.clone();
+        async move { R::give(recipes[task].take().await?).await }
     };
     cycles(clients, o, cycle, curator, &mut out).await?;
 
-    // Hand-off: A holds, B waits in line; time from A's release to B's acquire returning.
+    // Hand-off: A holds, B waits in line (for a semaphore: holding its mutex, its lease node
+    // made, watching the leases); the time from A's release to B's acquire returning. The
+    // two swap every round.
     let (a, b) = two_clients(g, clients).await?;
-    let path = format!("{base}/handoff");
-    let mut holder_mutex = InterProcessMutex::builder(&a, &path).build()?;
-    let mut waiter_mutex = InterProcessMutex::builder(&b, &path).build()?;
-    let mut holder: LockGuard = bounded("the first lock", holder_mutex.acquire()).await??;
+    let path = format!("{base}/handoff-{}", R::NAME);
+    let mut sides = [R::make(&a, &path)?, R::make(&b, &path)?];
+    let mut holder = bounded("the first hold", sides[0].take()).await??;
     let mut handoffs = Vec::with_capacity(o.rounds);
     for _ in 0..o.rounds {
-        let waiter = waiter_mutex.clone();
+        let taking = sides[1].clone();
         let waiting = tokio::spawn(async move {
-            let guard = waiter.acquire().await;
-            (guard, Instant::now())
+            let held = taking.take().await;
+            (held, Instant::now())
         });
-        until_count("the waiter to queue", 2, || async {
-            Ok(holder_mutex.participant_nodes().await?.len())
-        })
-        .await?;
+        until_count("the waiter to queue", 2, || sides[0].in_line()).await?;
         tokio::time::sleep(SETTLE).await;
         let released = Instant::now();
-        holder.release().await?;
-        let (guard, acquired) = bounded("the hand-off", waiting).await?.map_err(|e| {
+        R::give(holder).await?;
+        let (held, acquired) = bounded("the hand-off", waiting).await?.map_err(|e| {
             zkrs_client::Error::new(ErrorKind::InvalidInput, format!("waiter task failed: {e}"))
         })?;
-        holder = guard?;
+        holder = held?;
         handoffs.push(acquired.duration_since(released).as_nanos() as u64);
-        std::mem::swap(&mut holder_mutex, &mut waiter_mutex);
+        sides.swap(0, 1);
     }
-    holder.release().await?;
+    R::give(holder).await?;
     out.push(figure("handoffs", handoffs.len(), "handoffs"));
     let handoffs = Latencies::new(handoffs);
     handoffs.figures("handoff_", false, &mut out);
@@ -345,76 +398,6 @@ async fn latch(
     let handoffs = Latencies::new(handoffs);
     handoffs.figures("handoff_", false, &mut out);
     handoff_yardsticks(&sessions[0], base, o.rounds, &handoffs, &mut out).await?;
-    Ok(out)
-}
-
-async fn semaphore(
-    g: &Globals,
-    clients: &[Client],
-    base: &str,
-    o: &BenchOptions,
-    curator: Option<&mut CuratorSide>,
-) -> Result<Figures, Failure> {
-    let mut out = vec![
-        figure("clients", o.clients, "sessions"),
-        figure("in_flight", o.in_flight, "takers/session"),
-    ];
-    // Uncontended: every taker has a semaphore of one lease of its own, so each cycle is its
-    // mutex (create + list, pipelined), its lease (create + list, pipelined; the mutex let go
-    // in the background) and the lease's return (delete).
-    let takers = o.clients * o.in_flight;
-    let semaphores: Arc<Vec<InterProcessSemaphoreV2>> = Arc::new(
-        (0..takers)
-            .map(|task| {
-                let client = &clients[task / o.in_flight];
-                InterProcessSemaphoreV2::builder(client, &format!("{base}/semaphore-{task}"), 1)
-                    .build()
-            })
-            .collect::<Result<_, _>>()?,
-    );
-    let cycle = move |_: Client, task: usize, _| {
-        let semaphores = semaphores.clone();
-        async move {
-            let lease = semaphores[task].acquire_one().await?;
-            lease.release().await
-        }
-    };
-    cycles(clients, o, cycle, curator, &mut out).await?;
-
-    // Hand-off: A holds the lease, B waits for it (holding the semaphore's mutex, its own
-    // lease node made, watching the leases); from A's return of its lease to B's acquire
-    // returning.
-    let (a, b) = two_clients(g, clients).await?;
-    let path = format!("{base}/handoff-semaphore");
-    let mut holder_semaphore = InterProcessSemaphoreV2::builder(&a, &path, 1).build()?;
-    let mut waiter_semaphore = InterProcessSemaphoreV2::builder(&b, &path, 1).build()?;
-    let mut holder: Lease = bounded("the first lease", holder_semaphore.acquire_one()).await??;
-    let mut handoffs = Vec::with_capacity(o.rounds);
-    for _ in 0..o.rounds {
-        let waiter = waiter_semaphore.clone();
-        let waiting = tokio::spawn(async move {
-            let lease = waiter.acquire_one().await;
-            (lease, Instant::now())
-        });
-        until_count("the waiter's lease node", 2, || async {
-            Ok(holder_semaphore.participant_nodes().await?.len())
-        })
-        .await?;
-        tokio::time::sleep(SETTLE).await;
-        let released = Instant::now();
-        holder.release().await?;
-        let (lease, acquired) = bounded("the hand-off", waiting).await?.map_err(|e| {
-            zkrs_client::Error::new(ErrorKind::InvalidInput, format!("waiter task failed: {e}"))
-        })?;
-        holder = lease?;
-        handoffs.push(acquired.duration_since(released).as_nanos() as u64);
-        std::mem::swap(&mut holder_semaphore, &mut waiter_semaphore);
-    }
-    holder.release().await?;
-    out.push(figure("handoffs", handoffs.len(), "handoffs"));
-    let handoffs = Latencies::new(handoffs);
-    handoffs.figures("handoff_", false, &mut out);
-    handoff_yardsticks(&a, base, o.rounds, &handoffs, &mut out).await?;
     Ok(out)
 }
 
