@@ -43,6 +43,7 @@ mod events;
 mod offers;
 
 use crate::error::ErrorExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -77,6 +78,9 @@ struct Offer {
     in_doubt: Option<i64>,
     /// Its creation zxid (meaningful while `path` is set).
     czxid: i64,
+    /// `close` has taken the offer: a poll of the task still running makes no new one and
+    /// keeps none it made.
+    closing: bool,
 }
 
 #[derive(Debug)]
@@ -90,6 +94,9 @@ struct Shared {
     /// ELECTED or not, for the leader recipes' shared vocabulary.
     flag: LeaderFlag,
     offer: Mutex<Offer>,
+    /// STOP_START was told: no event but STOP_COMPLETE follows it (read and written only under
+    /// the listeners' lock, in `dispatch` and `stop_start`).
+    stopping: AtomicBool,
 }
 
 impl Shared {
@@ -101,25 +108,59 @@ impl Shared {
     /// and the events are seen in the same order).
     fn dispatch(&self, event: ElectionEvent) {
         self.listeners.send_with(|| {
-            let state = event.state();
-            self.state.send_if_modified(|current| {
-                let changed = *current != state;
-                *current = state;
-                changed
-            });
-            self.flag.set(state == ElectionState::Elected, false);
-            Some(event)
+            if self.stopping.load(Ordering::Relaxed) && event != ElectionEvent::StopComplete {
+                // A poll of the task still running while the election stops.
+                return None;
+            }
+            Some(self.enter(event))
         });
+    }
+
+    /// Tells STOP_START, after which no event of the task's gets through.
+    fn stop_start(&self) {
+        self.listeners.send_with(|| {
+            self.stopping.store(true, Ordering::Relaxed);
+            Some(self.enter(ElectionEvent::StopStart))
+        });
+    }
+
+    /// Moves to the event's state (under the listeners' lock).
+    fn enter(&self, event: ElectionEvent) -> ElectionEvent {
+        let state = event.state();
+        self.state.send_if_modified(|current| {
+            let changed = *current != state;
+            *current = state;
+            changed
+        });
+        self.flag.set(state == ElectionState::Elected, false);
+        event
     }
 
     fn current(&self) -> ElectionState {
         *self.state.borrow()
     }
 
-    /// Takes the node and the create in doubt, for cleanup.
+    /// Takes the node and the create in doubt, for cleanup, and keeps the task from making
+    /// or keeping another.
     fn take_offer(&self) -> (Option<String>, Option<i64>) {
         let mut offer = self.offer();
+        offer.closing = true;
         (offer.path.take(), offer.in_doubt.take())
+    }
+
+    /// Records the offer the task made or found, unless the election is closing: then it is
+    /// deleted (false).
+    fn keep_offer(&self, path: String, session: i64, czxid: i64) -> bool {
+        let mut offer = self.offer();
+        offer.in_doubt = None;
+        if offer.closing {
+            guaranteed_delete(&self.client, path);
+            return false;
+        }
+        offer.path = Some(path);
+        offer.session = session;
+        offer.czxid = czxid;
+        true
     }
 }
 
@@ -199,6 +240,7 @@ impl LeaderElectionBuilder {
             listeners: self.listeners,
             flag: LeaderFlag::new(),
             offer: Mutex::new(Offer::default()),
+            stopping: AtomicBool::new(false),
         });
         shared.dispatch(ElectionEvent::Start);
         let task = tokio::spawn(run(shared.clone()));
@@ -230,22 +272,32 @@ impl LeaderElection {
     /// this future is dropped, the offer is still deleted, in the background; so is an offer
     /// whose create was under way (its outcome unknown) when stopped.
     pub async fn close(self) -> Result<()> {
+        // The offer's delete is what hands leadership to the next in line, so it goes out
+        // before the task is waited for (as `LeaderLatch::close` does). A poll of the task
+        // that still runs meanwhile neither makes nor keeps an offer (`take_offer` marked the
+        // offer closing) nor tells an event after STOP_START.
         let task = self.task().take();
-        if let Some(task) = task {
-            task.abort();
-            let _ = task.await;
-        }
-        self.shared.dispatch(ElectionEvent::StopStart);
+        self.shared.stop_start();
         let (path, in_doubt) = self.shared.take_offer();
         let client = &self.shared.client;
         if let Some(session) = in_doubt {
             cleanup_in_doubt(client, &self.shared.root, &self.shared.id, session);
         }
-        let result = match path {
-            // Deleted in the background if this future is dropped half-way.
-            Some(path) => delete_for_sure(client, path).await,
-            None => Ok(()),
+        let deleted = async {
+            match path {
+                // Deleted in the background if this future is dropped half-way.
+                Some(path) => delete_for_sure(client, path).await,
+                None => Ok(()),
+            }
         };
+        let stopped = async {
+            if let Some(task) = task {
+                task.abort();
+                let _ = task.await;
+            }
+        };
+        // The delete's request first, then the task's abort.
+        let (result, ()) = tokio::join!(biased; deleted, stopped);
         self.shared.dispatch(ElectionEvent::StopComplete);
         self.shared.flag.end(zkrs_client::Error::closed());
         result
@@ -650,18 +702,20 @@ async fn make_offer(shared: &Shared, changes: &mut PolicyChanges) -> bool {
     let mut backoff = Backoff::default();
     loop {
         let session = client.session_id();
-        shared.offer().in_doubt = Some(session);
+        {
+            let mut offer = shared.offer();
+            if offer.closing {
+                return false; // a poll still running as the election closes
+            }
+            offer.in_doubt = Some(session);
+        }
         match client
             .create_with(&path, shared.id.as_bytes(), &options)
             .await
         {
             Ok((created, stat)) => {
-                let mut offer = shared.offer();
-                offer.path = Some(created);
-                offer.session = stat.map_or(0, |s| s.ephemeral_owner);
-                offer.czxid = stat.map_or(0, |s| s.czxid);
-                offer.in_doubt = None;
-                return true;
+                let (owner, czxid) = stat.map_or((0, 0), |s| (s.ephemeral_owner, s.czxid));
+                return shared.keep_offer(created, owner, czxid);
             }
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 shared.offer().in_doubt = None;
@@ -694,12 +748,7 @@ async fn make_offer(shared: &Shared, changes: &mut PolicyChanges) -> bool {
                     }
                     match resolve_in_doubt(client, &shared.root, &shared.id, session).await {
                         Ok(Some((found, owner, czxid))) => {
-                            let mut offer = shared.offer();
-                            offer.path = Some(found);
-                            offer.session = owner;
-                            offer.czxid = czxid;
-                            offer.in_doubt = None;
-                            return true;
+                            return shared.keep_offer(found, owner, czxid);
                         }
                         Ok(None) => {
                             shared.offer().in_doubt = None;
