@@ -1,21 +1,23 @@
-//! `bench get|set|create|lock|latch`: throughput and latency, printed as `name value unit`
-//! lines so scripts can pick figures with `awk`.
+//! `bench get|set|create|lock|latch|semaphore`: throughput and latency, printed as
+//! `name value unit` lines so scripts can pick figures with `awk`.
 //!
-//! - get/set/create: `--clients` sessions, each with `--in-flight` requests outstanding (one
-//!   task per slot, each sending its next request when the last one is answered), `--ops`
-//!   requests in all after a short unmeasured warm-up. `create` also measures deleting what
-//!   it created.
-//! - lock: uncontended acquire+release cycles (`clients x in-flight` lockers, each on its own
-//!   lock), then `--rounds` hand-offs between two sessions: the time from the holder's
-//!   release to the waiter's acquire returning.
-//! - latch: `--rounds` leadership hand-offs: the time from the leader's `close` to the next
-//!   participant being told it leads.
-//! - lock and latch, then under contention ([`bench_contention`]): `--contenders` sessions on
-//!   one lock (latch), each cycling, `--rounds` hand-offs back to back: hand-offs per second
-//!   and their latency; with `--curator`, Curator's same loops in a JVM ([`bench_curator`]),
-//!   its uncontended cycles (`curator_cycles_per_sec`) as well as its hand-offs, and the
-//!   ratios (`cycles_per_sec_ratio`, `contended_handoffs_per_sec_ratio`); with `--in-line`, the same with each length of line against 2 sessions, and
-//!   the memory per waiting session.
+//! - get/set/create (here): `--clients` sessions, each with `--in-flight` requests
+//!   outstanding (one task per slot, each sending its next request when the last one is
+//!   answered: [`super::bench_loop`]), `--ops` requests in all after a short unmeasured
+//!   warm-up. `create` also measures deleting what it created.
+//! - lock and semaphore ([`super::bench_recipes`]): uncontended acquire+release cycles
+//!   (`clients x in-flight` lockers, each on its own lock, or semaphore of one lease), then
+//!   `--rounds` hand-offs between two sessions: the time from the holder's release to the
+//!   waiter's acquire returning.
+//! - latch: uncontended start+lead+close cycles, then `--rounds` leadership hand-offs: the
+//!   time from the leader's `close` to the next participant being told it leads.
+//! - lock, latch and semaphore, then under contention ([`super::bench_contention`]):
+//!   `--contenders` sessions on one lock (latch, semaphore), each cycling, `--rounds`
+//!   hand-offs back to back: hand-offs per second and their latency; with `--curator`,
+//!   Curator's same loops in a JVM ([`super::bench_curator`]), its uncontended cycles
+//!   (`curator_cycles_per_sec`) as well as its hand-offs, and the ratios
+//!   (`cycles_per_sec_ratio`, `contended_handoffs_per_sec_ratio`); with `--in-line`, the
+//!   same with each length of line against 2 sessions, and the memory per waiting session.
 //!
 //! Throughput runs also print this process's cost per operation (per cycle for lock): CPU
 //! time (`cpu_ns_per_op`, every thread of the process: callers, the client's driver, the
@@ -23,7 +25,7 @@
 //! measured operations only. `--rt current|multi` picks the runtime.
 //!
 //! Then the library's own figures for the run (`metrics_*`: `Client::metrics` summed over the
-//! bench's sessions, latency bounds from its fixed buckets; `recipe_*` for lock and latch:
+//! bench's sessions, latency bounds from its fixed buckets; `recipe_*` for lock, latch and semaphore:
 //! `zkrs_recipes::metrics::metrics`), to check a dashboard's figures against the bench's.
 //!
 //! Everything lives under `/zkctl-bench-<pid>` and is deleted afterwards, also on Ctrl-C.
@@ -90,7 +92,10 @@ async fn bench(g: &Globals, admin: &Client, base: &str, o: BenchOptions) -> Outc
         BenchKind::Semaphore => recipe(g, admin, &clients, Recipe::Semaphore, base, &o).await?,
     };
     figures.extend(bench_metrics::client_figures(&clients));
-    if matches!(kind, BenchKind::Lock | BenchKind::Latch) {
+    if matches!(
+        kind,
+        BenchKind::Lock | BenchKind::Latch | BenchKind::Semaphore
+    ) {
         figures.extend(bench_metrics::recipe_figures(
             &zkrs_recipes::metrics::metrics(),
         ));
