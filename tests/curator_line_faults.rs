@@ -18,8 +18,9 @@ use zkrs_testkit::{FaultyProxy, TestingServer};
 mod support;
 use support::{children_until, connect, new_name, within, Peer, DEADLINE};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mixed_line_hands_over_through_the_holders_session_expiry() {
+/// A server, a `FaultyProxy` in front of it, a session through the proxy (2 s timeout: the
+/// one the fault cuts off until it expires) and a session straight to the server.
+async fn server_and_sessions() -> (TestingServer, FaultyProxy, Client, Client) {
     let zk = TestingServer::start().unwrap();
     let proxy = FaultyProxy::start(zk.address()).unwrap();
     let cut_off = within(
@@ -31,6 +32,12 @@ async fn a_mixed_line_hands_over_through_the_holders_session_expiry() {
     .await
     .unwrap();
     let client = connect(&zk).await;
+    (zk, proxy, cut_off, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mixed_line_hands_over_through_the_holders_session_expiry() {
+    let (zk, proxy, cut_off, client) = server_and_sessions().await;
     let path = "/interop/line-expiry";
 
     // rust-a holds, java-1 waits behind it, rust-b waits behind java-1 (and looks ahead at
@@ -81,18 +88,8 @@ async fn a_mixed_line_hands_over_through_the_holders_session_expiry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_latch_line_hands_over_through_the_leaders_session_expiry() {
-    let zk = TestingServer::start().unwrap();
+    let (zk, proxy, cut_off, client) = server_and_sessions().await;
     let cs = zk.connect_string();
-    let proxy = FaultyProxy::start(zk.address()).unwrap();
-    let cut_off = within(
-        "connect through the proxy",
-        Client::builder(&proxy.connect_string())
-            .session_timeout(Duration::from_secs(2))
-            .connect(),
-    )
-    .await
-    .unwrap();
-    let client = connect(&zk).await;
     let path = "/interop/latch-line-expiry";
 
     // rust-a leads, java-1 waits behind it, rust-b waits behind java-1 (looking ahead at
@@ -153,17 +150,7 @@ async fn a_mixed_latch_line_hands_over_through_the_leaders_session_expiry() {
 /// counted), and no lease is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_semaphore_hands_its_lease_over_through_the_holders_session_expiry() {
-    let zk = TestingServer::start().unwrap();
-    let proxy = FaultyProxy::start(zk.address()).unwrap();
-    let cut_off = within(
-        "connect through the proxy",
-        Client::builder(&proxy.connect_string())
-            .session_timeout(Duration::from_secs(2))
-            .connect(),
-    )
-    .await
-    .unwrap();
-    let client = connect(&zk).await;
+    let (zk, proxy, cut_off, client) = server_and_sessions().await;
     let path = "/interop/semaphore-expiry";
     let (leases, locks) = (join(path, "leases"), join(path, "locks"));
     let semaphore = |c: &Client| {

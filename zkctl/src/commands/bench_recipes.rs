@@ -268,7 +268,7 @@ where
     closed_loop(clients, o.in_flight, warmup, cycle.clone()).await?;
     let Some(curator) = curator else {
         let run = closed_loop(clients, o.in_flight, o.ops, cycle).await?;
-        cycle_figures("", run, out);
+        cycle_figures(run, out);
         return Ok(());
     };
     let chunks = CURATOR_CHUNKS.min(o.ops);
@@ -286,47 +286,51 @@ where
                 .await?,
         );
     }
-    let (ours, theirs) = (Run::combine(ours), Handoffs::combine(theirs));
-    let ours_rate = ours.latencies.len() as f64 / ours.elapsed.as_secs_f64().max(1e-9);
-    let ours_p50 = Latencies::new(ours.latencies.clone()).percentile_ns(0.5) as f64;
-    cycle_figures("", ours, out);
-    out.push(figure("curator_cycles", theirs.latencies.len(), "cycles"));
-    let theirs_rate = theirs.rate();
-    out.push(figure(
-        "curator_cycles_per_sec",
-        theirs_rate.round() as u64,
-        "cycles/s",
-    ));
+    let ours = cycle_figures(Run::combine(ours), out);
+    let theirs = Handoffs::combine(theirs);
+    cycle_rate_figures("curator_", &theirs, out);
     theirs.latencies.figures("curator_cycle_", false, out);
     out.push(figure(
         "cycles_per_sec_ratio",
-        format!("{:.2}", ours_rate / theirs_rate.max(1e-9)),
+        format!("{:.2}", ours.rate() / theirs.rate().max(1e-9)),
         "ours/curator",
     ));
-    let theirs_p50 = theirs.latencies.percentile_ns(0.5).max(1) as f64;
+    let p50 = |cycles: &Handoffs| cycles.latencies.percentile_ns(0.5).max(1) as f64;
     out.push(figure(
         "cycle_p50_ratio",
-        format!("{:.2}", ours_p50 / theirs_p50),
+        format!("{:.2}", p50(&ours) / p50(&theirs)),
         "ours/curator",
     ));
     Ok(())
 }
 
-/// `<prefix>cycles`, `<prefix>cycles_per_sec`, the cost per cycle and the cycles' latencies.
-fn cycle_figures<T>(prefix: &str, run: Run<T>, out: &mut Figures) {
+/// `cycles`, `cycles_per_sec`, the cost per cycle and the cycles' latencies; the cycles, for
+/// the ratios.
+fn cycle_figures<T>(run: Run<T>, out: &mut Figures) -> Handoffs {
+    let mut cost = Vec::new();
+    run.cost_figures("cycle", &mut cost);
+    let cycles = Handoffs {
+        latencies: Latencies::new(run.latencies),
+        window: run.elapsed,
+    };
+    cycle_rate_figures("", &cycles, out);
+    out.extend(cost);
+    cycles.latencies.figures("cycle_", false, out);
+    cycles
+}
+
+/// `<prefix>cycles` and `<prefix>cycles_per_sec`.
+fn cycle_rate_figures(prefix: &str, cycles: &Handoffs, out: &mut Figures) {
     out.push(figure(
         &format!("{prefix}cycles"),
-        run.latencies.len(),
+        cycles.latencies.len(),
         "cycles",
     ));
-    let rate = run.latencies.len() as f64 / run.elapsed.as_secs_f64().max(1e-9);
     out.push(figure(
         &format!("{prefix}cycles_per_sec"),
-        rate.round() as u64,
+        cycles.rate().round() as u64,
         "cycles/s",
     ));
-    run.cost_figures(&format!("{prefix}cycle"), out);
-    Latencies::new(run.latencies).figures(&format!("{prefix}cycle_"), false, out);
 }
 
 async fn latch(
