@@ -670,6 +670,22 @@ fn figures(out: &str) -> Vec<(String, f64, String)> {
 }
 
 /// The value of figure `name`.
+/// Runs a `bench ... --curator` under a folder of its own (the chroot) made for it, and
+/// returns its figures once it succeeded.
+fn curator_bench(dir: &str, args: &[&str]) -> Vec<(String, f64, String)> {
+    ok(&["create", dir]);
+    let chroot = format!("{}{dir}", server().connect_string());
+    // javac (the first time) and a JVM on a busy machine: a deadline for a hang, not a
+    // measure of speed.
+    let out = finish(
+        zkctl_on(&chroot, args).spawn().expect("spawn zkctl"),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    figures(&String::from_utf8_lossy(&out.stdout))
+}
+
 fn value(figures: &[(String, f64, String)], name: &str) -> f64 {
     figures
         .iter()
@@ -830,28 +846,20 @@ fn bench_lock_reports_hand_offs_under_contention() {
 /// chroot) and reports as many uncontended cycles and hand-offs as ours, with the ratios.
 #[test]
 fn bench_latch_runs_curators_side_for_the_ratio() {
-    ok(&["create", "/bench-curator"]);
-    let chroot = format!("{}/bench-curator", server().connect_string());
-    let args = [
-        "bench",
-        "latch",
-        "--ops",
-        "20",
-        "--rounds",
-        "5",
-        "--contenders",
-        "2",
-        "--curator",
-    ];
-    // javac (the first time) and a JVM on a busy machine: a deadline for a hang, not a
-    // measure of speed.
-    let out = finish(
-        zkctl_on(&chroot, &args).spawn().expect("spawn zkctl"),
-        Duration::from_secs(120),
+    let latch = curator_bench(
+        "/bench-curator",
+        &[
+            "bench",
+            "latch",
+            "--ops",
+            "20",
+            "--rounds",
+            "5",
+            "--contenders",
+            "2",
+            "--curator",
+        ],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let latch = figures(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(value(&latch, "cycles"), 20.0);
     assert_eq!(value(&latch, "curator_cycles"), 20.0);
     has(&latch, "curator_cycles_per_sec", "cycles/s");
@@ -879,29 +887,22 @@ fn bench_latch_runs_curators_side_for_the_ratio() {
 /// loops; nothing is left behind.
 #[test]
 fn bench_semaphore_measures_cycles_hand_offs_and_contention() {
-    ok(&["create", "/bench-semaphore"]);
-    let chroot = format!("{}/bench-semaphore", server().connect_string());
-    let args = [
-        "bench",
-        "semaphore",
-        "--ops",
-        "10",
-        "--rounds",
-        "6",
-        "--contenders",
-        "3",
-        "--in-line",
-        "4",
-        "--curator",
-    ];
-    // javac (the first time) and a JVM on a busy machine: a deadline for a hang.
-    let out = finish(
-        zkctl_on(&chroot, &args).spawn().expect("spawn zkctl"),
-        Duration::from_secs(120),
+    let semaphore = curator_bench(
+        "/bench-semaphore",
+        &[
+            "bench",
+            "semaphore",
+            "--ops",
+            "10",
+            "--rounds",
+            "6",
+            "--contenders",
+            "3",
+            "--in-line",
+            "4",
+            "--curator",
+        ],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let semaphore = figures(&String::from_utf8_lossy(&out.stdout));
     for name in ["cycles", "curator_cycles"] {
         assert_eq!(value(&semaphore, name), 10.0, "{name}");
     }

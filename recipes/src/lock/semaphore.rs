@@ -379,7 +379,7 @@ impl InterProcessSemaphoreV2 {
         loop {
             let pipelined = first.is_some();
             let (listed, max) = match first.take() {
-                Some(pipelined) => pipelined,
+                Some(answers) => answers,
                 None => {
                     tokio::join!(
                         client.get_children_and_watch(&self.leases_path),

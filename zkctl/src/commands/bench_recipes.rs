@@ -65,18 +65,22 @@ pub async fn recipe(
     figures
 }
 
-/// The yardsticks of a hand-off, measured on `client` in the same run: sequential getData
-/// round trips back to back (`get_hot_p50_us`), and one at a time after the same idle pause
-/// as each hand-off round (`get_after_idle_p50_us`: the server's threads and ours wake from
-/// idle, as they do for a hand-off). Then the hand-off's median in those round trips
-/// (`handoff_in_hot_gets`, `handoff_in_idle_gets`).
-async fn handoff_yardsticks(
+/// The two-session hand-offs' figures (`handoffs`, `handoff_p50_us`...), and their
+/// yardsticks, measured on `client` in the same run: sequential getData round trips back to
+/// back (`get_hot_p50_us`), and one at a time after the same idle pause as each hand-off
+/// round (`get_after_idle_p50_us`: the server's threads and ours wake from idle, as they do
+/// for a hand-off). Then the hand-off's median in those round trips (`handoff_in_hot_gets`,
+/// `handoff_in_idle_gets`).
+async fn handoff_figures(
     client: &Client,
     path: &str,
     rounds: usize,
-    handoffs: &Latencies,
+    handoffs: Vec<u64>,
     out: &mut Figures,
 ) -> Result<()> {
+    out.push(figure("handoffs", handoffs.len(), "handoffs"));
+    let handoffs = Latencies::new(handoffs);
+    handoffs.figures("handoff_", false, out);
     let mut hot = Vec::with_capacity(1000);
     for _ in 0..1000 {
         let t = Instant::now();
@@ -120,6 +124,13 @@ where
         }
     })
     .await?
+}
+
+/// The waiter's task of a hand-off round, once it ends (within the bench's bound).
+async fn joined<T>(task: tokio::task::JoinHandle<T>) -> Result<T> {
+    bounded("the hand-off", task).await?.map_err(|e| {
+        zkrs_client::Error::new(ErrorKind::InvalidInput, format!("waiter task failed: {e}"))
+    })
 }
 
 /// A second session for hand-offs when `--clients` is 1.
@@ -233,18 +244,13 @@ async fn held<R: Held>(
         tokio::time::sleep(SETTLE).await;
         let released = Instant::now();
         R::give(holder).await?;
-        let (held, acquired) = bounded("the hand-off", waiting).await?.map_err(|e| {
-            zkrs_client::Error::new(ErrorKind::InvalidInput, format!("waiter task failed: {e}"))
-        })?;
+        let (held, acquired) = joined(waiting).await?;
         holder = held?;
         handoffs.push(acquired.duration_since(released).as_nanos() as u64);
         sides.swap(0, 1);
     }
     R::give(holder).await?;
-    out.push(figure("handoffs", handoffs.len(), "handoffs"));
-    let handoffs = Latencies::new(handoffs);
-    handoffs.figures("handoff_", false, &mut out);
-    handoff_yardsticks(&a, base, o.rounds, &handoffs, &mut out).await?;
+    handoff_figures(&a, base, o.rounds, handoffs, &mut out).await?;
     Ok(out)
 }
 
@@ -288,7 +294,7 @@ where
     }
     let ours = cycle_figures(Run::combine(ours), out);
     let theirs = Handoffs::combine(theirs);
-    cycle_rate_figures("curator_", &theirs, out);
+    theirs.rate_figures("curator_", "cycle", out);
     theirs.latencies.figures("curator_cycle_", false, out);
     out.push(figure(
         "cycles_per_sec_ratio",
@@ -313,24 +319,10 @@ fn cycle_figures<T>(run: Run<T>, out: &mut Figures) -> Handoffs {
         latencies: Latencies::new(run.latencies),
         window: run.elapsed,
     };
-    cycle_rate_figures("", &cycles, out);
+    cycles.rate_figures("", "cycle", out);
     out.extend(cost);
     cycles.latencies.figures("cycle_", false, out);
     cycles
-}
-
-/// `<prefix>cycles` and `<prefix>cycles_per_sec`.
-fn cycle_rate_figures(prefix: &str, cycles: &Handoffs, out: &mut Figures) {
-    out.push(figure(
-        &format!("{prefix}cycles"),
-        cycles.latencies.len(),
-        "cycles",
-    ));
-    out.push(figure(
-        &format!("{prefix}cycles_per_sec"),
-        cycles.rate().round() as u64,
-        "cycles/s",
-    ));
 }
 
 async fn latch(
@@ -391,17 +383,12 @@ async fn latch(
         tokio::time::sleep(SETTLE).await;
         let closed = Instant::now();
         leader.close_with(CloseMode::Silent).await?;
-        let (next, at) = bounded("the hand-off", told).await?.map_err(|e| {
-            zkrs_client::Error::new(ErrorKind::InvalidInput, format!("latch task failed: {e}"))
-        })??;
+        let (next, at) = joined(told).await??;
         handoffs.push(at.duration_since(closed).as_nanos() as u64);
         leader = next;
     }
     leader.close_with(CloseMode::Silent).await?;
-    out.push(figure("handoffs", handoffs.len(), "handoffs"));
-    let handoffs = Latencies::new(handoffs);
-    handoffs.figures("handoff_", false, &mut out);
-    handoff_yardsticks(&sessions[0], base, o.rounds, &handoffs, &mut out).await?;
+    handoff_figures(&sessions[0], base, o.rounds, handoffs, &mut out).await?;
     Ok(out)
 }
 

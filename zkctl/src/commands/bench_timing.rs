@@ -85,18 +85,24 @@ impl Handoffs {
     /// `<prefix>handoffs`, `<prefix>handoffs_per_sec`, `<prefix>handoff_p50_us`,
     /// `<prefix>handoff_p99_us`.
     pub fn figures(&self, prefix: &str, out: &mut Vec<String>) {
-        out.push(figure(
-            &format!("{prefix}handoffs"),
-            self.latencies.len(),
-            "handoffs",
-        ));
-        out.push(figure(
-            &format!("{prefix}handoffs_per_sec"),
-            self.rate().round() as u64,
-            "handoffs/s",
-        ));
+        self.rate_figures(prefix, "handoff", out);
         self.latencies
             .figures(&format!("{prefix}handoff_"), false, out);
+    }
+
+    /// `<prefix><what>s` (how many) and `<prefix><what>s_per_sec`: `what` is `handoff`, or
+    /// `cycle` for the uncontended cycles measured the same way.
+    pub fn rate_figures(&self, prefix: &str, what: &str, out: &mut Vec<String>) {
+        out.push(figure(
+            &format!("{prefix}{what}s"),
+            self.latencies.len(),
+            &format!("{what}s"),
+        ));
+        out.push(figure(
+            &format!("{prefix}{what}s_per_sec"),
+            self.rate().round() as u64,
+            &format!("{what}s/s"),
+        ));
     }
 }
 
