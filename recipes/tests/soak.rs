@@ -48,6 +48,14 @@ const SLOW_STEP: Duration = Duration::from_secs(12);
 /// The kinds of step the workers take in turn.
 const STEP_KINDS: [&str; 4] = ["mutex", "latch", "cache", "ephemeral"];
 
+/// How the mutex steps ended.
+#[derive(Default)]
+struct MutexOutcomes {
+    acquired: AtomicU64,
+    timed_out: AtomicU64,
+    last_acquired_ms: AtomicU64,
+}
+
 /// A step that took longer than [`SLOW_STEP`].
 struct SlowStep {
     worker: usize,
@@ -223,6 +231,9 @@ async fn run(arenas: Option<usize>) {
     let stop = Arc::new(AtomicBool::new(false));
     let (steps, errors) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let slow = Arc::new(std::sync::Mutex::new(Vec::<SlowStep>::new()));
+    // The mutex steps' outcomes, and when the lock was last taken (ms into the run): a lock
+    // left blocked by a node shows as timeouts from then on.
+    let locks = Arc::new(MutexOutcomes::default());
     let started = Instant::now();
     // The schedule runs as long as the soak (ZKR_FAULT_SECS is not read here).
     let faults = zkrs_testkit::FaultSchedule::builder(rig.cluster.clone(), rig.proxies.clone())
@@ -237,8 +248,13 @@ async fn run(arenas: Option<usize>) {
     let mut workers = Vec::new();
     for (k, client) in clients.iter().enumerate() {
         let client = client.clone();
-        let (stop, steps, errors, slow) =
-            (stop.clone(), steps.clone(), errors.clone(), slow.clone());
+        let (stop, steps, errors, slow, locks) = (
+            stop.clone(),
+            steps.clone(),
+            errors.clone(),
+            slow.clone(),
+            locks.clone(),
+        );
         workers.push(tokio::spawn(async move {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
@@ -250,8 +266,16 @@ async fn run(arenas: Option<usize>) {
                                 .build()
                                 .unwrap();
                             match mutex.try_acquire(Duration::from_secs(2)).await {
-                                Ok(Some(guard)) => guard.release().await.map(drop),
-                                Ok(None) => Ok(()),
+                                Ok(Some(guard)) => {
+                                    locks.acquired.fetch_add(1, Ordering::Relaxed);
+                                    let at = started.elapsed().as_millis() as u64;
+                                    locks.last_acquired_ms.fetch_max(at, Ordering::Relaxed);
+                                    guard.release().await.map(drop)
+                                }
+                                Ok(None) => {
+                                    locks.timed_out.fetch_add(1, Ordering::Relaxed);
+                                    Ok(())
+                                }
                                 Err(e) => Err(e),
                             }
                         }
@@ -356,16 +380,37 @@ async fn run(arenas: Option<usize>) {
     })
     .await;
     if leftovers.is_err() {
-        let mut left = Vec::new();
+        // A node the ensemble agrees on is a recipe's leftover; one a majority of the members
+        // lack is a replica that diverged (ZooKeeper's defect, printed with the evidence).
+        let (mut left, mut diverged, mut dirs) = (Vec::new(), Vec::new(), Vec::new());
         for dir in recipe_dirs {
-            left.extend(
-                children(&admin, dir)
-                    .await
-                    .into_iter()
-                    .map(|c| format!("{dir}/{c}")),
+            for child in children(&admin, dir).await {
+                let path = format!("{dir}/{child}");
+                let held = beliefs::members_holding(&rig, &path).await;
+                if beliefs::lacked_by_majority(&held) {
+                    diverged.push(format!("{path} (held, by member: {held:?})"));
+                } else {
+                    left.push(path);
+                }
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+        }
+        for dir in dirs {
+            println!(
+                "{dir}:\n{}",
+                beliefs::lock_dir_report(&rig, &clients, dir).await
             );
         }
-        violations.push(format!("recipe znodes left 30 s after the run: {left:?}"));
+        if !diverged.is_empty() {
+            println!("ZooKeeper replica divergence, not a recipe's leftover: {diverged:?}");
+        }
+        if !left.is_empty() {
+            violations.push(format!(
+                "recipe znodes left 30 s after the run (each member's view above): {left:?}"
+            ));
+        }
     }
     // Tasks: back to the baseline once background clean-ups are done.
     let tasks = tokio::time::timeout(Duration::from_secs(30), async {
@@ -436,12 +481,15 @@ async fn run(arenas: Option<usize>) {
         println!("  slow step: {step:?}");
     }
     println!(
-        "suite=soak seed={seed} duration={:.0}s faults={} operations={} (errors {}) slow_steps={} malloc_arenas={} heap_kib base={base_heap} idle={idle_heap} end={end_heap} closed={closed_heap} rss_kib warm={warm_rss} end={end_rss} held_rss_kib warm={warm_held} end={end_held} samples(s,heap,rss,held)={:?} tasks={}/{baseline_tasks} violations={}",
+        "suite=soak seed={seed} duration={:.0}s faults={} operations={} (errors {}) slow_steps={} mutex(acquired={} timed_out={} last_acquired_at={:.1}s) malloc_arenas={} heap_kib base={base_heap} idle={idle_heap} end={end_heap} closed={closed_heap} rss_kib warm={warm_rss} end={end_rss} held_rss_kib warm={warm_held} end={end_held} samples(s,heap,rss,held)={:?} tasks={}/{baseline_tasks} violations={}",
         started.elapsed().as_secs_f32(),
         injected.len(),
         steps.load(Ordering::Relaxed),
         errors.load(Ordering::Relaxed),
         slow.len(),
+        locks.acquired.load(Ordering::Relaxed),
+        locks.timed_out.load(Ordering::Relaxed),
+        locks.last_acquired_ms.load(Ordering::Relaxed) as f64 / 1000.0,
         arenas.map_or("default".to_string(), |n| n.to_string()),
         samples,
         metrics.num_alive_tasks(),

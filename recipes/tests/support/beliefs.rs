@@ -132,6 +132,25 @@ pub async fn lock_dir_report(rig: &Rig, clients: &[zkrs_client::Client], dir: &s
         }
         let _ = direct.close().await;
     }
+    // Which sessions each member tracks and which ephemerals it holds for them: tells an
+    // orphan of a live session (ours to delete) from an ephemeral the server kept past its
+    // session, or one only a diverged member has.
+    for member in 0..rig.cluster.len() {
+        let addr = rig.cluster.member_address(member);
+        let dump = tokio::task::spawn_blocking(move || {
+            zkrs_testkit::four_letter_word(addr, "dump", Duration::from_secs(5))
+        })
+        .await;
+        let _ = match dump {
+            Ok(Ok(dump)) => write!(
+                out,
+                "\n    member {member} dump:\n      {}",
+                dump.trim_end().replace('\n', "\n      ")
+            ),
+            Ok(Err(e)) => write!(out, "\n    member {member} dump: {e}"),
+            Err(e) => write!(out, "\n    member {member} dump: {e}"),
+        };
+    }
     for (who, client) in clients.iter().enumerate() {
         let listing = match client.get_children(dir).await {
             Ok(children) => format!("{:?}", children.iter().collect::<Vec<_>>()),
@@ -144,6 +163,42 @@ pub async fn lock_dir_report(rig: &Rig, clients: &[zkrs_client::Client], dir: &s
         );
     }
     out
+}
+
+/// Whether each member holds `path`, read on a direct session after a `sync` (so a member
+/// that merely lags has caught up with the leader); `None` for a member that did not answer.
+/// A node a majority of members lack is not in the ensemble's agreed state: a replica that
+/// diverged from the others (a ZooKeeper defect; 3.8.0 has several in the resync after a
+/// restart, ZOOKEEPER-4394, ZOOKEEPER-4646, ZOOKEEPER-4785), not something a client left.
+pub async fn members_holding(rig: &Rig, path: &str) -> Vec<Option<bool>> {
+    let parent = match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    };
+    let mut held = Vec::new();
+    for member in 0..rig.cluster.len() {
+        let direct = zkrs_client::ClientBuilder::new(rig.cluster.member_connect_string(member))
+            .session_timeout(SESSION)
+            .connect_timeout(Duration::from_secs(5))
+            .connect()
+            .await;
+        let Ok(direct) = direct else {
+            held.push(None);
+            continue;
+        };
+        let answer = match direct.sync(parent).await {
+            Ok(()) => direct.exists(path).await.ok().map(|stat| stat.is_some()),
+            Err(_) => None,
+        };
+        held.push(answer);
+        let _ = direct.close().await;
+    }
+    held
+}
+
+/// Whether a majority of the members (read as [`members_holding`] does) lack `path`.
+pub fn lacked_by_majority(held: &[Option<bool>]) -> bool {
+    held.iter().filter(|h| **h == Some(false)).count() * 2 > held.len()
 }
 
 /// Waits (at most 5 s) for `client` to be connected again after an error.
