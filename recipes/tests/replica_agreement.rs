@@ -19,15 +19,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use beliefs::{Rig, SESSION};
-use zkrs_client::{Client, ClientBuilder, CreateMode};
+use beliefs::Rig;
+use zkrs_client::{Client, CreateMode};
 
 /// `dir`'s children as `member` has them, read after a `sync`.
 async fn member_children(rig: &Rig, member: usize, dir: &str) -> Result<BTreeSet<String>, String> {
-    let direct = ClientBuilder::new(rig.cluster.member_connect_string(member))
-        .session_timeout(SESSION)
-        .connect_timeout(Duration::from_secs(5))
-        .connect()
+    let direct = beliefs::direct_session(rig, member)
         .await
         .map_err(|e| e.to_string())?;
     let listed = match direct.sync(dir).await {

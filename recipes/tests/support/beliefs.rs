@@ -89,6 +89,16 @@ pub async fn finish(schedule: zkrs_testkit::FaultSchedule) -> Vec<zkrs_testkit::
     tokio::task::block_in_place(|| schedule.stop())
 }
 
+/// A session on `member` alone, not through its proxy: what that member has, whatever the
+/// faults between it and the participants.
+pub async fn direct_session(rig: &Rig, member: usize) -> zkrs_client::Result<zkrs_client::Client> {
+    zkrs_client::ClientBuilder::new(rig.cluster.member_connect_string(member))
+        .session_timeout(SESSION)
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+}
+
 /// What a lock's directory holds, for a violation's report: each member's children of `dir`
 /// (read on a direct session, so a member that lags shows), each child's owner (which
 /// participant's session, or another), and each participant's own listing.
@@ -100,11 +110,7 @@ pub async fn lock_dir_report(rig: &Rig, clients: &[zkrs_client::Client], dir: &s
     };
     let mut out = format!("    sessions: {:x?}", sessions);
     for member in 0..rig.cluster.len() {
-        let direct = zkrs_client::ClientBuilder::new(rig.cluster.member_connect_string(member))
-            .session_timeout(SESSION)
-            .connect_timeout(Duration::from_secs(5))
-            .connect()
-            .await;
+        let direct = direct_session(rig, member).await;
         let Ok(direct) = direct else {
             let _ = write!(out, "\n    member {member}: no session");
             continue;
@@ -177,11 +183,7 @@ pub async fn members_holding(rig: &Rig, path: &str) -> Vec<Option<bool>> {
     };
     let mut held = Vec::new();
     for member in 0..rig.cluster.len() {
-        let direct = zkrs_client::ClientBuilder::new(rig.cluster.member_connect_string(member))
-            .session_timeout(SESSION)
-            .connect_timeout(Duration::from_secs(5))
-            .connect()
-            .await;
+        let direct = direct_session(rig, member).await;
         let Ok(direct) = direct else {
             held.push(None);
             continue;
