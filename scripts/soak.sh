@@ -4,7 +4,7 @@
 # minute; fails if the resident set (once malloc has returned its free pages; glibc's arenas
 # capped at the runtime's threads, ZKR_SOAK_MALLOC_ARENAS=0 for glibc's default) grew more
 # than 10% after warm-up, the live heap grew, a recipe's znode or a task was left behind, or a
-# step hung. CI runs the 3-minute form as part of scripts/test.sh.
+# step hung. CI runs the 2-minute form as part of scripts/test.sh.
 #
 #   scripts/soak.sh [SECONDS]
 set -euo pipefail

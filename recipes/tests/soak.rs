@@ -6,11 +6,13 @@
 //! the idle sessions held before it (and of what the process held before them, once they
 //! are closed), in runs of 20 minutes or more the trimmed resident set within 10% of its
 //! figure after warm-up (a quarter of the run), every recipe's znodes gone once
-//! the recipes are closed, and the runtime's task count back to its baseline. No step may
+//! the recipes are closed (from the ensemble's agreed state: a node that a majority of the
+//! members lack is a diverged replica, printed as ZooKeeper's), and the runtime's task count
+//! back to its baseline. No step may
 //! hang (take longer than the suites' shared [`STEP_DEADLINE`]); steps slower than
 //! [`SLOW_STEP`] are listed with what was going on, to read against the fault log.
 //!
-//! 3 minutes by default (CI); `scripts/soak.sh` runs an hour (`ZKR_SOAK_SECS=3600`). glibc's
+//! 2 minutes by default (CI); `scripts/soak.sh` runs an hour (`ZKR_SOAK_SECS=3600`). glibc's
 //! malloc arenas are capped at what a service on the soak's runtime would use
 //! ([`MALLOC_ARENAS`]; `ZKR_SOAK_MALLOC_ARENAS=0` keeps glibc's default).
 //! `ZKR_SOAK_STOP_AT_END=1` ends the process at the end-of-run measurement, so a heap
