@@ -38,10 +38,7 @@ async fn member_children(rig: &Rig, member: usize, dir: &str) -> Result<BTreeSet
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a probe of the server, run by hand"]
 async fn members_agree_after_leader_faults() {
-    let rounds: u64 = std::env::var("ZKR_AGREE_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+    let rounds = beliefs::env_number("ZKR_AGREE_ROUNDS", 20);
     let rig = Rig::start().await;
     let admin = rig.client().await;
     admin

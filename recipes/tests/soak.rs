@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
-use beliefs::{Rig, SESSION, STEP_DEADLINE};
+use beliefs::{env_number, Rig, SESSION, STEP_DEADLINE};
 use zkrs_client::{Client, CreateMode};
 use zkrs_recipes::cache::{PathChildrenCache, StartMode};
 use zkrs_recipes::{
@@ -85,14 +85,6 @@ impl std::fmt::Debug for SlowStep {
         }
         write!(f, " ({} when slow)", self.state_when_slow)
     }
-}
-
-/// The number in environment variable `name`, or `default`.
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
 }
 
 fn soak_secs() -> u64 {

@@ -177,10 +177,7 @@ pub async fn lock_dir_report(rig: &Rig, clients: &[zkrs_client::Client], dir: &s
 /// diverged from the others (a ZooKeeper defect; 3.8.0 has several in the resync after a
 /// restart, ZOOKEEPER-4394, ZOOKEEPER-4646, ZOOKEEPER-4785), not something a client left.
 pub async fn members_holding(rig: &Rig, path: &str) -> Vec<Option<bool>> {
-    let parent = match path.rfind('/') {
-        Some(0) | None => "/",
-        Some(i) => &path[..i],
-    };
+    let parent = zkrs_recipes::framework::parent(path);
     let mut held = Vec::new();
     for member in 0..rig.cluster.len() {
         let direct = direct_session(rig, member).await;
@@ -201,6 +198,14 @@ pub async fn members_holding(rig: &Rig, path: &str) -> Vec<Option<bool>> {
 /// Whether a majority of the members (read as [`members_holding`] does) lack `path`.
 pub fn lacked_by_majority(held: &[Option<bool>]) -> bool {
     held.iter().filter(|h| **h == Some(false)).count() * 2 > held.len()
+}
+
+/// The number in environment variable `name`, or `default`.
+pub fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Waits (at most 5 s) for `client` to be connected again after an error.
