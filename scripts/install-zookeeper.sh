@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the tests need to run real ZooKeeper servers and real Apache Curator peers:
-# - Debian's `zookeeper` package (server jar at /usr/share/java/zookeeper.jar plus its
-#   dependency jars) and a java runtime, for zkrs-testkit;
-# - Debian's `libcurator-recipes-java` (Curator 5.4.0 jars under /usr/share/java), its
-#   `libcurator-discovery-java` (curator-x-discovery, with the Jackson jars it depends on) and a
-#   JDK with javac, for the Curator interop tests (tests/curator_interop.rs,
+# - Debian's `zookeeper` package (3.8.0: server jar at /usr/share/java/zookeeper.jar plus its
+#   dependency jars, `ZKRS_TEST_ZOOKEEPER=debian`) and a java runtime, for zkrs-testkit;
+# - Maven (Debian's `maven`), and through it (scripts/fetch-jars.sh) the default ZooKeeper
+#   server and the default Curator of scripts/versions.sh into the jar cache
+#   (~/.cache/zkrs/jars): what every test runs unless ZKRS_TEST_ZOOKEEPER / ZKRS_TEST_CURATOR
+#   choose another version (scripts/test-versions.sh fetches the others it runs);
+# - a JDK with javac, for the Curator interop tests (tests/curator_interop.rs,
 #   tests/curator_discovery.rs, ...: they compile tests/java/*.java);
 # - the `openssl` command, with which zkrs-testkit makes the certificates of its TLS servers
 #   (`TlsCertificates::generate`);
@@ -16,16 +18,17 @@
 #   `zkrs-model` binary (model-server/tests/kazoo.rs).
 #
 # Idempotent: installs only what is missing (the server jar unless ZKR_ZOOKEEPER_CLASSPATH is
-# set, java unless found, each Curator jar (recipes, discovery) unless ZKR_CURATOR_CLASSPATH
-# is set, javac unless found, openssl unless found or ZKR_OPENSSL is set, the krb5 packages
+# set, java unless found, mvn unless found, the jar cache's default versions unless complete,
+# javac unless found, openssl unless found or ZKR_OPENSSL is set, the krb5 packages
 # unless krb5kdc, kadmin.local and kinit are found, on the PATH or in /usr/sbin,
 # /usr/local/sbin, /sbin, or ZKR_KRB5_PATH is set, python3-kazoo unless /usr/bin/python3
 # imports kazoo or ZKRS_KAZOO_PYTHON is set). Prints one line saying what it did.
 set -euo pipefail
 
 JAR=/usr/share/java/zookeeper.jar
-CURATOR_JAR=/usr/share/java/curator-recipes.jar
-DISCOVERY_JAR=/usr/share/java/curator-x-discovery.jar
+cd "$(dirname "$0")/.."
+# shellcheck source=versions.sh
+. scripts/versions.sh
 
 # Run as root directly, else through sudo when available.
 as_root() {
@@ -68,11 +71,8 @@ packages=()
 if [ -z "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && [ ! -f "$JAR" ]; then
     packages+=(zookeeper)
 fi
-if [ -z "${ZKR_CURATOR_CLASSPATH:-}" ] && [ ! -f "$CURATOR_JAR" ]; then
-    packages+=(libcurator-recipes-java)
-fi
-if [ -z "${ZKR_CURATOR_CLASSPATH:-}" ] && [ ! -f "$DISCOVERY_JAR" ]; then
-    packages+=(libcurator-discovery-java)
+if ! command -v mvn >/dev/null 2>&1; then
+    packages+=(maven)
 fi
 if ! have_javac; then
     # A JDK brings java too.
@@ -100,19 +100,21 @@ fi
 if [ "${#packages[@]}" -eq 0 ]; then
     server="$JAR"
     [ -n "${ZKR_ZOOKEEPER_CLASSPATH:-}" ] && server="ZKR_ZOOKEEPER_CLASSPATH"
-    curator="$CURATOR_JAR, $DISCOVERY_JAR"
-    [ -n "${ZKR_CURATOR_CLASSPATH:-}" ] && curator="ZKR_CURATOR_CLASSPATH"
-    echo "install-zookeeper.sh: nothing to do ($server, $curator, java, javac, openssl, krb5, libkrb5-dev and kazoo found)"
-    exit 0
+    echo "install-zookeeper.sh: no package to install ($server, mvn, java, javac, openssl, krb5, libkrb5-dev and kazoo found)"
+else
+    # Quiet apt: its output goes to stderr only if something fails.
+    log=$(mktemp)
+    trap 'rm -f "$log"' EXIT
+    if ! { as_root apt-get update && as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends "${packages[@]}"; } >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "install-zookeeper.sh: apt-get install ${packages[*]} failed" >&2
+        exit 1
+    fi
+    echo "install-zookeeper.sh: installed ${packages[*]}"
 fi
 
-# Quiet apt: its output goes to stderr only if something fails.
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-if ! { as_root apt-get update && as_root env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y --no-install-recommends "${packages[@]}"; } >"$log" 2>&1; then
-    cat "$log" >&2
-    echo "install-zookeeper.sh: apt-get install ${packages[*]} failed" >&2
-    exit 1
-fi
-echo "install-zookeeper.sh: installed ${packages[*]}"
+# The default server and Curator from Maven Central, once (the jar cache keeps them; nothing
+# is fetched at test time).
+scripts/fetch-jars.sh zookeeper "$ZOOKEEPER_DEFAULT"
+scripts/fetch-jars.sh curator "$CURATOR_DEFAULT"

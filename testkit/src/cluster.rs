@@ -15,6 +15,7 @@ use crate::options::ServerOptions;
 use crate::ports::free_ports;
 use crate::server::{wait_ready, PORT_ATTEMPTS};
 use crate::tempdir::TempDir;
+use crate::versions::ServerVersion;
 
 /// How long one `srvr` probe of a member may take in [`TestingCluster::leader`].
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
@@ -89,7 +90,11 @@ impl TestingCluster {
         if crate::model_server::selected() {
             return Err(crate::model_server::unsupported("TestingCluster"));
         }
-        let install = Installation::resolve(options.classpath.as_deref(), options.java.as_deref())?;
+        let install = Installation::select(
+            options.classpath.as_deref(),
+            options.version.as_ref(),
+            options.java.as_deref(),
+        )?;
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;
         loop {
@@ -215,6 +220,15 @@ impl TestingCluster {
     /// not serving (no quorum) or not answering within a second.
     pub fn member_mode(&self, i: usize) -> Option<Mode> {
         self.member(i).mode(PROBE_TIMEOUT)
+    }
+
+    /// The version member `i` reports (`srvr`); every member runs the same one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the member does not answer within 5 s (stopped, paused).
+    pub fn version(&self, i: usize) -> Result<ServerVersion> {
+        self.member(i).version(Duration::from_secs(5))
     }
 
     /// The temporary folder holding every member's folder.

@@ -80,6 +80,17 @@ pub enum Error {
         /// What was missing or failed.
         message: String,
     },
+    /// A ZooKeeper or Curator version was chosen (`ZKRS_TEST_ZOOKEEPER`, `ZKRS_TEST_CURATOR`,
+    /// [`ServerOptions::version`](crate::ServerOptions::version)) that the jar cache does not
+    /// hold: the kit fetches nothing itself.
+    NotFetched {
+        /// What is missing, e.g. "zookeeper 3.7.2".
+        what: String,
+        /// The cache folder that would hold it.
+        folder: PathBuf,
+        /// The command that fetches it.
+        command: String,
+    },
     /// An argument was out of range (for example an ensemble of 0 servers).
     InvalidArgument {
         /// What was wrong.
@@ -172,6 +183,16 @@ impl fmt::Display for Error {
                 f,
                 "Java programs for the tests: {message} (scripts/install-zookeeper.sh installs a \
                  JDK and Curator's jars)"
+            ),
+            Error::NotFetched {
+                what,
+                folder,
+                command,
+            } => write!(
+                f,
+                "{what} is not in the jar cache ({} has no complete copy): run `{command}` \
+                 (scripts/install-zookeeper.sh fetches the default versions)",
+                folder.display()
             ),
             Error::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
         }

@@ -19,6 +19,7 @@ use crate::listen::listens;
 use crate::locate::Installation;
 use crate::options::ServerOptions;
 use crate::process::{JvmProcess, STOP_GRACE};
+use crate::versions::ServerVersion;
 
 /// How many log lines startup errors quote.
 const LOG_TAIL_LINES: usize = 20;
@@ -227,6 +228,19 @@ impl Instance {
         four_letter_word(self.address(), "srvr", timeout)
             .ok()
             .and_then(|answer| Mode::from_srvr(&answer))
+    }
+
+    /// The version `srvr` reports.
+    pub(crate) fn version(&self, timeout: Duration) -> Result<ServerVersion> {
+        let answer = four_letter_word(self.address(), "srvr", timeout)
+            .map_err(|e| Error::io(format!("asking {} for its version", self.name), e))?;
+        ServerVersion::from_srvr(&answer).ok_or_else(|| Error::InvalidArgument {
+            message: format!(
+                "{} answered srvr without a version: {}",
+                self.name,
+                answer.lines().next().unwrap_or("")
+            ),
+        })
     }
 
     /// A one-line description of the state, for error messages.

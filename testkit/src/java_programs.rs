@@ -1,5 +1,6 @@
 //! Java programs that tests run beside a server (Curator peers): a JDK's `javac` and `java`,
-//! jars from Debian's layout, and sources compiled once per content.
+//! Curator of the chosen version from the jar cache (or jars from Debian's layout), and
+//! sources compiled once per content.
 //!
 //! The interop tests and benches compile their peers (`tests/java/*.java`) against Curator's
 //! jars and talk to them over stdin/stdout; this is the part they share.
@@ -13,27 +14,12 @@ use std::process::Command;
 
 use crate::error::{Error, Result};
 use crate::locate::Installation;
+use crate::versions::Distribution;
 
 /// Overrides the classpath built from Debian's jars (give every jar the programs need).
 pub const CURATOR_CLASSPATH_ENV: &str = "ZKR_CURATOR_CLASSPATH";
 /// Overrides the `javac` looked for under `JAVA_HOME` and on the `PATH`.
 pub const JAVAC_ENV: &str = "ZKR_JAVAC";
-/// Curator's recipes and what they need, as Debian names the jars
-/// (`libcurator-recipes-java`): the `required` of [`JavaPrograms::debian_classpath`] for a
-/// Curator peer.
-pub const CURATOR_JARS: &[&str] = &[
-    "curator-recipes",
-    "curator-framework",
-    "curator-client",
-    "zookeeper",
-    "zookeeper-jute",
-    "guava",
-    "slf4j-api",
-];
-/// The `optional` for a Curator peer: guava's split-out class, and a logger so Curator's
-/// warnings reach stderr.
-pub const CURATOR_OPTIONAL_JARS: &[&str] = &["failureaccess", "slf4j-simple"];
-
 /// Where Debian puts its jars.
 const JAR_DIR: &str = "/usr/share/java";
 
@@ -59,6 +45,42 @@ pub struct JavaPrograms {
 }
 
 impl JavaPrograms {
+    /// The classpath of the Curator the peers run: `ZKR_CURATOR_CLASSPATH` when it is set,
+    /// else the version `ZKRS_TEST_CURATOR` names (default
+    /// [`DEFAULT_CURATOR`](crate::DEFAULT_CURATOR)) from the jar cache: curator-recipes,
+    /// curator-x-discovery, curator-x-async (`ModeledFramework`) and jackson-databind, with
+    /// their dependencies and the ZooKeeper client that Curator was released with.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotFetched`] naming the command that fetches a version the cache lacks;
+    /// [`Error::InvalidArgument`] for `debian` (Debian packages no `curator-x-async`: choose
+    /// `5.4.0`, the same Curator, from the cache) or a value that is not a version.
+    pub fn curator_classpath() -> Result<OsString> {
+        if let Some(cp) = std::env::var_os(CURATOR_CLASSPATH_ENV).filter(|v| !v.is_empty()) {
+            return Ok(cp);
+        }
+        let curator = Distribution::curator_from_env()?;
+        curator
+            .cached_classpath("curator")?
+            .ok_or_else(|| Error::InvalidArgument {
+                message: "ZKRS_TEST_CURATOR=debian: Debian packages no curator-x-async, which \
+                          the peers need; choose 5.4.0 (the same Curator) from the jar cache"
+                    .into(),
+            })
+    }
+
+    /// The version of Curator [`curator_classpath`](Self::curator_classpath) gives, for
+    /// what a test prints (`classpath` when `ZKR_CURATOR_CLASSPATH` chose it).
+    pub fn curator_version() -> String {
+        if std::env::var_os(CURATOR_CLASSPATH_ENV).is_some_and(|v| !v.is_empty()) {
+            return "classpath".into();
+        }
+        Distribution::curator_from_env()
+            .map(|d| d.to_string())
+            .unwrap_or_else(|e| e.to_string())
+    }
+
     /// The jars `required` (each `/usr/share/java/<name>.jar`, or the newest
     /// `<name>-<version>.jar`) and those of `optional` that exist, as a classpath; or
     /// `ZKR_CURATOR_CLASSPATH` when it is set. Fails naming every missing required jar.

@@ -2,7 +2,8 @@
 //! Curator's `TestingServer` and `TestingCluster`.
 //!
 //! Nothing is mocked: [`TestingServer`] and [`TestingCluster`] run the real
-//! ZooKeeper server (3.8 from Debian's `zookeeper` package by default) in JVM
+//! ZooKeeper server (3.9.5 from the jar cache by default; any version with
+//! `ZKRS_TEST_ZOOKEEPER` or [`ServerOptions::version`]) in JVM
 //! child processes on `127.0.0.1`, each in its own temporary folder, on free
 //! ports. Dropping them kills the JVMs and deletes the folders, also when a
 //! test panics; a watchdog kills the JVMs if the test process itself is
@@ -20,10 +21,14 @@
 //!
 //! # Installing ZooKeeper
 //!
-//! Run `scripts/install-zookeeper.sh` (it does `apt-get install zookeeper`
-//! and makes sure java exists), or point `ZKR_ZOOKEEPER_CLASSPATH` at a
-//! complete classpath, e.g. `/opt/zookeeper/lib/*` from an upstream tarball.
-//! `ZKR_JAVA` selects the java binary. See [`Installation`].
+//! Run `scripts/install-zookeeper.sh`: it installs java and Debian's
+//! `zookeeper` (3.8.0), and fetches the default version (3.9.5) and Curator
+//! from Maven Central into the jar cache ([`jar_cache`]);
+//! `scripts/fetch-jars.sh zookeeper VERSION` fetches any other. Then
+//! `ZKRS_TEST_ZOOKEEPER=3.7.2` (or `debian`) chooses the server every test
+//! starts. `ZKR_ZOOKEEPER_CLASSPATH` points at a complete classpath instead,
+//! e.g. `/opt/zookeeper/lib/*` from an upstream tarball; `ZKR_JAVA` selects
+//! the java binary. See [`Installation`] and [`Distribution`].
 //!
 //! # TLS
 //!
@@ -94,15 +99,14 @@ mod server;
 mod stopped;
 mod tempdir;
 mod tls;
+mod versions;
 
 pub use cluster::TestingCluster;
 pub use config::SUPERUSER;
 pub use error::{Error, Result};
 pub use faults::{Fault, FaultRecord, FaultSchedule, FaultScheduleBuilder};
 pub use four_letter::{four_letter_word, server_mode, Mode};
-pub use java_programs::{
-    JavaPrograms, CURATOR_CLASSPATH_ENV, CURATOR_JARS, CURATOR_OPTIONAL_JARS, JAVAC_ENV,
-};
+pub use java_programs::{JavaPrograms, CURATOR_CLASSPATH_ENV, JAVAC_ENV};
 pub use kerberos::{KerberosRealm, KRB5_PATH_ENV};
 pub use locate::{Installation, CLASSPATH_ENV, DEBIAN_SERVER_JAR, JAVA_ENV};
 pub use options::ServerOptions;
@@ -112,6 +116,10 @@ pub use scripted::ScriptedServer;
 pub use server::TestingServer;
 pub use tempdir::TempDir;
 pub use tls::{ClientAuth, TlsCertificates, OPENSSL_ENV};
+pub use versions::{
+    jar_cache, Distribution, ServerVersion, CURATOR_ENV, DEFAULT_CURATOR, DEFAULT_ZOOKEEPER,
+    JAR_CACHE_ENV, ZOOKEEPER_ENV,
+};
 
 #[cfg(test)]
 mod tests {

@@ -2,21 +2,27 @@
 //!
 //! Resolution order, for each of the two:
 //!
-//! * classpath: an explicit value ([`ServerOptions::classpath`]), else the
-//!   `ZKR_ZOOKEEPER_CLASSPATH` environment variable (a complete java
-//!   classpath, `:`-separated, `dir/*` wildcards allowed), else the Debian
-//!   `zookeeper` package layout under `/usr/share/java`;
+//! * classpath: an explicit value ([`ServerOptions::classpath`]), else an explicit version
+//!   ([`ServerOptions::version`]), else the version `ZKRS_TEST_ZOOKEEPER` names, else the
+//!   `ZKR_ZOOKEEPER_CLASSPATH` environment variable (a complete java classpath,
+//!   `:`-separated, `dir/*` wildcards allowed), else [`DEFAULT_ZOOKEEPER`]. A version is a
+//!   folder of the jar cache ([`jar_cache`](crate::jar_cache), filled by
+//!   `scripts/fetch-jars.sh`), or `debian`: the Debian `zookeeper` package layout under
+//!   `/usr/share/java`;
 //! * java: an explicit value ([`ServerOptions::java`]), else `ZKR_JAVA`, else
 //!   `$JAVA_HOME/bin/java`, else `java` on the `PATH`.
 //!
 //! [`ServerOptions::classpath`]: crate::ServerOptions::classpath
+//! [`ServerOptions::version`]: crate::ServerOptions::version
 //! [`ServerOptions::java`]: crate::ServerOptions::java
+//! [`DEFAULT_ZOOKEEPER`]: crate::DEFAULT_ZOOKEEPER
 
 use std::env;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::versions::{Distribution, DEFAULT_ZOOKEEPER};
 
 /// Environment variable holding a complete java classpath for the server; it
 /// overrides the Debian layout.
@@ -71,11 +77,12 @@ const DEBIAN_MISSING_JARS: &[&str] = &["/usr/share/java/netty-codec.jar"];
 pub struct Installation {
     java: PathBuf,
     classpath: OsString,
+    distribution: Option<Distribution>,
 }
 
 impl Installation {
-    /// Locates java and the server from the environment (`ZKR_JAVA`,
-    /// `ZKR_ZOOKEEPER_CLASSPATH`) or the Debian layout.
+    /// Locates java and the server from the environment (`ZKR_JAVA`, `ZKRS_TEST_ZOOKEEPER`,
+    /// `ZKR_ZOOKEEPER_CLASSPATH`), else the default version.
     ///
     /// # Errors
     ///
@@ -83,7 +90,7 @@ impl Installation {
     /// says how to install ZooKeeper), [`Error::JavaNotFound`] if there is no
     /// java.
     pub fn detect() -> Result<Self> {
-        Self::resolve(None, None)
+        Self::select(None, None, None)
     }
 
     /// Like [`detect`](Self::detect), but an explicit `classpath` and/or
@@ -97,12 +104,42 @@ impl Installation {
     ///
     /// As for [`detect`](Self::detect).
     pub fn resolve(classpath: Option<&OsStr>, java: Option<&Path>) -> Result<Self> {
-        let classpath = match classpath {
-            Some(cp) => check_classpath(cp)?,
-            None => match env::var_os(CLASSPATH_ENV).filter(|v| !v.is_empty()) {
+        Self::select(classpath, None, java)
+    }
+
+    /// The server `distribution` (a version from the jar cache, or Debian's), with java
+    /// found as for [`resolve`](Self::resolve).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotFetched`] when the jar cache lacks the version, else as for
+    /// [`detect`](Self::detect).
+    pub fn of(distribution: &Distribution, java: Option<&Path>) -> Result<Self> {
+        Self::select(None, Some(distribution), java)
+    }
+
+    /// The resolution order of the module's documentation.
+    pub(crate) fn select(
+        classpath: Option<&OsStr>,
+        version: Option<&Distribution>,
+        java: Option<&Path>,
+    ) -> Result<Self> {
+        let chosen = match (classpath, version) {
+            (Some(_), _) => None,
+            (None, Some(version)) => Some(version.clone()),
+            (None, None) => match Distribution::zookeeper_from_env()? {
+                Some(version) => Some(version),
+                None if env::var_os(CLASSPATH_ENV).is_some_and(|v| !v.is_empty()) => None,
+                None => Some(Distribution::Maven(DEFAULT_ZOOKEEPER.into())),
+            },
+        };
+        let classpath = match (&chosen, classpath) {
+            (Some(distribution), _) => match distribution.cached_classpath("zookeeper")? {
                 Some(cp) => check_classpath(&cp)?,
                 None => debian_classpath()?,
             },
+            (None, Some(cp)) => check_classpath(cp)?,
+            (None, None) => check_classpath(&env::var_os(CLASSPATH_ENV).unwrap_or_default())?,
         };
         let java = match java {
             Some(j) => find_java(j.as_os_str())?,
@@ -111,7 +148,11 @@ impl Installation {
                 None => default_java()?,
             },
         };
-        Ok(Installation { java, classpath })
+        Ok(Installation {
+            java,
+            classpath,
+            distribution: chosen,
+        })
     }
 
     /// The `java` binary.
@@ -122,6 +163,14 @@ impl Installation {
     /// The classpath passed to `java -cp`.
     pub fn classpath(&self) -> &OsStr {
         &self.classpath
+    }
+
+    /// The distribution the classpath is of, `None` when a classpath was given
+    /// ([`ServerOptions::classpath`](crate::ServerOptions::classpath),
+    /// `ZKR_ZOOKEEPER_CLASSPATH`). The version a running server reports is
+    /// [`TestingServer::version`](crate::TestingServer::version).
+    pub fn distribution(&self) -> Option<&Distribution> {
+        self.distribution.as_ref()
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::kerberos::{KerberosRealm, KerberosSettings};
 use crate::tls::{ClientAuth, ServerIdentity, TlsCertificates, TlsSettings};
+use crate::versions::Distribution;
 
 /// How to configure and start a [`TestingServer`](crate::TestingServer) or
 /// every member of a [`TestingCluster`](crate::TestingCluster).
@@ -48,6 +49,7 @@ pub struct ServerOptions {
     pub(crate) jvm_args: Vec<String>,
     pub(crate) startup_timeout: Duration,
     pub(crate) classpath: Option<OsString>,
+    pub(crate) version: Option<Distribution>,
     pub(crate) java: Option<PathBuf>,
     pub(crate) tls: Option<TlsSettings>,
     pub(crate) sasl_users: Vec<(String, String)>,
@@ -71,6 +73,7 @@ impl Default for ServerOptions {
             jvm_args: Vec::new(),
             startup_timeout: Duration::from_secs(60),
             classpath: None,
+            version: None,
             java: None,
             tls: None,
             sasl_users: Vec::new(),
@@ -181,9 +184,23 @@ impl ServerOptions {
         self
     }
 
-    /// Uses this java classpath for the server instead of
-    /// `ZKR_ZOOKEEPER_CLASSPATH` or the Debian layout (see
-    /// [`Installation::resolve`](crate::Installation::resolve)).
+    /// Runs this ZooKeeper (a version from the jar cache, or Debian's) instead of the one
+    /// `ZKRS_TEST_ZOOKEEPER` chooses or the default, for a test that needs two versions at
+    /// once. `scripts/fetch-jars.sh zookeeper VERSION` fetches a version into the cache.
+    ///
+    /// ```no_run
+    /// use zkrs_testkit::{Distribution, ServerOptions, TestingServer};
+    /// let old = TestingServer::start_with(ServerOptions::new().version("3.5.10".parse()?))?;
+    /// let new = TestingServer::start_with(ServerOptions::new().version(Distribution::Debian))?;
+    /// # Ok::<(), zkrs_testkit::Error>(())
+    /// ```
+    pub fn version(mut self, version: Distribution) -> Self {
+        self.version = Some(version);
+        self
+    }
+
+    /// Uses this java classpath for the server instead of a version (see
+    /// [`Installation`](crate::Installation)).
     pub fn classpath(mut self, classpath: impl Into<OsString>) -> Self {
         self.classpath = Some(classpath.into());
         self

@@ -15,6 +15,7 @@ use crate::options::ServerOptions;
 use crate::ports::free_ports;
 use crate::tempdir::TempDir;
 use crate::tls::TlsCertificates;
+use crate::versions::ServerVersion;
 
 /// How many times a start is retried when the server reports its port was
 /// taken by someone else between our probe and its bind.
@@ -150,7 +151,11 @@ impl TestingServer {
                 options,
             });
         }
-        let install = Installation::resolve(options.classpath.as_deref(), options.java.as_deref())?;
+        let install = Installation::select(
+            options.classpath.as_deref(),
+            options.version.as_ref(),
+            options.java.as_deref(),
+        )?;
         let dir = TempDir::new().map_err(|e| Error::io("creating a temporary folder", e))?;
         let mut attempt = 1;
         loop {
@@ -301,6 +306,19 @@ impl TestingServer {
             Kind::Jvm(jvm) => jvm.instance.mode(Duration::from_secs(1)),
             // The model is a standalone server; it answers no four-letter word.
             Kind::Model(model) => model.is_serving().then_some(Mode::Standalone),
+        }
+    }
+
+    /// The version the server reports (`srvr`), for tests whose expectations differ by
+    /// version; the model reports the 3.8.0 it models.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the server does not answer within 5 s (stopped, paused).
+    pub fn version(&self) -> Result<ServerVersion> {
+        match &self.kind {
+            Kind::Jvm(jvm) => jvm.instance.version(Duration::from_secs(5)),
+            Kind::Model(_) => Ok(ServerVersion::new(3, 8, 0)),
         }
     }
 

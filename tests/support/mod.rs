@@ -30,32 +30,18 @@ pub const START: Duration = Duration::from_secs(90);
 /// How long a waiting peer must stay silent.
 pub const QUIET: Duration = Duration::from_millis(1500);
 
-const INSTALL_HINT: &str = "run scripts/install-zookeeper.sh (it installs Debian's \
-     libcurator-recipes-java, libcurator-discovery-java and a JDK with javac), or set \
-     ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
+const INSTALL_HINT: &str = "run scripts/install-zookeeper.sh (it installs a JDK with javac and \
+     fetches Curator into the jar cache; scripts/fetch-jars.sh curator VERSION for another), or \
+     set ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
 
 // ----- Java and Curator -----
-
-/// The Debian jars the peers need (each `/usr/share/java/<name>.jar`, or `<name>-<version>.jar`):
-/// Curator's service discovery (`libcurator-discovery-java`) and the Jackson jars it writes
-/// its JSON with, besides Curator's recipes (`zkrs_testkit::CURATOR_JARS`).
-const DISCOVERY_JARS: &[&str] = &[
-    "curator-x-discovery",
-    "jackson-databind",
-    "jackson-core",
-    "jackson-annotations",
-];
 
 /// Java, Curator and the compiled peers (every `tests/java/*.java`), set up once per test
 /// binary; panics (never skips) when something is missing.
 fn java() -> &'static JavaPrograms {
     static JAVA: OnceLock<Result<JavaPrograms, String>> = OnceLock::new();
     let setup = || {
-        let classpath = JavaPrograms::debian_classpath(
-            &[DISCOVERY_JARS, zkrs_testkit::CURATOR_JARS].concat(),
-            zkrs_testkit::CURATOR_OPTIONAL_JARS,
-        )
-        .map_err(|e| e.to_string())?;
+        let classpath = JavaPrograms::curator_classpath().map_err(|e| e.to_string())?;
         let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
         JavaPrograms::compile(&peer_sources()?, &classpath, base, "curator-peers")
             .map_err(|e| e.to_string())

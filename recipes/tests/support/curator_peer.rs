@@ -22,19 +22,15 @@ use zkrs_testkit::JavaPrograms;
 /// For a JVM to start and connect (the machine may be busy).
 pub const START: Duration = Duration::from_secs(90);
 
-const INSTALL_HINT: &str = "run scripts/install-zookeeper.sh (it installs Debian's \
-     libcurator-recipes-java and a JDK with javac), or set ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
+const INSTALL_HINT: &str = "run scripts/install-zookeeper.sh (it installs a JDK with javac and \
+     fetches Curator into the jar cache), or set ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
 const CLASS: &str = "CuratorQueuePeer";
 
 /// Java, Curator and the compiled peer, set up once per process; panics when missing.
 fn java() -> &'static JavaPrograms {
     static JAVA: OnceLock<Result<JavaPrograms, String>> = OnceLock::new();
     let setup = || {
-        let classpath = JavaPrograms::debian_classpath(
-            zkrs_testkit::CURATOR_JARS,
-            zkrs_testkit::CURATOR_OPTIONAL_JARS,
-        )
-        .map_err(|e| e.to_string())?;
+        let classpath = JavaPrograms::curator_classpath().map_err(|e| e.to_string())?;
         let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
         JavaPrograms::compile(&[source()?], &classpath, base, "curator-queue-peer")
             .map_err(|e| e.to_string())

@@ -38,16 +38,13 @@ pub const JIT_WARMUP: Duration = Duration::from_secs(1);
 /// How long the JVM may take to start and connect, or to answer one chunk (its own loop
 /// gives up after two minutes).
 const DEADLINE: Duration = Duration::from_secs(180);
-const INSTALL_HINT: &str = "--curator needs a JDK (javac) and Curator 5.4's jars: run \
-     scripts/install-zookeeper.sh, or set ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
+const INSTALL_HINT: &str = "--curator needs a JDK (javac) and Curator's jars in the jar cache \
+     (ZKRS_TEST_CURATOR chooses the version): run scripts/install-zookeeper.sh, or set \
+     ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
 
 /// Compiles the program (once per content: the classes stay in the temporary folder).
 fn compile() -> Result<JavaPrograms, String> {
-    let classpath = JavaPrograms::debian_classpath(
-        zkrs_testkit::CURATOR_JARS,
-        zkrs_testkit::CURATOR_OPTIONAL_JARS,
-    )
-    .map_err(|e| e.to_string())?;
+    let classpath = JavaPrograms::curator_classpath().map_err(|e| e.to_string())?;
     let base = std::env::temp_dir().join("zkctl-java");
     // The source goes to a folder of this process's own, so concurrent runs never read a
     // half-written file; the classes are shared by content.
