@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Runs the codec's cargo-fuzz targets (fuzz/fuzz_targets/*) for SECONDS each, with nightly.
+# Runs the codec's cargo-fuzz targets (fuzz/fuzz_targets/*) for SECONDS each: with nightly when
+# it is installed, else with stable and RUSTC_BOOTSTRAP=1 (cargo-fuzz needs nightly's -Z flags;
+# the bootstrap switch lets stable take them) and without AddressSanitizer (`-s none`, which the
+# codec can do without: it forbids unsafe code). It never installs a toolchain (machines
+# without a route to rustup's servers cannot), so it never skips: it prints which one it used.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      # default: 60 s, every target
 #   scripts/fuzz.sh --minimize [TARGET...]     # shrink fuzz/corpus/<target> (cargo fuzz cmin)
@@ -30,9 +34,20 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
     exit 2
 fi
 
-if ! rustup toolchain list | grep -q '^nightly'; then
-    echo "== installing the nightly toolchain (cargo-fuzz needs it)"
-    rustup toolchain install nightly --profile minimal
+# shellcheck disable=SC2206
+flags=(${CARGO_FUZZ_FLAGS:-})
+# ZKRS_FUZZ_TOOLCHAIN=stable takes the stable path even where nightly is installed.
+if [[ "${ZKRS_FUZZ_TOOLCHAIN:-}" != stable ]] && rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    toolchain=+nightly
+    echo "== fuzzing with nightly"
+else
+    toolchain=+stable
+    export RUSTC_BOOTSTRAP=1
+    # AddressSanitizer needs nightly's sanitizer runtime.
+    if [[ " ${flags[*]} " != *" -s none "* ]]; then
+        flags+=(-s none)
+    fi
+    echo "== fuzzing with stable and RUSTC_BOOTSTRAP=1 (no nightly here), ${flags[*]}"
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "== installing cargo-fuzz"
@@ -42,19 +57,17 @@ fi
 if [[ $# -gt 0 ]]; then
     targets=("$@")
 else
-    mapfile -t targets < <(cargo +nightly fuzz list)
+    mapfile -t targets < <(cargo "$toolchain" fuzz list)
 fi
 
 # Build every target once, up front.
-# shellcheck disable=SC2086
-cargo +nightly fuzz build ${CARGO_FUZZ_FLAGS:-}
+cargo "$toolchain" fuzz build "${flags[@]}"
 
 if $minimize; then
     for target in "${targets[@]}"; do
         mkdir -p "fuzz/corpus/$target"
         before="$(find "fuzz/corpus/$target" -type f | wc -l)"
-        # shellcheck disable=SC2086
-        cargo +nightly fuzz cmin ${CARGO_FUZZ_FLAGS:-} "$target" "fuzz/corpus/$target" \
+        cargo "$toolchain" fuzz cmin "${flags[@]}" "$target" "fuzz/corpus/$target" \
             -- -print_final_stats=0 >/dev/null 2>&1
         echo "$target: $before inputs -> $(find "fuzz/corpus/$target" -type f | wc -l)"
     done
@@ -67,8 +80,7 @@ for target in "${targets[@]}"; do
     echo "== fuzzing $target for ${seconds}s"
     mkdir -p "fuzz/corpus/$target"
     log="$(mktemp)"
-    # shellcheck disable=SC2086
-    if cargo +nightly fuzz run ${CARGO_FUZZ_FLAGS:-} "$target" \
+    if cargo "$toolchain" fuzz run "${flags[@]}" "$target" \
         "fuzz/corpus/$target" "fuzz/seeds/$target" \
         -- -max_total_time="$seconds" -print_final_stats=1 2>&1 | tee "$log"; then
         result="ok"

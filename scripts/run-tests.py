@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds the workspace's test binaries once and runs them, several at a time.
 
-    scripts/run-tests.py [--jobs N] [CARGO_TEST_ARGS...]
+    scripts/run-tests.py [--jobs N] [--only REGEX] [--skip REGEX] [--results FILE]
+                         [CARGO_TEST_ARGS...]
 
 `cargo test` runs its test binaries one after another. Most of ours spend their time waiting
 on ZooKeeper servers, Java peers and fault timers rather than on the CPU, so the suite's wall
@@ -16,11 +17,17 @@ Each binary's output is kept and printed only when it fails; a line per binary s
 went and how long it took. Every binary runs even after a failure; the exit status is 1 if any
 failed. The tests must pass side by side anyway: the suite has to pass on a busy machine, and
 the test kit's ports and scratch folders are safe across processes.
+
+`--only` and `--skip` keep the binaries whose name (`client:test:operations`) the regular
+expression finds, or does not; `--results FILE` writes a JSON line per binary (its name, exit
+status, seconds, and the tests it passed, failed and ignored, from libtest's summaries), which
+scripts/test-versions.sh collects into the compatibility table.
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -84,12 +91,33 @@ def load_durations():
     return durations
 
 
+SUMMARY = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored", re.M)
+
+
+def test_counts(output):
+    """(passed, failed, ignored) summed over libtest's summary lines in a binary's output."""
+    totals = [0, 0, 0]
+    for match in SUMMARY.finditer(output):
+        for i in range(3):
+            totals[i] += int(match.group(i + 1))
+    return tuple(totals)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", help="run only the binaries whose name this finds")
+    parser.add_argument("--skip", help="leave out the binaries whose name this finds")
+    parser.add_argument("--results", help="write a JSON line per binary here")
     args, cargo_args = parser.parse_known_args()
 
     binaries = build(cargo_args)
+    if args.only:
+        binaries = [b for b in binaries if re.search(args.only, b[0])]
+    if args.skip:
+        binaries = [b for b in binaries if not re.search(args.skip, b[0])]
+    if not binaries:
+        sys.exit("run-tests: no test binary left to run")
     known = load_durations()
     # Unknown binaries first (they may be slow), then the slowest known ones.
     binaries.sort(key=lambda b: -known.get(b[0], float("inf")))
@@ -97,6 +125,7 @@ def main():
     lock = threading.Lock()
     queue = list(binaries)
     results = {}
+    counts = {}
     started = time.monotonic()
 
     def worker():
@@ -119,6 +148,7 @@ def main():
             seconds = time.monotonic() - begin
             with lock:
                 results[name] = (proc.returncode, seconds)
+                counts[name] = test_counts(proc.stdout.decode("utf-8", "replace"))
                 verdict = "ok" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
                 print(f"{verdict:<8} {seconds:7.1f} s  {name}", flush=True)
                 if proc.returncode != 0:
@@ -131,6 +161,13 @@ def main():
     for thread in threads:
         thread.join()
 
+    if args.results:
+        with open(args.results, "w") as out:
+            for name, (code, seconds) in sorted(results.items()):
+                passed, failed_tests, ignored = counts[name]
+                out.write(json.dumps({"binary": name, "exit": code, "seconds": round(seconds, 1),
+                                      "passed": passed, "failed": failed_tests,
+                                      "ignored": ignored}) + "\n")
     failed = sorted(name for name, (code, _) in results.items() if code != 0)
     total = time.monotonic() - started
     print(f"run-tests: {len(results)} binaries in {total:.0f} s, {args.jobs} at a time;"

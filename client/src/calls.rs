@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use bytes::BytesMut;
 use tokio::sync::oneshot;
-use zkrs_codec::{encode_request, Encode, OpCode, PathRecord, PathWatchRequest};
+use zkrs_codec::{encode_request, Encode, ErrorCode, OpCode, PathRecord, PathWatchRequest};
 
 use crate::client::Client;
 use crate::error::{Error, ErrorExt, Result};
@@ -78,7 +78,8 @@ impl Client {
             })?;
             rx.await.unwrap_or_else(|| Err(Error::closed()))
         }
-        .await;
+        .await
+        .map_err(|e| name_the_missing_feature(op, e));
         let metrics = &self.inner.metrics;
         if let Some(started) = started {
             metrics.request(
@@ -172,5 +173,37 @@ impl Client {
         self.inner
             .chroot
             .with_server_path(path, |p| self.frame(op, &PathRecord { path: p }, p.len()))
+    }
+}
+
+/// An `UNIMPLEMENTED` answer to an operation older servers lack says which server it needs
+/// (`addWatch needs ZooKeeper 3.6 or later`): the code alone reads as a client bug.
+fn name_the_missing_feature(op: OpCode, error: Error) -> Error {
+    match op.server_since() {
+        Some((major, minor)) if error.code() == Some(ErrorCode::Unimplemented) => error
+            .with_detail(format!(
+                "{op} needs ZooKeeper {major}.{minor} or later; this server does not know it"
+            )),
+        _ => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unimplemented_names_the_server_an_operation_needs() {
+        let e = name_the_missing_feature(OpCode::AddWatch, Error::from(ErrorCode::Unimplemented));
+        assert_eq!(e.code(), Some(ErrorCode::Unimplemented));
+        assert_eq!(
+            e.detail(),
+            Some("addWatch needs ZooKeeper 3.6 or later; this server does not know it")
+        );
+        let other =
+            name_the_missing_feature(OpCode::GetData, Error::from(ErrorCode::Unimplemented));
+        assert_eq!(other.detail(), None);
+        let not_found = name_the_missing_feature(OpCode::WhoAmI, Error::from(ErrorCode::NoNode));
+        assert_eq!(not_found.detail(), None);
     }
 }

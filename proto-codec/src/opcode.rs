@@ -85,3 +85,27 @@ pub mod xid {
     /// SetWatches / SetWatches2 and their replies.
     pub const SET_WATCHES: i32 = -8;
 }
+
+impl OpCode {
+    /// The first ZooKeeper release line whose servers know this operation, `(3, 6)` for 3.6.0,
+    /// or `None` for what every server this crate speaks to (3.5 on) knows. An older server
+    /// answers such a request `UNIMPLEMENTED` and closes the connection.
+    ///
+    /// ```
+    /// use zkrs_codec::OpCode;
+    /// assert_eq!(OpCode::AddWatch.server_since(), Some((3, 6)));
+    /// assert_eq!(OpCode::WhoAmI.server_since(), Some((3, 7)));
+    /// assert_eq!(OpCode::GetData.server_since(), None);
+    /// ```
+    pub const fn server_since(self) -> Option<(u32, u32)> {
+        match self {
+            OpCode::MultiRead
+            | OpCode::GetEphemerals
+            | OpCode::GetAllChildrenNumber
+            | OpCode::SetWatches2
+            | OpCode::AddWatch => Some((3, 6)),
+            OpCode::WhoAmI => Some((3, 7)),
+            _ => None,
+        }
+    }
+}

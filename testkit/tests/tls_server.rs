@@ -368,7 +368,10 @@ fn tls_1_3_takes_three_config_lines() {
         start_session(&mut client).unwrap_or_else(|e| panic!("{version}, TLS 1.3: {e}"));
     } else {
         let stderr = refused(client);
-        assert!(stderr.contains("alert protocol version"), "{version}: {stderr}");
+        assert!(
+            stderr.contains("alert protocol version"),
+            "{version}: {stderr}"
+        );
     }
     drop(plain);
 
