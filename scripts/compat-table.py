@@ -31,7 +31,6 @@ SERVER_AREAS = [
     ("recipes", "recipes:test:"),
     ("Curator interop", ".:test:curator_"),
     ("test kit", "testkit:test:"),
-    ("model vs server", "model:test:differential"),
 ]
 # What a user asks of a server version, and the binary that answers: (feature, binary,
 # the first line that has it, or None when every line does).

@@ -279,9 +279,10 @@ fn read_tls(
             Ok(_) => {
                 if let Err(e) = conn.process_new_packets() {
                     let _ = conn.write_tls(&mut SocketIo(tcp));
+                    // Named as the handshake names it: the host, without the port.
                     let peer = tcp
                         .peer_addr()
-                        .map(|a| a.to_string())
+                        .map(|a| a.ip().to_string())
                         .unwrap_or_else(|_| "the server".into());
                     return Err(TlsError::new(&peer, e, None).into_io());
                 }

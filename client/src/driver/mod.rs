@@ -233,11 +233,8 @@ impl Driver {
                             let mut shared =
                                 self.shared.lock().unwrap_or_else(|e| e.into_inner());
                             shared.host_failed(format!("{name}:{port}"), e.to_string());
-                            #[cfg(feature = "tls")]
-                            if let Some(tls) = crate::tls::TlsError::find(&e) {
-                                shared.tls_failure = Some(tls.clone());
-                            }
                             drop(shared);
+                            self.note_tls_failure(&e);
                             // Kept by the core as the reason, for connect()'s error.
                             self.session.handle_io_error(e, now)
                         }
@@ -499,9 +496,24 @@ impl Driver {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => {
                 crate::__log!(warn, error = %e, "reading from the server failed");
+                self.note_tls_failure(&e);
                 self.session.handle_io_error(e, now)
             }
         }
+    }
+
+    /// Keeps a TLS refusal for `connect()`'s error to carry as its matchable cause. It comes
+    /// with the handshake, or, in TLS 1.3 (ZooKeeper 3.9 offers it by default), with the
+    /// first read after it: the server checks our certificate after our side of the
+    /// handshake has finished, and its alert is what the next record brings.
+    fn note_tls_failure(&self, e: &io::Error) {
+        #[cfg(feature = "tls")]
+        if let Some(tls) = crate::tls::TlsError::find(e) {
+            let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            shared.tls_failure = Some(tls.clone());
+        }
+        #[cfg(not(feature = "tls"))]
+        let _ = e;
     }
 
     /// Reads the old connection of a move (after the switch) and hands its bytes to the core.
