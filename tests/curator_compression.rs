@@ -146,7 +146,10 @@ async fn client_and_curator_read_each_others_compressed_data() {
     peer.ask("create /c/one 68656c6c6f", "CREATED").await;
     assert_eq!(decompressed(&client, "/c/one").await, b"hello");
     let (stored, _) = client.get_data("/c/one").await.unwrap();
-    assert_eq!(same_but_os(&compression::compress(b"hello"), &stored), Ok(()));
+    assert_eq!(
+        same_but_os(&compression::compress(b"hello"), &stored),
+        Ok(())
+    );
     peer.ask("set /c/one 776f726c64", "SET").await;
     assert_eq!(decompressed(&client, "/c/one").await, b"world");
     peer.ask("create /c/empty -", "CREATED").await;

@@ -832,6 +832,10 @@ async fn group_members_see_each_other() {
     let zk = TestingServer::start().unwrap();
     let cs = zk.connect_string();
     let client = connect(&zk).await;
+    // Curator 5's GroupMember lists members from its CuratorCache, which it does not serve
+    // on a 3.5 server (its compatibility mode: Curator 5.4 lists only itself, 5.9 fails):
+    // there, Curator's side is checked through the nodes it reads, not its list.
+    let curator_lists_members = zk.version().unwrap().at_least(3, 6);
     let mut peer = Peer::start(
         "java-member",
         &["member", &cs, GROUP, "java-1", &hex(b"j1")],
@@ -847,7 +851,9 @@ async fn group_members_see_each_other() {
 
     // Each lists both, with their data.
     ours_lists(&ours, &mut events, &[("java-1", b"j1"), ("rust-1", b"r1")]).await;
-    curator_lists(&mut peer, &[("java-1", b"j1"), ("rust-1", b"r1")]).await;
+    if curator_lists_members {
+        curator_lists(&mut peer, &[("java-1", b"j1"), ("rust-1", b"r1")]).await;
+    }
     let (data, stat) = raw(&client, &join(GROUP, "rust-1")).await;
     assert_eq!(
         (data.as_slice(), stat.ephemeral_owner),
@@ -859,7 +865,9 @@ async fn group_members_see_each_other() {
 
     // Data changes, both ways.
     within("set data", ours.set_this_data(b"r2")).await.unwrap();
-    curator_lists(&mut peer, &[("java-1", b"j1"), ("rust-1", b"r2")]).await;
+    if curator_lists_members {
+        curator_lists(&mut peer, &[("java-1", b"j1"), ("rust-1", b"r2")]).await;
+    }
     peer.ask(&format!("setdata {}", hex(b"j2")), "DATA_SET")
         .await;
     ours_lists(&ours, &mut events, &[("java-1", b"j2"), ("rust-1", b"r2")]).await;
@@ -871,11 +879,13 @@ async fn group_members_see_each_other() {
         .start()
         .unwrap();
     within("start", other.initialized()).await.unwrap();
-    curator_lists(
-        &mut peer,
-        &[("java-1", b"j2"), ("rust-1", b"r2"), ("rust-2", b"")],
-    )
-    .await;
+    if curator_lists_members {
+        curator_lists(
+            &mut peer,
+            &[("java-1", b"j2"), ("rust-1", b"r2"), ("rust-2", b"")],
+        )
+        .await;
+    }
     ours_lists(
         &ours,
         &mut events,
@@ -883,7 +893,9 @@ async fn group_members_see_each_other() {
     )
     .await;
     within("close", other.close()).await.unwrap();
-    curator_lists(&mut peer, &[("java-1", b"j2"), ("rust-1", b"r2")]).await;
+    if curator_lists_members {
+        curator_lists(&mut peer, &[("java-1", b"j2"), ("rust-1", b"r2")]).await;
+    }
 
     // The Java member leaves: ours sees it go.
     peer.ask("close", "CLOSED").await;

@@ -49,7 +49,9 @@ impl JavaPrograms {
     /// else the version `ZKRS_TEST_CURATOR` names (default
     /// [`DEFAULT_CURATOR`](crate::DEFAULT_CURATOR)) from the jar cache: curator-recipes,
     /// curator-x-discovery, curator-x-async (`ModeledFramework`) and jackson-databind, with
-    /// their dependencies and the ZooKeeper client that Curator was released with.
+    /// their dependencies and the ZooKeeper client that Curator was released with; against a
+    /// 3.5 server (`ZKRS_TEST_ZOOKEEPER=3.5.x`), that server's client library first, as
+    /// Curator 5's compatibility mode wants it.
     ///
     /// # Errors
     ///
@@ -61,13 +63,26 @@ impl JavaPrograms {
             return Ok(cp);
         }
         let curator = Distribution::curator_from_env()?;
-        curator
+        let jars = curator
             .cached_classpath("curator")?
             .ok_or_else(|| Error::InvalidArgument {
                 message: "ZKRS_TEST_CURATOR=debian: Debian packages no curator-x-async, which \
                           the peers need; choose 5.4.0 (the same Curator) from the jar cache"
                     .into(),
-            })
+            })?;
+        // Curator 5 talks to a 3.5 server in its compatibility mode: with the 3.5 client
+        // library ahead of its own on the classpath, it finds no persistent watches and its
+        // CuratorCache falls back to one-shot watches (Curator's own advice for 3.5).
+        match Distribution::zookeeper_from_env()? {
+            Some(ref server @ Distribution::Maven(ref version)) if version.starts_with("3.5.") => {
+                let client = server.cached_classpath("zookeeper")?.unwrap_or_default();
+                let mut both = client;
+                both.push(":");
+                both.push(&jars);
+                Ok(both)
+            }
+            _ => Ok(jars),
+        }
     }
 
     /// The version of Curator [`curator_classpath`](Self::curator_classpath) gives, for

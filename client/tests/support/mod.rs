@@ -3,8 +3,40 @@
 
 use std::time::Duration;
 
-use zkrs_client::{Client, ConnectionState};
-use zkrs_testkit::FaultyProxy;
+use zkrs_client::{Client, ConnectionState, ErrorCode};
+use zkrs_testkit::{FaultyProxy, TestingServer};
+
+/// Whether `zk` knows the operations ZooKeeper `major.minor` brought (`addWatch` 3.6,
+/// `whoAmI` 3.7, ...). When it does not, `result`, that operation's, must be the error that
+/// says so, naming the version: a test checks its server's side of the change either way
+/// (scripts/test-versions.sh runs the suites on 3.5 to 3.9). An older server closes the
+/// connection after that answer (its `UnimplementedRequestProcessor`), so a request sent
+/// next would be lost with it: this waits until `client` has its session on a new one.
+pub async fn known_since<T: std::fmt::Debug>(
+    zk: &TestingServer,
+    client: &Client,
+    (major, minor): (u32, u32),
+    result: &zkrs_client::Result<T>,
+) -> bool {
+    let version = zk.version().expect("the server's version");
+    if version.at_least(major, minor) {
+        return true;
+    }
+    let e = result.as_ref().expect_err(&format!(
+        "ZooKeeper {version} answered an operation of {major}.{minor}"
+    ));
+    assert_eq!(e.code(), Some(ErrorCode::Unimplemented), "{e:?}");
+    let says = format!("needs ZooKeeper {major}.{minor} or later");
+    assert!(e.to_string().contains(&says), "{e} does not say {says:?}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match client.exists("/").await {
+            Ok(_) => return false,
+            Err(e) if e.is_retryable() && tokio::time::Instant::now() < deadline => {}
+            Err(e) => panic!("no session again after the old server's close: {e}"),
+        }
+    }
+}
 
 /// Cuts every connection through `proxy` and waits (at most `deadline`) until `client` is
 /// reconnected, on the same session.
