@@ -174,7 +174,9 @@ async fn caches_converge_after_their_session_expires() {
         told.push(format!("{event:?}"));
     }
     let lost = told.iter().position(|e| e == "Lost");
-    let back = told.iter().position(|e| e == "Reconnected");
+    // The last Reconnected: on a server before 3.6 the CuratorCache's first addWatch costs a
+    // reconnect of its own, before the expiry.
+    let back = told.iter().rposition(|e| e == "Reconnected");
     assert!(
         matches!((lost, back), (Some(l), Some(b)) if l < b),
         "Lost then Reconnected: {told:?}"

@@ -71,15 +71,30 @@ impl JavaPrograms {
                     .into(),
             })?;
         // Curator 5 talks to a 3.5 server in its compatibility mode: with the 3.5 client
-        // library ahead of its own on the classpath, it finds no persistent watches and its
-        // CuratorCache falls back to one-shot watches (Curator's own advice for 3.5).
+        // library instead of its own, it finds no persistent watches (no `AddWatchMode`
+        // class) and its caches use one-shot watches (Curator's own advice for 3.5). Its own
+        // ZooKeeper jars must go: the class loader would find `AddWatchMode` in them.
         match Distribution::zookeeper_from_env()? {
             Some(ref server @ Distribution::Maven(ref version)) if version.starts_with("3.5.") => {
                 let client = server.cached_classpath("zookeeper")?.unwrap_or_default();
-                let mut both = client;
-                both.push(":");
-                both.push(&jars);
-                Ok(both)
+                let folder = PathBuf::from(&jars);
+                let folder = folder.parent().unwrap_or(Path::new("."));
+                let mut entries = std::env::split_paths(&client).collect::<Vec<_>>();
+                let listing = fs::read_dir(folder)
+                    .map_err(|e| Error::io(format!("listing {}", folder.display()), e))?;
+                let mut curator: Vec<PathBuf> = listing
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.ends_with(".jar") && !n.starts_with("zookeeper-"))
+                    })
+                    .collect();
+                curator.sort();
+                entries.extend(curator);
+                std::env::join_paths(entries).map_err(|e| Error::JavaSetup {
+                    message: e.to_string(),
+                })
             }
             _ => Ok(jars),
         }

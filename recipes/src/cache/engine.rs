@@ -124,6 +124,10 @@ pub(crate) struct Engine {
     session_id: i64,
     /// Whether the initial build has started (a recursive watch waits for its watch first).
     reading: bool,
+    /// Whether a read of this pass failed on connection trouble: the view is not whole until
+    /// the pass after the reconnect, so `initialized` waits for it (a server before 3.6
+    /// closes the connection that asked for the recursive watch, under the fallback's reads).
+    incomplete: bool,
     initialized: bool,
     /// Refreshes to answer once every read in flight is in.
     refreshed: Vec<oneshot::Sender<()>>,
@@ -146,6 +150,7 @@ impl Engine {
             pipeline: Pipeline::new(),
             root_czxid: None,
             reading: false,
+            incomplete: false,
             initialized: false,
             refreshed: Vec::new(),
         }
@@ -164,7 +169,7 @@ impl Engine {
             self.read_all();
         }
         loop {
-            if self.reading && !self.initialized && self.pipeline.is_empty() {
+            if self.reading && !self.incomplete && !self.initialized && self.pipeline.is_empty() {
                 self.initialized = true;
                 self.writer.announce = true;
                 if self.settings.initialized_event {
@@ -251,6 +256,7 @@ impl Engine {
     fn read_all(&mut self) {
         crate::metrics::count::cache_resync();
         self.reading = true;
+        self.incomplete = false;
         let root = self.settings.root.clone();
         self.read_node(root.clone());
         if self.root_czxid.is_some() && self.descends(&root) {
@@ -372,6 +378,7 @@ impl Engine {
                         self.gone(&path);
                     }
                     // Connection trouble: everything is read again on reconnect.
+                    self.note_trouble(&e);
                 }
             },
             Fetched::Exists { path, result, .. } => match result {
@@ -381,7 +388,7 @@ impl Engine {
                 // exists on a missing node leaves a watch for its creation.
                 Ok(None) => self.gone(&path),
                 // Connection trouble: everything is read again on reconnect.
-                Err(_) => {}
+                Err(e) => self.note_trouble(&e),
             },
             Fetched::Children { path, result, .. } => match result {
                 Ok(children) => {
@@ -419,8 +426,17 @@ impl Engine {
                     if e.code() == Some(ErrorCode::NoNode) {
                         self.gone(&path);
                     }
+                    self.note_trouble(&e);
                 }
             },
+        }
+    }
+
+    /// A read that failed on connection trouble leaves this pass incomplete (see
+    /// `incomplete`); the pass after the reconnect reads everything again.
+    fn note_trouble(&mut self, e: &zkrs_client::Error) {
+        if e.is_retryable() || e.is_session_expired() {
+            self.incomplete = true;
         }
     }
 
