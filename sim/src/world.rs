@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::ClientBuilder;
-use zkrs_model::ServerConfig;
+use zkrs_model::{Randomness, ServerConfig};
 
 use crate::check::guarantees;
 use crate::check::history::HistoryLog;
@@ -249,9 +249,14 @@ impl Simulation {
         let outcome = runtime.block_on(async {
             zkrs_client::__private::set_thread_wall_clock(Some(EPOCH_MS));
             let start = tokio::time::Instant::now();
+            let mut server = self.server.clone();
+            // The model's passwords from the seed too: a run is a function of its seed.
+            if server.randomness == Randomness::Os {
+                server.randomness = Randomness::Seeded(root.fork(6).next_u64());
+            }
             let net = Network::new(
                 self.members,
-                self.server.clone(),
+                server,
                 root.fork(3),
                 &plan,
                 self.keep_trace,
