@@ -6,6 +6,8 @@
 //! model's core answers the four-letter words probes send (`ruok`, `srvr`, ...). See
 //! `zkrs-model --help` ([`args::HELP`]).
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod banner;
 

@@ -11,6 +11,8 @@
 //! each violation with its seed, the fewest faults of its plan that still show it, and the
 //! command that replays it. Exit status 1 if any seed failed.
 
+#![forbid(unsafe_code)]
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
