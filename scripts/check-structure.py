@@ -14,6 +14,10 @@ its children. Comments, doc comments and strings are skipped.
 What names no path is not seen: a method called on a value (`x.f()`, where `f` is in an
 `impl` block of another file), or a macro used by its bare name.
 
+Every crate root of the workspace (src/lib.rs, src/main.rs, src/bin/*.rs of each package)
+forbids unsafe code (`#![forbid(unsafe_code)]`), or denies it (`#![deny(unsafe_code)]`) where
+one item needs an `#[allow(unsafe_code)]` of its own.
+
 Prints every circle (a strongly connected set of files, with the lines that make each edge and
 its elementary cycles) and every file over the limit; exits 1 if there is any. Python 3 stdlib
 only. Usage: scripts/check-structure.py [--root DIR] [--max-lines N]
@@ -27,6 +31,10 @@ import sys
 CRATES = ["proto-codec", "session", "client", "recipes", "testkit", "zkctl", "model", "model-server"]
 SKIPPED_DIRS = {"tests", "benches", "examples", "target", ".git", "fuzz"}
 MAX_CYCLES_PER_CIRCLE = 20
+# Every package of the workspace, for the unsafe-code check ("." is the facade crate).
+PACKAGES = CRATES + ["sim", "sim-suites", "."]
+# Plain, or under a cfg_attr (client: deny only with the GSSAPI binding).
+UNSAFE_ATTR = re.compile(r"^#!\[.*\b(?:forbid|deny)\(unsafe_code\)\)?\]", re.M)
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 ITEM_DEF = r"\b(?:fn|struct|enum|trait|type|const|static|union|mod|macro_rules!)\s+{name}\b"
@@ -364,6 +372,20 @@ def elementary_cycles(edges, component, limit):
     return found
 
 
+def crate_roots(root):
+    """Each package's crate roots: src/lib.rs, src/main.rs, src/bin/*.rs."""
+    for name in PACKAGES:
+        src = os.path.join(root, name, "src")
+        for f in ("lib.rs", "main.rs"):
+            if os.path.isfile(os.path.join(src, f)):
+                yield os.path.join(src, f)
+        bins = os.path.join(src, "bin")
+        if os.path.isdir(bins):
+            for f in sorted(os.listdir(bins)):
+                if f.endswith(".rs"):
+                    yield os.path.join(bins, f)
+
+
 def count_lines(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         return sum(1 for _ in f)
@@ -413,11 +435,18 @@ def main():
                         print(f"too long: {os.path.relpath(path, root)} has {lines} lines "
                               f"(at most {args.max_lines} outside tests/, benches/, examples/)")
 
+    for path in crate_roots(root):
+        with open(path, encoding="utf-8") as f:
+            if not UNSAFE_ATTR.search(f.read()):
+                problems += 1
+                print(f"unsafe code allowed: {os.path.relpath(path, root)} has no "
+                      "#![forbid(unsafe_code)] (or #![deny(unsafe_code)])")
+
     if problems:
         print(f"check-structure: {problems} problem(s)")
         return 1
     print("check-structure: no import circle, no file over "
-          f"{args.max_lines} lines")
+          f"{args.max_lines} lines, no crate that allows unsafe code")
     return 0
 
 

@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 // On docs.rs: label each item with the cargo feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -32,6 +32,8 @@ Options:
                              How often empty containers and expired TTL nodes are reaped
                              (znode.container.checkIntervalMs) [default: 60000]
   --jute-maxbuffer BYTES     The largest request (jute.maxbuffer) [default: 1048575]
+  --max-client-cnxns N       Connections one client address may hold, 0: no limit
+                             (maxClientCnxns) [default: 60]
   -h, --help                 Print this help
   -V, --version              Print the version
 
@@ -78,6 +80,8 @@ pub struct Options {
     pub container_check_interval: Duration,
     /// `jute.maxbuffer`.
     pub jute_maxbuffer: usize,
+    /// `maxClientCnxns` (0: no limit).
+    pub max_client_cnxns: u32,
 }
 
 impl Options {
@@ -90,6 +94,7 @@ impl Options {
         config.extended_types = self.ttl_nodes;
         config.container_check_interval = self.container_check_interval;
         config.max_frame_len = self.jute_maxbuffer;
+        config.max_client_cnxns = self.max_client_cnxns;
         config
     }
 }
@@ -125,6 +130,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--ttl-nodes",
     "--container-check-interval",
     "--jute-maxbuffer",
+    "--max-client-cnxns",
 ];
 
 /// Parses the arguments after the program's name.
@@ -227,6 +233,10 @@ fn options<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Options, UsageEr
             n
         }
     };
+    let max_client_cnxns = match get("--max-client-cnxns") {
+        None => 60,
+        Some(v) => number("--max-client-cnxns", v, "not a number of connections")?,
+    };
     Ok(Options {
         addrs: ports
             .into_iter()
@@ -238,6 +248,7 @@ fn options<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Options, UsageEr
         ttl_nodes,
         container_check_interval,
         jute_maxbuffer,
+        max_client_cnxns,
     })
 }
 

@@ -13,7 +13,6 @@ const WORDS: &str = "ruok srvr stat mntr conf isro";
 const DIFFERENCES: &[&str] = &[
     "in memory only: nothing on disk, every start begins with an empty tree",
     "no SASL (answered AuthFailed), TLS, reconfig, quotas, read-only mode, observers, admin server",
-    "no limit on connections per client (maxClientCnxns=0)",
     "four-letter words: latencies 0, no JVM or file figures in mntr, no dataDir in conf",
 ];
 
@@ -22,6 +21,23 @@ const ENSEMBLE_DIFFERENCES: &[&str] = &[
     "the members share one process: no leader election over the network",
     "empty containers and expired TTL nodes are not reaped",
 ];
+
+/// A warning when some address listened on is not loopback: the model checks no
+/// credentials a test would not give it, and any host that reaches the port can use it.
+pub fn exposure(listening: &[SocketAddr]) -> Option<String> {
+    let open: Vec<String> = listening
+        .iter()
+        .filter(|a| !a.ip().is_loopback())
+        .map(|a| a.to_string())
+        .collect();
+    (!open.is_empty()).then(|| {
+        format!(
+            "zkrs-model: warning: listening beyond loopback ({}): any host that reaches the \
+             port can read and change the tree (a test server: keep it off shared networks)\n",
+            open.join(", ")
+        )
+    })
+}
 
 /// The settings as `name  value` lines, then the differences.
 pub fn settings(options: &Options, listening: &[SocketAddr]) -> String {
@@ -72,6 +88,13 @@ pub fn settings(options: &Options, listening: &[SocketAddr]) -> String {
     line(
         "jute.maxbuffer",
         format!("{} bytes", options.jute_maxbuffer),
+    );
+    line(
+        "maxClientCnxns",
+        match options.max_client_cnxns {
+            0 => "no limit".to_owned(),
+            n => format!("{n} per client address"),
+        },
     );
     line("four-letter words", WORDS.to_owned());
     let _ = writeln!(out, "  differences from ZooKeeper 3.8:");

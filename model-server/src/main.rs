@@ -6,6 +6,8 @@
 //! model's core answers the four-letter words probes send (`ruok`, `srvr`, ...). See
 //! `zkrs-model --help` ([`args::HELP`]).
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod banner;
 
@@ -96,6 +98,9 @@ fn serve(options: &Options) -> ExitCode {
             ),
         };
         eprint!("{}", banner::settings(options, &listening));
+        if let Some(warning) = banner::exposure(&listening) {
+            eprint!("{warning}");
+        }
         // The one line on stdout. A reader that went away is no reason to stop serving.
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{connect}");

@@ -33,6 +33,28 @@ pub struct ServerConfig {
     pub auth_providers: AuthProviders,
     /// `zookeeper.DigestAuthenticationProvider.superDigest`: a digest id that is super user.
     pub super_digest: Option<String>,
+    /// Where session passwords come from (default [`Randomness::Os`]: unguessable).
+    pub randomness: Randomness,
+    /// `maxClientCnxns`: connections one client address may hold; 0 is no limit (the
+    /// default here, as the test kit configures its servers; ZooKeeper's own default is 60).
+    /// Applied by the TCP adapter ([`crate::TcpServer`], [`crate::TcpEnsemble`]).
+    pub max_client_cnxns: u32,
+    /// How long a connection may take to send its `ConnectRequest` before the TCP adapter
+    /// closes it (ZooKeeper's `zookeeper.nio.sessionlessCnxnTimeout`, 10 s).
+    pub handshake_timeout: Duration,
+}
+
+/// The source of a server's session passwords: the model reads no randomness of its own, so
+/// a simulation stays a function of its seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Randomness {
+    /// The operating system's (`/dev/urandom`, else the standard library's per-process
+    /// random hash keys): passwords no client can guess. What a served model needs.
+    Os,
+    /// A SplitMix64 stream from this seed: the same passwords on every run, for a
+    /// deterministic simulation. Anyone who knows the seed knows the passwords.
+    Seeded(u64),
 }
 
 impl Default for ServerConfig {
@@ -49,6 +71,9 @@ impl Default for ServerConfig {
             server_id: 1,
             auth_providers: AuthProviders::default(),
             super_digest: None,
+            randomness: Randomness::Os,
+            max_client_cnxns: 0,
+            handshake_timeout: Duration::from_secs(10),
         }
     }
 }

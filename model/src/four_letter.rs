@@ -213,15 +213,16 @@ impl Server {
     }
 
     /// `conf` (`ZooKeeperServer.dumpConf`), without the data and log folders (the model has
-    /// no files). `maxClientCnxns=0`: no limit per client address.
+    /// no files).
     fn conf_answer(&self) -> String {
         let server_id = self.membership.as_ref().map_or(0, |m| m.role.id);
         format!(
-            "clientPort={}\nsecureClientPort=-1\ntickTime={}\nmaxClientCnxns=0\n\
+            "clientPort={}\nsecureClientPort=-1\ntickTime={}\nmaxClientCnxns={}\n\
              minSessionTimeout={}\nmaxSessionTimeout={}\nclientPortListenBacklog=-1\n\
              serverId={server_id}\n",
             self.client_port,
             self.config.tick_time.as_millis(),
+            self.config.max_client_cnxns,
             self.config.min_session_timeout_ms(),
             self.config.max_session_timeout_ms(),
         )

@@ -71,7 +71,7 @@ mod wire_ensemble;
 mod write;
 
 pub use acl::{AuthId, AuthProviders};
-pub use config::ServerConfig;
+pub use config::{Randomness, ServerConfig};
 pub use connection_id::ConnectionId;
 pub use digest::digest_id;
 pub use ensemble::{EnsembleError, EnsembleWrite, OperationEnsemble, Txn, TxnKind, WriteOutcome};

@@ -96,7 +96,12 @@ impl Server {
             tree: DataTree::new(config.extended_types),
             data_watches: WatchManager::default(),
             child_watches: WatchManager::default(),
-            sessions: SessionTable::new(config.server_id, config.tick_time),
+            sessions: SessionTable::new(
+                config.server_id,
+                config.epoch_ms,
+                config.tick_time,
+                config.randomness,
+            ),
             connections: BTreeMap::new(),
             dirty: VecDeque::new(),
             next_connection: 1,
@@ -124,6 +129,13 @@ impl Server {
     /// Number of watches registered (data table, child table).
     pub fn watch_count(&self) -> (usize, usize) {
         (self.data_watches.len(), self.child_watches.len())
+    }
+
+    /// Whether `conn` is open and still waits for its `ConnectRequest` (or its answer).
+    pub(crate) fn is_handshaking(&self, conn: ConnectionId) -> bool {
+        self.connections
+            .get(&conn)
+            .is_some_and(|c| c.phase == Phase::Handshake)
     }
 
     /// Moves the server's clock to `now` (never backwards).

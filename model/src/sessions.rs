@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::config::Randomness;
 use crate::connection_id::ConnectionId;
 
 /// One live session.
@@ -21,15 +22,75 @@ pub(crate) struct SessionTable {
     pub sessions: BTreeMap<i64, SessionEntry>,
     next_id: i64,
     tick: Duration,
+    passwords: Passwords,
 }
 
-/// splitmix64: a fixed mixing of the session id, so a password is stable and unguessable
-/// enough for tests (no randomness: the model is deterministic).
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// The first session id of a server started at wall-clock `clock_ms`, as ZooKeeper's
+/// `SessionTrackerImpl.initializeNextSessionId` makes it: the server id in the high byte, the
+/// clock in the next five, so a server started later does not hand out the ids an earlier
+/// one did (a stale client of the earlier one is told its session expired).
+pub(crate) fn first_session_id(server_id: u8, clock_ms: i64) -> i64 {
+    let id = (((clock_ms as u64) << 24) >> 8) as i64 | (i64::from(server_id) << 56);
+    // The container owner's mark is no session's id (ZooKeeper skips it too).
+    if id == crate::tree::CONTAINER_OWNER {
+        id + 1
+    } else {
+        id
+    }
+}
+
+/// Where passwords come from: the model draws no randomness of its own (see
+/// [`Randomness`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Passwords {
+    Os,
+    /// SplitMix64's state.
+    Seeded(u64),
+}
+
+impl Passwords {
+    pub(crate) fn new(randomness: Randomness) -> Self {
+        match randomness {
+            Randomness::Seeded(seed) => Passwords::Seeded(seed),
+            _ => Passwords::Os,
+        }
+    }
+
+    /// The next password.
+    pub(crate) fn next(&mut self) -> [u8; 16] {
+        let mut p = [0u8; 16];
+        match self {
+            Passwords::Os => os_random(&mut p),
+            Passwords::Seeded(state) => {
+                for chunk in p.chunks_mut(8) {
+                    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                    let mut z = *state;
+                    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                    chunk.copy_from_slice(&(z ^ (z >> 31)).to_be_bytes());
+                }
+            }
+        }
+        p
+    }
+}
+
+/// Fills `buf` from `/dev/urandom`; where there is none, from SipHash under the standard
+/// library's random per-process keys (`RandomState`), which no client can predict either.
+fn os_random(buf: &mut [u8]) {
+    use std::hash::{BuildHasher, Hasher};
+    use std::io::Read;
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(buf));
+    if read.is_ok() {
+        return;
+    }
+    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for chunk in buf.chunks_mut(8) {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let bytes = h.finish().to_be_bytes();
+        chunk.copy_from_slice(&bytes[..chunk.len()]);
+    }
 }
 
 /// `roundToNextInterval(now + timeout)` for ticks of `tick`.
@@ -40,11 +101,12 @@ fn expiry(tick: Duration, now: Duration, timeout_ms: i32) -> Duration {
 }
 
 impl SessionTable {
-    pub(crate) fn new(server_id: u8, tick: Duration) -> Self {
+    pub(crate) fn new(server_id: u8, clock_ms: i64, tick: Duration, r: Randomness) -> Self {
         SessionTable {
             sessions: BTreeMap::new(),
-            next_id: (i64::from(server_id) << 56) | 0x0001_0000_0000,
+            next_id: first_session_id(server_id, clock_ms),
             tick: tick.max(Duration::from_millis(1)),
+            passwords: Passwords::new(r),
         }
     }
 
@@ -56,7 +118,7 @@ impl SessionTable {
     pub(crate) fn create(&mut self, now: Duration, timeout_ms: i32) -> (i64, [u8; 16]) {
         let id = self.next_id;
         self.next_id += 1;
-        let passwd = Self::password(id);
+        let passwd = self.passwords.next();
         let expires_at = self.expiry(now, timeout_ms);
         self.sessions.insert(
             id,
@@ -100,16 +162,6 @@ impl SessionTable {
             },
         );
         self.next_id = self.next_id.max(id + 1);
-    }
-
-    /// The password of a session id (a fixed mixing of the id: deterministic).
-    pub(crate) fn password(id: i64) -> [u8; 16] {
-        let a = mix(id as u64);
-        let b = mix(a);
-        let mut p = [0u8; 16];
-        p[..8].copy_from_slice(&a.to_be_bytes());
-        p[8..].copy_from_slice(&b.to_be_bytes());
-        p
     }
 
     /// Moves the session's expiry to `now + timeout` (rounded up to the next tick).

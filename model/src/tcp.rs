@@ -4,14 +4,16 @@
 //! it bytes and a writer task sending what it answers. Time is tokio's clock, fed into the
 //! deterministic core (so a paused tokio clock drives it too).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant as StdInstant};
 
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -33,6 +35,10 @@ pub(crate) trait Served: Send + 'static {
     fn timeout(&mut self, now: StdInstant);
     fn next_timeout(&self) -> Option<StdInstant>;
     fn transmit(&mut self) -> Option<(usize, Transmit)>;
+    /// Whether `conn` still waits for its `ConnectRequest`.
+    fn handshaking(&self, listener: usize, conn: ConnectionId) -> bool;
+    /// The settings the adapter applies.
+    fn config(&self) -> &ServerConfig;
 }
 
 impl Served for Server {
@@ -56,6 +62,12 @@ impl Served for Server {
     }
     fn transmit(&mut self) -> Option<(usize, Transmit)> {
         self.poll_transmit().map(|t| (0, t))
+    }
+    fn handshaking(&self, _: usize, conn: ConnectionId) -> bool {
+        self.is_handshaking(conn)
+    }
+    fn config(&self) -> &ServerConfig {
+        &self.config
     }
 }
 
@@ -81,6 +93,12 @@ impl Served for WireEnsemble {
     fn transmit(&mut self) -> Option<(usize, Transmit)> {
         self.poll_transmit()
     }
+    fn handshaking(&self, member: usize, conn: ConnectionId) -> bool {
+        self.is_handshaking(member, conn)
+    }
+    fn config(&self) -> &ServerConfig {
+        self.server_config()
+    }
 }
 
 enum Input<S> {
@@ -97,9 +115,24 @@ enum Output {
     Close,
 }
 
+/// Inputs waiting for the core, every connection's together: a reader waits for room (and
+/// so stops reading its socket) rather than queue without bound.
+const INPUT_QUEUE: usize = 64;
+
+/// Reads of one connection's socket, at most.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Bytes queued for one connection's socket, at least, before the connection is closed as
+/// one that does not read (the bound is also twice the largest frame).
+const OUTPUT_QUEUE: usize = 4 * 1024 * 1024;
+
+/// The first and the longest pause after a failed accept (out of file descriptors: the
+/// pause lets connections close).
+const ACCEPT_BACKOFF: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(1));
+
 /// A served core: its input channel and tasks (stopped on drop).
 struct Serving<S> {
-    inputs: mpsc::UnboundedSender<Input<S>>,
+    inputs: mpsc::Sender<Input<S>>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -122,18 +155,10 @@ impl<S> Drop for Serving<S> {
 impl<S: Served> Serving<S> {
     /// Serves `core`, listener `i` of `listeners` being its listener `i`, on tokio's clock.
     fn start(core: S, listeners: Vec<TcpListener>) -> Self {
-        let (inputs, rx) = mpsc::unbounded_channel();
+        let (inputs, rx) = mpsc::channel(INPUT_QUEUE);
         let mut tasks = Vec::new();
         for (index, listener) in listeners.into_iter().enumerate() {
-            let to_core = inputs.clone();
-            tasks.push(tokio::spawn(async move {
-                while let Ok((stream, peer)) = listener.accept().await {
-                    let _ = stream.set_nodelay(true);
-                    if to_core.send(Input::Accepted(index, stream, peer)).is_err() {
-                        return;
-                    }
-                }
-            }));
+            tasks.push(tokio::spawn(accept_loop(index, listener, inputs.clone())));
         }
         tasks.push(tokio::spawn(run_core(core, inputs.clone(), rx)));
         Serving { inputs, tasks }
@@ -147,7 +172,7 @@ impl<S: Served> Serving<S> {
         let call: Call<S> = Box::new(move |core, now| {
             let _ = tx.send(f(core, now));
         });
-        self.inputs.send(Input::Call(call)).ok()?;
+        self.inputs.send(Input::Call(call)).await.ok()?;
         rx.await.ok()
     }
 
@@ -155,7 +180,7 @@ impl<S: Served> Serving<S> {
     /// task is gone). The listeners' ports are free when this returns.
     async fn stop(mut self) -> Option<S> {
         let (tx, rx) = oneshot::channel();
-        let core = match self.inputs.send(Input::Stop(tx)) {
+        let core = match self.inputs.send(Input::Stop(tx)).await {
             Ok(()) => rx.await.ok(),
             Err(_) => None,
         };
@@ -369,20 +394,135 @@ fn reachable(addr: SocketAddr) -> SocketAddr {
     SocketAddr::new(ip, addr.port())
 }
 
+/// Accepts connections until the core is gone. A failed accept (no file descriptor left,
+/// a connection reset before it was taken) is waited out with a growing pause, never the
+/// end of the listener.
+async fn accept_loop<S>(index: usize, listener: TcpListener, to_core: mpsc::Sender<Input<S>>) {
+    let mut pause = ACCEPT_BACKOFF.0;
+    loop {
+        match listener.accept().await {
+            Ok((stream, peer)) => {
+                pause = ACCEPT_BACKOFF.0;
+                let _ = stream.set_nodelay(true);
+                if to_core
+                    .send(Input::Accepted(index, stream, peer))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(_) => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(ACCEPT_BACKOFF.1);
+            }
+        }
+    }
+}
+
+/// One connection's tasks, seen from the core.
 struct Link {
     out: mpsc::UnboundedSender<Output>,
+    /// Bytes sent to the writer and not yet written to the socket.
+    queued: Arc<AtomicUsize>,
     reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
+    ip: IpAddr,
+}
+
+/// The core's connections and what bounds them.
+struct Links {
+    links: HashMap<(usize, ConnectionId), Link>,
+    per_ip: HashMap<IpAddr, u32>,
+    /// Connections still to shake hands, by deadline (accept order is deadline order).
+    handshakes: VecDeque<(Instant, (usize, ConnectionId))>,
+    max_per_ip: u32,
+    handshake_timeout: Duration,
+    max_output: usize,
+}
+
+impl Links {
+    fn new(config: &ServerConfig) -> Self {
+        Links {
+            links: HashMap::new(),
+            per_ip: HashMap::new(),
+            handshakes: VecDeque::new(),
+            max_per_ip: config.max_client_cnxns,
+            handshake_timeout: config.handshake_timeout,
+            max_output: OUTPUT_QUEUE.max(config.max_frame_len.saturating_mul(2)),
+        }
+    }
+
+    /// Whether `ip` has a connection left under `maxClientCnxns`.
+    fn admits(&self, ip: IpAddr) -> bool {
+        self.max_per_ip == 0 || self.per_ip.get(&ip).copied().unwrap_or(0) < self.max_per_ip
+    }
+
+    fn insert(&mut self, key: (usize, ConnectionId), link: Link) {
+        *self.per_ip.entry(link.ip).or_default() += 1;
+        self.handshakes
+            .push_back((Instant::now() + self.handshake_timeout, key));
+        self.links.insert(key, link);
+    }
+
+    /// Forgets a connection: its place under `maxClientCnxns` is free again.
+    fn remove(&mut self, key: &(usize, ConnectionId)) -> Option<Link> {
+        let link = self.links.remove(key)?;
+        if let Some(n) = self.per_ip.get_mut(&link.ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_ip.remove(&link.ip);
+            }
+        }
+        Some(link)
+    }
+
+    /// The next handshake deadline.
+    fn next_deadline(&self) -> Option<Instant> {
+        self.handshakes.front().map(|(at, _)| *at)
+    }
+
+    /// The connections whose handshake time is up at `now` (some may be gone or done).
+    fn due(&mut self, now: Instant) -> Vec<(usize, ConnectionId)> {
+        let mut due = Vec::new();
+        while let Some((at, key)) = self.handshakes.front() {
+            if *at > now {
+                break;
+            }
+            due.push(*key);
+            self.handshakes.pop_front();
+        }
+        due
+    }
+}
+
+impl Link {
+    /// Ends both tasks at once, queued bytes unsent: the socket closes.
+    fn cut(self) {
+        self.reader.abort();
+        self.writer.abort();
+    }
+}
+
+/// Cuts a connection the server gives up on (a full output queue, no handshake in time):
+/// the core sees it as a disconnect.
+fn cut<S: Served>(core: &mut S, links: &mut Links, key: (usize, ConnectionId), now: StdInstant) {
+    if let Some(link) = links.remove(&key) {
+        link.cut();
+        core.gone(key.0, key.1, now);
+    }
 }
 
 async fn run_core<S: Served>(
     mut core: S,
-    inputs: mpsc::UnboundedSender<Input<S>>,
-    mut rx: mpsc::UnboundedReceiver<Input<S>>,
+    inputs: mpsc::Sender<Input<S>>,
+    mut rx: mpsc::Receiver<Input<S>>,
 ) {
-    let mut links: HashMap<(usize, ConnectionId), Link> = HashMap::new();
+    let mut links = Links::new(core.config());
     let idle = Instant::now() + Duration::from_secs(3600);
     loop {
         let wake = core.next_timeout().map_or(idle, Instant::from_std);
+        let wake = links.next_deadline().map_or(wake, |at| at.min(wake));
         let input = tokio::select! {
             input = rx.recv() => match input {
                 Some(input) => Some(input),
@@ -392,32 +532,35 @@ async fn run_core<S: Served>(
         };
         let now = Instant::now().into_std();
         match input {
-            None => core.timeout(now),
+            None => {
+                for key in links.due(Instant::from_std(now)) {
+                    if links.links.contains_key(&key) && core.handshaking(key.0, key.1) {
+                        cut(&mut core, &mut links, key, now);
+                    }
+                }
+                core.timeout(now);
+            }
             Some(Input::Accepted(listener, stream, peer)) => {
+                // ZooKeeper closes a connection over `maxClientCnxns` at once.
+                if !links.admits(peer.ip()) {
+                    drop(stream);
+                    continue;
+                }
                 let conn = core.accept(listener, &peer.ip().to_string(), now);
                 core.peer(listener, conn, peer);
-                let (mut read, write) = stream.into_split();
+                let (read, write) = stream.into_split();
                 let (out, out_rx) = mpsc::unbounded_channel();
-                tokio::spawn(write_loop(write, out_rx));
-                let to_core = inputs.clone();
-                let reader = tokio::spawn(async move {
-                    let mut buf = vec![0u8; 64 * 1024];
-                    loop {
-                        match read.read(&mut buf).await {
-                            Ok(0) | Err(_) => {
-                                let _ = to_core.send(Input::Gone(listener, conn));
-                                return;
-                            }
-                            Ok(n) => {
-                                let bytes = Bytes::copy_from_slice(&buf[..n]);
-                                if to_core.send(Input::Bytes(listener, conn, bytes)).is_err() {
-                                    return;
-                                }
-                            }
-                        }
-                    }
-                });
-                links.insert((listener, conn), Link { out, reader });
+                let queued = Arc::new(AtomicUsize::new(0));
+                let writer = tokio::spawn(write_loop(write, out_rx, queued.clone()));
+                let reader = tokio::spawn(read_loop(read, listener, conn, inputs.clone()));
+                let link = Link {
+                    out,
+                    queued,
+                    reader,
+                    writer,
+                    ip: peer.ip(),
+                };
+                links.insert((listener, conn), link);
             }
             Some(Input::Bytes(listener, conn, bytes)) => core.input(listener, conn, &bytes, now),
             Some(Input::Gone(listener, conn)) => {
@@ -428,7 +571,7 @@ async fn run_core<S: Served>(
             }
             Some(Input::Call(call)) => call(&mut core, now),
             Some(Input::Stop(back)) => {
-                for ((listener, conn), link) in links.drain() {
+                for ((listener, conn), link) in links.links.drain() {
                     let _ = link.out.send(Output::Close);
                     link.reader.abort();
                     core.gone(listener, conn, now);
@@ -439,10 +582,17 @@ async fn run_core<S: Served>(
         }
         while let Some((listener, t)) = core.transmit() {
             let key = (listener, t.connection);
-            let Some(link) = links.get(&key) else {
+            let Some(link) = links.links.get(&key) else {
                 continue;
             };
             if !t.data.is_empty() {
+                let len = t.data.len();
+                // A client that does not read what it asked for is closed, not queued for.
+                if link.queued.load(Ordering::Acquire) + len > links.max_output {
+                    cut(&mut core, &mut links, key, now);
+                    continue;
+                }
+                link.queued.fetch_add(len, Ordering::AcqRel);
                 let _ = link.out.send(Output::Data(t.data));
             }
             if t.close {
@@ -455,13 +605,43 @@ async fn run_core<S: Served>(
     }
 }
 
-async fn write_loop(mut write: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Output>) {
+/// Feeds the core what a connection sends, waiting while the core's queue is full.
+async fn read_loop<S>(
+    mut read: OwnedReadHalf,
+    listener: usize,
+    conn: ConnectionId,
+    to_core: mpsc::Sender<Input<S>>,
+) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        match read.read(&mut buf).await {
+            Ok(0) | Err(_) => {
+                let _ = to_core.send(Input::Gone(listener, conn)).await;
+                return;
+            }
+            Ok(n) => {
+                let bytes = Bytes::copy_from_slice(&buf[..n]);
+                let input = Input::Bytes(listener, conn, bytes);
+                if to_core.send(input).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+async fn write_loop(
+    mut write: OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<Output>,
+    queued: Arc<AtomicUsize>,
+) {
     while let Some(out) = rx.recv().await {
         match out {
             Output::Data(bytes) => {
                 if write.write_all(&bytes).await.is_err() {
                     return;
                 }
+                queued.fetch_sub(bytes.len(), Ordering::AcqRel);
             }
             Output::Close => {
                 let _ = write.shutdown().await;

@@ -17,7 +17,7 @@ use crate::config::ServerConfig;
 use crate::connection_id::ConnectionId;
 use crate::membership::{Forward, Role};
 use crate::server::{Server, Transmit};
-use crate::sessions::SessionTable;
+use crate::sessions::{first_session_id, Passwords, SessionTable};
 use crate::tree::DataTree;
 
 /// One entry of the committed log.
@@ -93,6 +93,7 @@ pub struct WireEnsemble {
     epoch: i64,
     counter: i64,
     next_session: i64,
+    passwords: Passwords,
     /// When the ensemble started: every time below is measured from it.
     start: Instant,
     now: Duration,
@@ -129,7 +130,8 @@ impl WireEnsemble {
             leader: 0,
             epoch: 1,
             counter: 0,
-            next_session: (i64::from(config.server_id) << 56) | 0x0001_0000_0000,
+            next_session: first_session_id(config.server_id, config.epoch_ms),
+            passwords: Passwords::new(config.randomness),
             start: now,
             now: Duration::ZERO,
             transmits: VecDeque::new(),
@@ -139,6 +141,16 @@ impl WireEnsemble {
         };
         ensemble.update_roles();
         ensemble
+    }
+
+    /// The members' settings.
+    pub(crate) fn server_config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Whether member `m`'s `conn` still waits for its handshake.
+    pub(crate) fn is_handshaking(&self, m: usize, conn: ConnectionId) -> bool {
+        self.members.get(m).is_some_and(|s| s.is_handshaking(conn))
     }
 
     /// The driver tells each member's client port (`conf`'s `clientPort`).
@@ -467,7 +479,7 @@ impl WireEnsemble {
             Forward::CreateSession { conn, timeout_ms } => {
                 let id = self.next_session;
                 self.next_session += 1;
-                let passwd = SessionTable::password(id);
+                let passwd = self.passwords.next();
                 self.sessions.insert(
                     id,
                     LeaderSession {

@@ -12,6 +12,8 @@
 //! `tokio::time` and takes its randomness as a parameter, so a simulated run stays
 //! deterministic.
 
+#![forbid(unsafe_code)]
+
 use std::time::Duration;
 
 use zkrs_client::{Client, ConnectionState};

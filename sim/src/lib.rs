@@ -48,6 +48,6 @@ pub use finding::{Finding, FindingKind};
 pub use network::{host_name, PORT};
 pub use rng::SimRng;
 pub use runner::{Failure, Runner, RunnerError, Summary, EXACT_REPLAY};
-pub use shrink::{ReplayCheck, Shrunk};
+pub use shrink::{ReplayCheck, ShrinkBudget, Shrunk};
 pub use trace::Trace;
 pub use world::{Report, Simulation, Violation, ViolationKind, World};

@@ -24,8 +24,10 @@ use crate::world::Violation;
 /// How soon the model is asked again about a deadline it could not act on.
 const MODEL_RETRY: Duration = Duration::from_millis(10);
 
-/// Steps at one virtual instant after which the network is stuck (time must move).
+/// Steps within [`PROGRESS`] of virtual time after which the network is stuck: time must
+/// move, and not by microseconds (a run crawling a microsecond a step takes hours).
 const STUCK_STEPS: u64 = 1_000_000;
+const PROGRESS: Duration = Duration::from_millis(1);
 
 /// The port every member listens on.
 pub const PORT: u16 = 2181;
@@ -773,20 +775,27 @@ impl SharedNetwork {
 /// Runs the network until the runtime stops: every step at its virtual instant. Returns
 /// only if it is stuck: woken again and again without time moving (a livelock in the
 /// simulated world, which virtual time would otherwise never end).
-pub(crate) async fn pump(net: SharedNetwork) -> Violation {
-    let mut same_instant = (Duration::MAX, 0u64);
+pub(crate) async fn pump(net: SharedNetwork, real_deadline: std::time::Instant) -> Violation {
+    let started = std::time::Instant::now();
+    // Where the current window of steps began, and its steps.
+    let mut window: Option<(Duration, u64)> = None;
     loop {
         let now = net.now();
-        if same_instant.0 == now {
-            same_instant.1 += 1;
-            if same_instant.1 >= STUCK_STEPS {
-                return Violation::Stuck {
-                    steps: STUCK_STEPS,
-                    at: now,
-                };
+        match &mut window {
+            Some((from, steps)) if now.saturating_sub(*from) < PROGRESS => {
+                *steps += 1;
+                if *steps >= STUCK_STEPS {
+                    return Violation::Stuck {
+                        steps: STUCK_STEPS,
+                        at: now,
+                    };
+                }
             }
-        } else {
-            same_instant = (now, 0);
+            _ => window = Some((now, 0)),
+        }
+        if std::time::Instant::now() >= real_deadline {
+            let real = started.elapsed();
+            return Violation::Stalled { real, at: now };
         }
         let next = net.lock().step(now);
         match next {

@@ -3,6 +3,7 @@
 //! compares the traces (a seed that does not replay cannot be debugged from its trace).
 
 use std::future::Future;
+use std::time::{Duration, Instant};
 
 use crate::faults::Fault;
 use crate::finding::Finding;
@@ -21,6 +22,35 @@ pub struct Shrunk {
     pub report: Report,
     /// How many runs the shrink took.
     pub runs: u64,
+    /// Whether every fault was tried; `false` when the budget ran out first (then some of
+    /// [`faults`](Self::faults) may not be needed).
+    pub complete: bool,
+}
+
+/// What a shrink may spend ([`Simulation::shrink_within`]): runs, and real time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShrinkBudget {
+    runs: u64,
+    real: Option<Duration>,
+}
+
+impl ShrinkBudget {
+    /// At most `runs` runs and `real` of real time (each run's own limit of real time is cut
+    /// to what is left, so the shrink ends within `real`).
+    pub fn new(runs: u64, real: Duration) -> ShrinkBudget {
+        ShrinkBudget {
+            runs,
+            real: Some(real),
+        }
+    }
+
+    /// One run per fault of the plan, however long they take.
+    pub fn unlimited() -> ShrinkBudget {
+        ShrinkBudget {
+            runs: u64::MAX,
+            real: None,
+        }
+    }
 }
 
 /// Whether a seed replays its trace ([`Simulation::check_replay`]).
@@ -76,14 +106,40 @@ impl Simulation {
         F: Fn(World) -> Fut,
         Fut: Future<Output = Result<(), Finding>> + Send + 'static,
     {
+        self.shrink_within(test, failing, ShrinkBudget::unlimited())
+    }
+
+    /// [`shrink`](Self::shrink) within `budget`: stops when its runs or its real time are
+    /// spent ([`Shrunk::complete`] says whether every fault was tried).
+    pub fn shrink_within<F, Fut>(
+        &self,
+        test: F,
+        failing: &Report,
+        budget: ShrinkBudget,
+    ) -> Option<Shrunk>
+    where
+        F: Fn(World) -> Fut,
+        Fut: Future<Output = Result<(), Finding>> + Send + 'static,
+    {
         let kind = failing.violation.as_ref()?.kind();
+        let until = budget.real.map(|real| Instant::now() + real);
         let mut left_out = self.skipped().to_vec();
         let mut last = failing.clone();
         let mut runs = 0;
+        let mut complete = true;
         for fault in self.plan() {
+            let left = until.map(|until| until.saturating_duration_since(Instant::now()));
+            if runs >= budget.runs || left == Some(Duration::ZERO) {
+                complete = false;
+                break;
+            }
             let mut trial = left_out.clone();
             trial.push(fault.id);
-            let report = self.clone().skip_faults(trial.clone()).run(&test);
+            let mut sim = self.clone().skip_faults(trial.clone());
+            if let Some(left) = left {
+                sim = sim.real_limit(left.min(self.real_time_limit()));
+            }
+            let report = sim.run(&test);
             runs += 1;
             if report.violation.as_ref().map(|v| v.kind()) == Some(kind) {
                 left_out = trial;
@@ -96,6 +152,7 @@ impl Simulation {
             faults,
             report: last,
             runs,
+            complete,
         })
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zkrs_client::ClientBuilder;
-use zkrs_model::ServerConfig;
+use zkrs_model::{Randomness, ServerConfig};
 
 use crate::check::guarantees;
 use crate::check::history::HistoryLog;
@@ -21,6 +21,10 @@ const GUARANTEE_FINDINGS: usize = 3;
 /// The wall clock a simulated run starts at (2026-01-01T00:00:00Z): node names and
 /// registration times that hold the time repeat with the seed.
 const EPOCH_MS: u64 = 1_767_225_600_000;
+
+/// [`Simulation::real_limit`]'s default: far over any run's real time (a second or two in
+/// release builds), far under the hours a crawling run would take.
+const DEFAULT_REAL_LIMIT: Duration = Duration::from_secs(300);
 
 /// How one run ended.
 #[derive(Debug, Clone)]
@@ -57,8 +61,8 @@ pub enum Violation {
         /// The limit ([`Simulation::limit`]).
         limit: Duration,
     },
-    /// The network woke `steps` times at one virtual instant without time moving (a livelock
-    /// in the simulated world, which virtual time would otherwise never end).
+    /// The network woke `steps` times while virtual time moved less than a millisecond (a
+    /// livelock in the simulated world, which virtual time would otherwise never end).
     Stuck {
         /// How many times it woke.
         steps: u64,
@@ -67,6 +71,15 @@ pub enum Violation {
     },
     /// The network's task failed (it panicked): the error.
     NetworkFailed(String),
+    /// The run was still going after its limit of real time ([`Simulation::real_limit`]):
+    /// a loop that keeps virtual time crawling, which its limit of simulated time would end
+    /// only hours later.
+    Stalled {
+        /// The limit.
+        real: Duration,
+        /// How far simulated time got.
+        at: Duration,
+    },
 }
 
 impl std::fmt::Display for Violation {
@@ -80,10 +93,17 @@ impl std::fmt::Display for Violation {
             ),
             Violation::Stuck { steps, at } => write!(
                 f,
-                "stuck: the network woke {steps} times at {} ms without time moving",
+                "stuck: the network woke {steps} times without time moving a millisecond, at {} ms",
                 at.as_millis()
             ),
             Violation::NetworkFailed(e) => write!(f, "the network failed: {e}"),
+            Violation::Stalled { real, at } => write!(
+                f,
+                "stalled: still running after {:.1} s of real time, at {} ms of simulated time \
+                 (a loop that keeps virtual time crawling?)",
+                real.as_secs_f64(),
+                at.as_millis()
+            ),
         }
     }
 }
@@ -101,6 +121,8 @@ pub enum ViolationKind {
     Stuck,
     /// [`Violation::NetworkFailed`].
     NetworkFailed,
+    /// [`Violation::Stalled`].
+    Stalled,
 }
 
 impl Violation {
@@ -111,6 +133,7 @@ impl Violation {
             Violation::Hang { .. } => ViolationKind::Hang,
             Violation::Stuck { .. } => ViolationKind::Stuck,
             Violation::NetworkFailed(_) => ViolationKind::NetworkFailed,
+            Violation::Stalled { .. } => ViolationKind::Stalled,
         }
     }
 }
@@ -146,6 +169,7 @@ pub struct Simulation {
     faults: FaultConfig,
     server: ServerConfig,
     limit: Duration,
+    real_limit: Duration,
     keep_trace: bool,
     skip: Vec<usize>,
 }
@@ -159,6 +183,7 @@ impl Simulation {
             faults: FaultConfig::default(),
             server: ServerConfig::default(),
             limit: Duration::from_secs(600),
+            real_limit: DEFAULT_REAL_LIMIT,
             keep_trace: false,
             skip: Vec::new(),
         }
@@ -186,6 +211,19 @@ impl Simulation {
     pub fn limit(mut self, limit: Duration) -> Simulation {
         self.limit = limit;
         self
+    }
+
+    /// A run still going after this much real time is stalled (a violation): it bounds a
+    /// run whose virtual time crawls, which [`limit`](Self::limit) would end only hours
+    /// later. Default 5 minutes.
+    pub fn real_limit(mut self, limit: Duration) -> Simulation {
+        self.real_limit = limit;
+        self
+    }
+
+    /// The limit of real time ([`Simulation::real_limit`]).
+    pub fn real_time_limit(&self) -> Duration {
+        self.real_limit
     }
 
     /// Keep every trace line in the report, not only the last few thousand.
@@ -249,9 +287,14 @@ impl Simulation {
         let outcome = runtime.block_on(async {
             zkrs_client::__private::set_thread_wall_clock(Some(EPOCH_MS));
             let start = tokio::time::Instant::now();
+            let mut server = self.server.clone();
+            // The model's passwords from the seed too: a run is a function of its seed.
+            if server.randomness == Randomness::Os {
+                server.randomness = Randomness::Seeded(root.fork(6).next_u64());
+            }
             let net = Network::new(
                 self.members,
-                self.server.clone(),
+                server,
                 root.fork(3),
                 &plan,
                 self.keep_trace,
@@ -259,7 +302,11 @@ impl Simulation {
             );
             let net = SharedNetwork::new(net, start);
             let history = HistoryLog::new(start);
-            let mut pump_task = tokio::spawn(pump(net.clone()));
+            let real_deadline = std::time::Instant::now() + self.real_limit;
+            let mut pump_task = tokio::spawn(pump(net.clone(), real_deadline));
+            // The pump checks the deadline at each step; this wakes it at the deadline when
+            // nothing else does (the test crawls on its own timers).
+            let watchdog = watchdog(net.clone(), self.real_limit);
             let world = World {
                 net: net.clone(),
                 members: self.members,
@@ -282,6 +329,7 @@ impl Simulation {
                 },
             };
             pump_task.abort();
+            drop(watchdog);
             let simulated = net.now();
             (verdict, simulated, net, history)
         });
@@ -302,6 +350,18 @@ impl Simulation {
             trace: net.trace.lines(),
         }
     }
+}
+
+/// A thread that wakes the network's pump once `limit` of real time has passed, unless the
+/// returned sender is dropped first (the run ended).
+fn watchdog(net: SharedNetwork, limit: Duration) -> std::sync::mpsc::Sender<()> {
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(limit) {
+            net.notify.notify_one();
+        }
+    });
+    done
 }
 
 /// The test's verdict and ZooKeeper's guarantees checked over the run's history

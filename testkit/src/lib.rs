@@ -74,6 +74,9 @@
 //! `sh`'s `kill` builtin.
 
 #![warn(missing_docs)]
+// The counting allocator (measure.rs) implements `GlobalAlloc`, an unsafe trait; nothing
+// else may use unsafe code.
+#![deny(unsafe_code)]
 // On docs.rs: label each item with the cargo feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

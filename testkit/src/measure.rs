@@ -33,6 +33,7 @@ pub struct CountingAllocator;
 
 // SAFETY: every call is forwarded unchanged to `System`; the bookkeeping is atomics only (no
 // allocation, no reentrancy).
+#[allow(unsafe_code)] // `GlobalAlloc` is an unsafe trait: the crate's one unsafe item.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);

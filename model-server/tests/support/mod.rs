@@ -28,8 +28,14 @@ pub struct Model {
 impl Model {
     /// Starts `zkrs-model ARGS` and waits for its connect string.
     pub fn start(args: &[&str]) -> Model {
-        let mut child = Command::new(BIN)
-            .args(args)
+        let mut command = Command::new(BIN);
+        command.args(args);
+        Model::spawn(command)
+    }
+
+    /// Starts `command` (one that runs `zkrs-model`) and waits for its connect string.
+    pub fn spawn(mut command: Command) -> Model {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -3,26 +3,41 @@
 //! ```text
 //! zkrs-simulate run SUITE SEED [--skip 1,2] [--trace]   one run: its report (and trace)
 //! zkrs-simulate campaign SECONDS [SUITE|all] [--jobs N] [--first-seed S] [--seeds COUNT]
+//!                        [--seed-limit SECONDS] [--shrink-runs N] [--shrink-seconds SECONDS]
 //! ```
 //!
 //! A campaign runs seeds on `N` threads (default: every core) for `SECONDS` of real time, or
 //! until it has run `COUNT` seeds if that comes first (`S`, `S+1`, ...: the same seeds every
-//! time, whatever the machine's speed), each seed with 60 s of faults, and prints seeds per hour, simulated hours per hour, and
-//! each violation with its seed, the fewest faults of its plan that still show it, and the
-//! command that replays it. Exit status 1 if any seed failed.
+//! time, whatever the machine's speed), each seed with 60 s of faults, and prints seeds per
+//! hour, simulated hours per hour, and each violation with its seed and the command that
+//! replays it as soon as it is found, then the fewest faults of its plan that still show it.
+//! Each seed's run is bounded in real time (`--seed-limit`, 60 s: past it, the seed is a
+//! violation of its own), and so is the shrink (`--shrink-runs`, 100, and `--shrink-seconds`,
+//! 300, cut to what is left of the campaign), so a campaign ends within its SECONDS plus one
+//! seed's limit. Exit status 1 if any seed failed.
+
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use zkrs_sim::{FaultConfig, Report, Simulation};
+use zkrs_sim::{FaultConfig, Report, ShrinkBudget, Simulation};
 use zkrs_sim_suites::SUITES;
 
 /// What a worker runs: the suite, the seed, since when (real time).
 type Running = (&'static str, u64, Instant);
 
-/// A seed still running after this much real time is reported as stalled.
-const STALLED: Duration = Duration::from_secs(120);
+/// A seed's limit of real time, by default (`--seed-limit`).
+const SEED_LIMIT: Duration = Duration::from_secs(60);
+
+/// A shrink's budget, by default (`--shrink-runs`, `--shrink-seconds`).
+const SHRINK_RUNS: u64 = 100;
+const SHRINK_TIME: Duration = Duration::from_secs(300);
+
+/// Past the campaign's end plus a seed's limit, how long a worker is waited for before the
+/// campaign reports it and ends (a run that stopped polling its own limit).
+const GRACE: Duration = Duration::from_secs(5);
 
 /// Virtual seconds of faults per seed.
 const FAULT_SECONDS: u64 = 60;
@@ -51,17 +66,33 @@ fn run(suite: &str, sim: &Simulation) -> Report {
     sim.run(move |world| async move { zkrs_sim_suites::run(&name, world).await })
 }
 
-/// The fewest faults of the plan that still show the violation
-/// ([`Simulation::shrink`]): the faults left out and the last failing report.
-fn shrink(suite: &str, seed: u64, failing: Report) -> (Vec<usize>, Report) {
+/// The fewest faults of the plan that still show the violation, within `budget`
+/// ([`Simulation::shrink_within`]): the faults left out, the last failing report, the runs
+/// and whether every fault was tried.
+fn shrink(
+    sim: &Simulation,
+    suite: &str,
+    failing: Report,
+    budget: ShrinkBudget,
+) -> (Vec<usize>, Report, u64, bool) {
     let name = suite.to_string();
     let test = move |world| {
         let name = name.clone();
         async move { zkrs_sim_suites::run(&name, world).await }
     };
-    match simulation(suite, seed, &[]).shrink(test, &failing) {
-        Some(shrunk) => (shrunk.left_out, shrunk.report),
-        None => (Vec::new(), failing),
+    match sim.shrink_within(test, &failing, budget) {
+        Some(shrunk) => (shrunk.left_out, shrunk.report, shrunk.runs, shrunk.complete),
+        None => (Vec::new(), failing, 0, true),
+    }
+}
+
+/// A number after `name`, `default` without it; an error line for a bad one.
+fn number_flag(args: &[String], name: &str, default: u64) -> Result<u64, String> {
+    match flag(args, name) {
+        None => Ok(default),
+        Some(text) => text
+            .parse()
+            .map_err(|_| format!("zkrs-simulate: {name} takes a number, not {text:?}")),
     }
 }
 
@@ -164,6 +195,22 @@ fn campaign(args: &[String]) -> i32 {
             }
         },
     };
+    let bounds = (
+        number_flag(args, "--seed-limit", SEED_LIMIT.as_secs()),
+        number_flag(args, "--shrink-runs", SHRINK_RUNS),
+        number_flag(args, "--shrink-seconds", SHRINK_TIME.as_secs()),
+    );
+    let (seed_limit, shrink_runs, shrink_time) = match bounds {
+        (Ok(limit), Ok(runs), Ok(time)) => (
+            Duration::from_secs(limit.max(1)),
+            runs,
+            Duration::from_secs(time),
+        ),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
     let last = count.map(|n| first.saturating_add(n));
     let next = Arc::new(AtomicU64::new(first));
     let stop = Arc::new(AtomicBool::new(false));
@@ -195,7 +242,8 @@ fn campaign(args: &[String]) -> i32 {
                     }
                     let suite = suites[(seed % suites.len() as u64) as usize];
                     running.lock().unwrap()[worker] = Some((suite, seed, Instant::now()));
-                    let report = run(suite, &simulation(suite, seed, &[]));
+                    let sim = simulation(suite, seed, &[]).real_limit(seed_limit);
+                    let report = run(suite, &sim);
                     running.lock().unwrap()[worker] = None;
                     totals.seeds.fetch_add(1, Ordering::Relaxed);
                     totals
@@ -203,19 +251,29 @@ fn campaign(args: &[String]) -> i32 {
                         .fetch_add(report.simulated.as_millis() as u64, Ordering::Relaxed);
                     totals.faults.fetch_add(report.faults, Ordering::Relaxed);
                     if !report.passed() {
-                        let (skip, shrunk) = shrink(suite, seed, report.clone());
+                        // Printed at once: a shrink takes many runs, and may not finish.
+                        let text = format!(
+                            "VIOLATION suite={suite} seed={seed}\n  {}\n  replay: {}",
+                            report
+                                .violation
+                                .as_ref()
+                                .map_or_else(|| "?".to_owned(), ToString::to_string)
+                                .replace('\n', "\n  "),
+                            replay_command(suite, seed, &[]),
+                        );
+                        println!("{text}");
+                        totals.failures.lock().unwrap().push(text);
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        let budget = ShrinkBudget::new(shrink_runs, shrink_time.min(left));
+                        let (skip, shrunk, runs, complete) = shrink(&sim, suite, report, budget);
                         let plan: Vec<String> = simulation(suite, seed, &skip)
                             .plan()
                             .iter()
                             .map(|f| format!("    {f}"))
                             .collect();
-                        let text = format!(
-                            "VIOLATION suite={suite} seed={seed}\n  {}\n  faults that show it:\n{}\n  last trace lines:\n{}\n  replay: {}",
-                            shrunk
-                                .violation
-                                .as_ref()
-                                .map_or_else(|| "?".to_owned(), ToString::to_string)
-                                .replace('\n', "\n  "),
+                        println!(
+                            "SHRUNK suite={suite} seed={seed} runs={runs}{}\n  faults that show it:\n{}\n  last trace lines:\n{}\n  replay: {}",
+                            if complete { "" } else { " (budget spent: not every fault tried)" },
                             plan.join("\n"),
                             shrunk.trace[shrunk.trace.len().saturating_sub(40)..]
                                 .iter()
@@ -224,8 +282,6 @@ fn campaign(args: &[String]) -> i32 {
                                 .join("\n"),
                             replay_command(suite, seed, &skip),
                         );
-                        println!("{text}");
-                        totals.failures.lock().unwrap().push(text);
                         if std::env::var_os("ZKRS_SIM_STOP_AT_FIRST").is_some() {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -234,26 +290,25 @@ fn campaign(args: &[String]) -> i32 {
             })
         })
         .collect();
-    let mut stalled = Vec::new();
+    // Each run polls its own limit of real time; one that stopped polling (a step that
+    // never returns) is reported here, and left behind (the process exits).
+    let given_up = deadline + seed_limit + GRACE;
     while workers.iter().any(|w| !w.is_finished()) {
         std::thread::sleep(Duration::from_millis(200));
+        if Instant::now() < given_up {
+            continue;
+        }
         for (suite, seed, since) in running.lock().unwrap().iter().flatten() {
-            if since.elapsed() > STALLED && !stalled.contains(seed) {
-                let text = format!(
-                    "VIOLATION suite={suite} seed={seed}\n  stalled: still running after {} s of real time (a loop that never lets virtual time move?)\n  replay: ZKRS_SIM_ECHO=1 {}",
-                    STALLED.as_secs(),
-                    replay_command(suite, *seed, &[])
-                );
-                println!("{text}");
-                totals.failures.lock().unwrap().push(text);
-                stalled.push(*seed);
-            }
+            let text = format!(
+                "VIOLATION suite={suite} seed={seed}\n  stalled: still running after {} s of real time, past its limit of {} s\n  replay: ZKRS_SIM_ECHO=1 {}",
+                since.elapsed().as_secs(),
+                seed_limit.as_secs(),
+                replay_command(suite, *seed, &[])
+            );
+            println!("{text}");
+            totals.failures.lock().unwrap().push(text);
         }
-        // Every worker done or stuck: a stuck one is left behind (the process exits).
-        let stuck = running.lock().unwrap().iter().flatten().count();
-        if Instant::now() >= deadline && stuck > 0 && stuck == stalled.len() {
-            break;
-        }
+        break;
     }
     let real = started.elapsed().as_secs_f64();
     let seeds = totals.seeds.load(Ordering::Relaxed);
