@@ -66,6 +66,7 @@ mod server;
 mod sessions;
 mod tcp;
 mod tree;
+mod version;
 mod watch_manager;
 mod wire_ensemble;
 mod write;
@@ -78,4 +79,5 @@ pub use ensemble::{EnsembleError, EnsembleWrite, OperationEnsemble, Txn, TxnKind
 pub use server::{Server, Transmit};
 pub use tcp::{TcpEnsemble, TcpServer};
 pub use tree::{DataTree, Node, OwnerKind, CONTAINER_OWNER, MAX_TTL_MS};
+pub use version::{VersionError, ZooKeeperVersion};
 pub use wire_ensemble::WireEnsemble;
