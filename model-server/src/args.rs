@@ -6,11 +6,11 @@ use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use zkrs_model::ServerConfig;
+use zkrs_model::{ServerConfig, ZooKeeperVersion};
 
 /// The help text (`--help`).
 pub const HELP: &str = "\
-zkrs-model: a model of a ZooKeeper 3.8 server (or ensemble) for tests, in any language.
+zkrs-model: a model of a ZooKeeper 3.8 or 3.9 server (or ensemble) for tests, in any language.
 Serves in milliseconds, no JVM, nothing on disk. Prints its settings on stderr, then the
 connect string as one line on stdout; runs until SIGINT or SIGTERM.
 
@@ -34,6 +34,10 @@ Options:
   --jute-maxbuffer BYTES     The largest request (jute.maxbuffer) [default: 1048575]
   --max-client-cnxns N       Connections one client address may hold, 0: no limit
                              (maxClientCnxns) [default: 60]
+  --zookeeper-version 3.MINOR[.PATCH]
+                             The release to answer as, 3.8.0 to 3.9.x (3.9: 3.9.0); where
+                             they differ (watch modes, event zxids, create2 in multi,
+                             exists' ACL check, srvr's version) [default: 3.8.0]
   -h, --help                 Print this help
   -V, --version              Print the version
 
@@ -82,6 +86,8 @@ pub struct Options {
     pub jute_maxbuffer: usize,
     /// `maxClientCnxns` (0: no limit).
     pub max_client_cnxns: u32,
+    /// The ZooKeeper release the model answers as.
+    pub zookeeper: ZooKeeperVersion,
 }
 
 impl Options {
@@ -95,6 +101,7 @@ impl Options {
         config.container_check_interval = self.container_check_interval;
         config.max_frame_len = self.jute_maxbuffer;
         config.max_client_cnxns = self.max_client_cnxns;
+        config.zookeeper = self.zookeeper;
         config
     }
 }
@@ -131,6 +138,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--container-check-interval",
     "--jute-maxbuffer",
     "--max-client-cnxns",
+    "--zookeeper-version",
 ];
 
 /// Parses the arguments after the program's name.
@@ -237,6 +245,12 @@ fn options<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Options, UsageEr
         None => 60,
         Some(v) => number("--max-client-cnxns", v, "not a number of connections")?,
     };
+    let zookeeper = match get("--zookeeper-version") {
+        None => ZooKeeperVersion::default(),
+        Some(v) => v.parse().map_err(|e: zkrs_model::VersionError| {
+            invalid("--zookeeper-version", v, &e.to_string())
+        })?,
+    };
     Ok(Options {
         addrs: ports
             .into_iter()
@@ -249,6 +263,7 @@ fn options<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Options, UsageEr
         container_check_interval,
         jute_maxbuffer,
         max_client_cnxns,
+        zookeeper,
     })
 }
 
@@ -306,6 +321,21 @@ mod tests {
         assert_eq!(o.max_session_timeout, Duration::from_secs(60));
         assert!(o.ttl_nodes);
         assert_eq!(o.config().max_frame_len, 0xfffff);
+        assert_eq!(o.config().zookeeper, ZooKeeperVersion::V3_8_0);
+    }
+
+    #[test]
+    fn the_zookeeper_version_is_a_modelled_release() {
+        let o = run(&["--zookeeper-version", "3.9.5"]).unwrap();
+        assert_eq!(o.config().zookeeper, ZooKeeperVersion::V3_9_5);
+        let o = run(&["--zookeeper-version=3.9"]).unwrap();
+        assert_eq!(o.zookeeper.to_string(), "3.9.0");
+        assert_eq!(
+            error(&["--zookeeper-version", "3.7.2"]),
+            "invalid value \"3.7.2\" for --zookeeper-version: \
+             ZooKeeper 3.7.2 is not modelled: 3.8.0 to 3.9.x are"
+        );
+        assert!(error(&["--zookeeper-version", "latest"]).contains("not a ZooKeeper version"));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The settings printed on stderr at start, with what differs from a default ZooKeeper 3.8:
+//! The settings printed on stderr at start, with what differs from a default ZooKeeper of the
+//! release the model answers as (3.8 or 3.9):
 //! what a test runs against is on record in its log.
 
 use std::fmt::Write as _;
@@ -9,7 +10,7 @@ use crate::args::Options;
 /// The four-letter words the model answers.
 const WORDS: &str = "ruok srvr stat mntr conf isro";
 
-/// What a default ZooKeeper 3.8 does that the model does not, or does otherwise.
+/// What a default ZooKeeper 3.8 or 3.9 does that the model does not, or does otherwise.
 const DIFFERENCES: &[&str] = &[
     "in memory only: nothing on disk, every start begins with an empty tree",
     "no SASL (answered AuthFailed), TLS, reconfig, quotas, read-only mode, observers, admin server",
@@ -48,8 +49,9 @@ pub fn settings(options: &Options, listening: &[SocketAddr]) -> String {
     };
     let _ = writeln!(
         out,
-        "zkrs-model {}: a model of a ZooKeeper 3.8 {kind}",
-        env!("CARGO_PKG_VERSION")
+        "zkrs-model {}: a model of a ZooKeeper 3.{} {kind}",
+        env!("CARGO_PKG_VERSION"),
+        options.zookeeper.minor()
     );
     let mut line = |name: &str, value: String| {
         let _ = writeln!(out, "  {name:<26}{value}");
@@ -61,6 +63,10 @@ pub fn settings(options: &Options, listening: &[SocketAddr]) -> String {
         };
         line(&name, addr.to_string());
     }
+    line(
+        "ZooKeeper version",
+        format!("{} (--zookeeper-version)", options.zookeeper),
+    );
     line("tickTime", format!("{} ms", options.tick_time.as_millis()));
     line(
         "minSessionTimeout",
@@ -97,7 +103,11 @@ pub fn settings(options: &Options, listening: &[SocketAddr]) -> String {
         },
     );
     line("four-letter words", WORDS.to_owned());
-    let _ = writeln!(out, "  differences from ZooKeeper 3.8:");
+    let _ = writeln!(
+        out,
+        "  differences from ZooKeeper 3.{}:",
+        options.zookeeper.minor()
+    );
     let ensemble = if listening.len() > 1 {
         ENSEMBLE_DIFFERENCES
     } else {

@@ -3,12 +3,17 @@
 use std::time::Duration;
 
 use crate::acl::AuthProviders;
+use crate::version::ZooKeeperVersion;
 
-/// Settings of a model server. [`Default`] is a standalone ZooKeeper 3.8 with the test kit's
+/// Settings of a model server. [`Default`] is a standalone ZooKeeper 3.8.0 with the test kit's
 /// settings: `tickTime` 200 ms, session timeouts 2 to 20 ticks, TTL nodes on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerConfig {
+    /// The ZooKeeper release to answer as (default 3.8.0, Debian's package): where 3.8 and
+    /// 3.9 differ (watch modes, event zxids, create2 in multi, exists' ACL check, the
+    /// version `srvr` reports), the model follows this one.
+    pub zookeeper: ZooKeeperVersion,
     /// `tickTime`: the unit of session timeouts and of the expiry buckets.
     pub tick_time: Duration,
     /// `minSessionTimeout` (default 2 ticks).
@@ -60,6 +65,7 @@ pub enum Randomness {
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
+            zookeeper: ZooKeeperVersion::default(),
             tick_time: Duration::from_millis(200),
             min_session_timeout: None,
             max_session_timeout: None,

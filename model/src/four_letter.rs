@@ -10,13 +10,16 @@ use std::fmt::Write as _;
 
 use crate::connection_id::ConnectionId;
 use crate::server::{Phase, Server};
+use crate::version::ZooKeeperVersion;
 
-/// `Version.getFullVersion()` as the model reports it: a 3.8.0 server, built by zkrs-model.
-pub(crate) const VERSION: &str = concat!(
-    "3.8.0-zkrs-model-",
-    env!("CARGO_PKG_VERSION"),
-    ", built on 1970-01-01 00:00 UTC"
-);
+/// `Version.getFullVersion()` as the model reports it: the release it answers as, built by
+/// zkrs-model (a version parser reads the release, the rest says it is not a JVM).
+fn full_version(zookeeper: ZooKeeperVersion) -> String {
+    format!(
+        "{zookeeper}-zkrs-model-{}, built on 1970-01-01 00:00 UTC",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 /// The words ZooKeeper 3.8 knows that the model does not answer (`FourLetterCommands`).
 const NOT_ANSWERED: [&[u8; 4]; 12] = [
@@ -120,7 +123,10 @@ impl Server {
 
     /// `srvr` (`StatCommand`), and `stat` with the list of clients.
     fn stat_answer(&self, asking: ConnectionId, clients: bool) -> String {
-        let mut out = format!("Zookeeper version: {VERSION}\n");
+        let mut out = format!(
+            "Zookeeper version: {}\n",
+            full_version(self.config.zookeeper)
+        );
         if clients {
             out.push_str("Clients:\n");
             for (id, c) in &self.connections {
@@ -170,7 +176,7 @@ impl Server {
             None => self.sessions.sessions.len(),
         };
         let mut figures: Vec<(&str, String)> = vec![
-            ("zk_version", VERSION.to_owned()),
+            ("zk_version", full_version(self.config.zookeeper)),
             ("zk_server_state", self.mode().to_owned()),
             (
                 "zk_ephemerals_count",

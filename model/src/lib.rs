@@ -1,4 +1,5 @@
-//! `zkrs-model`: an Apache ZooKeeper 3.8 server as a deterministic, sans-I/O state machine.
+//! `zkrs-model`: an Apache ZooKeeper 3.8 or 3.9 server as a deterministic, sans-I/O state
+//! machine.
 //!
 //! The [`Server`] keeps the data tree (every create mode, Stat as ZooKeeper keeps it, ACLs),
 //! sessions (negotiated timeouts, expiry on explicit time, close), and the watch tables
@@ -18,8 +19,9 @@
 //! [`OperationEnsemble`] states the same guarantees at the level of operations (method calls,
 //! no wire).
 //!
-//! Every error code, Stat field and watch event is meant to be what a real 3.8 server gives
-//! for the same request: `tests/differential.rs` runs random scripts against both and
+//! Every error code, Stat field and watch event is meant to be what a real server of the
+//! release [`ServerConfig::zookeeper`] names (3.8.0 by default, up to 3.9.x) gives for the same
+//! request: `tests/differential.rs` runs random scripts against both and
 //! compares. The differences that remain on purpose (orders ZooKeeper leaves to a hash set,
 //! times and ids) are listed in the crate's documentation draft.
 //!
@@ -66,6 +68,7 @@ mod server;
 mod sessions;
 mod tcp;
 mod tree;
+mod version;
 mod watch_manager;
 mod wire_ensemble;
 mod write;
@@ -78,4 +81,5 @@ pub use ensemble::{EnsembleError, EnsembleWrite, OperationEnsemble, Txn, TxnKind
 pub use server::{Server, Transmit};
 pub use tcp::{TcpEnsemble, TcpServer};
 pub use tree::{DataTree, Node, OwnerKind, CONTAINER_OWNER, MAX_TTL_MS};
+pub use version::{VersionError, ZooKeeperVersion};
 pub use wire_ensemble::WireEnsemble;

@@ -103,7 +103,8 @@ impl Server {
             | OpCode::SetAcl
             | OpCode::Check
             | OpCode::Multi => {
-                if op == OpCode::Multi && !crate::multi::multi_decodes(body) {
+                if op == OpCode::Multi && !crate::multi::multi_decodes(body, self.config.zookeeper)
+                {
                     return false;
                 }
                 Forward::Write {

@@ -1,4 +1,4 @@
-//! `multi` (atomic writes) and `multiRead` (several reads), as ZooKeeper 3.8 answers them.
+//! `multi` (atomic writes) and `multiRead` (several reads), as ZooKeeper 3.8 and 3.9 answer them.
 //!
 //! A multi takes one zxid. Its ops are applied in order to the live tree; if one fails, the
 //! tree goes back to how it was (a copy taken before the first op: simple, and cheap for the
@@ -17,6 +17,7 @@ use crate::acl::AuthId;
 use crate::connection_id::ConnectionId;
 use crate::requests::read_create;
 use crate::server::Server;
+use crate::version::ZooKeeperVersion;
 use crate::write::{self, Create, WriteContext};
 
 /// A result, owned until it is encoded.
@@ -31,7 +32,7 @@ enum Outcome {
 
 impl Server {
     pub(crate) fn handle_multi(&mut self, conn: ConnectionId, xid: i32, body: &[u8]) {
-        if !multi_decodes(body) {
+        if !multi_decodes(body, self.config.zookeeper) {
             // Not even a transaction: ZooKeeper fails it before it takes a zxid.
             let zxid = self.tree.last_zxid;
             self.reply(conn, xid, zxid, ErrorCode::MarshallingError, |_| {});
@@ -53,9 +54,17 @@ impl Server {
         zxid: i64,
         time: i64,
     ) -> (ErrorCode, BytesMut) {
-        let Ok(ops) = read_write_ops(&mut Reader::new(body)) else {
+        let Ok(ops) = read_write_ops(&mut Reader::new(body), self.config.zookeeper) else {
             return (ErrorCode::MarshallingError, BytesMut::new());
         };
+        // From 3.8.2 such a create fails as the multi is read, before any op runs; before, as
+        // it is reached (an earlier op's error answers first).
+        if self.config.zookeeper.create2_in_multi()
+            && ops.iter().any(|op| matches!(op, WriteOp::Uncastable))
+        {
+            self.tree.last_zxid = zxid;
+            return (ErrorCode::MarshallingError, BytesMut::new());
+        }
         let cx = WriteContext {
             session,
             auth,
@@ -178,11 +187,14 @@ enum WriteOp<'a> {
 }
 
 /// Whether a multi's body reads (ZooKeeper deserializes it before it makes a transaction).
-pub(crate) fn multi_decodes(body: &[u8]) -> bool {
-    read_write_ops(&mut Reader::new(body)).is_ok()
+pub(crate) fn multi_decodes(body: &[u8], version: ZooKeeperVersion) -> bool {
+    read_write_ops(&mut Reader::new(body), version).is_ok()
 }
 
-fn read_write_ops<'a>(r: &mut Reader<'a>) -> Result<Vec<WriteOp<'a>>, DecodeError> {
+fn read_write_ops<'a>(
+    r: &mut Reader<'a>,
+    version: ZooKeeperVersion,
+) -> Result<Vec<WriteOp<'a>>, DecodeError> {
     let mut ops = Vec::new();
     loop {
         let header = MultiHeader::decode(r)?;
@@ -192,11 +204,12 @@ fn read_write_ops<'a>(r: &mut Reader<'a>) -> Result<Vec<WriteOp<'a>>, DecodeErro
         ops.push(match header.op {
             OpCode::Create | OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl => {
                 let mut create = read_create(header.op, r)?;
-                // ZooKeeper rebuilds each create as `Op.create(path, data, acl, flags[, ttl])`,
-                // whose opcode follows the flags: create2 becomes create (no Stat in the
-                // result), a container mode becomes createContainer, and a TTL mode without
-                // a TTL record is a createTTL op holding a CreateRequest (a marshalling error
-                // of the whole multi when it is reached).
+                // ZooKeeper rebuilds each create as `Op.create(...)`, whose opcode follows the
+                // flags: a container mode becomes createContainer, a TTL mode createTTL; until
+                // 3.8.2 every other create became create (create2 answers without Stat), from
+                // 3.8.2 (ZOOKEEPER-4026) create2 stays create2. A TTL mode without a TTL record
+                // fails the whole multi with MarshallingError, a zxid taken (before 3.8.2 a
+                // createTTL op holding a CreateRequest, after it `CreateOptions`' TTL check).
                 let ttl_mode = CreateMode::from_code(create.flags).is_some_and(CreateMode::is_ttl);
                 if ttl_mode && header.op != OpCode::CreateTtl {
                     WriteOp::Uncastable
@@ -205,6 +218,8 @@ fn read_write_ops<'a>(r: &mut Reader<'a>) -> Result<Vec<WriteOp<'a>>, DecodeErro
                         OpCode::CreateTtl
                     } else if create.flags == CreateMode::Container.code() {
                         OpCode::CreateContainer
+                    } else if header.op == OpCode::Create2 && version.create2_in_multi() {
+                        OpCode::Create2
                     } else {
                         OpCode::Create
                     };

@@ -231,7 +231,8 @@ impl Server {
         acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
         let out = (node.data.clone(), node.stat());
         if watch {
-            self.data_watches.add(path, conn, WatchMode::Standard);
+            self.data_watches
+                .add(path, conn, WatchMode::Standard, self.config.zookeeper);
         }
         Ok(out)
     }
@@ -247,7 +248,8 @@ impl Server {
         acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
         let out = (node.children.iter().cloned().collect(), node.stat());
         if watch {
-            self.child_watches.add(path, conn, WatchMode::Standard);
+            self.child_watches
+                .add(path, conn, WatchMode::Standard, self.config.zookeeper);
         }
         Ok(out)
     }
@@ -272,8 +274,19 @@ impl Server {
                 if req.path.contains('\0') {
                     return Err(ErrorCode::BadArguments);
                 }
+                // 3.8.4 and 3.9.2 check READ on an existing node first (no watch left).
+                if let Some(node) = self.tree.get(req.path) {
+                    if self.config.zookeeper.exists_checks_read() {
+                        acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
+                    }
+                }
                 if req.watch {
-                    self.data_watches.add(req.path, conn, WatchMode::Standard);
+                    self.data_watches.add(
+                        req.path,
+                        conn,
+                        WatchMode::Standard,
+                        self.config.zookeeper,
+                    );
                 }
                 self.tree
                     .get(req.path)
@@ -354,35 +367,38 @@ impl Server {
             }
             OpCode::AddWatch => {
                 let req = AddWatchRequest::decode(r).map_err(bad)?;
-                // 3.8.0 puts both modes in both tables (a recursive watch in the child table
+                // 3.8 puts both modes in both tables (a recursive watch in the child table
                 // never fires on its own, but removeWatches(Children) finds it).
                 let mode = if req.mode == zkrs_codec::AddWatchMode::PersistentRecursive {
                     WatchMode::PersistentRecursive
                 } else {
                     WatchMode::Persistent
                 };
-                self.data_watches.add(req.path, conn, mode);
-                self.child_watches.add(req.path, conn, mode);
+                let version = self.config.zookeeper;
+                self.data_watches.add(req.path, conn, mode, version);
+                // 3.9 keeps a recursive watch out of the child table.
+                if mode != WatchMode::PersistentRecursive || !version.watch_modes_side_by_side() {
+                    self.child_watches.add(req.path, conn, mode, version);
+                }
                 put_i32(out, 0);
             }
             OpCode::CheckWatches | OpCode::RemoveWatches => {
                 let path = r.read_str().map_err(bad)?;
                 let kind = r.read_i32().map_err(bad)?;
                 let remove = op == OpCode::RemoveWatches;
-                // checkWatches takes the path unchecked, and `containsWatcher` walks it with a
-                // `PathParentIterator`, whose first step already cuts the parent off: a path
-                // without `/` throws (StringIndexOutOfBoundsException, MarshallingError).
-                if !remove && !path.is_empty() && !path.contains('/') {
+                let version = self.config.zookeeper;
+                // On 3.8 checkWatches takes the path unchecked, and `containsWatcher` walks it
+                // with a `PathParentIterator`, whose first step already cuts the parent off: a
+                // path without `/` throws (StringIndexOutOfBoundsException, MarshallingError).
+                // 3.9 looks the path up without a walk.
+                if !remove
+                    && !version.watch_modes_side_by_side()
+                    && !path.is_empty()
+                    && !path.contains('/')
+                {
                     return Err(ErrorCode::MarshallingError);
                 }
-                let found = match kind {
-                    1 => self.watch_op(remove, false, true, path, conn),
-                    2 => self.watch_op(remove, true, false, path, conn),
-                    3 => self.watch_op(remove, true, true, path, conn),
-                    // 3.8 knows no Persistent (4) or PersistentRecursive (5) watcher type.
-                    _ => return Err(ErrorCode::MarshallingError),
-                };
-                if !found {
+                if !self.watch_op(remove, kind, path, conn)? {
                     return Err(ErrorCode::NoWatcher);
                 }
             }
@@ -392,30 +408,45 @@ impl Server {
         Ok(())
     }
 
+    /// checkWatches (`remove` false) or removeWatches of `kind` (`WatcherType`): which tables
+    /// and modes it looks at is the release's. An unknown type is MarshallingError (3.8 knows
+    /// no Persistent (4) or PersistentRecursive (5) type either).
     fn watch_op(
         &mut self,
         remove: bool,
-        data: bool,
-        child: bool,
+        kind: i32,
         path: &str,
         conn: ConnectionId,
-    ) -> bool {
+    ) -> Result<bool, ErrorCode> {
+        let version = self.config.zookeeper;
+        let side_by_side = version.watch_modes_side_by_side();
+        // (child table, data table, mode); 3.9's Data and Children types mean standard watches.
+        let standard = side_by_side.then_some(WatchMode::Standard);
+        let (child, data, mode) = match kind {
+            1 => (true, false, standard),
+            2 => (false, true, standard),
+            3 => (true, true, None),
+            // checkWatches(Persistent) looks at the data table only, removeWatches at both.
+            4 if side_by_side => (remove, true, Some(WatchMode::Persistent)),
+            5 if side_by_side => (false, true, Some(WatchMode::PersistentRecursive)),
+            _ => return Err(ErrorCode::MarshallingError),
+        };
         let mut found = false;
         if child {
             found |= if remove {
-                self.child_watches.remove(path, conn)
+                self.child_watches.remove(path, conn, mode, version)
             } else {
-                self.child_watches.contains(path, conn)
+                self.child_watches.contains(path, conn, mode, version)
             };
         }
         if data {
             found |= if remove {
-                self.data_watches.remove(path, conn)
+                self.data_watches.remove(path, conn, mode, version)
             } else {
-                self.data_watches.contains(path, conn)
+                self.data_watches.contains(path, conn, mode, version)
             };
         }
-        found
+        Ok(found)
     }
 
     fn handle_set_watches(&mut self, conn: ConnectionId, xid: i32, op: OpCode, r: &mut Reader<'_>) {
@@ -439,36 +470,51 @@ impl Server {
         let rel = req.relative_zxid;
         for path in req.data_watches.iter() {
             match self.tree.get(path).map(|n| n.stat.mzxid) {
-                None => self.send_event_to(conn, EventType::NodeDeleted, path),
-                Some(m) if m > rel => self.send_event_to(conn, EventType::NodeDataChanged, path),
-                Some(_) => self.data_watches.add(path, conn, WatchMode::Standard),
+                None => self.send_event_to(conn, EventType::NodeDeleted, path, -1),
+                Some(m) if m > rel => {
+                    self.send_event_to(conn, EventType::NodeDataChanged, path, -1)
+                }
+                Some(_) => {
+                    self.data_watches
+                        .add(path, conn, WatchMode::Standard, self.config.zookeeper)
+                }
             }
         }
         for path in req.exist_watches.iter() {
             if self.tree.get(path).is_some() {
-                self.send_event_to(conn, EventType::NodeCreated, path);
+                self.send_event_to(conn, EventType::NodeCreated, path, -1);
             } else {
-                self.data_watches.add(path, conn, WatchMode::Standard);
+                self.data_watches
+                    .add(path, conn, WatchMode::Standard, self.config.zookeeper);
             }
         }
         for path in req.child_watches.iter() {
             match self.tree.get(path).map(|n| n.stat.pzxid) {
-                None => self.send_event_to(conn, EventType::NodeDeleted, path),
+                None => self.send_event_to(conn, EventType::NodeDeleted, path, -1),
                 Some(p) if p > rel => {
-                    self.send_event_to(conn, EventType::NodeChildrenChanged, path)
+                    self.send_event_to(conn, EventType::NodeChildrenChanged, path, -1)
                 }
-                Some(_) => self.child_watches.add(path, conn, WatchMode::Standard),
+                Some(_) => {
+                    self.child_watches
+                        .add(path, conn, WatchMode::Standard, self.config.zookeeper)
+                }
             }
         }
         for path in req.persistent_watches.iter() {
-            self.child_watches.add(path, conn, WatchMode::Persistent);
-            self.data_watches.add(path, conn, WatchMode::Persistent);
-        }
-        for path in req.persistent_recursive_watches.iter() {
             self.child_watches
-                .add(path, conn, WatchMode::PersistentRecursive);
+                .add(path, conn, WatchMode::Persistent, self.config.zookeeper);
             self.data_watches
-                .add(path, conn, WatchMode::PersistentRecursive);
+                .add(path, conn, WatchMode::Persistent, self.config.zookeeper);
+        }
+        let version = self.config.zookeeper;
+        for path in req.persistent_recursive_watches.iter() {
+            // As addWatch: 3.9 keeps a recursive watch out of the child table.
+            if !version.watch_modes_side_by_side() {
+                self.child_watches
+                    .add(path, conn, WatchMode::PersistentRecursive, version);
+            }
+            self.data_watches
+                .add(path, conn, WatchMode::PersistentRecursive, version);
         }
 
         let zxid = self.tree.last_zxid;

@@ -9,7 +9,7 @@ use zkrs_codec::{
     jute::{put_bool, put_buffer_opt, put_i32, put_str},
     Acl, Encode, List, OpCode,
 };
-use zkrs_model::TcpServer;
+use zkrs_model::{ServerConfig, TcpServer, ZooKeeperVersion};
 use zkrs_testkit::TestingServer;
 
 /// One hostile exchange: what the server said, and whether it closed the connection.
@@ -86,7 +86,12 @@ fn big_create(data_len: usize) -> Vec<u8> {
 fn hostile_input_gets_zookeepers_answer() {
     let real = TestingServer::start().expect("a real ZooKeeper");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let model = runtime.block_on(TcpServer::start()).unwrap();
+    // The model answers as the real server's release (3.9 knows removeWatches types 4 and 5).
+    let v = real.version().expect("the real server's version");
+    let mut config = ServerConfig::default();
+    config.zookeeper =
+        ZooKeeperVersion::new(v.major, v.minor, v.patch).expect("a modelled release");
+    let model = runtime.block_on(TcpServer::start_with(config)).unwrap();
 
     let mut truncated_get = BytesMut::new();
     put_str(&mut truncated_get, "/");

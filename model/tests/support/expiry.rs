@@ -70,14 +70,19 @@ impl Run {
                     continue;
                 };
                 conn.send_empty(OpCode::Ping, Some(-2));
-                for frame in conn.read_until_reply(-2) {
+                let frames = conn.read_until_reply(-2);
+                for frame in frames {
                     if let Frame::Event {
                         event_type,
                         state,
                         path,
+                        zxid,
                     } = frame
                     {
-                        events.push(format!("S{t} event {event_type} {state} {path}"));
+                        events.push(format!(
+                            "S{t} event {event_type} {state} {path} zxid={}",
+                            self.zxid(zxid)
+                        ));
                     }
                 }
             }
@@ -94,7 +99,10 @@ impl Run {
                 ));
                 break;
             }
-            expired = seen[s].contains(&gone);
+            // Events end with their zxid, which the comparison checks, not this wait.
+            expired = seen[s]
+                .iter()
+                .any(|e| e.split(" zxid=").next() == Some(gone.as_str()));
             if !expired {
                 assert!(
                     Instant::now() < deadline,

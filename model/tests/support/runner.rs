@@ -217,7 +217,11 @@ impl Run {
                     event_type,
                     state,
                     path,
-                } => format!("S{s} event {event_type} {state} {path}"),
+                    zxid,
+                } => format!(
+                    "S{s} event {event_type} {state} {path} zxid={}",
+                    self.zxid(zxid)
+                ),
                 Frame::Reply { header, body } => {
                     let shown = if header.err.is_ok() {
                         self.body(expect, &body)
@@ -554,7 +558,11 @@ impl Run {
                             event_type,
                             state,
                             path,
-                        } => format!("S{s} event {event_type} {state} {path}"),
+                            zxid,
+                        } => format!(
+                            "S{s} event {event_type} {state} {path} zxid={}",
+                            self.zxid(*zxid)
+                        ),
                         Frame::Reply { header, .. } => format!(
                             "S{s} reply close zxid={} err={}",
                             self.zxid(header.zxid),
@@ -632,9 +640,13 @@ impl Run {
                     event_type,
                     state,
                     path,
+                    zxid,
                 } = f
                 {
-                    events.push(format!("S{t} event {event_type} {state} {path}"));
+                    events.push(format!(
+                        "S{t} event {event_type} {state} {path} zxid={}",
+                        self.zxid(zxid)
+                    ));
                 }
             }
             if lines.iter().any(|l| l.contains("reply close")) {

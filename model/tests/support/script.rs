@@ -506,7 +506,7 @@ impl Gen<'_> {
             72..=74 => Step::RemoveWatches {
                 s,
                 path: self.path(),
-                kind: *self.rng.pick(&[1, 2, 3, 3, 4]),
+                kind: *self.rng.pick(&[1, 2, 3, 3, 4, 5]),
                 check_only: self.rng.chance(40),
             },
             75..=82 => {

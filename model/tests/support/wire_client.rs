@@ -25,6 +25,8 @@ pub enum Frame {
         event_type: i32,
         state: i32,
         path: String,
+        /// The header's zxid: -1 on 3.8, the firing transaction's on 3.9.
+        zxid: i64,
     },
     /// A reply.
     Reply { header: ReplyHeader, body: Vec<u8> },
@@ -191,6 +193,7 @@ impl WireConnection {
                 event_type: event.event_type.code(),
                 state: event.state.code(),
                 path: event.path.unwrap_or("").to_owned(),
+                zxid: header.zxid,
             });
         }
         Some(Frame::Reply {
