@@ -121,7 +121,10 @@ where
         throttled <= MAX_IN_WINDOW,
         "{what}: {throttled} requests in the {WINDOW:?} of throttling, more than {MAX_IN_WINDOW}"
     );
-    assert!(served >= 1, "{what}: nothing was served after the throttling");
+    assert!(
+        served >= 1,
+        "{what}: nothing was served after the throttling"
+    );
     let _ = client.close().await;
 }
 

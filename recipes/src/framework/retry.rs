@@ -69,6 +69,17 @@ impl Backoff {
         sleep
     }
 
+    /// Sleeps the next sleep, for a loop that waits for the connection its own way (a
+    /// recipe's task applies the state changes on the way: `framework::recover`); never past
+    /// the deadline.
+    pub(crate) async fn sleep(&mut self) {
+        let sleep = self.next_sleep();
+        match self.deadline {
+            Some(at) => tokio::time::sleep_until(at.min(Instant::now() + sleep)).await,
+            None => tokio::time::sleep(sleep).await,
+        }
+    }
+
     /// A success: the next failure sleeps the shortest time again.
     pub(crate) fn reset(&mut self) {
         self.retries = 0;
@@ -99,6 +110,11 @@ impl Backoff {
                 )),
             },
         }
+    }
+
+    /// The deadline it never waits past.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     /// Whether the deadline has passed: a [`pause`](Backoff::pause) that failed with kind
@@ -248,7 +264,10 @@ mod tests {
         for retry in 0..12u32 {
             let exp = FIRST_SLEEP.saturating_mul(1 << retry).min(MAX_SLEEP);
             let sleep = backoff.next_sleep();
-            assert!(sleep >= exp && sleep <= (exp + exp / 2).min(MAX_SLEEP), "{sleep:?}");
+            assert!(
+                sleep >= exp && sleep <= (exp + exp / 2).min(MAX_SLEEP),
+                "{sleep:?}"
+            );
         }
         assert_eq!(backoff.next_sleep(), MAX_SLEEP);
         backoff.reset();
@@ -284,7 +303,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Timeout);
         assert_eq!(start.elapsed(), ms(30));
         // A closed client fails the pause at once.
-        let closed = async { Err::<(), _>(Error::closed()) };
+        let closed = async { Err::<(), _>(Error::new(ErrorKind::Closed, "closed")) };
         let e = Backoff::new().pause_after(closed).await.unwrap_err();
         assert!(e.is_closed());
     }

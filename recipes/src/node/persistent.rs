@@ -13,7 +13,7 @@ use zkrs_client::{
 use crate::data_codec::DataCodec;
 use crate::framework::{
     create_parents, create_protected, delete_for_sure, delete_until_gone, guaranteed_delete,
-    node_name, parent, wait_connected, Listeners, ParentMode, ProtectedName,
+    node_name, parent, Backoff, Listeners, ParentMode, ProtectedName,
 };
 
 /// What a [`PersistentNode`] tells.
@@ -273,6 +273,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
     let client = inner.client.clone();
     let mut states = client.state_changes();
     let work = async {
+        let mut backoff = Backoff::new();
         loop {
             let adopted = std::mem::take(&mut inner.state().adopted);
             let adopted = adopted.then(|| inner.state().actual.clone()).flatten();
@@ -282,10 +283,13 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
                 None => inner.ensure().await,
             };
             let path = match ensured {
-                Ok(path) => path,
+                Ok(path) => {
+                    backoff.reset();
+                    path
+                }
                 Err(e) if e.is_closed() => return,
                 Err(e) if e.is_retryable() || e.is_session_expired() => {
-                    if wait_connected(&client).await.is_err() {
+                    if backoff.pause(&client).await.is_err() {
                         return;
                     }
                     continue;
@@ -314,7 +318,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
                     Ok((Some(_), watch)) => watch,
                     Err(e) if e.is_closed() => return,
                     Err(_) => {
-                        if wait_connected(&client).await.is_err() {
+                        if backoff.pause(&client).await.is_err() {
                             return;
                         }
                         break 'watching;
@@ -664,6 +668,7 @@ fn delete_if_ours(client: &Client, path: String) {
     };
     let client = client.clone();
     runtime.spawn(async move {
+        let mut backoff = Backoff::new();
         loop {
             let session = client.session_id();
             let outcome = match client.exists(&path).await {
@@ -676,7 +681,7 @@ fn delete_if_ours(client: &Client, path: String) {
             match outcome {
                 Ok(()) => return,
                 Err(e) if e.is_retryable() => {
-                    if wait_connected(&client).await.is_err() {
+                    if backoff.pause(&client).await.is_err() {
                         return;
                     }
                 }

@@ -17,7 +17,7 @@ use zkrs_client::{ErrorCode, Result, Watcher, WatcherEvents};
 use super::claim::{claim_by_delete, claim_by_lock, Claimed, Taken};
 use super::cursor::{Cursor, Entry, Next};
 use super::spec::{ensure_node, requeue, Spec};
-use crate::framework::{join, wait_connected};
+use crate::framework::{join, Backoff};
 
 /// What a consumer has done so far: the cost of its work, for tests and benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -170,6 +170,7 @@ impl Engine {
         if let Some(taken) = self.ready.front() {
             return Ok(Some(taken.data.clone()));
         }
+        let mut backoff = Backoff::new();
         loop {
             match self.cursor.next(now_ms()) {
                 Next::Item(entry) => {
@@ -183,7 +184,7 @@ impl Engine {
                         Err(e) if e.code() == Some(ErrorCode::NoNode) => self.cursor.mark_stale(),
                         Err(e) if e.is_retryable() => {
                             self.cursor.push_front(entry);
-                            wait_connected(&self.spec.client).await?;
+                            backoff.pause(&self.spec.client).await?;
                         }
                         Err(e) => {
                             self.cursor.push_front(entry);
@@ -323,6 +324,7 @@ impl Engine {
     /// is missing.
     async fn list(&mut self) -> Result<()> {
         let client = &self.spec.client;
+        let mut backoff = Backoff::new();
         loop {
             match client.get_children_and_watch(&self.spec.path).await {
                 Ok((children, watch)) => {
@@ -332,7 +334,7 @@ impl Engine {
                 Err(e) if e.code() == Some(ErrorCode::NoNode) => self.spec.ensure_dir().await?,
                 Err(e) if e.is_closed() => return Err(e),
                 Err(e) if e.is_retryable() || e.is_session_expired() => {
-                    wait_connected(client).await?;
+                    backoff.pause(client).await?;
                 }
                 Err(e) => return Err(e),
             }

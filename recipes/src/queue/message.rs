@@ -10,7 +10,7 @@ use super::claim::LockHeld;
 use super::error_mode::ErrorMode;
 use super::naming::{item_id, requeue_prefix};
 use super::spec::Spec;
-use crate::framework::{join, wait_connected};
+use crate::framework::{join, Backoff};
 
 /// One queue node taken by a [`super::QueueConsumer`]: one item from `put`, or the batch of
 /// one `put_multi`, in order.
@@ -139,6 +139,7 @@ impl Message {
             ));
         }
         ops.push(Op::delete(lock.node.clone(), None));
+        let mut backoff = Backoff::new();
         loop {
             if !lock.is_valid() {
                 lock.forget();
@@ -156,7 +157,7 @@ impl Message {
                 {
                     return lock.release().await;
                 }
-                Err(e) if e.is_retryable() => wait_connected(&client).await.map(drop)?,
+                Err(e) if e.is_retryable() => backoff.pause(&client).await?,
                 Err(e) if e.is_session_expired() || e.code() == Some(ErrorCode::NoNode) => {
                     // Our lock node is gone: the session that held it ended.
                     lock.forget();
