@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
+use zkrs_client::__private::delete_in_session;
 use zkrs_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
     EventStream, EventType, OneshotWatch, Result, Stat, StateChange,
@@ -336,12 +337,14 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
         if claim(Some((&data, &stat)), shared.id.as_bytes(), session) != Claim::Ours {
             return Ok(());
         }
-        // Sent while `session` is current: it goes out under that session or fails, so the
-        // node it deletes is still ours (the version guards against a changed node).
+        // Bound to `session` (the version alone would not tell a node made since by another
+        // contender, at version 0 as ours may be): it goes out under that session or fails
+        // with `SessionExpired`, so the node it deletes is still ours.
         if client.session_id() != session {
             continue;
         }
-        match client.delete(&shared.path, Some(stat.version)).await {
+        let deleted = delete_in_session(client, &shared.path, Some(stat.version), session);
+        match deleted.await {
             Ok(()) => return Ok(()),
             Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
             Err(e) if e.is_session_expired() => return Ok(()),

@@ -16,6 +16,8 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 use zkrs_client::{Bytes, Client, CreateMode, CreateOptions, Error, ErrorCode, Watcher};
 
+use zkrs_client::__private::delete_in_session;
+
 use crate::framework::{join, Backoff, Uuid};
 
 /// An item taken from the queue (its node deleted, or locked by us).
@@ -135,6 +137,13 @@ impl Drop for LockHeld {
 /// Deletes our lock node, retrying through connection loss, but only while the session
 /// that created it lasts: after that the server has deleted it, and a node at that path is
 /// another consumer's lock.
+///
+/// The delete is bound to that session in the client's request path
+/// (`delete_in_session`): a check of the session id before sending is not enough, as the
+/// request can wait (for a place in flight, for a connection) past the session's loss and
+/// then go out on the next session. A multi with a check on the node would not do either:
+/// ZooKeeper's check compares the data version only, and another consumer's lock made
+/// since has version 0 as ours has; nothing in a transaction compares the ephemeral owner.
 pub(crate) async fn delete_lock(
     client: &Client,
     node: &str,
@@ -145,7 +154,7 @@ pub(crate) async fn delete_lock(
         if client.session_id() != session_id {
             return Ok(());
         }
-        match client.delete(node, None).await {
+        match delete_in_session(client, node, None, session_id).await {
             Ok(()) => return Ok(()),
             Err(e) if e.code() == Some(ErrorCode::NoNode) || e.is_session_expired() => {
                 return Ok(())

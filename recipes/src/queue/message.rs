@@ -10,6 +10,8 @@ use super::claim::LockHeld;
 use super::error_mode::ErrorMode;
 use super::naming::{item_id, requeue_prefix};
 use super::spec::Spec;
+use zkrs_client::__private::multi_in_session;
+
 use crate::framework::{join, Backoff};
 
 /// One queue node taken by a [`super::QueueConsumer`]: one item from `put`, or the batch of
@@ -145,7 +147,10 @@ impl Message {
                 lock.forget();
                 return Err(lock_lost(&item));
             }
-            match client.multi(&ops).await {
+            // Bound to the lock's session, as the lock's delete is (`claim::delete_lock`
+            // says why): sent on a later session it would delete another consumer's lock
+            // and the item under it.
+            match multi_in_session(&client, &ops, lock.session_id).await {
                 Ok(_) => {
                     lock.forget();
                     return Ok(());
