@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
+use zkrs_client::__private::delete_in_session;
 use zkrs_client::{
     Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventStream, EventType,
     Lagged, Result, DEFAULT_EVENT_CAPACITY,
@@ -672,8 +673,11 @@ fn delete_if_ours(client: &Client, path: String) {
         loop {
             let session = client.session_id();
             let outcome = match client.exists(&path).await {
+                // Bound to the session that owns it: sent on a later one, the delete would
+                // remove a node another client made at the path since (at version 0, as
+                // ours may be).
                 Ok(Some(stat)) if stat.ephemeral_owner == session => {
-                    client.delete(&path, Some(stat.version)).await
+                    delete_in_session(&client, &path, Some(stat.version), session).await
                 }
                 Ok(_) => return,
                 Err(e) => Err(e),
