@@ -192,3 +192,25 @@ async fn a_queue_consumer_backs_off_while_throttled() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_take_with_a_timeout_keeps_it_while_throttled() {
+    const TIMEOUT: Duration = Duration::from_millis(500);
+    let (server, _counts) = throttling_server();
+    let client = connect(&server).await;
+    let queue = SimpleDistributedQueue::builder(&client, QUEUE)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let taken = tokio::time::timeout(DEADLINE, queue.take_timeout(TIMEOUT))
+        .await
+        .expect("the take returned");
+    let took = started.elapsed();
+    assert!(taken.unwrap().is_none(), "nothing to take while throttled");
+    // The timeout, plus the longest a request and its answer take on a busy machine.
+    assert!(
+        took < TIMEOUT + Duration::from_millis(400),
+        "a take with a {TIMEOUT:?} timeout took {took:?}"
+    );
+    let _ = client.close().await;
+}

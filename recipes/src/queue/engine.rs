@@ -150,7 +150,13 @@ impl Engine {
                 && !(matches!(wait, Wait::No) && listed > 0)
             {
                 self.cursor.clear();
-                self.list().await?;
+                let until = match wait {
+                    Wait::Until(d) => Some(d),
+                    Wait::No | Wait::Forever => None,
+                };
+                if !self.list(until).await? {
+                    return Ok(None);
+                }
                 listed += 1;
                 continue;
             }
@@ -195,7 +201,7 @@ impl Engine {
                 Next::NotDue(_) | Next::Exhausted => {
                     if self.cursor.watch_fired().await {
                         self.cursor.clear();
-                        self.list().await?;
+                        self.list(None).await?;
                     } else {
                         return Ok(None);
                     }
@@ -321,20 +327,24 @@ impl Engine {
     }
 
     /// Lists the queue (with a child watch) into the cursor; creates the queue node if it
-    /// is missing.
-    async fn list(&mut self) -> Result<()> {
+    /// is missing. `false` when `deadline` passed while retrying.
+    async fn list(&mut self, deadline: Option<Instant>) -> Result<bool> {
         let client = &self.spec.client;
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::until(deadline);
         loop {
             match client.get_children_and_watch(&self.spec.path).await {
                 Ok((children, watch)) => {
                     self.cursor.refill(&children, Some(watch));
-                    return Ok(());
+                    return Ok(true);
                 }
                 Err(e) if e.code() == Some(ErrorCode::NoNode) => self.spec.ensure_dir().await?,
                 Err(e) if e.is_closed() => return Err(e),
                 Err(e) if e.is_retryable() || e.is_session_expired() => {
-                    backoff.pause(client).await?;
+                    match backoff.pause(client).await {
+                        Ok(()) => {}
+                        Err(_) if backoff.is_deadline() => return Ok(false),
+                        Err(e) => return Err(e),
+                    }
                 }
                 Err(e) => return Err(e),
             }
