@@ -60,6 +60,19 @@ impl Client {
         watch: Option<WatchOp>,
         sink: Option<(WatcherId, WatchSink)>,
     ) -> Result<Reply> {
+        self.submit_in(op, frame, watch, sink, None).await
+    }
+
+    /// [`Client::submit`], sent on session `session` only, if given (else it fails with
+    /// `SessionExpired`: `Session::submit_in_session`).
+    pub(crate) async fn submit_in(
+        &self,
+        op: OpCode,
+        frame: BytesMut,
+        watch: Option<WatchOp>,
+        sink: Option<(WatcherId, WatchSink)>,
+        session: Option<i64>,
+    ) -> Result<Reply> {
         // Two clock reads per request, for the latency histogram (none when measuring the
         // build without metrics: `--cfg zkrs_no_metrics`).
         let started = (!cfg!(zkrs_no_metrics)).then(crate::clock::now);
@@ -75,6 +88,7 @@ impl Client {
                     watch,
                 },
                 sink,
+                session,
             })?;
             rx.await.unwrap_or_else(|| Err(Error::closed()))
         }

@@ -232,24 +232,7 @@ impl Client {
 
     /// Deletes a node if it has `version` (`None`: any version).
     pub async fn delete(&self, path: &str, version: Option<i32>) -> Result<()> {
-        validate_path(path)?;
-        if path == "/" {
-            return Err(Error::invalid("the root node cannot be deleted"));
-        }
-        let frame = self.inner.chroot.with_server_path(path, |p| {
-            self.frame(
-                OpCode::Delete,
-                &DeleteRequest {
-                    path: p,
-                    version: version.unwrap_or(-1),
-                },
-                p.len(),
-            )
-        })?;
-        self.call(OpCode::Delete, frame)
-            .await
-            .map(drop)
-            .map_err(|e| e.with_path(path))
+        self.delete_in(path, version, None).await
     }
 
     /// The node's Stat, or `None` if it does not exist.
@@ -593,16 +576,7 @@ impl Client {
     /// Runs write operations (create, delete, setData, check) as one transaction: all or
     /// nothing. On failure the error names the first operation that failed.
     pub async fn multi(&self, ops: &[Op]) -> Result<Vec<OpResult>> {
-        if let Some(read) = ops
-            .iter()
-            .find(|op| matches!(op, Op::GetData { .. } | Op::GetChildren { .. }))
-        {
-            return Err(Error::invalid(format!(
-                "multi takes writes only; use multi_read for reads ({})",
-                read.path()
-            )));
-        }
-        self.run_multi(OpCode::Multi, ops).await
+        self.multi_in(ops, None).await
     }
 
     /// Runs reads (getData, getChildren) in one round trip. Each result is independent: a
@@ -617,10 +591,15 @@ impl Client {
                 write.path()
             )));
         }
-        self.run_multi(OpCode::MultiRead, ops).await
+        self.run_multi(OpCode::MultiRead, ops, None).await
     }
 
-    async fn run_multi(&self, op: OpCode, ops: &[Op]) -> Result<Vec<OpResult>> {
+    pub(crate) async fn run_multi(
+        &self,
+        op: OpCode,
+        ops: &[Op],
+        session: Option<i64>,
+    ) -> Result<Vec<OpResult>> {
         for o in ops {
             match o {
                 Op::Create { mode, .. } => validate_create_path(o.path(), *mode)?,
@@ -693,7 +672,7 @@ impl Client {
             },
             hint,
         )?;
-        let reply = self.call(op, frame).await?;
+        let reply = self.submit_in(op, frame, None, None, session).await?;
         let decoded = MultiResponse::decode_prefix(&reply.body)?;
         let mut results = Vec::with_capacity(decoded.results.len());
         let mut failure: Option<(usize, ErrorCode)> = None;

@@ -67,6 +67,7 @@ mod reconfig;
 mod reply_slot;
 mod resolve;
 pub mod sasl;
+mod session_bound;
 mod session_handoff;
 mod state_changes;
 #[cfg(feature = "tls")]

@@ -89,6 +89,32 @@ pub fn java_code(error: &crate::Error) -> zkrs_codec::ErrorCode {
 
 pub use crate::created_path::CreatedPath;
 
+/// [`crate::Client::delete`], sent on session `session_id` or not at all: if that session is
+/// not the client's session when the request would go out (it was lost, and a new one made
+/// or being made), it fails with kind `SessionExpired` and nothing is sent. For deleting an
+/// ephemeral node the session holds (a lock): on a later session the same path may be
+/// another client's node. A check of [`crate::Client::session_id`] before the call cannot
+/// stand in for it: the request may wait (for a place in flight, for a connection) past a
+/// session loss, then go out on the next session.
+pub async fn delete_in_session(
+    client: &crate::Client,
+    path: &str,
+    version: Option<i32>,
+    session_id: i64,
+) -> crate::Result<()> {
+    client.delete_in(path, version, Some(session_id)).await
+}
+
+/// [`crate::Client::multi`], sent on session `session_id` or not at all (see
+/// [`delete_in_session`]).
+pub async fn multi_in_session(
+    client: &crate::Client,
+    ops: &[crate::Op],
+    session_id: i64,
+) -> crate::Result<Vec<crate::OpResult>> {
+    client.multi_in(ops, Some(session_id)).await
+}
+
 /// [`crate::Client::create_with`], with the created path left in its reply instead of copied
 /// into a new `String` (a lock's hot path puts it into the `String` it created the node with).
 pub async fn create_in_reply(

@@ -81,6 +81,9 @@ pub(crate) enum Command {
     Request {
         request: Request<ReplyTx>,
         sink: Option<(WatcherId, WatchSink)>,
+        /// The session it must go out on, if bound to one
+        /// (`Session::submit_in_session`).
+        session: Option<i64>,
     },
     /// Add an identity to the session.
     AddAuth {

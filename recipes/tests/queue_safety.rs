@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
-use zkrs_client::Client;
+use zkrs_client::{Client, ConnectionState};
 use zkrs_recipes::framework::join_all;
 use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
 use zkrs_testkit::{FaultyProxy, ServerOptions, TestingServer};
@@ -228,4 +228,118 @@ async fn ten_thousand_items_with_a_lock_path_and_a_consumer_killed_mid_handler()
         0,
         "locks left behind"
     );
+}
+
+/// How a consumer gives up the item it holds, in [`a_settle_held_back_past_a_session_loss`].
+#[derive(Debug, Clone, Copy)]
+enum Settle {
+    Release,
+    Complete,
+}
+
+/// Polls `f` once, so that it runs up to its first wait; it must still be waiting then.
+async fn poll_once<F: std::future::Future + Unpin>(f: &mut F) {
+    std::future::poll_fn(|cx| {
+        let polled = std::pin::Pin::new(&mut *f).poll(cx);
+        assert!(polled.is_pending(), "done at once");
+        std::task::Poll::Ready(())
+    })
+    .await
+}
+
+/// A consumer's settle (release or complete) that passed its session check but whose request
+/// was held back until its session was lost: it must not be sent on the next session, where
+/// it would delete the lock of the consumer that took the item meanwhile (and, for a
+/// complete, the item under it: an item handled twice).
+///
+/// The request is held back by the client's bound on requests in flight (one): a request
+/// made while disconnected holds the only place until the client declares the session lost
+/// (disconnected for the session timeout), which fails it and frees the place; the settle's
+/// request then waits for a connection, which the next session gives.
+async fn a_settle_held_back_past_a_session_loss(settle: Settle) {
+    const TIMEOUT: Duration = Duration::from_secs(3);
+    let zk = TestingServer::start().unwrap();
+    let proxy = FaultyProxy::start(zk.address()).unwrap();
+    let observer = connect(&zk).await;
+    let queue_b = DistributedQueue::builder(&connect(&zk).await, "/held")
+        .lock_path("/held-locks")
+        .build()
+        .unwrap();
+    queue_b.put(b"x").await.unwrap();
+
+    let a = Client::builder(&proxy.connect_string())
+        .session_timeout(TIMEOUT)
+        .max_in_flight(1)
+        .connect()
+        .await
+        .unwrap();
+    let mut consumer_a = DistributedQueue::builder(&a, "/held")
+        .lock_path("/held-locks")
+        .build()
+        .unwrap()
+        .consumer();
+    let message = within("A takes the item", consumer_a.take()).await.unwrap();
+    let lock = format!("/held-locks/{}", message.name());
+    let stat = observer.exists(&lock).await.unwrap().expect("A's lock");
+    assert_eq!(stat.ephemeral_owner, a.session_id());
+
+    // A's link goes dead; once A knows, its requests wait for a connection.
+    let mut states = a.state_changes();
+    proxy.partition();
+    next_state(&mut states, ConnectionState::Suspended).await;
+    let waiting = a.clone();
+    let mut blocker = Box::pin(async move { waiting.exists("/held").await });
+    poll_once(&mut blocker).await;
+    let mut settled = match settle {
+        Settle::Release => Box::pin(message.release())
+            as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>,
+        Settle::Complete => Box::pin(message.complete()),
+    };
+    poll_once(&mut settled).await;
+    let blocker = tokio::spawn(blocker);
+    let settled = tokio::spawn(settled);
+
+    // The server expires A's session (its lock goes) and B takes the item.
+    within("A's session expires on the server", async {
+        while let (Some(_), gone) = observer.exists_and_watch(&lock).await.unwrap() {
+            gone.await;
+        }
+    })
+    .await;
+    let mut consumer_b = queue_b.consumer();
+    let b_message = within("B takes the item", consumer_b.take()).await.unwrap();
+    let b_session = observer.exists(&lock).await.unwrap().expect("B's lock");
+    // A declares its session lost, then makes a new one.
+    next_state(&mut states, ConnectionState::Lost).await;
+    proxy.heal();
+    next_state(&mut states, ConnectionState::Reconnected).await;
+    let blocked = within("the blocker", blocker).await.unwrap();
+    assert!(blocked.unwrap_err().is_session_expired());
+    let outcome = within("A's settle", settled).await.unwrap();
+
+    let now = observer.exists(&lock).await.unwrap();
+    assert_eq!(
+        now.map(|s| s.ephemeral_owner),
+        Some(b_session.ephemeral_owner),
+        "{settle:?} of a lost session's lock deleted the next consumer's lock (outcome {:?})",
+        outcome.map_err(|e| e.to_string())
+    );
+    // A hears that its lock went with its session: a release has nothing left to do, a
+    // complete says the item was not settled.
+    match settle {
+        Settle::Release => outcome.unwrap(),
+        Settle::Complete => assert!(outcome.unwrap_err().is_session_expired()),
+    }
+    // B still holds the item and settles it.
+    b_message.complete().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_release_held_back_past_a_session_loss_leaves_the_next_lock_alone() {
+    a_settle_held_back_past_a_session_loss(Settle::Release).await;
+}
+
+#[tokio::test]
+async fn a_complete_held_back_past_a_session_loss_leaves_the_next_lock_alone() {
+    a_settle_held_back_past_a_session_loss(Settle::Complete).await;
 }

@@ -106,6 +106,14 @@ struct Pending<T> {
     sent: Instant,
 }
 
+/// A request waiting for a usable session: when it was made, and the session it must go out
+/// on ([`Session::submit_in_session`]), if any.
+struct Waiting<T> {
+    since: Instant,
+    bound: Option<i64>,
+    request: Request<T>,
+}
+
 /// The session state machine. `T` is the caller's reply token (a oneshot sender in the tokio
 /// driver, anything in tests).
 pub struct Session<T> {
@@ -149,7 +157,7 @@ pub struct Session<T> {
     pings: VecDeque<(Option<i32>, Instant)>,
     /// Requests made while no session was usable, with when each was made: sent when one
     /// is, failed if none is within the session timeout (see `fail_stale_waiting`).
-    waiting: VecDeque<(Instant, Request<T>)>,
+    waiting: VecDeque<Waiting<T>>,
     pending_auth: VecDeque<Option<T>>,
     /// Tokens of `add_auth` calls made while disconnected, by index into `cfg.auth`.
     pending_auth_later: Vec<(usize, T)>,
@@ -386,6 +394,22 @@ impl<T> Session<T> {
     /// Queues a request: sent now if a session is open, else when one is; failed with
     /// `ConnectionLoss` if none is within the session timeout.
     pub fn submit(&mut self, request: Request<T>, now: Instant) {
+        self.submit_bound(request, None, now);
+    }
+
+    /// [`Session::submit`], for a request that is sent on session `session_id` or not at
+    /// all: if, when it would go out, the session is another one (that one was lost and a
+    /// new one made, or is being made), it fails with `SessionExpired` instead. For a
+    /// request whose meaning depends on its session: deleting the ephemeral node the
+    /// session holds would, on the next session, delete whatever node another client made
+    /// at that path since. Checked here, where the request meets the session it goes out
+    /// on: a caller's own check before submitting cannot see a loss that comes while the
+    /// request waits (for a place in flight, for a connection).
+    pub fn submit_in_session(&mut self, request: Request<T>, session_id: i64, now: Instant) {
+        self.submit_bound(request, Some(session_id), now);
+    }
+
+    fn submit_bound(&mut self, request: Request<T>, bound: Option<i64>, now: Instant) {
         if let Some(WatchOp::Register {
             kind,
             path,
@@ -399,10 +423,18 @@ impl<T> Session<T> {
             self.fail(Some(request.token), request.watch, Error::closed());
             return;
         }
+        let waiting = Waiting {
+            since: now,
+            bound,
+            request,
+        };
         if matches!(self.conn, Conn::Open { .. }) && self.waiting.is_empty() && !self.draining() {
-            self.send(request, now);
+            self.send_waiting_one(waiting, now);
+        } else if waiting.bound.is_some_and(|id| id != self.session_id) {
+            // Its session is gone already: no need to wait for the next one to say so.
+            self.refuse_unbound(waiting);
         } else {
-            self.waiting.push_back((now, request));
+            self.waiting.push_back(waiting);
         }
     }
 

@@ -22,7 +22,7 @@ impl<T> Session<T> {
     pub(super) fn waiting_deadline(&self) -> Option<Instant> {
         match (self.conn, self.waiting.front()) {
             (Conn::Open { .. }, _) | (_, None) => None,
-            (_, Some((since, _))) => Some(*since + self.negotiated),
+            (_, Some(waiting)) => Some(waiting.since + self.negotiated),
         }
     }
 
@@ -36,7 +36,7 @@ impl<T> Session<T> {
             if now < deadline {
                 break;
             }
-            let Some((_, request)) = self.waiting.pop_front() else {
+            let Some(Waiting { request, .. }) = self.waiting.pop_front() else {
                 break;
             };
             let mut detail = format!(
@@ -215,7 +215,7 @@ impl<T> Session<T> {
     }
 
     pub(super) fn fail_waiting(&mut self, error: impl Fn() -> Error) {
-        while let Some((_, request)) = self.waiting.pop_front() {
+        while let Some(Waiting { request, .. }) = self.waiting.pop_front() {
             self.fail(Some(request.token), request.watch, error());
         }
     }

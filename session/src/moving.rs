@@ -311,8 +311,8 @@ impl<T> Session<T> {
         if !matches!(self.conn, Conn::Open { .. }) || self.draining() {
             return;
         }
-        while let Some((_, request)) = self.waiting.pop_front() {
-            self.send(request, now);
+        while let Some(waiting) = self.waiting.pop_front() {
+            self.send_waiting_one(waiting, now);
         }
     }
 

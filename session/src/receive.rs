@@ -362,8 +362,8 @@ impl<T> Session<T> {
         self.auth_replies = 0;
         self.resend_auth_from(0, now);
         self.reregister_watches(now);
-        while let Some((_, request)) = self.waiting.pop_front() {
-            self.send(request, now);
+        while let Some(waiting) = self.waiting.pop_front() {
+            self.send_waiting_one(waiting, now);
         }
 
         let state = if read_only {

@@ -9,6 +9,23 @@ impl<T> Session<T> {
         xid
     }
 
+    /// Sends a request that waited, unless it is bound to a session other than this one.
+    pub(super) fn send_waiting_one(&mut self, waiting: Waiting<T>, now: Instant) {
+        if waiting.bound.is_some_and(|id| id != self.session_id) {
+            self.refuse_unbound(waiting);
+        } else {
+            self.send(waiting.request, now);
+        }
+    }
+
+    /// Fails a request bound to a session that is not the current one.
+    pub(super) fn refuse_unbound(&mut self, waiting: Waiting<T>) {
+        let error = Error::session_expired().with_detail(
+            "the request was made for an earlier session, and is not sent on this one",
+        );
+        self.fail(Some(waiting.request.token), waiting.request.watch, error);
+    }
+
     pub(super) fn send(&mut self, request: Request<T>, now: Instant) {
         self.send_frame(
             &request.frame,

@@ -718,6 +718,51 @@ fn a_request_waits_for_a_connection_no_longer_than_the_session_timeout() {
     assert_eq!(sent.len(), 1, "{sent:?}");
 }
 
+/// A request bound to a session (`submit_in_session`) goes out on that session only: sent
+/// while it lasts, across a reconnection that resumes it; failed with `SessionExpired`,
+/// and never sent, once it is lost, even when made after the loss and before the next
+/// session, where a plain request would wait for that session and go out on it.
+#[test]
+fn a_request_bound_to_a_session_is_never_sent_on_the_next() {
+    let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
+    let now = sim.get_data_in_session("/w", 0x42);
+    assert_eq!(sim.take_sent().len(), 1, "sent on its session");
+    let elsewhere = sim.get_data_in_session("/w", 0x41);
+    assert!(err_of(&sim.events(), elsewhere).is_session_expired());
+    assert!(sim.take_sent().is_empty(), "sent on another session");
+    let _ = now;
+
+    // Suspended, then resumed: it waits, and goes out on the same session.
+    sim.set_time(1_000);
+    sim.s.handle_disconnected(sim.now);
+    sim.events();
+    let resumed = sim.get_data_in_session("/w", 0x42);
+    let (_, ev) = reconnect(&mut sim, 0x42, 6_000);
+    assert!(reply_of(&ev, resumed).is_none());
+    assert_eq!(
+        sim.take_sent().len(),
+        1,
+        "sent once the session was resumed"
+    );
+
+    // Lost: a bound request made after the loss fails at once; a plain one waits and goes
+    // out on the next session.
+    sim.set_time(2_000);
+    sim.s.handle_disconnected(sim.now);
+    sim.events();
+    let ev = fail_connects_until(&mut sim, 8_000);
+    assert_eq!(state_changes(&ev), [(Lost, 0)]);
+    let bound = sim.get_data_in_session("/w", 0x42);
+    let err = err_of(&sim.events(), bound);
+    assert!(err.is_session_expired(), "{err}");
+    let plain = sim.get_data("/w");
+    let (_, ev) = reconnect(&mut sim, 0x43, 6_000);
+    assert_eq!(state_changes(&ev), [(Reconnected, 0x43)]);
+    assert!(reply_of(&ev, plain).is_none());
+    let sent = sim.take_sent();
+    assert_eq!(sent.len(), 1, "only the plain request goes out: {sent:?}");
+}
+
 #[test]
 fn a_session_reported_lost_is_not_resumed_by_a_late_handshake() {
     let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);

@@ -301,20 +301,32 @@ impl Driver {
         }
     }
 
+    /// Hands a request to the core, bound to `session` if given.
+    fn submit(&mut self, request: Request<ReplyTx>, session: Option<i64>, now: Instant) {
+        match session {
+            Some(id) => self.session.submit_in_session(request, id, now),
+            None => self.session.submit(request, now),
+        }
+    }
+
     fn command(&mut self, command: Command, now: Instant) {
         match command {
-            Command::Request { mut request, sink } => match sink {
+            Command::Request {
+                mut request,
+                sink,
+                session,
+            } => match sink {
                 // Left through a watcher whose stream is already gone: nobody will read its
                 // event, so its registration is forgotten as soon as it is made.
                 Some((id, WatchSink::Group(tx))) if tx.is_closed() => {
                     self.record_submitted(&mut request, Some(id));
-                    self.session.submit(request, now);
+                    self.submit(request, session, now);
                     self.session.forget_watcher(id, now);
                 }
                 Some((id, sink)) => {
                     self.sinks.insert(id, sink);
                     self.record_submitted(&mut request, Some(id));
-                    self.session.submit(request, now);
+                    self.submit(request, session, now);
                     let sinks = &self.sinks;
                     let abandoned = |id| sinks.get(&id).is_some_and(WatchSink::is_abandoned);
                     for id in self.session.sweep_abandoned(abandoned, now) {
@@ -323,7 +335,7 @@ impl Driver {
                 }
                 None => {
                     self.record_submitted(&mut request, None);
-                    self.session.submit(request, now)
+                    self.submit(request, session, now)
                 }
             },
             Command::AddAuth {

@@ -6,7 +6,7 @@ use tokio::time::Instant;
 use zkrs_client::{Client, CreateMode, ErrorCode, Result};
 
 use super::wait_until;
-use crate::framework::{create_parents, parent, wait_connected, ParentMode};
+use crate::framework::{create_parents, parent, Backoff, ParentMode};
 
 /// A barrier that holds while its node exists, as Curator's `DistributedBarrier`: one process
 /// sets it, any number wait on it, and all of them go on when it is removed.
@@ -82,6 +82,7 @@ impl DistributedBarrier {
     /// `timeout` passed first. Connection trouble is waited out.
     pub async fn wait_on_barrier(&self, timeout: Option<Duration>) -> Result<bool> {
         let deadline = timeout.map(|t| Instant::now() + t);
+        let mut backoff = Backoff::until(deadline);
         loop {
             match self.client.exists_and_watch(&self.path).await {
                 Ok((None, _)) => return Ok(true),
@@ -90,19 +91,11 @@ impl DistributedBarrier {
                         return Ok(false);
                     }
                 }
-                Err(e) if e.is_retryable() => {
-                    let connected = async { wait_connected(&self.client).await };
-                    match deadline {
-                        Some(d) => {
-                            if tokio::time::timeout_at(d, connected).await.is_err() {
-                                return Ok(false);
-                            }
-                        }
-                        None => {
-                            connected.await?;
-                        }
-                    }
-                }
+                Err(e) if e.is_retryable() => match backoff.pause(&self.client).await {
+                    Ok(()) => {}
+                    Err(_) if backoff.is_deadline() => return Ok(false),
+                    Err(e) => return Err(e),
+                },
                 Err(e) => return Err(e),
             }
         }

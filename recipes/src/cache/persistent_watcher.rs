@@ -3,7 +3,6 @@
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use tokio::sync::oneshot;
 use zkrs_client::__private::{event_stream, EventSender};
@@ -12,7 +11,7 @@ use zkrs_client::{
     WatchedEvent, DEFAULT_EVENT_CAPACITY,
 };
 
-use crate::framework::wait_connected;
+use crate::framework::{wait_connected, Backoff};
 
 /// What a [`PersistentWatcher`] tells.
 #[derive(Debug, Clone)]
@@ -175,6 +174,7 @@ async fn keep_watching(
     close: oneshot::Receiver<()>,
 ) {
     let watching = async {
+        let mut backoff = Backoff::new();
         loop {
             if wait_connected(&client).await.is_err() {
                 return;
@@ -182,10 +182,14 @@ async fn keep_watching(
             // Subscribe before adding, so a reconnect right after is not missed.
             let mut changes = client.state_changes();
             let mut watch = match client.add_watch(&path, mode).await {
-                Ok(watch) => watch,
+                Ok(watch) => {
+                    backoff.reset();
+                    watch
+                }
                 Err(e) if e.is_retryable() => {
-                    // Connection trouble: wait for the connection to settle and try again.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    if backoff.pause(&client).await.is_err() {
+                        return;
+                    }
                     continue;
                 }
                 Err(e) => {

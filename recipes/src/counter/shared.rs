@@ -3,7 +3,6 @@
 
 use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
 use zkrs_client::{
@@ -13,7 +12,7 @@ use zkrs_client::{
 
 use super::number::{read_number, Number};
 use crate::data_codec::DataCodec;
-use crate::framework::{create_parents, parent, wait_connected, Listeners, ParentMode};
+use crate::framework::{create_parents, parent, Backoff, Listeners, ParentMode};
 
 /// A value with the node version it was read at (what compare-and-set compares).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,10 +267,12 @@ async fn follow<T: Codec>(
     let Some(path) = inner.upgrade().map(|i| i.path.clone()) else {
         return;
     };
+    let mut backoff = Backoff::new();
     loop {
         // Read with a watch (or wait for the node to be created again).
         let watch = match client.get_data_and_watch(&path).await {
             Ok((data, stat, watch)) => {
+                backoff.reset();
                 let Some(inner) = inner.upgrade() else { return };
                 if let Ok(value) = inner.decode(data) {
                     inner.offer(&stat, value);
@@ -280,7 +281,10 @@ async fn follow<T: Codec>(
             }
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 match client.exists_and_watch(&path).await {
-                    Ok((_, watch)) => Some(watch),
+                    Ok((_, watch)) => {
+                        backoff.reset();
+                        Some(watch)
+                    }
                     Err(_) => None,
                 }
             }
@@ -321,15 +325,10 @@ async fn follow<T: Codec>(
                     }
                 }
                 // A failed read: try again once connected.
-                _ = wait_connected_then_pause(&client), if no_watch => break,
+                _ = backoff.pause(&client), if no_watch => break,
             }
         }
     }
-}
-
-async fn wait_connected_then_pause(client: &Client) {
-    let _ = wait_connected(client).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
 /// A value (any bytes) shared by every process that uses the same node, as Curator's

@@ -5,7 +5,7 @@ use std::future::Future;
 
 use zkrs_client::{Client, ErrorCode, Result};
 
-use super::connection::wait_connected;
+use super::retry::Backoff;
 
 /// Deletes `path`, retrying through connection loss until the node is gone (deleted by us,
 /// or already absent). A release that gives up while the node stays would leave a lock held
@@ -14,13 +14,14 @@ use super::connection::wait_connected;
 /// After a lost session the node may outlive it until the server expires the session: the
 /// new session deletes it, so a waiter does not wait for the expiry (CURATOR-604).
 pub async fn delete_until_gone(client: &Client, path: &str) -> Result<()> {
+    let mut backoff = Backoff::new();
     loop {
         match client.delete(path, None).await {
             Ok(()) => return Ok(()),
             Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
             Err(e) if e.is_closed() => return Err(e),
             Err(e) if e.is_retryable() || e.is_session_expired() => {
-                wait_connected(client).await?;
+                backoff.pause(client).await?;
             }
             Err(e) => return Err(e),
         }

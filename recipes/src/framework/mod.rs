@@ -1,4 +1,5 @@
-//! The framework layer under every recipe: retries, paths and parents, protected creates,
+//! The framework layer under every recipe: retries (the one back-off every retry loop
+//! sleeps with), paths and parents, protected creates,
 //! guaranteed deletes, namespaces, and the connection-state policy.
 
 mod connection;
@@ -24,6 +25,7 @@ pub(crate) use protected::list_in_doubt;
 pub use protected::{
     create_protected, find_protected, guaranteed_delete_protected, ProtectedName, PROTECTED_PREFIX,
 };
+pub(crate) use retry::Backoff;
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;
 pub(crate) use wait::{recover, wait_or_recover, watch_or_state, Wake, Woke};

@@ -3,9 +3,9 @@
 
 use zkrs_client::{Children, Client, CreateMode, CreateOptions, ErrorCode, Result, Stat};
 
-use super::connection::wait_connected;
 use super::delete::{delete_until_gone, guaranteed_delete};
 use super::paths::{create_parents, join, parent, ParentMode};
+use super::retry::Backoff;
 
 use super::uuid::Uuid;
 
@@ -58,9 +58,10 @@ impl Default for ProtectedName {
 }
 
 /// Creates `<parent>/_c_<uuid>-<name>` (with missing parents as containers) and returns its
-/// path and Stat. After a connection loss it waits for the connection, then looks for a child
-/// of `parent` with our prefix before creating again; an ephemeral found there that belongs
-/// to an earlier session is deleted, not adopted (it is about to vanish).
+/// path and Stat. After a connection loss (or another retryable error) it backs off, then
+/// looks for a child of `parent` with our prefix before creating again, looking again after
+/// each retryable failure of the look; an ephemeral found there that belongs to an earlier
+/// session is deleted, not adopted (it is about to vanish).
 pub async fn create_protected(
     client: &Client,
     parent_path: &str,
@@ -71,21 +72,31 @@ pub async fn create_protected(
 ) -> Result<(String, Stat)> {
     let path = protected.path(parent_path, name);
     let options = CreateOptions::new(mode).with_stat();
+    let mut backoff = Backoff::new();
     loop {
         match client.create_with(&path, data, &options).await {
             Ok((created, stat)) => return Ok((created, stat.unwrap_or_default())),
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 create_parents(client, parent(&path), ParentMode::Container).await?;
             }
-            Err(e) if e.is_retryable() || e.is_session_expired() => {
-                wait_connected(client).await?;
-                if let Some(found) = find_protected(client, parent_path, protected, mode).await? {
-                    return Ok(found);
+            Err(e) if in_doubt(&e) => loop {
+                // The create may have happened: look before creating again.
+                backoff.pause(client).await?;
+                match find_protected(client, parent_path, protected, mode).await {
+                    Ok(Some(found)) => return Ok(found),
+                    Ok(None) => break,
+                    Err(e) if in_doubt(&e) => {}
+                    Err(e) => return Err(e),
                 }
-            }
+            },
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Whether `e` leaves a request's outcome unknown, to be looked at again after a pause.
+fn in_doubt(e: &zkrs_client::Error) -> bool {
+    e.is_retryable() || e.is_session_expired()
 }
 
 /// Looks for our protected node under `parent`; returns it if it is ours to keep.
@@ -138,6 +149,7 @@ pub fn guaranteed_delete_protected(client: &Client, parent: String, prefix: Stri
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         let client = client.clone();
         runtime.spawn(async move {
+            let mut backoff = Backoff::new();
             loop {
                 match list_in_doubt(&client, &parent).await {
                     Ok(None) => return,
@@ -148,12 +160,14 @@ pub fn guaranteed_delete_protected(client: &Client, parent: String, prefix: Stri
                         }
                         return;
                     }
-                    Err(e) if e.is_closed() => return,
-                    Err(_) => {
-                        if wait_connected(&client).await.is_err() {
+                    Err(e) if in_doubt(&e) => {
+                        if backoff.pause(&client).await.is_err() {
                             return;
                         }
                     }
+                    // Closed, or an error no retry fixes (the node then stays for its
+                    // session's life).
+                    Err(_) => return,
                 }
             }
         });

@@ -41,8 +41,8 @@ use crate::candidacy::{is_stale, watch_line, watch_own, Standing};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,
-    guaranteed_delete_protected, join, join_all, lost_in, lost_now, node_name, wait_connected,
-    watch_or_state, ConnectionStatePolicy, FencingToken, PolicyChanges, ProtectedName, Woke,
+    guaranteed_delete_protected, join, join_all, lost_in, lost_now, node_name, watch_or_state,
+    Backoff, ConnectionStatePolicy, FencingToken, PolicyChanges, ProtectedName, Woke,
 };
 use crate::lock::internals::{participants as lock_participants, LockSpec};
 use crate::sequence::{key_fn, rank, sort_key};
@@ -391,6 +391,8 @@ enum Wake {
     Ours,
     /// The connection state changed.
     State(ConnectionState),
+    /// A request failed: back off, then look again once connected.
+    Failed,
     /// The client is closed.
     Closed,
 }
@@ -453,6 +455,7 @@ async fn run(shared: Arc<Shared>) {
     // fires: a deletion of our node is heard while we wait, and the hand-off leads without
     // a request of its own.
     let mut own: Option<(String, OneshotWatch)> = None;
+    let mut backoff = Backoff::new();
     loop {
         // Our node, created (with its listing, pipelined) if we have none.
         let mut listed = None;
@@ -490,7 +493,7 @@ async fn run(shared: Arc<Shared>) {
                     }
                     Err(e) if e.is_closed() => return,
                     Err(_) => {
-                        if wait_connected(&client).await.is_err() {
+                        if backoff.pause(&client).await.is_err() {
                             return;
                         }
                         continue;
@@ -542,7 +545,7 @@ async fn run(shared: Arc<Shared>) {
                         break 'first Wake::Look;
                     }
                     Err(e) if e.is_closed() => return,
-                    Err(_) => break 'first Wake::State(client.state()),
+                    Err(_) => break 'first Wake::Failed,
                 };
                 let wake = wait_watches_or_state(&mut mine, &mut None, &mut changes).await;
                 own = mine.map(|watch| (ours, watch));
@@ -565,12 +568,12 @@ async fn run(shared: Arc<Shared>) {
                     // Our node is gone: the listing will say so.
                     Ok(None) => break 'behind Wake::Look,
                     Err(e) if e.is_closed() => return,
-                    Err(_) => break 'behind Wake::State(client.state()),
+                    Err(_) => break 'behind Wake::Failed,
                 };
                 let wake = match (watch, ahead) {
                     (Err(e), _) | (_, Some(Err(e))) if e.is_closed() => return,
                     (Ok(None), _) => Wake::Deleted,
-                    (Err(_), _) => Wake::State(client.state()),
+                    (Err(_), _) => Wake::Failed,
                     // Gone already: a listing says where we stand.
                     (Ok(Some(watch)), Some(Ok(None))) => {
                         kept = Some((predecessor, watch));
@@ -602,10 +605,19 @@ async fn run(shared: Arc<Shared>) {
                 wake
             }
         };
+        if !matches!(wake, Wake::Failed) {
+            backoff.reset();
+        }
         match wake {
             Wake::Look | Wake::Ours => {}
             // Only worth anything while waiting, as the one before us was the only one.
             Wake::Deleted => handed_over = sole,
+            Wake::Failed => {
+                backoff.sleep().await;
+                if !handle_state(&shared, client.state(), &mut changes).await {
+                    return;
+                }
+            }
             Wake::Closed => {
                 shared.set_leader(false, true);
                 return;
@@ -656,6 +668,7 @@ async fn create_node(
 ) -> Option<(String, i64, i64, Option<zkrs_client::Children>)> {
     let client = &shared.client;
     let options = CreateOptions::new(CreateMode::EphemeralSequential).with_stat();
+    let mut backoff = Backoff::new();
     loop {
         let protected = ProtectedName::new();
         let path = protected.path(&shared.path, LATCH_NAME);
@@ -686,7 +699,7 @@ async fn create_node(
                 {
                     Ok(()) => {}
                     Err(e) if e.is_closed() => return None,
-                    Err(e) if e.is_retryable() => {}
+                    Err(e) if e.is_retryable() => backoff.sleep().await,
                     Err(e) => {
                         shared.fail(e);
                         return None;
@@ -705,7 +718,7 @@ async fn create_node(
                 // Connection loss (or the session): find out whether the create happened. The
                 // same protected name is looked for until we know: a new attempt under a new
                 // name would leave the first node, if it was made, for the session's life.
-                match resolve_in_doubt(shared, changes, &protected).await {
+                match resolve_in_doubt(shared, changes, &protected, &mut backoff).await {
                     InDoubt::Found(path, owner, czxid) => Some((path, owner, czxid, None)),
                     InDoubt::NotMade => {
                         shared.node().in_doubt = None;
@@ -736,9 +749,11 @@ async fn resolve_in_doubt(
     shared: &Shared,
     changes: &mut PolicyChanges,
     protected: &ProtectedName,
+    backoff: &mut Backoff,
 ) -> InDoubt {
     let client = &shared.client;
     loop {
+        backoff.sleep().await;
         while !client.state().is_connected() {
             match changes.next().await {
                 Some(c) if c.state == ConnectionState::Closed => return InDoubt::Stop,

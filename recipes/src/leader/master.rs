@@ -18,17 +18,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
+use zkrs_client::__private::delete_in_session;
 use zkrs_client::{
     validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
     EventStream, EventType, OneshotWatch, Result, Stat, StateChange,
 };
 
-use super::backoff::Backoff;
 use super::latch::Participant;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 
 use crate::framework::{
-    self, create_parents, lost_now, parent, wait_connected, ConnectionStatePolicy, FencingToken,
+    self, create_parents, lost_now, parent, Backoff, ConnectionStatePolicy, FencingToken,
     PolicyChanges, Wake,
 };
 
@@ -319,6 +319,7 @@ fn delete_if_ours_in_background(shared: &Arc<Shared>, session: i64) {
 /// current one; retries through connection loss. A node of a lost session goes with it.
 async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
     let client = &shared.client;
+    let mut backoff = Backoff::new();
     loop {
         if client.session_id() != session && client.state().is_connected() {
             return Ok(()); // That session is gone, and its node with it.
@@ -328,7 +329,7 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
             Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
             Err(e) if e.is_session_expired() => return Ok(()),
             Err(e) if e.is_retryable() => {
-                wait_connected(client).await?;
+                backoff.pause(client).await?;
                 continue;
             }
             Err(e) => return Err(e),
@@ -336,19 +337,19 @@ async fn delete_if_ours(shared: &Shared, session: i64) -> Result<()> {
         if claim(Some((&data, &stat)), shared.id.as_bytes(), session) != Claim::Ours {
             return Ok(());
         }
-        // Sent while `session` is current: it goes out under that session or fails, so the
-        // node it deletes is still ours (the version guards against a changed node).
+        // Bound to `session` (the version alone would not tell a node made since by another
+        // contender, at version 0 as ours may be): it goes out under that session or fails
+        // with `SessionExpired`, so the node it deletes is still ours.
         if client.session_id() != session {
             continue;
         }
-        match client.delete(&shared.path, Some(stat.version)).await {
+        let deleted = delete_in_session(client, &shared.path, Some(stat.version), session);
+        match deleted.await {
             Ok(()) => return Ok(()),
             Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(()),
             Err(e) if e.is_session_expired() => return Ok(()),
             Err(e) if e.code() == Some(ErrorCode::BadVersion) => {}
-            Err(e) if e.is_retryable() => {
-                wait_connected(client).await?;
-            }
+            Err(e) if e.is_retryable() => backoff.pause(client).await?,
             Err(e) => return Err(e),
         }
     }
@@ -402,7 +403,8 @@ async fn run(shared: Arc<Shared>) {
         match created {
             // Won, or in doubt: either way the node is read below, and `claim` decides.
             Ok(_) => backoff.reset(),
-            Err(e) if e.is_retryable() || e.is_session_expired() => {}
+            // Looked at after a pause: a server that throttles is not asked again at once.
+            Err(e) if e.is_retryable() || e.is_session_expired() => backoff.sleep().await,
             Err(e) if e.code() == Some(ErrorCode::NodeExists) => *shared.maybe_owner() = None,
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 *shared.maybe_owner() = None;
@@ -414,14 +416,18 @@ async fn run(shared: Arc<Shared>) {
                 .await
                 {
                     Err(e) if e.is_closed() => return,
-                    _ => continue,
+                    Err(_) => {
+                        backoff.sleep().await;
+                        continue;
+                    }
+                    Ok(()) => continue,
                 }
             }
             Err(e) if e.is_closed() => return,
             Err(_) => {
                 // E.g. no permission: try again, slowly.
                 *shared.maybe_owner() = None;
-                tokio::time::sleep(backoff.failed()).await;
+                backoff.sleep().await;
                 continue;
             }
         }
@@ -435,10 +441,8 @@ async fn run(shared: Arc<Shared>) {
                 Ok((data, stat, watch)) => (Some((data, stat)), Some(watch)),
                 Err(e) if e.code() == Some(ErrorCode::NoNode) => (None, None),
                 Err(e) if e.is_closed() => return,
-                Err(e) => {
-                    if !e.is_retryable() && !e.is_session_expired() {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                    }
+                Err(_) => {
+                    backoff.sleep().await;
                     continue; // `recover` waits for the connection.
                 }
             };

@@ -11,7 +11,6 @@
 //! `await_leadership`, `await_leadership_timeout`, `events` and `close` (Curator's names, such
 //! as `hasLeadership`, are in each type's docs).
 
-mod backoff;
 mod election;
 mod latch;
 mod leadership;

@@ -31,12 +31,11 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use zkrs_client::{validate_path, Client, ConnectionState, EventStream, EventType, Result};
 
-use super::backoff::Backoff;
 use super::latch::{participants_of, Participant};
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
 use crate::candidacy::watch_own;
 use crate::framework::{
-    lost_in, lost_now, wait_connected, ConnectionStatePolicy, FencingToken, PolicyChanges,
+    lost_in, lost_now, Backoff, ConnectionStatePolicy, FencingToken, PolicyChanges,
 };
 use crate::lock::{InterProcessMutex, LockGuard};
 
@@ -514,7 +513,7 @@ async fn run(shared: Arc<Shared>, mut closed: watch::Receiver<bool>) -> Result<(
                 tokio::select! {
                     biased;
                     _ = closed.wait_for(|c| *c) => return Ok(()),
-                    _ = tokio::time::sleep(backoff.failed()) => {}
+                    _ = backoff.sleep() => {}
                 }
                 end_attempt(&shared);
                 continue;
@@ -656,6 +655,7 @@ async fn connection_lost(
 /// Resolves when our lock node is deleted (or the session ends before it is): the leader's
 /// watch on its own node.
 async fn node_deleted(client: &Client, path: &str) -> CancelReason {
+    let mut backoff = Backoff::new();
     loop {
         match watch_own(client, path).await {
             Ok(None) => return CancelReason::NodeDeleted,
@@ -673,7 +673,7 @@ async fn node_deleted(client: &Client, path: &str) -> CancelReason {
             Err(e) if e.is_closed() => return CancelReason::Closed,
             Err(e) if e.is_session_expired() => return CancelReason::SessionLost,
             Err(_) => {
-                if wait_connected(client).await.is_err() {
+                if backoff.pause(client).await.is_err() {
                     return CancelReason::Closed;
                 }
             }

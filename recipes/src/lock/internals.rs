@@ -66,7 +66,7 @@ use zkrs_client::{
 use crate::candidacy::{is_stale, watch_line, Standing};
 use crate::framework::{
     create_parents, find_protected, guaranteed_delete, guaranteed_delete_protected, join,
-    node_name, wait_connected, FencingToken, ProtectedName,
+    node_name, Backoff, FencingToken, ProtectedName,
 };
 use crate::sequence::{blockers_before, key_fn, rank, read_write_sort_key, sort_key};
 
@@ -238,6 +238,7 @@ pub(crate) async fn acquire_with_sequence(
         node: None,
         in_doubt: false,
     };
+    let mut backoff = Backoff::until(deadline);
     'attempt: loop {
         cleanup.in_doubt = true;
         if asked.is_empty() {
@@ -263,7 +264,11 @@ pub(crate) async fn acquire_with_sequence(
                 continue 'attempt;
             }
             Err(e) if e.is_retryable() || e.is_session_expired() => {
-                wait_connected(client).await?;
+                match backoff.pause(client).await {
+                    Ok(()) => {}
+                    Err(_) if backoff.is_deadline() => return Ok(None), // `cleanup` looks.
+                    Err(e) => return Err(e),
+                }
                 match find_protected(client, &spec.dir, &protected, mode).await? {
                     Some((path, stat)) => (path, stat.ephemeral_owner, stat.czxid, None),
                     None => continue 'attempt,
@@ -290,10 +295,11 @@ pub(crate) async fn acquire_with_sequence(
                         cleanup.node = None;
                         continue 'attempt;
                     }
-                    Err(e) if e.is_retryable() => {
-                        wait_connected(client).await?;
-                        continue;
-                    }
+                    Err(e) if e.is_retryable() => match backoff.pause(client).await {
+                        Ok(()) => continue,
+                        Err(_) if backoff.is_deadline() => return Ok(None),
+                        Err(e) => return Err(e),
+                    },
                     Err(e) => return Err(e),
                 },
             };
@@ -313,7 +319,9 @@ pub(crate) async fn acquire_with_sequence(
                 }
                 let predecessor = join(&spec.dir, &name);
                 let lookahead = place.lookahead.map(|n| join(&spec.dir, &n));
-                match wait_in_line(client, predecessor, lookahead, kept.take(), deadline).await? {
+                let waited =
+                    wait_in_line(client, predecessor, lookahead, kept.take(), &mut backoff);
+                match waited.await? {
                     Wait::TimedOut => return Ok(None),
                     // With `sole`, the lock is ours without a new listing.
                     Wait::Gone if place.sole => {}
@@ -364,15 +372,19 @@ async fn wait_in_line(
     predecessor: String,
     lookahead: Option<String>,
     kept: Option<(String, OneshotWatch)>,
-    deadline: Option<Instant>,
+    backoff: &mut Backoff,
 ) -> Result<Wait> {
+    let deadline = backoff.deadline();
     let (watch, ahead) = watch_line(client, &predecessor, lookahead.as_deref(), kept).await;
     let mut watch = match watch {
         Ok(Some(watch)) => watch,
         Ok(None) => return Ok(Wait::Gone),
         Err(e) if e.is_retryable() => {
-            wait_connected(client).await?;
-            return Ok(Wait::LookAgain);
+            return match backoff.pause(client).await {
+                Ok(()) => Ok(Wait::LookAgain),
+                Err(_) if backoff.is_deadline() => Ok(Wait::TimedOut),
+                Err(e) => Err(e),
+            };
         }
         Err(e) => return Err(e),
     };

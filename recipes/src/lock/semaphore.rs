@@ -14,8 +14,8 @@ use super::internals::Cleanup;
 use super::mutex::InterProcessMutex;
 use crate::counter::{decode_count, encode_count};
 use crate::framework::{
-    create_parents, create_protected, join, node_name, parent, wait_connected,
-    ConnectionStatePolicy, FencingToken, ProtectedName,
+    create_parents, create_protected, join, node_name, parent, Backoff, ConnectionStatePolicy,
+    FencingToken, ProtectedName,
 };
 use crate::metrics::{count, LockKind};
 use crate::sequence::{key_fn, sort_key, sorted};
@@ -376,6 +376,7 @@ impl InterProcessSemaphoreV2 {
             return Ok(Attempt::Gone);
         }
         let ours = lease.node_name();
+        let mut backoff = Backoff::until(deadline);
         loop {
             let pipelined = first.is_some();
             let (listed, max) = match first.take() {
@@ -393,8 +394,14 @@ impl InterProcessSemaphoreV2 {
                 (Err(e), _) if pipelined && e.code() == Some(ErrorCode::NoNode) => continue,
                 (Err(e), _) if e.code() == Some(ErrorCode::NoNode) => return Ok(Attempt::Gone),
                 (Err(e), _) | (_, Err(e)) if e.is_retryable() || e.is_session_expired() => {
-                    wait_connected(client).await?;
-                    continue;
+                    match backoff.pause(client).await {
+                        Ok(()) => continue,
+                        Err(_) if backoff.is_deadline() => {
+                            lease.release().await?;
+                            return Ok(Attempt::TimedOut);
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
                 (Err(e), _) | (_, Err(e)) => return Err(e),
             };

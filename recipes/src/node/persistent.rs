@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
+use zkrs_client::__private::delete_in_session;
 use zkrs_client::{
     Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventStream, EventType,
     Lagged, Result, DEFAULT_EVENT_CAPACITY,
@@ -13,7 +14,7 @@ use zkrs_client::{
 use crate::data_codec::DataCodec;
 use crate::framework::{
     create_parents, create_protected, delete_for_sure, delete_until_gone, guaranteed_delete,
-    node_name, parent, wait_connected, Listeners, ParentMode, ProtectedName,
+    node_name, parent, Backoff, Listeners, ParentMode, ProtectedName,
 };
 
 /// What a [`PersistentNode`] tells.
@@ -273,6 +274,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
     let client = inner.client.clone();
     let mut states = client.state_changes();
     let work = async {
+        let mut backoff = Backoff::new();
         loop {
             let adopted = std::mem::take(&mut inner.state().adopted);
             let adopted = adopted.then(|| inner.state().actual.clone()).flatten();
@@ -282,10 +284,13 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
                 None => inner.ensure().await,
             };
             let path = match ensured {
-                Ok(path) => path,
+                Ok(path) => {
+                    backoff.reset();
+                    path
+                }
                 Err(e) if e.is_closed() => return,
                 Err(e) if e.is_retryable() || e.is_session_expired() => {
-                    if wait_connected(&client).await.is_err() {
+                    if backoff.pause(&client).await.is_err() {
                         return;
                     }
                     continue;
@@ -314,7 +319,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
                     Ok((Some(_), watch)) => watch,
                     Err(e) if e.is_closed() => return,
                     Err(_) => {
-                        if wait_connected(&client).await.is_err() {
+                        if backoff.pause(&client).await.is_err() {
                             return;
                         }
                         break 'watching;
@@ -664,11 +669,15 @@ fn delete_if_ours(client: &Client, path: String) {
     };
     let client = client.clone();
     runtime.spawn(async move {
+        let mut backoff = Backoff::new();
         loop {
             let session = client.session_id();
             let outcome = match client.exists(&path).await {
+                // Bound to the session that owns it: sent on a later one, the delete would
+                // remove a node another client made at the path since (at version 0, as
+                // ours may be).
                 Ok(Some(stat)) if stat.ephemeral_owner == session => {
-                    client.delete(&path, Some(stat.version)).await
+                    delete_in_session(&client, &path, Some(stat.version), session).await
                 }
                 Ok(_) => return,
                 Err(e) => Err(e),
@@ -676,7 +685,7 @@ fn delete_if_ours(client: &Client, path: String) {
             match outcome {
                 Ok(()) => return,
                 Err(e) if e.is_retryable() => {
-                    if wait_connected(&client).await.is_err() {
+                    if backoff.pause(&client).await.is_err() {
                         return;
                     }
                 }

@@ -10,7 +10,7 @@
 use tokio::time::Instant;
 use zkrs_client::{AddWatchMode, Client, ErrorCode, PersistentWatch, Result};
 
-use crate::framework::wait_connected;
+use crate::framework::Backoff;
 
 /// Waits until `path` has fewer than `max` children; `false` if `deadline` passed first.
 pub(crate) async fn wait_for_room(
@@ -19,7 +19,12 @@ pub(crate) async fn wait_for_room(
     max: usize,
     deadline: Option<Instant>,
 ) -> Result<bool> {
-    if has_room(client, path, max).await? {
+    let mut backoff = Backoff::until(deadline);
+    let room = match has_room(client, path, max, &mut backoff).await {
+        Err(_) if backoff.is_deadline() => return Ok(false),
+        room => room?,
+    };
+    if room {
         return Ok(true);
     }
     // Full: watch first, then read the count, so no departure is missed in between.
@@ -31,26 +36,31 @@ pub(crate) async fn wait_for_room(
             match client.add_watch(path, AddWatchMode::Persistent).await {
                 Ok(watch) => persistent = Some(watch),
                 Err(e) if e.code() == Some(ErrorCode::Unimplemented) => no_add_watch = true,
-                Err(e) if e.is_retryable() => {
-                    wait_connected(client).await?;
-                    continue;
-                }
+                Err(e) if e.is_retryable() => match backoff.pause(client).await {
+                    Ok(()) => continue,
+                    Err(_) if backoff.is_deadline() => return Ok(false),
+                    Err(e) => return Err(e),
+                },
                 Err(e) => return Err(e),
             }
         }
         if persistent.is_some() {
-            if has_room(client, path, max).await? {
-                return Ok(true);
+            match has_room(client, path, max, &mut backoff).await {
+                Ok(true) => return Ok(true),
+                Ok(false) => {}
+                Err(_) if backoff.is_deadline() => return Ok(false),
+                Err(e) => return Err(e),
             }
         } else {
             match client.get_children_and_watch(path).await {
                 Ok((children, _)) if children.len() < max => return Ok(true),
                 Ok((_, watch)) => oneshot = Some(watch),
                 Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(true),
-                Err(e) if e.is_retryable() => {
-                    wait_connected(client).await?;
-                    continue;
-                }
+                Err(e) if e.is_retryable() => match backoff.pause(client).await {
+                    Ok(()) => continue,
+                    Err(_) if backoff.is_deadline() => return Ok(false),
+                    Err(e) => return Err(e),
+                },
                 Err(e) => return Err(e),
             }
         }
@@ -82,12 +92,12 @@ pub(crate) async fn wait_for_room(
     }
 }
 
-async fn has_room(client: &Client, path: &str, max: usize) -> Result<bool> {
+async fn has_room(client: &Client, path: &str, max: usize, backoff: &mut Backoff) -> Result<bool> {
     loop {
         match client.exists(path).await {
             Ok(Some(stat)) => return Ok((stat.num_children.max(0) as usize) < max),
             Ok(None) => return Ok(true),
-            Err(e) if e.is_retryable() => wait_connected(client).await.map(drop)?,
+            Err(e) if e.is_retryable() => backoff.pause(client).await?,
             Err(e) => return Err(e),
         }
     }

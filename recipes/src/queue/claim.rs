@@ -16,7 +16,9 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 use zkrs_client::{Bytes, Client, CreateMode, CreateOptions, Error, ErrorCode, Watcher};
 
-use crate::framework::{join, wait_connected, Uuid};
+use zkrs_client::__private::delete_in_session;
+
+use crate::framework::{join, Backoff, Uuid};
 
 /// An item taken from the queue (its node deleted, or locked by us).
 #[derive(Debug)]
@@ -135,21 +137,29 @@ impl Drop for LockHeld {
 /// Deletes our lock node, retrying through connection loss, but only while the session
 /// that created it lasts: after that the server has deleted it, and a node at that path is
 /// another consumer's lock.
+///
+/// The delete is bound to that session in the client's request path
+/// (`delete_in_session`): a check of the session id before sending is not enough, as the
+/// request can wait (for a place in flight, for a connection) past the session's loss and
+/// then go out on the next session. A multi with a check on the node would not do either:
+/// ZooKeeper's check compares the data version only, and another consumer's lock made
+/// since has version 0 as ours has; nothing in a transaction compares the ephemeral owner.
 pub(crate) async fn delete_lock(
     client: &Client,
     node: &str,
     session_id: i64,
 ) -> zkrs_client::Result<()> {
+    let mut backoff = Backoff::new();
     loop {
         if client.session_id() != session_id {
             return Ok(());
         }
-        match client.delete(node, None).await {
+        match delete_in_session(client, node, None, session_id).await {
             Ok(()) => return Ok(()),
             Err(e) if e.code() == Some(ErrorCode::NoNode) || e.is_session_expired() => {
                 return Ok(())
             }
-            Err(e) if e.is_retryable() => wait_connected(client).await.map(drop)?,
+            Err(e) if e.is_retryable() => backoff.pause(client).await?,
             Err(e) => return Err(e),
         }
     }
@@ -162,6 +172,7 @@ fn retry_later(e: &Error) -> bool {
 /// Claims `<dir>/<name>` by deleting it (no lock path).
 pub(crate) async fn claim_by_delete(client: Client, dir: &str, name: String) -> Claimed {
     let path = join(dir, &name);
+    let mut backoff = Backoff::new();
     loop {
         let (read, deleted) = tokio::join!(client.get_data(&path), client.delete(&path, None));
         match deleted {
@@ -182,7 +193,7 @@ pub(crate) async fn claim_by_delete(client: Client, dir: &str, name: String) -> 
                 // The delete may have been applied. If the node is still there it was not:
                 // claim again. If it is gone we cannot tell whose delete it was.
                 loop {
-                    if let Err(e) = wait_connected(&client).await {
+                    if let Err(e) = backoff.pause(&client).await {
                         return Claimed::Failed(e);
                     }
                     match client.exists(&path).await {
@@ -216,6 +227,7 @@ pub(crate) async fn claim_by_lock(
     let token = Uuid::new_v4().to_ascii();
     // A create of ours failed with its outcome unknown: the node may be ours.
     let mut in_doubt = false;
+    let mut backoff = Backoff::new();
     let (held, mut read) = loop {
         if in_doubt {
             // Did our create happen? Synced first: the member we reconnected to may not have
@@ -223,7 +235,7 @@ pub(crate) async fn claim_by_lock(
             // simulation, queues seed 5000105: the look read a lagging member, saw the lock
             // of a consumer that had finished, and our own lock stayed for the session's
             // life). Ours if its data is our token.
-            if let Err(e) = wait_connected(&client).await {
+            if let Err(e) = backoff.pause(&client).await {
                 return Claimed::Failed(e);
             }
             let looked = match client.sync(lock_dir).await {
@@ -276,7 +288,7 @@ pub(crate) async fn claim_by_lock(
                 return Claimed::Gone;
             }
             Err(e) if e.is_retryable() && held.is_valid() => {
-                if let Err(e) = wait_connected(&client).await {
+                if let Err(e) = backoff.pause(&client).await {
                     return Claimed::Failed(e);
                 }
                 read = client.get_data(&path).await;

@@ -17,7 +17,7 @@ use zkrs_client::{ErrorCode, Result, Watcher, WatcherEvents};
 use super::claim::{claim_by_delete, claim_by_lock, Claimed, Taken};
 use super::cursor::{Cursor, Entry, Next};
 use super::spec::{ensure_node, requeue, Spec};
-use crate::framework::{join, wait_connected};
+use crate::framework::{join, Backoff};
 
 /// What a consumer has done so far: the cost of its work, for tests and benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -150,7 +150,13 @@ impl Engine {
                 && !(matches!(wait, Wait::No) && listed > 0)
             {
                 self.cursor.clear();
-                self.list().await?;
+                let until = match wait {
+                    Wait::Until(d) => Some(d),
+                    Wait::No | Wait::Forever => None,
+                };
+                if !self.list(until).await? {
+                    return Ok(None);
+                }
                 listed += 1;
                 continue;
             }
@@ -170,6 +176,7 @@ impl Engine {
         if let Some(taken) = self.ready.front() {
             return Ok(Some(taken.data.clone()));
         }
+        let mut backoff = Backoff::new();
         loop {
             match self.cursor.next(now_ms()) {
                 Next::Item(entry) => {
@@ -183,7 +190,7 @@ impl Engine {
                         Err(e) if e.code() == Some(ErrorCode::NoNode) => self.cursor.mark_stale(),
                         Err(e) if e.is_retryable() => {
                             self.cursor.push_front(entry);
-                            wait_connected(&self.spec.client).await?;
+                            backoff.pause(&self.spec.client).await?;
                         }
                         Err(e) => {
                             self.cursor.push_front(entry);
@@ -194,7 +201,7 @@ impl Engine {
                 Next::NotDue(_) | Next::Exhausted => {
                     if self.cursor.watch_fired().await {
                         self.cursor.clear();
-                        self.list().await?;
+                        self.list(None).await?;
                     } else {
                         return Ok(None);
                     }
@@ -320,19 +327,24 @@ impl Engine {
     }
 
     /// Lists the queue (with a child watch) into the cursor; creates the queue node if it
-    /// is missing.
-    async fn list(&mut self) -> Result<()> {
+    /// is missing. `false` when `deadline` passed while retrying.
+    async fn list(&mut self, deadline: Option<Instant>) -> Result<bool> {
         let client = &self.spec.client;
+        let mut backoff = Backoff::until(deadline);
         loop {
             match client.get_children_and_watch(&self.spec.path).await {
                 Ok((children, watch)) => {
                     self.cursor.refill(&children, Some(watch));
-                    return Ok(());
+                    return Ok(true);
                 }
                 Err(e) if e.code() == Some(ErrorCode::NoNode) => self.spec.ensure_dir().await?,
                 Err(e) if e.is_closed() => return Err(e),
                 Err(e) if e.is_retryable() || e.is_session_expired() => {
-                    wait_connected(client).await?;
+                    match backoff.pause(client).await {
+                        Ok(()) => {}
+                        Err(_) if backoff.is_deadline() => return Ok(false),
+                        Err(e) => return Err(e),
+                    }
                 }
                 Err(e) => return Err(e),
             }

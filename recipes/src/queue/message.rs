@@ -10,7 +10,9 @@ use super::claim::LockHeld;
 use super::error_mode::ErrorMode;
 use super::naming::{item_id, requeue_prefix};
 use super::spec::Spec;
-use crate::framework::{join, wait_connected};
+use zkrs_client::__private::multi_in_session;
+
+use crate::framework::{join, Backoff};
 
 /// One queue node taken by a [`super::QueueConsumer`]: one item from `put`, or the batch of
 /// one `put_multi`, in order.
@@ -139,12 +141,16 @@ impl Message {
             ));
         }
         ops.push(Op::delete(lock.node.clone(), None));
+        let mut backoff = Backoff::new();
         loop {
             if !lock.is_valid() {
                 lock.forget();
                 return Err(lock_lost(&item));
             }
-            match client.multi(&ops).await {
+            // Bound to the lock's session, as the lock's delete is (`claim::delete_lock`
+            // says why): sent on a later session it would delete another consumer's lock
+            // and the item under it.
+            match multi_in_session(&client, &ops, lock.session_id).await {
                 Ok(_) => {
                     lock.forget();
                     return Ok(());
@@ -156,7 +162,7 @@ impl Message {
                 {
                     return lock.release().await;
                 }
-                Err(e) if e.is_retryable() => wait_connected(&client).await.map(drop)?,
+                Err(e) if e.is_retryable() => backoff.pause(&client).await?,
                 Err(e) if e.is_session_expired() || e.code() == Some(ErrorCode::NoNode) => {
                     // Our lock node is gone: the session that held it ended.
                     lock.forget();

@@ -6,7 +6,7 @@ use zkrs_client::{Client, CreateMode, Error, ErrorCode, Result};
 
 use super::error_mode::ErrorMode;
 use super::naming::{requeue_prefix, Order};
-use crate::framework::{create_parents, join, parent, wait_connected, ParentMode};
+use crate::framework::{create_parents, join, parent, Backoff, ParentMode};
 
 /// What a queue is: where, which kind, and how it is consumed. Shared by its handles and
 /// consumers.
@@ -72,6 +72,7 @@ pub(crate) async fn ensure_node(client: &Client, path: &str, container: bool) ->
     } else {
         CreateMode::Persistent
     };
+    let mut backoff = Backoff::new();
     loop {
         match client.create(path, b"", mode).await {
             Ok(_) => return Ok(()),
@@ -79,7 +80,7 @@ pub(crate) async fn ensure_node(client: &Client, path: &str, container: bool) ->
             Err(e) if e.code() == Some(ErrorCode::NoNode) => {
                 create_parents(client, parent(path), ParentMode::Container).await?
             }
-            Err(e) if e.is_retryable() => wait_connected(client).await.map(drop)?,
+            Err(e) if e.is_retryable() => backoff.pause(client).await?,
             Err(e) => return Err(e),
         }
     }

@@ -334,6 +334,22 @@ impl Sim {
         token
     }
 
+    /// Submits getData(path) without a watch, bound to session `session_id`
+    /// (`Session::submit_in_session`).
+    #[allow(dead_code)] // Not every test binary that includes this file uses it.
+    pub fn get_data_in_session(&mut self, path: &str, session_id: i64) -> u32 {
+        let token = self.token();
+        let frame = frame(OpCode::GetData, &PathWatchRequest { path, watch: false });
+        let request = Request {
+            frame,
+            op: OpCode::GetData,
+            token,
+            watch: None,
+        };
+        self.s.submit_in_session(request, session_id, self.now);
+        token
+    }
+
     /// Submits getData(path) without a watch.
     pub fn get_data(&mut self, path: &str) -> u32 {
         let f = frame(OpCode::GetData, &PathWatchRequest { path, watch: false });

@@ -54,14 +54,13 @@ use zkrs_client::{
     EventType, OneshotWatch, Result, StateChange,
 };
 
-use super::backoff::Backoff;
 use super::latch::Participant;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership};
 use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::Listeners;
 use crate::framework::{
-    self, create_parents, delete_for_sure, guaranteed_delete, join, lost_now, node_name,
-    wait_connected, ConnectionStatePolicy, FencingToken, PolicyChanges, Wake,
+    self, create_parents, delete_for_sure, guaranteed_delete, join, lost_now, node_name, Backoff,
+    ConnectionStatePolicy, FencingToken, PolicyChanges, Wake,
 };
 
 pub use events::{ElectionEvent, ElectionState};
@@ -464,18 +463,13 @@ async fn recover(shared: &Shared, changes: &mut PolicyChanges) -> bool {
     framework::recover(&shared.client, changes, |c| on_change(shared, c)).await
 }
 
-/// After a failed request: waits for the connection (applying the state changes on the way)
-/// and, after an error the connection does not explain, a moment, so that a lasting one (no
-/// permission, say) does not spin. False when the client is closed.
-async fn settle(shared: &Shared, changes: &mut PolicyChanges, error: &zkrs_client::Error) -> bool {
-    if !error.is_retryable() && !error.is_session_expired() {
-        tokio::time::sleep(ERROR_PAUSE).await;
-    }
+/// After a failed request: the back-off's sleep (a server that throttles, or a lasting error
+/// such as no permission, is not asked again at once), then waits for the connection
+/// (applying the state changes on the way). False when the client is closed.
+async fn settle(shared: &Shared, changes: &mut PolicyChanges, backoff: &mut Backoff) -> bool {
+    backoff.sleep().await;
     recover(shared, changes).await
 }
-
-/// The pause after an error that is not about the connection.
-const ERROR_PAUSE: Duration = Duration::from_millis(200);
 
 /// Waits for the watch or a connection-state change that matters.
 async fn wait_on(shared: &Shared, watch: OneshotWatch, changes: &mut PolicyChanges) -> Wake {
@@ -491,6 +485,8 @@ async fn run(shared: Arc<Shared>) {
     // gone: we are first without listing again (the hand-off rule, in the module's
     // documentation).
     let mut handed_over = false;
+    // Reset once a watch is set: a wait for an event follows, not a retry.
+    let mut backoff = Backoff::new();
     'election: loop {
         if shared.offer().path.is_none() {
             handed_over = false; // A new offer: it stands where a listing says.
@@ -531,8 +527,8 @@ async fn run(shared: Arc<Shared>) {
             }
             Some(Err(e)) if e.code() == Some(ErrorCode::NoNode) => (Standing::Gone, false, None),
             Some(Err(e)) if e.is_closed() => return,
-            Some(Err(e)) => {
-                if !settle(&shared, &mut changes, &e).await {
+            Some(Err(_)) => {
+                if !settle(&shared, &mut changes, &mut backoff).await {
                     return;
                 }
                 continue 'election;
@@ -558,15 +554,18 @@ async fn run(shared: Arc<Shared>) {
                     }
                     // Lead, and watch our own node so a deletion under us is noticed.
                     let watch = match watch_own(&client, &ours).await {
-                        Ok(Some((stat, watch))) if stat.ephemeral_owner == owner => watch,
+                        Ok(Some((stat, watch))) if stat.ephemeral_owner == owner => {
+                            backoff.reset();
+                            watch
+                        }
                         Ok(_) => {
                             shared.dispatch(ElectionEvent::Failed);
                             shared.offer().path = None;
                             continue 'election;
                         }
                         Err(e) if e.is_closed() => return,
-                        Err(e) => {
-                            if !settle(&shared, &mut changes, &e).await {
+                        Err(_) => {
+                            if !settle(&shared, &mut changes, &mut backoff).await {
                                 return;
                             }
                             continue 'election;
@@ -623,15 +622,18 @@ async fn run(shared: Arc<Shared>) {
                     }
                     let how = PredecessorWatch::Exists;
                     let watch = match watch_predecessor(&client, &predecessor, how).await {
-                        Ok(Some(watch)) => watch,
+                        Ok(Some(watch)) => {
+                            backoff.reset();
+                            watch
+                        }
                         // Gone between the listing and now: determine again.
                         Ok(None) => {
                             handed_over = sole;
                             continue 'election;
                         }
                         Err(e) if e.is_closed() => return,
-                        Err(e) => {
-                            if !settle(&shared, &mut changes, &e).await {
+                        Err(_) => {
+                            if !settle(&shared, &mut changes, &mut backoff).await {
                                 return;
                             }
                             continue 'election;
@@ -699,7 +701,7 @@ async fn make_offer(shared: &Shared, changes: &mut PolicyChanges) -> bool {
     let client = &shared.client;
     let options = CreateOptions::new(CreateMode::EphemeralSequential).with_stat();
     let path = join(&shared.root, OFFER_PREFIX);
-    let mut backoff = Backoff::default();
+    let mut backoff = Backoff::new();
     loop {
         let session = client.session_id();
         {
@@ -727,8 +729,8 @@ async fn make_offer(shared: &Shared, changes: &mut PolicyChanges) -> bool {
                 .await
                 {
                     Err(e) if e.is_closed() => return false,
-                    Err(e) => {
-                        if !settle(shared, changes, &e).await {
+                    Err(_) => {
+                        if !settle(shared, changes, &mut backoff).await {
                             return false;
                         }
                     }
@@ -741,9 +743,8 @@ async fn make_offer(shared: &Shared, changes: &mut PolicyChanges) -> bool {
                 // may exist would leave the first, first in line, for the session's life
                 // (found by the simulation: the look after a lost create failed too, on a
                 // member that lagged, and the offer was made again).
-                let mut error = e;
                 loop {
-                    if !settle(shared, changes, &error).await {
+                    if !settle(shared, changes, &mut backoff).await {
                         return false;
                     }
                     match resolve_in_doubt(client, &shared.root, &shared.id, session).await {
@@ -755,15 +756,14 @@ async fn make_offer(shared: &Shared, changes: &mut PolicyChanges) -> bool {
                             break;
                         }
                         Err(e) if e.is_closed() => return false,
-                        Err(e) => error = e, // Still in doubt: look again.
+                        Err(_) => {} // Still in doubt: look again.
                     }
                 }
             }
             Err(_) => {
                 // Not retryable as such (e.g. no permission): try again, slowly.
                 shared.offer().in_doubt = None;
-                tokio::time::sleep(backoff.failed()).await;
-                if wait_connected(client).await.is_err() {
+                if backoff.pause(client).await.is_err() {
                     return false;
                 }
             }

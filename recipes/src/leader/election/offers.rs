@@ -4,7 +4,7 @@
 
 use zkrs_client::{Client, ErrorCode, Result};
 
-use crate::framework::{self, delete_until_gone, join, join_all, wait_connected};
+use crate::framework::{self, delete_until_gone, join, join_all, Backoff};
 use crate::sequence::sequence_number;
 
 /// The name of offer nodes before their sequence number (the Java recipe's `n_`).
@@ -130,6 +130,7 @@ pub(super) fn cleanup_in_doubt(client: &Client, root: &str, host_name: &str, ses
         let root = root.to_string();
         let host_name = host_name.to_string();
         runtime.spawn(async move {
+            let mut backoff = Backoff::new();
             loop {
                 match resolve_in_doubt(&client, &root, &host_name, session).await {
                     Ok(Some((path, _, _))) => {
@@ -137,12 +138,13 @@ pub(super) fn cleanup_in_doubt(client: &Client, root: &str, host_name: &str, ses
                         return;
                     }
                     Ok(None) => return,
-                    Err(e) if e.is_closed() => return,
-                    Err(_) => {
-                        if wait_connected(&client).await.is_err() {
+                    Err(e) if e.is_retryable() || e.is_session_expired() => {
+                        if backoff.pause(&client).await.is_err() {
                             return;
                         }
                     }
+                    // Closed, or an error no retry fixes.
+                    Err(_) => return,
                 }
             }
         });
