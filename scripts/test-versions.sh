@@ -3,7 +3,8 @@
 # scripts/versions.sh, and the Curator interop suites against every Curator.
 #
 #   scripts/test-versions.sh                  the whole matrix (about 6 minutes a version)
-#   scripts/test-versions.sh --smoke          CI's short form: a few binaries a version
+#   scripts/test-versions.sh --smoke          CI's short form: a few binaries on every version
+#                                             but the defaults (scripts/test.sh ran those)
 #   scripts/test-versions.sh [--smoke] zookeeper 3.7.2 debian    those servers only
 #   scripts/test-versions.sh [--smoke] curator 5.4.0             those Curators only
 #
@@ -56,6 +57,16 @@ scripts/install-zookeeper.sh
 features=(--features "zkrs/tracing zkrs/tls zkrs/sasl-digest zkrs/sasl-gssapi zkrs/discovery zkrs/typed zkrs/compression")
 cargo=(--workspace --all-targets "${features[@]}")
 
+if $smoke && $whole; then
+    # The defaults ran everything already in scripts/test.sh (CI runs both).
+    keep() {
+        local default="$1" v
+        shift
+        for v in "$@"; do [ "$v" = "$default" ] || echo "$v"; done
+    }
+    mapfile -t zookeepers < <(keep "$ZOOKEEPER_DEFAULT" "${zookeepers[@]}")
+    mapfile -t curators < <(keep "$CURATOR_DEFAULT" "${curators[@]}")
+fi
 if $smoke; then
     # A few seconds of each area: plain operations and watches, a persistent watch (the
     # fallback before 3.6), the lock, a cache, TLS, and Curator on the same znodes.
