@@ -7,10 +7,11 @@ use std::time::Duration;
 use super::cli::{CounterVerb, GlobalFlags, QueueSub, RegisterFlags, ServiceSub, Sub};
 use super::command::{
     BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals, KerberosArgs,
-    QueueAction, QueueKind, SaslDigest, ServiceAction, ServiceKind, ServiceRegistration, Tls,
+    QueueAction, QueueKind, ServiceAction, ServiceKind, ServiceRegistration, Tls,
 };
 use super::ensemble;
 use super::ops;
+use super::secrets::{self, SaslDigest, SecretFile};
 use super::usage::{usage, UsageError};
 
 /// The default connect string when neither `--server` nor `ZK_SERVER` is given.
@@ -47,6 +48,10 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
     } else {
         None
     };
+    if !flags.auth.is_empty() {
+        return usage(secrets::AUTH_INLINE);
+    }
+    let resume = secrets::resume(flags.resume, flags.resume_password_file)?;
     let sasl_digest = match (flags.sasl_digest, flags.sasl_password_file) {
         (None, None) => None,
         (Some(_), None) => {
@@ -58,8 +63,7 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
         (None, Some(_)) => return usage("--sasl-password-file needs --sasl-digest USER"),
         (Some(user), Some(password_file)) => Some(SaslDigest {
             user,
-            password_file,
-            password: None,
+            password: SecretFile::new("--sasl-password-file", password_file),
         }),
     };
     let kerberos = match flags.sasl_kerberos {
@@ -89,12 +93,17 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
         server_given,
         session_timeout: flags.session_timeout.unwrap_or(Duration::from_secs(10)),
         connect_timeout: flags.connect_timeout,
-        auth: flags.auth,
+        auth_files: flags
+            .auth_file
+            .into_iter()
+            .map(|file| SecretFile::new("--auth-file", file))
+            .collect(),
+        auth: Vec::new(),
         verbosity: flags.verbose,
         tls,
         sasl_digest,
         kerberos,
-        resume: flags.resume,
+        resume,
         follow_ensemble: flags.follow_ensemble,
         output: flags.output.unwrap_or_default(),
     })

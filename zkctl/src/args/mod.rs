@@ -23,6 +23,7 @@ mod ensemble;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
 mod ops;
+mod secrets;
 mod usage;
 mod values;
 
@@ -163,5 +164,7 @@ fn one_line(mut e: clap::Error) -> UsageError {
 
 #[cfg(test)]
 mod backup_tests;
+#[cfg(test)]
+mod secret_tests;
 #[cfg(test)]
 mod tests;
