@@ -31,7 +31,8 @@ Needs READ on every node (--auth-file with digest:super:... for all).")]
     Export {
         /// The root of the subtree
         path: String,
-        /// Write to FILE instead of stdout
+        /// Write to FILE instead of stdout: made 0600 (an existing one truncated and made
+        /// 0600), never through a symbolic link
         #[arg(long, value_name = "FILE")]
         out: Option<String>,
     },

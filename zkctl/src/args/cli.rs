@@ -170,12 +170,22 @@ pub struct Policy {
     pub policy: HoldPolicy,
 }
 
-// `--grace MS`, for the commands that run one.
+// `--grace MS`, for the commands that run one; [`Grace::or_default`] gives its default.
 #[derive(Debug, Args)]
 pub struct Grace {
-    /// After SIGTERM, how long CMD may take to exit before SIGKILL
-    #[arg(long = "grace", value_name = "MS", value_parser = millis, default_value = "2000")]
-    pub grace: Duration,
+    /// After SIGTERM, how long CMD may take to exit before SIGKILL (default: a twentieth of
+    /// the session timeout, 500 for 10000: below the tenth a lost lock leaves)
+    #[arg(long = "grace", value_name = "MS", value_parser = millis)]
+    pub grace: Option<Duration>,
+}
+
+impl Grace {
+    /// `--grace`, else a twentieth of the session timeout: under session-deadline a lost
+    /// lock or leadership is noticed a tenth of the timeout before the session can expire,
+    /// and CMD must be gone (SIGTERM, the grace, SIGKILL) within that tenth.
+    pub fn or_default(&self, session_timeout: Duration) -> Duration {
+        self.grace.unwrap_or(session_timeout / 20)
+    }
 }
 
 /// The commands, in the order `--help` lists them.

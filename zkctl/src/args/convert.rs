@@ -109,8 +109,9 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
     })
 }
 
-/// The typed command. `resume`: whether `--resume` was given (one session only).
-pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
+/// The typed command. `resume`: whether `--resume` was given (one session only);
+/// `session_timeout`: the session's, for the default `--grace`.
+pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Command, UsageError> {
     Ok(match sub {
         Sub::Ls { path } => Command::Ls { path },
         Sub::Get { path } => Command::Get { path },
@@ -189,7 +190,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             path,
             count,
             timeout,
-            grace: grace.grace,
+            grace: grace.or_default(session_timeout),
             command,
         },
         Sub::Member {
@@ -216,11 +217,11 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
                 path,
                 id,
                 data: data.unwrap_or_default().into_bytes(),
-                grace: grace.grace,
+                grace: grace.or_default(session_timeout),
                 command,
             }
         }
-        Sub::Service(s) => service(s)?,
+        Sub::Service(s) => service(s, session_timeout)?,
         Sub::Lock {
             path,
             timeout,
@@ -231,7 +232,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             path,
             timeout,
             policy: policy.policy,
-            grace: grace.grace,
+            grace: grace.or_default(session_timeout),
             command,
         },
         Sub::Elect {
@@ -246,7 +247,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             id,
             once,
             policy: policy.policy,
-            grace: grace.grace,
+            grace: grace.or_default(session_timeout),
             command,
         },
         Sub::Config => Command::Config,
@@ -381,7 +382,7 @@ fn queue(q: QueueSub) -> Command {
     }
 }
 
-fn service(s: ServiceSub) -> Result<Command, UsageError> {
+fn service(s: ServiceSub, session_timeout: Duration) -> Result<Command, UsageError> {
     let (base, action) = match s {
         ServiceSub::Register(r) => {
             let RegisterFlags {
@@ -428,7 +429,7 @@ fn service(s: ServiceSub) -> Result<Command, UsageError> {
                 kind,
                 enabled,
                 uri_spec,
-                grace: grace.grace,
+                grace: grace.or_default(session_timeout),
                 command,
             };
             (base, ServiceAction::Register(Box::new(registration)))

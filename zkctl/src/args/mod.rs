@@ -88,7 +88,7 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
     }
     let resume = flags.resume.is_some();
     let globals = convert::globals(flags, env_server)?;
-    let command = convert::command(cli.command, resume)?;
+    let command = convert::command(cli.command, resume, globals.session_timeout)?;
     Ok(Action::Run(Box::new(globals), command))
 }
 
