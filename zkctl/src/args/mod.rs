@@ -165,6 +165,8 @@ fn one_line(mut e: clap::Error) -> UsageError {
 #[cfg(test)]
 mod backup_tests;
 #[cfg(test)]
+mod grace_tests;
+#[cfg(test)]
 mod secret_tests;
 #[cfg(test)]
 mod tests;

@@ -152,28 +152,6 @@ fn completions_for_three_shells() {
 }
 
 #[test]
-fn grace_defaults_to_a_twentieth_of_the_session_timeout() {
-    let grace = |line: &str| match command(line).1 {
-        Command::Lock { grace, .. } | Command::Elect { grace, .. } => grace,
-        other => panic!("{other:?}"),
-    };
-    // Below the tenth the help asks for, whatever the session timeout.
-    assert_eq!(grace("lock /l -- true"), Duration::from_millis(500));
-    assert_eq!(
-        grace("--session-timeout 30000 elect /e -- true"),
-        Duration::from_millis(1500)
-    );
-    assert_eq!(
-        grace("lock /l --session-timeout 4000 -- true"),
-        Duration::from_millis(200)
-    );
-    assert_eq!(
-        grace("lock /l --grace 3000 -- true"),
-        Duration::from_secs(3)
-    );
-}
-
-#[test]
 fn lock_command_after_dashes_or_path() {
     let (_, c) = command("lock /l --timeout 500 -- sh -c true --grace 1");
     assert_eq!(
