@@ -2,6 +2,7 @@
 
 use crate::error::{ErrorExt, ErrorKind};
 use std::time::Duration;
+use zkrs_codec::Secret;
 
 use crate::client::Client;
 use crate::connect::{SessionToResume, Settings};
@@ -140,7 +141,7 @@ impl ClientBuilder {
     /// let client = zkrs_client::ClientBuilder::new("zk1:2181").resume(id, password).connect().await?;
     /// # Ok(()) }
     /// ```
-    pub fn resume(mut self, session_id: i64, password: impl Into<Vec<u8>>) -> ClientBuilder {
+    pub fn resume(mut self, session_id: i64, password: impl Into<Secret>) -> ClientBuilder {
         self.settings.resume = Some(SessionToResume {
             id: session_id,
             password: password.into(),
@@ -208,10 +209,11 @@ impl ClientBuilder {
     }
 
     /// An identity added to the session on every connection (e.g. `digest`, `user:password`).
+    /// The credentials are kept as a [`Secret`]: the builder's `Debug` does not show them.
     pub fn auth(
         mut self,
         scheme: impl Into<String>,
-        credentials: impl Into<Vec<u8>>,
+        credentials: impl Into<Secret>,
     ) -> ClientBuilder {
         self.settings.auth.push((scheme.into(), credentials.into()));
         self

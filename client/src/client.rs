@@ -16,7 +16,7 @@ use zkrs_codec::{
     encode_header_only, Acl, AclEntry, AddWatchMode, AddWatchRequest, Create2Response, CreateMode,
     CreateRequest, CreateResponse, CreateTtlRequest, Decode, DeleteRequest, ErrorCode,
     GetAclResponse, GetAllChildrenNumberResponse, GetDataResponse, GetEphemeralsResponse, List,
-    MultiList, MultiOp, MultiRequest, MultiResponse, OpCode, PathRecord, PathWatchRequest,
+    MultiList, MultiOp, MultiRequest, MultiResponse, OpCode, PathRecord, PathWatchRequest, Secret,
     SetAclRequest, SetDataRequest, Stat, StatResponse, WatcherType, WatchesRequest, WhoAmIResponse,
 };
 
@@ -484,11 +484,11 @@ impl Client {
     }
 
     /// Adds an identity to the session (also re-sent after every reconnect).
-    pub async fn add_auth(&self, scheme: &str, credentials: &[u8]) -> Result<()> {
+    pub async fn add_auth(&self, scheme: &str, credentials: impl Into<Secret>) -> Result<()> {
         let (tx, rx) = ReplyTx::new(&self.inner.reply_slots, None);
         self.send(Command::AddAuth {
             scheme: scheme.to_string(),
-            auth: credentials.to_vec(),
+            auth: credentials.into(),
             reply: tx,
         })?;
         rx.await.ok_or_else(Error::closed)?.map(drop)

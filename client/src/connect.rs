@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
+use zkrs_codec::Secret;
 
 use crate::client::{Client, Inner};
 use crate::connect_string::ConnectString;
@@ -57,7 +58,7 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
             state: ConnectionState::Connecting,
             session_id: 0,
         },
-        password: Vec::new(),
+        password: Secret::default(),
         negotiated_timeout: settings.session_timeout,
         last_heard: None,
         subscribers: crate::listeners::Listeners::unbounded(),
@@ -112,27 +113,31 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
     Ok((client, shared))
 }
 
-/// A session to reattach to. Its `Debug` leaves the password out: builders get logged.
+/// A session to reattach to.
 #[derive(Clone)]
 pub(crate) struct SessionToResume {
     pub(crate) id: i64,
-    pub(crate) password: Vec<u8>,
+    pub(crate) password: Secret,
 }
 
 impl std::fmt::Debug for SessionToResume {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "session {:#x} (password hidden)", self.id)
+        f.debug_struct("SessionToResume")
+            .field("id", &format_args!("{:#x}", self.id))
+            .field("password", &self.password)
+            .finish()
     }
 }
 
 /// What a [`crate::ClientBuilder`] collects: everything [`start`] needs to start a client.
+/// Builders get logged: every secret in it is a [`Secret`], whose `Debug` is redacted.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     pub(crate) connect_string: String,
     pub(crate) session_timeout: Duration,
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) can_be_read_only: bool,
-    pub(crate) auth: Vec<(String, Vec<u8>)>,
+    pub(crate) auth: Vec<(String, Secret)>,
     pub(crate) max_frame_len: usize,
     pub(crate) sasl: Option<crate::sasl::SaslMechanism>,
     pub(crate) resume: Option<SessionToResume>,

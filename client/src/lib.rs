@@ -125,6 +125,7 @@ pub use tls::{TlsError, TlsErrorKind, TlsOptions};
 pub use watch::{OneshotWatch, PersistentWatch, Watcher, WatcherEvents};
 pub use watched_event::{PersistentWatchItem, WatchedEvent};
 pub use zkrs_codec::{
-    AclEntry, AddWatchMode, CreateMode, EventType, KeeperState, OpCode, Perms, Stat, WatcherType,
+    AclEntry, AddWatchMode, CreateMode, EventType, KeeperState, OpCode, Perms, Secret, Stat,
+    WatcherType,
 };
 pub use zkrs_session::{ConnectionState, StateChange};

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
+use zkrs_codec::Secret;
 
 use crate::error::Error;
 use crate::event_stream::EventSender;
@@ -88,7 +89,7 @@ pub(crate) enum Command {
     /// Add an identity to the session.
     AddAuth {
         scheme: String,
-        auth: Vec<u8>,
+        auth: Secret,
         reply: ReplyTx,
     },
     /// A watch receiver was dropped.
@@ -116,7 +117,7 @@ pub(crate) enum Command {
 pub(crate) struct Shared {
     pub(crate) current: StateChange,
     /// The current session's password (empty when there is no session).
-    pub(crate) password: Vec<u8>,
+    pub(crate) password: Secret,
     pub(crate) negotiated_timeout: Duration,
     /// The core's `Session::last_heard`, as of the driver's last read or state change.
     pub(crate) last_heard: Option<Instant>,

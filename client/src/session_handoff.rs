@@ -4,6 +4,8 @@
 
 use tokio::sync::oneshot;
 
+use zkrs_codec::Secret;
+
 use crate::client::Client;
 use crate::protocol::Command;
 
@@ -11,8 +13,9 @@ impl Client {
     /// The current session's password (16 bytes from ZooKeeper; empty when there is no
     /// session). With [`Client::session_id`], it lets another client resume the session
     /// ([`ClientBuilder::resume`](crate::ClientBuilder::resume)): keep it as secret as
-    /// the session's ephemeral nodes and locks are valuable.
-    pub fn session_password(&self) -> Vec<u8> {
+    /// the session's ephemeral nodes and locks are valuable (its `Debug` prints
+    /// `Secret(***)`; [`Secret::expose`] gives the bytes).
+    pub fn session_password(&self) -> Secret {
         self.shared().password.clone()
     }
 

@@ -38,7 +38,7 @@ async fn connect(connect_string: &str, session_timeout: Duration) -> Client {
 }
 
 /// A client that made `/owned` (ephemeral) and detached: its session id and password.
-async fn detached_owner(connect_string: &str, session_timeout: Duration) -> (i64, Vec<u8>) {
+async fn detached_owner(connect_string: &str, session_timeout: Duration) -> (i64, Secret) {
     let first = connect(connect_string, session_timeout).await;
     first
         .create("/owned", b"mine", CreateMode::Ephemeral)
@@ -46,7 +46,11 @@ async fn detached_owner(connect_string: &str, session_timeout: Duration) -> (i64
         .unwrap();
     let (id, password) = (first.session_id(), first.session_password());
     assert_ne!(id, 0);
-    assert_eq!(password.len(), 16, "ZooKeeper's passwords are 16 bytes");
+    assert_eq!(
+        password.expose().len(),
+        16,
+        "ZooKeeper's passwords are 16 bytes"
+    );
     within("detaching", first.detach()).await;
     assert_eq!(first.state(), ConnectionState::Closed);
     let err = first.get_data("/owned").await.unwrap_err();
@@ -105,7 +109,7 @@ async fn a_wrong_password_fails_at_once_and_leaves_the_session_alone() {
         .await
         .unwrap();
     let owner_id = owner.session_id();
-    let mut wrong = owner.session_password();
+    let mut wrong = owner.session_password().expose().to_vec();
     wrong[0] ^= 1;
     let connect_timeout = Duration::from_secs(10);
     let started = Instant::now();
@@ -184,7 +188,7 @@ fn a_builder_never_shows_the_password() {
     let builder = Client::builder("127.0.0.1:1").resume(0x1234, b"secret-password!".to_vec());
     let shown = format!("{builder:?}");
     assert!(
-        shown.contains("session 0x1234 (password hidden)"),
+        shown.contains("id: 0x1234, password: Secret(***)"),
         "{shown}"
     );
     assert!(!shown.contains("115, 101, 99"), "{shown}"); // "sec" as bytes

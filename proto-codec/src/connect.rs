@@ -13,7 +13,7 @@ use crate::DecodeError;
 
 record! {
     /// The first packet of a connection: starts or resumes a session.
-    pub struct ConnectRequest<'a> {
+    pub struct ConnectRequest<'a> secret passwd {
         /// Always 0.
         pub protocol_version: i32,
         /// The last zxid this client saw (0 for a new session); a server that is behind
@@ -30,7 +30,7 @@ record! {
 
 record! {
     /// The server's answer to a [`ConnectRequest`].
-    pub struct ConnectResponse<'a> {
+    pub struct ConnectResponse<'a> secret passwd {
         /// Always 0.
         pub protocol_version: i32,
         /// The negotiated session timeout in milliseconds; 0 or less means the session

@@ -50,6 +50,7 @@ pub mod jute;
 mod list;
 mod opcode;
 mod ops;
+mod secret;
 mod stat;
 mod watch_mode;
 
@@ -71,6 +72,7 @@ pub use jute::{Decode, Encode, Reader};
 pub use list::{put_str_vec, List, ListIter, WireList};
 pub use opcode::{xid, OpCode};
 pub use ops::*;
+pub use secret::Secret;
 pub use stat::Stat;
 pub use watch_mode::{AddWatchMode, WatcherType};
 

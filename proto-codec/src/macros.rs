@@ -141,11 +141,40 @@ macro_rules! closed_enum {
 
 /// A Jute record: a struct whose codec is its fields, in declaration order.
 macro_rules! record {
+    // A record with a secret field (a password, credentials): its `Debug` prints that field
+    // as `Secret(***)`, like [`crate::Secret`].
+    ($(#[$meta:meta])* pub struct $name:ident<'a> secret $secret:ident {
+        $($(#[$fmeta:meta])* pub $field:ident : $ty:ty,)*
+    }) => {
+        record!(@borrowed [Clone, Copy, PartialEq] $(#[$meta])* pub struct $name<'a> {
+            $($(#[$fmeta])* pub $field: $ty,)*
+        });
+        impl std::fmt::Debug for $name<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let mut out = f.debug_struct(stringify!($name));
+                $(
+                    if stringify!($field) == stringify!($secret) {
+                        out.field(stringify!($field), &$crate::secret::Redacted);
+                    } else {
+                        out.field(stringify!($field), &self.$field);
+                    }
+                )*
+                out.finish()
+            }
+        }
+    };
     ($(#[$meta:meta])* pub struct $name:ident<'a> {
         $($(#[$fmeta:meta])* pub $field:ident : $ty:ty,)*
     }) => {
+        record!(@borrowed [Debug, Clone, Copy, PartialEq] $(#[$meta])* pub struct $name<'a> {
+            $($(#[$fmeta])* pub $field: $ty,)*
+        });
+    };
+    (@borrowed [$($derive:ident),*] $(#[$meta:meta])* pub struct $name:ident<'a> {
+        $($(#[$fmeta:meta])* pub $field:ident : $ty:ty,)*
+    }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq)]
+        #[derive($($derive),*)]
         pub struct $name<'a> {
             $($(#[$fmeta])* pub $field: $ty,)*
         }

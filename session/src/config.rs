@@ -2,9 +2,12 @@
 
 use std::time::Duration;
 
+use zkrs_codec::Secret;
+
 use crate::SaslMechanism;
 
-/// Settings of the session core.
+/// Settings of the session core. Its `Debug` prints every credential and the password of
+/// [`SessionConfig::resume`] as `Secret(***)`.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SessionConfig {
@@ -17,7 +20,7 @@ pub struct SessionConfig {
     /// Largest frame accepted from the server.
     pub max_frame_len: usize,
     /// Identities to add to every connection (scheme, credentials).
-    pub auth: Vec<(String, Vec<u8>)>,
+    pub auth: Vec<(String, Secret)>,
     /// Seed of the host shuffle and jitter.
     pub seed: u64,
     /// Path bytes per SetWatches request (the Java client uses 128 KiB).
@@ -35,7 +38,7 @@ pub struct SessionConfig {
     /// one (the Java client's constructor with a session id and password). If the server
     /// says it expired (or the password is wrong), the state becomes `Lost`, and the next
     /// connection asks for a new session.
-    pub resume: Option<(i64, Vec<u8>)>,
+    pub resume: Option<(i64, Secret)>,
 }
 
 impl SessionConfig {

@@ -74,6 +74,8 @@ pub use watcher_id::{WatcherGroup, WatcherId};
 use watchers::Watchers;
 pub use watches::WatchKind;
 use watches::WatchRegistry;
+/// The credentials and session passwords of [`SessionConfig`], printed redacted.
+pub use zkrs_codec::Secret;
 
 /// Bytes of output buffer a session keeps across connections (a burst grows it further,
 /// until the next teardown).
@@ -126,7 +128,7 @@ pub struct Session<T> {
     state: ConnectionState,
     // The session.
     session_id: i64,
-    passwd: Vec<u8>,
+    passwd: Secret,
     negotiated: Duration,
     last_zxid: i64,
     ever_connected: bool,
@@ -198,7 +200,7 @@ impl<T> Session<T> {
         let shuffle_rng = Rng::new(cfg.seed ^ 0x5EED_0FAD_D2E5_5E55);
         let hosts = HostPicker::new(cfg.host_count, &mut rng, cfg.backoff_base, cfg.backoff_max);
         let negotiated = cfg.session_timeout;
-        let (session_id, passwd) = cfg.resume.clone().unwrap_or((0, vec![0; 16]));
+        let (session_id, passwd) = cfg.resume.clone().unwrap_or((0, Secret::new(vec![0; 16])));
         let resuming = session_id != 0;
         let mut session = Session {
             cfg,
@@ -263,7 +265,7 @@ impl<T> Session<T> {
     }
 
     /// The session password (to resume the session from another client).
-    pub fn session_password(&self) -> &[u8] {
+    pub fn session_password(&self) -> &Secret {
         &self.passwd
     }
 
@@ -440,7 +442,7 @@ impl<T> Session<T> {
 
     /// Adds an identity to the session: sent now if connected, and again after every
     /// reconnect. `token` (if any) is answered when the server confirms.
-    pub fn add_auth(&mut self, scheme: String, auth: Vec<u8>, token: Option<T>, now: Instant) {
+    pub fn add_auth(&mut self, scheme: String, auth: Secret, token: Option<T>, now: Instant) {
         if self.conn == Conn::Closed || self.closing.is_some() {
             if let Some(token) = token {
                 self.events.push_back(Event::Reply {
@@ -590,7 +592,7 @@ impl<T> Session<T> {
         // A session made by a read-only server is local to it: another server would refuse
         // or expire it, so ask for a new one until a read-write server has been seen.
         let (session_id, passwd): (i64, &[u8]) = if self.seen_read_write {
-            (self.session_id, &self.passwd)
+            (self.session_id, self.passwd.expose())
         } else {
             (0, &[0; 16])
         };

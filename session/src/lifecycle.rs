@@ -196,7 +196,7 @@ impl<T> Session<T> {
     /// new one.
     pub(super) fn lose_session(&mut self) {
         self.session_id = 0;
-        self.passwd = vec![0; 16];
+        self.passwd = Secret::new(vec![0; 16]);
         self.disconnected_since = None;
         self.last_heard = None;
         self.fail_waiting(Error::session_expired);

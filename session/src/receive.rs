@@ -210,7 +210,7 @@ impl<T> Session<T> {
             self.last_heard = Some(self.last_send);
         }
         self.session_id = response.session_id;
-        self.passwd = response.passwd.to_vec();
+        self.passwd = Secret::from(response.passwd);
         self.negotiated = Duration::from_millis(response.timeout_ms as u64);
         // The Java client's timers: give up reading after 2/3 of the timeout; ping after half
         // of that without sending (and at least every 10 s).

@@ -64,7 +64,7 @@ impl<T> Session<T> {
         });
     }
 
-    pub(super) fn write_auth(&mut self, scheme: &str, auth: &[u8], now: Instant) {
+    pub(super) fn write_auth(&mut self, scheme: &str, auth: &Secret, now: Instant) {
         encode_request(
             &mut self.out,
             xid::AUTH,
@@ -72,7 +72,7 @@ impl<T> Session<T> {
             &AuthPacket {
                 auth_type: 0,
                 scheme,
-                auth,
+                auth: auth.expose(),
             },
         );
         self.last_send = now;

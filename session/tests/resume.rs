@@ -12,7 +12,7 @@ const PASSWD: [u8; 16] = [0x5A; 16];
 
 fn resuming(session_id: i64) -> Sim {
     let mut cfg = config(1, 4_000);
-    cfg.resume = Some((session_id, PASSWD.to_vec()));
+    cfg.resume = Some((session_id, PASSWD.to_vec().into()));
     let mut sim = Sim::new(cfg);
     assert!(matches!(sim.events().as_slice(), [Event::Connect { .. }]));
     sim.s.handle_connected(sim.now);
@@ -38,7 +38,7 @@ fn the_first_handshake_presents_the_session_to_resume() {
     let events = sim.events();
     assert_eq!(states(&events), [ConnectionState::Connected]);
     assert_eq!(sim.s.session_id(), 0x7001);
-    assert_eq!(sim.s.session_password(), PASSWD);
+    assert_eq!(sim.s.session_password().expose(), PASSWD);
 }
 
 #[test]

@@ -153,7 +153,7 @@ fn handshake_comes_first_and_requests_wait_for_it() {
     let ev = sim.events();
     assert_eq!(state_changes(&ev), [(Connected, 0x1234)]);
     assert_eq!(sim.s.session_id(), 0x1234);
-    assert_eq!(sim.s.session_password(), &[7; 16]);
+    assert_eq!(sim.s.session_password().expose(), &[7; 16]);
     assert_eq!(sim.s.negotiated_timeout(), ms(6_000));
 
     // The requests submitted before and during the handshake go out after it, in order.
@@ -863,7 +863,7 @@ fn watches_register_on_success_and_fire_once() {
 #[test]
 fn reconnect_sends_auth_then_set_watches_then_waiting_requests() {
     let mut cfg = config(1, 30_000);
-    cfg.auth.push(("digest".into(), b"u:p".to_vec()));
+    cfg.auth.push(("digest".into(), b"u:p".into()));
     let mut sim = Sim::new(cfg);
     sim.events();
     sim.s.handle_connected(sim.now);
@@ -1198,7 +1198,7 @@ fn add_auth_token_is_answered_when_closed_before_connecting() {
     let mut sim = Sim::new(config(1, 30_000));
     sim.events();
     sim.s
-        .add_auth("digest".into(), b"u:p".to_vec(), Some(77), sim.now);
+        .add_auth("digest".into(), b"u:p".into(), Some(77), sim.now);
     sim.s.close(None, sim.now);
     let ev = sim.events();
     assert!(matches!(ev.last(), Some(Event::Closed)));
@@ -1583,7 +1583,7 @@ fn sasl_config() -> zkrs_session::SessionConfig {
     cfg.sasl = Some(zkrs_session::SaslMechanism::new("TEST", || {
         Box::new(Scripted { step: 0 })
     }));
-    cfg.auth = vec![("digest".into(), b"u:p".to_vec())];
+    cfg.auth = vec![("digest".into(), b"u:p".into())];
     cfg
 }
 

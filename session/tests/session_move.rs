@@ -165,7 +165,7 @@ fn a_handshake_that_fails_after_the_switch_falls_back_to_the_old_connection() {
     // Requests and an identity made during the switch wait for its outcome.
     let waiting = sim.get_data("/waits");
     sim.s
-        .add_auth("digest".into(), b"u:p".to_vec(), Some(777), sim.now);
+        .add_auth("digest".into(), b"u:p".into(), Some(777), sim.now);
     // The new server closes the connection instead of answering.
     sim.s.handle_disconnected(sim.now);
     let events = sim.events();

@@ -196,7 +196,9 @@ pub(crate) fn jaas_config(options: &ServerOptions) -> Option<String> {
     let mut jaas =
         String::from("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required");
     for (user, password) in &options.sasl_users {
-        let _ = write!(jaas, "\n  user_{}=\"{}\"", user, jaas_escape(password));
+        // The password came in as a `&str`.
+        let password = String::from_utf8_lossy(password.expose());
+        let _ = write!(jaas, "\n  user_{}=\"{}\"", user, jaas_escape(&password));
     }
     jaas.push_str(";\n};\n");
     Some(jaas)

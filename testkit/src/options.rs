@@ -4,6 +4,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use zkrs_codec::Secret;
+
 use crate::error::{Error, Result};
 use crate::kerberos::{KerberosRealm, KerberosSettings};
 use crate::tls::{ClientAuth, ServerIdentity, TlsCertificates, TlsSettings};
@@ -52,7 +54,8 @@ pub struct ServerOptions {
     pub(crate) version: Option<Distribution>,
     pub(crate) java: Option<PathBuf>,
     pub(crate) tls: Option<TlsSettings>,
-    pub(crate) sasl_users: Vec<(String, String)>,
+    /// `(user, password)`: a [`Secret`], so that the options' `Debug` hides it.
+    pub(crate) sasl_users: Vec<(String, Secret)>,
     pub(crate) sasl_required: bool,
     pub(crate) kerberos: Option<KerberosSettings>,
     pub(crate) reconfig: bool,
@@ -287,7 +290,7 @@ impl ServerOptions {
     /// ```
     pub fn sasl_digest_user(mut self, user: &str, password: &str) -> Self {
         self.sasl_users
-            .push((user.to_string(), password.to_string()));
+            .push((user.to_string(), Secret::from(password)));
         self
     }
 
@@ -520,5 +523,13 @@ mod tests {
         assert_eq!(o.effective_sync_limit(), 5);
         let o = o.init_limit(3).sync_limit(2);
         assert_eq!((o.effective_init_limit(), o.effective_sync_limit()), (3, 2));
+    }
+
+    #[test]
+    fn debug_hides_the_sasl_passwords() {
+        let o = ServerOptions::new().sasl_digest_user("alice", "hunter2-zkrs");
+        let shown = format!("{o:?}");
+        assert!(!shown.contains("hunter2-zkrs"), "{shown}");
+        assert!(shown.contains("alice"), "{shown}");
     }
 }

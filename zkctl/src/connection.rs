@@ -31,18 +31,20 @@ pub fn builder(g: &Globals) -> ClientBuilder {
     if let Some(t) = g.connect_timeout {
         b = b.connect_timeout(t);
     }
-    if let Some((id, password)) = &g.resume {
-        b = b.resume(*id, password.clone());
+    if let Some(resume) = &g.resume {
+        b = b.resume(resume.id, resume.password.value());
     }
     if g.follow_ensemble {
         b = b.follow_ensemble(true);
     }
     for (scheme, credentials) in &g.auth {
-        b = b.auth(scheme.as_str(), credentials.as_bytes());
+        b = b.auth(scheme.as_str(), credentials.clone());
     }
     if let Some(sasl) = &g.sasl_digest {
-        let password = sasl.password.clone().unwrap_or_default();
-        b = b.sasl(zkrs_client::sasl::digest_md5(&sasl.user, password));
+        b = b.sasl(zkrs_client::sasl::digest_md5(
+            &sasl.user,
+            sasl.password.value(),
+        ));
     }
     if let Some(k) = &g.kerberos {
         let mut settings = match &k.keytab {

@@ -86,10 +86,8 @@ fn main() -> ExitCode {
     };
     let mut globals = globals;
     output_json::set(globals.output);
-    if let Some(sasl) = &mut globals.sasl_digest {
-        if let Err(e) = sasl.read_password() {
-            return Failure::Usage(e).report();
-        }
+    if let Err(e) = globals.read_secrets() {
+        return Failure::Usage(e).report();
     }
     verbose::enable(globals.verbosity);
     let runtime = match runtime_for(&command) {

@@ -275,6 +275,7 @@ fn export_import_round_trip_is_byte_for_byte() {
     ok(&["set", "/copy/text", "changed"]);
     zk.set_acl("/copy/binary", &ip_acl());
     zk.create("/copy/extra", b"");
+    let bob = SecretFile::new("backup-bob-import", "digest:bob:pw");
     let overwritten = run_with_stdin(
         &[
             "import",
@@ -283,8 +284,8 @@ fn export_import_round_trip_is_byte_for_byte() {
             "/copy",
             "--existing",
             "overwrite",
-            "--auth",
-            "digest:bob:pw",
+            "--auth-file",
+            bob.path(),
         ],
         original.as_bytes(),
     );
@@ -421,12 +422,13 @@ fn bad_input_is_one_line_and_an_exit_code() {
         (
             1,
             "zkctl: /bad/hidden: the server hid a digest ACL's hash (this session lacks ADMIN \
-             there; 1 node so): read as an identity with ADMIN, e.g. --auth \
-             digest:super:PASSWORD\n"
+             there; 1 node so): read as an identity with ADMIN, e.g. --auth-file FILE \
+             holding digest:super:PASSWORD\n"
                 .to_string()
         )
     );
-    let as_bob = ok(&["export", "/bad", "--auth", "digest:bob:pw"]);
+    let bob = SecretFile::new("backup-bob-export", "digest:bob:pw");
+    let as_bob = ok(&["export", "/bad", "--auth-file", bob.path()]);
     assert!(as_bob.contains(BOB), "{as_bob}");
 
     // A malformed line: named by its number, nothing written.

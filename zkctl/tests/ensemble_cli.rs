@@ -8,6 +8,8 @@ use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod support;
+use support::{password_hex, SecretFile};
 use zkrs_client::{Client, CreateMode, EnsembleConfig};
 use zkrs_testkit::{ServerOptions, TestingCluster, TestingServer, SUPERUSER};
 
@@ -100,7 +102,11 @@ fn config_and_reconfig() {
         .expect("ZooKeeper (scripts/install-zookeeper.sh)");
     // With a chroot: /zookeeper/config is read without it.
     let server = format!("{}/app", cluster.connect_string());
-    let superuser = format!("digest:{}:{}", SUPERUSER.0, SUPERUSER.1);
+    let superuser = SecretFile::new(
+        "superuser",
+        &format!("digest:{}:{}", SUPERUSER.0, SUPERUSER.1),
+    );
+    let superuser = superuser.path();
 
     let printed = ok(&server, &["config"]);
     let lines: Vec<&str> = printed.lines().collect();
@@ -126,8 +132,8 @@ fn config_and_reconfig() {
     let printed = ok(
         &server,
         &[
-            "--auth",
-            &superuser,
+            "--auth-file",
+            superuser,
             "reconfig",
             "--add",
             &spec,
@@ -143,8 +149,8 @@ fn config_and_reconfig() {
     let err = fails(
         &server,
         &[
-            "--auth",
-            &superuser,
+            "--auth-file",
+            superuser,
             "reconfig",
             "--remove",
             "4",
@@ -163,7 +169,13 @@ fn config_and_reconfig() {
     // A malformed member line: refused before anything is sent.
     let err = fails(
         &server,
-        &["--auth", &superuser, "reconfig", "--add", "server.9=h:1"],
+        &[
+            "--auth-file",
+            superuser,
+            "reconfig",
+            "--add",
+            "server.9=h:1",
+        ],
         1,
     );
     assert!(err.contains("BadArguments: bad member line"), "{err}");
@@ -177,12 +189,12 @@ fn config_and_reconfig() {
     // Member 4 leaves, then bulk: 1, 2 and 3 again, written by `config`'s own lines.
     let printed = ok(
         &server,
-        &["--auth", &superuser, "reconfig", "--remove", "4"],
+        &["--auth-file", superuser, "reconfig", "--remove", "4"],
     );
     assert_eq!(printed.lines().count(), 4, "{printed}");
     assert!(!printed.contains("server.4="), "{printed}");
     let specs: Vec<String> = (0..3).map(|i| cluster.member_spec(i)).collect();
-    let mut args = vec!["--auth", &superuser, "reconfig"];
+    let mut args = vec!["--auth-file", superuser, "reconfig"];
     for spec in &specs {
         args.extend(["--members", spec]);
     }
@@ -208,22 +220,25 @@ fn resume_borrows_a_session_made_by_another_process_and_leaves_it_open() {
     rt.block_on(owner.create("/held", b"by-owner", CreateMode::Ephemeral))
         .unwrap();
     let id = owner.session_id();
-    let password: String = owner
-        .session_password()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let password = password_hex(&owner.session_password());
     rt.block_on(owner.detach());
-    let resume = format!("{id:#x}:{password}");
+    let password_file = SecretFile::new("resume", &password);
+    let id_hex = format!("{id:#x}");
+    let resume = [
+        "--resume",
+        &id_hex,
+        "--resume-password-file",
+        password_file.path(),
+    ];
 
     // zkctl, another process, resumes it: the node is its session's.
-    let stat = ok(&connect, &["--resume", &resume, "stat", "/held"]);
+    let stat = ok(&connect, &[&resume[..], &["stat", "/held"]].concat());
     assert!(
         stat.contains(&format!("ephemeralOwner = {id:#x}")),
         "{stat}"
     );
     assert_eq!(
-        ok(&connect, &["--resume", &resume, "get", "/held"]),
+        ok(&connect, &[&resume[..], &["get", "/held"]].concat()),
         "by-owner"
     );
     // zkctl left the session open: the node is still there, still owned by it.
@@ -237,13 +252,15 @@ fn resume_borrows_a_session_made_by_another_process_and_leaves_it_open() {
     // A wrong password: exit 1 at once, with the reason.
     let mut wrong = password.clone().into_bytes();
     wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
-    let wrong = format!("{id:#x}:{}", String::from_utf8(wrong).unwrap());
+    let wrong = SecretFile::new("wrong", &String::from_utf8(wrong).unwrap());
     let started = Instant::now();
     let err = fails(
         &connect,
         &[
             "--resume",
-            &wrong,
+            &id_hex,
+            "--resume-password-file",
+            wrong.path(),
             "--connect-timeout",
             "10000",
             "get",
@@ -264,11 +281,19 @@ fn resume_borrows_a_session_made_by_another_process_and_leaves_it_open() {
         started.elapsed()
     );
     // Bad syntax is a usage error.
-    let err = fails(&connect, &["--resume", "nonsense", "get", "/held"], 2);
-    assert!(
-        err.contains("for '--resume <ID:PASSWORD_HEX>': not SESSION_ID:PASSWORD_HEX"),
-        "{err}"
+    let err = fails(
+        &connect,
+        &[
+            "--resume",
+            "nonsense",
+            "--resume-password-file",
+            "/p",
+            "get",
+            "/held",
+        ],
+        2,
     );
+    assert!(err.contains("--resume nonsense: not a session id"), "{err}");
 }
 
 #[test]

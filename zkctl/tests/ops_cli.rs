@@ -162,7 +162,8 @@ fn sync_count_and_whoami() {
     );
 
     assert_eq!(ok(&["whoami"]), "ip 127.0.0.1\n");
-    let both = ok(&["--auth", "digest:bob:secret", "whoami"]);
+    let bob = SecretFile::new("ops-bob", "digest:bob:secret");
+    let both = ok(&["--auth-file", bob.path(), "whoami"]);
     let mut lines: Vec<&str> = both.lines().collect();
     lines.sort_unstable();
     assert_eq!(lines, ["digest bob", "ip 127.0.0.1"], "{both}");
@@ -189,23 +190,20 @@ fn ephemerals_of_a_resumed_session() {
             owner.create(p, b"", CreateMode::Ephemeral).await.unwrap();
         }
     });
-    let password: String = owner
-        .session_password()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let resume = format!("{:#x}:{password}", owner.session_id());
+    let password = SecretFile::new("ops-eph", &password_hex(&owner.session_password()));
+    let id = format!("{:#x}", owner.session_id());
+    let resume = ["--resume", &id, "--resume-password-file", password.path()];
     rt.block_on(owner.detach());
 
     // Sorted; PATH is a prefix, as getEphemerals takes it.
     assert_eq!(
-        ok(&["--resume", &resume, "ephemerals", "/ops-eph/"]),
+        ok(&[&resume[..], &["ephemerals", "/ops-eph/"]].concat()),
         "/ops-eph/a\n/ops-eph/b\n"
     );
-    let all = ok(&["--resume", &resume, "ephemerals"]);
+    let all = ok(&[&resume[..], &["ephemerals"]].concat());
     assert_eq!(all, "/ops-eph-other\n/ops-eph/a\n/ops-eph/b\n");
     assert_eq!(
-        ok(&["--resume", &resume, "ephemerals", "/ops-eph"]),
+        ok(&[&resume[..], &["ephemerals", "/ops-eph"]].concat()),
         all,
         "a prefix, not a node"
     );

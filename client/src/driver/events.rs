@@ -186,9 +186,9 @@ impl Driver {
                         }
                     }
                     shared.password = if change.session_id != 0 {
-                        self.session.session_password().to_vec()
+                        self.session.session_password().clone()
                     } else {
-                        Vec::new()
+                        zkrs_codec::Secret::default()
                     };
                     if matches!(
                         change.state,

@@ -6,6 +6,7 @@
 //! server's challenge (realm, nonce, ...), our response proving we know the password, and
 //! the server's `rspauth` proving it knows it too, which is checked.
 
+use zkrs_codec::Secret;
 use zkrs_session::{SaslError, SaslExchange, SaslStep};
 
 use super::md5::{hex, md5};
@@ -16,7 +17,7 @@ const DIGEST_URI: &str = "zookeeper/zk-sasl-md5";
 /// One exchange, with the credentials and this connection's client nonce.
 pub(crate) struct DigestMd5 {
     user: String,
-    password: String,
+    password: Secret,
     cnonce: String,
     state: State,
 }
@@ -33,7 +34,7 @@ enum State {
 }
 
 impl DigestMd5 {
-    pub(crate) fn new(user: String, password: String, cnonce: String) -> DigestMd5 {
+    pub(crate) fn new(user: String, password: Secret, cnonce: String) -> DigestMd5 {
         DigestMd5 {
             user,
             password,
@@ -73,8 +74,10 @@ impl DigestMd5 {
         let utf8 = get("charset").is_some_and(|c| c.eq_ignore_ascii_case("utf-8"));
         let nc = "00000001";
         let digest = |a2: &str| {
-            let mut a1 =
-                md5(format!("{}:{realm}:{}", self.user, self.password).as_bytes()).to_vec();
+            let mut secret = format!("{}:{realm}:", self.user).into_bytes();
+            secret.extend_from_slice(self.password.expose());
+            let mut a1 = md5(&secret).to_vec();
+            secret.fill(0);
             a1.extend_from_slice(format!(":{nonce}:{}", self.cnonce).as_bytes());
             let ha1 = hex(&md5(&a1));
             let ha2 = hex(&md5(a2.as_bytes()));

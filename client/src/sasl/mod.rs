@@ -15,12 +15,14 @@ pub use gssapi::{gssapi, Kerberos, DEFAULT_SERVICE};
 #[cfg(feature = "sasl-digest")]
 mod md5;
 
+#[cfg(feature = "sasl-digest")]
+use zkrs_codec::Secret;
 pub use zkrs_session::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 
 /// DIGEST-MD5 with a user name and password, as the server's JAAS `Server` section holds
 /// them (`user_<name>="<password>"`); the session then has the identity `sasl:<name>`.
 #[cfg(feature = "sasl-digest")]
-pub fn digest_md5(user: impl Into<String>, password: impl Into<String>) -> SaslMechanism {
+pub fn digest_md5(user: impl Into<String>, password: impl Into<Secret>) -> SaslMechanism {
     let (user, password) = (user.into(), password.into());
     SaslMechanism::new("DIGEST-MD5", move || {
         Box::new(digest::DigestMd5::new(

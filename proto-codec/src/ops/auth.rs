@@ -1,8 +1,8 @@
 //! `AuthPacket`: adding an identity to the session (sent with xid -4).
 
 record! {
-    /// `AuthPacket`.
-    pub struct AuthPacket<'a> {
+    /// `AuthPacket`. Its `Debug` prints the credentials as `Secret(***)`.
+    pub struct AuthPacket<'a> secret auth {
         /// Always 0.
         pub auth_type: i32,
         /// The scheme, e.g. `digest`.

@@ -89,7 +89,7 @@ impl<'a> Harness<'a> {
         let mut cfg = SessionConfig::new(host_count, timeout);
         cfg.can_be_read_only = flags & 4 != 0;
         if flags & 8 != 0 {
-            cfg.auth.push(("digest".into(), b"user:pw".to_vec()));
+            cfg.auth.push(("digest".into(), b"user:pw".into()));
         }
         if flags & 16 != 0 {
             cfg.set_watches_batch_bytes = 8;

@@ -81,7 +81,7 @@ impl<'a> Harness<'a> {
             12 => {
                 let token = (action & 0x10 != 0).then(|| self.token());
                 self.s
-                    .add_auth("digest".into(), b"other:pw".to_vec(), token, self.now);
+                    .add_auth("digest".into(), b"other:pw".into(), token, self.now);
             }
             13 if self.host_updates && action & 0x80 != 0 => self.move_step(),
             13 if self.host_updates && action & 0x20 != 0 => self.update_hosts(),

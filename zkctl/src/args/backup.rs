@@ -27,11 +27,12 @@ One JSON object per line, in path order (parents first): {\"path\": \"/a/b\"
 stderr counts them), and so is /zookeeper. The server hides container and TTL
 markers from clients, so every node is written as persistent. Reads are
 pipelined; the export is not a snapshot (each node is read once, as it was).
-Needs READ on every node (--auth digest:super:... for all).")]
+Needs READ on every node (--auth-file with digest:super:... for all).")]
     Export {
         /// The root of the subtree
         path: String,
-        /// Write to FILE instead of stdout
+        /// Write to FILE instead of stdout: made 0600 (an existing one truncated and made
+        /// 0600), never through a symbolic link
         #[arg(long, value_name = "FILE")]
         out: Option<String>,
     },

@@ -8,16 +8,18 @@ use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use super::command::{
     BenchKind, BenchRuntime, HoldPolicy, OutputFormat, PickStrategy, ServiceKind, Shell,
 };
-use super::ensemble::{from_version, resume};
+use super::ensemble::from_version;
 use super::ops::{CreateAcl, OpsSub};
 use super::values::{
-    at_least_two, auth, connect_string, instance_id, levels, member_id, millis, non_empty, port,
+    at_least_two, connect_string, instance_id, levels, member_id, millis, non_empty, port,
     positive, positive_millis, service_name,
 };
 
 /// What `zkctl --help` says after the commands and flags.
 const AFTER_HELP: &str = "\
-Global flags may come before or after the command.
+Global flags may come before or after the command. Secrets come from the first
+line of a file (--auth-file, --sasl-password-file, --resume-password-file; also
+/dev/stdin or <(...)), never from the command line, where ps shows them.
 
 Exit codes: 0 ok, 1 ZooKeeper or I/O error (and `counter cas` not applied),
 2 usage error, 3 a timeout (lock, barrier, queue take), 4 the lock was lost (lock),
@@ -59,9 +61,14 @@ pub struct GlobalFlags {
     /// How long to wait for the first connection (default: the session timeout)
     #[arg(long, value_name = "MS", value_parser = millis)]
     pub connect_timeout: Option<Duration>,
-    /// Add an identity to the session, e.g. digest:user:password (repeatable)
-    #[arg(long, value_name = "SCHEME:CREDENTIALS", value_parser = auth)]
-    pub auth: Vec<(String, String)>,
+    /// Refused: credentials on the command line (see --auth-file). Taken as it comes, so
+    /// that the refusal does not repeat it.
+    #[arg(long, value_name = "SCHEME:CREDENTIALS", hide = true)]
+    pub auth: Vec<String>,
+    /// Add an identity to the session: FILE's first line is SCHEME:CREDENTIALS, e.g.
+    /// digest:user:password (repeatable; never on the command line)
+    #[arg(long, value_name = "FILE")]
+    pub auth_file: Vec<String>,
     /// Connect with TLS, trusting the platform's store (implied by any --tls-* flag)
     #[arg(long)]
     pub tls: bool,
@@ -97,9 +104,13 @@ pub struct GlobalFlags {
     #[arg(long, value_name = "NAME")]
     pub sasl_service_principal: Option<String>,
     /// Reattach to a live session (id as 0x-hex or decimal) instead of making one; zkctl
-    /// leaves it open at exit
-    #[arg(long, value_name = "ID:PASSWORD_HEX", value_parser = resume)]
-    pub resume: Option<(i64, Vec<u8>)>,
+    /// leaves it open at exit (needs --resume-password-file)
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// With --resume: the session password, hex, on the file's first line (never on the
+    /// command line)
+    #[arg(long, value_name = "FILE")]
+    pub resume_password_file: Option<String>,
     /// Follow the ensemble's membership (/zookeeper/config) while running, so the session
     /// survives members being replaced
     #[arg(long)]
@@ -120,11 +131,14 @@ impl GlobalFlags {
     pub fn then(self, later: GlobalFlags) -> GlobalFlags {
         let mut auth = self.auth;
         auth.extend(later.auth);
+        let mut auth_file = self.auth_file;
+        auth_file.extend(later.auth_file);
         GlobalFlags {
             server: later.server.or(self.server),
             session_timeout: later.session_timeout.or(self.session_timeout),
             connect_timeout: later.connect_timeout.or(self.connect_timeout),
             auth,
+            auth_file,
             tls: self.tls || later.tls,
             tls_ca: later.tls_ca.or(self.tls_ca),
             tls_crl: later.tls_crl.or(self.tls_crl),
@@ -137,6 +151,7 @@ impl GlobalFlags {
             keytab: later.keytab.or(self.keytab),
             sasl_service_principal: later.sasl_service_principal.or(self.sasl_service_principal),
             resume: later.resume.or(self.resume),
+            resume_password_file: later.resume_password_file.or(self.resume_password_file),
             follow_ensemble: self.follow_ensemble || later.follow_ensemble,
             verbose: self.verbose.saturating_add(later.verbose),
             output: later.output.or(self.output),
@@ -155,12 +170,22 @@ pub struct Policy {
     pub policy: HoldPolicy,
 }
 
-// `--grace MS`, for the commands that run one.
+// `--grace MS`, for the commands that run one; [`Grace::or_default`] gives its default.
 #[derive(Debug, Args)]
 pub struct Grace {
-    /// After SIGTERM, how long CMD may take to exit before SIGKILL
-    #[arg(long = "grace", value_name = "MS", value_parser = millis, default_value = "2000")]
-    pub grace: Duration,
+    /// After SIGTERM, how long CMD may take to exit before SIGKILL (default: a twentieth of
+    /// the session timeout, 500 for 10000: below the tenth a lost lock leaves)
+    #[arg(long = "grace", value_name = "MS", value_parser = millis)]
+    pub grace: Option<Duration>,
+}
+
+impl Grace {
+    /// `--grace`, else a twentieth of the session timeout: under session-deadline a lost
+    /// lock or leadership is noticed a tenth of the timeout before the session can expire,
+    /// and CMD must be gone (SIGTERM, the grace, SIGKILL) within that tenth.
+    pub fn or_default(&self, session_timeout: Duration) -> Duration {
+        self.grace.unwrap_or(session_timeout / 20)
+    }
 }
 
 /// The commands, in the order `--help` lists them.
@@ -435,7 +460,7 @@ Incremental (--add and --remove, repeatable or comma-separated) or bulk
 (--members: the whole new membership). SPEC is a member line,
 server.N=HOST:QUORUM_PORT:ELECTION_PORT[:ROLE][;[CLIENT_HOST:]PORT].
 Needs servers with reconfigEnabled=true and a superuser session
-(--auth digest:super:PASSWORD) unless they skip ACLs. The server's refusals
+(--auth-file FILE holding digest:super:PASSWORD) unless they skip ACLs. The server's refusals
 (ReconfigDisabled, NewConfigNoQuorum, ReconfigInProgress, BadVersion,
 NoAuth) exit 1 with their name.")]
     #[command(group = clap::ArgGroup::new("change").required(true).multiple(true)

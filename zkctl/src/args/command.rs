@@ -3,11 +3,14 @@
 use std::time::Duration;
 
 use clap::ValueEnum;
+use zkrs_client::Secret;
 
 use super::acl::AclSpec;
 use super::ops::OpsCommand;
+use super::secrets::{read_identities, Resume, SaslDigest, SecretFile};
 
-/// Settings for the connection, shared by every command.
+/// Settings for the connection, shared by every command. Its secrets are [`Secret`]s, read
+/// from files ([`super::secrets`]): `Debug` prints them `Secret(***)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Globals {
     /// The connect string.
@@ -18,8 +21,10 @@ pub struct Globals {
     pub session_timeout: Duration,
     /// How long to wait for the first session (`None`: the session timeout).
     pub connect_timeout: Option<Duration>,
-    /// `(scheme, credentials)` identities.
-    pub auth: Vec<(String, String)>,
+    /// `--auth-file FILE`s, read by [`Globals::read_secrets`] into `auth`.
+    pub auth_files: Vec<SecretFile>,
+    /// `(scheme, credentials)` identities, from `auth_files` once read.
+    pub auth: Vec<(String, Secret)>,
     /// How many `-v`: 1 prints the library's events, 2 its debug events too.
     pub verbosity: u8,
     /// TLS settings, when any `--tls-*` flag is given.
@@ -28,12 +33,28 @@ pub struct Globals {
     pub sasl_digest: Option<SaslDigest>,
     /// `--sasl-kerberos PRINCIPAL [--keytab FILE] [--sasl-service-principal NAME]`.
     pub kerberos: Option<KerberosArgs>,
-    /// `--resume ID:PASSWORD_HEX`: the session to reattach to (left open at exit).
-    pub resume: Option<(i64, Vec<u8>)>,
+    /// `--resume ID --resume-password-file FILE`: the session to reattach to (left open at
+    /// exit).
+    pub resume: Option<Resume>,
     /// `--follow-ensemble`: the client's hosts follow `/zookeeper/config`.
     pub follow_ensemble: bool,
     /// `--output text|json`.
     pub output: OutputFormat,
+}
+
+impl Globals {
+    /// Reads every secret file (before connecting; the parser does no I/O). An error names
+    /// the flag and the file, never what the file holds.
+    pub fn read_secrets(&mut self) -> Result<(), String> {
+        self.auth = read_identities(&mut self.auth_files)?;
+        if let Some(sasl) = &mut self.sasl_digest {
+            sasl.password.read()?;
+        }
+        if let Some(resume) = &mut self.resume {
+            resume.read()?;
+        }
+        Ok(())
+    }
 }
 
 /// What stdout looks like (`--output`).
@@ -57,34 +78,6 @@ pub struct KerberosArgs {
     pub keytab: Option<String>,
     /// The server's principal (default `zookeeper/<host>`).
     pub service_principal: Option<String>,
-}
-
-/// `--sasl-digest USER --sasl-password-file FILE`. The parser only notes the file (it does
-/// no I/O); [`SaslDigest::read_password`] reads it before connecting.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SaslDigest {
-    /// The user name.
-    pub user: String,
-    /// Where the password is (its first line).
-    pub password_file: String,
-    /// The password, once read.
-    pub password: Option<String>,
-}
-
-impl SaslDigest {
-    /// Reads the password file's first line.
-    pub fn read_password(&mut self) -> Result<(), String> {
-        match std::fs::read_to_string(&self.password_file) {
-            Ok(text) => {
-                self.password = Some(text.lines().next().unwrap_or("").to_string());
-                Ok(())
-            }
-            Err(e) => Err(format!(
-                "cannot read --sasl-password-file {}: {e}",
-                self.password_file
-            )),
-        }
-    }
 }
 
 /// The `--tls-*` flags.

@@ -7,10 +7,11 @@ use std::time::Duration;
 use super::cli::{CounterVerb, GlobalFlags, QueueSub, RegisterFlags, ServiceSub, Sub};
 use super::command::{
     BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals, KerberosArgs,
-    QueueAction, QueueKind, SaslDigest, ServiceAction, ServiceKind, ServiceRegistration, Tls,
+    QueueAction, QueueKind, ServiceAction, ServiceKind, ServiceRegistration, Tls,
 };
 use super::ensemble;
 use super::ops;
+use super::secrets::{self, SaslDigest, SecretFile};
 use super::usage::{usage, UsageError};
 
 /// The default connect string when neither `--server` nor `ZK_SERVER` is given.
@@ -47,6 +48,10 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
     } else {
         None
     };
+    if !flags.auth.is_empty() {
+        return usage(secrets::AUTH_INLINE);
+    }
+    let resume = secrets::resume(flags.resume, flags.resume_password_file)?;
     let sasl_digest = match (flags.sasl_digest, flags.sasl_password_file) {
         (None, None) => None,
         (Some(_), None) => {
@@ -58,8 +63,7 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
         (None, Some(_)) => return usage("--sasl-password-file needs --sasl-digest USER"),
         (Some(user), Some(password_file)) => Some(SaslDigest {
             user,
-            password_file,
-            password: None,
+            password: SecretFile::new("--sasl-password-file", password_file),
         }),
     };
     let kerberos = match flags.sasl_kerberos {
@@ -89,19 +93,25 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
         server_given,
         session_timeout: flags.session_timeout.unwrap_or(Duration::from_secs(10)),
         connect_timeout: flags.connect_timeout,
-        auth: flags.auth,
+        auth_files: flags
+            .auth_file
+            .into_iter()
+            .map(|file| SecretFile::new("--auth-file", file))
+            .collect(),
+        auth: Vec::new(),
         verbosity: flags.verbose,
         tls,
         sasl_digest,
         kerberos,
-        resume: flags.resume,
+        resume,
         follow_ensemble: flags.follow_ensemble,
         output: flags.output.unwrap_or_default(),
     })
 }
 
-/// The typed command. `resume`: whether `--resume` was given (one session only).
-pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
+/// The typed command. `resume`: whether `--resume` was given (one session only);
+/// `session_timeout`: the session's, for the default `--grace`.
+pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Command, UsageError> {
     Ok(match sub {
         Sub::Ls { path } => Command::Ls { path },
         Sub::Get { path } => Command::Get { path },
@@ -180,7 +190,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             path,
             count,
             timeout,
-            grace: grace.grace,
+            grace: grace.or_default(session_timeout),
             command,
         },
         Sub::Member {
@@ -207,11 +217,11 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
                 path,
                 id,
                 data: data.unwrap_or_default().into_bytes(),
-                grace: grace.grace,
+                grace: grace.or_default(session_timeout),
                 command,
             }
         }
-        Sub::Service(s) => service(s)?,
+        Sub::Service(s) => service(s, session_timeout)?,
         Sub::Lock {
             path,
             timeout,
@@ -222,7 +232,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             path,
             timeout,
             policy: policy.policy,
-            grace: grace.grace,
+            grace: grace.or_default(session_timeout),
             command,
         },
         Sub::Elect {
@@ -237,7 +247,7 @@ pub fn command(sub: Sub, resume: bool) -> Result<Command, UsageError> {
             id,
             once,
             policy: policy.policy,
-            grace: grace.grace,
+            grace: grace.or_default(session_timeout),
             command,
         },
         Sub::Config => Command::Config,
@@ -372,7 +382,7 @@ fn queue(q: QueueSub) -> Command {
     }
 }
 
-fn service(s: ServiceSub) -> Result<Command, UsageError> {
+fn service(s: ServiceSub, session_timeout: Duration) -> Result<Command, UsageError> {
     let (base, action) = match s {
         ServiceSub::Register(r) => {
             let RegisterFlags {
@@ -419,7 +429,7 @@ fn service(s: ServiceSub) -> Result<Command, UsageError> {
                 kind,
                 enabled,
                 uri_spec,
-                grace: grace.grace,
+                grace: grace.or_default(session_timeout),
                 command,
             };
             (base, ServiceAction::Register(Box::new(registration)))

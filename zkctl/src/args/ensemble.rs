@@ -1,39 +1,7 @@
-//! The values of the ensemble flags: `--resume ID:PASSWORD_HEX` (a global flag) and
-//! `reconfig`'s `--add`, `--remove`, `--members` and `--from-version`.
+//! The values of the ensemble flags: `reconfig`'s `--add`, `--remove`, `--members` and `--from-version`.
 
 use super::command::Command;
 use super::usage::{usage, UsageError};
-
-/// `--resume ID:PASSWORD_HEX`: the id as `0x`-hex (as zkctl and ZooKeeper print it) or
-/// decimal, the password as hex (16 bytes from ZooKeeper).
-pub fn resume(value: &str) -> Result<(i64, Vec<u8>), String> {
-    let bad = || Err("not SESSION_ID:PASSWORD_HEX (e.g. 0x100000a2b3c0001:0a1b...)".to_string());
-    let Some((id, password)) = value.split_once(':') else {
-        return bad();
-    };
-    let id = match id.strip_prefix("0x").or_else(|| id.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok().map(|v| v as i64),
-        None => id.parse::<i64>().ok(),
-    };
-    let (Some(id), Some(password)) = (id, hex_bytes(password)) else {
-        return bad();
-    };
-    if id == 0 || password.is_empty() {
-        return bad();
-    }
-    Ok((id, password))
-}
-
-/// Bytes from hex (even length, either case).
-fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 || !hex.is_ascii() {
-        return None;
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
-        .collect()
-}
 
 /// `reconfig --from-version V`: hex, with or without `0x`, as `zkctl config` prints it.
 pub fn from_version(v: &str) -> Result<i64, String> {

@@ -23,6 +23,7 @@ mod ensemble;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
 mod ops;
+mod secrets;
 mod usage;
 mod values;
 
@@ -87,7 +88,7 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
     }
     let resume = flags.resume.is_some();
     let globals = convert::globals(flags, env_server)?;
-    let command = convert::command(cli.command, resume)?;
+    let command = convert::command(cli.command, resume, globals.session_timeout)?;
     Ok(Action::Run(Box::new(globals), command))
 }
 
@@ -163,5 +164,9 @@ fn one_line(mut e: clap::Error) -> UsageError {
 
 #[cfg(test)]
 mod backup_tests;
+#[cfg(test)]
+mod grace_tests;
+#[cfg(test)]
+mod secret_tests;
 #[cfg(test)]
 mod tests;

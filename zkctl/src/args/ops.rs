@@ -56,12 +56,13 @@ Prints nothing. As in zkCli.sh, PATH need not exist.")]
     /// Print the session's identities as the server sees them, `SCHEME ID` per line
     #[command(after_help = "\
 The server's whoAmI (ZooKeeper 3.7+): one line per identity, e.g.
-`ip 127.0.0.1`, `digest bob` (with --auth digest:bob:PW), `sasl bob`.")]
+`ip 127.0.0.1`, `digest bob` (with --auth-file holding digest:bob:PW), `sasl bob`.")]
     Whoami,
     /// Print this session's ephemeral nodes under PATH (default /), sorted
     #[command(after_help = "\
 The server's getEphemerals (ZooKeeper 3.6+): PATH is a path prefix. A new
-session has none: use --resume ID:PASSWORD_HEX to ask for another session's.")]
+session has none: use --resume ID --resume-password-file FILE to ask for
+another session's.")]
     Ephemerals {
         /// The path prefix
         path: Option<String>,

@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::command::{KerberosArgs, Tls};
 use super::convert::DEFAULT_SERVER;
 use super::ops::WatchKind;
+use super::secrets::SecretFile;
 use super::*;
 
 fn run(line: &str) -> Result<Action, UsageError> {
@@ -28,11 +29,11 @@ fn error(line: &str) -> String {
 
 #[test]
 fn globals_before_and_after_the_command() {
-    let (g, c) = command("--server h:1/app --session-timeout 3000 ls /a --auth digest:u:p");
+    let (g, c) = command("--server h:1/app --session-timeout 3000 ls /a --auth-file /f");
     assert_eq!(g.server, "h:1/app");
     assert!(g.server_given);
     assert_eq!(g.session_timeout, Duration::from_millis(3000));
-    assert_eq!(g.auth, vec![("digest".into(), "u:p".into())]);
+    assert_eq!(g.auth_files, [SecretFile::new("--auth-file", "/f".into())]);
     assert_eq!(c, Command::Ls { path: "/a".into() });
     let (g, _) = command("ls /a --server=x:2");
     assert_eq!(g.server, "x:2");
@@ -159,7 +160,7 @@ fn lock_command_after_dashes_or_path() {
             path: "/l".into(),
             timeout: Some(Duration::from_millis(500)),
             policy: HoldPolicy::SessionDeadline,
-            grace: Duration::from_secs(2),
+            grace: Duration::from_millis(500),
             command: vec![
                 "sh".into(),
                 "-c".into(),
@@ -177,7 +178,7 @@ fn lock_command_after_dashes_or_path() {
             id: None,
             once: true,
             policy: HoldPolicy::SessionDeadline,
-            grace: Duration::from_secs(2),
+            grace: Duration::from_millis(500),
             command: vec!["sleep".into(), "1".into(), "--id".into(), "x".into()],
         }
     );
@@ -239,7 +240,7 @@ fn usage_errors() {
     );
     assert!(error("bench get --clients 0").contains("at least 1"));
     assert!(error("demo --participants 1").contains("at least 2"));
-    assert!(error("ls / --auth nocolon").contains("SCHEME:CREDENTIALS"));
+    assert!(error("ls / --auth nocolon").contains("--auth-file FILE"));
     assert!(error("ls / --recursive=yes").contains("unexpected argument '--recursive'"));
     assert!(error("delete / --recursive=yes").contains("unexpected value 'yes'"));
 }
@@ -325,7 +326,7 @@ fn barrier_and_member_run_a_command() {
             path: "/b".into(),
             count: 3,
             timeout: Some(Duration::from_millis(500)),
-            grace: Duration::from_secs(2),
+            grace: Duration::from_millis(500),
             command: vec![
                 "sh".into(),
                 "-c".into(),
@@ -677,25 +678,6 @@ fn follow_ensemble_is_a_global_switch() {
     assert!(command("ls / --follow-ensemble").0.follow_ensemble);
     assert!(!command("ls /").0.follow_ensemble);
     assert!(error("--follow-ensemble=yes ls /").contains("follow-ensemble"));
-}
-
-#[test]
-fn resume_takes_an_id_and_a_hex_password() {
-    let (g, _) = command("--resume 0x10a:00ff10 ls /");
-    assert_eq!(g.resume, Some((0x10a, vec![0, 0xff, 0x10])));
-    let (g, _) = command("ls / --resume=266:AB");
-    assert_eq!(g.resume, Some((266, vec![0xab])));
-    assert_eq!(command("ls /").0.resume, None);
-    for bad in [
-        "0x10a", "0x10a:0", "0x10a:zz", "x:00", "0:00", "0x1:", "0x1:é1",
-    ] {
-        let e = error(&format!("--resume {bad} ls /"));
-        assert!(
-            e.contains("for '--resume <ID:PASSWORD_HEX>': not SESSION_ID:PASSWORD_HEX"),
-            "{bad}: {e}"
-        );
-    }
-    assert!(error("--resume 0x1:00 bench get").contains("one session"));
 }
 
 #[test]

@@ -67,14 +67,6 @@ pub fn port(s: &str) -> Result<u16, String> {
     }
 }
 
-/// `--auth SCHEME:CREDENTIALS`.
-pub fn auth(s: &str) -> Result<(String, String), String> {
-    match s.split_once(':') {
-        Some((scheme, creds)) if !scheme.is_empty() => Ok((scheme.into(), creds.into())),
-        _ => Err("not SCHEME:CREDENTIALS (e.g. digest:user:password)".into()),
-    }
-}
-
 /// One node name: not empty, no `/`, not `.` or `..`.
 fn node_name(what: &str, name: &str) -> Result<String, String> {
     if name.is_empty() || name.contains('/') || name == "." || name == ".." {

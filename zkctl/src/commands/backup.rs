@@ -47,10 +47,7 @@ async fn export(client: &Client, root: &str, out: Option<&str>) -> Outcome {
     let (nodes, ephemerals) = persistent_nodes(client, root).await?;
     // The file is made only once the tree is read: a failed export leaves no partial file.
     let sink: Box<dyn Write> = match out {
-        Some(file) => Box::new(
-            std::fs::File::create(file)
-                .map_err(|e| Failure::msg(format!("cannot write {file}: {e}")))?,
-        ),
+        Some(file) => Box::new(private_file(file)?),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut sink = BufWriter::with_capacity(1 << 16, sink);
@@ -61,6 +58,37 @@ async fn export(client: &Client, root: &str, out: Option<&str>) -> Outcome {
     sink.flush()?;
     report_ephemerals("export", ephemerals);
     Ok(0)
+}
+
+/// `export --out FILE`: created 0600 (the ACLs hold digest ids, hashes of passwords), an
+/// existing file truncated and made 0600 too, and never through a symlink (`O_NOFOLLOW`:
+/// a link planted at FILE would send the export wherever it points).
+fn private_file(file: &str) -> Result<std::fs::File, Failure> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(file);
+    let file_handle = match opened {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Failure::msg(format!(
+                "cannot write {file}: it is a symbolic link (zkctl does not follow one there; \
+                 name the file itself)"
+            )))
+        }
+        Err(e) => return Err(Failure::msg(format!("cannot write {file}: {e}"))),
+    };
+    let is_file = file_handle.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if is_file {
+        file_handle
+            .set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| Failure::msg(format!("cannot make {file} private (0600): {e}")))?;
+    }
+    Ok(file_handle)
 }
 
 /// Checks that the records form one tree: a root line, no path twice, every other node's

@@ -53,7 +53,8 @@ fn check_redacted(nodes: &[Node]) -> Result<(), Failure> {
         None => Ok(()),
         Some(first) => Err(Failure::msg(format!(
             "{}: the server hid a digest ACL's hash (this session lacks ADMIN there; {count} \
-             node{} so): read as an identity with ADMIN, e.g. --auth digest:super:PASSWORD",
+             node{} so): read as an identity with ADMIN, e.g. --auth-file FILE holding \
+             digest:super:PASSWORD",
             first.path,
             if count == 1 { "" } else { "s" }
         ))),

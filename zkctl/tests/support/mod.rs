@@ -127,3 +127,45 @@ pub fn signal(pid: u32, sig: &str) {
         .unwrap();
     assert!(status.success(), "kill -s {sig} {pid}");
 }
+
+/// A file holding a secret (`--auth-file`, `--resume-password-file`), readable by its owner
+/// only, removed at drop.
+pub struct SecretFile(std::path::PathBuf);
+
+impl SecretFile {
+    /// A new file `name` (unique to this process) holding `text`.
+    pub fn new(name: &str, text: &str) -> SecretFile {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = std::env::temp_dir().join(format!("zkctl-secret-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        SecretFile(path)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for SecretFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A session's password as `--resume-password-file` takes it: hex.
+pub fn password_hex(password: &zkrs_client::Secret) -> String {
+    password
+        .expose()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -1,0 +1,39 @@
+//! The session's settings and state never print a credential or the session password:
+//! a driver may log its `SessionConfig`.
+
+use std::time::Duration;
+
+use zkrs_session::SessionConfig;
+
+const PASSWORD: &str = "hunter2-zkrs";
+
+fn assert_redacted(what: &str, debug: &str) {
+    assert!(
+        !debug.contains(PASSWORD),
+        "{what} shows the password: {debug}"
+    );
+    let bytes = format!("{:?}", PASSWORD.as_bytes());
+    let bytes = bytes.trim_matches(|c| c == '[' || c == ']');
+    assert!(
+        !debug.contains(bytes),
+        "{what} shows the password's bytes: {debug}"
+    );
+}
+
+#[test]
+fn session_config_debug_hides_credentials_and_the_session_password() {
+    let mut cfg = SessionConfig::new(1, Duration::from_secs(10));
+    cfg.auth.push((
+        "digest".into(),
+        format!("user:{PASSWORD}").into_bytes().into(),
+    ));
+    cfg.resume = Some((0x1234, PASSWORD.as_bytes().to_vec().into()));
+    let debug = format!("{cfg:?}");
+    assert_redacted("SessionConfig", &debug);
+    assert_redacted("SessionConfig", &format!("{cfg:#?}"));
+    assert!(debug.contains("digest"), "the scheme still shows: {debug}");
+    assert!(
+        debug.contains("4660"),
+        "the session id still shows: {debug}"
+    );
+}
