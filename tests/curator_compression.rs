@@ -123,7 +123,11 @@ async fn client_and_curator_read_each_others_compressed_data() {
                 .ask(&format!("compress {}", hex(data)), "COMPRESSED")
                 .await,
         );
-        assert_eq!(same_but_os(&compression::compress(data), &curator), Ok(()), "{data:?}");
+        assert_eq!(
+            same_but_os(&compression::compress(data), &curator),
+            Ok(()),
+            "{data:?}"
+        );
     }
     // Longer data: the same header and trailer, each side reads the other's.
     let long = big_data(20_000);
