@@ -38,6 +38,7 @@ impl ClientBuilder {
                 can_be_read_only: false,
                 auth: Vec::new(),
                 max_frame_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN,
+                max_reply_len: None,
                 sasl: None,
                 resume: None,
                 host_provider: None,
@@ -219,10 +220,30 @@ impl ClientBuilder {
         self
     }
 
-    /// The largest frame accepted from, and sent to, the server (`jute.maxbuffer`; default
-    /// 1,048,575 bytes like the server's).
+    /// The largest request sent to the server (`jute.maxbuffer`; default 1,048,575 bytes,
+    /// the server's default): a larger one is refused before it is sent, with kind
+    /// `InvalidInput`. Set it to the server's `jute.maxbuffer`, which refuses a larger request
+    /// by closing the connection. Unless [`ClientBuilder::max_reply_len`] is set, the reply
+    /// limit follows it, 64 KiB higher.
     pub fn max_frame_len(mut self, bytes: usize) -> ClientBuilder {
         self.settings.max_frame_len = bytes;
+        self
+    }
+
+    /// The largest reply accepted from the server (a frame's length without its 4-byte
+    /// prefix). Default: [`ClientBuilder::max_frame_len`] plus 64 KiB, 1,114,111 bytes.
+    ///
+    /// A reply over it fails its request alone, with
+    /// [`ErrorKind::ReplyTooLarge`] (the message names the reply's size and the limit; not
+    /// retryable): its bytes are skipped as they arrive, never kept, and the connection, the
+    /// session and every other request go on. A server checks only the requests it takes
+    /// against its `jute.maxbuffer`, not the replies it sends: a getData reply is a header and
+    /// a Stat (about 40 bytes) larger than the create that stored the data, and a getChildren
+    /// listing has no bound at all. So to read everything a server with `jute.maxbuffer = N`
+    /// lets clients write, set this to at least `N` plus 64 KiB (the default does that for
+    /// `N` = [`ClientBuilder::max_frame_len`]); a listing of many children can need more.
+    pub fn max_reply_len(mut self, bytes: usize) -> ClientBuilder {
+        self.settings.max_reply_len = Some(bytes);
         self
     }
 

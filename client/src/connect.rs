@@ -39,7 +39,11 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
     let mut cfg = SessionConfig::new(cs.hosts.len(), settings.session_timeout);
     cfg.can_be_read_only = settings.can_be_read_only;
     cfg.auth = settings.auth.clone();
-    cfg.max_frame_len = settings.max_frame_len;
+    cfg.max_reply_len = settings.max_reply_len.unwrap_or(
+        settings
+            .max_frame_len
+            .saturating_add(crate::session::REPLY_ROOM),
+    );
     cfg.seed = random_seed();
     cfg.sasl = settings.sasl.clone();
     cfg.host_names = cs.hosts.iter().map(|(name, _)| name.clone()).collect();
@@ -139,6 +143,8 @@ pub(crate) struct Settings {
     pub(crate) can_be_read_only: bool,
     pub(crate) auth: Vec<(String, Secret)>,
     pub(crate) max_frame_len: usize,
+    /// `None`: `max_frame_len` plus [`crate::session::REPLY_ROOM`].
+    pub(crate) max_reply_len: Option<usize>,
     pub(crate) sasl: Option<crate::sasl::SaslMechanism>,
     pub(crate) resume: Option<SessionToResume>,
     pub(crate) host_provider: Option<crate::host_provider::SharedProvider>,

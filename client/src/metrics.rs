@@ -34,7 +34,9 @@ pub(crate) fn counted_code(error: &Error) -> ErrorCode {
         ErrorKind::ConnectionLoss | ErrorKind::Closed => ErrorCode::ConnectionLoss,
         ErrorKind::SessionExpired => ErrorCode::SessionExpired,
         ErrorKind::AuthFailed => ErrorCode::AuthFailed,
-        ErrorKind::Protocol | ErrorKind::InvalidData => ErrorCode::MarshallingError,
+        ErrorKind::Protocol | ErrorKind::InvalidData | ErrorKind::ReplyTooLarge => {
+            ErrorCode::MarshallingError
+        }
         ErrorKind::Timeout => ErrorCode::OperationTimeout,
         ErrorKind::InvalidInput => ErrorCode::BadArguments,
         _ => ErrorCode::SystemError,

@@ -44,10 +44,7 @@ impl Connector {
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.tls {
             let conn = tls.handshake(&tcp, name).await?;
-            return Ok(Transport::Socket(SocketTransport {
-                tcp,
-                tls: Some(conn),
-            }));
+            return Ok(Transport::Socket(SocketTransport::tls(tcp, conn)));
         }
         let _ = name;
         Ok(Transport::Socket(SocketTransport::plain(tcp)))
@@ -156,6 +153,10 @@ pub(crate) struct SocketTransport {
     tcp: TcpStream,
     #[cfg(feature = "tls")]
     tls: Option<Box<rustls::ClientConnection>>,
+    /// The last TLS read stopped at the end of its room with plaintext perhaps left in
+    /// rustls: the socket may be empty, so its readiness cannot say so.
+    #[cfg(feature = "tls")]
+    tls_buffered: bool,
 }
 
 impl SocketTransport {
@@ -164,11 +165,28 @@ impl SocketTransport {
             tcp,
             #[cfg(feature = "tls")]
             tls: None,
+            #[cfg(feature = "tls")]
+            tls_buffered: false,
         }
     }
 
-    /// Waits until the socket may have bytes to read.
+    /// A TLS connection whose handshake is done.
+    #[cfg(feature = "tls")]
+    fn tls(tcp: TcpStream, conn: Box<rustls::ClientConnection>) -> SocketTransport {
+        SocketTransport {
+            tcp,
+            tls: Some(conn),
+            tls_buffered: false,
+        }
+    }
+
+    /// Waits until the socket may have bytes to read (at once while rustls may hold
+    /// plaintext a bounded read left there).
     pub(crate) async fn readable(&self) -> io::Result<()> {
+        #[cfg(feature = "tls")]
+        if self.tls_buffered {
+            return Ok(());
+        }
         self.tcp.readable().await
     }
 
@@ -182,7 +200,9 @@ impl SocketTransport {
     pub(crate) fn try_read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
         #[cfg(feature = "tls")]
         if let Some(conn) = &mut self.tls {
-            return read_tls(&self.tcp, conn, buf);
+            let (read, buffered) = read_tls(&self.tcp, conn, buf);
+            self.tls_buffered = buffered;
+            return read;
         }
         // A short read means the socket is drained: say so to tokio (the outer `try_io`
         // clears the readiness on `WouldBlock`), as its own `poll_read` does, so the next
@@ -243,40 +263,62 @@ impl SocketTransport {
     }
 }
 
-/// Moves records from the socket into rustls and plaintext out of it, until the socket has
-/// nothing more: the bytes appended to `buf`, `Ok(0)` at the end of the stream.
+/// Moves records from the socket into rustls and plaintext out of it, into the room `buf`
+/// has (its spare capacity, which the driver sizes by the frame under way): the bytes
+/// appended to `buf`, `Ok(0)` at the end of the stream; and whether it stopped with the room
+/// full, rustls perhaps holding more plaintext. Bounded by the room, a burst is taken a
+/// room at a time, and the driver's timers get their turn between reads; unbounded, it was
+/// decrypted whole, into a buffer grown past any limit, while nothing else ran.
 #[cfg(feature = "tls")]
 fn read_tls(
     tcp: &TcpStream,
     conn: &mut rustls::ClientConnection,
     buf: &mut BytesMut,
-) -> io::Result<usize> {
-    use bytes::BufMut;
+) -> (io::Result<usize>, bool) {
+    if buf.capacity() == buf.len() {
+        buf.reserve(4096);
+    }
+    let room = buf.capacity() - buf.len();
     let mut total = 0;
+    // Ciphertext taken from the socket by this call: records without plaintext (alerts,
+    // session tickets, padding) must not keep it here either.
+    let mut taken = 0;
     loop {
-        // Plaintext rustls already holds.
-        loop {
-            if !buf.has_remaining_mut() || buf.capacity() == buf.len() {
-                buf.reserve(4096);
-            }
+        // Plaintext rustls already holds, as far as the room goes.
+        while total < room {
             let start = buf.len();
             // At most one TLS record's worth: zeroing is the price of not using `unsafe`.
-            let room = (buf.capacity() - start).min(16 * 1024);
-            buf.resize(start + room, 0);
+            let take = (room - total).min(16 * 1024);
+            buf.resize(start + take, 0);
             let read = io::Read::read(&mut conn.reader(), &mut buf[start..]);
             buf.truncate(start + *read.as_ref().unwrap_or(&0));
             match read {
                 // The server ended the TLS session (close_notify).
-                Ok(0) => return Ok(total),
+                Ok(0) => return (Ok(total), false),
                 Ok(n) => total += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e),
+                Err(e) => return (Err(e), false),
             }
+        }
+        if total >= room {
+            return (Ok(total), true);
+        }
+        if taken >= room + 32 * 1024 {
+            // The socket still has bytes (it never said WouldBlock): its readiness stays.
+            return (
+                if total > 0 {
+                    Ok(total)
+                } else {
+                    Err(io::ErrorKind::WouldBlock.into())
+                },
+                false,
+            );
         }
         match conn.read_tls(&mut SocketIo(tcp)) {
             // The TCP stream ended: whatever came before it first.
-            Ok(0) => return Ok(total),
-            Ok(_) => {
+            Ok(0) => return (Ok(total), false),
+            Ok(n) => {
+                taken += n;
                 if let Err(e) = conn.process_new_packets() {
                     let _ = conn.write_tls(&mut SocketIo(tcp));
                     // Named as the handshake names it: the host, without the port.
@@ -284,13 +326,13 @@ fn read_tls(
                         .peer_addr()
                         .map(|a| a.ip().to_string())
                         .unwrap_or_else(|_| "the server".into());
-                    return Err(TlsError::new(&peer, e, None).into_io());
+                    return (Err(TlsError::new(&peer, e, None).into_io()), false);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                return if total > 0 { Ok(total) } else { Err(e) };
+                return (if total > 0 { Ok(total) } else { Err(e) }, false);
             }
-            Err(e) => return Err(e),
+            Err(e) => return (Err(e), false),
         }
     }
 }
@@ -308,3 +350,7 @@ fn flush_tls(tcp: &TcpStream, conn: &mut rustls::ClientConnection) -> io::Result
     }
     Ok(())
 }
+
+#[cfg(all(test, feature = "tls"))]
+#[path = "transport_tls_tests.rs"]
+mod tls_tests;

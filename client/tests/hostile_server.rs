@@ -257,7 +257,7 @@ async fn negative_frame_length() {
 async fn frame_length_of_2_pow_31_minus_1() {
     let usage = refuses_frame_length(
         i32::MAX,
-        "frame of 2147483647 bytes exceeds the maximum of 1048575",
+        "frame of 2147483647 bytes exceeds the maximum of 1114111",
     )
     .await;
     assert_bounded(usage, "2^31-1 frame length");
@@ -267,7 +267,7 @@ async fn frame_length_of_2_pow_31_minus_1() {
 async fn frame_length_of_100_mb() {
     let usage = refuses_frame_length(
         100 * 1024 * 1024,
-        "frame of 104857600 bytes exceeds the maximum of 1048575",
+        "frame of 104857600 bytes exceeds the maximum of 1114111",
     )
     .await;
     assert_bounded(usage, "100 MB frame length");

@@ -6,6 +6,16 @@ use zkrs_codec::Secret;
 
 use crate::SaslMechanism;
 
+/// How much larger than the request limit (`jute.maxbuffer`) the reply limit is by default.
+///
+/// A server checks the requests it takes against its `jute.maxbuffer`, never the replies it
+/// sends: a getData reply carries a header and a Stat that the create storing the data did
+/// not (about 40 bytes more than the largest create), a node may hold up to
+/// `jute.maxbuffer.extrasize` more than `jute.maxbuffer` (3.6 and later), and a getChildren
+/// listing has no bound of its own. 64 KiB covers the first two with room to spare and a
+/// listing somewhat over 1 MiB; a larger one needs a larger limit.
+pub const REPLY_ROOM: usize = 64 * 1024;
+
 /// Settings of the session core. Its `Debug` prints every credential and the password of
 /// [`SessionConfig::resume`] as `Secret(***)`.
 #[derive(Debug, Clone)]
@@ -17,8 +27,12 @@ pub struct SessionConfig {
     pub session_timeout: Duration,
     /// Whether a read-only server is acceptable.
     pub can_be_read_only: bool,
-    /// Largest frame accepted from the server.
-    pub max_frame_len: usize,
+    /// The largest reply accepted from the server (a frame's length, without its 4-byte
+    /// prefix). A reply over it that answers the oldest pending request fails that request
+    /// alone with [`ErrorKind::ReplyTooLarge`](crate::ErrorKind::ReplyTooLarge), its bytes
+    /// skipped as they arrive; any other frame over it drops the connection (a lying
+    /// length). Default: ZooKeeper's `jute.maxbuffer` default plus [`REPLY_ROOM`].
+    pub max_reply_len: usize,
     /// Identities to add to every connection (scheme, credentials).
     pub auth: Vec<(String, Secret)>,
     /// Seed of the host shuffle and jitter.
@@ -48,7 +62,7 @@ impl SessionConfig {
             host_count,
             session_timeout,
             can_be_read_only: false,
-            max_frame_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN,
+            max_reply_len: zkrs_codec::DEFAULT_MAX_FRAME_LEN + REPLY_ROOM,
             auth: Vec::new(),
             seed: 1,
             set_watches_batch_bytes: 128 * 1024,

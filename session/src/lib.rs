@@ -56,12 +56,12 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use zkrs_codec::{
     check_frame, decode_connect_response, encode_connect_request, encode_header_only,
-    encode_request, parse_reply, put_str_vec, xid, AuthPacket, ConnectRequest, Decode, Encode,
-    EventType, GetSaslRequest, KeeperState, OpCode, SetSaslResponse, WatcherEvent, WatcherType,
-    WatchesRequest, REQUEST_XID_OFFSET,
+    encode_request, parse_reply, put_str_vec, xid, AuthPacket, ConnectRequest, Decode, DecodeError,
+    Encode, EventType, GetSaslRequest, KeeperState, OpCode, SetSaslResponse, WatcherEvent,
+    WatcherType, WatchesRequest, REQUEST_XID_OFFSET,
 };
 
-pub use config::SessionConfig;
+pub use config::{SessionConfig, REPLY_ROOM};
 pub use error::{Error, ErrorCode, ErrorKind, Result};
 pub use failure::ConnectionFailure;
 pub use host_update::HostChange;
@@ -147,6 +147,9 @@ pub struct Session<T> {
     /// See [`Session::last_heard`].
     last_heard: Option<Instant>,
     rw_probe: Option<(Instant, Duration)>,
+    /// Bytes still to come of a reply over the reply limit, discarded as they arrive
+    /// (`receive.rs`, `oversize_reply`).
+    skip: usize,
     // Requests.
     out: BytesMut,
     next_xid: i32,
@@ -225,6 +228,7 @@ impl<T> Session<T> {
             attempt_timeout: Duration::ZERO,
             last_heard: None,
             rw_probe: None,
+            skip: 0,
             out: BytesMut::with_capacity(KEEP_OUT),
             next_xid: 1,
             pending: VecDeque::new(),
@@ -587,6 +591,7 @@ impl<T> Session<T> {
     /// Writes the ConnectRequest that opens (or resumes) the session on a new connection.
     fn write_connect_request(&mut self, now: Instant) {
         self.out.clear();
+        self.skip = 0;
         // Again here: the teardown's failed replies have been taken from the event queue.
         self.release_burst_capacity();
         // A session made by a read-only server is local to it: another server would refuse
@@ -654,9 +659,23 @@ impl<T> Session<T> {
                 buf.clear();
                 return;
             }
-            let len = match check_frame(buf, self.cfg.max_frame_len) {
+            if self.skip > 0 && !self.skip_reply(buf, now) {
+                return;
+            }
+            let len = match check_frame(buf, self.cfg.max_reply_len) {
                 Ok(Some(len)) => len,
                 Ok(None) => return,
+                Err(DecodeError::FrameTooLarge { len, .. }) => {
+                    match self.oversize_reply(buf, len, now) {
+                        Ok(true) => continue,
+                        Ok(false) => return,
+                        Err(e) => {
+                            self.protocol_error(now, e);
+                            buf.clear();
+                            return;
+                        }
+                    }
+                }
                 Err(e) => {
                     self.protocol_error(now, Error::from(e));
                     buf.clear();

@@ -129,6 +129,7 @@ impl<T> Session<T> {
             self.events.push_back(Event::Disconnect);
         }
         self.out.clear();
+        self.skip = 0;
         self.sasl = None;
         self.pings.clear();
         // In flight: may or may not have been applied. Never re-sent.

@@ -186,7 +186,7 @@ impl<T> Session<T> {
                 buf.clear();
                 return;
             };
-            let len = match check_frame(buf, self.cfg.max_frame_len) {
+            let len = match check_frame(buf, self.cfg.max_reply_len) {
                 Ok(Some(len)) => len,
                 Ok(None) => return,
                 Err(_) => return self.drop_retiring(buf),
@@ -246,7 +246,8 @@ impl<T> Session<T> {
         let quiet = self.pending.is_empty()
             && self.pending_auth.is_empty()
             && self.pings.is_empty()
-            && self.out.is_empty();
+            && self.out.is_empty()
+            && self.skip == 0;
         if !self.draining() || !quiet {
             return;
         }

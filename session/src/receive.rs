@@ -110,6 +110,69 @@ impl<T> Session<T> {
         }
     }
 
+    /// A frame of `len` bytes, over the reply limit, starts `buf`. If it is the reply to the
+    /// oldest pending request, that request alone fails with `ReplyTooLarge`, and the frame's
+    /// bytes are discarded as they come (`skip_reply`), never kept: the connection and every
+    /// other request go on. Anything else that large (a notification, a reply to no pending
+    /// request, a handshake answer) is a lying length: an error, and the connection drops.
+    /// `Ok(true)` when the frame is gone from `buf`, `Ok(false)` when more bytes are needed.
+    pub(super) fn oversize_reply(
+        &mut self,
+        buf: &mut BytesMut,
+        len: usize,
+        now: Instant,
+    ) -> Result<bool, Error> {
+        let too_large = || {
+            Error::from(DecodeError::FrameTooLarge {
+                len,
+                max: self.cfg.max_reply_len,
+            })
+        };
+        if !matches!(self.conn, Conn::Open { .. }) {
+            return Err(too_large());
+        }
+        // The reply header (xid, zxid, error code) says whose reply it is.
+        let Some(head) = buf.get(4..4 + 16) else {
+            return Ok(false);
+        };
+        let (header, _) = parse_reply(head)?;
+        match self.pending.front() {
+            Some(p) if p.xid == header.xid && header.xid > 0 => {}
+            _ => return Err(too_large()),
+        }
+        let p = self.pending.pop_front().expect("front exists");
+        if header.zxid > 0 {
+            self.last_zxid = header.zxid;
+        }
+        self.heard(p.sent);
+        let error = Error::new(
+            ErrorKind::ReplyTooLarge,
+            format!(
+                "the server's reply of {len} bytes exceeds the client's reply limit of {} bytes \
+                 (max_reply_len); it was skipped, and the connection goes on",
+                self.cfg.max_reply_len
+            ),
+        );
+        // A watch the server may have set is released here: the caller gets no reply to
+        // watch through.
+        self.fail(p.token, p.watch, error);
+        self.skip = 4 + len;
+        Ok(self.skip_reply(buf, now))
+    }
+
+    /// Discards what `buf` holds of the oversize reply being skipped; true once it is all
+    /// gone (the reply then counts as one: the server reads what we send).
+    pub(super) fn skip_reply(&mut self, buf: &mut BytesMut, now: Instant) -> bool {
+        let n = self.skip.min(buf.len());
+        bytes::Buf::advance(buf, n);
+        self.skip -= n;
+        if self.skip > 0 {
+            return false;
+        }
+        self.last_recv = now;
+        true
+    }
+
     /// A notification: the watchers it reaches (a one-shot registration ends with it).
     pub(super) fn notification(&mut self, body: &[u8]) -> Result<(), Error> {
         let event = WatcherEvent::decode_prefix(body)?;

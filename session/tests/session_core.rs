@@ -1309,12 +1309,17 @@ fn negative_frame_length_drops_the_connection() {
 #[test]
 fn frame_longer_than_the_maximum_drops_the_connection() {
     let mut cfg = config(1, 30_000);
-    cfg.max_frame_len = 1024;
+    cfg.max_reply_len = 1024;
     let mut sim = Sim::connected(cfg, 30_000, 0x42);
     let t = sim.get_data("/a");
-    sim.take_sent();
-    // Only the length prefix has arrived: no need to wait for 4096 bytes.
-    sim.feed(&4096i32.to_be_bytes());
+    let xid = sim.take_sent()[0].xid;
+    // Only the length prefix and a header answering no pending request have arrived: no
+    // need to wait for 4096 bytes. (A reply that large to the pending request fails that
+    // request alone: tests/oversize_reply.rs.)
+    let mut head = 4096i32.to_be_bytes().to_vec();
+    head.extend_from_slice(&(xid + 1).to_be_bytes());
+    head.extend_from_slice(&[0; 12]);
+    sim.feed(&head);
     let ev = sim.events();
     assert_eq!(disconnects(&ev), 1);
     let e = err_of(&ev, t);

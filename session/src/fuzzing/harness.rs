@@ -95,7 +95,7 @@ impl<'a> Harness<'a> {
             cfg.set_watches_batch_bytes = 8;
         }
         if flags & 32 != 0 {
-            cfg.max_frame_len = 64;
+            cfg.max_reply_len = 64;
         }
         cfg.seed = u64::from(input.byte());
         let now = Instant::now();
