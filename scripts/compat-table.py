@@ -103,14 +103,15 @@ def render(results):
     curators = sorted((v for k, v in runs if k == "curator"), key=line_of)
     meta = results[0]
     out = [BEGIN, ""]
-    out.append(f"Tested on {meta['date']} at commit {meta['commit']} (`scripts/test-versions.sh`, "
-               "tests passed per area, with the seconds they took):")
+    out.append(f"Tested on {meta['date']} by `scripts/test-versions.sh` (tests passed per area, "
+               "with the seconds they took; the commit each ran on):")
     out.append("")
-    out.append("| ZooKeeper | " + " | ".join(a for a, _ in SERVER_AREAS) + " |")
-    out.append("|---|" + "---|" * len(SERVER_AREAS))
+    out.append("| ZooKeeper | " + " | ".join(a for a, _ in SERVER_AREAS) + " | commit |")
+    out.append("|---|" + "---|" * (len(SERVER_AREAS) + 1))
     for v in zookeepers:
         lines = runs[("zookeeper", v)]
-        out.append(f"| {label(v)} | " + " | ".join(area_cell(lines, p) for _, p in SERVER_AREAS) + " |")
+        out.append(f"| {label(v)} | " + " | ".join(area_cell(lines, p) for _, p in SERVER_AREAS)
+                   + f" | {lines[0]['commit']} |")
     out.append("")
     out.append("| feature | " + " | ".join(label(v) for v in zookeepers) + " |")
     out.append("|---|" + "---|" * len(zookeepers))
@@ -119,12 +120,13 @@ def render(results):
         out.append(f"| {feature} | " + " | ".join(cells) + " |")
     if curators:
         out.append("")
-        out.append("| Curator | Curator interop (both directions, same znodes, under faults) |")
-        out.append("|---|---|")
+        out.append("| Curator (on 3.9.5) | Curator interop (both directions, same znodes, "
+                   "under faults) | queue peers | commit |")
+        out.append("|---|---|---|---|")
         for v in curators:
             lines = runs[("curator", v)]
-            out.append(f"| {v} | {area_cell(lines, '.:test:curator_')}; queue peers: "
-                       f"{area_cell(lines, 'recipes:test:queue')} |")
+            out.append(f"| {v} | {area_cell(lines, '.:test:curator_')} | "
+                       f"{area_cell(lines, 'recipes:test:queue')} | {lines[0]['commit']} |")
     out.append("")
     out.append(END)
     return "\n".join(out)
@@ -140,11 +142,13 @@ def readme_with(table):
 
 def main(argv):
     if argv[:1] == ["--collect"] and len(argv) == 3:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                                capture_output=True, text=True).stdout.strip() or "unknown"
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True).stdout.strip() or "unknown"
         date = time.strftime("%Y-%m-%d")
         with open(argv[2], "w") as out:
             for (kind, version), lines in sorted(read_runs(argv[1]).items()):
+                sidecar = Path(argv[1]) / f"{kind}-{version}.commit"
+                commit = sidecar.read_text().strip() if sidecar.exists() else head
                 for l in lines:
                     out.write(json.dumps({"kind": kind, "version": version, "commit": commit,
                                           "date": date, **l}) + "\n")

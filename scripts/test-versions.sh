@@ -103,6 +103,11 @@ run() {
         status=1
     fi
     echo "== $kind $version: $(( $(date +%s) - started )) s"
+    # What the table names as tested: the commit, marked when the tree had changes.
+    local commit
+    commit=$(git rev-parse --short HEAD)
+    git diff --quiet HEAD || commit="$commit+changes"
+    echo "$commit" >"target/versions/$kind-$version.commit"
 }
 
 for version in "${zookeepers[@]}"; do
