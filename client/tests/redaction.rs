@@ -3,20 +3,9 @@
 
 use zkrs_client::ClientBuilder;
 
-const PASSWORD: &str = "hunter2-zkrs";
-
-fn assert_redacted(what: &str, debug: &str) {
-    assert!(
-        !debug.contains(PASSWORD),
-        "{what} shows the password: {debug}"
-    );
-    let bytes = format!("{:?}", PASSWORD.as_bytes());
-    let bytes = bytes.trim_matches(|c| c == '[' || c == ']');
-    assert!(
-        !debug.contains(bytes),
-        "{what} shows the password's bytes: {debug}"
-    );
-}
+#[path = "../../proto-codec/tests/support/redaction.rs"]
+mod redaction;
+use redaction::{assert_redacted, PASSWORD};
 
 #[test]
 fn builder_debug_hides_credentials_and_the_session_password() {

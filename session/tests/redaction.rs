@@ -5,20 +5,9 @@ use std::time::Duration;
 
 use zkrs_session::SessionConfig;
 
-const PASSWORD: &str = "hunter2-zkrs";
-
-fn assert_redacted(what: &str, debug: &str) {
-    assert!(
-        !debug.contains(PASSWORD),
-        "{what} shows the password: {debug}"
-    );
-    let bytes = format!("{:?}", PASSWORD.as_bytes());
-    let bytes = bytes.trim_matches(|c| c == '[' || c == ']');
-    assert!(
-        !debug.contains(bytes),
-        "{what} shows the password's bytes: {debug}"
-    );
-}
+#[path = "../../proto-codec/tests/support/redaction.rs"]
+mod redaction;
+use redaction::{assert_redacted, PASSWORD};
 
 #[test]
 fn session_config_debug_hides_credentials_and_the_session_password() {
