@@ -372,7 +372,13 @@ async fn recipes_share_compressed_data_with_curator() {
     for events in &mut others {
         cache_tells(events, "/r/tree/java", b"from java").await;
     }
-    peer.ask("cache /r/tree", "CACHE_READY").await;
+    // Curator's CuratorCache needs persistent watches (3.6 on): before, Curator builds none
+    // (its bridge gives a TreeCache without the view the peer reads), so its side of the
+    // cache is left out there.
+    let curator_cache = zk.version().unwrap().at_least(3, 6);
+    if curator_cache {
+        peer.ask("cache /r/tree", "CACHE_READY").await;
+    }
     client
         .create_with("/r/tree/rust", b"from rust", &options)
         .await
@@ -398,7 +404,7 @@ async fn recipes_share_compressed_data_with_curator() {
         hex(b"from rust")
     );
     let deadline = Instant::now() + DEADLINE;
-    loop {
+    while curator_cache {
         let view = peer.ask("view", "VIEW").await;
         if view == want {
             break;

@@ -1695,6 +1695,16 @@ async fn our_caches_follow_curators_writes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curators_caches_follow_our_writes() {
     let zk = TestingServer::start().unwrap();
+    if !zk.version().unwrap().at_least(3, 6) {
+        // Curator's CuratorCache needs persistent watches, and the peer reads its view:
+        // Curator builds none before 3.6 (its bridge is a TreeCache without that view).
+        // Our caches against Curator's writes run on every version (the test above).
+        eprintln!(
+            "Curator's CuratorCache needs ZooKeeper 3.6: not run on {}",
+            zk.version().unwrap()
+        );
+        return;
+    }
     let writer = connect(&zk).await;
     let mut script = Script::new("curator's caches follow our writes");
     // The layout first: Curator's PathChildrenCache would make a missing root a container.
