@@ -36,10 +36,18 @@ fn ops() -> usize {
 }
 
 async fn within<F: Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
+    within_for(DEADLINE, what, f).await
 }
+
+async fn within_for<F: Future>(deadline: Duration, what: &str, f: F) -> F::Output {
+    tokio::time::timeout(deadline, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not done within {deadline:?}"))
+}
+
+/// The live flood's deadline: it measures memory, not the server's speed, and servers differ
+/// (3.7.2 answered 100,000 getData in 20 s where 3.9.5 took 15 s, on a busy machine).
+const FLOOD_DEADLINE: Duration = Duration::from_secs(300);
 
 async fn client(zk: &TestingServer) -> Client {
     let max = if std::env::var_os("ZKRS_FLOOD_UNBOUNDED").is_some() {
@@ -150,7 +158,7 @@ async fn a_million_requests_all_answered_with_flat_memory(client: &Client) {
             }
         });
     }
-    within("the flood", async {
+    within_for(FLOOD_DEADLINE, "the flood", async {
         while let Some(done) = tasks.join_next().await {
             done.unwrap();
         }
