@@ -32,18 +32,22 @@ SERVER_AREAS = [
     ("Curator interop", ".:test:curator_"),
     ("test kit", "testkit:test:"),
 ]
-# What a user asks of a server version, and the binary that answers: (feature, binary,
-# the first line that has it, or None when every line does).
+# What a user asks of a server version, and the binary that answers: (feature, binary, the
+# first line that has it or None when every line does, what the binary checks before it).
 FEATURES = [
-    ("operations, watches, multi", "client:test:operations", None),
-    ("reconnect, session resume", "client:test:resume", None),
-    ("persistent, recursive watches", "recipes:test:persistent_watcher", (3, 6)),
-    ("CuratorCache", "recipes:test:cache", None),
-    ("TLS", "client:test:tls", None),
-    ("SASL DIGEST-MD5", "client:test:sasl", None),
-    ("SASL Kerberos", "client:test:sasl_kerberos", None),
-    ("reconfig", "client:test:reconfig", None),
-    ("read-only mode", "client:test:read_only", None),
+    ("operations, watches, multi", "client:test:operations", None, None),
+    ("getEphemerals, getAllChildrenNumber, multiRead", "client:test:operations", (3, 6),
+     "clear error (needs 3.6)"),
+    ("whoAmI", "client:test:operations", (3, 7), "clear error (needs 3.7)"),
+    ("reconnect, session resume", "client:test:resume", None, None),
+    ("persistent, recursive watches", "recipes:test:persistent_watcher", (3, 6),
+     "clear error (needs 3.6)"),
+    ("CuratorCache", "recipes:test:cache", (3, 6), "one-shot watches"),
+    ("TLS", "client:test:tls", None, None),
+    ("SASL DIGEST-MD5", "client:test:sasl", None, None),
+    ("SASL Kerberos", "client:test:sasl_kerberos", None, None),
+    ("reconfig", "client:test:reconfig", None, None),
+    ("read-only mode", "client:test:read_only", None, None),
 ]
 # Debian's package is 3.8.0.
 DEBIAN = "3.8.0"
@@ -83,7 +87,7 @@ def area_cell(lines, prefix):
     return f"{passed} passed ({seconds:.0f} s)"
 
 
-def feature_cell(lines, binary, since, version):
+def feature_cell(lines, binary, since, before, version):
     found = [l for l in lines if l["binary"] == binary]
     if not found:
         return "not run"
@@ -91,7 +95,7 @@ def feature_cell(lines, binary, since, version):
     if l["exit"] != 0:
         return "**fails**"
     if since and line_of(version)[:2] < since:
-        return f"clear error (needs {since[0]}.{since[1]})"
+        return before
     return "yes"
 
 
@@ -115,8 +119,9 @@ def render(results):
     out.append("")
     out.append("| feature | " + " | ".join(label(v) for v in zookeepers) + " |")
     out.append("|---|" + "---|" * len(zookeepers))
-    for feature, binary, since in FEATURES:
-        cells = [feature_cell(runs[("zookeeper", v)], binary, since, v) for v in zookeepers]
+    for feature, binary, since, before in FEATURES:
+        cells = [feature_cell(runs[("zookeeper", v)], binary, since, before, v)
+                 for v in zookeepers]
         out.append(f"| {feature} | " + " | ".join(cells) + " |")
     if curators:
         out.append("")
