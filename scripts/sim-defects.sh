@@ -8,6 +8,9 @@
 #   scripts/sim-defects.sh          the defects CI checks (found within a few hundred seeds)
 #   scripts/sim-defects.sh --all    and the long ones (tens of thousands of seeds, minutes)
 #   scripts/sim-defects.sh PATCH..  only these (long ones included)
+#   scripts/sim-defects.sh --check  only that every patch still applies to the tree (seconds;
+#                                   CI runs it before the tests: a patch the tree has moved
+#                                   past fails here, not twenty minutes later)
 #
 # A defect marked `seed` is one the campaigns found too rarely to find again from seed 1 in
 # CI's time: its line names the seed that found it, which must still show it (replayed in
@@ -17,15 +20,32 @@
 # patched build there is never taken for the tree's own.
 set -euo pipefail
 all=""
+check=""
 only=()
 for arg in "$@"; do
     case "$arg" in
         --all) all=--all ;;
+        --check) check=--check ;;
         *) only+=("$arg") ;;
     esac
 done
 cd "$(dirname "$0")/.."
 root="$PWD"
+# Every patch must apply before any is built: a defect that no longer applies is one the
+# simulation is no longer shown, and the fix is to put it back into the code as it is now.
+stale=0
+for patch in sim/defects/*.patch; do
+    if ! git apply --check "$patch" 2>/dev/null; then
+        echo "defect $(basename "$patch"): does not apply to the tree; write it again against the code as it is now:"
+        git apply --check "$patch" 2>&1 | sed 's/^/  /'
+        stale=1
+    fi
+done
+if [ "$stale" = 1 ]; then exit 1; fi
+if [ -n "$check" ]; then
+    echo "sim-defects: all $(ls sim/defects/*.patch | wc -l) patches apply"
+    exit 0
+fi
 target="${CARGO_TARGET_DIR:-$root/target}/sim-defects"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
