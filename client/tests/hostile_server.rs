@@ -752,3 +752,31 @@ async fn a_valid_handshake_still_connects() {
     closed.unwrap();
     assert_eq!(server.connections(), 1);
 }
+
+#[tokio::test]
+async fn notifications_without_end_do_not_starve_the_timers() {
+    // A server that answers nothing and streams notifications as fast as it can: the socket
+    // is always readable. Notifications do not prove the server reads what we send, so the
+    // read timeout must still fire and fail the call; a driver that serves the readable
+    // socket before its timers never got to them, and the call waited forever.
+    let server = first_connection_hostile(|conn, _call| {
+        let event = Jute::new().i32(3).i32(3).string("/noise").into_vec();
+        let one = reply_frame(-1, -1, 0, &event);
+        let batch: Vec<u8> = one.iter().copied().cycle().take(one.len() * 4096).collect();
+        loop {
+            conn.write(&batch)?;
+        }
+    });
+    let client = connect(&server).await;
+    let (result, elapsed) = within("get_data under a flood of notifications", async {
+        client.get_data("/a").await
+    })
+    .await;
+    let e = result.expect_err("the server never answers");
+    assert_error(&e, ErrorKind::ConnectionLoss, &["read timeout"]);
+    assert!(
+        elapsed >= Duration::from_millis(READ_TIMEOUT_MS - 100),
+        "{elapsed:?}"
+    );
+    assert_recovers(&client, &server).await;
+}

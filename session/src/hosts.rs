@@ -112,7 +112,8 @@ impl HostPicker {
         }
     }
 
-    /// A connection succeeded: the next failure starts a fresh round.
+    /// A connection worked (it stayed open long enough to count): the next failure starts a
+    /// fresh round.
     pub fn connected(&mut self) {
         self.failed_rounds = 0;
         self.round_start = self.cursor;

@@ -168,6 +168,12 @@ pub struct Session<T> {
     pending_auth_later: Vec<(usize, T)>,
     /// Auth replies received on this connection (the index of the next one in `cfg.auth`).
     auth_replies: usize,
+    /// SetWatches frames this connection sent and the server has not answered: a reply
+    /// beyond them is a protocol error.
+    set_watches_in_flight: usize,
+    /// When the open connection was opened: it resets the reconnect back-off only once it
+    /// has lived as long as the longest wait (see `connection_lost`).
+    opened_at: Option<Instant>,
     closing: Option<(Option<T>, Instant)>,
     /// The xid of the closeSession that `close()` sent.
     close_xid: Option<i32>,
@@ -237,6 +243,8 @@ impl<T> Session<T> {
             pending_auth: VecDeque::new(),
             pending_auth_later: Vec::new(),
             auth_replies: 0,
+            set_watches_in_flight: 0,
+            opened_at: None,
             closing: None,
             close_xid: None,
             loss_reason: None,

@@ -108,6 +108,15 @@ impl<T> Session<T> {
             self.move_failed(reason, false, now);
             return;
         }
+        // A connection counts as working once it has lived as long as the longest wait
+        // between attempts: one the server grants and then drops at once is an attempt that
+        // failed, or a flapping server would meet a reconnect every 50-100 ms from every
+        // client instead of the capped back-off.
+        if let Some(opened) = self.opened_at.take() {
+            if now.saturating_duration_since(opened) >= self.cfg.backoff_max {
+                self.hosts.connected();
+            }
+        }
         if self.tear_down(now) {
             let (_, delay) = self.hosts.advance(&mut self.rng);
             self.schedule_connect(now, delay);
@@ -132,6 +141,7 @@ impl<T> Session<T> {
         self.skip = 0;
         self.sasl = None;
         self.pings.clear();
+        self.set_watches_in_flight = 0;
         // In flight: may or may not have been applied. Never re-sent.
         let reason = self.loss_reason.take();
         if active {

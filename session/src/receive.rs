@@ -27,9 +27,24 @@ impl<T> Session<T> {
                 }
                 Ok(())
             }
-            xid::SET_WATCHES => Ok(()),
+            xid::SET_WATCHES => match self.set_watches_in_flight.checked_sub(1) {
+                Some(left) => {
+                    self.set_watches_in_flight = left;
+                    Ok(())
+                }
+                None => Err(Error::protocol(
+                    "a SetWatches reply (xid -8) nothing asked for",
+                )),
+            },
             xid::AUTH => {
-                let token = self.pending_auth.pop_front().flatten();
+                // Only an identity this connection sent is answered; a failure nothing asked
+                // for would otherwise make the session forget one it was given.
+                let Some(token) = self.pending_auth.pop_front() else {
+                    return Err(Error::protocol(format_args!(
+                        "an AUTH reply (xid -4, {}) nothing asked for",
+                        header.err
+                    )));
+                };
                 let index = self.auth_replies;
                 self.auth_replies += 1;
                 if header.err.is_ok() {
@@ -274,7 +289,10 @@ impl<T> Session<T> {
         }
         self.session_id = response.session_id;
         self.passwd = Secret::from(response.passwd);
-        self.negotiated = Duration::from_millis(response.timeout_ms as u64);
+        self.negotiated = sane_timeout(
+            self.cfg.session_timeout,
+            Duration::from_millis(response.timeout_ms as u64),
+        );
         // The Java client's timers: give up reading after 2/3 of the timeout; ping after half
         // of that without sending (and at least every 10 s).
         self.read_timeout = self.negotiated * 2 / 3;
@@ -417,12 +435,13 @@ impl<T> Session<T> {
         self.conn = Conn::Open { host, read_only };
         self.seen_read_write |= !read_only;
         self.disconnected_since = None;
-        self.hosts.connected();
+        self.opened_at = Some(now);
         self.rw_probe =
             read_only.then(|| (now + Duration::from_millis(100), Duration::from_millis(100)));
 
         // In the Java client's order: identities, then watches, then the queued requests.
         self.auth_replies = 0;
+        self.set_watches_in_flight = 0;
         self.resend_auth_from(0, now);
         self.reregister_watches(now);
         while let Some(waiting) = self.waiting.pop_front() {
@@ -441,4 +460,22 @@ impl<T> Session<T> {
             self.set_state(state);
         }
     }
+}
+
+/// The least negotiated timeout taken as it comes. A ZooKeeper server grants at least two
+/// ticks, and no tick is this short in practice; below it the read timeout and the ping
+/// interval (two thirds and a third of it) would turn into a reconnect loop.
+const MIN_NEGOTIATED: Duration = Duration::from_millis(100);
+
+/// The most a server may grant beyond what was asked. A server grants more than asked only
+/// up to its minimum (two ticks: 4 s with the default tick, 2 min with a one-minute tick);
+/// a timeout of days would leave a dead server unnoticed for days. Taking less than granted
+/// is the safe side: the client pings more often and declares the session lost sooner.
+const MAX_GRANTED_BEYOND_ASKED: Duration = Duration::from_secs(120);
+
+/// The timeout the session runs on, from what it asked for and what the server granted.
+fn sane_timeout(asked: Duration, granted: Duration) -> Duration {
+    granted
+        .min(asked.max(MAX_GRANTED_BEYOND_ASKED))
+        .max(MIN_NEGOTIATED)
 }

@@ -106,6 +106,7 @@ impl<T> Session<T> {
             } else {
                 OpCode::SetWatches
             };
+            self.set_watches_in_flight += 1;
             zkrs_codec::write_frame(&mut self.out, |buf| {
                 zkrs_codec::RequestHeader {
                     xid: xid::SET_WATCHES,

@@ -57,3 +57,40 @@ fn a_handshake_that_opens_the_session_starts_the_back_off_over() {
     let next = sim.s.poll_timeout().expect("a next attempt");
     assert!(next - sim.now <= ms(100), "{:?}", next - sim.now);
 }
+
+#[test]
+fn a_server_that_grants_the_session_then_drops_meets_a_growing_back_off() {
+    // The session is granted, so the handshake worked; the connection then drops at once,
+    // every time. Counted as working, each loss started the back-off over: a reconnect every
+    // 50-100 ms from every client, for as long as the server flaps.
+    assert_grows(&waits(|sim| {
+        sim.respond_connect(60_000, 0x42, &[0xAB; 16], false);
+        sim.s.handle_disconnected(sim.now);
+    }));
+}
+
+#[test]
+fn a_connection_that_stayed_open_starts_the_back_off_over() {
+    let mut sim = Sim::new(config(1, 60_000));
+    // Four flaps: the back-off grows.
+    for _ in 0..4 {
+        sim.events();
+        sim.s.handle_connected(sim.now);
+        sim.take_connect_request();
+        sim.respond_connect(60_000, 0x42, &[0xAB; 16], false);
+        sim.s.handle_disconnected(sim.now);
+        let next = sim.s.poll_timeout().expect("a next attempt");
+        sim.run_until(sim.offset(next).as_millis() as u64);
+    }
+    // Then a connection that lived longer than the longest wait: it worked.
+    sim.events();
+    sim.s.handle_connected(sim.now);
+    sim.take_connect_request();
+    sim.respond_connect(60_000, 0x42, &[0xAB; 16], false);
+    let later = sim.offset(sim.now).as_millis() as u64 + 5_000;
+    sim.run_until(later);
+    sim.take_bytes();
+    sim.s.handle_disconnected(sim.now);
+    let next = sim.s.poll_timeout().expect("a next attempt");
+    assert!(next - sim.now <= ms(100), "{:?}", next - sim.now);
+}
