@@ -1,8 +1,10 @@
 //! zkctl's care with what it writes and runs: `export --out` makes a file only its owner
-//! reads and never follows a symlink; `--grace` follows the help's rule by default.
+//! reads and never follows a symlink; `--grace` follows the help's rule by default; the
+//! command `lock` runs never runs without its watchdog, which outlives a SIGTERM to the group.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 mod support;
 use support::*;
@@ -61,4 +63,128 @@ fn export_out_is_private_and_never_follows_a_symlink() {
     assert_eq!(exit_code(out.status), 1, "{err}");
     assert!(err.contains("is a symbolic link"), "{err}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+}
+
+#[test]
+fn no_watchdog_no_command() {
+    // `sh` cannot be found (PATH holds an empty folder only), the command can (an absolute
+    // path): zkctl must refuse before starting it, and leave the lock.
+    let dir = Scratch::new("no-sh");
+    let empty = dir.join("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let marker = dir.join("ran");
+    let child = zkctl_on(
+        &plain_server().connect_string(),
+        &["lock", "/hard-no-sh", "--", "/usr/bin/touch", &marker],
+    )
+    .env("PATH", &empty)
+    .spawn()
+    .unwrap();
+    let out = finish(child, COMMAND_DEADLINE);
+    let err = stderr(&out);
+    assert!(
+        !std::path::Path::new(&marker).exists(),
+        "the command ran without its watchdog: {err}"
+    );
+    assert!(err.contains("cannot start the watchdog (sh)"), "{err}");
+    assert!(err.contains("'/usr/bin/touch' was not started"), "{err}");
+    assert_eq!(exit_code(out.status), 1, "{err}");
+    assert_eq!(ok(&["ls", "/hard-no-sh"]), "", "the lock was left");
+}
+
+/// Whether a process runs: it exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name: `pid (comm) S ...`.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[test]
+fn the_watchdog_outlives_the_stops_sigterm() {
+    // The command survives SIGTERM (it notes it and goes on); zkctl, stopping it, waits out
+    // a long grace. SIGKILLed meanwhile, zkctl can no longer send SIGKILL itself: the
+    // watchdog, which got the group's SIGTERM too and ignored it, must kill the command.
+    let dir = Scratch::new("term-kill");
+    let (pid_file, log) = (dir.join("pid"), dir.join("log"));
+    let script = format!(
+        "trap 'echo term >> {log}' TERM; echo $$ > {pid_file}; while :; do sleep 0.1; done"
+    );
+    let holder = zkctl_on(
+        &plain_server().connect_string(),
+        &[
+            "lock",
+            "/hard-term",
+            "--grace",
+            "60000",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("the command to start", COMMAND_DEADLINE, || {
+        read(&pid_file).ends_with('\n')
+    });
+    let cmd: u32 = read(&pid_file).trim().parse().unwrap();
+    signal(holder.id(), "TERM");
+    wait_until("the command to get SIGTERM", COMMAND_DEADLINE, || {
+        read(&log).contains("term")
+    });
+    assert!(alive(cmd), "the command ignores SIGTERM");
+    let mut holder = holder;
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    wait_until(
+        "the watchdog to kill the command",
+        Duration::from_secs(5),
+        || !alive(cmd),
+    );
+}
+
+#[test]
+fn sigterm_then_sigkill_after_the_grace() {
+    // A command that ignores SIGTERM is killed once --grace has passed; zkctl exits 128+15
+    // for the SIGTERM it got, and releases the lock.
+    let dir = Scratch::new("grace-kill");
+    let pid_file = dir.join("pid");
+    let script = format!("trap '' TERM; echo $$ > {pid_file}; exec sleep 60");
+    let holder = zkctl_on(
+        &plain_server().connect_string(),
+        &[
+            "lock",
+            "/hard-grace",
+            "--grace",
+            "300",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("the command to start", COMMAND_DEADLINE, || {
+        read(&pid_file).ends_with('\n')
+    });
+    let cmd: u32 = read(&pid_file).trim().parse().unwrap();
+    let sent = Instant::now();
+    signal(holder.id(), "TERM");
+    let out = finish(holder, COMMAND_DEADLINE);
+    assert_eq!(exit_code(out.status), 143, "{}", stderr(&out));
+    assert!(
+        sent.elapsed() >= Duration::from_millis(300),
+        "killed before the grace"
+    );
+    assert!(!alive(cmd), "the command still runs");
+    assert_eq!(ok(&["ls", "/hard-grace"]), "");
 }

@@ -397,7 +397,8 @@ expired the session (the send time of the last request answered, plus the
 session timeout, less a tenth of it), or the session was lost; standard,
 the connection dropped; session-only, the session was lost.
 SIGINT/SIGTERM/SIGHUP to zkctl stop CMD the same way, then release the lock.
-If zkctl itself is killed, a watchdog kills CMD's process group at once.
+If zkctl itself is killed, a watchdog kills CMD's process group at once;
+it starts before CMD, and if it cannot (no sh), CMD is not started.
 CMD runs in its own process group, with ZKCTL_LOCK_NODE set, and
 ZKRS_FENCING_TOKEN: the lock node's creation zxid, in decimal, larger for
 every later holder (a resource keeps the largest it saw, refuses smaller).
