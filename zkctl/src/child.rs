@@ -41,7 +41,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use crate::failure::{Failure, EXIT_CANNOT_RUN};
+use crate::failure::{Failure, EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
 use crate::signals::{Shutdown, Terminate};
 
 /// A running command, in its watchdog's process group.
@@ -59,8 +59,8 @@ pub struct Supervised {
 impl Supervised {
     /// Starts the watchdog, then `argv` in its process group (stdio inherited) with extra
     /// environment variables. A watchdog that cannot start is a [`Failure`] and the command is
-    /// never started; a command that cannot be started is a [`Failure`] with exit code 127, as
-    /// in shells.
+    /// never started; a command that cannot be started is a [`Failure`] with exit code 127
+    /// (not found) or 126 (not executable), as in shells.
     pub fn spawn(argv: &[String], env: &[(&str, &str)]) -> Result<Supervised, Failure> {
         let (program, args) = argv
             .split_first()
@@ -84,9 +84,15 @@ impl Supervised {
             Err(e) => {
                 // Nothing to guard: let the watchdog go quietly.
                 watchdog.disarm();
+                // As shells: 127 when there is no such program, 126 when there is one that
+                // cannot be executed (permissions, a directory, not a program).
+                let code = match e.kind() {
+                    io::ErrorKind::NotFound => EXIT_NOT_FOUND,
+                    _ => EXIT_CANNOT_EXECUTE,
+                };
                 return Err(Failure::Message(
                     format!("cannot run '{program}': {e}"),
-                    EXIT_CANNOT_RUN,
+                    code,
                 ));
             }
         };

@@ -88,7 +88,8 @@ fn no_watchdog_no_command() {
     );
     assert!(err.contains("cannot start the watchdog (sh)"), "{err}");
     assert!(err.contains("'/usr/bin/touch' was not started"), "{err}");
-    assert_eq!(exit_code(out.status), 1, "{err}");
+    // zkctl's own failure, around a command: 125.
+    assert_eq!(exit_code(out.status), 125, "{err}");
     assert_eq!(ok(&["ls", "/hard-no-sh"]), "", "the lock was left");
 }
 
@@ -187,4 +188,63 @@ fn sigterm_then_sigkill_after_the_grace() {
     );
     assert!(!alive(cmd), "the command still runs");
     assert_eq!(ok(&["ls", "/hard-grace"]), "");
+}
+
+#[test]
+fn exit_codes_around_a_command_tell_zkctls_outcomes_from_cmds() {
+    // CMD's own code passes through, even one zkctl uses without a command (3: a timeout).
+    let out = run(&["lock", "/hard-codes", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(exit_code(out.status), 3, "{}", stderr(&out));
+
+    // Not acquired within --timeout: 124, as timeout(1). A holder keeps the lock meanwhile.
+    let dir = Scratch::new("codes");
+    let held = dir.join("held");
+    let script = format!("echo $$ > {held}; exec sleep 60");
+    let holder = zkctl_on(
+        &plain_server().connect_string(),
+        &["lock", "/hard-codes", "--", "sh", "-c", &script],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("the holder's command to start", COMMAND_DEADLINE, || {
+        read(&held).ends_with('\n')
+    });
+    let late = run(&["lock", "/hard-codes", "--timeout", "200", "--", "true"]);
+    assert_eq!(exit_code(late.status), 124, "{}", stderr(&late));
+    assert!(
+        stderr(&late).contains("timed out after 200 ms"),
+        "{}",
+        stderr(&late)
+    );
+    signal(holder.id(), "TERM");
+    assert_eq!(exit_code(finish(holder, COMMAND_DEADLINE).status), 143);
+
+    // CMD not found: 127; found but not executable: 126 (as shells).
+    let missing = run(&["lock", "/hard-codes", "--", "/no/such/program"]);
+    assert_eq!(exit_code(missing.status), 127, "{}", stderr(&missing));
+    let plain_file = dir.join("not-executable");
+    std::fs::write(&plain_file, "true\n").unwrap();
+    std::fs::set_permissions(&plain_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let refused = run(&["lock", "/hard-codes", "--", &plain_file]);
+    assert_eq!(exit_code(refused.status), 126, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(&format!("cannot run '{plain_file}'")),
+        "{}",
+        stderr(&refused)
+    );
+
+    // zkctl's own failures with a command: 125 (a usage error, a ZooKeeper error).
+    let usage = run(&["lock", "/hard-codes", "--frobnicate", "--", "true"]);
+    assert_eq!(exit_code(usage.status), 125, "{}", stderr(&usage));
+    let usage = run(&["--frobnicate", "elect", "/hard-codes", "--", "true"]);
+    assert_eq!(exit_code(usage.status), 125, "{}", stderr(&usage));
+    let bad_path = run(&["barrier", "relative", "--count", "1", "--", "true"]);
+    assert_eq!(exit_code(bad_path.status), 125, "{}", stderr(&bad_path));
+    assert_eq!(ok(&["ls", "/hard-codes"]), "");
+
+    // Without a command the codes stay: 2 for usage, 1 for ZooKeeper, 3 for a timeout.
+    assert_eq!(exit_code(run(&["ls", "/", "--frobnicate"]).status), 2);
+    assert_eq!(exit_code(run(&["get", "/hard-codes/none"]).status), 1);
+    let take = run(&["queue", "take", "/hard-codes-q", "--timeout", "100"]);
+    assert_eq!(exit_code(take.status), 3, "{}", stderr(&take));
 }
