@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use zkrs_client::ErrorCode;
 
 use crate::args::UsageError;
+use crate::output::note;
 
 /// Exit code for ZooKeeper and I/O errors.
 pub const EXIT_ERROR: u8 = 1;
@@ -101,10 +102,10 @@ impl Failure {
         }
         match self {
             Failure::Usage(msg) => {
-                eprintln!("zkctl: {msg} (see zkctl --help)");
+                note!("zkctl: {msg} (see zkctl --help)");
             }
             Failure::Silent(_) => {}
-            other => eprintln!("zkctl: {other}"),
+            other => note!("zkctl: {other}"),
         }
         ExitCode::from(self.exit_code(codes))
     }
@@ -128,7 +129,7 @@ impl Failure {
             code,
             exit: self.exit_code(codes),
         };
-        let _ = crate::output_json::line(&mut io::stderr().lock(), &record);
+        let _ = crate::output_json::line(&mut crate::output::stderr(), &record);
     }
 }
 

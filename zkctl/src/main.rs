@@ -36,6 +36,7 @@ use std::process::ExitCode;
 
 use args::{Action, Command};
 use failure::{Codes, Failure};
+use output::note;
 
 /// Counts heap allocations, for the figures of `zkctl bench` (one relaxed atomic add per
 /// allocation; nothing else reads them).
@@ -56,7 +57,7 @@ fn main() -> ExitCode {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("zkctl: internal error: {msg}{at}");
+        note!("zkctl: internal error: {msg}{at}");
     }));
 
     let argv: Vec<String> = match std::env::args_os()

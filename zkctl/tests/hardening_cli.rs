@@ -248,3 +248,43 @@ fn exit_codes_around_a_command_tell_zkctls_outcomes_from_cmds() {
     let take = run(&["queue", "take", "/hard-codes-q", "--timeout", "100"]);
     assert_eq!(exit_code(take.status), 3, "{}", stderr(&take));
 }
+
+#[test]
+fn control_characters_reach_a_terminal_escaped_and_a_pipe_exact() {
+    // Clear the screen, then retitle the window: what a hostile writer may leave in a node.
+    let data = "\x1b[2J\x1b]0;owned\x07 \u{9b}31m done";
+    ok(&["create", "/hard-esc", data]);
+
+    // Piped (as every test runs zkctl): the exact bytes, for scripts.
+    let piped = run(&["get", "/hard-esc"]);
+    assert_eq!(piped.stdout, data.as_bytes());
+
+    // On a terminal: script(1) (util-linux, in Debian's essential bsdutils) runs zkctl on a
+    // pseudo-terminal and copies what it shows.
+    let line = format!(
+        "{} --server {} get /hard-esc",
+        env!("CARGO_BIN_EXE_zkctl"),
+        plain_server().connect_string()
+    );
+    let out = finish(
+        std::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env("SHELL", "/bin/sh")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("script(1)"),
+        COMMAND_DEADLINE,
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown:?} {}", stderr(&out));
+    assert!(
+        shown.contains(r"\u001b[2J\u001b]0;owned\u0007 \u009b31m done"),
+        "{shown:?}"
+    );
+    assert!(
+        !out.stdout.contains(&0x1b) && !shown.contains('\u{9b}'),
+        "a control character reached the terminal: {shown:?}"
+    );
+}

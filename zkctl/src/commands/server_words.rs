@@ -21,7 +21,7 @@ const NOT_WHITELISTED: &str = "is not executed because it is not in the whitelis
 pub fn run(g: &Globals, word: Word, json: bool) -> Outcome {
     let (server, reply) = exchange(g, word)?;
     let letters = word.letters();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match (word, json) {
         (Word::Mntr, true) => {
             for (key, value) in mntr(&reply) {
