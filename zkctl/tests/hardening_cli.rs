@@ -1,6 +1,8 @@
-//! zkctl's care with what it writes and runs: `export --out` makes a file only its owner
-//! reads and never follows a symlink; `--grace` follows the help's rule by default; the
-//! command `lock` runs never runs without its watchdog, which outlives a SIGTERM to the group.
+//! zkctl's care with what it writes, runs and reads: `export --out` makes a file only its
+//! owner reads and never follows a symlink; `--grace` follows the help's rule by default; the
+//! command `lock` runs never runs without its watchdog, which outlives a SIGTERM to the group;
+//! exit codes around a command tell zkctl's outcomes from the command's; control characters
+//! reach a terminal escaped and a pipe exact; a four-letter answer is bounded.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -286,5 +288,41 @@ fn control_characters_reach_a_terminal_escaped_and_a_pipe_exact() {
     assert!(
         !out.stdout.contains(&0x1b) && !shown.contains('\u{9b}'),
         "a control character reached the terminal: {shown:?}"
+    );
+}
+
+#[test]
+fn a_four_letter_answer_over_the_limit_is_refused() {
+    // A hostile peer, not a ZooKeeper stand-in: it takes the four letters and answers with
+    // 16 MiB (bounded, so that a zkctl without a limit fails this test without exhausting
+    // the machine), or less if zkctl hangs up first.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let peer = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut word = [0u8; 4];
+        conn.read_exact(&mut word).unwrap();
+        let chunk = [b'x'; 64 * 1024];
+        let mut sent = 0usize;
+        while sent < 16 << 20 && conn.write_all(&chunk).is_ok() {
+            sent += chunk.len();
+        }
+        sent
+    });
+    // The timeout is far off: zkctl must stop at the size, not wait for the time.
+    let started = Instant::now();
+    let child = zkctl_on(&address, &["--connect-timeout", "60000", "server", "srvr"])
+        .spawn()
+        .unwrap();
+    let out = finish(child, COMMAND_DEADLINE);
+    let err = stderr(&out);
+    assert_eq!(exit_code(out.status), 1, "{err}");
+    assert!(err.contains("longer than 1048576 bytes (1 MiB)"), "{err}");
+    assert!(out.stdout.is_empty(), "printed part of the answer");
+    let sent = peer.join().unwrap();
+    eprintln!(
+        "refused after {:?}; the peer got {sent} bytes out",
+        started.elapsed()
     );
 }
