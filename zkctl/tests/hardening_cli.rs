@@ -294,7 +294,7 @@ fn control_characters_reach_a_terminal_escaped_and_a_pipe_exact() {
 #[test]
 fn a_four_letter_answer_over_the_limit_is_refused() {
     // A hostile peer, not a ZooKeeper stand-in: it takes the four letters and answers with
-    // 16 MiB (bounded, so that a zkctl without a limit fails this test without exhausting
+    // 64 MiB (bounded, so that a zkctl without a limit fails this test without exhausting
     // the machine), or less if zkctl hangs up first.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap().to_string();
@@ -305,7 +305,7 @@ fn a_four_letter_answer_over_the_limit_is_refused() {
         conn.read_exact(&mut word).unwrap();
         let chunk = [b'x'; 64 * 1024];
         let mut sent = 0usize;
-        while sent < 16 << 20 && conn.write_all(&chunk).is_ok() {
+        while sent < 64 << 20 && conn.write_all(&chunk).is_ok() {
             sent += chunk.len();
         }
         sent
@@ -318,7 +318,7 @@ fn a_four_letter_answer_over_the_limit_is_refused() {
     let out = finish(child, COMMAND_DEADLINE);
     let err = stderr(&out);
     assert_eq!(exit_code(out.status), 1, "{err}");
-    assert!(err.contains("longer than 1048576 bytes (1 MiB)"), "{err}");
+    assert!(err.contains("longer than 16777216 bytes (16 MiB)"), "{err}");
     assert!(out.stdout.is_empty(), "printed part of the answer");
     let sent = peer.join().unwrap();
     eprintln!(

@@ -17,10 +17,11 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest answer zkctl reads. Whatever listens at the address given may send without
 /// end, and an answer is held whole (it is parsed, or printed after the whitelist check): so
-/// zkctl fails naming the limit rather than grow without bound until the timeout. 1 MiB is
-/// hundreds of times `mntr`, `srvr`, `conf` or `envi`; `cons`, `wchc` and `wchp` grow with
-/// connections and watches (a line each), and reach it only with some ten thousand of those.
-const MAX_REPLY: usize = 1 << 20;
+/// zkctl fails naming the limit rather than grow without bound until the timeout. 16 MiB is
+/// thousands of times `mntr`, `srvr`, `conf` or `envi`; `cons`, `wchc` and `wchp` grow with
+/// connections and watches (a line of some 50 to 150 bytes each), and reach it only past a
+/// hundred thousand of those, more than one server holds.
+const MAX_REPLY: usize = 16 << 20;
 
 /// What a server answers for a word left out of `4lw.commands.whitelist`.
 const NOT_WHITELISTED: &str = "is not executed because it is not in the whitelist.";
@@ -139,7 +140,7 @@ fn ask(server: &str, letters: &str, timeout: Duration) -> std::io::Result<String
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     format!(
-                        "the answer is longer than {MAX_REPLY} bytes (1 MiB), zkctl's limit for \
+                        "the answer is longer than {MAX_REPLY} bytes (16 MiB), zkctl's limit for \
                          a four-letter word"
                     ),
                 ))
