@@ -20,6 +20,6 @@ pub fn print(shell: Shell) -> ExitCode {
     clap_complete::generate(target, &mut command_line(), "zkctl", &mut script);
     match std::io::stdout().write_all(&script) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => Failure::from(e).report(),
+        Err(e) => Failure::from(e).report(crate::failure::Codes::Own),
     }
 }

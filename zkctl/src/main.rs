@@ -9,7 +9,8 @@
 //! server's four-letter words (`server`), benchmarks (`bench`) and the leader-latch story
 //! (`demo`). See `zkctl --help` and `zkctl/README.md`.
 //!
-//! Failures are one line on stderr and an exit code (2: usage, 1: ZooKeeper or I/O); never a
+//! Failures are one line on stderr and an exit code (2: usage, 1: ZooKeeper or I/O; around a
+//! command, whose own code passes through, 125 for both: see [`failure::Codes`]); never a
 //! panic message with a backtrace.
 #![forbid(unsafe_code)]
 // The command-line help is written as doc comments on the clap structs, where `<host>` and
@@ -34,7 +35,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use args::{Action, Command};
-use failure::Failure;
+use failure::{Codes, Failure};
+use output::note;
 
 /// Counts heap allocations, for the figures of `zkctl bench` (one relaxed atomic add per
 /// allocation; nothing else reads them).
@@ -55,7 +57,7 @@ fn main() -> ExitCode {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("zkctl: internal error: {msg}{at}");
+        note!("zkctl: internal error: {msg}{at}");
     }));
 
     let argv: Vec<String> = match std::env::args_os()
@@ -65,7 +67,12 @@ fn main() -> ExitCode {
     {
         Ok(argv) => argv,
         Err(bad) => {
-            return Failure::Usage(format!("argument is not valid UTF-8: {bad:?}")).report()
+            let lossy: Vec<String> = std::env::args_os()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            return Failure::Usage(format!("argument is not valid UTF-8: {bad:?}"))
+                .report(codes_for_unparsed(&lossy));
         }
     };
     // A usage error is reported before the flags are known: as JSON if they ask for it.
@@ -74,7 +81,7 @@ fn main() -> ExitCode {
     }
     let action = match args::parse(&argv, std::env::var("ZK_SERVER").ok()) {
         Ok(action) => action,
-        Err(e) => return Failure::from(e).report(),
+        Err(e) => return Failure::from(e).report(codes_for_unparsed(&argv)),
     };
     let (globals, command) = match action {
         Action::Print(text) => {
@@ -84,22 +91,40 @@ fn main() -> ExitCode {
         Action::Completions(shell) => return completions::print(shell),
         Action::Run(globals, command) => (*globals, command),
     };
+    // Around a command, zkctl's own outcomes take codes out of its way (see `failure::Codes`).
+    let codes = if command.runs_command() {
+        Codes::AroundCommand
+    } else {
+        Codes::Own
+    };
     let mut globals = globals;
     output_json::set(globals.output);
     if let Err(e) = globals.read_secrets() {
-        return Failure::Usage(e).report();
+        return Failure::Usage(e).report(codes);
     }
     verbose::enable(globals.verbosity);
     let runtime = match runtime_for(&command) {
         Ok(rt) => rt,
-        Err(e) => return Failure::msg(format!("cannot start the async runtime: {e}")).report(),
+        Err(e) => {
+            return Failure::msg(format!("cannot start the async runtime: {e}")).report(codes)
+        }
     };
     let outcome = runtime.block_on(commands::run(globals, command));
     // Do not wait for background tasks (a client reconnecting to a dead server).
     runtime.shutdown_background();
     match outcome {
         Ok(code) => ExitCode::from(code),
-        Err(failure) => failure.report(),
+        Err(failure) => failure.report(codes),
+    }
+}
+
+/// The codes of a usage error: `zkctl lock /l --bogus -- cmd` must not exit 2, which cmd
+/// could have returned (see `failure::Codes`).
+fn codes_for_unparsed(argv: &[String]) -> Codes {
+    if args::runs_command_in(argv) {
+        Codes::AroundCommand
+    } else {
+        Codes::Own
     }
 }
 

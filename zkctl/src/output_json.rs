@@ -34,7 +34,7 @@ pub fn line(out: &mut impl Write, record: &impl Serialize) -> io::Result<()> {
 
 /// Writes `record` as one JSON line on stdout and flushes it (as [`crate::output::say`]).
 pub fn say(record: &impl Serialize) -> io::Result<()> {
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     line(&mut out, record)?;
     out.flush()
 }

@@ -57,7 +57,7 @@ impl Subscriber for StderrEvents {
             line.fields
         );
         // One write per line, so lines from several threads do not interleave.
-        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        let _ = crate::output::stderr().write_all(text.as_bytes());
     }
 
     // The library emits no spans; these keep the trait's contract without tracking any.

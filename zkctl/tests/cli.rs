@@ -465,9 +465,10 @@ fn sigterm_stops_the_command_and_releases_the_lock() {
     assert_eq!(exit_code(out.status), 130, "{}", stderr(&out));
     assert_eq!(ok(&["ls", "/locks/term"]).lines().count(), 1);
 
-    // A second holder cannot get it in time: exit 3.
+    // A second holder cannot get it in time: exit 124 (as timeout(1); not 3, which CMD
+    // could return).
     let late = run(&["lock", "/locks/term", "--timeout", "300", "--", "true"]);
-    assert_eq!(exit_code(late.status), 3, "{}", stderr(&late));
+    assert_eq!(exit_code(late.status), 124, "{}", stderr(&late));
     assert!(
         stderr(&late).contains("timed out after 300 ms"),
         "{}",
@@ -600,9 +601,10 @@ fn errors_are_one_line_with_an_exit_code() {
         "zkctl: BadArguments: path must start with '/': relative/path\n"
     );
 
+    // Around a command, zkctl's own failures exit 125 (CMD's codes pass through).
     for command in ["lock", "elect"] {
         let bad = run(&[command, "relative", "--", "true"]);
-        assert_eq!(exit_code(bad.status), 1);
+        assert_eq!(exit_code(bad.status), 125);
         assert_eq!(
             stderr(&bad),
             "zkctl: BadArguments: path must start with '/': relative\n"
@@ -616,7 +618,7 @@ fn errors_are_one_line_with_an_exit_code() {
         "zkctl: unexpected argument '--frobnicate' found (see zkctl --help)\n"
     );
     assert_eq!(exit_code(run(&["frobnicate"]).status), 2);
-    assert_eq!(exit_code(run(&["lock", "/l"]).status), 2);
+    assert_eq!(exit_code(run(&["lock", "/l"]).status), 125);
 
     // No server: the client's message names the hosts.
     let port = zkrs_testkit::free_port().unwrap().to_string();
@@ -986,7 +988,7 @@ fn a_lost_lock_stops_the_command() {
     let took = paused.elapsed();
     let out = finish(holder, Duration::from_secs(10));
     own.resume().unwrap();
-    assert_eq!(exit_code(out.status), 4, "{}", stderr(&out));
+    assert_eq!(exit_code(out.status), 123, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("lost the lock at /locks/lost"),
         "{}",
@@ -1881,7 +1883,7 @@ fn barrier_exit_codes_and_timeouts() {
     assert!(stderr(&missing).contains("cannot run '/no/such/program'"));
     assert_eq!(barrier_members("/barriers/solo"), Vec::<String>::new());
 
-    // Too few members: exit 3 once --timeout has passed, CMD never ran, and no member node
+    // Too few members: exit 124 once --timeout has passed, CMD never ran, and no member node
     // is left (checked right after zkctl exits).
     ok(&["create", "/barriers/few", "--parents"]);
     let marker = dir.join("ran");
@@ -1897,7 +1899,7 @@ fn barrier_exit_codes_and_timeouts() {
         "touch",
         marker.to_str().unwrap(),
     ]);
-    assert_eq!(exit_code(out.status), 3, "{}", stderr(&out));
+    assert_eq!(exit_code(out.status), 124, "{}", stderr(&out));
     assert!(started.elapsed() >= Duration::from_millis(300));
     assert_eq!(
         stderr(&out),
@@ -1936,7 +1938,7 @@ fn barrier_exit_codes_and_timeouts() {
         "--",
         "true",
     ]);
-    assert_eq!(exit_code(out.status), 3, "{}", stderr(&out));
+    assert_eq!(exit_code(out.status), 124, "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
         "zkctl: /barriers/slow: not all 2 members left within 1000 ms\n"
@@ -1965,15 +1967,16 @@ fn barrier_exit_codes_and_timeouts() {
              --count <N> <PATH> <CMD>...",
         ),
     ] {
+        // `barrier` runs a command: zkctl's own failures exit 125, out of CMD's way.
         let out = run(args);
-        assert_eq!(exit_code(out.status), 2, "{args:?}");
+        assert_eq!(exit_code(out.status), 125, "{args:?}");
         assert_eq!(
             stderr(&out),
             format!("zkctl: {message} (see zkctl --help)\n")
         );
     }
     let bad = run(&["barrier", "relative", "--count", "1", "--", "true"]);
-    assert_eq!(exit_code(bad.status), 1);
+    assert_eq!(exit_code(bad.status), 125);
     assert_eq!(
         stderr(&bad),
         "zkctl: BadArguments: path must start with '/': relative\n"
@@ -2109,8 +2112,9 @@ fn member_and_members_errors() {
     let gone = run(&["members", "/groups/none"]);
     assert_eq!(exit_code(gone.status), 1);
     assert_eq!(stderr(&gone), "zkctl: NoNode: /groups/none\n");
+    // `member` runs a command: zkctl's own failures exit 125, out of CMD's way.
     let bad = run(&["member", "relative", "a", "--", "true"]);
-    assert_eq!(exit_code(bad.status), 1);
+    assert_eq!(exit_code(bad.status), 125);
     assert_eq!(
         stderr(&bad),
         "zkctl: BadArguments: path must start with '/': relative\n"
@@ -2142,7 +2146,8 @@ fn member_and_members_errors() {
         ),
     ] {
         let out = run(args);
-        assert_eq!(exit_code(out.status), 2, "{args:?}");
+        let code = if args[0] == "member" { 125 } else { 2 };
+        assert_eq!(exit_code(out.status), code, "{args:?}");
         assert_eq!(
             stderr(&out),
             format!("zkctl: {message} (see zkctl --help)\n")

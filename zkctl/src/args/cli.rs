@@ -22,9 +22,12 @@ line of a file (--auth-file, --sasl-password-file, --resume-password-file; also
 /dev/stdin or <(...)), never from the command line, where ps shows them.
 
 Exit codes: 0 ok, 1 ZooKeeper or I/O error (and `counter cas` not applied),
-2 usage error, 3 a timeout (lock, barrier, queue take), 4 the lock was lost (lock),
-5 no instance to pick (service pick), 127 CMD cannot be started, 128+N signal N;
-lock/elect/barrier/member/service register: CMD's (see zkctl lock --help).
+2 usage error, 3 a timeout (queue take), 5 no instance to pick (service pick),
+128+N signal N. Around a command (lock, elect, barrier, member; service
+register with -- CMD) the code is CMD's (128+N if signal N ended it), and
+zkctl's own outcomes move out of its way, as timeout(1) and shells do: 123
+the lock was lost, 124 --timeout passed, 125 zkctl failed (usage, ZooKeeper,
+I/O), 126 CMD cannot be executed, 127 CMD not found.
 Run `zkctl COMMAND --help` for a command's flags.";
 
 /// `zkctl [GLOBAL FLAGS] COMMAND [ARGS] [FLAGS]`.
@@ -326,15 +329,16 @@ leaves and waits until every member has left. Our member node is
 PATH/<uuid> (ephemeral); CMD gets it as ZKCTL_BARRIER_NODE and runs in its
 own process group. On SIGINT/SIGTERM/SIGHUP zkctl stops CMD (SIGTERM, then
 SIGKILL after --grace) and leaves without waiting for the others.
-Exit codes: CMD's; 3 when --timeout passed while entering or leaving (our
-node is deleted); 127 when CMD cannot be started; 128+N after signal N.")]
+Exit codes: CMD's; 124 when --timeout passed while entering (CMD never ran)
+or leaving (our node is deleted); 125 zkctl failed (usage, ZooKeeper, I/O);
+126 CMD cannot be executed, 127 CMD not found; 128+N after signal N.")]
     Barrier {
         /// The barrier's node
         path: String,
         /// The number of members
         #[arg(long, value_name = "N", value_parser = positive)]
         count: usize,
-        /// Give up entering, and leaving, after MS milliseconds (exit 3)
+        /// Give up entering, and leaving, after MS milliseconds (exit 124)
         #[arg(long, value_name = "MS", value_parser = millis)]
         timeout: Option<Duration>,
         #[command(flatten)]
@@ -350,7 +354,8 @@ across connection and session loss while CMD runs, and deleted once CMD has
 ended. CMD gets ZKCTL_MEMBER_NODE and runs in its own process group; on
 SIGINT/SIGTERM/SIGHUP zkctl stops it (SIGTERM, then SIGKILL after --grace),
 then leaves. The `--` before CMD is required (DATA is optional).
-Exit codes: CMD's; 127 when CMD cannot be started; 128+N after signal N.")]
+Exit codes: CMD's; 125 zkctl failed (usage, ZooKeeper, I/O); 126 CMD cannot
+be executed, 127 CMD not found; 128+N after signal N.")]
     Member {
         /// The group's node
         path: String,
@@ -391,23 +396,25 @@ writes it, so Java services (Curator, Spring Cloud Zookeeper) share it."
     #[command(after_help = "\
 Exits with CMD's exit code (128+N if a signal N ended it). If the lock is
 lost while CMD runs, CMD is stopped (SIGTERM to its process group, SIGKILL
-after --grace) and zkctl exits 4. Lost means, by --policy: session-deadline
+after --grace) and zkctl exits 123. Lost means, by --policy: session-deadline
 (the default), the connection stayed down until the server could have
 expired the session (the send time of the last request answered, plus the
 session timeout, less a tenth of it), or the session was lost; standard,
 the connection dropped; session-only, the session was lost.
 SIGINT/SIGTERM/SIGHUP to zkctl stop CMD the same way, then release the lock.
-If zkctl itself is killed, a watchdog kills CMD's process group at once.
+If zkctl itself is killed, a watchdog kills CMD's process group at once;
+it starts before CMD, and if it cannot (no sh), CMD is not started.
 CMD runs in its own process group, with ZKCTL_LOCK_NODE set, and
 ZKRS_FENCING_TOKEN: the lock node's creation zxid, in decimal, larger for
 every later holder (a resource keeps the largest it saw, refuses smaller).
 Keep --grace below a tenth of the session timeout under session-deadline.
-Exit codes: CMD's, 3 on --timeout, 4 when the lock was lost, 127 when CMD
-cannot be started, 128+N after signal N to zkctl.")]
+Exit codes: CMD's; zkctl's own out of its way: 123 the lock was lost, 124
+--timeout passed (CMD never ran), 125 zkctl failed (usage, ZooKeeper, I/O),
+126 CMD cannot be executed, 127 CMD not found; 128+N after signal N to zkctl.")]
     Lock {
         /// The lock's node
         path: String,
-        /// Give up (exit 3) if the lock is not acquired within MS
+        /// Give up (exit 124) if the lock is not acquired within MS
         #[arg(long, value_name = "MS", value_parser = millis)]
         timeout: Option<Duration>,
         #[command(flatten)]
@@ -430,7 +437,9 @@ session-deadline). CMD runs in its own process group, with ZKCTL_ELECTION_ID,
 ZKCTL_ELECTION_NODE and ZKRS_FENCING_TOKEN (the latch node's creation zxid,
 larger for every later leader) set. Keep --grace below a tenth of the
 session timeout (a third under standard), so CMD is gone before the session
-can expire and another leader starts.")]
+can expire and another leader starts.
+Exit codes: with --once CMD's; 125 zkctl failed (usage, ZooKeeper, I/O);
+126 CMD cannot be executed, 127 CMD not found; 128+N after signal N.")]
     Elect {
         /// The latch's node
         path: String,
@@ -664,7 +673,8 @@ pub enum ServiceSub {
 Registers an instance (--id, else a random UUID) while CMD runs, then
 unregisters it, as `member` does: CMD gets ZKCTL_SERVICE_NODE and
 ZKCTL_SERVICE_ID, a line on stderr names the node, and the exit code is CMD's
-(127: CMD cannot be started, 128+N: signal N). --type dynamic (the default) is
+(125: zkctl failed, usage included; 126: CMD cannot be executed; 127: CMD not
+found; 128+N: signal N). --type dynamic (the default) is
 an ephemeral node kept across connection and session loss; static a persistent
 one, deleted when CMD ends; permanent a persistent one that stays after zkctl
 (CMD optional: without it zkctl prints the node's path and exits; remove it

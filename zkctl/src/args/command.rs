@@ -492,6 +492,25 @@ pub enum Command {
     Backup(super::backup::BackupCommand),
 }
 
+impl Command {
+    /// Whether it runs a command of the user's (`lock`, `elect`, `barrier`, `member`,
+    /// `service register -- CMD`), whose exit code zkctl passes through: then zkctl's own
+    /// outcomes take [`crate::failure::Codes::AroundCommand`].
+    pub fn runs_command(&self) -> bool {
+        match self {
+            Command::Lock { .. }
+            | Command::Elect { .. }
+            | Command::Barrier { .. }
+            | Command::Member { .. } => true,
+            Command::Service {
+                action: ServiceAction::Register(r),
+                ..
+            } => !r.command.is_empty(),
+            _ => false,
+        }
+    }
+}
+
 /// The shells `completions` writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Shell {

@@ -92,6 +92,51 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
     Ok(Action::Run(Box::new(globals), command))
 }
 
+/// Whether a command line that did not parse was meant to run a command: its usage error
+/// then takes [`crate::failure::Codes::AroundCommand`]'s code, as [`Command::runs_command`]
+/// says for one that parsed. The command is the first word that is neither a global flag nor
+/// a global flag's value: `lock`, `elect`, `barrier` and `member` always run one; `service
+/// register` when a word follows `--`.
+pub fn runs_command_in(args: &[String]) -> bool {
+    // Which global flags take a value, from clap's own model (so a new one needs no list).
+    let globals = cli::GlobalFlags::augment_args(clap::Command::new("zkctl"));
+    let takes_value = |word: &str| {
+        globals.get_arguments().any(|a| {
+            let named = match word.strip_prefix("--") {
+                Some(long) => a.get_long() == Some(long),
+                None => {
+                    word.len() == 2
+                        && word.strip_prefix('-').and_then(|s| s.chars().next()) == a.get_short()
+                }
+            };
+            named && a.get_action().takes_values()
+        })
+    };
+    let mut words = args.iter().map(String::as_str);
+    let mut names = Vec::new();
+    while let Some(word) = words.next() {
+        if word == "--" || names.len() == 2 {
+            break;
+        }
+        if word.starts_with('-') && word.len() > 1 {
+            if !word.contains('=') && takes_value(word) {
+                words.next();
+            }
+            continue;
+        }
+        names.push(word);
+    }
+    let cmd_after_dashes = args
+        .iter()
+        .position(|w| w == "--")
+        .is_some_and(|i| i + 1 < args.len());
+    match names.as_slice() {
+        ["lock" | "elect" | "barrier" | "member", ..] => true,
+        ["service", "register"] => cmd_after_dashes,
+        _ => false,
+    }
+}
+
 /// clap's early exits: help and version are printed (exit 0), the rest is a usage error.
 fn clap_outcome(e: clap::Error) -> Result<Action, UsageError> {
     match e.kind() {
@@ -166,6 +211,8 @@ fn one_line(mut e: clap::Error) -> UsageError {
 mod backup_tests;
 #[cfg(test)]
 mod grace_tests;
+#[cfg(test)]
+mod runs_command_tests;
 #[cfg(test)]
 mod secret_tests;
 #[cfg(test)]

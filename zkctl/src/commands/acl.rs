@@ -26,7 +26,7 @@ pub fn line(entry: &AclEntry) -> String {
 /// `acl get PATH`: one line per entry, in the server's order.
 pub async fn get(client: &Client, path: &str) -> Outcome {
     let (acl, _) = client.get_acl(path).await?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     for e in &acl {
         if crate::output_json::on() {
             let record = crate::json_records::AclLine {

@@ -48,7 +48,7 @@ async fn export(client: &Client, root: &str, out: Option<&str>) -> Outcome {
     // The file is made only once the tree is read: a failed export leaves no partial file.
     let sink: Box<dyn Write> = match out {
         Some(file) => Box::new(private_file(file)?),
-        None => Box::new(std::io::stdout().lock()),
+        None => Box::new(crate::output::stdout()),
     };
     let mut sink = BufWriter::with_capacity(1 << 16, sink);
     for node in nodes {
@@ -186,7 +186,7 @@ async fn import(
         }
     }
     if dry_run {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::output::stdout();
         for (t, p) in targets.iter().zip(&plans) {
             let verb = match p {
                 Plan::Create => "create",

@@ -18,6 +18,7 @@ use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, EXIT_LOCK_TIMEOUT};
+use crate::output::note;
 use crate::signals::{Shutdown, Terminate};
 
 /// Enters, runs `argv`, leaves; the exit code is the command's (3 on a timeout).
@@ -87,13 +88,13 @@ async fn meet(
     let code = match end {
         End::Exited(status) => exit_code(status?),
         End::Signal(signal) => {
-            eprintln!(
+            note!(
                 "zkctl: {}: stopping pid {}, then leaving {path} without waiting for the others",
                 signal.name,
                 child.pid()
             );
             if let Err(e) = child.stop(grace, Some(shutdown)).await {
-                eprintln!("zkctl: stopping pid {}: {e}", child.pid());
+                note!("zkctl: stopping pid {}: {e}", child.pid());
             }
             return Ok(signal.exit_code());
         }
@@ -102,7 +103,7 @@ async fn meet(
     let left = tokio::select! {
         left = barrier.leave(timeout) => left?,
         signal = shutdown.recv() => {
-            eprintln!("zkctl: {}: leaving {path} without waiting for the others", signal.name);
+            note!("zkctl: {}: leaving {path} without waiting for the others", signal.name);
             return Ok(signal.exit_code());
         }
     };

@@ -43,7 +43,7 @@ use crate::commands::bench_timing::{Latencies, STUCK};
 use crate::commands::data::delete_tree;
 use crate::connection::{builder, close, connect};
 use crate::failure::{Outcome, ZkMessage};
-use crate::output::{figure, say};
+use crate::output::{figure, note, say};
 use crate::pipeline;
 use crate::signals::Shutdown;
 
@@ -58,7 +58,7 @@ pub async fn run(g: &Globals, o: BenchOptions) -> Outcome {
     let result = tokio::select! {
         r = bench(g, &admin, &base, o) => r,
         signal = shutdown.recv() => {
-            eprintln!("zkctl: {}: cleaning up {base}", signal.name);
+            note!("zkctl: {}: cleaning up {base}", signal.name);
             Ok(signal.exit_code())
         }
     };
@@ -71,7 +71,7 @@ pub async fn run(g: &Globals, o: BenchOptions) -> Outcome {
             ))
         })
     {
-        eprintln!("zkctl: could not delete {base}: {}", ZkMessage(&e));
+        note!("zkctl: could not delete {base}: {}", ZkMessage(&e));
     }
     close(&admin).await;
     result

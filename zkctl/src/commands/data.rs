@@ -11,14 +11,14 @@ use crate::args::{Command, CreateArgs};
 use crate::commands::acl;
 use crate::failure::{Failure, Outcome};
 use crate::json_records as rec;
-use crate::output;
+use crate::output::{self, note};
 use crate::output_json;
 use crate::pipeline;
 use crate::signals::Shutdown;
 
 /// Runs one data command on a connected client.
 pub async fn run(client: &Client, command: Command) -> Outcome {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match command {
         Command::Ls { path } => {
             let children = client.get_children(&path).await?;
@@ -150,7 +150,7 @@ async fn create(client: &Client, a: CreateArgs) -> Outcome {
         return Ok(0);
     };
     // An ephemeral node lives as long as this session: hold it until asked to stop.
-    eprintln!("zkctl: holding ephemeral {path} until interrupted");
+    note!("zkctl: holding ephemeral {path} until interrupted");
     let mut changes = client.state_changes();
     loop {
         tokio::select! {

@@ -85,7 +85,7 @@ pub async fn run(client: &Client, left: &str, right: &str) -> Outcome {
     let l = side(client, left).await?;
     let r = side(client, right).await?;
     let lines = differences(&l, &r);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     for line in &lines {
         if crate::output_json::on() {
             // `KIND PATH`: the kind has no space, the path may.

@@ -34,7 +34,7 @@ pub async fn run(client: &Client, path: &str) -> Outcome {
         .map(|(name, (b, n))| (b, n, join(path, &name)))
         .collect();
     rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     let total = (bytes, nodes, path.to_string());
     for (bytes, nodes, path) in rows.iter().chain(std::iter::once(&total)) {
         if crate::output_json::on() {

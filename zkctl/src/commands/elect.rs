@@ -29,6 +29,7 @@ use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, ZkMessage};
 use crate::identity;
+use crate::output::note;
 use crate::signals::{Shutdown, Terminate};
 use zkrs_recipes::framework::ConnectionStatePolicy;
 
@@ -97,7 +98,7 @@ impl Election<'_> {
                 .policy(self.policy)
                 .start()?;
             let mut changes = latch.events();
-            eprintln!("zkctl: joined the election at {} as {}", self.path, self.id);
+            note!("zkctl: joined the election at {} as {}", self.path, self.id);
             match self.membership(&latch, &mut changes).await {
                 Ok(status) => {
                     let code = exit_code(status);
@@ -105,16 +106,17 @@ impl Election<'_> {
                     if once {
                         return Ok(code);
                     }
-                    eprintln!("zkctl: the command exited with {code}; rejoining the election");
+                    note!("zkctl: the command exited with {code}; rejoining the election");
                     tokio::select! {
                         _ = tokio::time::sleep(REJOIN_DELAY) => {}
                         signal = self.shutdown.recv() => return Ok(signal.exit_code()),
                     }
                 }
                 Err(Stop::Signal(signal)) => {
-                    eprintln!(
+                    note!(
                         "zkctl: {}: leaving the election at {}",
-                        signal.name, self.path
+                        signal.name,
+                        self.path
                     );
                     self.leave(latch).await;
                     return Ok(signal.exit_code());
@@ -159,9 +161,10 @@ impl Election<'_> {
                 .fencing_token()
                 .map(|t| t.to_string())
                 .unwrap_or_default();
-            eprintln!(
+            note!(
                 "zkctl: leading {} as {} ({node}); starting the command",
-                self.path, self.id
+                self.path,
+                self.id
             );
             let env = [
                 ("ZKCTL_ELECTION_ID", self.id),
@@ -177,7 +180,7 @@ impl Election<'_> {
             match end {
                 End::Exited(status) => return status.map_err(|e| Stop::Failed(e.into())),
                 End::Lost => {
-                    eprintln!(
+                    note!(
                         "zkctl: lost the leadership of {}; stopping pid {} and staying in line",
                         self.path,
                         child.pid()
@@ -186,7 +189,7 @@ impl Election<'_> {
                     leading = false;
                 }
                 End::Signal(signal) => {
-                    eprintln!("zkctl: {}: stopping pid {}", signal.name, child.pid());
+                    note!("zkctl: {}: stopping pid {}", signal.name, child.pid());
                     self.stop(&mut child).await?;
                     return Err(Stop::Signal(signal));
                 }
@@ -207,8 +210,8 @@ impl Election<'_> {
         let closing = latch.close_with(CloseMode::Silent);
         match tokio::time::timeout(self.client.session_timeout(), closing).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("zkctl: leaving {}: {}", self.path, ZkMessage(&e)),
-            Err(_) => eprintln!(
+            Ok(Err(e)) => note!("zkctl: leaving {}: {}", self.path, ZkMessage(&e)),
+            Err(_) => note!(
                 "zkctl: could not confirm leaving {}; the node goes when the session ends",
                 self.path
             ),

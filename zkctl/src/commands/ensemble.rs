@@ -36,7 +36,7 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
         }
         other => unreachable!("not an ensemble command: {other:?}"),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if crate::output_json::on() {
         let text = config.to_string();
         crate::output_json::line(&mut out, &crate::json_records::Config::parse(&text))?;

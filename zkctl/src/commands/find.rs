@@ -33,7 +33,7 @@ pub async fn run(client: &Client, path: &str, name: Option<&str>, data: Option<&
         ..Want::default()
     };
     let tree = walk(client, path, want).await?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     for node in &tree.nodes {
         if let Some(glob) = &glob {
             if !glob.matches(name_of(&node.path)) {

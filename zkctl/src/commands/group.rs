@@ -16,7 +16,7 @@ use crate::args::Globals;
 use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
 use crate::failure::{Outcome, ZkMessage};
-use crate::output::{printable, say};
+use crate::output::{note, printable, say};
 use crate::pipeline;
 use crate::signals::{Shutdown, Terminate};
 
@@ -79,13 +79,13 @@ async fn hold(
     match end {
         End::Exited(status) => Ok(exit_code(status?)),
         End::Signal(signal) => {
-            eprintln!(
+            note!(
                 "zkctl: {}: stopping pid {}, then leaving {path}",
                 signal.name,
                 child.pid()
             );
             if let Err(e) = child.stop(grace, Some(shutdown)).await {
-                eprintln!("zkctl: stopping pid {}: {e}", child.pid());
+                note!("zkctl: stopping pid {}: {e}", child.pid());
             }
             Ok(signal.exit_code())
         }
@@ -97,13 +97,13 @@ async fn hold(
 async fn leave(client: &Client, membership: GroupMember, path: &str) {
     match tokio::time::timeout(client.session_timeout(), membership.close()).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!(
+        Ok(Err(e)) => note!(
             "zkctl: leaving {path}: {} (the node goes with the session)",
             ZkMessage(&e)
         ),
-        Err(_) => eprintln!(
-            "zkctl: could not confirm leaving {path}; the node goes when the session ends"
-        ),
+        Err(_) => {
+            note!("zkctl: could not confirm leaving {path}; the node goes when the session ends")
+        }
     }
 }
 

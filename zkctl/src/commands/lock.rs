@@ -22,6 +22,7 @@ use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, ZkMessage, EXIT_LOCK_LOST, EXIT_LOCK_TIMEOUT};
 use crate::identity;
+use crate::output::note;
 use crate::signals::{Shutdown, Terminate};
 
 /// Acquires the lock, runs `argv`, releases; the exit code is the command's.
@@ -129,7 +130,7 @@ async fn hold(
             Ok(exit_code(status))
         }
         End::Lost => {
-            eprintln!(
+            note!(
                 "zkctl: lost the lock at {path} (connection down past the policy's limit, or session lost); stopping pid {}",
                 child.pid()
             );
@@ -142,7 +143,7 @@ async fn hold(
             ))
         }
         End::Signal(signal) => {
-            eprintln!(
+            note!(
                 "zkctl: {}: stopping pid {}, then releasing {path}",
                 signal.name,
                 child.pid()
@@ -160,12 +161,12 @@ async fn release(client: &Client, guard: LockGuard) {
     let node = guard.path().to_string();
     match tokio::time::timeout(client.session_timeout(), guard.release()).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!(
+        Ok(Err(e)) => note!(
             "zkctl: releasing {node}: {} (it goes with the session)",
             ZkMessage(&e)
         ),
-        Err(_) => eprintln!(
-            "zkctl: could not confirm the release of {node}; it goes when the session ends"
-        ),
+        Err(_) => {
+            note!("zkctl: could not confirm the release of {node}; it goes when the session ends")
+        }
     }
 }

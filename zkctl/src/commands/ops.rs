@@ -38,7 +38,7 @@ pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
 /// (`version.workspace = true`), and zkctl is built with the library of its own workspace.
 fn version() -> Outcome {
     let v = env!("CARGO_PKG_VERSION");
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if output_json::on() {
         let record = rec::Version {
             zkctl: v,
@@ -55,7 +55,7 @@ fn version() -> Outcome {
 
 /// The commands that are one request on a session.
 async fn on_session(client: &Client, command: OpsCommand) -> Outcome {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match command {
         OpsCommand::AclGet { path } => {
             drop(out);

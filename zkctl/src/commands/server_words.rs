@@ -1,5 +1,6 @@
 //! `server WORD [--json]`: ZooKeeper's four-letter words (`ruok`, `srvr`, `mntr`, ...) over
-//! the client port: a plain TCP connection, the four letters, the answer read to its end.
+//! the client port: a plain TCP connection, the four letters, the answer read to its end
+//! (at most [`MAX_REPLY`] bytes).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
@@ -14,6 +15,14 @@ use crate::failure::{Failure, Outcome};
 /// How long the exchange may take when `--connect-timeout` is not given.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The longest answer zkctl reads. Whatever listens at the address given may send without
+/// end, and an answer is held whole (it is parsed, or printed after the whitelist check): so
+/// zkctl fails naming the limit rather than grow without bound until the timeout. 16 MiB is
+/// thousands of times `mntr`, `srvr`, `conf` or `envi`; `cons`, `wchc` and `wchp` grow with
+/// connections and watches (a line of some 50 to 150 bytes each), and reach it only past a
+/// hundred thousand of those, more than one server holds.
+const MAX_REPLY: usize = 16 << 20;
+
 /// What a server answers for a word left out of `4lw.commands.whitelist`.
 const NOT_WHITELISTED: &str = "is not executed because it is not in the whitelist.";
 
@@ -21,7 +30,7 @@ const NOT_WHITELISTED: &str = "is not executed because it is not in the whitelis
 pub fn run(g: &Globals, word: Word, json: bool) -> Outcome {
     let (server, reply) = exchange(g, word)?;
     let letters = word.letters();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match (word, json) {
         (Word::Mntr, true) => {
             for (key, value) in mntr(&reply) {
@@ -89,7 +98,8 @@ fn check(letters: &str, server: &str, reply: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Connects, sends, and reads until the server closes the connection, within `timeout`.
+/// Connects, sends, and reads until the server closes the connection, within `timeout` and
+/// [`MAX_REPLY`] bytes.
 fn ask(server: &str, letters: &str, timeout: Duration) -> std::io::Result<String> {
     let deadline = Instant::now() + timeout;
     let left = || {
@@ -126,6 +136,15 @@ fn ask(server: &str, letters: &str, timeout: Duration) -> std::io::Result<String
         stream.set_read_timeout(Some(left()?))?;
         match stream.read(&mut buf) {
             Ok(0) => break,
+            Ok(n) if answer.len() + n > MAX_REPLY => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the answer is longer than {MAX_REPLY} bytes (16 MiB), zkctl's limit for \
+                         a four-letter word"
+                    ),
+                ))
+            }
             Ok(n) => answer.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

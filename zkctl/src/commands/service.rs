@@ -34,7 +34,7 @@ use crate::child::{exit_code, Supervised};
 use crate::connection::{close, connect};
 use crate::failure::{without_code, Failure, Outcome, ZkMessage, EXIT_NO_INSTANCE};
 use crate::json_records::{Happening, Instance};
-use crate::output::say;
+use crate::output::{note, say};
 use crate::output_json;
 use crate::pipeline;
 use crate::signals::{Shutdown, Terminate};
@@ -226,10 +226,10 @@ async fn registered(
         }
         return Ok(0);
     }
-    eprintln!("zkctl: registered {node}");
+    note!("zkctl: registered {node}");
     let result = run_command(&node, instance, r, shutdown).await;
     if r.kind == ServiceKind::Permanent {
-        eprintln!(
+        note!(
             "zkctl: {node} stays registered (permanent; `zkctl service unregister {} {} {}` \
              removes it)",
             discovery.base_path(),
@@ -262,13 +262,13 @@ async fn run_command(
     match end {
         End::Exited(status) => Ok(exit_code(status?)),
         End::Signal(signal) => {
-            eprintln!(
+            note!(
                 "zkctl: {}: stopping pid {}, then unregistering {node}",
                 signal.name,
                 child.pid()
             );
             if let Err(e) = child.stop(r.grace, Some(shutdown)).await {
-                eprintln!("zkctl: stopping pid {}: {e}", child.pid());
+                note!("zkctl: stopping pid {}: {e}", child.pid());
             }
             Ok(signal.exit_code())
         }
@@ -290,11 +290,11 @@ async fn unregister(
     };
     match outcome {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!(
+        Ok(Err(e)) => note!(
             "zkctl: unregistering {node}: {} ({left_behind})",
             ZkMessage(&e)
         ),
-        Err(_) => eprintln!("zkctl: could not confirm unregistering {node} ({left_behind})"),
+        Err(_) => note!("zkctl: could not confirm unregistering {node} ({left_behind})"),
     }
 }
 
@@ -332,7 +332,7 @@ async fn list_service(client: &Client, base: &str, name: &str) -> Result<(), Fai
             Ok((json, _)) => match discovery::from_json::<Value>(&json) {
                 Ok(instance) => print_instance(&instance, &json)?,
                 Err(e) => {
-                    eprintln!("zkctl: {node}: skipped: {}", without_code(&e));
+                    note!("zkctl: {node}: skipped: {}", without_code(&e));
                 }
             },
             // Unregistered between the listing and the read.

@@ -8,6 +8,7 @@ use zkrs_client::Client;
 use crate::commands::export_format::{self, relative, Record};
 use crate::commands::walk::{walk, Node, Want};
 use crate::failure::Failure;
+use crate::output::note;
 
 /// The nodes `export` writes for the subtree under `root`, in path order, and how many
 /// ephemeral nodes were left out (`/zookeeper` is left out too, unless it is `root`). Turn
@@ -65,9 +66,7 @@ fn check_redacted(nodes: &[Node]) -> Result<(), Failure> {
 pub fn report_ephemerals(what: &str, count: usize) {
     if count > 0 {
         let s = if count == 1 { "" } else { "s" };
-        eprintln!(
-            "zkctl: {what}: skipped {count} ephemeral node{s} (they live with their sessions)"
-        );
+        note!("zkctl: {what}: skipped {count} ephemeral node{s} (they live with their sessions)");
     }
 }
 

@@ -65,14 +65,15 @@ pub async fn run(g: &Globals, interval: Duration, count: Option<u64>) -> Outcome
 }
 
 fn print_view(view: &Map<String, Value>, redraw: bool) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if output_json::on() {
         output_json::line(&mut out, view)?;
         return out.flush();
     }
     if redraw {
-        // Home, clear: the view stays in place.
-        write!(out, "\x1b[H\x1b[2J")?;
+        // Home, clear: the view stays in place. zkctl's own sequence, so written raw; the
+        // server's strings below are escaped on the terminal.
+        out.raw(b"\x1b[H\x1b[2J")?;
     }
     for (label, value) in view {
         let text = match value {

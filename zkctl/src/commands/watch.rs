@@ -10,7 +10,7 @@ use crate::args::Globals;
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
 use crate::json_records::Event;
-use crate::output;
+use crate::output::{self, note};
 use crate::output_json;
 use crate::signals::Shutdown;
 
@@ -37,7 +37,7 @@ async fn watch(
     };
     let mut events = client.add_watch(path, mode).await?;
     // On stderr, so scripts (and tests) know when changes start to be seen.
-    eprintln!(
+    note!(
         "zkctl: watching {path}{} (Ctrl-C to stop)",
         if recursive { " and its subtree" } else { "" }
     );
@@ -47,7 +47,7 @@ async fn watch(
             signal = shutdown.recv() => return Ok(signal.exit_code()),
             event = events.next() => match event {
                 Some(Err(lagged)) => {
-                    eprintln!("zkctl: output fell behind; {} events dropped", lagged.missed);
+                    note!("zkctl: output fell behind; {} events dropped", lagged.missed);
                     seen += lagged.missed;
                 }
                 Some(Ok(e)) if e.is_session_event() => {
