@@ -12,8 +12,8 @@
 //! # Why a watchdog, and why it starts first
 //!
 //! If zkctl is SIGKILLed, its session lives on until the server expires it, but nothing would
-//! stop the command: it would run on while another process takes the lock. Without libc there
-//! is no `prctl(PR_SET_PDEATHSIG)`, so (as in the test kit) a tiny shell reads a pipe whose
+//! stop the command: it would run on while another process takes the lock. zkctl has no unsafe
+//! code, so no `prctl(PR_SET_PDEATHSIG)` in the child before its exec, and no `kill(2)`; so (as in the test kit) a tiny shell reads a pipe whose
 //! only write end zkctl holds:
 //!
 //! ```text
@@ -33,7 +33,7 @@
 //! ignores TERM, INT and HUP, so zkctl's SIGTERM to the group during a stop (and a grace that
 //! the command may use in full) leaves the guard in place; SIGKILL ends both, as it should.
 //!
-//! Signals are sent with the `kill` builtin of `sh` (no libc crate).
+//! Signals are sent with the `kill` builtin of `sh` (a call of `kill(2)` would be unsafe code).
 
 use std::ffi::OsStr;
 use std::io::{self, Write};
