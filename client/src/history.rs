@@ -77,16 +77,7 @@ pub enum Answer<'a> {
 /// with, for the operations whose record starts with one
 /// ([`OpCode::request_starts_with_path`]).
 pub(crate) fn request_path(op: OpCode, frame: &[u8]) -> Option<&str> {
-    // These four start with a path too, and get none here: no check of the history looks
-    // at their paths.
-    let kept = !matches!(
-        op,
-        OpCode::CheckWatches
-            | OpCode::RemoveWatches
-            | OpCode::GetEphemerals
-            | OpCode::GetAllChildrenNumber
-    );
-    if !op.request_starts_with_path() || !kept {
+    if !op.request_starts_with_path() {
         return None;
     }
     let len = i32::from_be_bytes(frame.get(12..16)?.try_into().ok()?);
@@ -149,17 +140,17 @@ mod tests {
     }
 
     #[test]
-    fn none_for_watch_checks_and_session_listings() {
+    fn the_path_of_watch_checks_and_listings() {
         let remove = WatchesRequest {
             path: "/app",
             watcher_type: WatcherType::Any,
         };
         for op in [OpCode::RemoveWatches, OpCode::CheckWatches] {
-            assert_eq!(request_path(op, &frame(op, &remove)), None, "{op}");
+            assert_eq!(request_path(op, &frame(op, &remove)), Some("/app"), "{op}");
         }
         for op in [OpCode::GetEphemerals, OpCode::GetAllChildrenNumber] {
             let listing = frame(op, &PathRecord { path: "/app" });
-            assert_eq!(request_path(op, &listing), None, "{op}");
+            assert_eq!(request_path(op, &listing), Some("/app"), "{op}");
         }
     }
 

@@ -329,10 +329,7 @@ impl Recorder for ClientRecorder {
 
 /// The Stat a reply body ends with, for the operations whose reply does.
 fn trailing_stat(op: OpCode, body: &[u8]) -> Option<Stat> {
-    // getACL's, setACL's and reconfig's replies end with one too, and keep none here: the
-    // watch-before-data check weighs data and child replies, which none of the three is.
-    let kept = !matches!(op, OpCode::GetAcl | OpCode::SetAcl | OpCode::Reconfig);
-    if !op.reply_ends_with_stat() || !kept || body.len() < STAT_LEN {
+    if !op.reply_ends_with_stat() || body.len() < STAT_LEN {
         return None;
     }
     Stat::decode_prefix(&body[body.len() - STAT_LEN..]).ok()
