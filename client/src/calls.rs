@@ -4,12 +4,12 @@
 
 use std::sync::atomic::Ordering;
 
-use bytes::BytesMut;
 use tokio::sync::oneshot;
 use zkrs_codec::{encode_request, Encode, ErrorCode, OpCode, PathRecord, PathWatchRequest};
 
 use crate::client::Client;
 use crate::error::{Error, ErrorExt, Result};
+use crate::frame::Frame;
 use crate::path::validate_path;
 use crate::protocol::{Command, ReplyTx, WatchSink};
 use crate::session::{Reply, Request, WatchKind, WatchOp, WatcherGroup, WatcherId};
@@ -22,18 +22,18 @@ impl Client {
         op: OpCode,
         record: &R,
         size_hint: usize,
-    ) -> Result<BytesMut> {
-        let frame = crate::frame_arena::encode_frame(size_hint + 32, |frame| {
+    ) -> Result<Frame> {
+        let bytes = crate::frame_arena::encode_frame(size_hint + 32, |frame| {
             encode_request(frame, 0, op, record)
         });
-        let len = frame.len() - 4;
+        let len = bytes.len() - 4;
         if len > self.inner.max_frame_len {
             return Err(Error::invalid(format!(
                 "request of {len} bytes exceeds the packet limit of {} bytes (jute.maxbuffer)",
                 self.inner.max_frame_len
             )));
         }
-        Ok(frame)
+        Ok(Frame { op, bytes })
     }
 
     pub(crate) fn server_path(&self, path: &str) -> String {
@@ -55,24 +55,23 @@ impl Client {
     /// answer. Cancel-safe: dropped while waiting for a place, nothing was sent.
     pub(crate) async fn submit(
         &self,
-        op: OpCode,
-        frame: BytesMut,
+        frame: Frame,
         watch: Option<WatchOp>,
         sink: Option<(WatcherId, WatchSink)>,
     ) -> Result<Reply> {
-        self.submit_in(op, frame, watch, sink, None).await
+        self.submit_in(frame, watch, sink, None).await
     }
 
     /// [`Client::submit`], sent on session `session` only, if given (else it fails with
     /// `SessionExpired`: `Session::submit_in_session`).
     pub(crate) async fn submit_in(
         &self,
-        op: OpCode,
-        frame: BytesMut,
+        frame: Frame,
         watch: Option<WatchOp>,
         sink: Option<(WatcherId, WatchSink)>,
         session: Option<i64>,
     ) -> Result<Reply> {
+        let Frame { op, bytes: frame } = frame;
         // Two clock reads per request, for the latency histogram (none when measuring the
         // build without metrics: `--cfg zkrs_no_metrics`).
         let started = (!cfg!(zkrs_no_metrics)).then(crate::clock::now);
@@ -108,33 +107,31 @@ impl Client {
         result
     }
 
-    pub(crate) async fn call(&self, op: OpCode, frame: BytesMut) -> Result<Reply> {
-        self.submit(op, frame, None, None).await
+    pub(crate) async fn call(&self, frame: Frame) -> Result<Reply> {
+        self.submit(frame, None, None).await
     }
 
     /// Sends a request that leaves a one-shot watch if it succeeds.
     pub(crate) async fn call_watched(
         &self,
-        op: OpCode,
-        frame: BytesMut,
+        frame: Frame,
         kind: WatchKind,
         path: &str,
     ) -> (Result<Reply>, OneshotWatch) {
-        self.call_watched_at(op, frame, kind, self.server_path(path))
+        self.call_watched_at(frame, kind, self.server_path(path))
             .await
     }
 
     /// [`Client::call_watched`] on a server path (one the chroot never applies to, too).
     pub(crate) async fn call_watched_at(
         &self,
-        op: OpCode,
-        frame: BytesMut,
+        frame: Frame,
         kind: WatchKind,
         at: String,
     ) -> (Result<Reply>, OneshotWatch) {
         let (tx, watch_rx) = oneshot::channel();
         let result = self
-            .call_with_sink(op, frame, kind, at, None, WatchSink::Once(tx))
+            .call_with_sink(frame, kind, at, None, WatchSink::Once(tx))
             .await;
         (result, OneshotWatch::new(watch_rx))
     }
@@ -142,22 +139,20 @@ impl Client {
     /// Sends a request that leaves a one-shot watch firing into `watcher`'s stream.
     pub(crate) async fn call_into(
         &self,
-        op: OpCode,
-        frame: BytesMut,
+        frame: Frame,
         kind: WatchKind,
         path: &str,
         watcher: &Watcher,
     ) -> Result<Reply> {
         let at = self.server_path(path);
         let sink = WatchSink::Group(watcher.tx.clone());
-        self.call_with_sink(op, frame, kind, at, Some(watcher.group), sink)
+        self.call_with_sink(frame, kind, at, Some(watcher.group), sink)
             .await
     }
 
     pub(crate) async fn call_with_sink(
         &self,
-        op: OpCode,
-        frame: BytesMut,
+        frame: Frame,
         kind: WatchKind,
         server_path: String,
         group: Option<WatcherGroup>,
@@ -170,11 +165,11 @@ impl Client {
             watcher: id,
             group,
         };
-        self.submit(op, frame, Some(watch), Some((id, sink))).await
+        self.submit(frame, Some(watch), Some((id, sink))).await
     }
 
     /// A request that is a path and a watch flag (exists, getData, getChildren).
-    pub(crate) fn path_watch(&self, op: OpCode, path: &str, watch: bool) -> Result<BytesMut> {
+    pub(crate) fn path_watch(&self, op: OpCode, path: &str, watch: bool) -> Result<Frame> {
         validate_path(path)?;
         self.inner.chroot.with_server_path(path, |p| {
             self.frame(op, &PathWatchRequest { path: p, watch }, p.len())
@@ -182,7 +177,7 @@ impl Client {
     }
 
     /// A request that is a path alone.
-    pub(crate) fn path_only(&self, op: OpCode, path: &str) -> Result<BytesMut> {
+    pub(crate) fn path_only(&self, op: OpCode, path: &str) -> Result<Frame> {
         validate_path(path)?;
         self.inner
             .chroot

@@ -10,19 +10,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::sync::mpsc;
 use zkrs_codec::{
-    encode_header_only, Acl, AclEntry, AddWatchMode, AddWatchRequest, Create2Response, CreateMode,
-    CreateRequest, CreateResponse, CreateTtlRequest, Decode, DeleteRequest, ErrorCode,
-    GetAclResponse, GetAllChildrenNumberResponse, GetDataResponse, GetEphemeralsResponse, List,
-    MultiList, MultiOp, MultiRequest, MultiResponse, OpCode, PathRecord, PathWatchRequest, Secret,
-    SetAclRequest, SetDataRequest, Stat, StatResponse, WatcherType, WatchesRequest, WhoAmIResponse,
+    Acl, AclEntry, AddWatchMode, AddWatchRequest, Create2Response, CreateMode, CreateRequest,
+    CreateResponse, CreateTtlRequest, Decode, DeleteRequest, ErrorCode, GetAclResponse,
+    GetAllChildrenNumberResponse, GetDataResponse, GetEphemeralsResponse, List, MultiList, MultiOp,
+    MultiRequest, MultiResponse, OpCode, PathRecord, PathWatchRequest, Secret, SetAclRequest,
+    SetDataRequest, Stat, StatResponse, WatcherType, WatchesRequest, WhoAmIResponse,
 };
 
 use crate::children::Children;
 use crate::create_options::CreateOptions;
 use crate::error::{Error, Result};
+use crate::frame::Frame;
 use crate::in_flight::InFlight;
 use crate::metrics::{ClientMetrics, Metrics};
 use crate::multi::{Op, OpResult};
@@ -218,7 +219,7 @@ impl Client {
                 ),
             }
         })?;
-        let reply = self.call(op, frame).await.map_err(|e| e.with_path(path))?;
+        let reply = self.call(frame).await.map_err(|e| e.with_path(path))?;
         let (server_path, stat) = if op == OpCode::Create {
             (CreateResponse::decode_prefix(&reply.body)?.path, None)
         } else {
@@ -238,16 +239,14 @@ impl Client {
     /// The node's Stat, or `None` if it does not exist.
     pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
         let frame = self.path_watch(OpCode::Exists, path, false)?;
-        stat_or_none(self.call(OpCode::Exists, frame).await).map_err(|e| e.with_path(path))
+        stat_or_none(self.call(frame).await).map_err(|e| e.with_path(path))
     }
 
     /// Like [`Client::exists`], leaving a watch that fires when the node is created, changed
     /// or deleted.
     pub async fn exists_and_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch)> {
         let frame = self.path_watch(OpCode::Exists, path, true)?;
-        let (result, watch) = self
-            .call_watched(OpCode::Exists, frame, WatchKind::Exist, path)
-            .await;
+        let (result, watch) = self.call_watched(frame, WatchKind::Exist, path).await;
         let stat = stat_or_none(result).map_err(|e| e.with_path(path))?;
         Ok((stat, watch))
     }
@@ -255,10 +254,7 @@ impl Client {
     /// The node's data (a slice of the reply frame: no copy) and Stat.
     pub async fn get_data(&self, path: &str) -> Result<(Bytes, Stat)> {
         let frame = self.path_watch(OpCode::GetData, path, false)?;
-        let reply = self
-            .call(OpCode::GetData, frame)
-            .await
-            .map_err(|e| e.with_path(path))?;
+        let reply = self.call(frame).await.map_err(|e| e.with_path(path))?;
         data_and_stat(reply.body)
     }
 
@@ -266,9 +262,7 @@ impl Client {
     /// node is deleted.
     pub async fn get_data_and_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch)> {
         let frame = self.path_watch(OpCode::GetData, path, true)?;
-        let (result, watch) = self
-            .call_watched(OpCode::GetData, frame, WatchKind::Data, path)
-            .await;
+        let (result, watch) = self.call_watched(frame, WatchKind::Data, path).await;
         let (data, stat) = data_and_stat(result.map_err(|e| e.with_path(path))?.body)?;
         Ok((data, stat, watch))
     }
@@ -303,9 +297,7 @@ impl Client {
     /// when the node is created, changed or deleted.
     pub async fn exists_with_watcher(&self, path: &str, watcher: &Watcher) -> Result<Option<Stat>> {
         let frame = self.path_watch(OpCode::Exists, path, true)?;
-        let result = self
-            .call_into(OpCode::Exists, frame, WatchKind::Exist, path, watcher)
-            .await;
+        let result = self.call_into(frame, WatchKind::Exist, path, watcher).await;
         stat_or_none(result).map_err(|e| e.with_path(path))
     }
 
@@ -318,7 +310,7 @@ impl Client {
     ) -> Result<(Bytes, Stat)> {
         let frame = self.path_watch(OpCode::GetData, path, true)?;
         let reply = self
-            .call_into(OpCode::GetData, frame, WatchKind::Data, path, watcher)
+            .call_into(frame, WatchKind::Data, path, watcher)
             .await
             .map_err(|e| e.with_path(path))?;
         data_and_stat(reply.body)
@@ -333,7 +325,7 @@ impl Client {
     ) -> Result<Children> {
         let frame = self.path_watch(OpCode::GetChildren2, path, true)?;
         let reply = self
-            .call_into(OpCode::GetChildren2, frame, WatchKind::Child, path, watcher)
+            .call_into(frame, WatchKind::Child, path, watcher)
             .await
             .map_err(|e| e.with_path(path))?;
         Children::from_get_children2(reply.body)
@@ -353,20 +345,14 @@ impl Client {
                 p.len() + data.len(),
             )
         })?;
-        let reply = self
-            .call(OpCode::SetData, frame)
-            .await
-            .map_err(|e| e.with_path(path))?;
+        let reply = self.call(frame).await.map_err(|e| e.with_path(path))?;
         Ok(StatResponse::decode_prefix(&reply.body)?.stat)
     }
 
     /// The node's ACL and Stat.
     pub async fn get_acl(&self, path: &str) -> Result<(Vec<AclEntry>, Stat)> {
         let frame = self.path_only(OpCode::GetAcl, path)?;
-        let reply = self
-            .call(OpCode::GetAcl, frame)
-            .await
-            .map_err(|e| e.with_path(path))?;
+        let reply = self.call(frame).await.map_err(|e| e.with_path(path))?;
         let decoded = GetAclResponse::decode_prefix(&reply.body)?;
         Ok((
             decoded.acl.iter().map(AclEntry::from).collect(),
@@ -397,30 +383,21 @@ impl Client {
                 p.len() + 64 * acl.len(),
             )
         })?;
-        let reply = self
-            .call(OpCode::SetAcl, frame)
-            .await
-            .map_err(|e| e.with_path(path))?;
+        let reply = self.call(frame).await.map_err(|e| e.with_path(path))?;
         Ok(StatResponse::decode_prefix(&reply.body)?.stat)
     }
 
     /// The node's children (names, borrowed from the reply).
     pub async fn get_children(&self, path: &str) -> Result<Children> {
         let frame = self.path_watch(OpCode::GetChildren, path, false)?;
-        let reply = self
-            .call(OpCode::GetChildren, frame)
-            .await
-            .map_err(|e| e.with_path(path))?;
+        let reply = self.call(frame).await.map_err(|e| e.with_path(path))?;
         Children::from_get_children(reply.body)
     }
 
     /// The node's children and its Stat ([`Children::stat`]).
     pub async fn get_children2(&self, path: &str) -> Result<Children> {
         let frame = self.path_watch(OpCode::GetChildren2, path, false)?;
-        let reply = self
-            .call(OpCode::GetChildren2, frame)
-            .await
-            .map_err(|e| e.with_path(path))?;
+        let reply = self.call(frame).await.map_err(|e| e.with_path(path))?;
         Children::from_get_children2(reply.body)
     }
 
@@ -428,9 +405,7 @@ impl Client {
     /// removed, or the node is deleted.
     pub async fn get_children_and_watch(&self, path: &str) -> Result<(Children, OneshotWatch)> {
         let frame = self.path_watch(OpCode::GetChildren2, path, true)?;
-        let (result, watch) = self
-            .call_watched(OpCode::GetChildren2, frame, WatchKind::Child, path)
-            .await;
+        let (result, watch) = self.call_watched(frame, WatchKind::Child, path).await;
         let children = Children::from_get_children2(result.map_err(|e| e.with_path(path))?.body)?;
         Ok((children, watch))
     }
@@ -439,7 +414,7 @@ impl Client {
     /// after it sees every write committed before it.
     pub async fn sync(&self, path: &str) -> Result<()> {
         let frame = self.path_only(OpCode::Sync, path)?;
-        self.call(OpCode::Sync, frame)
+        self.call(frame)
             .await
             .map(drop)
             .map_err(|e| e.with_path(path))
@@ -448,10 +423,7 @@ impl Client {
     /// Descendants of a node (not counting it).
     pub async fn get_all_children_number(&self, path: &str) -> Result<i32> {
         let frame = self.path_only(OpCode::GetAllChildrenNumber, path)?;
-        let reply = self
-            .call(OpCode::GetAllChildrenNumber, frame)
-            .await
-            .map_err(|e| e.with_path(path))?;
+        let reply = self.call(frame).await.map_err(|e| e.with_path(path))?;
         Ok(GetAllChildrenNumberResponse::decode_prefix(&reply.body)?.total_number)
     }
 
@@ -461,7 +433,7 @@ impl Client {
         let frame = self.inner.chroot.with_server_path(prefix, |p| {
             self.frame(OpCode::GetEphemerals, &PathRecord { path: p }, p.len())
         })?;
-        let reply = self.call(OpCode::GetEphemerals, frame).await?;
+        let reply = self.call(frame).await?;
         let decoded = GetEphemeralsResponse::decode_prefix(&reply.body)?;
         Ok(decoded
             .ephemerals
@@ -472,9 +444,7 @@ impl Client {
 
     /// The identities this session is authenticated as: `(scheme, user)` pairs.
     pub async fn who_am_i(&self) -> Result<Vec<(String, String)>> {
-        let mut frame = BytesMut::with_capacity(12);
-        encode_header_only(&mut frame, 0, OpCode::WhoAmI);
-        let reply = self.call(OpCode::WhoAmI, frame).await?;
+        let reply = self.call(Frame::header_only(OpCode::WhoAmI)).await?;
         let decoded = WhoAmIResponse::decode_prefix(&reply.body)?;
         Ok(decoded
             .client_info
@@ -539,7 +509,7 @@ impl Client {
             group: None,
         };
         let sink = (id, WatchSink::Stream(events_tx));
-        self.submit(OpCode::AddWatch, frame, Some(watch), Some(sink))
+        self.submit(frame, Some(watch), Some(sink))
             .await
             .map_err(|e| e.with_path(path))?;
         Ok(PersistentWatch::new(
@@ -567,7 +537,7 @@ impl Client {
             path: self.server_path(path),
             watcher_type,
         };
-        self.submit(OpCode::RemoveWatches, frame, Some(watch), None)
+        self.submit(frame, Some(watch), None)
             .await
             .map(drop)
             .map_err(|e| e.with_path(path))
@@ -672,7 +642,7 @@ impl Client {
             },
             hint,
         )?;
-        let reply = self.submit_in(op, frame, None, None, session).await?;
+        let reply = self.submit_in(frame, None, None, session).await?;
         let decoded = MultiResponse::decode_prefix(&reply.body)?;
         let mut results = Vec::with_capacity(decoded.results.len());
         let mut failure: Option<(usize, ErrorCode)> = None;

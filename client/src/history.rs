@@ -74,30 +74,96 @@ pub enum Answer<'a> {
 }
 
 /// The server path a request frame (length prefix, xid, type, then the record) starts
-/// with, for the operations whose record starts with one.
+/// with, for the operations whose record starts with one
+/// ([`OpCode::request_starts_with_path`]).
 pub(crate) fn request_path(op: OpCode, frame: &[u8]) -> Option<&str> {
-    let with_path = matches!(
-        op,
-        OpCode::Create
-            | OpCode::Create2
-            | OpCode::CreateContainer
-            | OpCode::CreateTtl
-            | OpCode::Delete
-            | OpCode::Exists
-            | OpCode::GetData
-            | OpCode::SetData
-            | OpCode::GetAcl
-            | OpCode::SetAcl
-            | OpCode::GetChildren
-            | OpCode::GetChildren2
-            | OpCode::Sync
-            | OpCode::Check
-            | OpCode::AddWatch
-    );
-    if !with_path {
+    if !op.request_starts_with_path() {
         return None;
     }
     let len = i32::from_be_bytes(frame.get(12..16)?.try_into().ok()?);
     let end = 16usize.checked_add(usize::try_from(len).ok()?)?;
     std::str::from_utf8(frame.get(16..end)?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::BytesMut;
+    use zkrs_codec::{
+        encode_header_only, encode_request, CreateMode, CreateRequest, List, MultiList,
+        MultiRequest, PathRecord, PathWatchRequest, WatcherType, WatchesRequest,
+    };
+
+    use super::*;
+
+    fn frame(op: OpCode, record: &impl zkrs_codec::Encode) -> BytesMut {
+        let mut buf = BytesMut::new();
+        encode_request(&mut buf, 7, op, record);
+        buf
+    }
+
+    #[test]
+    fn the_path_a_request_starts_with() {
+        let read = PathWatchRequest {
+            path: "/app/node",
+            watch: true,
+        };
+        assert_eq!(
+            request_path(OpCode::GetData, &frame(OpCode::GetData, &read)),
+            Some("/app/node")
+        );
+        let create = CreateRequest {
+            path: "/app/new",
+            data: Some(b"x"),
+            acl: List::Slice(zkrs_codec::Acl::OPEN_ACL_UNSAFE),
+            mode: CreateMode::Persistent,
+        };
+        assert_eq!(
+            request_path(OpCode::Create2, &frame(OpCode::Create2, &create)),
+            Some("/app/new")
+        );
+        let sync = frame(OpCode::Sync, &PathRecord { path: "/" });
+        assert_eq!(request_path(OpCode::Sync, &sync), Some("/"));
+    }
+
+    #[test]
+    fn no_path_where_the_request_has_none_first() {
+        let multi = frame(
+            OpCode::Multi,
+            &MultiRequest {
+                ops: MultiList::Slice(&[]),
+            },
+        );
+        assert_eq!(request_path(OpCode::Multi, &multi), None);
+        let mut who = BytesMut::new();
+        encode_header_only(&mut who, 7, OpCode::WhoAmI);
+        assert_eq!(request_path(OpCode::WhoAmI, &who), None);
+    }
+
+    #[test]
+    fn the_path_of_watch_checks_and_listings() {
+        let remove = WatchesRequest {
+            path: "/app",
+            watcher_type: WatcherType::Any,
+        };
+        for op in [OpCode::RemoveWatches, OpCode::CheckWatches] {
+            assert_eq!(request_path(op, &frame(op, &remove)), Some("/app"), "{op}");
+        }
+        for op in [OpCode::GetEphemerals, OpCode::GetAllChildrenNumber] {
+            let listing = frame(op, &PathRecord { path: "/app" });
+            assert_eq!(request_path(op, &listing), Some("/app"), "{op}");
+        }
+    }
+
+    #[test]
+    fn a_cut_frame_has_no_path() {
+        let read = frame(
+            OpCode::Exists,
+            &PathWatchRequest {
+                path: "/app/node",
+                watch: false,
+            },
+        );
+        assert_eq!(request_path(OpCode::Exists, &read[..14]), None);
+        assert_eq!(request_path(OpCode::Exists, &read[..20]), None);
+    }
 }

@@ -48,6 +48,7 @@ mod driver;
 mod ensemble_config;
 mod ensemble_tracker;
 mod event_stream;
+mod frame;
 mod frame_arena;
 mod history;
 mod host_list;

@@ -130,7 +130,7 @@ impl Client {
     /// node's Stat.
     pub async fn get_config(&self) -> Result<(EnsembleConfig, Stat)> {
         let frame = self.config_request(false)?;
-        let reply = self.call(OpCode::GetData, frame).await;
+        let reply = self.call(frame).await;
         config_and_stat(reply.map_err(|e| e.with_path(CONFIG_NODE))?)
     }
 
@@ -139,7 +139,7 @@ impl Client {
     pub async fn get_config_and_watch(&self) -> Result<(EnsembleConfig, Stat, OneshotWatch)> {
         let frame = self.config_request(true)?;
         let (reply, watch) = self
-            .call_watched_at(OpCode::GetData, frame, WatchKind::Data, CONFIG_NODE.into())
+            .call_watched_at(frame, WatchKind::Data, CONFIG_NODE.into())
             .await;
         let (config, stat) = config_and_stat(reply.map_err(|e| e.with_path(CONFIG_NODE))?)?;
         Ok((config, stat, watch))
@@ -172,13 +172,13 @@ impl Client {
             + members.as_ref().map_or(0, String::len);
         let frame = self.frame(OpCode::Reconfig, &request, hint)?;
         let reply = self
-            .call(OpCode::Reconfig, frame)
+            .call(frame)
             .await
             .map_err(|e| explain(e, change.from_config))?;
         config_and_stat(reply)
     }
 
-    fn config_request(&self, watch: bool) -> Result<bytes::BytesMut> {
+    fn config_request(&self, watch: bool) -> Result<crate::frame::Frame> {
         self.frame(
             OpCode::GetData,
             &PathWatchRequest {

@@ -31,7 +31,7 @@ impl Client {
                 p.len(),
             )
         })?;
-        self.submit_in(OpCode::Delete, frame, None, None, session)
+        self.submit_in(frame, None, None, session)
             .await
             .map(drop)
             .map_err(|e| e.with_path(path))

@@ -94,15 +94,7 @@ impl Server {
         let (session, auth) = self.writer(conn);
         self.forward(None, Forward::Touch(session));
         let f = match op {
-            OpCode::Create
-            | OpCode::Create2
-            | OpCode::CreateContainer
-            | OpCode::CreateTtl
-            | OpCode::Delete
-            | OpCode::SetData
-            | OpCode::SetAcl
-            | OpCode::Check
-            | OpCode::Multi => {
+            op if crate::write::served_write(op) => {
                 if op == OpCode::Multi && !crate::multi::multi_decodes(body, self.config.zookeeper)
                 {
                     return false;

@@ -78,15 +78,8 @@ impl Server {
             }
             OpCode::Auth => self.handle_auth(conn, xid, &mut r),
             OpCode::CloseSession => self.end_session(session, Some((conn, xid))),
-            OpCode::Create
-            | OpCode::Create2
-            | OpCode::CreateContainer
-            | OpCode::CreateTtl
-            | OpCode::Delete
-            | OpCode::SetData
-            | OpCode::SetAcl
-            | OpCode::Check => self.handle_write(conn, xid, op, r.remaining()),
             OpCode::Multi => self.handle_multi(conn, xid, r.remaining()),
+            op if write::served_write(op) => self.handle_write(conn, xid, op, r.remaining()),
             OpCode::MultiRead => self.handle_multi_read(conn, xid, &mut r),
             OpCode::SetWatches | OpCode::SetWatches2 => {
                 self.handle_set_watches(conn, xid, op, &mut r)

@@ -8,6 +8,14 @@ use crate::acl::{self, AuthId, AuthProviders};
 use crate::path::{is_valid, parent_of};
 use crate::tree::{DataTree, Node, OwnerKind, CONTAINER_OWNER, MAX_TTL_MS};
 
+/// Whether the model serves `op` from a client as a write transaction (multi included):
+/// [`OpCode::is_write`], but for reconfig (the model runs no dynamic reconfiguration) and
+/// deleteContainer (a server sends it only to itself). Those two are answered UNIMPLEMENTED,
+/// as every operation the model does not serve.
+pub(crate) fn served_write(op: OpCode) -> bool {
+    op.is_write() && !matches!(op, OpCode::Reconfig | OpCode::DeleteContainer)
+}
+
 /// Who writes, when, and under which transaction id.
 pub(crate) struct WriteContext<'a> {
     pub session: i64,
@@ -252,4 +260,32 @@ pub(crate) fn delete_container(
     }
     remove_recorded(tree, path, zxid, changes);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writes_the_model_serves() {
+        let served: Vec<OpCode> = OpCode::ALL
+            .iter()
+            .copied()
+            .filter(|&op| served_write(op))
+            .collect();
+        assert_eq!(
+            served,
+            [
+                OpCode::Create,
+                OpCode::Delete,
+                OpCode::SetData,
+                OpCode::SetAcl,
+                OpCode::Check,
+                OpCode::Multi,
+                OpCode::Create2,
+                OpCode::CreateContainer,
+                OpCode::CreateTtl,
+            ]
+        );
+    }
 }

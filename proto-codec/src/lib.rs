@@ -70,7 +70,7 @@ pub use frame::{
 pub use header::{ReplyHeader, RequestHeader};
 pub use jute::{Decode, Encode, Reader};
 pub use list::{put_str_vec, List, ListIter, WireList};
-pub use opcode::{xid, OpCode};
+pub use opcode::{xid, OpCode, ReplyRecord};
 pub use ops::*;
 pub use secret::Secret;
 pub use stat::Stat;

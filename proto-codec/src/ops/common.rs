@@ -43,7 +43,7 @@ record! {
 }
 
 record! {
-    /// An error result inside a multi reply (`ErrorResponse`).
+    /// `ErrorResponse`: an error result inside a multi reply, and addWatch's reply (`err` 0).
     pub struct ErrorResponse {
         /// The error.
         pub err: ErrorCode,

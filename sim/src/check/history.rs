@@ -137,21 +137,9 @@ impl Operation {
         self.answer.as_ref().map(|a| a.session)
     }
 
-    /// Whether it is a write: a transaction with a zxid of its own.
+    /// Whether it is a write: a transaction with a zxid of its own ([`OpCode::is_write`]).
     pub fn is_write(&self) -> bool {
-        matches!(
-            self.op,
-            OpCode::Create
-                | OpCode::Create2
-                | OpCode::CreateContainer
-                | OpCode::CreateTtl
-                | OpCode::Delete
-                | OpCode::SetData
-                | OpCode::SetAcl
-                | OpCode::Check
-                | OpCode::Multi
-                | OpCode::Reconfig
-        )
+        self.op.is_write()
     }
 }
 
@@ -341,17 +329,7 @@ impl Recorder for ClientRecorder {
 
 /// The Stat a reply body ends with, for the operations whose reply does.
 fn trailing_stat(op: OpCode, body: &[u8]) -> Option<Stat> {
-    let ends_with_stat = matches!(
-        op,
-        OpCode::Exists
-            | OpCode::GetData
-            | OpCode::SetData
-            | OpCode::GetChildren2
-            | OpCode::Create2
-            | OpCode::CreateContainer
-            | OpCode::CreateTtl
-    );
-    if !ends_with_stat || body.len() < STAT_LEN {
+    if !op.reply_ends_with_stat() || body.len() < STAT_LEN {
         return None;
     }
     Stat::decode_prefix(&body[body.len() - STAT_LEN..]).ok()
