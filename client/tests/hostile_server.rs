@@ -763,9 +763,12 @@ async fn notifications_without_end_do_not_starve_the_timers() {
         let event = Jute::new().i32(3).i32(3).string("/noise").into_vec();
         let one = reply_frame(-1, -1, 0, &event);
         let batch: Vec<u8> = one.iter().copied().cycle().take(one.len() * 4096).collect();
-        loop {
+        // Bounded, so that a client that never gives up does not keep the test running.
+        let end = Instant::now() + LINGER;
+        while Instant::now() < end {
             conn.write(&batch)?;
         }
+        Ok(())
     });
     let client = connect(&server).await;
     let (result, elapsed) = within("get_data under a flood of notifications", async {

@@ -76,6 +76,10 @@ pub(crate) struct Driver {
     /// harmless, and is re-armed at the real deadline.
     timer: Pin<Box<tokio::time::Sleep>>,
     armed: Option<Instant>,
+    /// Reads in a row since the core's timers last had their turn: bounded by
+    /// [`READS_BEFORE_TIMERS`], so that a socket that is always readable cannot keep the
+    /// timers (the read timeout above all) from running.
+    reads_in_a_row: u32,
     /// Callers of `Client::detach`, told (by the drop) when the driver is gone.
     detached: Vec<tokio::sync::oneshot::Sender<()>>,
     /// Asked for the hosts before every connection attempt, if set.
@@ -98,6 +102,11 @@ const KEEP_SINKS: usize = 64;
 
 /// Smallest free space kept in the read buffer before a read.
 const READ_RESERVE: usize = 64 * 1024;
+
+/// Reads after which the driver looks at the core's deadline before reading again (see
+/// `Driver::reads_in_a_row`). A read takes up to a frame, so this is megabytes between looks
+/// at worst, and a look costs one clock read.
+const READS_BEFORE_TIMERS: u32 = 64;
 
 impl Driver {
     pub(crate) fn new(
@@ -133,6 +142,7 @@ impl Driver {
             handles_gone: false,
             timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             armed: None,
+            reads_in_a_row: 0,
             detached: Vec::new(),
             provider,
             pending: None,
@@ -181,6 +191,17 @@ impl Driver {
                 self.session.handle_io_error(e, crate::clock::now());
                 continue;
             }
+            if self.reads_in_a_row >= READS_BEFORE_TIMERS {
+                // The select below serves the socket first: under a stream that never
+                // pauses (found under load: a server streaming notifications kept a call
+                // waiting past its read timeout), the timers' turn comes here.
+                self.reads_in_a_row = 0;
+                let now = crate::clock::now();
+                if self.session.poll_timeout().is_some_and(|d| d <= now) {
+                    self.session.handle_timeout(now);
+                    continue;
+                }
+            }
             if let Some(deadline) = self.session.poll_timeout() {
                 if self.armed.is_none_or(|armed| deadline < armed) {
                     self.timer.as_mut().reset(deadline.into());
@@ -196,10 +217,13 @@ impl Driver {
             // which wait at most for what the socket already holds.
             tokio::select! {
                 biased;
-                readable = readable(&self.transport) => match readable {
-                    Ok(()) => self.read(),
-                    Err(e) => self.session.handle_io_error(e, crate::clock::now()),
-                },
+                readable = readable(&self.transport) => {
+                    self.reads_in_a_row += 1;
+                    match readable {
+                        Ok(()) => self.read(),
+                        Err(e) => self.session.handle_io_error(e, crate::clock::now()),
+                    }
+                }
                 writable = writable(&self.transport), if want_write => {
                     if let Err(e) = writable {
                         self.session.handle_io_error(e, crate::clock::now());
@@ -277,6 +301,7 @@ impl Driver {
                 }
                 () = &mut self.timer, if self.armed.is_some() => {
                     self.armed = None;
+                    self.reads_in_a_row = 0;
                     self.session.handle_timeout(crate::clock::now());
                 }
                 command = self.commands.recv(), if !self.handles_gone => {
