@@ -8,6 +8,8 @@ pub use crate::metrics::AtomicHistogram;
 /// For the `__log!` macro.
 #[cfg(feature = "tracing")]
 pub use tracing;
+/// SplitMix64, for the recipes' seeded picks (they depend on this crate, not on the codec).
+pub use zkrs_codec::__private::{splitmix64, SPLITMIX64_GAMMA};
 pub use zkrs_session::__private::Rng;
 
 use crate::Current;

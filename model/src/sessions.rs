@@ -44,7 +44,7 @@ pub(crate) fn first_session_id(server_id: u8, clock_ms: i64) -> i64 {
 #[derive(Debug, Clone)]
 pub(crate) enum Passwords {
     Os,
-    /// SplitMix64's state.
+    /// SplitMix64's state (`zkrs_codec::__private::splitmix64` steps it).
     Seeded(u64),
 }
 
@@ -63,11 +63,7 @@ impl Passwords {
             Passwords::Os => os_random(&mut p),
             Passwords::Seeded(state) => {
                 for chunk in p.chunks_mut(8) {
-                    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                    let mut z = *state;
-                    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                    chunk.copy_from_slice(&(z ^ (z >> 31)).to_be_bytes());
+                    chunk.copy_from_slice(&zkrs_codec::__private::splitmix64(state).to_be_bytes());
                 }
             }
         }

@@ -29,12 +29,10 @@ fn serve(rt: &tokio::runtime::Runtime, config: ServerConfig) -> TcpServer {
     rt.block_on(TcpServer::start_with(config)).expect("start")
 }
 
-/// splitmix64, the mixing anyone reading the model's source could apply to a session id.
+/// splitmix64, the mixing anyone reading the model's source could apply to a session id
+/// (one step of the stream from state `z`; the state is a copy, dropped).
 fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    zkrs_codec::__private::splitmix64(&mut z)
 }
 
 fn guessed_password(id: i64) -> [u8; 16] {

@@ -34,6 +34,10 @@
 #[macro_use]
 mod macros;
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
 mod acl;
 mod connect;
 mod create_mode;

@@ -1,6 +1,7 @@
-//! The simulation's one source of randomness: SplitMix64, written here so that a seed
-//! recorded today replays the same run after any dependency update (a general-purpose
-//! random crate does not promise its streams across versions).
+//! The simulation's one source of randomness: SplitMix64, the workspace's own definition
+//! (`zkrs_codec::__private::splitmix64`), so that a seed recorded today replays the same run
+//! after any dependency update (a general-purpose random crate does not promise its streams
+//! across versions). The test below pins the stream's first outputs.
 
 /// A SplitMix64 stream. Each part of a run (the network, the faults, each participant)
 /// draws from its own [`SimRng::fork`], so removing a fault does not change what the
@@ -18,11 +19,7 @@ impl SimRng {
 
     /// The next 64 bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        zkrs_codec::__private::splitmix64(&mut self.state)
     }
 
     /// A number in `0..n` (`n` > 0).

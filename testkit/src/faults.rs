@@ -56,17 +56,13 @@ pub fn proxies_connect_string(proxies: &[FaultyProxy]) -> String {
         .join(",")
 }
 
-/// splitmix64: small, seeded, good enough to draw faults from.
+/// splitmix64 (the codec's one definition): small, seeded, good enough to draw faults from.
 #[derive(Debug, Clone)]
 struct SplitMix64(u64);
 
 impl SplitMix64 {
     fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        zkrs_codec::__private::splitmix64(&mut self.0)
     }
 
     fn below(&mut self, n: u64) -> u64 {

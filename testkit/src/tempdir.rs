@@ -1,17 +1,20 @@
-//! A self-deleting temporary directory (std only, no `tempfile` crate).
+//! A self-deleting temporary directory: the `tempfile` crate's, named after this process so
+//! that the folders of test processes killed outright can be swept.
 
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::path::Path;
+
+/// Every folder's name starts with this, then `<pid>-`.
+const PREFIX: &str = "zkrs-testkit-";
 
 /// A fresh directory under [`std::env::temp_dir`], removed with everything in
 /// it when dropped.
 ///
-/// The name is `zkrs-testkit-<pid>-<nanos>-<counter>`: the pid and the
-/// counter make it unique within the machine and the process, the
-/// nanoseconds guard against pid reuse by an earlier, crashed run.
+/// The name is `zkrs-testkit-<pid>-<random>`: the pid tells [`TempDir::new`]'s sweep whose
+/// folder it is; `tempfile` draws the random part and creates the folder only if no other
+/// has its name, so it is never shared, even with a folder an earlier, crashed run left
+/// under a reused pid.
 ///
 /// ```
 /// let dir = zkrs_testkit::TempDir::new()?;
@@ -23,7 +26,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// ```
 #[derive(Debug)]
 pub struct TempDir {
-    path: PathBuf,
+    // A wrapper, not `tempfile::TempDir` itself: the first one of a process sweeps the
+    // folders of dead ones (`sweep_dead`), which `tempfile` has no notion of, and the test
+    // kit's API stays its own. Dropping it removes the folder, errors ignored (a panic
+    // during unwinding would abort the test process).
+    inner: tempfile::TempDir,
 }
 
 impl TempDir {
@@ -33,35 +40,18 @@ impl TempDir {
     ///
     /// When the directory cannot be created.
     pub fn new() -> io::Result<Self> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
         static SWEEP: std::sync::Once = std::sync::Once::new();
         let base = std::env::temp_dir();
         SWEEP.call_once(|| sweep_dead(&base));
-        loop {
-            let nanos = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!("zkrs-testkit-{}-{nanos}-{n}", std::process::id()));
-            // `create_dir` (not `create_dir_all`) fails if it already exists,
-            // so we never share a directory with someone else.
-            match fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir { path }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!("creating {}: {e}", path.display()),
-                    ))
-                }
-            }
-        }
+        let inner = tempfile::Builder::new()
+            .prefix(&format!("{PREFIX}{}-", std::process::id()))
+            .tempdir_in(&base)?;
+        Ok(TempDir { inner })
     }
 
     /// The directory's path.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.inner.path()
     }
 }
 
@@ -75,7 +65,7 @@ fn sweep_dead(base: &Path) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("zkrs-testkit-")) else {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
             continue;
         };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
@@ -84,14 +74,6 @@ fn sweep_dead(base: &Path) {
         if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
             let _ = fs::remove_dir_all(entry.path());
         }
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        // Best effort: a failure here must not turn into a panic during
-        // unwinding (that would abort the test process).
-        let _ = fs::remove_dir_all(&self.path);
     }
 }
 
@@ -130,5 +112,18 @@ mod tests {
         drop(a);
         assert!(!pa.exists());
         assert!(b.path().is_dir());
+    }
+
+    #[test]
+    fn a_name_carries_this_process_id_where_the_sweep_reads_it() {
+        let dir = TempDir::new().unwrap();
+        let name = dir.path().file_name().unwrap().to_str().unwrap();
+        let rest = name.strip_prefix(PREFIX).unwrap();
+        assert_eq!(
+            rest.split('-').next().and_then(|p| p.parse::<u32>().ok()),
+            Some(std::process::id()),
+            "{name}"
+        );
+        assert_eq!(dir.path().parent(), Some(std::env::temp_dir().as_path()));
     }
 }

@@ -42,7 +42,6 @@
 //! # Ok::<(), zkrs_client::Error>(())
 //! ```
 
-mod crc32;
 mod gzip;
 #[cfg(test)]
 mod vectors;
