@@ -24,6 +24,20 @@ fn negotiated_for(asked_ms: u64, granted_ms: i32) -> Duration {
     sim.s.negotiated_timeout()
 }
 
+/// The connection was dropped, the frame named as the reason.
+fn assert_dropped_as_malformed(sim: &mut Sim) {
+    let events = sim.events();
+    assert_eq!(disconnects(&events), 1, "{events:?}");
+    assert!(
+        matches!(
+            sim.s.last_connection_failure(),
+            Some(ConnectionFailure::MalformedFrame(_))
+        ),
+        "{:?}",
+        sim.s.last_connection_failure()
+    );
+}
+
 #[test]
 fn a_granted_timeout_of_days_is_capped() {
     // i32::MAX ms is 24 days: a read timeout of 16 days would leave a dead server unnoticed.
@@ -50,16 +64,7 @@ fn an_unsolicited_set_watches_reply_is_a_protocol_error() {
     let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x42);
     sim.take_bytes();
     sim.reply(SET_WATCHES_XID, 0, ErrorCode::Ok, &[]);
-    let events = sim.events();
-    assert_eq!(disconnects(&events), 1, "{events:?}");
-    assert!(
-        matches!(
-            sim.s.last_connection_failure(),
-            Some(ConnectionFailure::MalformedFrame(_))
-        ),
-        "{:?}",
-        sim.s.last_connection_failure()
-    );
+    assert_dropped_as_malformed(&mut sim);
 }
 
 #[test]
@@ -78,16 +83,7 @@ fn an_unsolicited_auth_failure_neither_drops_an_identity_nor_passes() {
     assert_eq!(disconnects(&sim.events()), 0);
     // A second AUTH reply nobody asked for, claiming failure.
     sim.reply(AUTH_XID, 0, ErrorCode::AuthFailed, &[]);
-    let events = sim.events();
-    assert_eq!(disconnects(&events), 1, "{events:?}");
-    assert!(
-        matches!(
-            sim.s.last_connection_failure(),
-            Some(ConnectionFailure::MalformedFrame(_))
-        ),
-        "{:?}",
-        sim.s.last_connection_failure()
-    );
+    assert_dropped_as_malformed(&mut sim);
     // The identity is still the session's: the next connection sends it again.
     let next = sim.s.poll_timeout().expect("a next attempt");
     sim.run_until(sim.offset(next).as_millis() as u64);
