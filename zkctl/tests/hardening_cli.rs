@@ -6,6 +6,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 mod support;
@@ -110,6 +111,22 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
+/// `zkctl lock LOCK --grace GRACE -- sh -c SCRIPT`, once SCRIPT has written its pid to
+/// `pid_file`: the holder and the command's pid.
+fn hold_running(lock: &str, grace: &str, script: &str, pid_file: &str) -> (Child, u32) {
+    let holder = zkctl_on(
+        &plain_server().connect_string(),
+        &["lock", lock, "--grace", grace, "--", "sh", "-c", script],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("the command to start", COMMAND_DEADLINE, || {
+        read(pid_file).ends_with('\n')
+    });
+    let cmd: u32 = read(pid_file).trim().parse().unwrap();
+    (holder, cmd)
+}
+
 #[test]
 fn the_watchdog_outlives_the_stops_sigterm() {
     // The command survives SIGTERM (it notes it and goes on); zkctl, stopping it, waits out
@@ -120,25 +137,7 @@ fn the_watchdog_outlives_the_stops_sigterm() {
     let script = format!(
         "trap 'echo term >> {log}' TERM; echo $$ > {pid_file}; while :; do sleep 0.1; done"
     );
-    let holder = zkctl_on(
-        &plain_server().connect_string(),
-        &[
-            "lock",
-            "/hard-term",
-            "--grace",
-            "60000",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    )
-    .spawn()
-    .unwrap();
-    wait_until("the command to start", COMMAND_DEADLINE, || {
-        read(&pid_file).ends_with('\n')
-    });
-    let cmd: u32 = read(&pid_file).trim().parse().unwrap();
+    let (holder, cmd) = hold_running("/hard-term", "60000", &script, &pid_file);
     signal(holder.id(), "TERM");
     wait_until("the command to get SIGTERM", COMMAND_DEADLINE, || {
         read(&log).contains("term")
@@ -161,25 +160,7 @@ fn sigterm_then_sigkill_after_the_grace() {
     let dir = Scratch::new("grace-kill");
     let pid_file = dir.join("pid");
     let script = format!("trap '' TERM; echo $$ > {pid_file}; exec sleep 60");
-    let holder = zkctl_on(
-        &plain_server().connect_string(),
-        &[
-            "lock",
-            "/hard-grace",
-            "--grace",
-            "300",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    )
-    .spawn()
-    .unwrap();
-    wait_until("the command to start", COMMAND_DEADLINE, || {
-        read(&pid_file).ends_with('\n')
-    });
-    let cmd: u32 = read(&pid_file).trim().parse().unwrap();
+    let (holder, cmd) = hold_running("/hard-grace", "300", &script, &pid_file);
     let sent = Instant::now();
     signal(holder.id(), "TERM");
     let out = finish(holder, COMMAND_DEADLINE);
