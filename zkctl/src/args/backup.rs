@@ -97,8 +97,8 @@ is a candidate.")]
     },
     /// Bytes and nodes under each child of PATH, largest first, then the total
     #[command(after_help = "\
-One `BYTES<TAB>NODES<TAB>PATH` line per child of PATH: the data bytes and the
-node count of the child's subtree (the child included), sorted by bytes, then
+A header line `BYTES<TAB>NODES<TAB>PATH`, then one such line per child of
+PATH: the data bytes and the node count of the child's subtree (the child included), sorted by bytes, then
 nodes (descending), then path. The last line is PATH itself: the totals, its
 own data and node included (as du(1) ends).")]
     Du {
