@@ -21,6 +21,7 @@ pub mod ensemble;
 pub mod export_format;
 pub mod find;
 pub mod group;
+mod hold;
 pub mod lock;
 pub mod ops;
 pub mod queue;

@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,14 +29,15 @@ use zkrs_recipes::discovery::{
 };
 
 use crate::args::{Globals, PickStrategy, ServiceAction, ServiceKind, ServiceRegistration};
-use crate::child::{exit_code, Supervised};
+use crate::child::Supervised;
+use crate::commands::hold::{run_to_end, with_session, Ran};
 use crate::connection::{close, connect};
 use crate::failure::{without_code, Failure, Outcome, ZkMessage, EXIT_NO_INSTANCE};
 use crate::json_records::{Happening, Instance};
 use crate::output::{note, say};
 use crate::output_json;
 use crate::pipeline;
-use crate::signals::{Shutdown, Terminate};
+use crate::signals::Shutdown;
 
 /// Runs one `service` action on the registry under `base`.
 pub async fn run(g: &Globals, base: &str, action: ServiceAction) -> Outcome {
@@ -180,28 +180,13 @@ async fn register(g: &Globals, base: &str, r: &ServiceRegistration) -> Outcome {
         Some(_) => JsonFormat::WithEnabled,
         None => JsonFormat::Compatible,
     };
-    // Listen first: from here on a termination request is handled, never fatal.
-    let mut shutdown = Shutdown::install()?;
-    let client = tokio::select! {
-        client = connect(g) => client?,
-        signal = shutdown.recv() => return Ok(signal.exit_code()),
-    };
-    let result = match ServiceDiscovery::<Payload>::builder(&client, base)
-        .format(format)
-        .build()
-    {
-        Ok(discovery) => registered(&client, &discovery, &instance, r, &mut shutdown).await,
-        Err(e) => Err(e.into()),
-    };
-    // Closing the session deletes a dynamic instance now if unregistering could not.
-    close(&client).await;
-    result
-}
-
-/// How CMD's run ended.
-enum End {
-    Exited(io::Result<ExitStatus>),
-    Signal(Terminate),
+    with_session(g, async |client, shutdown| {
+        let discovery = ServiceDiscovery::<Payload>::builder(client, base)
+            .format(format)
+            .build()?;
+        registered(client, &discovery, &instance, r, shutdown).await
+    })
+    .await
 }
 
 async fn registered(
@@ -255,23 +240,16 @@ async fn run_command(
             ("ZKCTL_SERVICE_ID", &instance.id),
         ],
     )?;
-    let end = tokio::select! {
-        status = child.wait() => End::Exited(status),
-        signal = shutdown.recv() => End::Signal(signal),
-    };
-    match end {
-        End::Exited(status) => Ok(exit_code(status?)),
-        End::Signal(signal) => {
-            note!(
-                "zkctl: {}: stopping pid {}, then unregistering {node}",
-                signal.name,
-                child.pid()
-            );
-            if let Err(e) = child.stop(r.grace, Some(shutdown)).await {
-                note!("zkctl: stopping pid {}: {e}", child.pid());
-            }
-            Ok(signal.exit_code())
-        }
+    match run_to_end(
+        &mut child,
+        r.grace,
+        shutdown,
+        &format!("unregistering {node}"),
+    )
+    .await?
+    {
+        Ran::Exited(code) => Ok(code),
+        Ran::Stopped(signal) => Ok(signal.exit_code()),
     }
 }
 
