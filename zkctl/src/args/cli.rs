@@ -195,24 +195,45 @@ impl Grace {
 #[derive(Debug, Subcommand)]
 pub enum Sub {
     /// List the children of a node, sorted
-    #[command(after_help = "Prints one child name per line.")]
+    #[command(after_help = "\
+Prints one child name per line. As in zkCli.sh, -s adds the node's Stat after
+the names, and -R lists every path of the subtree instead (as `zkctl find PATH`).")]
     Ls {
         /// The node
         path: String,
+        /// Then the node's Stat, as `zkctl stat` prints it (zkCli.sh's ls -s)
+        #[arg(short = 's')]
+        stat: bool,
+        /// Every path of the subtree, PATH first (zkCli.sh's ls -R; as `zkctl find PATH`)
+        #[arg(short = 'R', conflicts_with = "stat")]
+        recursive: bool,
     },
     /// Print a node's data (raw bytes)
-    #[command(after_help = "Writes the data exactly as stored, so binary data can be piped.")]
+    #[command(after_help = "\
+Writes the data exactly as stored, so binary data can be piped. As in zkCli.sh,
+-s adds the Stat (after a line break), and -w leaves a one-shot watch on the
+data and waits for it to fire, printing the event as `zkctl watch` does.")]
     Get {
         /// The node
         path: String,
+        /// Then the node's Stat, as `zkctl stat` prints it (zkCli.sh's get -s)
+        #[arg(short = 's')]
+        stat: bool,
+        /// Then wait for the data watch to fire and print its event (zkCli.sh's get -w)
+        #[arg(short = 'w')]
+        watch: bool,
     },
     /// Print a node's Stat
-    #[command(
-        after_help = "Prints one `name = value` line per field, named as zkCli.sh names them."
-    )]
+    #[command(after_help = "\
+Prints one `name = value` line per field, named as zkCli.sh names them. With -w
+(as in zkCli.sh) it leaves a one-shot watch (exists) and waits for it to fire,
+printing the event as `zkctl watch` does.")]
     Stat {
         /// The node
         path: String,
+        /// Then wait for the watch to fire and print its event (zkCli.sh's stat -w)
+        #[arg(short = 'w')]
+        watch: bool,
     },
     /// Set a node's data
     #[command(
@@ -247,6 +268,11 @@ with --recursive).")]
         /// Only if the data version is V
         #[arg(long, value_name = "V")]
         version: Option<i32>,
+    },
+    /// Delete a node and its subtree (zkCli.sh's deleteall: delete --recursive)
+    Deleteall {
+        /// The node
+        path: String,
     },
     /// Print the subtree under a node
     #[command(after_help = "Children are sorted by name.")]
@@ -580,16 +606,16 @@ pub struct CreateFlags {
     #[arg(allow_negative_numbers = true)]
     pub data: Option<String>,
     /// Delete the node when zkctl exits (holds it until interrupted)
-    #[arg(long, conflicts_with_all = ["container", "ttl"])]
+    #[arg(short, long, conflicts_with_all = ["container", "ttl"])]
     pub ephemeral: bool,
     /// Append a 10-digit sequence number to the name
-    #[arg(long)]
+    #[arg(short, long)]
     pub sequential: bool,
     /// A container: the server deletes it once its last child is gone
-    #[arg(long, conflicts_with_all = ["ttl", "sequential"])]
+    #[arg(short, long, conflicts_with_all = ["ttl", "sequential"])]
     pub container: bool,
     /// Persistent with a time to live (deleted when unmodified and childless)
-    #[arg(long, value_name = "MS", value_parser = positive_millis)]
+    #[arg(short, long, value_name = "MS", value_parser = positive_millis)]
     pub ttl: Option<Duration>,
     /// Create missing parents (persistent, empty)
     #[arg(long)]

@@ -326,20 +326,28 @@ pub struct CreateArgs {
 /// A parsed command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    /// `ls PATH`
+    /// `ls PATH [-s]`
     Ls {
         /// The node.
         path: String,
+        /// Then its Stat.
+        stat: bool,
     },
-    /// `get PATH`
+    /// `get PATH [-s] [-w]`
     Get {
         /// The node.
         path: String,
+        /// Then its Stat.
+        stat: bool,
+        /// Then wait for a one-shot data watch to fire.
+        watch: bool,
     },
-    /// `stat PATH`
+    /// `stat PATH [-w]`
     Stat {
         /// The node.
         path: String,
+        /// Then wait for a one-shot exists watch to fire.
+        watch: bool,
     },
     /// `set PATH DATA [--version V]`
     Set {

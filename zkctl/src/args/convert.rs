@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::backup::BackupCommand;
 use super::cli::{CounterVerb, GlobalFlags, QueueSub, RegisterFlags, ServiceSub, Sub};
 use super::command::{
     BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals, KerberosArgs,
@@ -113,9 +114,24 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
 /// `session_timeout`: the session's, for the default `--grace`.
 pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Command, UsageError> {
     Ok(match sub {
-        Sub::Ls { path } => Command::Ls { path },
-        Sub::Get { path } => Command::Get { path },
-        Sub::Stat { path } => Command::Stat { path },
+        // zkCli.sh's `ls -R`: every path of the subtree, which `find` prints.
+        Sub::Ls {
+            path,
+            recursive: true,
+            ..
+        } => Command::Backup(BackupCommand::Find {
+            path,
+            name: None,
+            data: None,
+        }),
+        Sub::Ls { path, stat, .. } => Command::Ls { path, stat },
+        Sub::Get { path, stat, watch } => Command::Get { path, stat, watch },
+        Sub::Stat { path, watch } => Command::Stat { path, watch },
+        Sub::Deleteall { path } => Command::Delete {
+            path,
+            recursive: true,
+            version: None,
+        },
         Sub::Tree { path } => Command::Tree { path },
         Sub::Members { path } => Command::Members { path },
         Sub::Set {

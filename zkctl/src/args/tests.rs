@@ -34,7 +34,13 @@ fn globals_before_and_after_the_command() {
     assert!(g.server_given);
     assert_eq!(g.session_timeout, Duration::from_millis(3000));
     assert_eq!(g.auth_files, [SecretFile::new("--auth-file", "/f".into())]);
-    assert_eq!(c, Command::Ls { path: "/a".into() });
+    assert_eq!(
+        c,
+        Command::Ls {
+            path: "/a".into(),
+            stat: false
+        }
+    );
     let (g, _) = command("ls /a --server=x:2");
     assert_eq!(g.server, "x:2");
 }
@@ -776,4 +782,47 @@ fn what_the_operator_commands_mean() {
         Ok(Action::Run(_, Command::Create(c))) => assert_eq!(c.acl.len(), 2),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn zkcli_habits_mean_what_they_mean_in_zkcli() {
+    let find = Command::Backup(super::backup::BackupCommand::Find {
+        path: "/".into(),
+        name: None,
+        data: None,
+    });
+    assert_eq!(command("ls -R /").1, find);
+    assert!(matches!(
+        command("ls -s /a").1,
+        Command::Ls { stat: true, .. }
+    ));
+    assert!(error("ls -R -s /").contains("cannot be used with"));
+    let (_, c) = command("create -e -s /x data");
+    assert!(
+        matches!(&c, Command::Create(a) if a.ephemeral && a.sequential && a.data == b"data"),
+        "{c:?}"
+    );
+    assert!(matches!(command("create -c /x").1, Command::Create(a) if a.container));
+    assert!(matches!(command("create -t 5000 /x").1,
+                 Command::Create(a) if a.ttl == Some(Duration::from_millis(5000))));
+    assert!(matches!(
+        command("get -s -w /a").1,
+        Command::Get {
+            stat: true,
+            watch: true,
+            ..
+        }
+    ));
+    assert!(matches!(
+        command("stat -w /a").1,
+        Command::Stat { watch: true, .. }
+    ));
+    assert_eq!(
+        command("deleteall /a").1,
+        Command::Delete {
+            path: "/a".into(),
+            recursive: true,
+            version: None
+        }
+    );
 }

@@ -20,8 +20,12 @@ use crate::signals::Shutdown;
 pub async fn run(client: &Client, command: Command) -> Outcome {
     let mut out = crate::output::stdout();
     match command {
-        Command::Ls { path } => {
-            let children = client.get_children(&path).await?;
+        Command::Ls { path, stat } => {
+            let children = if stat {
+                client.get_children2(&path).await?
+            } else {
+                client.get_children(&path).await?
+            };
             let mut names: Vec<&str> = children.iter().collect();
             names.sort_unstable();
             for name in names {
@@ -32,27 +36,55 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
                     writeln!(out, "{name}")?;
                 }
             }
+            if let Some(stat) = children.stat() {
+                print_stat(&mut out, &path, stat)?;
+            }
         }
-        Command::Get { path } => {
-            let (data, stat) = client.get_data(&path).await?;
+        Command::Get { path, stat, watch } => {
+            let (data, node_stat, fired) = if watch {
+                let (data, node_stat, fired) = client.get_data_and_watch(&path).await?;
+                (data, node_stat, Some(fired))
+            } else {
+                let (data, node_stat) = client.get_data(&path).await?;
+                (data, node_stat, None)
+            };
             if output_json::on() {
+                // The record holds the Stat already: `-s` adds nothing to it.
                 let node = rec::Node {
                     path: &path,
                     data: rec::Data::of(&data),
-                    stat: rec::StatRecord::from(&stat),
+                    stat: rec::StatRecord::from(&node_stat),
                 };
                 output_json::line(&mut out, &node)?;
             } else {
                 out.write_all(&data)?;
+                if stat {
+                    // zkCli.sh's layout: the data on its own line, then the Stat.
+                    if !data.ends_with(b"\n") {
+                        writeln!(out)?;
+                    }
+                    out.write_all(output::stat(&node_stat).as_bytes())?;
+                }
+            }
+            if let Some(fired) = fired {
+                await_watch(out, &path, fired).await?;
+                return Ok(0);
             }
         }
-        Command::Stat { path } => {
-            let (_, stat) = client.get_data(&path).await?;
-            if output_json::on() {
-                let stat = rec::StatRecord::from(&stat);
-                output_json::line(&mut out, &rec::NodeStat { path: &path, stat })?;
+        Command::Stat { path, watch } => {
+            if !watch {
+                let (_, stat) = client.get_data(&path).await?;
+                print_stat(&mut out, &path, &stat)?;
             } else {
-                out.write_all(output::stat(&stat).as_bytes())?;
+                let (stat, fired) = client.exists_and_watch(&path).await?;
+                let Some(stat) = stat else {
+                    return Err(zkrs_client::Error::from(ErrorCode::NoNode)
+                        .with_path(&path)
+                        .into());
+                };
+                print_stat(&mut out, &path, &stat)?;
+                await_watch(out, &path, fired).await?;
+                return Ok(0);
             }
         }
         Command::Set {
@@ -102,6 +134,38 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
     }
     out.flush()?;
     Ok(0)
+}
+
+/// A node's Stat: `name = value` lines, or a `{"path","stat"}` record.
+fn print_stat(out: &mut impl Write, path: &str, stat: &zkrs_client::Stat) -> std::io::Result<()> {
+    if output_json::on() {
+        let stat = rec::StatRecord::from(stat);
+        output_json::line(out, &rec::NodeStat { path, stat })
+    } else {
+        out.write_all(output::stat(stat).as_bytes())
+    }
+}
+
+/// `get -w`, `stat -w`: what was read is flushed, then the one-shot watch's event is
+/// printed as `zkctl watch` prints one, once it fires.
+async fn await_watch(
+    mut out: impl Write,
+    path: &str,
+    fired: zkrs_client::OneshotWatch,
+) -> std::result::Result<(), Failure> {
+    out.flush()?;
+    drop(out);
+    // On stderr, so scripts (and tests) know when changes start to be seen.
+    note!("zkctl: watching {path} (one event)");
+    let event = fired.await;
+    crate::commands::watch::print(&event)?;
+    if event.is_session_event() {
+        return Err(Failure::msg(format!(
+            "the watch on {path} ended: session {:?}",
+            event.state
+        )));
+    }
+    Ok(())
 }
 
 /// The create mode for the flags (the parser has refused impossible combinations).

@@ -66,7 +66,7 @@ async fn watch(
 }
 
 /// One event: `NodeDataChanged /a/b`, or `{"type","path","state"}` with `--output json`.
-fn print(e: &zkrs_client::WatchedEvent) -> std::io::Result<()> {
+pub fn print(e: &zkrs_client::WatchedEvent) -> std::io::Result<()> {
     if output_json::on() {
         output_json::say(&Event::from(e))
     } else {
