@@ -5,14 +5,13 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use super::command::{
-    BenchKind, BenchRuntime, HoldPolicy, OutputFormat, PickStrategy, ServiceKind, Shell,
-};
+use super::command::{OutputFormat, PickStrategy, ServiceKind, Shell};
 use super::ensemble::from_version;
+pub use super::flags::{BarrierFlags, BenchFlags, ElectFlags, Grace, LockFlags, MemberFlags};
 use super::ops::{CreateAcl, OpsSub};
 use super::values::{
-    at_least_two, connect_string, instance_id, levels, member_id, millis, non_empty, port,
-    positive, positive_millis, service_name,
+    at_least_two, connect_string, instance_id, levels, millis, non_empty, port, positive,
+    positive_millis, service_name,
 };
 
 /// What `zkctl --help` says after the commands and flags.
@@ -159,35 +158,6 @@ impl GlobalFlags {
             verbose: self.verbose.saturating_add(later.verbose),
             output: later.output.or(self.output),
         }
-    }
-}
-
-// `--policy`, for `lock` and `elect`.
-#[derive(Debug, Args)]
-pub struct Policy {
-    /// When the lock or leadership counts as lost: standard (at the first
-    /// suspension), session-deadline (when the server could have expired the
-    /// session, less a tenth of its timeout), session-only (when the session is
-    /// lost; unsafe)
-    #[arg(long = "policy", value_name = "POLICY", value_enum, default_value_t = HoldPolicy::SessionDeadline)]
-    pub policy: HoldPolicy,
-}
-
-// `--grace MS`, for the commands that run one; [`Grace::or_default`] gives its default.
-#[derive(Debug, Args)]
-pub struct Grace {
-    /// After SIGTERM, how long CMD may take to exit before SIGKILL (default: a twentieth of
-    /// the session timeout, 500 for 10000: below the tenth a lost lock leaves)
-    #[arg(long = "grace", value_name = "MS", value_parser = millis)]
-    pub grace: Option<Duration>,
-}
-
-impl Grace {
-    /// `--grace`, else a twentieth of the session timeout: under session-deadline a lost
-    /// lock or leadership is noticed a tenth of the timeout before the session can expire,
-    /// and CMD must be gone (SIGTERM, the grace, SIGKILL) within that tenth.
-    pub fn or_default(&self, session_timeout: Duration) -> Duration {
-        self.grace.unwrap_or(session_timeout / 20)
     }
 }
 
@@ -358,21 +328,7 @@ SIGKILL after --grace) and leaves without waiting for the others.
 Exit codes: CMD's; 124 when --timeout passed while entering (CMD never ran)
 or leaving (our node is deleted); 125 zkctl failed (usage, ZooKeeper, I/O);
 126 CMD cannot be executed, 127 CMD not found; 128+N after signal N.")]
-    Barrier {
-        /// The barrier's node
-        path: String,
-        /// The number of members
-        #[arg(long, value_name = "N", value_parser = positive)]
-        count: usize,
-        /// Give up entering, and leaving, after MS milliseconds (exit 124)
-        #[arg(long, value_name = "MS", value_parser = millis)]
-        timeout: Option<Duration>,
-        #[command(flatten)]
-        grace: Grace,
-        /// The command to run (everything from its first word on)
-        #[arg(value_name = "CMD", required = true, trailing_var_arg = true)]
-        command: Vec<String>,
-    },
+    Barrier(BarrierFlags),
     /// Run CMD as member ID of a group (Curator's GroupMember)
     #[command(after_help = "\
 Our member node is PATH/ID (ephemeral, with DATA; empty if not given), kept
@@ -382,24 +338,7 @@ SIGINT/SIGTERM/SIGHUP zkctl stops it (SIGTERM, then SIGKILL after --grace),
 then leaves. The `--` before CMD is required (DATA is optional).
 Exit codes: CMD's; 125 zkctl failed (usage, ZooKeeper, I/O); 126 CMD cannot
 be executed, 127 CMD not found; 128+N after signal N.")]
-    Member {
-        /// The group's node
-        path: String,
-        /// Our id: the name of our node
-        #[arg(value_parser = member_id)]
-        id: String,
-        /// Our node's data
-        #[arg(allow_negative_numbers = true)]
-        data: Option<String>,
-        /// Words after DATA without `--` (refused: DATA and CMD cannot be told apart)
-        #[arg(hide = true, allow_negative_numbers = true)]
-        extra: Vec<String>,
-        /// The command to run, after `--`
-        #[arg(value_name = "CMD", last = true)]
-        command: Vec<String>,
-        #[command(flatten)]
-        grace: Grace,
-    },
+    Member(MemberFlags),
     /// List a group's members, `ID DATA`, sorted by id
     #[command(after_help = "\
 Reads the children of PATH and their data (it does not join). DATA as
@@ -437,20 +376,7 @@ Keep --grace below a tenth of the session timeout under session-deadline.
 Exit codes: CMD's; zkctl's own out of its way: 123 the lock was lost, 124
 --timeout passed (CMD never ran), 125 zkctl failed (usage, ZooKeeper, I/O),
 126 CMD cannot be executed, 127 CMD not found; 128+N after signal N to zkctl.")]
-    Lock {
-        /// The lock's node
-        path: String,
-        /// Give up (exit 124) if the lock is not acquired within MS
-        #[arg(long, value_name = "MS", value_parser = millis)]
-        timeout: Option<Duration>,
-        #[command(flatten)]
-        policy: Policy,
-        #[command(flatten)]
-        grace: Grace,
-        /// The command to run (everything from its first word on)
-        #[arg(value_name = "CMD", required = true, trailing_var_arg = true)]
-        command: Vec<String>,
-    },
+    Lock(LockFlags),
     /// Run CMD only while leading a Curator-compatible LeaderLatch
     #[command(after_help = "\
 When leadership is lost, CMD is stopped (SIGTERM to its process group,
@@ -466,23 +392,7 @@ session timeout (a third under standard), so CMD is gone before the session
 can expire and another leader starts.
 Exit codes: with --once CMD's; 125 zkctl failed (usage, ZooKeeper, I/O);
 126 CMD cannot be executed, 127 CMD not found; 128+N after signal N.")]
-    Elect {
-        /// The latch's node
-        path: String,
-        /// Participant id stored in the node (default: <hostname>-<pid>)
-        #[arg(long, value_name = "ID")]
-        id: Option<String>,
-        /// Exit after CMD has run once (to its end) as leader
-        #[arg(long)]
-        once: bool,
-        #[command(flatten)]
-        policy: Policy,
-        #[command(flatten)]
-        grace: Grace,
-        /// The command to run (everything from its first word on)
-        #[arg(value_name = "CMD", required = true, trailing_var_arg = true)]
-        command: Vec<String>,
-    },
+    Elect(ElectFlags),
     /// Print the ensemble's configuration as ZooKeeper writes it
     #[command(after_help = "\
 Reads /zookeeper/config (never under the chroot): one
@@ -533,8 +443,8 @@ lock, latch and semaphore, under contention: --contenders N sessions on one
 lock (latch, semaphore), each cycling acquire/release (join/leave): hand-offs
 per second and the hand-off latency, from one holder's release to the next
 one's acquire.
---curator runs the same loops with Curator 5.4 in a JVM (needs a JDK and
-Curator's jars: scripts/install-zookeeper.sh), the uncontended cycles and
+--curator runs the same loops with Curator 5.4 in a JVM (zkctl-bench only;
+needs a JDK and Curator's jars: scripts/install-zookeeper.sh), the uncontended cycles and
 the contended hand-offs, in chunks alternating with ours, for the ratios
 ours/curator.
 --in-line N,... measures the hand-off with N sessions in line against 2, and
@@ -543,44 +453,16 @@ Nodes live under /zkctl-bench-<pid> and are deleted afterwards.
 Defaults: --clients 4 --in-flight 32 --ops 20000 --size 100 for get/set/create;
 --clients 1 --in-flight 1 --ops 1000 --rounds 100 --contenders 4 for lock,
 latch and semaphore.
-Besides latency: this process's CPU time and heap allocations per
-operation (cycle, hand-off), the client's own cost.")]
-    Bench {
-        /// What to measure
-        #[arg(value_enum)]
-        kind: BenchKind,
-        /// Client sessions
-        #[arg(long, value_name = "N", value_parser = positive)]
-        clients: Option<usize>,
-        /// Requests in flight per client
-        #[arg(long, value_name = "D", value_parser = positive)]
-        in_flight: Option<usize>,
-        /// Operations (cycles for lock, latch and semaphore) to measure
-        #[arg(long, value_name = "N", value_parser = positive)]
-        ops: Option<usize>,
-        /// Data size for get/set/create
-        #[arg(long, value_name = "BYTES", default_value_t = 100)]
-        size: usize,
-        /// Hand-offs to measure (lock, latch, semaphore)
-        #[arg(long, value_name = "N", value_parser = positive, default_value = "100")]
-        rounds: usize,
-        /// Sessions contending for one lock, latch or semaphore
-        #[arg(long, value_name = "N", value_parser = at_least_two)]
-        contenders: Option<usize>,
-        /// Hand-offs with N sessions in line, against 2 (lock, latch, semaphore; comma-separated)
-        #[arg(long, value_name = "N", value_parser = at_least_two, value_delimiter = ',')]
-        in_line: Vec<usize>,
-        /// Curator's same loops (uncontended and contended), in a JVM, for the ratios
-        #[arg(long)]
-        curator: bool,
-        /// The tokio runtime to run on (current: one thread)
-        #[arg(long, value_name = "RT", value_enum, default_value_t = BenchRuntime::Multi)]
-        rt: BenchRuntime,
-    },
+Besides latency, with zkctl-bench (the workspace's build with the test kit's
+counting allocator, not shipped): this process's CPU time and heap
+allocations per operation (cycle, hand-off), the client's own cost, and the
+live heap per waiting session of --in-line.")]
+    Bench(BenchFlags),
     /// The leader-latch story with 10 participants
     #[command(after_help = "\
-Starts a ZooKeeper server with the test kit (needs ZooKeeper installed, see
-scripts/install-zookeeper.sh), or uses --server / $ZK_SERVER when given.")]
+Uses --server / $ZK_SERVER. Without them, zkctl-bench (the workspace's build
+with the test kit, not shipped) starts a ZooKeeper server (needs ZooKeeper
+installed, see scripts/install-zookeeper.sh).")]
     Demo {
         /// How many participants
         #[arg(long, value_name = "N", value_parser = at_least_two, default_value = "10")]

@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use super::backup::BackupCommand;
-use super::cli::{CounterVerb, GlobalFlags, QueueSub, RegisterFlags, ServiceSub, Sub};
+use super::cli::{
+    BenchFlags, CounterVerb, GlobalFlags, MemberFlags, QueueSub, RegisterFlags, ServiceSub, Sub,
+};
 use super::command::{
     BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals, KerberosArgs,
     QueueAction, QueueKind, ServiceAction, ServiceKind, ServiceRegistration, Tls,
@@ -114,17 +116,11 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
 /// `session_timeout`: the session's, for the default `--grace`.
 pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Command, UsageError> {
     Ok(match sub {
-        // zkCli.sh's `ls -R`: every path of the subtree, which `find` prints.
         Sub::Ls {
             path,
-            recursive: true,
-            ..
-        } => Command::Backup(BackupCommand::Find {
-            path,
-            name: None,
-            data: None,
-        }),
-        Sub::Ls { path, stat, .. } => Command::Ls { path, stat },
+            stat,
+            recursive,
+        } => ls(path, stat, recursive),
         Sub::Get { path, stat, watch } => Command::Get { path, stat, watch },
         Sub::Stat { path, watch } => Command::Stat { path, watch },
         Sub::Deleteall { path } => Command::Delete {
@@ -143,16 +139,7 @@ pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Comm
             data: data.into_bytes(),
             version,
         },
-        Sub::Create(c) => Command::Create(CreateArgs {
-            path: c.path,
-            data: c.data.unwrap_or_default().into_bytes(),
-            ephemeral: c.ephemeral,
-            sequential: c.sequential,
-            container: c.container,
-            ttl: c.ttl,
-            parents: c.parents,
-            acl: ops::entries(c.acl.acl),
-        }),
+        Sub::Create(c) => create(c),
         Sub::Delete {
             path,
             recursive,
@@ -178,11 +165,7 @@ pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Comm
             run_for,
         } => Command::Cache {
             path,
-            kind: match (depth, children) {
-                (Some(n), _) => CacheKind::Depth(n),
-                (None, true) => CacheKind::Children,
-                (None, false) => CacheKind::Subtree,
-            },
+            kind: cache_kind(depth, children),
             run_for,
         },
         Sub::Queue(q) => queue(q),
@@ -196,76 +179,30 @@ pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Comm
             action: counter(action, &numbers, int)?,
             int,
         },
-        Sub::Barrier {
-            path,
-            count,
-            timeout,
-            grace,
-            command,
-        } => Command::Barrier {
-            path,
-            count,
-            timeout,
-            grace: grace.or_default(session_timeout),
-            command,
+        Sub::Barrier(b) => Command::Barrier {
+            grace: b.grace.or_default(session_timeout),
+            path: b.path,
+            count: b.count,
+            timeout: b.timeout,
+            command: b.command,
         },
-        Sub::Member {
-            path,
-            id,
-            data,
-            extra,
-            command,
-            grace,
-        } => {
-            if !extra.is_empty() {
-                // Else `member /g a ./serve 80` would take ./serve as DATA and run `80`.
-                return usage(
-                    "'member' needs -- before the command (DATA is optional): \
-                     zkctl member PATH ID [DATA] -- CMD [ARGS...]",
-                );
-            }
-            if command.is_empty() {
-                return usage(
-                    "'member' needs a command to run: zkctl member PATH ID [DATA] -- CMD [ARGS...]",
-                );
-            }
-            Command::Member {
-                path,
-                id,
-                data: data.unwrap_or_default().into_bytes(),
-                grace: grace.or_default(session_timeout),
-                command,
-            }
-        }
+        Sub::Member(m) => member(m, session_timeout)?,
+        Sub::Lock(l) => Command::Lock {
+            grace: l.grace.or_default(session_timeout),
+            path: l.path,
+            timeout: l.timeout,
+            policy: l.policy.policy,
+            command: l.command,
+        },
+        Sub::Elect(e) => Command::Elect {
+            grace: e.grace.or_default(session_timeout),
+            path: e.path,
+            id: e.id,
+            once: e.once,
+            policy: e.policy.policy,
+            command: e.command,
+        },
         Sub::Service(s) => service(s, session_timeout)?,
-        Sub::Lock {
-            path,
-            timeout,
-            policy,
-            grace,
-            command,
-        } => Command::Lock {
-            path,
-            timeout,
-            policy: policy.policy,
-            grace: grace.or_default(session_timeout),
-            command,
-        },
-        Sub::Elect {
-            path,
-            id,
-            once,
-            policy,
-            grace,
-            command,
-        } => Command::Elect {
-            path,
-            id,
-            once,
-            policy: policy.policy,
-            grace: grace.or_default(session_timeout),
-            command,
-        },
         Sub::Config => Command::Config,
         Sub::Ops(o) => Command::Ops(ops::command(o)),
         Sub::Reconfig {
@@ -274,8 +211,8 @@ pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Comm
             members,
             from_version,
         } => ensemble::reconfig(add, remove, members, from_version)?,
-        Sub::Bench { .. } | Sub::Demo { .. } if resume => {
-            let name = if matches!(sub, Sub::Bench { .. }) {
+        Sub::Bench(_) | Sub::Demo { .. } if resume => {
+            let name = if matches!(sub, Sub::Bench(_)) {
                 "bench"
             } else {
                 "demo"
@@ -284,44 +221,91 @@ pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Comm
                 "--resume takes one session; '{name}' opens several"
             ));
         }
-        Sub::Bench {
-            kind,
-            clients,
-            in_flight,
-            ops,
-            size,
-            rounds,
-            contenders,
-            in_line,
-            curator,
-            rt,
-        } => {
-            let recipe = matches!(
-                kind,
-                BenchKind::Lock | BenchKind::Latch | BenchKind::Semaphore
-            );
-            if !recipe && (contenders.is_some() || !in_line.is_empty() || curator) {
-                return usage(
-                    "--contenders, --in-line and --curator are for lock, latch and semaphore",
-                );
-            }
-            Command::Bench(BenchOptions {
-                kind,
-                clients: clients.unwrap_or(if recipe { 1 } else { 4 }),
-                in_flight: in_flight.unwrap_or(if recipe { 1 } else { 32 }),
-                ops: ops.unwrap_or(if recipe { 1000 } else { 20_000 }),
-                size,
-                rounds,
-                contenders: contenders.unwrap_or(4),
-                in_line,
-                curator,
-                rt,
-            })
-        }
+        Sub::Bench(b) => bench(b)?,
         Sub::Demo { participants } => Command::Demo { participants },
         Sub::Backup(b) => Command::Backup(super::backup::convert(b)),
         Sub::Completions { .. } => unreachable!("completions is an action, not a command"),
     })
+}
+
+/// `ls PATH [-s] [-R]`: zkCli.sh's `ls -R` prints every path of the subtree, as `find` does.
+fn ls(path: String, stat: bool, recursive: bool) -> Command {
+    if recursive {
+        return Command::Backup(BackupCommand::Find {
+            path,
+            name: None,
+            data: None,
+        });
+    }
+    Command::Ls { path, stat }
+}
+
+fn create(c: super::cli::CreateFlags) -> Command {
+    Command::Create(CreateArgs {
+        path: c.path,
+        data: c.data.unwrap_or_default().into_bytes(),
+        ephemeral: c.ephemeral,
+        sequential: c.sequential,
+        container: c.container,
+        ttl: c.ttl,
+        parents: c.parents,
+        acl: ops::entries(c.acl.acl),
+    })
+}
+
+/// `cache --depth N` (a TreeCache), `--children` (a PathChildrenCache), else the subtree.
+fn cache_kind(depth: Option<usize>, children: bool) -> CacheKind {
+    match (depth, children) {
+        (Some(n), _) => CacheKind::Depth(n),
+        (None, true) => CacheKind::Children,
+        (None, false) => CacheKind::Subtree,
+    }
+}
+
+/// `member PATH ID [DATA] -- CMD...`: the command after `--`, and one.
+fn member(m: MemberFlags, session_timeout: Duration) -> Result<Command, UsageError> {
+    if !m.extra.is_empty() {
+        // Else `member /g a ./serve 80` would take ./serve as DATA and run `80`.
+        return usage(
+            "'member' needs -- before the command (DATA is optional): \
+             zkctl member PATH ID [DATA] -- CMD [ARGS...]",
+        );
+    }
+    if m.command.is_empty() {
+        return usage(
+            "'member' needs a command to run: zkctl member PATH ID [DATA] -- CMD [ARGS...]",
+        );
+    }
+    Ok(Command::Member {
+        grace: m.grace.or_default(session_timeout),
+        path: m.path,
+        id: m.id,
+        data: m.data.unwrap_or_default().into_bytes(),
+        command: m.command,
+    })
+}
+
+/// `bench KIND [...]`: the flags that are for the recipes only, and the defaults by kind.
+fn bench(b: BenchFlags) -> Result<Command, UsageError> {
+    let recipe = matches!(
+        b.kind,
+        BenchKind::Lock | BenchKind::Latch | BenchKind::Semaphore
+    );
+    if !recipe && (b.contenders.is_some() || !b.in_line.is_empty() || b.curator) {
+        return usage("--contenders, --in-line and --curator are for lock, latch and semaphore");
+    }
+    Ok(Command::Bench(BenchOptions {
+        kind: b.kind,
+        clients: b.clients.unwrap_or(if recipe { 1 } else { 4 }),
+        in_flight: b.in_flight.unwrap_or(if recipe { 1 } else { 32 }),
+        ops: b.ops.unwrap_or(if recipe { 1000 } else { 20_000 }),
+        size: b.size,
+        rounds: b.rounds,
+        contenders: b.contenders.unwrap_or(4),
+        in_line: b.in_line,
+        curator: b.curator,
+        rt: b.rt,
+    }))
 }
 
 /// `counter PATH ACTION [N...]`: the numbers' count and width (`--int`: 32 bits).

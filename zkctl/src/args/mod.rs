@@ -20,6 +20,7 @@ mod cli;
 mod command;
 mod convert;
 mod ensemble;
+mod flags;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
 mod ops;
@@ -217,3 +218,5 @@ mod runs_command_tests;
 mod secret_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod zkcli_habit_tests;

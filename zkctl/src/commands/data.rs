@@ -40,53 +40,8 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
                 print_stat(&mut out, &path, stat)?;
             }
         }
-        Command::Get { path, stat, watch } => {
-            let (data, node_stat, fired) = if watch {
-                let (data, node_stat, fired) = client.get_data_and_watch(&path).await?;
-                (data, node_stat, Some(fired))
-            } else {
-                let (data, node_stat) = client.get_data(&path).await?;
-                (data, node_stat, None)
-            };
-            if output_json::on() {
-                // The record holds the Stat already: `-s` adds nothing to it.
-                let node = rec::Node {
-                    path: &path,
-                    data: rec::Data::of(&data),
-                    stat: rec::StatRecord::from(&node_stat),
-                };
-                output_json::line(&mut out, &node)?;
-            } else {
-                out.write_all(&data)?;
-                if stat {
-                    // zkCli.sh's layout: the data on its own line, then the Stat.
-                    if !data.ends_with(b"\n") {
-                        writeln!(out)?;
-                    }
-                    out.write_all(output::stat(&node_stat).as_bytes())?;
-                }
-            }
-            if let Some(fired) = fired {
-                await_watch(out, &path, fired).await?;
-                return Ok(0);
-            }
-        }
-        Command::Stat { path, watch } => {
-            if !watch {
-                let (_, stat) = client.get_data(&path).await?;
-                print_stat(&mut out, &path, &stat)?;
-            } else {
-                let (stat, fired) = client.exists_and_watch(&path).await?;
-                let Some(stat) = stat else {
-                    return Err(zkrs_client::Error::from(ErrorCode::NoNode)
-                        .with_path(&path)
-                        .into());
-                };
-                print_stat(&mut out, &path, &stat)?;
-                await_watch(out, &path, fired).await?;
-                return Ok(0);
-            }
-        }
+        Command::Get { path, stat, watch } => return get(client, &path, stat, watch, out).await,
+        Command::Stat { path, watch } => return stat(client, &path, watch, out).await,
         Command::Set {
             path,
             data,
@@ -133,6 +88,65 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
         other => unreachable!("not a data command: {other:?}"),
     }
     out.flush()?;
+    Ok(0)
+}
+
+/// `get PATH [-s] [-w]`: the data (and the Stat), then, with `-w`, the watch's event.
+async fn get(
+    client: &Client,
+    path: &str,
+    with_stat: bool,
+    watch: bool,
+    mut out: impl Write,
+) -> Outcome {
+    let (data, node_stat, fired) = if watch {
+        let (data, node_stat, fired) = client.get_data_and_watch(path).await?;
+        (data, node_stat, Some(fired))
+    } else {
+        let (data, node_stat) = client.get_data(path).await?;
+        (data, node_stat, None)
+    };
+    if output_json::on() {
+        // The record holds the Stat already: `-s` adds nothing to it.
+        let node = rec::Node {
+            path,
+            data: rec::Data::of(&data),
+            stat: rec::StatRecord::from(&node_stat),
+        };
+        output_json::line(&mut out, &node)?;
+    } else {
+        out.write_all(&data)?;
+        if with_stat {
+            // zkCli.sh's layout: the data on its own line, then the Stat.
+            if !data.ends_with(b"\n") {
+                writeln!(out)?;
+            }
+            out.write_all(output::stat(&node_stat).as_bytes())?;
+        }
+    }
+    match fired {
+        Some(fired) => await_watch(out, path, fired).await?,
+        None => out.flush()?,
+    }
+    Ok(0)
+}
+
+/// `stat PATH [-w]`: the Stat, then, with `-w`, the watch's event.
+async fn stat(client: &Client, path: &str, watch: bool, mut out: impl Write) -> Outcome {
+    if !watch {
+        let (_, stat) = client.get_data(path).await?;
+        print_stat(&mut out, path, &stat)?;
+        out.flush()?;
+        return Ok(0);
+    }
+    let (stat, fired) = client.exists_and_watch(path).await?;
+    let Some(stat) = stat else {
+        return Err(zkrs_client::Error::from(ErrorCode::NoNode)
+            .with_path(path)
+            .into());
+    };
+    print_stat(&mut out, path, &stat)?;
+    await_watch(out, path, fired).await?;
     Ok(0)
 }
 
