@@ -10,7 +10,7 @@
 //! (`demo`). See `zkctl --help` and `zkctl/README.md`.
 //!
 //! Failures are one line on stderr and an exit code (2: usage, 1: ZooKeeper or I/O; around a
-//! command, whose own code passes through, 125 for both: see [`failure::Codes`]); never a
+//! command, whose own code passes through, 125 for both: see `failure::Codes`); never a
 //! panic message with a backtrace.
 //!
 //! A library so that `zkctl-bench` (not published) can run the same commands with what the
