@@ -8,7 +8,7 @@ use std::time::Duration;
 use zkrs_client::{AclEntry, Client, CreateMode, CreateOptions, Op};
 use zkrs_recipes::framework::parent;
 
-use crate::args::backup::{BackupCommand, Existing};
+use crate::args::backup::{BackupSub, Existing};
 use crate::commands::export_format::{path_order, under, Mode, Record};
 use crate::commands::snapshot::{persistent_nodes, read_file, record, report_ephemerals};
 use crate::commands::walk::{windowed, WINDOW};
@@ -25,20 +25,20 @@ pub const MAX_BATCH_OPS: usize = 2000;
 const BATCHES_IN_FLIGHT: usize = 8;
 
 /// Runs a backup or search command on a connected client.
-pub async fn run(client: &Client, command: BackupCommand) -> Outcome {
+pub async fn run(client: &Client, command: BackupSub) -> Outcome {
     match command {
-        BackupCommand::Export { path, out } => export(client, &path, out.as_deref()).await,
-        BackupCommand::Import {
+        BackupSub::Export { path, out } => export(client, &path, out.as_deref()).await,
+        BackupSub::Import {
             file,
             at,
             existing,
             dry_run,
         } => import(client, &file, &at, existing, dry_run).await,
-        BackupCommand::Diff { left, right } => diff::run(client, &left, &right).await,
-        BackupCommand::Find { path, name, data } => {
+        BackupSub::Diff { left, right } => diff::run(client, &left, &right).await,
+        BackupSub::Find { path, name, data } => {
             find::run(client, &path, name.as_deref(), data.as_deref()).await
         }
-        BackupCommand::Du { path } => du::run(client, &path).await,
+        BackupSub::Du { path } => du::run(client, &path).await,
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use zkrs_client::Client;
 use zkrs_recipes::barrier::DistributedDoubleBarrier;
 
-use crate::args::Globals;
+use crate::args::{BarrierArgs, Globals};
 use crate::child::Supervised;
 use crate::commands::hold::{run_to_end, with_session, Ran};
 use crate::failure::{Failure, Outcome, EXIT_LOCK_TIMEOUT};
@@ -20,14 +20,9 @@ use crate::output::note;
 use crate::signals::Shutdown;
 
 /// Enters, runs `argv`, leaves; the exit code is the command's (3 on a timeout).
-pub async fn run(
-    g: &Globals,
-    path: &str,
-    count: usize,
-    timeout: Option<Duration>,
-    grace: Duration,
-    argv: &[String],
-) -> Outcome {
+pub async fn run(g: &Globals, a: &BarrierArgs) -> Outcome {
+    let (path, count, timeout, argv) = (a.path.as_str(), a.count, a.timeout, &a.command);
+    let grace = a.grace.or_default(g.session_timeout);
     zkrs_client::validate_path(path)?;
     with_session(g, async |client, shutdown| {
         meet(client, path, count, timeout, grace, argv, shutdown).await

@@ -23,7 +23,7 @@ use zkrs_recipes::leader::LeadershipEvent;
 use zkrs_recipes::leader::{CloseMode, LeaderLatch};
 
 use super::lock::recipe_policy;
-use crate::args::{Globals, HoldPolicy};
+use crate::args::{ElectArgs, Globals};
 use crate::child::{exit_code, Supervised};
 use crate::commands::hold::{wait, with_session, End};
 use crate::failure::{Failure, Outcome, ZkMessage};
@@ -37,19 +37,13 @@ use zkrs_recipes::framework::ConnectionStatePolicy;
 const REJOIN_DELAY: Duration = Duration::from_secs(1);
 
 /// Takes part in the election until interrupted (or, with `once`, until CMD has run once).
-pub async fn run(
-    g: &Globals,
-    path: &str,
-    id: Option<String>,
-    once: bool,
-    policy: HoldPolicy,
-    grace: Duration,
-    argv: &[String],
-) -> Outcome {
+pub async fn run(g: &Globals, a: &ElectArgs) -> Outcome {
+    let (path, once, policy, argv) = (a.path.as_str(), a.once, a.policy.policy, &a.command);
+    let grace = a.grace.or_default(g.session_timeout);
     // Check the path here: the recipes would report it with their node name appended (and
     // the latch retries a refused create forever).
     zkrs_client::validate_path(path)?;
-    let id = id.unwrap_or_else(identity::default_id);
+    let id = a.id.clone().unwrap_or_else(identity::default_id);
     with_session(g, async |client, shutdown| {
         let mut election = Election {
             client,

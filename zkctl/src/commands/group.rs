@@ -10,7 +10,7 @@ use std::time::Duration;
 use zkrs_client::{Client, ErrorCode};
 use zkrs_recipes::node::GroupMember;
 
-use crate::args::Globals;
+use crate::args::{Globals, MemberArgs};
 use crate::child::Supervised;
 use crate::commands::hold::{run_to_end, with_session, Ran};
 use crate::connection::{close, connect};
@@ -20,14 +20,10 @@ use crate::pipeline;
 use crate::signals::Shutdown;
 
 /// Joins the group, runs `argv`, leaves; the exit code is the command's.
-pub async fn member(
-    g: &Globals,
-    path: &str,
-    id: &str,
-    data: &[u8],
-    grace: Duration,
-    argv: &[String],
-) -> Outcome {
+pub async fn member(g: &Globals, a: &MemberArgs) -> Outcome {
+    let (path, id, argv) = (a.path.as_str(), a.id.as_str(), &a.command);
+    let data = a.data.as_deref().unwrap_or_default().as_bytes();
+    let grace = a.grace.or_default(g.session_timeout);
     zkrs_client::validate_path(path)?;
     with_session(g, async |client, shutdown| {
         let membership = GroupMember::builder(client, path)

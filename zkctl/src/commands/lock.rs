@@ -15,7 +15,7 @@ use zkrs_client::Client;
 use zkrs_recipes::framework::ConnectionStatePolicy;
 use zkrs_recipes::lock::{InterProcessMutex, LockGuard};
 
-use crate::args::{Globals, HoldPolicy};
+use crate::args::{Globals, HoldPolicy, LockArgs};
 use crate::child::{exit_code, Supervised};
 use crate::commands::hold::{wait, with_session, End};
 use crate::failure::{Failure, Outcome, ZkMessage, EXIT_LOCK_LOST, EXIT_LOCK_TIMEOUT};
@@ -24,18 +24,13 @@ use crate::output::note;
 use crate::signals::Shutdown;
 
 /// Acquires the lock, runs `argv`, releases; the exit code is the command's.
-pub async fn run(
-    g: &Globals,
-    path: &str,
-    timeout: Option<Duration>,
-    policy: HoldPolicy,
-    grace: Duration,
-    argv: &[String],
-) -> Outcome {
+pub async fn run(g: &Globals, a: &LockArgs) -> Outcome {
+    let (path, timeout, argv) = (a.path.as_str(), a.timeout, &a.command);
+    let grace = a.grace.or_default(g.session_timeout);
     // Check the path here: the recipes would report it with their node name appended (and
     // the latch retries a refused create forever).
     zkrs_client::validate_path(path)?;
-    let policy = recipe_policy(policy);
+    let policy = recipe_policy(a.policy.policy);
     with_session(g, async |client, shutdown| {
         hold(client, path, timeout, policy, grace, argv, shutdown).await
     })

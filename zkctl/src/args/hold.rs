@@ -1,16 +1,15 @@
-//! The flags of `barrier`, `member`, `lock`, `elect` and `bench` (and `--policy`, `--grace`)
-//! as clap structs (the
-//! commands' variants of [`super::cli::Sub`] hold them), with their `--help` text.
+//! The commands that run CMD: `barrier`, `member`, `lock`, `elect`; their arguments and flags,
+//! and `--policy` and `--grace`.
 
 use std::time::Duration;
 
 use clap::Args;
 
-use super::command::{BenchKind, BenchRuntime, HoldPolicy};
-use super::values::{at_least_two, member_id, millis, positive};
+use super::command::HoldPolicy;
+use super::values::{member_id, millis, positive};
 
 // `--policy`, for `lock` and `elect`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct Policy {
     /// When the lock or leadership counts as lost: standard (at the first
     /// suspension), session-deadline (when the server could have expired the
@@ -21,7 +20,7 @@ pub struct Policy {
 }
 
 // `--grace MS`, for the commands that run one; [`Grace::or_default`] gives its default.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct Grace {
     /// After SIGTERM, how long CMD may take to exit before SIGKILL (default: a twentieth of
     /// the session timeout, 500 for 10000: below the tenth a lost lock leaves)
@@ -38,9 +37,9 @@ impl Grace {
     }
 }
 
-// `barrier`'s arguments and flags.
-#[derive(Debug, Args)]
-pub struct BarrierFlags {
+/// `barrier`'s arguments and flags.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct BarrierArgs {
     /// The barrier's node
     pub path: String,
     /// The number of members
@@ -56,9 +55,9 @@ pub struct BarrierFlags {
     pub command: Vec<String>,
 }
 
-// `member`'s arguments and flags.
-#[derive(Debug, Args)]
-pub struct MemberFlags {
+/// `member`'s arguments and flags.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct MemberArgs {
     /// The group's node
     pub path: String,
     /// Our id: the name of our node
@@ -77,9 +76,9 @@ pub struct MemberFlags {
     pub grace: Grace,
 }
 
-// `lock`'s arguments and flags.
-#[derive(Debug, Args)]
-pub struct LockFlags {
+/// `lock`'s arguments and flags.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct LockArgs {
     /// The lock's node
     pub path: String,
     /// Give up (exit 124) if the lock is not acquired within MS
@@ -94,9 +93,9 @@ pub struct LockFlags {
     pub command: Vec<String>,
 }
 
-// `elect`'s arguments and flags.
-#[derive(Debug, Args)]
-pub struct ElectFlags {
+/// `elect`'s arguments and flags.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct ElectArgs {
     /// The latch's node
     pub path: String,
     /// Participant id stored in the node (default: <hostname>-<pid>)
@@ -112,39 +111,4 @@ pub struct ElectFlags {
     /// The command to run (everything from its first word on)
     #[arg(value_name = "CMD", required = true, trailing_var_arg = true)]
     pub command: Vec<String>,
-}
-
-// `bench`'s arguments and flags.
-#[derive(Debug, Args)]
-pub struct BenchFlags {
-    /// What to measure
-    #[arg(value_enum)]
-    pub kind: BenchKind,
-    /// Client sessions
-    #[arg(long, value_name = "N", value_parser = positive)]
-    pub clients: Option<usize>,
-    /// Requests in flight per client
-    #[arg(long, value_name = "D", value_parser = positive)]
-    pub in_flight: Option<usize>,
-    /// Operations (cycles for lock, latch and semaphore) to measure
-    #[arg(long, value_name = "N", value_parser = positive)]
-    pub ops: Option<usize>,
-    /// Data size for get/set/create
-    #[arg(long, value_name = "BYTES", default_value_t = 100)]
-    pub size: usize,
-    /// Hand-offs to measure (lock, latch, semaphore)
-    #[arg(long, value_name = "N", value_parser = positive, default_value = "100")]
-    pub rounds: usize,
-    /// Sessions contending for one lock, latch or semaphore
-    #[arg(long, value_name = "N", value_parser = at_least_two)]
-    pub contenders: Option<usize>,
-    /// Hand-offs with N sessions in line, against 2 (lock, latch, semaphore; comma-separated)
-    #[arg(long, value_name = "N", value_parser = at_least_two, value_delimiter = ',')]
-    pub in_line: Vec<usize>,
-    /// Curator's same loops (uncontended and contended), in a JVM, for the ratios
-    #[arg(long)]
-    pub curator: bool,
-    /// The tokio runtime to run on (current: one thread)
-    #[arg(long, value_name = "RT", value_enum, default_value_t = BenchRuntime::Multi)]
-    pub rt: BenchRuntime,
 }
