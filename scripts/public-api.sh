@@ -42,8 +42,9 @@ case "${1:-}" in
 esac
 
 # Library crates, in dependency order (a crate's listing names the items it re-exports from
-# the ones before it, so their JSON must be there first). zkctl and zkrs-model-server (the
-# zkrs-model program) are binaries: no API.
+# the ones before it, so their JSON must be there first). zkctl (a library only so that the
+# unpublished zkctl-bench can run its commands), zkctl-bench and zkrs-model-server (the
+# zkrs-model program) are programs: no API.
 crates=(zkrs-codec zkrs-session zkrs-client zkrs-recipes zkrs-testkit zkrs-model zkrs-sim zkrs)
 
 doc="$target/doc"

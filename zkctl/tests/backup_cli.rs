@@ -314,9 +314,12 @@ fn du_find_and_diff_print_exact_lines() {
 
     assert_eq!(
         ok(&["du", "/small"]),
-        "18\t3\t/small/b\n7\t2\t/small/a\n2\t1\t/small/c\n27\t7\t/small\n"
+        "BYTES\tNODES\tPATH\n18\t3\t/small/b\n7\t2\t/small/a\n2\t1\t/small/c\n27\t7\t/small\n"
     );
-    assert_eq!(ok(&["du", "/small/a/x"]), "2\t1\t/small/a/x\n");
+    assert_eq!(
+        ok(&["du", "/small/a/x"]),
+        "BYTES\tNODES\tPATH\n2\t1\t/small/a/x\n"
+    );
 
     assert_eq!(
         ok(&["find", "/small", "--name", "job-*"]),

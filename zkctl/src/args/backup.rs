@@ -1,6 +1,6 @@
-//! `export`, `import`, `diff`, `find` and `du`: their clap structs (flattened into
-//! [`super::cli::Sub`] as one variant, to keep that enum's merges small) and their typed
-//! [`BackupCommand`].
+//! `export`, `import`, `diff`, `find` and `du`: their arguments and flags (flattened into
+//! [`super::cli::Command`] as one variant, to keep that enum's merges small), which
+//! `commands/backup.rs` takes as they are.
 
 use clap::{Subcommand, ValueEnum};
 
@@ -16,7 +16,7 @@ pub enum Existing {
 }
 
 /// The backup and search commands, as clap sees them.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 pub enum BackupSub {
     /// Write a subtree as JSON lines (data, ACL, mode), one node per line
     #[command(after_help = "\
@@ -97,77 +97,12 @@ is a candidate.")]
     },
     /// Bytes and nodes under each child of PATH, largest first, then the total
     #[command(after_help = "\
-One `BYTES<TAB>NODES<TAB>PATH` line per child of PATH: the data bytes and the
-node count of the child's subtree (the child included), sorted by bytes, then
-nodes (descending), then path. The last line is PATH itself: the totals, its
-own data and node included (as du(1) ends).")]
+A header line `BYTES<TAB>NODES<TAB>PATH`, then one such line per child of
+PATH: the data bytes and the node count of the child's subtree (the child
+included), sorted by bytes, then nodes (descending), then path. The last line
+is PATH itself: the totals, its own data and node included (as du(1) ends).")]
     Du {
         /// The root of the subtree
         path: String,
     },
-}
-
-/// A parsed backup or search command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BackupCommand {
-    /// `export PATH [--out FILE]`
-    Export {
-        /// The root.
-        path: String,
-        /// The output file (`None`: stdout).
-        out: Option<String>,
-    },
-    /// `import FILE [--at PATH] [--existing WHAT] [--dry-run]`
-    Import {
-        /// The export file (`-`: stdin).
-        file: String,
-        /// Where the export's root goes.
-        at: String,
-        /// What to do with existing nodes.
-        existing: Existing,
-        /// Print, do not write.
-        dry_run: bool,
-    },
-    /// `diff LEFT RIGHT`
-    Diff {
-        /// The left side (a path or a file).
-        left: String,
-        /// The right side.
-        right: String,
-    },
-    /// `find PATH [--name GLOB] [--data REGEX]`
-    Find {
-        /// The root.
-        path: String,
-        /// The glob on names.
-        name: Option<String>,
-        /// The regular expression on data (checked when the command runs).
-        data: Option<String>,
-    },
-    /// `du PATH`
-    Du {
-        /// The root.
-        path: String,
-    },
-}
-
-/// The typed command.
-pub fn convert(sub: BackupSub) -> BackupCommand {
-    match sub {
-        BackupSub::Export { path, out } => BackupCommand::Export { path, out },
-        BackupSub::Import {
-            file,
-            at,
-            existing,
-            dry_run,
-        } => BackupCommand::Import {
-            file,
-            at,
-            existing,
-            dry_run,
-        },
-        BackupSub::Diff { left, right } => BackupCommand::Diff { left, right },
-        BackupSub::Find { path, name, data } => BackupCommand::Find { path, name, data },
-        BackupSub::Du { path } => BackupCommand::Du { path },
-    }
 }

@@ -1,19 +1,24 @@
-//! The command line as clap sees it: every command and flag, with the text `--help` prints.
-//! [`super::convert`] turns what clap parsed into the typed [`super::Command`].
+//! The command line as clap sees it: the global flags and the commands, each command's
+//! arguments one type (in the files of their family) that its code takes as it is, with the
+//! text `--help` prints. What clap cannot check is checked by [`super::convert`].
 
 use std::time::Duration;
 
-use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand};
 
-use super::command::{
-    BenchKind, BenchRuntime, HoldPolicy, OutputFormat, PickStrategy, ServiceKind, Shell,
+use super::backup::BackupSub;
+use super::bench::{BenchArgs, DemoArgs};
+use super::command::{OutputFormat, Shell};
+use super::data::{
+    CacheArgs, CreateArgs, DeleteArgs, DeleteallArgs, GetArgs, LsArgs, SetArgs, StatArgs, TreeArgs,
+    WatchArgs,
 };
-use super::ensemble::from_version;
-use super::ops::{CreateAcl, OpsSub};
-use super::values::{
-    at_least_two, connect_string, instance_id, levels, member_id, millis, non_empty, port,
-    positive, positive_millis, service_name,
-};
+use super::ensemble::ReconfigArgs;
+use super::hold::{BarrierArgs, ElectArgs, LockArgs, MemberArgs};
+use super::ops::OpsSub;
+use super::recipes::{CounterArgs, MembersArgs, QueueSub};
+use super::service::ServiceSub;
+use super::values::{connect_string, millis, non_empty, positive_millis};
 
 /// What `zkctl --help` says after the commands and flags.
 const AFTER_HELP: &str = "\
@@ -46,7 +51,7 @@ pub struct Cli {
     pub globals: GlobalFlags,
     /// The command.
     #[command(subcommand)]
-    pub command: Sub,
+    pub command: Command,
 }
 
 // Flags every command accepts. clap's `global` keeps only the last level's values of a flag
@@ -162,113 +167,53 @@ impl GlobalFlags {
     }
 }
 
-// `--policy`, for `lock` and `elect`.
-#[derive(Debug, Args)]
-pub struct Policy {
-    /// When the lock or leadership counts as lost: standard (at the first
-    /// suspension), session-deadline (when the server could have expired the
-    /// session, less a tenth of its timeout), session-only (when the session is
-    /// lost; unsafe)
-    #[arg(long = "policy", value_name = "POLICY", value_enum, default_value_t = HoldPolicy::SessionDeadline)]
-    pub policy: HoldPolicy,
-}
-
-// `--grace MS`, for the commands that run one; [`Grace::or_default`] gives its default.
-#[derive(Debug, Args)]
-pub struct Grace {
-    /// After SIGTERM, how long CMD may take to exit before SIGKILL (default: a twentieth of
-    /// the session timeout, 500 for 10000: below the tenth a lost lock leaves)
-    #[arg(long = "grace", value_name = "MS", value_parser = millis)]
-    pub grace: Option<Duration>,
-}
-
-impl Grace {
-    /// `--grace`, else a twentieth of the session timeout: under session-deadline a lost
-    /// lock or leadership is noticed a tenth of the timeout before the session can expire,
-    /// and CMD must be gone (SIGTERM, the grace, SIGKILL) within that tenth.
-    pub fn or_default(&self, session_timeout: Duration) -> Duration {
-        self.grace.unwrap_or(session_timeout / 20)
-    }
-}
-
 /// The commands, in the order `--help` lists them.
-#[derive(Debug, Subcommand)]
-pub enum Sub {
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+pub enum Command {
     /// List the children of a node, sorted
-    #[command(after_help = "Prints one child name per line.")]
-    Ls {
-        /// The node
-        path: String,
-    },
+    #[command(after_help = "\
+Prints one child name per line. As in zkCli.sh, -s adds the node's Stat after
+the names, and -R lists every path of the subtree instead (as `zkctl find PATH`).")]
+    Ls(LsArgs),
     /// Print a node's data (raw bytes)
-    #[command(after_help = "Writes the data exactly as stored, so binary data can be piped.")]
-    Get {
-        /// The node
-        path: String,
-    },
+    #[command(after_help = "\
+Writes the data exactly as stored, so binary data can be piped. As in zkCli.sh,
+-s adds the Stat (after a line break), and -w leaves a one-shot watch on the
+data and waits for it to fire, printing the event as `zkctl watch` does.")]
+    Get(GetArgs),
     /// Print a node's Stat
-    #[command(
-        after_help = "Prints one `name = value` line per field, named as zkCli.sh names them."
-    )]
-    Stat {
-        /// The node
-        path: String,
-    },
+    #[command(after_help = "\
+Prints one `name = value` line per field, named as zkCli.sh names them. With -w
+(as in zkCli.sh) it leaves a one-shot watch (exists) and waits for it to fire,
+printing the event as `zkctl watch` does.")]
+    Stat(StatArgs),
     /// Set a node's data
     #[command(
         after_help = "With --version, only if the node's data version is V (else BadVersion)."
     )]
-    Set {
-        /// The node
-        path: String,
-        /// The new data
-        #[arg(allow_negative_numbers = true)]
-        data: String,
-        /// Only if the data version is V
-        #[arg(long, value_name = "V")]
-        version: Option<i32>,
-    },
+    Set(SetArgs),
     /// Create a node and print its path
     #[command(after_help = "\
 An ephemeral node lives as long as its session: with --ephemeral, zkctl
 prints the path and keeps the session (and the node) until interrupted.
 TTL nodes need zookeeper.extendedTypesEnabled=true on the server.")]
-    Create(CreateFlags),
+    Create(CreateArgs),
     /// Delete a node (--recursive: with its subtree)
     #[command(after_help = "\
 With --version, only if the node's data version is V (the top node only
 with --recursive).")]
-    Delete {
-        /// The node
-        path: String,
-        /// Delete the children first, deepest first
-        #[arg(long)]
-        recursive: bool,
-        /// Only if the data version is V
-        #[arg(long, value_name = "V")]
-        version: Option<i32>,
-    },
+    Delete(DeleteArgs),
+    /// Delete a node and its subtree (zkCli.sh's deleteall: delete --recursive)
+    Deleteall(DeleteallArgs),
     /// Print the subtree under a node
     #[command(after_help = "Children are sorted by name.")]
-    Tree {
-        /// The root of the subtree
-        path: String,
-    },
+    Tree(TreeArgs),
     /// Print one line per event on a node until interrupted
     #[command(after_help = "\
 Uses a persistent watch (addWatch), re-registered across reconnects, so no
 event is missed. Lines: `EventType path`. A line on stderr says when the
 watch is in place.")]
-    Watch {
-        /// The node
-        path: String,
-        /// Watch the whole subtree (persistent recursive watch)
-        #[arg(long)]
-        recursive: bool,
-        /// Exit after N events
-        #[arg(long, value_name = "N")]
-        count: Option<u64>,
-    },
+    Watch(WatchArgs),
     /// A live view of a subtree: its events, then the view
     #[command(after_help = "\
 Prints one line per event: `added PATH VERSION`, `updated PATH VERSION` (the
@@ -281,20 +226,7 @@ and nothing (not even the space) when empty. Then it exits 0.
 Default: the subtree with PATH itself (a CuratorCache: one persistent
 recursive watch, one-shot watches on a 3.5 server). It keeps running across
 disconnects, server restarts and session expiry, catching up each time.")]
-    Cache {
-        /// The root of the view
-        path: String,
-        /// Only N levels below PATH (0: PATH only; a TreeCache)
-        #[arg(long, value_name = "N", value_parser = levels, allow_negative_numbers = true,
-              conflicts_with = "children")]
-        depth: Option<usize>,
-        /// Only the children of PATH (a PathChildrenCache)
-        #[arg(long)]
-        children: bool,
-        /// End MS milliseconds after connecting
-        #[arg(long = "for", value_name = "MS", value_parser = millis)]
-        run_for: Option<Duration>,
-    },
+    Cache(CacheArgs),
     /// Put items into, or take items from, a Curator-compatible queue
     #[command(subcommand)]
     Queue(QueueSub),
@@ -308,19 +240,7 @@ contention until it applies.
 set N: sets N whatever the value was.
 cas OLD NEW: sets NEW only if the value is OLD; else prints the value read
 and exits 1.")]
-    Counter {
-        /// The counter's node
-        path: String,
-        /// What to do
-        #[arg(value_enum)]
-        action: CounterVerb,
-        /// N for add and set; OLD NEW for cas
-        #[arg(value_name = "N", allow_negative_numbers = true)]
-        numbers: Vec<String>,
-        /// A 4-byte SharedCount instead of an 8-byte DistributedAtomicLong
-        #[arg(long)]
-        int: bool,
-    },
+    Counter(CounterArgs),
     /// Run CMD inside a double barrier: all N enter, then all leave
     #[command(after_help = "\
 A Curator-compatible DistributedDoubleBarrier (Java members may take part):
@@ -332,21 +252,7 @@ SIGKILL after --grace) and leaves without waiting for the others.
 Exit codes: CMD's; 124 when --timeout passed while entering (CMD never ran)
 or leaving (our node is deleted); 125 zkctl failed (usage, ZooKeeper, I/O);
 126 CMD cannot be executed, 127 CMD not found; 128+N after signal N.")]
-    Barrier {
-        /// The barrier's node
-        path: String,
-        /// The number of members
-        #[arg(long, value_name = "N", value_parser = positive)]
-        count: usize,
-        /// Give up entering, and leaving, after MS milliseconds (exit 124)
-        #[arg(long, value_name = "MS", value_parser = millis)]
-        timeout: Option<Duration>,
-        #[command(flatten)]
-        grace: Grace,
-        /// The command to run (everything from its first word on)
-        #[arg(value_name = "CMD", required = true, trailing_var_arg = true)]
-        command: Vec<String>,
-    },
+    Barrier(BarrierArgs),
     /// Run CMD as member ID of a group (Curator's GroupMember)
     #[command(after_help = "\
 Our member node is PATH/ID (ephemeral, with DATA; empty if not given), kept
@@ -356,33 +262,13 @@ SIGINT/SIGTERM/SIGHUP zkctl stops it (SIGTERM, then SIGKILL after --grace),
 then leaves. The `--` before CMD is required (DATA is optional).
 Exit codes: CMD's; 125 zkctl failed (usage, ZooKeeper, I/O); 126 CMD cannot
 be executed, 127 CMD not found; 128+N after signal N.")]
-    Member {
-        /// The group's node
-        path: String,
-        /// Our id: the name of our node
-        #[arg(value_parser = member_id)]
-        id: String,
-        /// Our node's data
-        #[arg(allow_negative_numbers = true)]
-        data: Option<String>,
-        /// Words after DATA without `--` (refused: DATA and CMD cannot be told apart)
-        #[arg(hide = true, allow_negative_numbers = true)]
-        extra: Vec<String>,
-        /// The command to run, after `--`
-        #[arg(value_name = "CMD", last = true)]
-        command: Vec<String>,
-        #[command(flatten)]
-        grace: Grace,
-    },
+    Member(MemberArgs),
     /// List a group's members, `ID DATA`, sorted by id
     #[command(after_help = "\
 Reads the children of PATH and their data (it does not join). DATA as
 `zkctl cache` prints it: the text if it is UTF-8 without line breaks, else
 0x and lower-case hex; nothing after the id (not even the space) when empty.")]
-    Members {
-        /// The group's node
-        path: String,
-    },
+    Members(MembersArgs),
     /// Register, find and watch services in Curator's service discovery registry
     #[command(
         subcommand,
@@ -411,20 +297,7 @@ Keep --grace below a tenth of the session timeout under session-deadline.
 Exit codes: CMD's; zkctl's own out of its way: 123 the lock was lost, 124
 --timeout passed (CMD never ran), 125 zkctl failed (usage, ZooKeeper, I/O),
 126 CMD cannot be executed, 127 CMD not found; 128+N after signal N to zkctl.")]
-    Lock {
-        /// The lock's node
-        path: String,
-        /// Give up (exit 124) if the lock is not acquired within MS
-        #[arg(long, value_name = "MS", value_parser = millis)]
-        timeout: Option<Duration>,
-        #[command(flatten)]
-        policy: Policy,
-        #[command(flatten)]
-        grace: Grace,
-        /// The command to run (everything from its first word on)
-        #[arg(value_name = "CMD", required = true, trailing_var_arg = true)]
-        command: Vec<String>,
-    },
+    Lock(LockArgs),
     /// Run CMD only while leading a Curator-compatible LeaderLatch
     #[command(after_help = "\
 When leadership is lost, CMD is stopped (SIGTERM to its process group,
@@ -440,23 +313,7 @@ session timeout (a third under standard), so CMD is gone before the session
 can expire and another leader starts.
 Exit codes: with --once CMD's; 125 zkctl failed (usage, ZooKeeper, I/O);
 126 CMD cannot be executed, 127 CMD not found; 128+N after signal N.")]
-    Elect {
-        /// The latch's node
-        path: String,
-        /// Participant id stored in the node (default: <hostname>-<pid>)
-        #[arg(long, value_name = "ID")]
-        id: Option<String>,
-        /// Exit after CMD has run once (to its end) as leader
-        #[arg(long)]
-        once: bool,
-        #[command(flatten)]
-        policy: Policy,
-        #[command(flatten)]
-        grace: Grace,
-        /// The command to run (everything from its first word on)
-        #[arg(value_name = "CMD", required = true, trailing_var_arg = true)]
-        command: Vec<String>,
-    },
+    Elect(ElectArgs),
     /// Print the ensemble's configuration as ZooKeeper writes it
     #[command(after_help = "\
 Reads /zookeeper/config (never under the chroot): one
@@ -474,21 +331,7 @@ Needs servers with reconfigEnabled=true and a superuser session
 NoAuth) exit 1 with their name.")]
     #[command(group = clap::ArgGroup::new("change").required(true).multiple(true)
         .args(["add", "remove", "members"]))]
-    Reconfig {
-        /// A member to add (repeatable)
-        #[arg(long, value_name = "SPEC", value_delimiter = ',')]
-        add: Vec<String>,
-        /// A member id to remove (repeatable)
-        #[arg(long, value_name = "ID", value_delimiter = ',')]
-        remove: Vec<String>,
-        /// Bulk: a member of the new configuration (repeatable)
-        #[arg(long, value_name = "SPEC", value_delimiter = ',',
-              conflicts_with_all = ["add", "remove"])]
-        members: Vec<String>,
-        /// Only if the configuration is version V (hex, as `config` prints it)
-        #[arg(long, value_name = "V", value_parser = from_version)]
-        from_version: Option<i64>,
-    },
+    Reconfig(ReconfigArgs),
     /// The operator's commands: acl, sync, whoami, ephemerals, count, watches, quota,
     /// version, server
     #[command(flatten)]
@@ -507,279 +350,51 @@ lock, latch and semaphore, under contention: --contenders N sessions on one
 lock (latch, semaphore), each cycling acquire/release (join/leave): hand-offs
 per second and the hand-off latency, from one holder's release to the next
 one's acquire.
---curator runs the same loops with Curator 5.4 in a JVM (needs a JDK and
-Curator's jars: scripts/install-zookeeper.sh), the uncontended cycles and
-the contended hand-offs, in chunks alternating with ours, for the ratios
-ours/curator.
+--curator runs the same loops with Curator 5.4 in a JVM (zkctl-bench only;
+needs a JDK and Curator's jars: scripts/install-zookeeper.sh), the uncontended
+cycles and the contended hand-offs, in chunks alternating with ours, for the
+ratios ours/curator.
 --in-line N,... measures the hand-off with N sessions in line against 2, and
 the memory per waiting session (RSS, and this process's live heap).
 Nodes live under /zkctl-bench-<pid> and are deleted afterwards.
 Defaults: --clients 4 --in-flight 32 --ops 20000 --size 100 for get/set/create;
 --clients 1 --in-flight 1 --ops 1000 --rounds 100 --contenders 4 for lock,
 latch and semaphore.
-Besides latency: this process's CPU time and heap allocations per
-operation (cycle, hand-off), the client's own cost.")]
-    Bench {
-        /// What to measure
-        #[arg(value_enum)]
-        kind: BenchKind,
-        /// Client sessions
-        #[arg(long, value_name = "N", value_parser = positive)]
-        clients: Option<usize>,
-        /// Requests in flight per client
-        #[arg(long, value_name = "D", value_parser = positive)]
-        in_flight: Option<usize>,
-        /// Operations (cycles for lock, latch and semaphore) to measure
-        #[arg(long, value_name = "N", value_parser = positive)]
-        ops: Option<usize>,
-        /// Data size for get/set/create
-        #[arg(long, value_name = "BYTES", default_value_t = 100)]
-        size: usize,
-        /// Hand-offs to measure (lock, latch, semaphore)
-        #[arg(long, value_name = "N", value_parser = positive, default_value = "100")]
-        rounds: usize,
-        /// Sessions contending for one lock, latch or semaphore
-        #[arg(long, value_name = "N", value_parser = at_least_two)]
-        contenders: Option<usize>,
-        /// Hand-offs with N sessions in line, against 2 (lock, latch, semaphore; comma-separated)
-        #[arg(long, value_name = "N", value_parser = at_least_two, value_delimiter = ',')]
-        in_line: Vec<usize>,
-        /// Curator's same loops (uncontended and contended), in a JVM, for the ratios
-        #[arg(long)]
-        curator: bool,
-        /// The tokio runtime to run on (current: one thread)
-        #[arg(long, value_name = "RT", value_enum, default_value_t = BenchRuntime::Multi)]
-        rt: BenchRuntime,
-    },
+Besides latency, with zkctl-bench (the workspace's build with the test kit's
+counting allocator, not shipped): this process's CPU time and heap
+allocations per operation (cycle, hand-off), the client's own cost, and the
+live heap per waiting session of --in-line.")]
+    Bench(BenchArgs),
     /// The leader-latch story with 10 participants
     #[command(after_help = "\
-Starts a ZooKeeper server with the test kit (needs ZooKeeper installed, see
-scripts/install-zookeeper.sh), or uses --server / $ZK_SERVER when given.")]
-    Demo {
-        /// How many participants
-        #[arg(long, value_name = "N", value_parser = at_least_two, default_value = "10")]
-        participants: usize,
-    },
+Uses --server / $ZK_SERVER. Without them, zkctl-bench (the workspace's build
+with the test kit, not shipped) starts a ZooKeeper server (needs ZooKeeper
+installed, see scripts/install-zookeeper.sh).")]
+    Demo(DemoArgs),
     /// Print a shell's completion script (e.g. `zkctl completions bash > /etc/bash_completion.d/zkctl`)
-    Completions {
-        /// The shell
-        #[arg(value_enum)]
-        shell: Shell,
-    },
+    Completions(CompletionsArgs),
     // export, import, diff, find, du: args/backup.rs (flattened: their commands are listed here).
     #[command(flatten)]
-    Backup(super::backup::BackupSub),
+    Backup(BackupSub),
 }
 
-// `create`'s arguments and flags.
-#[derive(Debug, Args)]
-pub struct CreateFlags {
-    /// The node (the prefix, with --sequential)
-    pub path: String,
-    /// Its data (default: empty)
-    #[arg(allow_negative_numbers = true)]
-    pub data: Option<String>,
-    /// Delete the node when zkctl exits (holds it until interrupted)
-    #[arg(long, conflicts_with_all = ["container", "ttl"])]
-    pub ephemeral: bool,
-    /// Append a 10-digit sequence number to the name
-    #[arg(long)]
-    pub sequential: bool,
-    /// A container: the server deletes it once its last child is gone
-    #[arg(long, conflicts_with_all = ["ttl", "sequential"])]
-    pub container: bool,
-    /// Persistent with a time to live (deleted when unmodified and childless)
-    #[arg(long, value_name = "MS", value_parser = positive_millis)]
-    pub ttl: Option<Duration>,
-    /// Create missing parents (persistent, empty)
-    #[arg(long)]
-    pub parents: bool,
-    #[command(flatten)]
-    pub acl: CreateAcl,
+impl Command {
+    /// Whether it runs a command of the user's (`lock`, `elect`, `barrier`, `member`,
+    /// `service register -- CMD`), whose exit code zkctl passes through: then zkctl's own
+    /// outcomes take [`crate::failure::Codes::AroundCommand`].
+    pub fn runs_command(&self) -> bool {
+        match self {
+            Command::Lock(_) | Command::Elect(_) | Command::Barrier(_) | Command::Member(_) => true,
+            Command::Service(ServiceSub::Register(r)) => !r.command.is_empty(),
+            _ => false,
+        }
+    }
 }
 
-/// What `counter` does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CounterVerb {
-    /// The value
-    Get,
-    /// Add N
-    Add,
-    /// Set N
-    Set,
-    /// Set NEW if the value is OLD
-    Cas,
-}
-
-/// `queue put` and `queue take`.
-#[derive(Debug, Subcommand)]
-pub enum QueueSub {
-    /// Put items (a DistributedQueue, or the kind a flag names); prints each node's path
-    #[command(after_help = "\
-DATA is one item, or `-` to read items from stdin, one per line (each put as
-its own node). With --priority N a DistributedPriorityQueue (lower first),
---id ID a DistributedIdQueue, --delay-until EPOCH_MS a DistributedDelayQueue,
---simple a SimpleDistributedQueue (`qn-<seq>` nodes, raw bytes); else a
-DistributedQueue (`queue-<seq>` nodes in Curator's item format).")]
-    #[command(group = clap::ArgGroup::new("kind").multiple(false)
-        .args(["priority", "id", "delay_until", "simple"]))]
-    Put {
-        /// The queue's node
-        path: String,
-        /// One item, or - to read items from stdin, one per line
-        #[arg(allow_negative_numbers = true)]
-        data: String,
-        /// Into a priority queue, with priority N
-        #[arg(long, value_name = "N", allow_negative_numbers = true)]
-        priority: Option<i32>,
-        /// Into an id queue, with this id
-        #[arg(long, value_name = "ID", value_parser = non_empty)]
-        id: Option<String>,
-        /// Into a delay queue, visible from this time (milliseconds since the epoch)
-        #[arg(long, value_name = "EPOCH_MS")]
-        delay_until: Option<u64>,
-        /// A SimpleDistributedQueue
-        #[arg(long)]
-        simple: bool,
-    },
-    /// Take items, printing one item's data per line
-    #[command(after_help = "\
-Waits at most --timeout MS in all (exit 3 when it passes first). With
---lock-path P an item is removed only once printed (Curator's lock path: if
-zkctl dies first, the item comes back for another consumer).")]
-    Take {
-        /// The queue's node
-        path: String,
-        /// This many items
-        #[arg(long, value_name = "N", default_value_t = 1)]
-        count: u64,
-        /// Give up after MS milliseconds (exit 3)
-        #[arg(long, value_name = "MS", value_parser = millis)]
-        timeout: Option<Duration>,
-        /// Lock each item under P while it is handled
-        #[arg(long, value_name = "P")]
-        lock_path: Option<String>,
-        /// A SimpleDistributedQueue
-        #[arg(long, conflicts_with = "lock_path")]
-        simple: bool,
-    },
-}
-
-/// `service register|unregister|list|watch|pick`.
-#[derive(Debug, Subcommand)]
-pub enum ServiceSub {
-    /// Register an instance while CMD runs (or for good, with --type permanent)
-    #[command(after_help = "\
-Registers an instance (--id, else a random UUID) while CMD runs, then
-unregisters it, as `member` does: CMD gets ZKCTL_SERVICE_NODE and
-ZKCTL_SERVICE_ID, a line on stderr names the node, and the exit code is CMD's
-(125: zkctl failed, usage included; 126: CMD cannot be executed; 127: CMD not
-found; 128+N: signal N). --type dynamic (the default) is
-an ephemeral node kept across connection and session loss; static a persistent
-one, deleted when CMD ends; permanent a persistent one that stays after zkctl
-(CMD optional: without it zkctl prints the node's path and exits; remove it
-with `service unregister`). The JSON has Curator's default format; with
---enabled it also has the `enabled` key.")]
-    #[command(group = clap::ArgGroup::new("ports").required(true).multiple(true)
-        .args(["port", "ssl_port"]))]
-    Register(Box<RegisterFlags>),
-    /// Delete an instance's node (NoNode: exit 1)
-    Unregister {
-        /// The registry's base path
-        base: String,
-        /// The service's name
-        #[arg(value_parser = service_name)]
-        name: String,
-        /// The instance id
-        #[arg(value_parser = instance_id)]
-        id: String,
-    },
-    /// One line per instance, `NAME ID ADDRESS:PORT JSON`
-    #[command(after_help = "\
-JSON: the node's data as stored; `-` for a missing address or port. Without
-NAME, each service's name on a line of its own, then its instances. A node
-that is not an instance is named on stderr with the reason, and the others
-are listed.")]
-    List {
-        /// The registry's base path
-        base: String,
-        /// The service's name (default: every service)
-        #[arg(value_parser = service_name)]
-        name: Option<String>,
-    },
-    /// A ServiceCache's events, as `cache` prints them; then the instances
-    #[command(after_help = "\
-Events: `added`, `updated`, `removed` (each `NAME ID ADDRESS:PORT`),
-`skipped PATH REASON`, `initialized`, `suspended`, `reconnected`, `lost`,
-`lagged N`; the instances found at the start come first as `added`, then
-`initialized`. When it ends (--for, or SIGINT/SIGTERM/SIGHUP) it prints the
-instances, one `instance NAME ID ADDRESS:PORT` line each, and exits 0.")]
-    Watch {
-        /// The registry's base path
-        base: String,
-        /// The service's name
-        #[arg(value_parser = service_name)]
-        name: String,
-        /// End MS milliseconds after connecting
-        #[arg(long = "for", value_name = "MS", value_parser = millis)]
-        run_for: Option<Duration>,
-    },
-    /// Pick instances from a started ServiceProvider (enabled ones only)
-    #[command(after_help = "\
-Each pick printed as `list` prints it; exit 5 when there is no instance to pick.")]
-    Pick {
-        /// The registry's base path
-        base: String,
-        /// The service's name
-        #[arg(value_parser = service_name)]
-        name: String,
-        /// How to pick
-        #[arg(long, value_name = "S", value_enum, default_value_t = PickStrategy::RoundRobin)]
-        strategy: PickStrategy,
-        /// How many picks
-        #[arg(long, value_name = "N", value_parser = positive, default_value = "1")]
-        count: usize,
-    },
-}
-
-// `service register`'s arguments and flags.
-#[derive(Debug, Args)]
-pub struct RegisterFlags {
-    /// The registry's base path
-    pub base: String,
-    /// The service's name
-    #[arg(value_parser = service_name)]
-    pub name: String,
-    /// The host name or address
-    #[arg(long, value_name = "A", value_parser = non_empty)]
-    pub address: String,
-    /// The port, 1-65535 (required unless --ssl-port)
-    #[arg(long, value_name = "P", value_parser = port, allow_negative_numbers = true)]
-    pub port: Option<u16>,
-    /// The TLS port, 1-65535
-    #[arg(long, value_name = "P", value_parser = port, allow_negative_numbers = true)]
-    pub ssl_port: Option<u16>,
-    /// The instance id (default: a random UUID)
-    #[arg(long, value_name = "ID", value_parser = instance_id)]
-    pub id: Option<String>,
-    /// The payload, any JSON value (default null)
-    #[arg(long, value_name = "JSON")]
-    pub payload: Option<String>,
-    /// How the node lives
-    #[arg(long = "type", value_name = "TYPE", value_enum, default_value_t = ServiceKind::Dynamic)]
-    pub kind: ServiceKind,
-    /// Whether providers may pick it (writes the `enabled` key)
-    #[arg(long, value_name = "true|false")]
-    pub enabled: Option<bool>,
-    /// A URI template, e.g. {scheme}://{address}:{port}
-    #[arg(long, value_name = "TEMPLATE")]
-    pub uri_spec: Option<String>,
-    #[command(flatten)]
-    pub grace: Grace,
-    /// Words after NAME without `--` (refused: they would be the command)
-    #[arg(hide = true)]
-    pub extra: Vec<String>,
-    /// The command to run while registered, after `--`
-    #[arg(value_name = "CMD", last = true)]
-    pub command: Vec<String>,
+/// `completions`'s arguments and flags.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: Shell,
 }

@@ -1,17 +1,15 @@
-//! From what clap parsed ([`super::cli`]) to the typed [`Command`] and [`Globals`]: the
-//! defaults that depend on other values and the checks clap cannot say (flags given on
-//! different levels, words that need `--` before them, a dynamic instance without a command).
+//! What clap cannot check: the [`Globals`] made from the global flags of every level (pairs
+//! of flags given on different levels), and [`check`] of a command (words that need `--`
+//! before them, a dynamic instance without a command, numbers whose width a flag sets,
+//! `--resume` with a command of several sessions).
 
 use std::time::Duration;
 
-use super::cli::{CounterVerb, GlobalFlags, QueueSub, RegisterFlags, ServiceSub, Sub};
-use super::command::{
-    BenchKind, BenchOptions, CacheKind, Command, CounterAction, CreateArgs, Globals, KerberosArgs,
-    QueueAction, QueueKind, ServiceAction, ServiceKind, ServiceRegistration, Tls,
-};
-use super::ensemble;
-use super::ops;
+use super::cli::{Command, GlobalFlags};
+use super::command::{Globals, KerberosArgs, ServiceKind, Tls};
+use super::hold::MemberArgs;
 use super::secrets::{self, SaslDigest, SecretFile};
+use super::service::{RegisterArgs, ServiceSub};
 use super::usage::{usage, UsageError};
 
 /// The default connect string when neither `--server` nor `ZK_SERVER` is given.
@@ -109,351 +107,66 @@ pub fn globals(flags: GlobalFlags, env_server: Option<String>) -> Result<Globals
     })
 }
 
-/// The typed command. `resume`: whether `--resume` was given (one session only);
-/// `session_timeout`: the session's, for the default `--grace`.
-pub fn command(sub: Sub, resume: bool, session_timeout: Duration) -> Result<Command, UsageError> {
-    Ok(match sub {
-        Sub::Ls { path } => Command::Ls { path },
-        Sub::Get { path } => Command::Get { path },
-        Sub::Stat { path } => Command::Stat { path },
-        Sub::Tree { path } => Command::Tree { path },
-        Sub::Members { path } => Command::Members { path },
-        Sub::Set {
-            path,
-            data,
-            version,
-        } => Command::Set {
-            path,
-            data: data.into_bytes(),
-            version,
-        },
-        Sub::Create(c) => Command::Create(CreateArgs {
-            path: c.path,
-            data: c.data.unwrap_or_default().into_bytes(),
-            ephemeral: c.ephemeral,
-            sequential: c.sequential,
-            container: c.container,
-            ttl: c.ttl,
-            parents: c.parents,
-            acl: ops::entries(c.acl.acl),
-        }),
-        Sub::Delete {
-            path,
-            recursive,
-            version,
-        } => Command::Delete {
-            path,
-            recursive,
-            version,
-        },
-        Sub::Watch {
-            path,
-            recursive,
-            count,
-        } => Command::Watch {
-            path,
-            recursive,
-            count,
-        },
-        Sub::Cache {
-            path,
-            depth,
-            children,
-            run_for,
-        } => Command::Cache {
-            path,
-            kind: match (depth, children) {
-                (Some(n), _) => CacheKind::Depth(n),
-                (None, true) => CacheKind::Children,
-                (None, false) => CacheKind::Subtree,
-            },
-            run_for,
-        },
-        Sub::Queue(q) => queue(q),
-        Sub::Counter {
-            path,
-            action,
-            numbers,
-            int,
-        } => Command::Counter {
-            path,
-            action: counter(action, &numbers, int)?,
-            int,
-        },
-        Sub::Barrier {
-            path,
-            count,
-            timeout,
-            grace,
-            command,
-        } => Command::Barrier {
-            path,
-            count,
-            timeout,
-            grace: grace.or_default(session_timeout),
-            command,
-        },
-        Sub::Member {
-            path,
-            id,
-            data,
-            extra,
-            command,
-            grace,
-        } => {
-            if !extra.is_empty() {
-                // Else `member /g a ./serve 80` would take ./serve as DATA and run `80`.
-                return usage(
-                    "'member' needs -- before the command (DATA is optional): \
-                     zkctl member PATH ID [DATA] -- CMD [ARGS...]",
-                );
-            }
-            if command.is_empty() {
-                return usage(
-                    "'member' needs a command to run: zkctl member PATH ID [DATA] -- CMD [ARGS...]",
-                );
-            }
-            Command::Member {
-                path,
-                id,
-                data: data.unwrap_or_default().into_bytes(),
-                grace: grace.or_default(session_timeout),
-                command,
-            }
-        }
-        Sub::Service(s) => service(s, session_timeout)?,
-        Sub::Lock {
-            path,
-            timeout,
-            policy,
-            grace,
-            command,
-        } => Command::Lock {
-            path,
-            timeout,
-            policy: policy.policy,
-            grace: grace.or_default(session_timeout),
-            command,
-        },
-        Sub::Elect {
-            path,
-            id,
-            once,
-            policy,
-            grace,
-            command,
-        } => Command::Elect {
-            path,
-            id,
-            once,
-            policy: policy.policy,
-            grace: grace.or_default(session_timeout),
-            command,
-        },
-        Sub::Config => Command::Config,
-        Sub::Ops(o) => Command::Ops(ops::command(o)),
-        Sub::Reconfig {
-            add,
-            remove,
-            members,
-            from_version,
-        } => ensemble::reconfig(add, remove, members, from_version)?,
-        Sub::Bench { .. } | Sub::Demo { .. } if resume => {
-            let name = if matches!(sub, Sub::Bench { .. }) {
+/// Checks what clap cannot about a command. `resume`: whether `--resume` was given (one
+/// session only).
+pub fn check(command: &Command, resume: bool) -> Result<(), UsageError> {
+    match command {
+        Command::Bench(_) | Command::Demo(_) if resume => {
+            let name = if matches!(command, Command::Bench(_)) {
                 "bench"
             } else {
                 "demo"
             };
-            return usage(format!(
+            usage(format!(
                 "--resume takes one session; '{name}' opens several"
-            ));
+            ))
         }
-        Sub::Bench {
-            kind,
-            clients,
-            in_flight,
-            ops,
-            size,
-            rounds,
-            contenders,
-            in_line,
-            curator,
-            rt,
-        } => {
-            let recipe = matches!(
-                kind,
-                BenchKind::Lock | BenchKind::Latch | BenchKind::Semaphore
-            );
-            if !recipe && (contenders.is_some() || !in_line.is_empty() || curator) {
-                return usage(
-                    "--contenders, --in-line and --curator are for lock, latch and semaphore",
-                );
-            }
-            Command::Bench(BenchOptions {
-                kind,
-                clients: clients.unwrap_or(if recipe { 1 } else { 4 }),
-                in_flight: in_flight.unwrap_or(if recipe { 1 } else { 32 }),
-                ops: ops.unwrap_or(if recipe { 1000 } else { 20_000 }),
-                size,
-                rounds,
-                contenders: contenders.unwrap_or(4),
-                in_line,
-                curator,
-                rt,
-            })
-        }
-        Sub::Demo { participants } => Command::Demo { participants },
-        Sub::Backup(b) => Command::Backup(super::backup::convert(b)),
-        Sub::Completions { .. } => unreachable!("completions is an action, not a command"),
-    })
-}
-
-/// `counter PATH ACTION [N...]`: the numbers' count and width (`--int`: 32 bits).
-fn counter(verb: CounterVerb, numbers: &[String], int: bool) -> Result<CounterAction, UsageError> {
-    let number = |s: &str| -> Result<i64, UsageError> {
-        let parsed = if int {
-            s.parse::<i32>().map(i64::from).ok()
-        } else {
-            s.parse::<i64>().ok()
-        };
-        match parsed {
-            Some(n) => Ok(n),
-            None => usage(format!(
-                "'{s}' is not a {} integer",
-                if int { "32-bit" } else { "64-bit" }
-            )),
-        }
-    };
-    Ok(match (verb, numbers) {
-        (CounterVerb::Get, []) => CounterAction::Get,
-        (CounterVerb::Add, [n]) => CounterAction::Add(number(n)?),
-        (CounterVerb::Set, [n]) => CounterAction::Set(number(n)?),
-        (CounterVerb::Cas, [old, new]) => CounterAction::Cas(number(old)?, number(new)?),
-        (verb, _) => {
-            let (name, takes) = match verb {
-                CounterVerb::Get => ("get", "no number"),
-                CounterVerb::Cas => ("cas", "OLD and NEW"),
-                CounterVerb::Add => ("add", "one number"),
-                CounterVerb::Set => ("set", "one number"),
-            };
-            return usage(format!("'counter PATH {name}' takes {takes}"));
-        }
-    })
-}
-
-fn queue(q: QueueSub) -> Command {
-    match q {
-        QueueSub::Put {
-            path,
-            data,
-            priority,
-            id,
-            delay_until,
-            simple,
-        } => {
-            let kind = match (priority, id, delay_until) {
-                (Some(p), _, _) => QueueKind::Priority(p),
-                (_, Some(id), _) => QueueKind::Id(id),
-                (_, _, Some(due)) => QueueKind::DelayUntil(due),
-                _ if simple => QueueKind::Simple,
-                _ => QueueKind::Plain,
-            };
-            let data = (data != "-").then(|| data.into_bytes());
-            Command::Queue {
-                path,
-                action: QueueAction::Put { kind, data },
-            }
-        }
-        QueueSub::Take {
-            path,
-            count,
-            timeout,
-            lock_path,
-            simple,
-        } => Command::Queue {
-            path,
-            action: QueueAction::Take {
-                count,
-                timeout,
-                lock_path,
-                simple,
-            },
-        },
+        Command::Bench(b) => b.check(),
+        Command::Counter(c) => c.action().map(drop),
+        Command::Member(m) => member(m),
+        Command::Service(ServiceSub::Register(r)) => register(r),
+        Command::Reconfig(r) => r.change().map(drop),
+        _ => Ok(()),
     }
 }
 
-fn service(s: ServiceSub, session_timeout: Duration) -> Result<Command, UsageError> {
-    let (base, action) = match s {
-        ServiceSub::Register(r) => {
-            let RegisterFlags {
-                base,
-                name,
-                address,
-                port,
-                ssl_port,
-                id,
-                payload,
-                kind,
-                enabled,
-                uri_spec,
-                grace,
-                extra,
-                command,
-            } = *r;
-            if !extra.is_empty() {
-                // As with `member`: without `--` the words cannot be told apart.
-                return usage(
-                    "'service register' needs -- before the command: zkctl service register \
-                     BASE NAME --address A --port P [FLAGS] [-- CMD [ARGS...]]",
-                );
+/// `member PATH ID [DATA] -- CMD...`: the command after `--`, and one.
+fn member(m: &MemberArgs) -> Result<(), UsageError> {
+    if !m.extra.is_empty() {
+        // Else `member /g a ./serve 80` would take ./serve as DATA and run `80`.
+        return usage(
+            "'member' needs -- before the command (DATA is optional): \
+             zkctl member PATH ID [DATA] -- CMD [ARGS...]",
+        );
+    }
+    if m.command.is_empty() {
+        return usage(
+            "'member' needs a command to run: zkctl member PATH ID [DATA] -- CMD [ARGS...]",
+        );
+    }
+    Ok(())
+}
+
+/// `service register`: the command after `--`, and one unless the instance is permanent.
+fn register(r: &RegisterArgs) -> Result<(), UsageError> {
+    if !r.extra.is_empty() {
+        // As with `member`: without `--` the words cannot be told apart.
+        return usage(
+            "'service register' needs -- before the command: zkctl service register \
+             BASE NAME --address A --port P [FLAGS] [-- CMD [ARGS...]]",
+        );
+    }
+    if r.command.is_empty() && r.kind != ServiceKind::Permanent {
+        let why = match r.kind {
+            ServiceKind::Dynamic => {
+                "a dynamic instance's node is ephemeral and goes with zkctl's session"
             }
-            if command.is_empty() && kind != ServiceKind::Permanent {
-                let why = match kind {
-                    ServiceKind::Dynamic => {
-                        "a dynamic instance's node is ephemeral and goes with zkctl's session"
-                    }
-                    _ => "a static instance is unregistered when zkctl ends",
-                };
-                return usage(format!(
-                    "'service register' needs -- CMD to run while registered: {why} \
-                     (--type permanent registers and exits)"
-                ));
-            }
-            let registration = ServiceRegistration {
-                name,
-                id,
-                address,
-                port,
-                ssl_port,
-                payload,
-                kind,
-                enabled,
-                uri_spec,
-                grace: grace.or_default(session_timeout),
-                command,
-            };
-            (base, ServiceAction::Register(Box::new(registration)))
-        }
-        ServiceSub::Unregister { base, name, id } => (base, ServiceAction::Unregister { name, id }),
-        ServiceSub::List { base, name } => (base, ServiceAction::List { name }),
-        ServiceSub::Watch {
-            base,
-            name,
-            run_for,
-        } => (base, ServiceAction::Watch { name, run_for }),
-        ServiceSub::Pick {
-            base,
-            name,
-            strategy,
-            count,
-        } => (
-            base,
-            ServiceAction::Pick {
-                name,
-                strategy,
-                count,
-            },
-        ),
-    };
-    Ok(Command::Service { base, action })
+            _ => "a static instance is unregistered when zkctl ends",
+        };
+        return usage(format!(
+            "'service register' needs -- CMD to run while registered: {why} \
+             (--type permanent registers and exits)"
+        ));
+    }
+    Ok(())
 }

@@ -1,6 +1,8 @@
-//! The values of the ensemble flags: `reconfig`'s `--add`, `--remove`, `--members` and `--from-version`.
+//! `reconfig`'s arguments and flags (`--add`, `--remove`, `--members`, `--from-version`) and
+//! the change they make.
 
-use super::command::Command;
+use clap::Args;
+
 use super::usage::{usage, UsageError};
 
 /// `reconfig --from-version V`: hex, with or without `0x`, as `zkctl config` prints it.
@@ -11,33 +13,59 @@ pub fn from_version(v: &str) -> Result<i64, String> {
         .map_err(|_| "not a version in hex (as `zkctl config` prints it)".into())
 }
 
-/// `reconfig`: clap has split the list flags at commas and checked that one kind of change
-/// is given; the items are trimmed here, empty ones dropped, and ids read.
-pub fn reconfig(
-    add: Vec<String>,
-    remove: Vec<String>,
-    members: Vec<String>,
-    from_version: Option<i64>,
-) -> Result<Command, UsageError> {
-    let list = |items: Vec<String>| -> Vec<String> {
-        items
+/// `reconfig`'s arguments and flags.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct ReconfigArgs {
+    /// A member to add (repeatable)
+    #[arg(long, value_name = "SPEC", value_delimiter = ',')]
+    pub add: Vec<String>,
+    /// A member id to remove (repeatable)
+    #[arg(long, value_name = "ID", value_delimiter = ',')]
+    pub remove: Vec<String>,
+    /// Bulk: a member of the new configuration (repeatable)
+    #[arg(long, value_name = "SPEC", value_delimiter = ',',
+          conflicts_with_all = ["add", "remove"])]
+    pub members: Vec<String>,
+    /// Only if the configuration is version V (hex, as `config` prints it)
+    #[arg(long, value_name = "V", value_parser = from_version)]
+    pub from_version: Option<i64>,
+}
+
+/// A membership change as `reconfig`'s flags give it: the lists trimmed, empty items dropped,
+/// ids read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Member lines to add (incremental).
+    pub add: Vec<String>,
+    /// Member ids to remove (incremental).
+    pub remove: Vec<u64>,
+    /// The whole new membership (bulk); empty for an incremental change.
+    pub members: Vec<String>,
+}
+
+impl ReconfigArgs {
+    /// The change: clap has split the list flags at commas and checked that one kind of
+    /// change is given.
+    pub fn change(&self) -> Result<Change, UsageError> {
+        let list = |items: &[String]| -> Vec<String> {
+            items
+                .iter()
+                .map(|v| v.trim())
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let remove = list(&self.remove)
             .iter()
-            .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let remove = list(remove)
-        .iter()
-        .map(|id| match id.parse::<u64>() {
-            Ok(n) => Ok(n),
-            Err(_) => usage(format!("--remove needs a member id (a number), not '{id}'")),
+            .map(|id| match id.parse::<u64>() {
+                Ok(n) => Ok(n),
+                Err(_) => usage(format!("--remove needs a member id (a number), not '{id}'")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Change {
+            add: list(&self.add),
+            remove,
+            members: list(&self.members),
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Command::Reconfig {
-        add: list(add),
-        remove,
-        members: list(members),
-        from_version,
-    })
+    }
 }

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use super::*;
 
-fn command(line: &str) -> Command {
+fn command(line: &str) -> (Globals, Command) {
     let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
     match parse(&args, None) {
-        Ok(Action::Run(_, c)) => c,
+        Ok(Action::Run(g, c)) => (*g, c),
         other => panic!("{line}: {other:?}"),
     }
 }
@@ -15,7 +15,9 @@ fn command(line: &str) -> Command {
 #[test]
 fn grace_defaults_to_a_twentieth_of_the_session_timeout() {
     let grace = |line: &str| match command(line) {
-        Command::Lock { grace, .. } | Command::Elect { grace, .. } => grace,
+        (g, Command::Lock(LockArgs { grace, .. }) | Command::Elect(ElectArgs { grace, .. })) => {
+            grace.or_default(g.session_timeout)
+        }
         other => panic!("{other:?}"),
     };
     // Below the tenth the help asks for, whatever the session timeout.

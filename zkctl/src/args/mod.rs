@@ -2,10 +2,15 @@
 //!
 //! Grammar: `zkctl [GLOBAL FLAGS] COMMAND [ARGS] [FLAGS] [-- CMD ARGS...]`.
 //!
-//! - [`cli`]: the commands and flags as clap structs, with their `--help` text;
-//! - [`values`] (and [`ensemble`]): the value parsers, each saying what it needed;
-//! - [`convert`]: from clap's structs to the typed [`Command`] ([`command`]), with the
-//!   defaults and checks that span several flags or levels;
+//! - [`cli`]: the global flags and the [`Command`]s, with their `--help` text; each command's
+//!   arguments are one clap struct, which its code takes as it is: [`data`], [`recipes`],
+//!   [`hold`] (the commands that run CMD), [`service`], [`ensemble`], [`bench`], [`ops`],
+//!   [`backup`];
+//! - [`values`]: the value parsers, each saying what it needed;
+//! - [`convert`]: the [`Globals`] from the global flags of every level, and the checks clap
+//!   cannot say;
+//! - [`action`]: what the command line asks for; [`command`]: [`Globals`] and the flags'
+//!   value types;
 //! - [`usage`]: the one-line [`UsageError`].
 //!
 //! Global flags may come before or after the command: [`command_line`] adds them to every
@@ -15,15 +20,21 @@
 //! but `zkctl set /a x --version 3` is a conditional set. Every usage error is one line.
 
 mod acl;
+mod action;
 pub mod backup;
+mod bench;
 mod cli;
 mod command;
 mod convert;
+mod data;
 mod ensemble;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
+mod hold;
 mod ops;
+mod recipes;
 mod secrets;
+mod service;
 mod usage;
 mod values;
 
@@ -31,12 +42,20 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, FromArgMatches};
 
 pub use acl::{perm_string, AclSpec};
+pub use action::Action;
+pub use bench::BenchOptions;
+pub use cli::Command;
 pub use command::{
-    Action, BenchKind, BenchOptions, BenchRuntime, CacheKind, Command, CounterAction, CreateArgs,
-    Globals, HoldPolicy, OutputFormat, PickStrategy, QueueAction, QueueKind, ServiceAction,
-    ServiceKind, ServiceRegistration, Shell,
+    BenchKind, BenchRuntime, Globals, HoldPolicy, OutputFormat, PickStrategy, ServiceKind, Shell,
 };
-pub use ops::{OpsCommand, QuotaLimits, WatchKind, Word};
+pub use data::{CacheKind, CreateArgs, GetArgs, LsArgs, StatArgs, TreeArgs, WatchArgs};
+pub use ensemble::{Change, ReconfigArgs};
+pub use hold::{BarrierArgs, ElectArgs, LockArgs, MemberArgs};
+pub use ops::{
+    entries as acl_entries, AclSub, OpsSub, QuotaLimits, QuotaSub, WatchKind, WatchesSub, Word,
+};
+pub use recipes::{CounterAction, QueueKind, QueueSub};
+pub use service::{RegisterArgs, ServiceSub};
 use usage::printable;
 pub use usage::UsageError;
 
@@ -83,13 +102,13 @@ pub fn parse(args: &[String], env_server: Option<String>) -> Result<Action, Usag
         level = sub;
     }
     let cli = cli::Cli::from_arg_matches(&matches).map_err(one_line)?;
-    if let cli::Sub::Completions { shell } = cli.command {
-        return Ok(Action::Completions(shell));
+    if let Command::Completions(c) = cli.command {
+        return Ok(Action::Completions(c.shell));
     }
     let resume = flags.resume.is_some();
     let globals = convert::globals(flags, env_server)?;
-    let command = convert::command(cli.command, resume, globals.session_timeout)?;
-    Ok(Action::Run(Box::new(globals), command))
+    convert::check(&cli.command, resume)?;
+    Ok(Action::Run(Box::new(globals), cli.command))
 }
 
 /// Whether a command line that did not parse was meant to run a command: its usage error
@@ -216,4 +235,8 @@ mod runs_command_tests;
 #[cfg(test)]
 mod secret_tests;
 #[cfg(test)]
+mod service_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod zkcli_habit_tests;

@@ -1,7 +1,7 @@
 //! The operator's commands, those of zkCli.sh 3.8 a one-shot tool can have: `acl`, `sync`,
 //! `whoami`, `ephemerals`, `count`, `watches remove`, `quota`, `version`, and the server's
-//! four-letter words (`server WORD`). Their clap form ([`OpsSub`], flattened into the
-//! command list) and their typed form ([`OpsCommand`]).
+//! four-letter words (`server WORD`): their arguments and flags ([`OpsSub`], flattened into
+//! the command list), which `commands/ops.rs` takes as they are.
 
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 
@@ -17,8 +17,8 @@ pub fn acl_arg(s: &str) -> Result<AclArg, String> {
 }
 
 /// All the entries of several `ACL` arguments.
-pub fn entries(args: Vec<AclArg>) -> Vec<AclSpec> {
-    args.into_iter().flat_map(|a| a.0).collect()
+pub fn entries(args: &[AclArg]) -> Vec<AclSpec> {
+    args.iter().flat_map(|a| a.0.iter().cloned()).collect()
 }
 
 /// A count quota: at least 1 (zkCli.sh: "the num quota must be greater than zero").
@@ -40,7 +40,7 @@ fn quota_bytes(s: &str) -> Result<i64, String> {
 }
 
 /// The operator's commands, as clap sees them.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 pub enum OpsSub {
     /// Print or set a node's ACL (scheme:id:perms)
     #[command(subcommand)]
@@ -122,7 +122,7 @@ refresh. --count N stops after N refreshes. mntr must be in the server's
 }
 
 /// `acl get|set`.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 pub enum AclSub {
     /// Print a node's ACL, one `scheme:id:perms` line per entry
     #[command(after_help = "Perms are printed in zkCli.sh's order, cdrwa.")]
@@ -149,7 +149,7 @@ form) or as more arguments. With --version, only if the ACL version is V.")]
 }
 
 /// `watches remove`.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 pub enum WatchesSub {
     /// Remove this session's watches of a kind on PATH (NoWatcher if it has none)
     #[command(after_help = "\
@@ -167,7 +167,7 @@ ZooKeeper 3.9 (3.8 removes persistent watches with --kind any).")]
 }
 
 /// `quota set|get|delete`.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 pub enum QuotaSub {
     /// Set limits on PATH's subtree (others already set are kept)
     #[command(group = ArgGroup::new("limits").required(true).multiple(true)
@@ -288,150 +288,64 @@ pub struct QuotaLimits {
     pub hard_bytes: Option<i64>,
 }
 
-/// The typed operator commands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpsCommand {
-    /// `acl get PATH`
-    AclGet {
-        /// The node.
-        path: String,
-    },
-    /// `acl set PATH ACL... [--version V]`
-    AclSet {
-        /// The node.
-        path: String,
-        /// The new ACL (at least one entry).
-        acl: Vec<AclSpec>,
-        /// The expected ACL version.
-        version: Option<i32>,
-    },
-    /// `sync PATH`
-    Sync {
-        /// The path.
-        path: String,
-    },
-    /// `whoami`
-    WhoAmI,
-    /// `ephemerals [PATH]`
-    Ephemerals {
-        /// The path prefix (`/` when not given).
-        prefix: String,
-    },
-    /// `count PATH`
-    Count {
-        /// The node.
-        path: String,
-    },
-    /// `watches remove PATH [--kind K]`
-    RemoveWatches {
-        /// The node.
-        path: String,
-        /// Which watches.
-        kind: WatchKind,
-    },
-    /// `quota set PATH --count/--bytes/--hard-count/--hard-bytes N`
-    QuotaSet {
-        /// The node.
-        path: String,
-        /// The limits given.
-        limits: QuotaLimits,
-    },
-    /// `quota get PATH`
-    QuotaGet {
-        /// The node.
-        path: String,
-    },
-    /// `quota delete PATH [flags]`
-    QuotaDelete {
-        /// The node.
-        path: String,
-        /// `None`: the whole quota; else the limits to unset (`Some(-1)`).
-        unset: Option<QuotaLimits>,
-    },
-    /// `version`
-    Version,
-    /// `server WORD [--json]`
-    Server {
-        /// The word.
-        word: Word,
-        /// JSON lines.
-        json: bool,
-    },
-    /// `top [--interval MS] [--count N]`
-    Top {
-        /// Time between refreshes, ms.
-        interval_ms: u64,
-        /// Refreshes before stopping (`None`: until interrupted).
-        count: Option<u64>,
-    },
-}
-
-/// The typed form of an operator command.
-pub fn command(sub: OpsSub) -> OpsCommand {
-    match sub {
-        OpsSub::Acl(AclSub::Get { path }) => OpsCommand::AclGet { path },
-        OpsSub::Acl(AclSub::Set { path, acl, version }) => OpsCommand::AclSet {
-            path,
-            acl: entries(acl),
-            version,
-        },
-        OpsSub::Sync { path } => OpsCommand::Sync { path },
-        OpsSub::Whoami => OpsCommand::WhoAmI,
-        OpsSub::Ephemerals { path } => OpsCommand::Ephemerals {
-            prefix: path.unwrap_or_else(|| "/".into()),
-        },
-        OpsSub::Count { path } => OpsCommand::Count { path },
-        OpsSub::Watches(WatchesSub::Remove { path, kind }) => {
-            OpsCommand::RemoveWatches { path, kind }
+impl QuotaSub {
+    /// The node.
+    pub fn path(&self) -> &str {
+        match self {
+            QuotaSub::Set { path, .. } | QuotaSub::Get { path } | QuotaSub::Delete { path, .. } => {
+                path
+            }
         }
-        OpsSub::Quota(QuotaSub::Set {
-            path,
-            count,
-            bytes,
-            hard_count,
-            hard_bytes,
-        }) => OpsCommand::QuotaSet {
-            path,
-            limits: QuotaLimits {
+    }
+
+    /// `quota set`: the limits given. `quota delete`: those to unset (`Some(-1)`), or `None`
+    /// for the whole quota. `quota get`: `None`.
+    pub fn limits(&self) -> Option<QuotaLimits> {
+        match *self {
+            QuotaSub::Set {
                 count,
                 bytes,
                 hard_count,
                 hard_bytes,
-            },
-        },
-        OpsSub::Quota(QuotaSub::Get { path }) => OpsCommand::QuotaGet { path },
-        OpsSub::Quota(QuotaSub::Delete {
-            path,
-            count,
-            bytes,
-            hard_count,
-            hard_bytes,
-        }) => {
-            let unset = |flag: bool| flag.then_some(-1);
-            let any = count || bytes || hard_count || hard_bytes;
-            OpsCommand::QuotaDelete {
-                path,
-                unset: any.then_some(QuotaLimits {
+                ..
+            } => Some(QuotaLimits {
+                count,
+                bytes,
+                hard_count,
+                hard_bytes,
+            }),
+            QuotaSub::Get { .. } => None,
+            QuotaSub::Delete {
+                count,
+                bytes,
+                hard_count,
+                hard_bytes,
+                ..
+            } => {
+                let unset = |flag: bool| flag.then_some(-1);
+                let any = count || bytes || hard_count || hard_bytes;
+                any.then_some(QuotaLimits {
                     count: unset(count),
                     bytes: unset(bytes),
                     hard_count: unset(hard_count),
                     hard_bytes: unset(hard_bytes),
-                }),
+                })
             }
         }
-        OpsSub::Version => OpsCommand::Version,
-        OpsSub::Server { word, json } => OpsCommand::Server { word, json },
-        OpsSub::Top { interval, count } => OpsCommand::Top {
-            interval_ms: interval.max(1),
-            count,
-        },
     }
 }
 
 /// `create --acl ACL` (repeatable).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct CreateAcl {
     /// The new node's ACL entry, scheme:id:perms (repeatable; default world:anyone:cdrwa)
     #[arg(long = "acl", value_name = "ACL", value_parser = acl_arg)]
     pub acl: Vec<AclArg>,
+}
+
+impl CreateAcl {
+    /// The entries given, in order (empty: the open ACL).
+    pub fn specs(&self) -> impl Iterator<Item = &AclSpec> {
+        self.acl.iter().flat_map(|a| a.0.iter())
+    }
 }

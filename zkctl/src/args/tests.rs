@@ -2,9 +2,14 @@
 
 use std::time::Duration;
 
+use super::bench::{BenchArgs, BenchOptions};
 use super::command::{KerberosArgs, Tls};
 use super::convert::DEFAULT_SERVER;
+use super::data::{CacheArgs, SetArgs};
+use super::ensemble::Change;
+use super::hold::{Grace, Policy};
 use super::ops::WatchKind;
+use super::recipes::MembersArgs;
 use super::secrets::SecretFile;
 use super::*;
 
@@ -34,7 +39,14 @@ fn globals_before_and_after_the_command() {
     assert!(g.server_given);
     assert_eq!(g.session_timeout, Duration::from_millis(3000));
     assert_eq!(g.auth_files, [SecretFile::new("--auth-file", "/f".into())]);
-    assert_eq!(c, Command::Ls { path: "/a".into() });
+    assert_eq!(
+        c,
+        Command::Ls(LsArgs {
+            path: "/a".into(),
+            stat: false,
+            recursive: false
+        })
+    );
     let (g, _) = command("ls /a --server=x:2");
     assert_eq!(g.server, "x:2");
 }
@@ -84,14 +96,14 @@ fn version_means_the_data_version_after_set() {
     let (_, c) = command("set /a hello --version 3");
     assert_eq!(
         c,
-        Command::Set {
+        Command::Set(SetArgs {
             path: "/a".into(),
-            data: b"hello".to_vec(),
+            data: "hello".into(),
             version: Some(3)
-        }
+        })
     );
     let (_, c) = command("set /n -1");
-    assert!(matches!(c, Command::Set { data, .. } if data == b"-1"));
+    assert!(matches!(c, Command::Set(SetArgs { data, .. }) if data == "-1"));
 }
 
 fn printed(line: &str) -> String {
@@ -153,14 +165,23 @@ fn completions_for_three_shells() {
 
 #[test]
 fn lock_command_after_dashes_or_path() {
-    let (_, c) = command("lock /l --timeout 500 -- sh -c true --grace 1");
+    let (g, c) = command("lock /l --timeout 500 -- sh -c true --grace 1");
+    let Command::Lock(lock) = &c else {
+        panic!("{c:?}")
+    };
+    assert_eq!(
+        lock.grace.or_default(g.session_timeout),
+        Duration::from_millis(500)
+    );
     assert_eq!(
         c,
-        Command::Lock {
+        Command::Lock(LockArgs {
             path: "/l".into(),
             timeout: Some(Duration::from_millis(500)),
-            policy: HoldPolicy::SessionDeadline,
-            grace: Duration::from_millis(500),
+            policy: Policy {
+                policy: HoldPolicy::SessionDeadline
+            },
+            grace: Grace { grace: None },
             command: vec![
                 "sh".into(),
                 "-c".into(),
@@ -168,19 +189,21 @@ fn lock_command_after_dashes_or_path() {
                 "--grace".into(),
                 "1".into()
             ],
-        }
+        })
     );
     let (_, c) = command("elect /e --once sleep 1 --id x");
     assert_eq!(
         c,
-        Command::Elect {
+        Command::Elect(ElectArgs {
             path: "/e".into(),
             id: None,
             once: true,
-            policy: HoldPolicy::SessionDeadline,
-            grace: Duration::from_millis(500),
+            policy: Policy {
+                policy: HoldPolicy::SessionDeadline
+            },
+            grace: Grace { grace: None },
             command: vec!["sleep".into(), "1".into(), "--id".into(), "x".into()],
-        }
+        })
     );
     assert!(error("lock /l").contains("not provided: <CMD>..."));
     for (flag, policy) in [
@@ -190,12 +213,12 @@ fn lock_command_after_dashes_or_path() {
     ] {
         let (_, c) = command(&format!("lock /l --policy {flag} -- true"));
         assert!(
-            matches!(c, Command::Lock { policy: p, .. } if p == policy),
+            matches!(&c, Command::Lock(l) if l.policy.policy == policy),
             "{flag}"
         );
         let (_, c) = command(&format!("elect /e --policy {flag} -- true"));
         assert!(
-            matches!(c, Command::Elect { policy: p, .. } if p == policy),
+            matches!(&c, Command::Elect(e) if e.policy.policy == policy),
             "{flag}"
         );
     }
@@ -207,7 +230,7 @@ fn create_modes() {
     let (_, c) = command("create /a/b- data --sequential --ephemeral --parents");
     let Command::Create(a) = c else { panic!() };
     assert!(a.sequential && a.ephemeral && a.parents && !a.container);
-    assert_eq!(a.data, b"data");
+    assert_eq!(a.data.as_deref(), Some("data"));
     assert!(error("create /a --ephemeral --ttl 5").contains("cannot be used with"));
     assert!(error("create /a --container --sequential").contains("cannot be used with"));
 }
@@ -247,32 +270,31 @@ fn usage_errors() {
 
 #[test]
 fn cache_kinds_and_limits() {
-    let (_, c) = command("cache /app");
+    let cache = |line: &str| match command(line).1 {
+        Command::Cache(a) => a,
+        other => panic!("{line}: {other:?}"),
+    };
+    let a = cache("cache /app");
     assert_eq!(
-        c,
-        Command::Cache {
+        a,
+        CacheArgs {
             path: "/app".into(),
-            kind: CacheKind::Subtree,
+            depth: None,
+            children: false,
             run_for: None,
         }
     );
-    let (_, c) = command("cache /app --depth 0 --for 1500");
+    assert_eq!(a.kind(), CacheKind::Subtree);
+    let a = cache("cache /app --depth 0 --for 1500");
     assert_eq!(
-        c,
-        Command::Cache {
-            path: "/app".into(),
-            kind: CacheKind::Depth(0),
-            run_for: Some(Duration::from_millis(1500)),
-        }
+        (a.path.as_str(), a.kind(), a.run_for),
+        (
+            "/app",
+            CacheKind::Depth(0),
+            Some(Duration::from_millis(1500))
+        )
     );
-    let (_, c) = command("cache --children /app");
-    assert!(matches!(
-        c,
-        Command::Cache {
-            kind: CacheKind::Children,
-            ..
-        }
-    ));
+    assert_eq!(cache("cache --children /app").kind(), CacheKind::Children);
     assert!(error("cache").contains("not provided: <PATH>"));
     assert!(error("cache /a --depth -1").contains("not a number of levels"));
     assert!(error("cache /a --depth deep").contains("--depth <N>"));
@@ -286,7 +308,7 @@ fn cache_kinds_and_limits() {
 #[test]
 fn counter_actions_and_widths() {
     let counter = |line: &str| match command(line).1 {
-        Command::Counter { path, action, int } => (path, action, int),
+        Command::Counter(a) => (a.path.clone(), a.action().unwrap(), a.int),
         other => panic!("{line}: {other:?}"),
     };
     assert_eq!(
@@ -319,14 +341,21 @@ fn counter_actions_and_widths() {
 
 #[test]
 fn barrier_and_member_run_a_command() {
-    let (_, c) = command("barrier /b --count 3 --timeout 500 -- sh -c true --count 9");
+    let (g, c) = command("barrier /b --count 3 --timeout 500 -- sh -c true --count 9");
+    let Command::Barrier(barrier) = &c else {
+        panic!("{c:?}")
+    };
+    assert_eq!(
+        barrier.grace.or_default(g.session_timeout),
+        Duration::from_millis(500)
+    );
     assert_eq!(
         c,
-        Command::Barrier {
+        Command::Barrier(BarrierArgs {
             path: "/b".into(),
             count: 3,
             timeout: Some(Duration::from_millis(500)),
-            grace: Duration::from_millis(500),
+            grace: Grace { grace: None },
             command: vec![
                 "sh".into(),
                 "-c".into(),
@@ -334,11 +363,13 @@ fn barrier_and_member_run_a_command() {
                 "--count".into(),
                 "9".into()
             ],
-        }
+        })
     );
     // As with `lock`, the first word after PATH starts the command.
     let (_, c) = command("barrier --count 2 /b true");
-    assert!(matches!(c, Command::Barrier { count: 2, command, .. } if command == ["true"]));
+    assert!(
+        matches!(c, Command::Barrier(BarrierArgs { count: 2, command, .. }) if command == ["true"])
+    );
     assert!(error("barrier /b -- true").contains("not provided: --count <N>"));
     assert!(error("barrier /b --count 0 -- true").contains("at least 1"));
     assert!(error("barrier /b --count 3").contains("not provided: <CMD>..."));
@@ -346,16 +377,19 @@ fn barrier_and_member_run_a_command() {
     let (_, c) = command("member /g host-a 10.0.0.1:80 --grace 500 -- ./serve --port 80");
     assert_eq!(
         c,
-        Command::Member {
+        Command::Member(MemberArgs {
             path: "/g".into(),
             id: "host-a".into(),
-            data: b"10.0.0.1:80".to_vec(),
-            grace: Duration::from_millis(500),
+            data: Some("10.0.0.1:80".into()),
+            extra: vec![],
             command: vec!["./serve".into(), "--port".into(), "80".into()],
-        }
+            grace: Grace {
+                grace: Some(Duration::from_millis(500))
+            },
+        })
     );
     let (_, c) = command("member /g host-a -- true");
-    assert!(matches!(c, Command::Member { data, .. } if data.is_empty()));
+    assert!(matches!(c, Command::Member(MemberArgs { data: None, .. })));
     // Without `--`, DATA and CMD cannot be told apart.
     assert!(error("member /g a data true").contains("needs -- before the command"));
     assert!(error("member /g a ./serve").contains("needs a command to run"));
@@ -363,150 +397,8 @@ fn barrier_and_member_run_a_command() {
     assert!(error("member /g x/y -- true").contains("member id"));
     assert!(error("member /g .. -- true").contains("member id"));
     let (_, c) = command("members /g");
-    assert_eq!(c, Command::Members { path: "/g".into() });
+    assert_eq!(c, Command::Members(MembersArgs { path: "/g".into() }));
     assert!(error("members /g extra").contains("unexpected argument 'extra'"));
-}
-
-#[test]
-fn service_actions() {
-    let (_, c) = command(
-        "service register /services api --address 10.0.0.5 --port 8080 --ssl-port 8443 \
-         --id i-1 --payload {\"zone\":\"a\"} --type static --enabled false \
-         --uri-spec {scheme}://{address}:{port} --grace 500 -- ./serve --port 80",
-    );
-    assert_eq!(
-        c,
-        Command::Service {
-            base: "/services".into(),
-            action: ServiceAction::Register(Box::new(ServiceRegistration {
-                name: "api".into(),
-                id: Some("i-1".into()),
-                address: "10.0.0.5".into(),
-                port: Some(8080),
-                ssl_port: Some(8443),
-                payload: Some(r#"{"zone":"a"}"#.into()),
-                kind: ServiceKind::Static,
-                enabled: Some(false),
-                uri_spec: Some("{scheme}://{address}:{port}".into()),
-                grace: Duration::from_millis(500),
-                command: vec!["./serve".into(), "--port".into(), "80".into()],
-            })),
-        }
-    );
-    // A permanent instance needs no command; --ssl-port alone will do.
-    let (_, c) = command("service register /s api --address h --ssl-port 443 --type permanent");
-    let Command::Service {
-        action: ServiceAction::Register(r),
-        ..
-    } = c
-    else {
-        panic!("{c:?}")
-    };
-    assert_eq!(
-        (r.port, r.ssl_port, r.kind),
-        (None, Some(443), ServiceKind::Permanent)
-    );
-    assert!(r.command.is_empty() && r.id.is_none() && r.enabled.is_none());
-    let service = |line: &str| match command(line).1 {
-        Command::Service { base, action } => (base, action),
-        other => panic!("{line}: {other:?}"),
-    };
-    assert_eq!(
-        service("service unregister /s api i-1"),
-        (
-            "/s".into(),
-            ServiceAction::Unregister {
-                name: "api".into(),
-                id: "i-1".into()
-            }
-        )
-    );
-    assert_eq!(
-        service("service list /s").1,
-        ServiceAction::List { name: None }
-    );
-    assert_eq!(
-        service("service list /s api").1,
-        ServiceAction::List {
-            name: Some("api".into())
-        }
-    );
-    assert_eq!(
-        service("service watch /s api --for 1500").1,
-        ServiceAction::Watch {
-            name: "api".into(),
-            run_for: Some(Duration::from_millis(1500))
-        }
-    );
-    assert_eq!(
-        service("service pick /s api").1,
-        ServiceAction::Pick {
-            name: "api".into(),
-            strategy: PickStrategy::RoundRobin,
-            count: 1
-        }
-    );
-    assert_eq!(
-        service("service pick /s api --strategy random --count 3").1,
-        ServiceAction::Pick {
-            name: "api".into(),
-            strategy: PickStrategy::Random,
-            count: 3
-        }
-    );
-}
-
-#[test]
-fn service_usage_errors() {
-    let register = "service register /s api --address h --port 80";
-    assert!(error("service").contains("[subcommands: register, unregister, list, watch, pick"));
-    assert!(error("service frob /s").contains("unrecognized subcommand 'frob'"));
-    assert!(error("service list").contains("not provided: <BASE>"));
-    assert!(error("service watch /s").contains("not provided: <NAME>"));
-    assert!(error("service unregister /s api").contains("not provided: <ID>"));
-    assert!(error("service list /s a b").contains("unexpected argument 'b'"));
-    assert!(error("service pick /s a -- true").contains("unexpected argument 'true'"));
-    assert!(error(&format!("{register} ./serve")).contains("needs -- before the command"));
-    assert!(error(&format!("{register} ./serve 80")).contains("needs -- before the command"));
-    // Dynamic and static instances go when zkctl ends: they need a command.
-    assert!(error(register).contains("ephemeral"));
-    assert!(error(&format!("{register} --type static")).contains("static"));
-    assert_eq!(
-        error("service register /s api --port 80 -- true"),
-        "the following required arguments were not provided: --address <A>; usage: zkctl \
-         service register --address <A> <--port <P>|--ssl-port <P>> <BASE> <NAME> -- <CMD>..."
-    );
-    assert!(error("service register /s api --address h -- true")
-        .contains("not provided: <--port <P>|--ssl-port <P>>"));
-    assert!(error("service register /s api --address= --port 1 -- true").contains("empty"));
-    for bad in ["0", "65536", "-1", "http"] {
-        assert_eq!(
-            error(&format!("{register} --port {bad} -- true").replace("--port 80 ", "")),
-            format!("invalid value '{bad}' for '--port <P>': not a port number (1-65535)")
-        );
-    }
-    assert!(error(&format!("{register} --ssl-port 70000 -- true")).contains("--ssl-port"));
-    assert!(error(&format!("{register} --type forever -- true"))
-        .contains("[possible values: dynamic, static, permanent]"));
-    assert!(error(&format!("{register} --enabled yes -- true")).contains("'yes'"));
-    assert!(error(&format!("{register} --id a/b -- true")).contains("an instance id"));
-    assert!(error("service list /s a/b").contains("a service name"));
-    assert!(error("service unregister /s a ..").contains("an instance id"));
-    // Each action's flags are its own.
-    assert_eq!(
-        error(&format!("{register} --count 2 -- true")),
-        // clap finds the global `--output` similar enough to suggest.
-        "unexpected argument '--count' found; a similar argument exists: '--output'"
-    );
-    assert!(error("service watch /s api --port 1").starts_with("unexpected argument '--port'"));
-    assert_eq!(
-        error("service pick /s api --for 1"),
-        "unexpected argument '--for' found"
-    );
-    assert!(error("service pick /s api --strategy sticky").contains("'sticky'"));
-    assert!(error("service pick /s api --count 0").contains("at least 1"));
-    assert!(error("service watch /s api --for soon").contains("milliseconds"));
-    assert!(error("service list /s --bogus").contains("unexpected argument '--bogus'"));
 }
 
 #[test]
@@ -595,34 +487,35 @@ fn kerberos_flags() {
 
 #[test]
 fn bench_defaults_depend_on_the_kind() {
-    let (_, c) = command("bench get");
+    let bench = |line: &str| match command(line).1 {
+        Command::Bench(b) => b.settings(),
+        other => panic!("{line}: {other:?}"),
+    };
     assert!(matches!(
-        c,
-        Command::Bench(BenchOptions {
+        bench("bench get"),
+        BenchOptions {
             clients: 4,
             in_flight: 32,
             ops: 20_000,
             size: 100,
             rt: BenchRuntime::Multi,
             ..
-        })
+        }
     ));
-    let (_, c) = command("bench get --rt current");
     assert!(matches!(
-        c,
-        Command::Bench(BenchOptions {
+        bench("bench get --rt current"),
+        BenchOptions {
             rt: BenchRuntime::Current,
             ..
-        })
+        }
     ));
     assert!(run("bench get --rt tokio")
         .unwrap_err()
         .to_string()
         .contains("[possible values: current, multi]"));
-    let (_, c) = command("bench lock --ops 10");
     assert!(matches!(
-        c,
-        Command::Bench(BenchOptions {
+        bench("bench lock --ops 10"),
+        BenchOptions {
             kind: BenchKind::Lock,
             clients: 1,
             in_flight: 1,
@@ -630,7 +523,7 @@ fn bench_defaults_depend_on_the_kind() {
             contenders: 4,
             curator: false,
             ..
-        })
+        }
     ));
 }
 
@@ -638,7 +531,8 @@ fn bench_defaults_depend_on_the_kind() {
 fn bench_contention_flags() {
     let (_, c) = command("bench latch --contenders 3 --in-line 100,1000 --curator");
     match c {
-        Command::Bench(o) => {
+        Command::Bench(b) => {
+            let o = b.settings();
             assert_eq!(o.kind, BenchKind::Latch);
             assert_eq!(o.contenders, 3);
             assert_eq!(o.in_line, vec![100, 1000]);
@@ -647,7 +541,7 @@ fn bench_contention_flags() {
         other => panic!("{other:?}"),
     }
     let (_, c) = command("bench lock --in-line 10 --in-line 20");
-    assert!(matches!(c, Command::Bench(BenchOptions { ref in_line, .. }) if in_line == &[10, 20]));
+    assert!(matches!(c, Command::Bench(BenchArgs { ref in_line, .. }) if in_line == &[10, 20]));
     assert!(error("bench lock --contenders 1").contains("at least 2"));
     assert!(error("bench lock --in-line 100,1").contains("at least 2"));
     for flags in ["--contenders 3", "--in-line 100", "--curator"] {
@@ -686,9 +580,13 @@ fn reconfig_flags() {
         "reconfig --add server.4=h:1:2;3 --add=server.5=h:4:5;6,server.6=h:7:8 \
          --remove 1,2 --remove 3 --from-version 10000000a",
     );
+    let Command::Reconfig(r) = c else {
+        panic!("{c:?}")
+    };
+    assert_eq!(r.from_version, Some(0x1_0000_000a));
     assert_eq!(
-        c,
-        Command::Reconfig {
+        r.change(),
+        Ok(Change {
             add: vec![
                 "server.4=h:1:2;3".into(),
                 "server.5=h:4:5;6".into(),
@@ -696,11 +594,10 @@ fn reconfig_flags() {
             ],
             remove: vec![1, 2, 3],
             members: vec![],
-            from_version: Some(0x1_0000_000a),
-        }
+        })
     );
     let (_, c) = command("reconfig --members server.1=h:1:2 --members server.2=h:3:4");
-    assert!(matches!(c, Command::Reconfig { members, .. } if members.len() == 2));
+    assert!(matches!(c, Command::Reconfig(r) if r.members.len() == 2));
     assert_eq!(command("config").1, Command::Config);
     for (line, expected) in [
         (
@@ -723,7 +620,7 @@ fn reconfig_flags() {
     }
 }
 
-fn ops(line: &str) -> OpsCommand {
+fn ops(line: &str) -> OpsSub {
     let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
     match parse(&args, None) {
         Ok(Action::Run(_, Command::Ops(op))) => op,
@@ -731,49 +628,50 @@ fn ops(line: &str) -> OpsCommand {
     }
 }
 
+fn quota(line: &str) -> QuotaSub {
+    match ops(line) {
+        OpsSub::Quota(q) => q,
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
 #[test]
 fn what_the_operator_commands_mean() {
+    // No PATH: the prefix `/` (commands/ops.rs).
+    assert_eq!(ops("ephemerals"), OpsSub::Ephemerals { path: None });
+    let delete = quota("quota delete /q");
+    assert_eq!((delete.path(), delete.limits()), ("/q", None));
+    let delete = quota("quota delete /q --bytes");
     assert_eq!(
-        ops("ephemerals"),
-        OpsCommand::Ephemerals { prefix: "/".into() }
-    );
-    assert_eq!(
-        ops("quota delete /q"),
-        OpsCommand::QuotaDelete {
-            path: "/q".into(),
-            unset: None
-        }
-    );
-    assert_eq!(
-        ops("quota delete /q --bytes"),
-        OpsCommand::QuotaDelete {
-            path: "/q".into(),
-            unset: Some(QuotaLimits {
+        (delete.path(), delete.limits()),
+        (
+            "/q",
+            Some(QuotaLimits {
                 bytes: Some(-1),
                 ..QuotaLimits::default()
             })
-        }
+        )
     );
     match ops("acl set /a world:anyone:r,ip:1.2.3.4:cdrwa auth::a --version 3") {
-        OpsCommand::AclSet { acl, version, .. } => {
-            assert_eq!(acl.len(), 3);
+        OpsSub::Acl(AclSub::Set { acl, version, .. }) => {
+            assert_eq!(acl_entries(&acl).len(), 3);
             assert_eq!(version, Some(3));
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(
         ops("watches remove /w"),
-        OpsCommand::RemoveWatches {
+        OpsSub::Watches(WatchesSub::Remove {
             path: "/w".into(),
             kind: WatchKind::Any
-        }
+        })
     );
     let args: Vec<String> = ["create", "/n", "--acl", "a:b:r", "--acl", "c:d:w"]
         .iter()
         .map(|s| s.to_string())
         .collect();
     match parse(&args, None) {
-        Ok(Action::Run(_, Command::Create(c))) => assert_eq!(c.acl.len(), 2),
+        Ok(Action::Run(_, Command::Create(c))) => assert_eq!(c.acl.specs().count(), 2),
         other => panic!("{other:?}"),
     }
 }

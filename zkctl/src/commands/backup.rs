@@ -8,7 +8,7 @@ use std::time::Duration;
 use zkrs_client::{AclEntry, Client, CreateMode, CreateOptions, Op};
 use zkrs_recipes::framework::parent;
 
-use crate::args::backup::{BackupCommand, Existing};
+use crate::args::backup::{BackupSub, Existing};
 use crate::commands::export_format::{path_order, under, Mode, Record};
 use crate::commands::snapshot::{persistent_nodes, read_file, record, report_ephemerals};
 use crate::commands::walk::{windowed, WINDOW};
@@ -25,20 +25,20 @@ pub const MAX_BATCH_OPS: usize = 2000;
 const BATCHES_IN_FLIGHT: usize = 8;
 
 /// Runs a backup or search command on a connected client.
-pub async fn run(client: &Client, command: BackupCommand) -> Outcome {
+pub async fn run(client: &Client, command: BackupSub) -> Outcome {
     match command {
-        BackupCommand::Export { path, out } => export(client, &path, out.as_deref()).await,
-        BackupCommand::Import {
+        BackupSub::Export { path, out } => export(client, &path, out.as_deref()).await,
+        BackupSub::Import {
             file,
             at,
             existing,
             dry_run,
         } => import(client, &file, &at, existing, dry_run).await,
-        BackupCommand::Diff { left, right } => diff::run(client, &left, &right).await,
-        BackupCommand::Find { path, name, data } => {
+        BackupSub::Diff { left, right } => diff::run(client, &left, &right).await,
+        BackupSub::Find { path, name, data } => {
             find::run(client, &path, name.as_deref(), data.as_deref()).await
         }
-        BackupCommand::Du { path } => du::run(client, &path).await,
+        BackupSub::Du { path } => du::run(client, &path).await,
     }
 }
 
@@ -150,90 +150,11 @@ async fn import(
         }
     }
     let targets: Vec<String> = records.iter().map(|r| under(at, &r.path)).collect();
-    // Nothing under --at exists if --at does not (short of a race): one read, not one per node.
-    let exists: Vec<bool> = if client.exists(at).await?.is_none() {
-        vec![false; targets.len()]
-    } else {
-        let found = windowed(targets.len(), WINDOW, |i| {
-            let (client, target) = (client.clone(), targets[i].clone());
-            async move { client.exists(&target).await }
-        })
-        .await;
-        found
-            .into_iter()
-            .map(|r| r.map(|s| s.is_some()))
-            .collect::<Result<_, _>>()?
-    };
-    // The --at node itself may exist (`/` always does): it is kept, or overwritten with
-    // --existing overwrite; only the nodes below it are refused by default.
-    let plans: Vec<Plan> = exists
-        .iter()
-        .map(|&e| match (e, existing) {
-            (false, _) => Plan::Create,
-            (true, Existing::Overwrite) => Plan::Overwrite,
-            (true, Existing::Skip | Existing::Error) => Plan::Skip, // Error: refused below
-        })
-        .collect();
-    let count = |p: Plan| plans.iter().filter(|&&x| x == p).count();
-    if existing == Existing::Error {
-        if let Some(i) = exists.iter().skip(1).position(|&e| e).map(|i| i + 1) {
-            let n = exists.iter().skip(1).filter(|&&e| e).count();
-            return Err(Failure::msg(format!(
-                "NodeExists: {} ({n} of the file's nodes exist; nothing was written; \
-                 --existing skip or overwrite)",
-                targets[i]
-            )));
-        }
-    }
+    let plans = plan(client, at, &targets, existing).await?;
     if dry_run {
-        let mut out = crate::output::stdout();
-        for (t, p) in targets.iter().zip(&plans) {
-            let verb = match p {
-                Plan::Create => "create",
-                Plan::Skip => "skip",
-                Plan::Overwrite => "overwrite",
-            };
-            if crate::output_json::on() {
-                let record = crate::json_records::Planned {
-                    action: verb,
-                    path: t,
-                };
-                crate::output_json::line(&mut out, &record)?;
-            } else {
-                writeln!(out, "{verb} {t}")?;
-            }
-        }
-        out.flush()?;
-        return Ok(0);
+        return print_plans(&targets, &plans);
     }
-    let mut created = 0;
-    let mut failure = None;
-    let mut from = 0;
-    loop {
-        let chunk = next_units(&records, &targets, &plans, &mut from, BATCHES_IN_FLIGHT);
-        if chunk.is_empty() {
-            break;
-        }
-        let results =
-            pipeline::all(chunk.iter().map(|u| send(client, u, &records, &targets))).await;
-        for result in results {
-            match result {
-                Ok(n) => created += n,
-                Err(e) if failure.is_none() => failure = Some(e),
-                Err(_) => {}
-            }
-        }
-        if failure.is_some() {
-            break;
-        }
-    }
-    if let Some(e) = failure {
-        return Err(Failure::msg(format!(
-            "import: {e} (nodes created: {created} of {}; each transaction is all or \
-             nothing; a rerun with --existing skip completes the import)",
-            count(Plan::Create)
-        )));
-    }
+    let created = apply(client, &records, &targets, &plans).await?;
     let overwrite: Vec<usize> = (0..records.len())
         .filter(|&i| plans[i] == Plan::Overwrite)
         .collect();
@@ -246,6 +167,7 @@ async fn import(
     {
         result?;
     }
+    let count = |p: Plan| plans.iter().filter(|&&x| x == p).count();
     if crate::output_json::on() {
         crate::output_json::say(&crate::json_records::Imported {
             created,
@@ -260,6 +182,111 @@ async fn import(
         ))?;
     }
     Ok(0)
+}
+
+/// What import does with each target, from which of them exist and `--existing`; refused
+/// (nothing written) when a node below the first exists and `--existing` is `error`.
+async fn plan(
+    client: &Client,
+    at: &str,
+    targets: &[String],
+    existing: Existing,
+) -> Result<Vec<Plan>, Failure> {
+    // Nothing under --at exists if --at does not (short of a race): one read, not one per node.
+    let exists: Vec<bool> = if client.exists(at).await?.is_none() {
+        vec![false; targets.len()]
+    } else {
+        let found = windowed(targets.len(), WINDOW, |i| {
+            let (client, target) = (client.clone(), targets[i].clone());
+            async move { client.exists(&target).await }
+        })
+        .await;
+        found
+            .into_iter()
+            .map(|r| r.map(|s| s.is_some()))
+            .collect::<Result<_, _>>()?
+    };
+    if existing == Existing::Error {
+        if let Some(i) = exists.iter().skip(1).position(|&e| e).map(|i| i + 1) {
+            let n = exists.iter().skip(1).filter(|&&e| e).count();
+            return Err(Failure::msg(format!(
+                "NodeExists: {} ({n} of the file's nodes exist; nothing was written; \
+                 --existing skip or overwrite)",
+                targets[i]
+            )));
+        }
+    }
+    // The --at node itself may exist (`/` always does): it is kept, or overwritten with
+    // --existing overwrite; only the nodes below it are refused by default.
+    Ok(exists
+        .iter()
+        .map(|&e| match (e, existing) {
+            (false, _) => Plan::Create,
+            (true, Existing::Overwrite) => Plan::Overwrite,
+            (true, Existing::Skip | Existing::Error) => Plan::Skip,
+        })
+        .collect())
+}
+
+/// `import --dry-run`: one `create|skip|overwrite PATH` line (or JSON record) per node.
+fn print_plans(targets: &[String], plans: &[Plan]) -> Outcome {
+    let mut out = crate::output::stdout();
+    for (t, p) in targets.iter().zip(plans) {
+        let verb = match p {
+            Plan::Create => "create",
+            Plan::Skip => "skip",
+            Plan::Overwrite => "overwrite",
+        };
+        if crate::output_json::on() {
+            let record = crate::json_records::Planned {
+                action: verb,
+                path: t,
+            };
+            crate::output_json::line(&mut out, &record)?;
+        } else {
+            writeln!(out, "{verb} {t}")?;
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+/// Sends the creates and setData of the plans, [`BATCHES_IN_FLIGHT`] transactions at a
+/// time; the number of nodes created. After a failure no further chunk is sent.
+async fn apply(
+    client: &Client,
+    records: &[Record],
+    targets: &[String],
+    plans: &[Plan],
+) -> Result<usize, Failure> {
+    let mut created = 0;
+    let mut failure = None;
+    let mut from = 0;
+    loop {
+        let chunk = next_units(records, targets, plans, &mut from, BATCHES_IN_FLIGHT);
+        if chunk.is_empty() {
+            break;
+        }
+        let results = pipeline::all(chunk.iter().map(|u| send(client, u, records, targets))).await;
+        for result in results {
+            match result {
+                Ok(n) => created += n,
+                Err(e) if failure.is_none() => failure = Some(e),
+                Err(_) => {}
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
+    }
+    match failure {
+        None => Ok(created),
+        Some(e) => Err(Failure::msg(format!(
+            "import: {e} (nodes created: {created} of {}; each transaction is all or \
+             nothing; a rerun with --existing skip completes the import)",
+            plans.iter().filter(|&&p| p == Plan::Create).count()
+        ))),
+    }
 }
 
 /// The bytes an operation takes in a multi request, about (headers, path, data, ACL).

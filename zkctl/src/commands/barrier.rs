@@ -7,46 +7,27 @@
 //! watchdog if zkctl dies. A member that gives up (a signal, or CMD cannot start) does not wait
 //! for the others: its node is deleted at once (the session is closed), so nobody waits for it.
 
-use std::io;
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use zkrs_client::Client;
 use zkrs_recipes::barrier::DistributedDoubleBarrier;
 
-use crate::args::Globals;
-use crate::child::{exit_code, Supervised};
-use crate::connection::{close, connect};
+use crate::args::{BarrierArgs, Globals};
+use crate::child::Supervised;
+use crate::commands::hold::{run_to_end, with_session, Ran};
 use crate::failure::{Failure, Outcome, EXIT_LOCK_TIMEOUT};
 use crate::output::note;
-use crate::signals::{Shutdown, Terminate};
+use crate::signals::Shutdown;
 
 /// Enters, runs `argv`, leaves; the exit code is the command's (3 on a timeout).
-pub async fn run(
-    g: &Globals,
-    path: &str,
-    count: usize,
-    timeout: Option<Duration>,
-    grace: Duration,
-    argv: &[String],
-) -> Outcome {
+pub async fn run(g: &Globals, a: &BarrierArgs) -> Outcome {
+    let (path, count, timeout, argv) = (a.path.as_str(), a.count, a.timeout, &a.command);
+    let grace = a.grace.or_default(g.session_timeout);
     zkrs_client::validate_path(path)?;
-    // Listen first: from here on a termination request is handled, never fatal.
-    let mut shutdown = Shutdown::install()?;
-    let client = tokio::select! {
-        client = connect(g) => client?,
-        signal = shutdown.recv() => return Ok(signal.exit_code()),
-    };
-    let result = meet(&client, path, count, timeout, grace, argv, &mut shutdown).await;
-    // Closing the session deletes our member node now if anything above left it behind.
-    close(&client).await;
-    result
-}
-
-/// How the command's run ended.
-enum End {
-    Exited(io::Result<ExitStatus>),
-    Signal(Terminate),
+    with_session(g, async |client, shutdown| {
+        meet(client, path, count, timeout, grace, argv, shutdown).await
+    })
+    .await
 }
 
 async fn meet(
@@ -81,23 +62,10 @@ async fn meet(
     let node = format!("{}/{}", path.trim_end_matches('/'), barrier.node_name());
     // If CMD cannot start (exit 127) we leave at once, through the session's close.
     let mut child = Supervised::spawn(argv, &[("ZKCTL_BARRIER_NODE", &node)])?;
-    let end = tokio::select! {
-        status = child.wait() => End::Exited(status),
-        signal = shutdown.recv() => End::Signal(signal),
-    };
-    let code = match end {
-        End::Exited(status) => exit_code(status?),
-        End::Signal(signal) => {
-            note!(
-                "zkctl: {}: stopping pid {}, then leaving {path} without waiting for the others",
-                signal.name,
-                child.pid()
-            );
-            if let Err(e) = child.stop(grace, Some(shutdown)).await {
-                note!("zkctl: stopping pid {}: {e}", child.pid());
-            }
-            return Ok(signal.exit_code());
-        }
+    let then = format!("leaving {path} without waiting for the others");
+    let code = match run_to_end(&mut child, grace, shutdown, &then).await? {
+        Ran::Exited(code) => code,
+        Ran::Stopped(signal) => return Ok(signal.exit_code()),
     };
     // Leaving waits for every member to leave; a signal meanwhile leaves at once.
     let left = tokio::select! {

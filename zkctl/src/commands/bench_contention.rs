@@ -29,11 +29,11 @@ use zkrs_recipes::{
     leader::{CloseMode, LeaderLatch},
     lock::{InterProcessMutex, InterProcessSemaphoreV2, SEMAPHORE_LOCK_PARENT},
 };
-use zkrs_testkit::measure::live_heap_bytes;
 
 use crate::args::Globals;
 use crate::commands::bench_timing::{Handoffs, Latencies, STUCK};
 use crate::connection::{builder, close};
+use crate::lab;
 use crate::output::figure;
 use crate::pipeline;
 
@@ -87,10 +87,10 @@ pub struct Memory {
     /// Growth of the resident set per session, connected and in line (`None`: no
     /// `/proc/self/status`).
     pub rss_per_waiter: Option<i64>,
-    /// Growth of the live heap per session, once connected.
-    pub heap_per_session: i64,
+    /// Growth of the live heap per session, once connected (where the heap is counted).
+    pub heap_per_session: Option<i64>,
     /// Growth of the live heap per session, for its place in line (the recipe's wait).
-    pub heap_per_waiter: i64,
+    pub heap_per_waiter: Option<i64>,
 }
 
 impl Memory {
@@ -104,17 +104,26 @@ impl Memory {
                 "bytes",
             ));
         }
-        out.push(figure(
-            &format!("{prefix}heap_per_session_bytes"),
-            self.heap_per_session,
-            "bytes",
-        ));
-        out.push(figure(
-            &format!("{prefix}heap_per_waiter_bytes"),
-            self.heap_per_waiter,
-            "bytes",
-        ));
+        if let Some(heap) = self.heap_per_session {
+            out.push(figure(
+                &format!("{prefix}heap_per_session_bytes"),
+                heap,
+                "bytes",
+            ));
+        }
+        if let Some(heap) = self.heap_per_waiter {
+            out.push(figure(
+                &format!("{prefix}heap_per_waiter_bytes"),
+                heap,
+                "bytes",
+            ));
+        }
     }
+}
+
+/// Bytes live on the heap now, where the binary counts them (see [`crate::lab`]).
+fn live_heap() -> Option<i64> {
+    lab::get().live_heap_bytes.map(|f| f() as i64)
 }
 
 /// This process's resident set in bytes (`VmRSS` of `/proc/self/status`), where there is one.
@@ -265,19 +274,19 @@ pub struct Contenders {
     /// The resident set and live heap before the sessions connected, and the live heap once
     /// they had.
     rss_before: Option<i64>,
-    heap_before: i64,
-    heap_connected: i64,
+    heap_before: Option<i64>,
+    heap_connected: Option<i64>,
 }
 
 impl Contenders {
     /// Connects `n` sessions.
     pub async fn connect(g: &Globals, recipe: Recipe, path: &str, n: usize) -> Result<Contenders> {
-        let (rss_before, heap_before) = (resident_bytes(), live_heap_bytes() as i64);
+        let (rss_before, heap_before) = (resident_bytes(), live_heap());
         let clients: Vec<Client> = pipeline::all((0..n).map(|_| builder(g).connect()))
             .await
             .into_iter()
             .collect::<Result<_>>()?;
-        let heap_connected = live_heap_bytes() as i64;
+        let heap_connected = live_heap();
         let mutexes = match recipe {
             Recipe::Lock => clients
                 .iter()
@@ -367,8 +376,13 @@ impl Contenders {
                 .rss_before
                 .zip(rss_in_line)
                 .map(|(before, after)| per(after - before)),
-            heap_per_session: per(self.heap_connected - self.heap_before),
-            heap_per_waiter: per(heap_in_line - self.heap_connected),
+            heap_per_session: self
+                .heap_connected
+                .zip(self.heap_before)
+                .map(|(after, before)| per(after - before)),
+            heap_per_waiter: heap_in_line
+                .zip(self.heap_connected)
+                .map(|(after, before)| per(after - before)),
         };
         Ok((handoffs, memory))
     }
@@ -404,9 +418,9 @@ async fn measure(
     contenders: usize,
     shared: &Shared,
     tasks: &mut JoinSet<Result<()>>,
-) -> Result<(Duration, Option<i64>, i64)> {
+) -> Result<(Duration, Option<i64>, Option<i64>)> {
     until_in_line(admin, path, contenders).await?;
-    let memory = (resident_bytes(), live_heap_bytes() as i64);
+    let memory = (resident_bytes(), live_heap());
     shared.gate.notify_one();
     let mut seen = 0;
     loop {

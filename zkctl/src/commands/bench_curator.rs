@@ -1,62 +1,28 @@
-//! `bench lock|latch --curator`: Curator 5.4's side of the contended loop, in a JVM running
-//! `tests/java/CuratorContentionBench.java` (built into zkctl, so the binary needs no source
-//! tree), compiled and started through the test kit's `JavaPrograms` against Debian's
-//! Curator jars, as the interop tests' peers are. It contends on the same server with the
-//! same number of sessions as ours, one chunk of hand-offs (or of uncontended cycles, each
-//! locker on a lock of its own) at a time when told on stdin (chunks alternate with ours),
-//! times them inside the JVM, and answers each on one line.
+//! `bench lock|latch --curator`: Curator 5.4's side of the contended loop, a JVM program
+//! (`tests/java/CuratorContentionBench.java`) that `zkctl-bench` compiles and starts through
+//! the test kit's `JavaPrograms` ([`crate::lab::Lab::curator_side`]); the shipped zkctl has
+//! no test kit, and refuses `--curator`. It contends on the same server with the same number
+//! of sessions as ours, one chunk of hand-offs (or of uncontended cycles, each locker on a
+//! lock of its own) at a time when told on stdin (chunks alternate with ours), times them
+//! inside the JVM, and answers each on one line.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-use zkrs_testkit::JavaPrograms;
-
 use crate::args::Globals;
 use crate::commands::bench_contention::Recipe;
 use crate::commands::bench_timing::{Handoffs, Latencies};
 use crate::failure::Failure;
+use crate::lab;
 
-/// The program's source.
-const SOURCE: &str = include_str!("../../../tests/java/CuratorContentionBench.java");
-/// Its class.
-const CLASS: &str = "CuratorContentionBench";
-/// The full JIT, a heap for many sessions, Curator's warnings on stderr (the ZooKeeper
-/// client's only when they are errors: it warns of every socket the server closes as the
-/// sessions end).
-const JVM: &[&str] = &[
-    "-Xmx512m",
-    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-    "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper=error",
-    "-Dorg.slf4j.simpleLogger.logFile=System.err",
-];
 /// The JIT's warm-up: Curator's side runs unmeasured hand-offs for at least this long.
 pub const JIT_WARMUP: Duration = Duration::from_secs(1);
 /// How long the JVM may take to start and connect, or to answer one chunk (its own loop
 /// gives up after two minutes).
 const DEADLINE: Duration = Duration::from_secs(180);
-const INSTALL_HINT: &str = "--curator needs a JDK (javac) and Curator's jars in the jar cache \
-     (ZKRS_TEST_CURATOR chooses the version): run scripts/install-zookeeper.sh, or set \
-     ZKR_CURATOR_CLASSPATH / ZKR_JAVAC";
-
-/// Compiles the program (once per content: the classes stay in the temporary folder).
-fn compile() -> Result<JavaPrograms, String> {
-    let classpath = JavaPrograms::curator_classpath().map_err(|e| e.to_string())?;
-    let base = std::env::temp_dir().join("zkctl-java");
-    // The source goes to a folder of this process's own, so concurrent runs never read a
-    // half-written file; the classes are shared by content.
-    let folder = base.join(format!("source-{}", std::process::id()));
-    let source: PathBuf = folder.join(format!("{CLASS}.java"));
-    std::fs::create_dir_all(&folder)
-        .and_then(|()| std::fs::write(&source, SOURCE))
-        .map_err(|e| format!("writing {}: {e}", source.display()))?;
-    let compiled = JavaPrograms::compile(&[source], &classpath, &base, "curator-contention-bench");
-    let _ = std::fs::remove_dir_all(&folder);
-    compiled.map_err(|e| e.to_string())
-}
 
 /// Curator's side, running: its sessions connected, waiting for a chunk to run. Killed when
 /// dropped.
@@ -82,11 +48,19 @@ impl CuratorSide {
                 "--curator connects without TLS or authentication; leave those flags out".into(),
             ));
         }
-        let programs = tokio::task::spawn_blocking(compile)
+        let Some(curator_side) = lab::get().curator_side else {
+            return Err(Failure::Usage(lab::needs_bench("--curator")));
+        };
+        let mut command = tokio::task::spawn_blocking(curator_side)
             .await
             .map_err(|e| Failure::msg(format!("compiling Curator's side: {e}")))?
-            .map_err(|e| Failure::msg(format!("{e}\n{INSTALL_HINT}")))?;
-        let mut command = tokio::process::Command::from(programs.command(JVM, CLASS));
+            .map(tokio::process::Command::from)
+            .map_err(Failure::msg)?;
+        let program = command
+            .as_std()
+            .get_program()
+            .to_string_lossy()
+            .into_owned();
         command
             .arg(&g.server)
             .arg(g.session_timeout.as_millis().to_string())
@@ -100,7 +74,7 @@ impl CuratorSide {
             .kill_on_drop(true);
         let mut child = command
             .spawn()
-            .map_err(|e| Failure::msg(format!("starting {}: {e}", programs.java().display())))?;
+            .map_err(|e| Failure::msg(format!("starting {program}: {e}")))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(Failure::msg("Curator's side has no pipes"));
         };

@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zkrs_client::{Client, ErrorKind, Result};
-use zkrs_testkit::measure::{allocation_counts, process_cpu_time};
-
+use crate::lab;
 use crate::output::figure;
+use zkrs_client::{Client, ErrorKind, Result};
 
 /// The figures of one run.
 pub type Figures = Vec<String>;
@@ -23,10 +22,11 @@ pub struct Run<T> {
     pub elapsed: Duration,
     /// What the operations returned.
     pub outputs: Vec<T>,
-    /// This process's CPU time over the run (every thread: callers, driver, runtime).
-    pub cpu: Duration,
-    /// Calls into the allocator over the run.
-    pub allocations: u64,
+    /// This process's CPU time over the run (every thread: callers, driver, runtime), where
+    /// the binary measures it (see [`crate::lab`]).
+    pub cpu: Option<Duration>,
+    /// Calls into the allocator over the run, where the binary counts them.
+    pub allocations: Option<u64>,
 }
 
 impl<T> Run<T> {
@@ -36,32 +36,37 @@ impl<T> Run<T> {
             latencies: Vec::new(),
             elapsed: Duration::ZERO,
             outputs: Vec::new(),
-            cpu: Duration::ZERO,
-            allocations: 0,
+            cpu: Some(Duration::ZERO),
+            allocations: Some(0),
         };
         for run in runs {
             all.latencies.extend(run.latencies);
             all.elapsed += run.elapsed;
             all.outputs.extend(run.outputs);
-            all.cpu += run.cpu;
-            all.allocations += run.allocations;
+            all.cpu = all.cpu.zip(run.cpu).map(|(a, b)| a + b);
+            all.allocations = all.allocations.zip(run.allocations).map(|(a, b)| a + b);
         }
         all
     }
 
-    /// `cpu_ns_per_<unit>` and `allocs_per_<unit>`: the client's own cost per operation.
+    /// `cpu_ns_per_<unit>` and `allocs_per_<unit>`: the client's own cost per operation
+    /// (each where it was measured).
     pub fn cost_figures(&self, unit: &str, out: &mut Figures) {
         let n = self.latencies.len().max(1) as f64;
-        out.push(figure(
-            &format!("cpu_ns_per_{unit}"),
-            (self.cpu.as_nanos() as f64 / n).round() as u64,
-            "ns",
-        ));
-        out.push(figure(
-            &format!("allocs_per_{unit}"),
-            format!("{:.2}", self.allocations as f64 / n),
-            "allocs",
-        ));
+        if let Some(cpu) = self.cpu {
+            out.push(figure(
+                &format!("cpu_ns_per_{unit}"),
+                (cpu.as_nanos() as f64 / n).round() as u64,
+                "ns",
+            ));
+        }
+        if let Some(allocations) = self.allocations {
+            out.push(figure(
+                &format!("allocs_per_{unit}"),
+                format!("{:.2}", allocations as f64 / n),
+                "allocs",
+            ));
+        }
     }
 }
 
@@ -84,7 +89,10 @@ where
     let remaining = Arc::new(AtomicUsize::new(ops));
     let table: Arc<[AtomicU64]> = (0..ops).map(|_| AtomicU64::new(0)).collect();
     let mut tasks = Vec::with_capacity(clients.len() * in_flight);
-    let (started, cpu, allocations) = (Instant::now(), process_cpu_time(), allocation_counts());
+    let lab = lab::get();
+    let cpu_time = || lab.cpu_time.map(|f| f());
+    let allocation_calls = || lab.allocation_calls.map(|f| f());
+    let (started, cpu, allocations) = (Instant::now(), cpu_time(), allocation_calls());
     for (c, client) in clients.iter().enumerate() {
         for s in 0..in_flight {
             let (client, remaining, op, table) =
@@ -118,8 +126,12 @@ where
     }
     let (elapsed, cpu, allocations) = (
         started.elapsed(),
-        process_cpu_time().saturating_sub(cpu),
-        (allocation_counts() - allocations).calls(),
+        cpu_time()
+            .zip(cpu)
+            .map(|(now, then)| now.saturating_sub(then)),
+        allocation_calls()
+            .zip(allocations)
+            .map(|(now, then)| now.saturating_sub(then)),
     );
     Ok(Run {
         latencies: table.iter().map(|l| l.load(Ordering::Relaxed)).collect(),

@@ -7,8 +7,8 @@ use zkrs_client::{
 };
 use zkrs_recipes::framework::{create_parents, join, parent, ParentMode};
 
-use crate::args::{Command, CreateArgs};
-use crate::commands::acl;
+use crate::args::{Command, CreateArgs, GetArgs, LsArgs, StatArgs, TreeArgs};
+use crate::commands::{acl, find};
 use crate::failure::{Failure, Outcome};
 use crate::json_records as rec;
 use crate::output::{self, note};
@@ -20,69 +20,21 @@ use crate::signals::Shutdown;
 pub async fn run(client: &Client, command: Command) -> Outcome {
     let mut out = crate::output::stdout();
     match command {
-        Command::Ls { path } => {
-            let children = client.get_children(&path).await?;
-            let mut names: Vec<&str> = children.iter().collect();
-            names.sort_unstable();
-            for name in names {
-                if output_json::on() {
-                    let child = join(&path, name);
-                    output_json::line(&mut out, &rec::Child { path: &child, name })?;
-                } else {
-                    writeln!(out, "{name}")?;
-                }
-            }
+        Command::Ls(a) => return ls(client, &a, out).await,
+        Command::Get(a) => return get(client, &a, out).await,
+        Command::Stat(a) => return stat(client, &a, out).await,
+        Command::Set(a) => {
+            client
+                .set_data(&a.path, a.data.as_bytes(), a.version)
+                .await?;
         }
-        Command::Get { path } => {
-            let (data, stat) = client.get_data(&path).await?;
-            if output_json::on() {
-                let node = rec::Node {
-                    path: &path,
-                    data: rec::Data::of(&data),
-                    stat: rec::StatRecord::from(&stat),
-                };
-                output_json::line(&mut out, &node)?;
-            } else {
-                out.write_all(&data)?;
-            }
-        }
-        Command::Stat { path } => {
-            let (_, stat) = client.get_data(&path).await?;
-            if output_json::on() {
-                let stat = rec::StatRecord::from(&stat);
-                output_json::line(&mut out, &rec::NodeStat { path: &path, stat })?;
-            } else {
-                out.write_all(output::stat(&stat).as_bytes())?;
-            }
-        }
-        Command::Set {
-            path,
-            data,
-            version,
-        } => {
-            client.set_data(&path, &data, version).await?;
-        }
-        Command::Create(args) => {
+        Command::Create(a) => {
             drop(out); // `create --ephemeral` prints, then waits: flush per line.
-            return create(client, args).await;
+            return create(client, &a).await;
         }
-        Command::Delete {
-            path,
-            recursive,
-            version,
-        } => {
-            if recursive {
-                if path == "/" {
-                    return Err(Failure::Usage(
-                        "refusing to delete / recursively (it holds /zookeeper)".into(),
-                    ));
-                }
-                delete_tree(client, &path, version).await?;
-            } else {
-                client.delete(&path, version).await?;
-            }
-        }
-        Command::Tree { path } => {
+        Command::Delete(a) => delete(client, &a.path, a.recursive, a.version).await?,
+        Command::Deleteall(a) => delete(client, &a.path, true, None).await?,
+        Command::Tree(TreeArgs { path }) => {
             // Check the root first, so a missing node is an error, not an empty tree.
             client.get_children(&path).await?;
             if output_json::on() {
@@ -104,6 +56,141 @@ pub async fn run(client: &Client, command: Command) -> Outcome {
     Ok(0)
 }
 
+/// `ls PATH [-s]`: the children's names, sorted (and the Stat). `-R` is zkCli.sh's every path
+/// of the subtree, which `find` prints.
+async fn ls(client: &Client, a: &LsArgs, mut out: impl Write) -> Outcome {
+    let path = &a.path;
+    if a.recursive {
+        return find::run(client, path, None, None).await;
+    }
+    let children = if a.stat {
+        client.get_children2(path).await?
+    } else {
+        client.get_children(path).await?
+    };
+    let mut names: Vec<&str> = children.iter().collect();
+    names.sort_unstable();
+    for name in names {
+        if output_json::on() {
+            let child = join(path, name);
+            output_json::line(&mut out, &rec::Child { path: &child, name })?;
+        } else {
+            writeln!(out, "{name}")?;
+        }
+    }
+    if let Some(stat) = children.stat() {
+        print_stat(&mut out, path, stat)?;
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+/// `delete PATH [--recursive] [--version V]`, `deleteall PATH`.
+async fn delete(
+    client: &Client,
+    path: &str,
+    recursive: bool,
+    version: Option<i32>,
+) -> Result<(), Failure> {
+    if !recursive {
+        client.delete(path, version).await?;
+    } else if path == "/" {
+        return Err(Failure::Usage(
+            "refusing to delete / recursively (it holds /zookeeper)".into(),
+        ));
+    } else {
+        delete_tree(client, path, version).await?;
+    }
+    Ok(())
+}
+
+/// `get PATH [-s] [-w]`: the data (and the Stat), then, with `-w`, the watch's event.
+async fn get(client: &Client, a: &GetArgs, mut out: impl Write) -> Outcome {
+    let (path, with_stat, watch) = (a.path.as_str(), a.stat, a.watch);
+    let (data, node_stat, fired) = if watch {
+        let (data, node_stat, fired) = client.get_data_and_watch(path).await?;
+        (data, node_stat, Some(fired))
+    } else {
+        let (data, node_stat) = client.get_data(path).await?;
+        (data, node_stat, None)
+    };
+    if output_json::on() {
+        // The record holds the Stat already: `-s` adds nothing to it.
+        let node = rec::Node {
+            path,
+            data: rec::Data::of(&data),
+            stat: rec::StatRecord::from(&node_stat),
+        };
+        output_json::line(&mut out, &node)?;
+    } else {
+        out.write_all(&data)?;
+        if with_stat {
+            // zkCli.sh's layout: the data on its own line, then the Stat.
+            if !data.ends_with(b"\n") {
+                writeln!(out)?;
+            }
+            out.write_all(output::stat(&node_stat).as_bytes())?;
+        }
+    }
+    match fired {
+        Some(fired) => await_watch(out, path, fired).await?,
+        None => out.flush()?,
+    }
+    Ok(0)
+}
+
+/// `stat PATH [-w]`: the Stat, then, with `-w`, the watch's event.
+async fn stat(client: &Client, a: &StatArgs, mut out: impl Write) -> Outcome {
+    let (path, watch) = (a.path.as_str(), a.watch);
+    if !watch {
+        let (_, stat) = client.get_data(path).await?;
+        print_stat(&mut out, path, &stat)?;
+        out.flush()?;
+        return Ok(0);
+    }
+    let (stat, fired) = client.exists_and_watch(path).await?;
+    let Some(stat) = stat else {
+        return Err(zkrs_client::Error::from(ErrorCode::NoNode)
+            .with_path(path)
+            .into());
+    };
+    print_stat(&mut out, path, &stat)?;
+    await_watch(out, path, fired).await?;
+    Ok(0)
+}
+
+/// A node's Stat: `name = value` lines, or a `{"path","stat"}` record.
+fn print_stat(out: &mut impl Write, path: &str, stat: &zkrs_client::Stat) -> std::io::Result<()> {
+    if output_json::on() {
+        let stat = rec::StatRecord::from(stat);
+        output_json::line(out, &rec::NodeStat { path, stat })
+    } else {
+        out.write_all(output::stat(stat).as_bytes())
+    }
+}
+
+/// `get -w`, `stat -w`: what was read is flushed, then the one-shot watch's event is
+/// printed as `zkctl watch` prints one, once it fires.
+async fn await_watch(
+    mut out: impl Write,
+    path: &str,
+    fired: zkrs_client::OneshotWatch,
+) -> std::result::Result<(), Failure> {
+    out.flush()?;
+    drop(out);
+    // On stderr, so scripts (and tests) know when changes start to be seen.
+    note!("zkctl: watching {path} (one event)");
+    let event = fired.await;
+    crate::commands::watch::print(&event)?;
+    if event.is_session_event() {
+        return Err(Failure::msg(format!(
+            "the watch on {path} ended: session {:?}",
+            event.state
+        )));
+    }
+    Ok(())
+}
+
 /// The create mode for the flags (the parser has refused impossible combinations).
 fn mode(a: &CreateArgs) -> CreateMode {
     match (a.ephemeral, a.container, a.ttl.is_some(), a.sequential) {
@@ -117,7 +204,7 @@ fn mode(a: &CreateArgs) -> CreateMode {
     }
 }
 
-async fn create(client: &Client, a: CreateArgs) -> Outcome {
+async fn create(client: &Client, a: &CreateArgs) -> Outcome {
     // Listen before the node exists, so a signal cannot slip between create and wait.
     let mut shutdown = if a.ephemeral {
         Some(Shutdown::install()?)
@@ -125,8 +212,8 @@ async fn create(client: &Client, a: CreateArgs) -> Outcome {
         None
     };
     // `--acl`: the entries given, else the open ACL.
-    let entries: Vec<AclEntry> = a.acl.iter().map(acl::entry).collect();
-    let mut options = CreateOptions::new(mode(&a));
+    let entries: Vec<AclEntry> = a.acl.specs().map(acl::entry).collect();
+    let mut options = CreateOptions::new(mode(a));
     if !entries.is_empty() {
         options = options.acl(&entries);
     }
@@ -140,7 +227,8 @@ async fn create(client: &Client, a: CreateArgs) -> Outcome {
             create_parents(client, p, ParentMode::Persistent).await?;
         }
     }
-    let (path, _) = client.create_with(&a.path, &a.data, &options).await?;
+    let data = a.data.as_deref().unwrap_or_default().as_bytes();
+    let (path, _) = client.create_with(&a.path, data, &options).await?;
     if output_json::on() {
         output_json::say(&rec::PathOnly { path: &path })?;
     } else {

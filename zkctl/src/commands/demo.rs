@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use zkrs_client::{Client, Result};
 use zkrs_recipes::leader::{CloseMode, LeaderLatch};
-use zkrs_testkit::TestingServer;
 
 use crate::args::Globals;
 use crate::commands::data::delete_tree;
 use crate::connection::{builder, close, connect};
 use crate::failure::{Failure, Outcome};
+use crate::lab;
 use crate::pipeline;
 
 /// `println!` that returns an I/O error instead of panicking on a closed stdout.
@@ -45,8 +45,14 @@ pub async fn run(g: &Globals, participants: usize) -> Outcome {
         say!("ZooKeeper at {}", g.server)?;
         None
     } else {
+        let Some(local_server) = lab::get().local_server else {
+            return Err(Failure::Usage(format!(
+                "demo needs a server: --server HOSTS or $ZK_SERVER ({})",
+                lab::needs_bench("starting one")
+            )));
+        };
         say!("starting a local ZooKeeper with the test kit...")?;
-        let server = tokio::task::spawn_blocking(TestingServer::start)
+        let (connect_string, server) = tokio::task::spawn_blocking(local_server)
             .await
             .map_err(|e| Failure::msg(format!("starting ZooKeeper: {e}")))?
             .map_err(|e| {
@@ -55,7 +61,7 @@ pub async fn run(g: &Globals, participants: usize) -> Outcome {
                      scripts/install-zookeeper.sh, or pass --server HOSTS)"
                 ))
             })?;
-        g.server = server.connect_string();
+        g.server = connect_string;
         say!("ZooKeeper at {} (started with the test kit)", g.server)?;
         Some(server)
     };

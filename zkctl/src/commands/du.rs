@@ -11,7 +11,8 @@ use crate::commands::walk::{walk, Want};
 use crate::failure::Outcome;
 
 /// One `BYTES<TAB>NODES<TAB>PATH` line per child of `path`, sorted by bytes, then nodes
-/// (descending), then path; the last line `path`'s totals (itself included).
+/// (descending), then path; the last line `path`'s totals (itself included). Text output
+/// starts with a header line naming the columns; JSON records name their fields.
 pub async fn run(client: &Client, path: &str) -> Outcome {
     let tree = walk(client, path, Want::default()).await?;
     let mut per_child: HashMap<String, (u64, u64)> = HashMap::new();
@@ -36,6 +37,9 @@ pub async fn run(client: &Client, path: &str) -> Outcome {
     rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
     let mut out = crate::output::stdout();
     let total = (bytes, nodes, path.to_string());
+    if !crate::output_json::on() {
+        writeln!(out, "BYTES\tNODES\tPATH")?;
+    }
     for (bytes, nodes, path) in rows.iter().chain(std::iter::once(&total)) {
         if crate::output_json::on() {
             let record = crate::json_records::Usage {

@@ -14,7 +14,6 @@
 //! the builder's `start()` happens before the latch's task first runs: no transition is
 //! missed.
 
-use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
@@ -24,9 +23,9 @@ use zkrs_recipes::leader::LeadershipEvent;
 use zkrs_recipes::leader::{CloseMode, LeaderLatch};
 
 use super::lock::recipe_policy;
-use crate::args::{Globals, HoldPolicy};
+use crate::args::{ElectArgs, Globals};
 use crate::child::{exit_code, Supervised};
-use crate::connection::{close, connect};
+use crate::commands::hold::{wait, with_session, End};
 use crate::failure::{Failure, Outcome, ZkMessage};
 use crate::identity;
 use crate::output::note;
@@ -38,37 +37,26 @@ use zkrs_recipes::framework::ConnectionStatePolicy;
 const REJOIN_DELAY: Duration = Duration::from_secs(1);
 
 /// Takes part in the election until interrupted (or, with `once`, until CMD has run once).
-pub async fn run(
-    g: &Globals,
-    path: &str,
-    id: Option<String>,
-    once: bool,
-    policy: HoldPolicy,
-    grace: Duration,
-    argv: &[String],
-) -> Outcome {
+pub async fn run(g: &Globals, a: &ElectArgs) -> Outcome {
+    let (path, once, policy, argv) = (a.path.as_str(), a.once, a.policy.policy, &a.command);
+    let grace = a.grace.or_default(g.session_timeout);
     // Check the path here: the recipes would report it with their node name appended (and
     // the latch retries a refused create forever).
     zkrs_client::validate_path(path)?;
-    let mut shutdown = Shutdown::install()?;
-    let client = tokio::select! {
-        client = connect(g) => client?,
-        signal = shutdown.recv() => return Ok(signal.exit_code()),
-    };
-    let id = id.unwrap_or_else(identity::default_id);
-    let mut election = Election {
-        client: &client,
-        path,
-        id: &id,
-        policy: recipe_policy(policy),
-        grace,
-        argv,
-        shutdown: &mut shutdown,
-    };
-    let result = election.run(once).await;
-    // Closing the session deletes our node now if anything above left it behind.
-    close(&client).await;
-    result
+    let id = a.id.clone().unwrap_or_else(identity::default_id);
+    with_session(g, async |client, shutdown| {
+        let mut election = Election {
+            client,
+            path,
+            id: &id,
+            policy: recipe_policy(policy),
+            grace,
+            argv,
+            shutdown,
+        };
+        election.run(once).await
+    })
+    .await
 }
 
 struct Election<'a> {
@@ -79,13 +67,6 @@ struct Election<'a> {
     grace: Duration,
     argv: &'a [String],
     shutdown: &'a mut Shutdown,
-}
-
-/// How a stretch of leadership ended.
-enum End {
-    Exited(io::Result<ExitStatus>),
-    Lost,
-    Signal(Terminate),
 }
 
 impl Election<'_> {
@@ -172,12 +153,7 @@ impl Election<'_> {
                 ("ZKRS_FENCING_TOKEN", &token),
             ];
             let mut child = Supervised::spawn(self.argv, &env).map_err(Stop::Failed)?;
-            let end = tokio::select! {
-                status = child.wait() => End::Exited(status),
-                _ = lost(changes) => End::Lost,
-                signal = self.shutdown.recv() => End::Signal(signal),
-            };
-            match end {
+            match wait(&mut child, lost(changes), self.shutdown).await {
                 End::Exited(status) => return status.map_err(|e| Stop::Failed(e.into())),
                 End::Lost => {
                     note!(

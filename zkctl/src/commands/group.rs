@@ -5,58 +5,36 @@
 //! with SIGTERM then SIGKILL after `--grace` when zkctl gets SIGINT/SIGTERM/SIGHUP, killed by
 //! a watchdog if zkctl dies; the group is left (our node deleted) once CMD has ended.
 
-use std::io;
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use zkrs_client::{Client, ErrorCode};
 use zkrs_recipes::node::GroupMember;
 
-use crate::args::Globals;
-use crate::child::{exit_code, Supervised};
+use crate::args::{Globals, MemberArgs};
+use crate::child::Supervised;
+use crate::commands::hold::{run_to_end, with_session, Ran};
 use crate::connection::{close, connect};
 use crate::failure::{Outcome, ZkMessage};
 use crate::output::{note, printable, say};
 use crate::pipeline;
-use crate::signals::{Shutdown, Terminate};
+use crate::signals::Shutdown;
 
 /// Joins the group, runs `argv`, leaves; the exit code is the command's.
-pub async fn member(
-    g: &Globals,
-    path: &str,
-    id: &str,
-    data: &[u8],
-    grace: Duration,
-    argv: &[String],
-) -> Outcome {
+pub async fn member(g: &Globals, a: &MemberArgs) -> Outcome {
+    let (path, id, argv) = (a.path.as_str(), a.id.as_str(), &a.command);
+    let data = a.data.as_deref().unwrap_or_default().as_bytes();
+    let grace = a.grace.or_default(g.session_timeout);
     zkrs_client::validate_path(path)?;
-    // Listen first: from here on a termination request is handled, never fatal.
-    let mut shutdown = Shutdown::install()?;
-    let client = tokio::select! {
-        client = connect(g) => client?,
-        signal = shutdown.recv() => return Ok(signal.exit_code()),
-    };
-    let started = GroupMember::builder(&client, path)
-        .id(id)
-        .data(data)
-        .start();
-    let result = match started {
-        Ok(membership) => {
-            let result = hold(&membership, path, grace, argv, &mut shutdown).await;
-            leave(&client, membership, path).await;
-            result
-        }
-        Err(e) => Err(e.into()),
-    };
-    // Closing the session deletes our node now if leaving could not.
-    close(&client).await;
-    result
-}
-
-/// How the command's run ended.
-enum End {
-    Exited(io::Result<ExitStatus>),
-    Signal(Terminate),
+    with_session(g, async |client, shutdown| {
+        let membership = GroupMember::builder(client, path)
+            .id(id)
+            .data(data)
+            .start()?;
+        let result = hold(&membership, path, grace, argv, shutdown).await;
+        leave(client, membership, path).await;
+        result
+    })
+    .await
 }
 
 async fn hold(
@@ -72,23 +50,9 @@ async fn hold(
     }
     let node = format!("{}/{}", path.trim_end_matches('/'), membership.id());
     let mut child = Supervised::spawn(argv, &[("ZKCTL_MEMBER_NODE", &node)])?;
-    let end = tokio::select! {
-        status = child.wait() => End::Exited(status),
-        signal = shutdown.recv() => End::Signal(signal),
-    };
-    match end {
-        End::Exited(status) => Ok(exit_code(status?)),
-        End::Signal(signal) => {
-            note!(
-                "zkctl: {}: stopping pid {}, then leaving {path}",
-                signal.name,
-                child.pid()
-            );
-            if let Err(e) = child.stop(grace, Some(shutdown)).await {
-                note!("zkctl: stopping pid {}: {e}", child.pid());
-            }
-            Ok(signal.exit_code())
-        }
+    match run_to_end(&mut child, grace, shutdown, &format!("leaving {path}")).await? {
+        Ran::Exited(code) => Ok(code),
+        Ran::Stopped(signal) => Ok(signal.exit_code()),
     }
 }
 

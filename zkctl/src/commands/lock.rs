@@ -9,45 +9,32 @@
 //! SIGINT/SIGTERM/SIGHUP, and is killed by a watchdog if zkctl itself dies (see
 //! [`crate::child`]). CMD gets the lock's fencing token in `ZKRS_FENCING_TOKEN`.
 
-use std::io;
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use zkrs_client::Client;
 use zkrs_recipes::framework::ConnectionStatePolicy;
 use zkrs_recipes::lock::{InterProcessMutex, LockGuard};
 
-use crate::args::{Globals, HoldPolicy};
+use crate::args::{Globals, HoldPolicy, LockArgs};
 use crate::child::{exit_code, Supervised};
-use crate::connection::{close, connect};
+use crate::commands::hold::{wait, with_session, End};
 use crate::failure::{Failure, Outcome, ZkMessage, EXIT_LOCK_LOST, EXIT_LOCK_TIMEOUT};
 use crate::identity;
 use crate::output::note;
-use crate::signals::{Shutdown, Terminate};
+use crate::signals::Shutdown;
 
 /// Acquires the lock, runs `argv`, releases; the exit code is the command's.
-pub async fn run(
-    g: &Globals,
-    path: &str,
-    timeout: Option<Duration>,
-    policy: HoldPolicy,
-    grace: Duration,
-    argv: &[String],
-) -> Outcome {
+pub async fn run(g: &Globals, a: &LockArgs) -> Outcome {
+    let (path, timeout, argv) = (a.path.as_str(), a.timeout, &a.command);
+    let grace = a.grace.or_default(g.session_timeout);
     // Check the path here: the recipes would report it with their node name appended (and
     // the latch retries a refused create forever).
     zkrs_client::validate_path(path)?;
-    // Listen first: from here on a termination request is handled, never fatal.
-    let mut shutdown = Shutdown::install()?;
-    let client = tokio::select! {
-        client = connect(g) => client?,
-        signal = shutdown.recv() => return Ok(signal.exit_code()),
-    };
-    let policy = recipe_policy(policy);
-    let result = hold(&client, path, timeout, policy, grace, argv, &mut shutdown).await;
-    // Closing the session deletes our lock node now if anything above left it behind.
-    close(&client).await;
-    result
+    let policy = recipe_policy(a.policy.policy);
+    with_session(g, async |client, shutdown| {
+        hold(client, path, timeout, policy, grace, argv, shutdown).await
+    })
+    .await
 }
 
 /// The recipes' policy for `--policy`.
@@ -57,13 +44,6 @@ pub(crate) fn recipe_policy(policy: HoldPolicy) -> ConnectionStatePolicy {
         HoldPolicy::SessionDeadline => ConnectionStatePolicy::SessionDeadline,
         HoldPolicy::SessionOnly => ConnectionStatePolicy::SessionOnly,
     }
-}
-
-/// How the command's run ended.
-enum End {
-    Exited(io::Result<ExitStatus>),
-    Lost,
-    Signal(Terminate),
 }
 
 async fn hold(
@@ -118,12 +98,7 @@ async fn hold(
             return Err(e);
         }
     };
-    let end = tokio::select! {
-        status = child.wait() => End::Exited(status),
-        _ = guard.lost() => End::Lost,
-        signal = shutdown.recv() => End::Signal(signal),
-    };
-    match end {
+    match wait(&mut child, guard.lost(), shutdown).await {
         End::Exited(status) => {
             let status = status?;
             release(client, guard).await;

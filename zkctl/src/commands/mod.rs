@@ -21,6 +21,7 @@ pub mod ensemble;
 pub mod export_format;
 pub mod find;
 pub mod group;
+mod hold;
 pub mod lock;
 pub mod ops;
 pub mod queue;
@@ -40,64 +41,38 @@ use crate::failure::Outcome;
 pub async fn run(g: Globals, command: Command) -> Outcome {
     crate::connection::leave_session_open(g.resume.is_some());
     match command {
-        Command::Lock {
-            path,
-            timeout,
-            policy,
-            grace,
-            command,
-        } => lock::run(&g, &path, timeout, policy, grace, &command).await,
-        Command::Elect {
-            path,
-            id,
-            once,
-            policy,
-            grace,
-            command,
-        } => elect::run(&g, &path, id, once, policy, grace, &command).await,
-        Command::Bench(options) => bench::run(&g, options).await,
-        Command::Demo { participants } => demo::run(&g, participants).await,
-        Command::Watch {
-            path,
-            recursive,
-            count,
-        } => watch::run(&g, &path, recursive, count).await,
-        Command::Cache {
-            path,
-            kind,
-            run_for,
-        } => cache::run(&g, &path, kind, run_for).await,
-        Command::Queue { path, action } => queue::run(&g, &path, action).await,
-        Command::Counter { path, action, int } => counter::run(&g, &path, action, int).await,
-        Command::Barrier {
-            path,
-            count,
-            timeout,
-            grace,
-            command,
-        } => barrier::run(&g, &path, count, timeout, grace, &command).await,
-        Command::Member {
-            path,
-            id,
-            data,
-            grace,
-            command,
-        } => group::member(&g, &path, &id, &data, grace, &command).await,
-        Command::Members { path } => group::members(&g, &path).await,
-        Command::Service { base, action } => service::run(&g, &base, action).await,
-        Command::Ops(op) => ops::run(&g, op).await,
-        Command::Backup(b) => {
+        Command::Lock(a) => lock::run(&g, &a).await,
+        Command::Elect(a) => elect::run(&g, &a).await,
+        Command::Barrier(a) => barrier::run(&g, &a).await,
+        Command::Member(a) => group::member(&g, &a).await,
+        Command::Members(a) => group::members(&g, &a.path).await,
+        Command::Service(a) => service::run(&g, a).await,
+        Command::Bench(a) => bench::run(&g, a.settings()).await,
+        Command::Demo(a) => demo::run(&g, a.participants).await,
+        Command::Watch(a) => watch::run(&g, &a).await,
+        Command::Cache(a) => cache::run(&g, &a.path, a.kind(), a.run_for).await,
+        Command::Queue(a) => queue::run(&g, a).await,
+        Command::Counter(a) => counter::run(&g, &a.path, a.action()?, a.int).await,
+        Command::Ops(a) => ops::run(&g, a).await,
+        Command::Backup(a) => {
             let client = connect(&g).await?;
-            let result = backup::run(&client, b).await;
+            let result = backup::run(&client, a).await;
             close(&client).await;
             result
         }
-        Command::Config | Command::Reconfig { .. } => {
+        Command::Config => {
             let client = connect(&g).await?;
-            let result = ensemble::run(&client, command).await;
+            let result = ensemble::config(&client).await;
             close(&client).await;
             result
         }
+        Command::Reconfig(a) => {
+            let client = connect(&g).await?;
+            let result = ensemble::reconfig(&client, &a).await;
+            close(&client).await;
+            result
+        }
+        Command::Completions(_) => unreachable!("completions is an action, not a command"),
         data_command => {
             let client = connect(&g).await?;
             let result = data::run(&client, data_command).await;

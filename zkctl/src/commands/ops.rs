@@ -1,4 +1,4 @@
-//! The operator's commands ([`OpsCommand`]): those that need no file of their own (`sync`,
+//! The operator's commands ([`OpsSub`]): those that need no file of their own (`sync`,
 //! `whoami`, `ephemerals`, `count`, `watches remove`, `version`) and the dispatch to
 //! `acl`, `quota` and `server`.
 
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use zkrs_client::{Client, ErrorCode, WatcherType};
 
-use crate::args::{Globals, OpsCommand, WatchKind};
+use crate::args::{acl_entries, AclSub, Globals, OpsSub, WatchKind, WatchesSub};
 use crate::commands::{acl, quota, server_words, top};
 use crate::connection::{close, connect};
 use crate::failure::{java_code, Failure, Outcome, ZkMessage};
@@ -15,16 +15,14 @@ use crate::json_records as rec;
 use crate::output_json;
 
 /// Runs an operator command.
-pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
+pub async fn run(g: &Globals, command: OpsSub) -> Outcome {
     match command {
-        OpsCommand::Version => version(),
-        OpsCommand::Server { word, json } => server_words::run(g, word, json || output_json::on()),
-        OpsCommand::Top { interval_ms, count } => {
-            top::run(g, Duration::from_millis(interval_ms), count).await
+        OpsSub::Version => version(),
+        OpsSub::Server { word, json } => server_words::run(g, word, json || output_json::on()),
+        OpsSub::Top { interval, count } => {
+            top::run(g, Duration::from_millis(interval.max(1)), count).await
         }
-        OpsCommand::QuotaSet { .. }
-        | OpsCommand::QuotaGet { .. }
-        | OpsCommand::QuotaDelete { .. } => quota::run(g, command).await,
+        OpsSub::Quota(q) => quota::run(g, &q).await,
         session_command => {
             let client = connect(g).await?;
             let result = on_session(&client, session_command).await;
@@ -54,19 +52,19 @@ fn version() -> Outcome {
 }
 
 /// The commands that are one request on a session.
-async fn on_session(client: &Client, command: OpsCommand) -> Outcome {
+async fn on_session(client: &Client, command: OpsSub) -> Outcome {
     let mut out = crate::output::stdout();
     match command {
-        OpsCommand::AclGet { path } => {
+        OpsSub::Acl(AclSub::Get { path }) => {
             drop(out);
             return acl::get(client, &path).await;
         }
-        OpsCommand::AclSet { path, acl, version } => {
+        OpsSub::Acl(AclSub::Set { path, acl, version }) => {
             drop(out);
-            return acl::set(client, &path, &acl, version).await;
+            return acl::set(client, &path, &acl_entries(&acl), version).await;
         }
-        OpsCommand::Sync { path } => client.sync(&path).await?,
-        OpsCommand::WhoAmI => {
+        OpsSub::Sync { path } => client.sync(&path).await?,
+        OpsSub::Whoami => {
             for (scheme, id) in client.who_am_i().await? {
                 if output_json::on() {
                     let record = rec::Identity {
@@ -79,8 +77,9 @@ async fn on_session(client: &Client, command: OpsCommand) -> Outcome {
                 }
             }
         }
-        OpsCommand::Ephemerals { prefix } => {
-            let mut paths = client.get_ephemerals(&prefix).await?;
+        OpsSub::Ephemerals { path } => {
+            let prefix = path.as_deref().unwrap_or("/");
+            let mut paths = client.get_ephemerals(prefix).await?;
             paths.sort_unstable();
             for path in paths {
                 if output_json::on() {
@@ -90,7 +89,7 @@ async fn on_session(client: &Client, command: OpsCommand) -> Outcome {
                 }
             }
         }
-        OpsCommand::Count { path } => {
+        OpsSub::Count { path } => {
             let count = client.get_all_children_number(&path).await?;
             if output_json::on() {
                 output_json::line(&mut out, &rec::Count { path: &path, count })?;
@@ -98,7 +97,7 @@ async fn on_session(client: &Client, command: OpsCommand) -> Outcome {
                 writeln!(out, "{count}")?;
             }
         }
-        OpsCommand::RemoveWatches { path, kind } => {
+        OpsSub::Watches(WatchesSub::Remove { path, kind }) => {
             let watcher_type = match kind {
                 WatchKind::Data => WatcherType::Data,
                 WatchKind::Children => WatcherType::Children,

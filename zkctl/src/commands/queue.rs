@@ -17,30 +17,27 @@ use zkrs_recipes::queue::{
     SimpleDistributedQueue,
 };
 
-use crate::args::{Globals, QueueAction, QueueKind};
+use crate::args::{Globals, QueueKind, QueueSub};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome, EXIT_LOCK_TIMEOUT};
 use crate::output::say;
 
 /// Runs `queue put` or `queue take`.
-pub async fn run(g: &Globals, path: &str, action: QueueAction) -> Outcome {
+pub async fn run(g: &Globals, queue: QueueSub) -> Outcome {
     let client = connect(g).await?;
-    let result = match action {
-        QueueAction::Put { kind, data } => put(&client, path, &kind, data).await,
-        QueueAction::Take {
-            count,
-            timeout,
-            lock_path,
-            simple,
-        } => take(&client, path, count, timeout, lock_path, simple).await,
+    let result = match queue {
+        QueueSub::Put(a) => put(&client, &a.path, &a.kind(), a.item()).await,
+        QueueSub::Take(a) => {
+            take(&client, &a.path, a.count, a.timeout, a.lock_path, a.simple).await
+        }
     };
     close(&client).await;
     result
 }
 
-async fn put(client: &Client, path: &str, kind: &QueueKind, data: Option<Vec<u8>>) -> Outcome {
-    let items: Vec<Vec<u8>> = match data {
-        Some(item) => vec![item],
+async fn put(client: &Client, path: &str, kind: &QueueKind, item: Option<&[u8]>) -> Outcome {
+    let items: Vec<Vec<u8>> = match item {
+        Some(item) => vec![item.to_vec()],
         None => std::io::stdin()
             .lock()
             .lines()

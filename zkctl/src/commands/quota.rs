@@ -12,7 +12,7 @@ use std::fmt;
 
 use zkrs_client::{validate_path, Client, ConnectString, CreateMode, ErrorCode};
 
-use crate::args::{Globals, OpsCommand, QuotaLimits};
+use crate::args::{Globals, QuotaLimits, QuotaSub};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
 use crate::output::say;
@@ -93,17 +93,12 @@ impl fmt::Display for StatsTrack {
 }
 
 /// Runs a quota command, on a session without the chroot (quotas are outside it).
-pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
-    let path = match &command {
-        OpsCommand::QuotaSet { path, .. }
-        | OpsCommand::QuotaGet { path }
-        | OpsCommand::QuotaDelete { path, .. } => path.clone(),
-        other => unreachable!("not a quota command: {other:?}"),
-    };
-    validate_path(&path)?;
+pub async fn run(g: &Globals, command: &QuotaSub) -> Outcome {
+    let path = command.path();
+    validate_path(path)?;
     let connect_string = ConnectString::parse(&g.server)?;
     let chroot = connect_string.chroot.as_str().unwrap_or("");
-    let full = match (chroot, path.as_str()) {
+    let full = match (chroot, path) {
         ("", p) => p.to_string(),
         (c, "/") => c.to_string(),
         (c, p) => format!("{c}{p}"),
@@ -111,11 +106,11 @@ pub async fn run(g: &Globals, command: OpsCommand) -> Outcome {
     let mut unrooted = g.clone();
     unrooted.server = g.server[..g.server.find('/').unwrap_or(g.server.len())].to_string();
     let client = connect(&unrooted).await?;
+    let limits = command.limits();
     let result = match command {
-        OpsCommand::QuotaSet { limits, .. } => set(&client, &full, &limits).await,
-        OpsCommand::QuotaGet { .. } => get(&client, &full).await,
-        OpsCommand::QuotaDelete { unset, .. } => delete(&client, &full, unset.as_ref()).await,
-        _ => unreachable!(),
+        QuotaSub::Set { .. } => set(&client, &full, &limits.unwrap_or_default()).await,
+        QuotaSub::Get { .. } => get(&client, &full).await,
+        QuotaSub::Delete { .. } => delete(&client, &full, limits.as_ref()).await,
     };
     close(&client).await;
     result

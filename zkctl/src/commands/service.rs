@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,45 +28,65 @@ use zkrs_recipes::discovery::{
     ServiceType, UriSpec,
 };
 
-use crate::args::{Globals, PickStrategy, ServiceAction, ServiceKind, ServiceRegistration};
-use crate::child::{exit_code, Supervised};
+use crate::args::{Globals, PickStrategy, RegisterArgs, ServiceKind, ServiceSub};
+use crate::child::Supervised;
+use crate::commands::hold::{run_to_end, with_session, Ran};
 use crate::connection::{close, connect};
 use crate::failure::{without_code, Failure, Outcome, ZkMessage, EXIT_NO_INSTANCE};
 use crate::json_records::{Happening, Instance};
 use crate::output::{note, say};
 use crate::output_json;
 use crate::pipeline;
-use crate::signals::{Shutdown, Terminate};
+use crate::signals::Shutdown;
 
-/// Runs one `service` action on the registry under `base`.
-pub async fn run(g: &Globals, base: &str, action: ServiceAction) -> Outcome {
-    zkrs_client::validate_path(base)?;
-    match action {
-        ServiceAction::Register(registration) => register(g, base, &registration).await,
-        ServiceAction::Watch { name, run_for } => watch(g, base, &name, run_for).await,
-        action => {
-            let client = connect(g).await?;
-            let result = match action {
-                ServiceAction::Unregister { name, id } => {
-                    let path = child(&child(base, &name), &id);
-                    client
-                        .delete(&path, None)
-                        .await
-                        .map(|()| 0)
-                        .map_err(Into::into)
-                }
-                ServiceAction::List { name } => list(&client, base, name.as_deref()).await,
-                ServiceAction::Pick {
-                    name,
-                    strategy,
-                    count,
-                } => pick(&client, base, &name, strategy, count).await,
-                ServiceAction::Register(_) | ServiceAction::Watch { .. } => unreachable!(),
-            };
-            close(&client).await;
-            result
+/// Runs one `service` command on the registry under its base path.
+pub async fn run(g: &Globals, command: ServiceSub) -> Outcome {
+    match command {
+        ServiceSub::Register(a) => {
+            zkrs_client::validate_path(&a.base)?;
+            register(g, &a).await
+        }
+        ServiceSub::Watch(a) => {
+            zkrs_client::validate_path(&a.base)?;
+            watch(g, &a.base, &a.name, a.run_for).await
+        }
+        ServiceSub::Unregister(a) => {
+            with_client(g, &a.base, async |client| {
+                let path = child(&child(&a.base, &a.name), &a.id);
+                client
+                    .delete(&path, None)
+                    .await
+                    .map(|()| 0)
+                    .map_err(Into::into)
+            })
+            .await
+        }
+        ServiceSub::List(a) => {
+            with_client(g, &a.base, async |client| {
+                list(client, &a.base, a.name.as_deref()).await
+            })
+            .await
+        }
+        ServiceSub::Pick(a) => {
+            with_client(g, &a.base, async |client| {
+                pick(client, &a.base, &a.name, a.strategy, a.count).await
+            })
+            .await
         }
     }
+}
+
+/// Checks the base path, connects, runs `body`, closes the session.
+async fn with_client(
+    g: &Globals,
+    base: &str,
+    body: impl AsyncFnOnce(&Client) -> Outcome,
+) -> Outcome {
+    zkrs_client::validate_path(base)?;
+    let client = connect(g).await?;
+    let result = body(&client).await;
+    close(&client).await;
+    result
 }
 
 /// `parent/name` (`/name` under the root).
@@ -138,7 +157,7 @@ fn compact(json: &str) -> String {
 
 /// The instance `service register` was given; a payload that is not JSON or a bad URI
 /// template is a usage error (the parser, std only, cannot tell).
-fn instance(r: &ServiceRegistration) -> Result<ServiceInstance<Payload>, Failure> {
+fn instance(r: &RegisterArgs) -> Result<ServiceInstance<Payload>, Failure> {
     let mut builder = ServiceInstance::<Payload>::builder(&r.name)
         .address(&r.address)
         .service_type(match r.kind {
@@ -173,42 +192,30 @@ fn instance(r: &ServiceRegistration) -> Result<ServiceInstance<Payload>, Failure
 }
 
 /// Registers, runs CMD, unregisters; the exit code is CMD's (0 without CMD).
-async fn register(g: &Globals, base: &str, r: &ServiceRegistration) -> Outcome {
+async fn register(g: &Globals, r: &RegisterArgs) -> Outcome {
+    let base = r.base.as_str();
+    let grace = r.grace.or_default(g.session_timeout);
     let instance = instance(r)?;
     // `--enabled` is written only in Curator's second format (the default one has no key).
     let format = match r.enabled {
         Some(_) => JsonFormat::WithEnabled,
         None => JsonFormat::Compatible,
     };
-    // Listen first: from here on a termination request is handled, never fatal.
-    let mut shutdown = Shutdown::install()?;
-    let client = tokio::select! {
-        client = connect(g) => client?,
-        signal = shutdown.recv() => return Ok(signal.exit_code()),
-    };
-    let result = match ServiceDiscovery::<Payload>::builder(&client, base)
-        .format(format)
-        .build()
-    {
-        Ok(discovery) => registered(&client, &discovery, &instance, r, &mut shutdown).await,
-        Err(e) => Err(e.into()),
-    };
-    // Closing the session deletes a dynamic instance now if unregistering could not.
-    close(&client).await;
-    result
-}
-
-/// How CMD's run ended.
-enum End {
-    Exited(io::Result<ExitStatus>),
-    Signal(Terminate),
+    with_session(g, async |client, shutdown| {
+        let discovery = ServiceDiscovery::<Payload>::builder(client, base)
+            .format(format)
+            .build()?;
+        registered(client, &discovery, &instance, r, grace, shutdown).await
+    })
+    .await
 }
 
 async fn registered(
     client: &Client,
     discovery: &ServiceDiscovery<Payload>,
     instance: &ServiceInstance<Payload>,
-    r: &ServiceRegistration,
+    r: &RegisterArgs,
+    grace: Duration,
     shutdown: &mut Shutdown,
 ) -> Outcome {
     // Dropping the registration on a signal is safe: the recipe deletes what it made.
@@ -227,7 +234,7 @@ async fn registered(
         return Ok(0);
     }
     note!("zkctl: registered {node}");
-    let result = run_command(&node, instance, r, shutdown).await;
+    let result = run_command(&node, instance, r, grace, shutdown).await;
     if r.kind == ServiceKind::Permanent {
         note!(
             "zkctl: {node} stays registered (permanent; `zkctl service unregister {} {} {}` \
@@ -245,7 +252,8 @@ async fn registered(
 async fn run_command(
     node: &str,
     instance: &ServiceInstance<Payload>,
-    r: &ServiceRegistration,
+    r: &RegisterArgs,
+    grace: Duration,
     shutdown: &mut Shutdown,
 ) -> Outcome {
     let mut child = Supervised::spawn(
@@ -255,23 +263,16 @@ async fn run_command(
             ("ZKCTL_SERVICE_ID", &instance.id),
         ],
     )?;
-    let end = tokio::select! {
-        status = child.wait() => End::Exited(status),
-        signal = shutdown.recv() => End::Signal(signal),
-    };
-    match end {
-        End::Exited(status) => Ok(exit_code(status?)),
-        End::Signal(signal) => {
-            note!(
-                "zkctl: {}: stopping pid {}, then unregistering {node}",
-                signal.name,
-                child.pid()
-            );
-            if let Err(e) = child.stop(r.grace, Some(shutdown)).await {
-                note!("zkctl: stopping pid {}: {e}", child.pid());
-            }
-            Ok(signal.exit_code())
-        }
+    match run_to_end(
+        &mut child,
+        grace,
+        shutdown,
+        &format!("unregistering {node}"),
+    )
+    .await?
+    {
+        Ran::Exited(code) => Ok(code),
+        Ran::Stopped(signal) => Ok(signal.exit_code()),
     }
 }
 

@@ -6,7 +6,7 @@
 
 use zkrs_client::AddWatchMode;
 
-use crate::args::Globals;
+use crate::args::{Globals, WatchArgs};
 use crate::connection::{close, connect};
 use crate::failure::{Failure, Outcome};
 use crate::json_records::Event;
@@ -15,10 +15,10 @@ use crate::output_json;
 use crate::signals::Shutdown;
 
 /// Prints events until interrupted, `count` events were seen, or the session ends.
-pub async fn run(g: &Globals, path: &str, recursive: bool, count: Option<u64>) -> Outcome {
+pub async fn run(g: &Globals, a: &WatchArgs) -> Outcome {
     let mut shutdown = Shutdown::install()?;
     let client = connect(g).await?;
-    let result = watch(&client, path, recursive, count, &mut shutdown).await;
+    let result = watch(&client, &a.path, a.recursive, a.count, &mut shutdown).await;
     close(&client).await;
     result
 }
@@ -66,7 +66,7 @@ async fn watch(
 }
 
 /// One event: `NodeDataChanged /a/b`, or `{"type","path","state"}` with `--output json`.
-fn print(e: &zkrs_client::WatchedEvent) -> std::io::Result<()> {
+pub fn print(e: &zkrs_client::WatchedEvent) -> std::io::Result<()> {
     if output_json::on() {
         output_json::say(&Event::from(e))
     } else {
