@@ -37,8 +37,8 @@ use tokio::time::Instant;
 use zkrs_client::Client;
 use zkrs_recipes::barrier::{DistributedDoubleBarrier, READY_NODE};
 
-use super::data::{make_node, settle_briefly, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{make_node, settle_briefly, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::{SimRng, World};
 
 /// How many members each round's barrier waits for (one per participant).
@@ -371,12 +371,4 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = c.close().await;
     }
     problems.verdict()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn seed_11_passes_and_repeats() {
-        super::super::passes_and_repeats("barriers");
-    }
 }

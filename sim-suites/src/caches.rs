@@ -11,8 +11,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
 
-use super::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::check::tree::{
     cache_checks, fresh_read, random_change, try_converge, CacheCheck, OnReadError,
 };

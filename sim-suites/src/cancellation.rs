@@ -30,8 +30,8 @@ use zkrs_recipes::{
     lock::{InterProcessMutex, InterProcessSemaphoreV2},
 };
 
-use super::data::{healed_flag, make_node, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, make_node, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::{SimRng, World};
 
 /// Every recipe's node is under this.
@@ -390,13 +390,4 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = c.close().await;
     }
     problems.verdict()
-}
-
-#[cfg(test)]
-mod tests {
-    /// A short seed passes and repeats byte for byte.
-    #[test]
-    fn passes_and_repeats() {
-        super::super::passes_and_repeats("cancellation");
-    }
 }

@@ -31,8 +31,8 @@ use zkrs_recipes::discovery::{
     ServiceCache, ServiceDiscovery, ServiceInstance, ServiceProvider, ServiceType,
 };
 
-use super::data::{healed_flag, settle_briefly, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, settle_briefly, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::World;
 
 /// The registry's base path.
@@ -465,13 +465,4 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = c.close().await;
     }
     problems.verdict()
-}
-
-#[cfg(test)]
-mod tests {
-    /// A short seed passes and repeats byte for byte.
-    #[test]
-    fn passes_and_repeats() {
-        super::super::passes_and_repeats("discovery");
-    }
 }

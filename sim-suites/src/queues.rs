@@ -17,8 +17,8 @@ use tokio::time::Instant;
 use zkrs_client::{Client, ErrorCode};
 use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
 
-use super::data::{healed_flag, settle_briefly, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, settle_briefly, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::check::ledger::Ledger;
 use zkrs_sim::World;
 
