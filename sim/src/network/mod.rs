@@ -1,7 +1,7 @@
 //! The simulated network and ensemble: every client connection is an in-memory link
 //! (`zkrs_client::__private::memory_link`) whose bytes this module carries to and from the
 //! ensemble model (`zkrs_model::WireEnsemble`) after a latency, through the faults of the
-//! plan. One task drives it ([`pump`]), on the runtime's virtual time; everything it does is
+//! plan. One task drives it ([`pump()`]), on the runtime's virtual time; everything it does is
 //! a function of the seed and of what the clients wrote, and each step is a trace line.
 //!
 //! Here: the connections and their deliveries. What each fault does as it starts and ends is
