@@ -402,7 +402,6 @@ def crate_roots(root):
 
 FN_ITEM = re.compile(r"\bfn\s+(" + IDENT + r")")
 TEST_ATTR = re.compile(r"#\[\s*(?:test\b|cfg\s*\(\s*(?:all\s*\(\s*)?test\b)")
-ATTRS_BEFORE = re.compile(r"(?:#\[[^\]]*\]\s*)+$")
 
 
 def brace_end(text, i):
@@ -421,7 +420,7 @@ def brace_end(text, i):
 
 def body_start(text, i):
     """The offset of the `{` opening the body of the item whose signature starts at `i`, or
-    None if the item ends at a `;` first (a declaration without a body)."""
+    None if the item ends at a `;` first (a declaration without a body) or is a field."""
     depth = 0
     while i < len(text):
         c = text[i]
@@ -429,8 +428,8 @@ def body_start(text, i):
             depth += 1
         elif c in ")]":
             depth -= 1
-        elif c == ";" and depth == 0:
-            return None
+        elif c in ";}" and depth == 0:
+            return None  # a declaration, or the end of the enclosing block (a field)
         elif c == "{" and depth == 0:
             return i
         i += 1
@@ -442,10 +441,24 @@ def test_spans(text):
     a function, an impl)."""
     spans = []
     for m in TEST_ATTR.finditer(text):
-        start = body_start(text, m.end())
+        start = body_start(text, attribute_end(text, m.start()))
         if start is not None:
             spans.append((m.start(), brace_end(text, start)))
     return spans
+
+
+def attribute_end(text, i):
+    """The offset just past the `]` closing the attribute that starts (`#[`) at `i`."""
+    depth = 0
+    while i < len(text):
+        if text[i] == "[":
+            depth += 1
+        elif text[i] == "]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(text)
 
 
 def functions(path):
