@@ -5,7 +5,14 @@
    --names FILE...): every `path/file.rs` (and every bare `file.rs`, and every `folder/`)
    written in backticks must exist in the tree; every `function_name()` must be a `fn` of the
    tree; every `Type::method` must be a `fn method` in a file that has an `impl` for `Type`.
-2. With --zkctl BIN: every zkctl command shown in a shell block (```sh) of README.md,
+2. The architecture note (docs/architecture.md) besides: no table cell over 300 characters;
+   a paragraph for every crate folder (the workspace's members and excluded packages, the
+   crates under examples/, the root), opening with the folder and its package name
+   (**`client/`** (`zkrs-client`...), and none for a folder that is no crate; in the table
+   of "The path of one request", every row names one file that exists and functions defined
+   in that file (`Type::method` in an impl of Type there, or `name()`). A step whose function
+   moved says where a function of that name is now.
+3. With --zkctl BIN: every zkctl command shown in a shell block (```sh) of README.md,
    zkctl/README.md, CONTRIBUTING.md, docs/*.md and src/guide/**/*.md is run as
    `BIN COMMAND [ACTION] --help`, which must succeed (so a renamed or removed command, or
    action, fails here).
@@ -89,6 +96,137 @@ def check_names(doc, sources, problems):
         for name in re.findall(r"(?<![\w:.])([a-z_]\w*)\(\)", span):
             if name not in fns:
                 problems.append(f"{where}: no fn {name}()")
+
+
+ARCHITECTURE = "docs/architecture.md"
+MAX_CELL = 300
+PATH_SECTION = "## The path of one request"
+ROOT_PARAGRAPH = "**The root**"
+
+
+def table_rows(text):
+    """(line number, cells) of every table row outside fenced blocks, separator rows left out."""
+    fenced = False
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        if all(re.fullmatch(r":?-+:?", c) for c in cells):
+            continue
+        yield number, cells
+
+
+def package_name(folder):
+    """The `name` of the [package] in FOLDER/Cargo.toml, or None."""
+    path = os.path.join(ROOT, folder, "Cargo.toml")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^\[package\][^\[]*?^name\s*=\s*\"([^\"]+)\"", text, re.M | re.S)
+    return m.group(1) if m else None
+
+
+def crate_folders():
+    """{folder: package name} of the workspace's members and excluded packages, the crates
+    under examples/, and the root ("." )."""
+    with open(os.path.join(ROOT, "Cargo.toml"), encoding="utf-8") as f:
+        text = f.read()
+    folders = []
+    for key in ("members", "exclude"):
+        m = re.search(r"^" + key + r"\s*=\s*\[([^\]]*)\]", text, re.M)
+        if m:
+            folders += re.findall(r"\"([^\"]+)\"", m.group(1))
+    examples = os.path.join(ROOT, "examples")
+    if os.path.isdir(examples):
+        for name in sorted(os.listdir(examples)):
+            if os.path.isfile(os.path.join(examples, name, "Cargo.toml")):
+                folders.append(f"examples/{name}")
+    out = {folder: package_name(folder) for folder in folders}
+    out["."] = package_name(".")
+    return out
+
+
+def defined_in(sources, path, ty, name):
+    """Whether `fn name` is in file `path` (and, with `ty`, that file has an impl of `ty`)."""
+    src = sources.get(path)
+    if src is None or not re.search(r"\bfn\s+" + re.escape(name) + r"\b", src):
+        return False
+    return ty is None or re.search(r"\bimpl\b[^{;]*\b" + re.escape(ty) + r"\b", src)
+
+
+def check_architecture(sources, problems):
+    with open(os.path.join(ROOT, ARCHITECTURE), encoding="utf-8") as f:
+        text = f.read()
+    lines = text.split("\n")
+    for number, cells in table_rows(text):
+        for cell in cells:
+            if len(cell) > MAX_CELL:
+                problems.append(f"{ARCHITECTURE}:{number}: a table cell of {len(cell)} characters "
+                                f"(at most {MAX_CELL}): {cell[:60]}...")
+
+    # One paragraph per crate folder, opening with the folder and its package name.
+    found = {}
+    for number, line in enumerate(lines, 1):
+        m = re.match(r"\*\*`([\w./-]+)/`\*\* \(`([\w-]+)`", line)
+        if m:
+            found[m.group(1)] = (number, m.group(2))
+        m = re.match(re.escape(ROOT_PARAGRAPH) + r" \(`([\w-]+)`", line)
+        if m:
+            found["."] = (number, m.group(1))
+    for folder, package in sorted(crate_folders().items()):
+        shown = "the root" if folder == "." else f"{folder}/"
+        if folder not in found:
+            problems.append(f"{ARCHITECTURE}: no paragraph for the crate in {shown} "
+                            f"(`{package}`): one opening **`{folder}/`** (`{package}`)"
+                            if folder != "." else
+                            f"{ARCHITECTURE}: no paragraph for the root crate (`{package}`): "
+                            f"one opening {ROOT_PARAGRAPH} (`{package}`)")
+        elif package and found[folder][1] != package:
+            problems.append(f"{ARCHITECTURE}:{found[folder][0]}: the paragraph for {shown} names "
+                            f"`{found[folder][1]}`, but its package is `{package}`")
+    for folder, (number, _) in sorted(found.items()):
+        if folder not in crate_folders():
+            problems.append(f"{ARCHITECTURE}:{number}: a paragraph for {folder}/, which is not a "
+                            "crate folder (no workspace member, excluded package or example)")
+
+    # The path table: each step's file exists and defines the step's functions.
+    start = next((i for i, line in enumerate(lines) if line.strip() == PATH_SECTION), None)
+    if start is None:
+        problems.append(f"{ARCHITECTURE}: no section {PATH_SECTION!r}")
+        return
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")),
+               len(lines))
+    section = "\n".join(lines[start:end])
+    rows = list(table_rows(section))
+    if not rows or [c.lower() for c in rows[0][1][:2]] != ["file", "function"]:
+        problems.append(f"{ARCHITECTURE}:{start + 1}: the path section has no table whose "
+                        "columns start with `file | function`")
+        return
+    for offset, cells in rows[1:]:
+        number = start + offset
+        where = f"{ARCHITECTURE}:{number}: path table"
+        files = re.findall(r"`([\w./-]+\.rs)`", cells[0])
+        functions = re.findall(r"`(?:([A-Z]\w*)::)?([a-z_]\w*)(?:\(\))?`", cells[1])
+        if len(files) != 1 or not functions:
+            problems.append(f"{where}: a row names one file and its functions "
+                            f"(`file.rs` | `Type::method` or `name()`), not {cells[:2]}")
+            continue
+        path = files[0]
+        if path not in sources:
+            problems.append(f"{where}: the file {path} is gone")
+            continue
+        for ty, name in functions:
+            if defined_in(sources, path, ty or None, name):
+                continue
+            shown = f"{ty}::{name}" if ty else f"{name}()"
+            elsewhere = sorted(p for p in sources if defined_in(sources, p, ty or None, name))
+            hint = f"; a fn {name} is now in {', '.join(elsewhere[:3])}" if elsewhere else \
+                "; no such fn anywhere in the tree"
+            problems.append(f"{where}: `{shown}` is gone from {path}{hint}")
 
 
 def shell_blocks(text):
@@ -215,6 +353,8 @@ def main():
     sources = load_sources()
     for doc in args.names:
         check_names(doc, sources, problems)
+        if doc == ARCHITECTURE:
+            check_architecture(sources, problems)
     if args.zkctl:
         check_zkctl(args.zkctl, problems)
     for problem in problems:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks the workspace's file structure: no import circle among the files of a crate, and no
-file over 800 lines outside tests/, benches/ and examples/.
+"""Checks the workspace's file structure: no import circle among the files of a crate, no file
+over 800 lines outside tests/, benches/ and examples/, and no function over 100 lines outside
+tests.
 
 For each crate's src/ it builds the file-level import graph: file A imports file B when A names
 something that lives in B, through `use crate::…`, `use super::…`, `use self::…`, a `use` of a
@@ -18,9 +19,19 @@ Every crate root of the workspace (src/lib.rs, src/main.rs, src/bin/*.rs of each
 forbids unsafe code (`#![forbid(unsafe_code)]`), or denies it (`#![deny(unsafe_code)]`) where
 one item needs an `#[allow(unsafe_code)]` of its own.
 
+No function over 100 lines outside tests (tests/, benches/, examples/, `#[cfg(test)]` modules
+and items, a module's file declared under `#[cfg(test)]`, `#[test]` functions, files named
+`*_tests.rs`), in every crate above and the facade's src/. A function's length runs from the
+line of its `fn` to the line of its closing brace; a function nested in another counts in
+both. For now this part only reports (each offender with its length) unless
+`--enforce-functions` is given, which makes an offender a problem like the others.
+
 Prints every circle (a strongly connected set of files, with the lines that make each edge and
-its elementary cycles) and every file over the limit; exits 1 if there is any. Python 3 stdlib
-only. Usage: scripts/check-structure.py [--root DIR] [--max-lines N]
+its elementary cycles), every file and function over its limit; exits 1 if there is any (a
+function only with `--enforce-functions`). `--largest N` prints the N largest functions outside
+tests instead, and nothing else. Python 3 stdlib only.
+Usage: scripts/check-structure.py [--root DIR] [--max-lines N] [--max-function-lines N]
+                                  [--enforce-functions] [--largest N]
 """
 
 import argparse
@@ -28,9 +39,12 @@ import os
 import re
 import sys
 
-CRATES = ["proto-codec", "session", "client", "recipes", "testkit", "zkctl", "model", "model-server"]
+CRATES = ["proto-codec", "session", "client", "recipes", "testkit", "zkctl", "model",
+          "model-server", "sim", "sim-suites"]
 SKIPPED_DIRS = {"tests", "benches", "examples", "target", ".git", "fuzz"}
 MAX_CYCLES_PER_CIRCLE = 20
+# The facade crate's own code, for the function check (its src/ holds the guide besides).
+FACADE_SRC = "src"
 # Every package of the workspace, for the unsafe-code check ("." is the facade crate).
 PACKAGES = CRATES + ["sim", "sim-suites", "."]
 # Plain, or under a cfg_attr (client: deny only with the GSSAPI binding).
@@ -386,6 +400,126 @@ def crate_roots(root):
                     yield os.path.join(bins, f)
 
 
+FN_ITEM = re.compile(r"\bfn\s+(" + IDENT + r")")
+TEST_ATTR = re.compile(r"#\[\s*(?:test\b|cfg\s*\(\s*(?:all\s*\(\s*)?test\b)")
+
+
+def brace_end(text, i):
+    """The offset of the brace that closes the one at `i`."""
+    depth = 0
+    while i < len(text):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return len(text) - 1
+
+
+def body_start(text, i):
+    """The offset of the `{` opening the body of the item whose signature starts at `i`, or
+    None if the item ends at a `;` first (a declaration without a body) or is a field."""
+    depth = 0
+    while i < len(text):
+        c = text[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c in ";}" and depth == 0:
+            return None  # a declaration, or the end of the enclosing block (a field)
+        elif c == "{" and depth == 0:
+            return i
+        i += 1
+    return None
+
+
+def test_spans(text):
+    """Spans of `text` that are tests: an item under `#[test]` or `#[cfg(test)]` (a module,
+    a function, an impl)."""
+    spans = []
+    for m in TEST_ATTR.finditer(text):
+        start = body_start(text, attribute_end(text, m.start()))
+        if start is not None:
+            spans.append((m.start(), brace_end(text, start)))
+    return spans
+
+
+def attribute_end(text, i):
+    """The offset just past the `]` closing the attribute that starts (`#[`) at `i`."""
+    depth = 0
+    while i < len(text):
+        if text[i] == "[":
+            depth += 1
+        elif text[i] == "]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(text)
+
+
+def functions(path):
+    """(length in lines, line, name) of each function with a body in `path`, outside tests."""
+    with open(path, encoding="utf-8") as f:
+        text = strip_comments_and_strings(f.read())
+    skipped = test_spans(text)
+    out = []
+    for m in FN_ITEM.finditer(text):
+        if any(a <= m.start() <= b for a, b in skipped):
+            continue
+        start = body_start(text, m.end())
+        if start is None:
+            continue
+        first = text.count("\n", 0, m.start()) + 1
+        last = text.count("\n", 0, brace_end(text, start)) + 1
+        out.append((last - first + 1, first, m.group(1)))
+    return out
+
+
+TEST_MOD_FILE = re.compile(r"#\[\s*cfg\s*\(\s*test\s*\)\s*\](?:\s*#\[[^\]]*\])*\s*"
+                           r"(?:pub(?:\([^)]*\))?\s+)?mod\s+(" + IDENT + r")\s*;")
+
+
+def test_module_files(path):
+    """The files of the modules `path` declares under `#[cfg(test)]` (`mod tests;`)."""
+    with open(path, encoding="utf-8") as f:
+        text = strip_comments_and_strings(f.read())
+    stem = os.path.basename(path)[:-3]
+    here = os.path.dirname(path)
+    if stem not in ("mod", "lib", "main"):
+        here = os.path.join(here, stem)
+    files = set()
+    for m in TEST_MOD_FILE.finditer(text):
+        for candidate in (m.group(1) + ".rs", os.path.join(m.group(1), "mod.rs")):
+            files.add(os.path.normpath(os.path.join(here, candidate)))
+    return files
+
+
+def all_functions(root):
+    """(length, relative path, line, name) of every function outside tests, longest first."""
+    paths = []
+    for name in CRATES + [FACADE_SRC]:
+        base = os.path.join(root, name)
+        if not os.path.isdir(base):
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+            paths.extend(os.path.join(dirpath, f) for f in sorted(filenames)
+                         if f.endswith(".rs") and not f.endswith("_tests.rs"))
+    tests = set()
+    for path in paths:
+        tests |= test_module_files(path)
+    found = []
+    for path in paths:
+        if os.path.normpath(path) not in tests:
+            rel = os.path.relpath(path, root)
+            found.extend((n, rel, line, fn) for n, line, fn in functions(path))
+    return sorted(found, key=lambda r: (-r[0], r[1], r[2]))
+
+
 def count_lines(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         return sum(1 for _ in f)
@@ -395,9 +529,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     parser.add_argument("--max-lines", type=int, default=800)
+    parser.add_argument("--max-function-lines", type=int, default=100)
+    parser.add_argument("--enforce-functions", action="store_true",
+                        help="a function over the limit is a problem (else only reported)")
+    parser.add_argument("--largest", type=int, metavar="N",
+                        help="print the N largest functions outside tests, and nothing else")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     problems = 0
+
+    if args.largest is not None:
+        for n, rel, line, fn in all_functions(root)[: args.largest]:
+            print(f"{n:5d} {rel}:{line} {fn}")
+        return 0
 
     for name in CRATES:
         src = os.path.join(root, name, "src")
@@ -442,11 +586,23 @@ def main():
                 print(f"unsafe code allowed: {os.path.relpath(path, root)} has no "
                       "#![forbid(unsafe_code)] (or #![deny(unsafe_code)])")
 
+    long_functions = [r for r in all_functions(root) if r[0] > args.max_function_lines]
+    for n, rel, line, fn in long_functions:
+        print(f"function too long: {rel}:{line} {fn} has {n} lines "
+              f"(at most {args.max_function_lines} outside tests)")
+    if long_functions and args.enforce_functions:
+        problems += len(long_functions)
+    elif long_functions:
+        print(f"check-structure: {len(long_functions)} function(s) over "
+              f"{args.max_function_lines} lines, reported only (--enforce-functions fails on them)")
+
     if problems:
         print(f"check-structure: {problems} problem(s)")
         return 1
+    functions_said = (f"no function over {args.max_function_lines} lines, "
+                      if not long_functions else "")
     print("check-structure: no import circle, no file over "
-          f"{args.max_lines} lines, no crate that allows unsafe code")
+          f"{args.max_lines} lines, {functions_said}no crate that allows unsafe code")
     return 0
 
 

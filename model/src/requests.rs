@@ -254,7 +254,6 @@ impl Server {
         r: &mut Reader<'_>,
         out: &mut BytesMut,
     ) -> Result<(), ErrorCode> {
-        let bad = |_| ErrorCode::MarshallingError;
         match op {
             OpCode::GetData => {
                 let req = PathWatchRequest::decode(r).map_err(bad)?;
@@ -262,31 +261,7 @@ impl Server {
                 data.as_deref().encode(out);
                 stat.encode(out);
             }
-            OpCode::Exists => {
-                let req = PathWatchRequest::decode(r).map_err(bad)?;
-                if req.path.contains('\0') {
-                    return Err(ErrorCode::BadArguments);
-                }
-                // 3.8.4 and 3.9.2 check READ on an existing node first (no watch left).
-                if let Some(node) = self.tree.get(req.path) {
-                    if self.config.zookeeper.exists_checks_read() {
-                        acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
-                    }
-                }
-                if req.watch {
-                    self.data_watches.add(
-                        req.path,
-                        conn,
-                        WatchMode::Standard,
-                        self.config.zookeeper,
-                    );
-                }
-                self.tree
-                    .get(req.path)
-                    .ok_or(ErrorCode::NoNode)?
-                    .stat()
-                    .encode(out);
-            }
+            OpCode::Exists => self.exists(conn, r, out)?,
             OpCode::GetChildren | OpCode::GetChildren2 => {
                 let req = PathWatchRequest::decode(r).map_err(bad)?;
                 let (names, stat) = self.read_children(conn, req.path, req.watch)?;
@@ -295,108 +270,175 @@ impl Server {
                     stat.encode(out);
                 }
             }
-            OpCode::GetAcl => {
-                let req = PathRecord::decode(r).map_err(bad)?;
-                let auth = &self.connections[&conn].auth;
-                let node = self.tree.get(req.path).ok_or(ErrorCode::NoNode)?;
-                acl::check(&node.acl, 1 | 16, auth)?;
-                // Without ADMIN, digest ids come back with their hash hidden.
-                let redact = acl::check(&node.acl, 16, auth).is_err();
-                let shown: Vec<AclEntry> = node
-                    .acl
-                    .iter()
-                    .map(|a| {
-                        let mut a = a.clone();
-                        if redact && a.scheme == "digest" {
-                            let user = a.id.split(':').next().unwrap_or("").to_owned();
-                            a.id = format!("{user}:x");
-                        }
-                        a
-                    })
-                    .collect();
-                let wire: Vec<Acl<'_>> = shown.iter().map(AclEntry::as_acl).collect();
-                GetAclResponse {
-                    acl: List::from(&wire),
-                    stat: node.stat(),
-                }
-                .encode(out);
-            }
+            OpCode::GetAcl => self.get_acl(conn, r, out)?,
             OpCode::GetAllChildrenNumber => {
                 let req = PathRecord::decode(r).map_err(bad)?;
                 let node = self.tree.get(req.path).ok_or(ErrorCode::NoNode)?;
                 acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
                 put_i32(out, self.tree.descendants(req.path) as i32);
             }
-            OpCode::GetEphemerals => {
-                let req = PathRecord::decode(r).map_err(bad)?;
-                let session = self.connections[&conn].session;
-                let prefix = req.path.trim();
-                let all = prefix.is_empty() || prefix == "/";
-                let found: Vec<&str> = self
-                    .tree
-                    .ephemerals(session)
-                    .filter(|p| all || p.starts_with(req.path))
-                    .collect();
-                put_str_vec(out, found);
-            }
+            OpCode::GetEphemerals => self.get_ephemerals(conn, r, out)?,
             OpCode::Sync => {
                 let req = PathRecord::decode(r).map_err(bad)?;
                 req.encode(out);
             }
-            OpCode::WhoAmI => {
-                let ordered = acl::java_set_order(&self.connections[&conn].auth);
-                let names: Vec<(String, String)> = ordered
-                    .iter()
-                    .map(|id| (id.scheme.clone(), self.config.auth_providers.user_name(id)))
-                    .collect();
-                let infos: Vec<ClientInfo<'_>> = names
-                    .iter()
-                    .map(|(s, u)| ClientInfo {
-                        auth_scheme: s,
-                        user: u,
-                    })
-                    .collect();
-                List::from(&infos).encode(out);
-            }
-            OpCode::AddWatch => {
-                let req = AddWatchRequest::decode(r).map_err(bad)?;
-                // 3.8 puts both modes in both tables (a recursive watch in the child table
-                // never fires on its own, but removeWatches(Children) finds it).
-                let mode = if req.mode == zkrs_codec::AddWatchMode::PersistentRecursive {
-                    WatchMode::PersistentRecursive
-                } else {
-                    WatchMode::Persistent
-                };
-                let version = self.config.zookeeper;
-                self.data_watches.add(req.path, conn, mode, version);
-                // 3.9 keeps a recursive watch out of the child table.
-                if mode != WatchMode::PersistentRecursive || !version.watch_modes_side_by_side() {
-                    self.child_watches.add(req.path, conn, mode, version);
-                }
-                put_i32(out, 0);
-            }
+            OpCode::WhoAmI => self.who_am_i(conn, out),
+            OpCode::AddWatch => self.add_watch(conn, r, out)?,
             OpCode::CheckWatches | OpCode::RemoveWatches => {
-                let path = r.read_str().map_err(bad)?;
-                let kind = r.read_i32().map_err(bad)?;
-                let remove = op == OpCode::RemoveWatches;
-                let version = self.config.zookeeper;
-                // On 3.8 checkWatches takes the path unchecked, and `containsWatcher` walks it
-                // with a `PathParentIterator`, whose first step already cuts the parent off: a
-                // path without `/` throws (StringIndexOutOfBoundsException, MarshallingError).
-                // 3.9 looks the path up without a walk.
-                if !remove
-                    && !version.watch_modes_side_by_side()
-                    && !path.is_empty()
-                    && !path.contains('/')
-                {
-                    return Err(ErrorCode::MarshallingError);
-                }
-                if !self.watch_op(remove, kind, path, conn)? {
-                    return Err(ErrorCode::NoWatcher);
-                }
+                self.check_or_remove_watches(conn, op == OpCode::RemoveWatches, r)?;
             }
             // sasl, reconfig, createSession, deleteContainer... are not served to clients.
             _ => return Err(ErrorCode::Unimplemented),
+        }
+        Ok(())
+    }
+
+    /// exists: the Stat; a watch is left whether the node exists or not.
+    fn exists(
+        &mut self,
+        conn: ConnectionId,
+        r: &mut Reader<'_>,
+        out: &mut BytesMut,
+    ) -> Result<(), ErrorCode> {
+        let req = PathWatchRequest::decode(r).map_err(bad)?;
+        if req.path.contains('\0') {
+            return Err(ErrorCode::BadArguments);
+        }
+        // 3.8.4 and 3.9.2 check READ on an existing node first (no watch left).
+        if let Some(node) = self.tree.get(req.path) {
+            if self.config.zookeeper.exists_checks_read() {
+                acl::check(&node.acl, 1, &self.connections[&conn].auth)?;
+            }
+        }
+        if req.watch {
+            self.data_watches
+                .add(req.path, conn, WatchMode::Standard, self.config.zookeeper);
+        }
+        self.tree
+            .get(req.path)
+            .ok_or(ErrorCode::NoNode)?
+            .stat()
+            .encode(out);
+        Ok(())
+    }
+
+    /// getACL: the ACL and Stat, digest ids redacted without ADMIN.
+    fn get_acl(
+        &self,
+        conn: ConnectionId,
+        r: &mut Reader<'_>,
+        out: &mut BytesMut,
+    ) -> Result<(), ErrorCode> {
+        let req = PathRecord::decode(r).map_err(bad)?;
+        let auth = &self.connections[&conn].auth;
+        let node = self.tree.get(req.path).ok_or(ErrorCode::NoNode)?;
+        acl::check(&node.acl, 1 | 16, auth)?;
+        // Without ADMIN, digest ids come back with their hash hidden.
+        let redact = acl::check(&node.acl, 16, auth).is_err();
+        let shown: Vec<AclEntry> = node
+            .acl
+            .iter()
+            .map(|a| {
+                let mut a = a.clone();
+                if redact && a.scheme == "digest" {
+                    let user = a.id.split(':').next().unwrap_or("").to_owned();
+                    a.id = format!("{user}:x");
+                }
+                a
+            })
+            .collect();
+        let wire: Vec<Acl<'_>> = shown.iter().map(AclEntry::as_acl).collect();
+        GetAclResponse {
+            acl: List::from(&wire),
+            stat: node.stat(),
+        }
+        .encode(out);
+        Ok(())
+    }
+
+    /// getEphemerals: the session's ephemeral nodes whose paths start with the request's (all
+    /// for an empty path or `/`).
+    fn get_ephemerals(
+        &self,
+        conn: ConnectionId,
+        r: &mut Reader<'_>,
+        out: &mut BytesMut,
+    ) -> Result<(), ErrorCode> {
+        let req = PathRecord::decode(r).map_err(bad)?;
+        let session = self.connections[&conn].session;
+        let prefix = req.path.trim();
+        let all = prefix.is_empty() || prefix == "/";
+        let found: Vec<&str> = self
+            .tree
+            .ephemerals(session)
+            .filter(|p| all || p.starts_with(req.path))
+            .collect();
+        put_str_vec(out, found);
+        Ok(())
+    }
+
+    /// whoAmI: the connection's identities, in Java's set order.
+    fn who_am_i(&self, conn: ConnectionId, out: &mut BytesMut) {
+        let ordered = acl::java_set_order(&self.connections[&conn].auth);
+        let names: Vec<(String, String)> = ordered
+            .iter()
+            .map(|id| (id.scheme.clone(), self.config.auth_providers.user_name(id)))
+            .collect();
+        let infos: Vec<ClientInfo<'_>> = names
+            .iter()
+            .map(|(s, u)| ClientInfo {
+                auth_scheme: s,
+                user: u,
+            })
+            .collect();
+        List::from(&infos).encode(out);
+    }
+
+    /// addWatch: a persistent (or persistent recursive) watch, in the tables the release uses.
+    fn add_watch(
+        &mut self,
+        conn: ConnectionId,
+        r: &mut Reader<'_>,
+        out: &mut BytesMut,
+    ) -> Result<(), ErrorCode> {
+        let req = AddWatchRequest::decode(r).map_err(bad)?;
+        // 3.8 puts both modes in both tables (a recursive watch in the child table
+        // never fires on its own, but removeWatches(Children) finds it).
+        let mode = if req.mode == zkrs_codec::AddWatchMode::PersistentRecursive {
+            WatchMode::PersistentRecursive
+        } else {
+            WatchMode::Persistent
+        };
+        let version = self.config.zookeeper;
+        self.data_watches.add(req.path, conn, mode, version);
+        // 3.9 keeps a recursive watch out of the child table.
+        if mode != WatchMode::PersistentRecursive || !version.watch_modes_side_by_side() {
+            self.child_watches.add(req.path, conn, mode, version);
+        }
+        put_i32(out, 0);
+        Ok(())
+    }
+
+    /// checkWatches (`remove` false) or removeWatches: the request's path and type.
+    fn check_or_remove_watches(
+        &mut self,
+        conn: ConnectionId,
+        remove: bool,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ErrorCode> {
+        let path = r.read_str().map_err(bad)?;
+        let kind = r.read_i32().map_err(bad)?;
+        let version = self.config.zookeeper;
+        // On 3.8 checkWatches takes the path unchecked, and `containsWatcher` walks it
+        // with a `PathParentIterator`, whose first step already cuts the parent off: a
+        // path without `/` throws (StringIndexOutOfBoundsException, MarshallingError).
+        // 3.9 looks the path up without a walk.
+        if !remove && !version.watch_modes_side_by_side() && !path.is_empty() && !path.contains('/')
+        {
+            return Err(ErrorCode::MarshallingError);
+        }
+        if !self.watch_op(remove, kind, path, conn)? {
+            return Err(ErrorCode::NoWatcher);
         }
         Ok(())
     }
@@ -513,4 +555,9 @@ impl Server {
         let zxid = self.tree.last_zxid;
         self.reply(conn, xid, zxid, ErrorCode::Ok, |_| {});
     }
+}
+
+/// A request that does not decode.
+fn bad<E>(_: E) -> ErrorCode {
+    ErrorCode::MarshallingError
 }

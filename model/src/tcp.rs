@@ -1,5 +1,5 @@
-//! The TCP adapter: the model served on TCP (127.0.0.1 unless told) with tokio, so any client (zkrs, Curator,
-//! zkCli.sh) can connect. One task owns the sans-I/O core (a [`Server`], or an
+//! The TCP adapter: the model served on TCP (127.0.0.1 unless told) with tokio, so any client
+//! (zkrs, Curator, zkCli.sh) can connect. One task owns the sans-I/O core (a [`Server`], or an
 //! [`WireEnsemble`] with one listener per member); each connection has a reader task feeding
 //! it bytes and a writer task sending what it answers. Time is tokio's clock, fed into the
 //! deterministic core (so a paused tokio clock drives it too).

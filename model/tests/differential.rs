@@ -1,8 +1,9 @@
 //! Differential test: random scripts run against the model (over its TCP adapter) and against
 //! a real ZooKeeper from the test kit (3.9.5 by default; `ZKRS_TEST_ZOOKEEPER=debian` is
-//! 3.8.0), in lock step, the model answering as the release the real server reports; every reply (error code, zxid, data,
-//! Stat, children, ACL) and every watch event must match after normalising (zxids relative to
-//! the script's start, session ids by order of creation, times left out, children sorted).
+//! 3.8.0), in lock step, the model answering as the release the real server reports; every
+//! reply (error code, zxid, data, Stat, children, ACL) and every watch event must match after
+//! normalising (zxids relative to the script's start, session ids by order of creation, times
+//! left out, children sorted).
 //! Events are compared with their header's zxid (-1 on 3.8, the firing write's on 3.9).
 //!
 //! Short campaign by default (CI); a long one with `ZKRS_MODEL_SCRIPTS=1000` (and optionally

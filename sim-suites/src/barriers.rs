@@ -37,8 +37,8 @@ use tokio::time::Instant;
 use zkrs_client::Client;
 use zkrs_recipes::barrier::{DistributedDoubleBarrier, READY_NODE};
 
-use super::data::{make_node, settle_briefly, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{make_node, settle_briefly, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::{SimRng, World};
 
 /// How many members each round's barrier waits for (one per participant).
@@ -269,6 +269,50 @@ fn check_leaving(rounds: &Rounds, problems: &Problems) {
     }
 }
 
+/// Checks, within [`CLEANUP`] of every participant's stop, that the rounds' nodes went;
+/// what was left at the end (`None`: not listed).
+async fn check_cleanup(admin: &Client, rounds: &Rounds, problems: &Problems) -> Option<Leftovers> {
+    // The rounds' `ready` nodes that must go: someone was let in on them.
+    let opened = |r: &u64| {
+        rounds
+            .rounds
+            .get(r)
+            .is_some_and(|round| !round.entered.is_empty())
+    };
+    // No member node left behind: a failed or dropped `enter` and a failed `leave` delete
+    // theirs in the background, and a lost session's go with it; nor an opened `ready`.
+    let deadline = Instant::now() + CLEANUP;
+    let left = loop {
+        let left = leftovers(admin, rounds.highest).await;
+        let clean = left
+            .as_ref()
+            .is_some_and(|left| left.members.is_empty() && !left.ready.iter().any(opened));
+        if clean || Instant::now() >= deadline {
+            break left;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    match &left {
+        None => problems.add("the rounds' nodes could not be listed after healing".into()),
+        Some(left) => {
+            if !left.members.is_empty() {
+                problems.add(format!(
+                    "{} member nodes left {CLEANUP:?} after the participants stopped: {:?}",
+                    left.members.len(),
+                    left.members
+                ));
+            }
+            let opened: Vec<u64> = left.ready.iter().copied().filter(opened).collect();
+            if !opened.is_empty() {
+                problems.add(format!(
+                    "the ready nodes of rounds {opened:?}, which let members in, left {CLEANUP:?} after the participants stopped"
+                ));
+            }
+        }
+    }
+    left
+}
+
 /// Runs the suite in `world`; `Err` lists every violation.
 pub async fn run(world: World) -> Result<(), String> {
     // The participants' clients first: the single-client faults hit clients 0..4.
@@ -324,44 +368,7 @@ pub async fn run(world: World) -> Result<(), String> {
     // Every participant has stopped: the records are complete.
     let rounds = std::mem::take(&mut *shared.rounds.lock().unwrap());
     check_leaving(&rounds, &problems);
-    // The rounds' `ready` nodes that must go: someone was let in on them.
-    let opened = |r: &u64| {
-        rounds
-            .rounds
-            .get(r)
-            .is_some_and(|round| !round.entered.is_empty())
-    };
-    // No member node left behind: a failed or dropped `enter` and a failed `leave` delete
-    // theirs in the background, and a lost session's go with it; nor an opened `ready`.
-    let deadline = Instant::now() + CLEANUP;
-    let left = loop {
-        let left = leftovers(&admin, rounds.highest).await;
-        let clean = left
-            .as_ref()
-            .is_some_and(|left| left.members.is_empty() && !left.ready.iter().any(opened));
-        if clean || Instant::now() >= deadline {
-            break left;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
-    match &left {
-        None => problems.add("the rounds' nodes could not be listed after healing".into()),
-        Some(left) => {
-            if !left.members.is_empty() {
-                problems.add(format!(
-                    "{} member nodes left {CLEANUP:?} after the participants stopped: {:?}",
-                    left.members.len(),
-                    left.members
-                ));
-            }
-            let opened: Vec<u64> = left.ready.iter().copied().filter(opened).collect();
-            if !opened.is_empty() {
-                problems.add(format!(
-                    "the ready nodes of rounds {opened:?}, which let members in, left {CLEANUP:?} after the participants stopped"
-                ));
-            }
-        }
-    }
+    let left = check_cleanup(&admin, &rounds, &problems).await;
     world.trace(&format!(
         "barriers: {} rounds, ready nodes left in rounds {:?}",
         rounds.highest,
@@ -371,12 +378,4 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = c.close().await;
     }
     problems.verdict()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn seed_11_passes_and_repeats() {
-        super::super::passes_and_repeats("barriers");
-    }
 }

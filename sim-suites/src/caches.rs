@@ -9,10 +9,11 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
+use zkrs_client::Client;
 use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
 
-use super::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::check::tree::{
     cache_checks, fresh_read, random_change, try_converge, CacheCheck, OnReadError,
 };
@@ -51,28 +52,7 @@ pub async fn run(world: World) -> Result<(), String> {
         )),
     }
 
-    let healed = healed_flag(&world);
-    let mut rng = world.rng(300);
-    let (mut changes, mut refused) = (0u64, 0u64);
-    while !healed.load(std::sync::atomic::Ordering::Relaxed) {
-        let change = random_change(&writer, ROOT, |n| rng.below(n));
-        match tokio::time::timeout(STEP_DEADLINE, change).await {
-            Ok(Ok(())) => changes += 1,
-            Ok(Err(e)) if trouble(&e) => {
-                refused += 1;
-                settle_briefly(&writer).await;
-            }
-            Ok(Err(e)) => {
-                problems.add(format!("writer: {e}"));
-                break;
-            }
-            Err(_) => {
-                problems.add(format!("a change not done within {STEP_DEADLINE:?}"));
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let (changes, refused) = change_until_healed(&world, &writer, &problems).await;
     world.healed().await;
     world.trace(&format!(
         "healed after {changes} changes ({refused} refused)"
@@ -126,4 +106,32 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = c.close().await;
     }
     problems.verdict()
+}
+
+/// Random changes under the root until the faults have healed: how many were made, and how
+/// many refused (connection trouble).
+async fn change_until_healed(world: &World, writer: &Client, problems: &Problems) -> (u64, u64) {
+    let healed = healed_flag(world);
+    let mut rng = world.rng(300);
+    let (mut changes, mut refused) = (0u64, 0u64);
+    while !healed.load(std::sync::atomic::Ordering::Relaxed) {
+        let change = random_change(writer, ROOT, |n| rng.below(n));
+        match tokio::time::timeout(STEP_DEADLINE, change).await {
+            Ok(Ok(())) => changes += 1,
+            Ok(Err(e)) if trouble(&e) => {
+                refused += 1;
+                settle_briefly(writer).await;
+            }
+            Ok(Err(e)) => {
+                problems.add(format!("writer: {e}"));
+                break;
+            }
+            Err(_) => {
+                problems.add(format!("a change not done within {STEP_DEADLINE:?}"));
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (changes, refused)
 }

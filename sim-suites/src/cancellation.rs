@@ -30,8 +30,8 @@ use zkrs_recipes::{
     lock::{InterProcessMutex, InterProcessSemaphoreV2},
 };
 
-use super::data::{healed_flag, make_node, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, make_node, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::{SimRng, World};
 
 /// Every recipe's node is under this.
@@ -91,8 +91,6 @@ async fn bounded<F: std::future::Future>(
     }
 }
 
-/// An error a participant expects through the faults (connection trouble, or a way out
-/// told the session is gone).
 /// A way in or out, cut short at `cut`: whether it finished (with an error the suite
 /// expects, or none).
 async fn finished<T>(
@@ -112,6 +110,8 @@ async fn finished<T>(
     }
 }
 
+/// Traces an error a participant expects through the faults (connection trouble, or a way
+/// out told the session is gone); any other is a violation.
 fn expected(problems: &Problems, who: usize, what: &str, e: &zkrs_client::Error) {
     if trouble(e) {
         problems.trace(&format!("p{who}: {what} failed: {e}"));
@@ -166,129 +166,158 @@ async fn turn(
     hold: Duration,
 ) -> (bool, bool) {
     let path = format!("{ROOT}/{kind}");
+    let (path, cuts) = (path.as_str(), (cut_in, cut_out));
     match kind {
-        "mutex" => {
-            let mutex = InterProcessMutex::builder(client, &path)
-                .build()
-                .expect("a valid path");
-            let guard =
-                match bounded(problems, who, "acquire", cut_in, mutex.try_acquire(WAIT)).await {
-                    Some(Ok(Some(guard))) => guard,
-                    Some(Ok(None)) => return (true, false),
-                    Some(Err(e)) => {
-                        expected(problems, who, "acquire", &e);
-                        return (true, false);
-                    }
-                    None => return (false, false),
-                };
-            tokio::time::sleep(hold).await;
-            match bounded(problems, who, "release", cut_out, guard.release()).await {
-                Some(Ok(())) => (true, true),
-                Some(Err(e)) => {
-                    expected(problems, who, "release", &e);
-                    (true, true)
-                }
-                None => (true, false),
-            }
-        }
-        "semaphore" => {
-            let semaphore = InterProcessSemaphoreV2::builder(client, &path, 2)
-                .build()
-                .expect("a valid path");
-            let lease = match bounded(
-                problems,
-                who,
-                "acquire",
-                cut_in,
-                semaphore.try_acquire_one(WAIT),
-            )
-            .await
-            {
-                Some(Ok(Some(lease))) => lease,
-                Some(Ok(None)) => return (true, false),
-                Some(Err(e)) => {
-                    expected(problems, who, "acquire", &e);
-                    return (true, false);
-                }
-                None => return (false, false),
-            };
-            tokio::time::sleep(hold).await;
-            match bounded(problems, who, "release", cut_out, lease.release()).await {
-                Some(Ok(())) => (true, true),
-                Some(Err(e)) => {
-                    expected(problems, who, "release", &e);
-                    (true, true)
-                }
-                None => (true, false),
-            }
-        }
-        "latch" => {
-            let latch = LeaderLatch::builder(client, &path)
-                .id(format!("p{who}"))
-                .start()
-                .expect("a valid path");
-            let came_in = finished(
-                problems,
-                who,
-                "await leadership",
-                cut_in,
-                latch.await_leadership_timeout(WAIT),
-            )
-            .await;
-            tokio::time::sleep(hold).await;
-            let went_out = finished(
-                problems,
-                who,
-                "close",
-                cut_out,
-                latch.close_with(CloseMode::Silent),
-            )
-            .await;
-            (came_in, went_out)
-        }
-        "election" => {
-            let election = LeaderElection::builder(client, &path)
-                .id(format!("p{who}"))
-                .start()
-                .expect("a valid path");
-            let came_in = finished(
-                problems,
-                who,
-                "await leadership",
-                cut_in,
-                election.await_leadership_timeout(WAIT),
-            )
-            .await;
-            tokio::time::sleep(hold).await;
-            // Closing drops the election at the end, or where the cut leaves it.
-            let went_out = finished(problems, who, "stop", cut_out, election.close()).await;
-            (came_in, went_out)
-        }
-        _ => {
-            let started =
-                PersistentNode::builder(client, &format!("{path}/p{who}"), CreateMode::Ephemeral)
-                    .data(b"x")
-                    .start();
-            let node = match started {
-                Ok(node) => node,
-                Err(e) => {
-                    problems.add(format!("p{who}: node start: {e}"));
-                    return (false, false);
-                }
-            };
-            let came_in = finished(
-                problems,
-                who,
-                "wait for the node",
-                cut_in,
-                node.wait_for_initial_create(WAIT),
-            )
-            .await;
-            tokio::time::sleep(hold).await;
-            let went_out = finished(problems, who, "close", cut_out, node.close()).await;
-            (came_in, went_out)
-        }
+        "mutex" => mutex_turn(problems, who, client, path, cuts, hold).await,
+        "semaphore" => semaphore_turn(problems, who, client, path, cuts, hold).await,
+        "latch" => latch_turn(problems, who, client, path, cuts, hold).await,
+        "election" => election_turn(problems, who, client, path, cuts, hold).await,
+        _ => node_turn(problems, who, client, path, cuts, hold).await,
     }
+}
+
+async fn mutex_turn(
+    problems: &Problems,
+    who: usize,
+    client: &Client,
+    path: &str,
+    (cut_in, cut_out): (Option<Duration>, Option<Duration>),
+    hold: Duration,
+) -> (bool, bool) {
+    let mutex = InterProcessMutex::builder(client, path)
+        .build()
+        .expect("a valid path");
+    let guard = match bounded(problems, who, "acquire", cut_in, mutex.try_acquire(WAIT)).await {
+        Some(Ok(Some(guard))) => guard,
+        Some(Ok(None)) => return (true, false),
+        Some(Err(e)) => {
+            expected(problems, who, "acquire", &e);
+            return (true, false);
+        }
+        None => return (false, false),
+    };
+    tokio::time::sleep(hold).await;
+    (
+        true,
+        finished(problems, who, "release", cut_out, guard.release()).await,
+    )
+}
+
+async fn semaphore_turn(
+    problems: &Problems,
+    who: usize,
+    client: &Client,
+    path: &str,
+    (cut_in, cut_out): (Option<Duration>, Option<Duration>),
+    hold: Duration,
+) -> (bool, bool) {
+    let semaphore = InterProcessSemaphoreV2::builder(client, path, 2)
+        .build()
+        .expect("a valid path");
+    let acquire = semaphore.try_acquire_one(WAIT);
+    let lease = match bounded(problems, who, "acquire", cut_in, acquire).await {
+        Some(Ok(Some(lease))) => lease,
+        Some(Ok(None)) => return (true, false),
+        Some(Err(e)) => {
+            expected(problems, who, "acquire", &e);
+            return (true, false);
+        }
+        None => return (false, false),
+    };
+    tokio::time::sleep(hold).await;
+    (
+        true,
+        finished(problems, who, "release", cut_out, lease.release()).await,
+    )
+}
+
+async fn latch_turn(
+    problems: &Problems,
+    who: usize,
+    client: &Client,
+    path: &str,
+    (cut_in, cut_out): (Option<Duration>, Option<Duration>),
+    hold: Duration,
+) -> (bool, bool) {
+    let latch = LeaderLatch::builder(client, path)
+        .id(format!("p{who}"))
+        .start()
+        .expect("a valid path");
+    let came_in = finished(
+        problems,
+        who,
+        "await leadership",
+        cut_in,
+        latch.await_leadership_timeout(WAIT),
+    )
+    .await;
+    tokio::time::sleep(hold).await;
+    let went_out = finished(
+        problems,
+        who,
+        "close",
+        cut_out,
+        latch.close_with(CloseMode::Silent),
+    )
+    .await;
+    (came_in, went_out)
+}
+
+async fn election_turn(
+    problems: &Problems,
+    who: usize,
+    client: &Client,
+    path: &str,
+    (cut_in, cut_out): (Option<Duration>, Option<Duration>),
+    hold: Duration,
+) -> (bool, bool) {
+    let election = LeaderElection::builder(client, path)
+        .id(format!("p{who}"))
+        .start()
+        .expect("a valid path");
+    let came_in = finished(
+        problems,
+        who,
+        "await leadership",
+        cut_in,
+        election.await_leadership_timeout(WAIT),
+    )
+    .await;
+    tokio::time::sleep(hold).await;
+    // Closing drops the election at the end, or where the cut leaves it.
+    let went_out = finished(problems, who, "stop", cut_out, election.close()).await;
+    (came_in, went_out)
+}
+
+async fn node_turn(
+    problems: &Problems,
+    who: usize,
+    client: &Client,
+    path: &str,
+    (cut_in, cut_out): (Option<Duration>, Option<Duration>),
+    hold: Duration,
+) -> (bool, bool) {
+    let started = PersistentNode::builder(client, &format!("{path}/p{who}"), CreateMode::Ephemeral)
+        .data(b"x")
+        .start();
+    let node = match started {
+        Ok(node) => node,
+        Err(e) => {
+            problems.add(format!("p{who}: node start: {e}"));
+            return (false, false);
+        }
+    };
+    let came_in = finished(
+        problems,
+        who,
+        "wait for the node",
+        cut_in,
+        node.wait_for_initial_create(WAIT),
+    )
+    .await;
+    tokio::time::sleep(hold).await;
+    let went_out = finished(problems, who, "close", cut_out, node.close()).await;
+    (came_in, went_out)
 }
 
 /// Every ephemeral node under `path` on the leading member (path -> owner).
@@ -390,13 +419,4 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = c.close().await;
     }
     problems.verdict()
-}
-
-#[cfg(test)]
-mod tests {
-    /// A short seed passes and repeats byte for byte.
-    #[test]
-    fn passes_and_repeats() {
-        super::super::passes_and_repeats("cancellation");
-    }
 }

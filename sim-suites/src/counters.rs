@@ -22,8 +22,8 @@ use zkrs_client::Client;
 use zkrs_recipes::counter::{decode_count, DistributedAtomicLong, SharedCount};
 use zkrs_recipes::framework::RetryPolicy;
 
-use super::data::{healed_flag, make_node, settle_briefly, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, make_node, settle_briefly, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::World;
 
 const PARTICIPANTS: usize = 4;
@@ -212,12 +212,4 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = c.close().await;
     }
     problems.verdict()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn seed_11_passes_and_repeats() {
-        super::super::passes_and_repeats("counters");
-    }
 }

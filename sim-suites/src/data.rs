@@ -17,6 +17,8 @@ use zkrs_client::{Client, CreateMode, ErrorCode};
 
 use zkrs_sim::World;
 
+use crate::participant::Sink;
+
 /// The violations a run found, each also a trace line.
 #[derive(Debug)]
 pub struct Problems {
@@ -65,6 +67,15 @@ impl Problems {
     }
 }
 
+impl Sink for Problems {
+    fn violation(&self, text: String) {
+        self.add(text);
+    }
+    fn note(&self, text: &str) {
+        self.trace(text);
+    }
+}
+
 /// Whether `e` is connection trouble (the outcome of a write unknown), not a refusal.
 pub fn trouble(e: &zkrs_client::Error) -> bool {
     e.is_retryable() || e.is_session_expired()
@@ -105,24 +116,4 @@ pub fn healed_flag(world: &World) -> Arc<AtomicBool> {
         set.store(true, Ordering::Relaxed);
     });
     flag
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use zkrs_sim::{FaultConfig, Simulation};
-
-    /// Each data suite passes a short seed, and the seed repeats byte for byte.
-    #[test]
-    fn data_suites_pass_and_repeat() {
-        for suite in ["watches", "sessions", "caches", "queues"] {
-            let sim = Simulation::new(11).faults(FaultConfig::for_duration(Duration::from_secs(8)));
-            let run = || sim.run(move |world| async move { crate::run(suite, world).await });
-            let (first, second) = (run(), run());
-            assert!(first.passed(), "{suite}: {:?}", first.violation);
-            assert_eq!(first.trace_hash, second.trace_hash, "{suite}");
-            assert!(first.faults > 0, "{suite}");
-        }
-    }
 }

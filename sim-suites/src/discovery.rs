@@ -31,8 +31,8 @@ use zkrs_recipes::discovery::{
     ServiceCache, ServiceDiscovery, ServiceInstance, ServiceProvider, ServiceType,
 };
 
-use super::data::{healed_flag, settle_briefly, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, settle_briefly, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::World;
 
 /// The registry's base path.
@@ -359,6 +359,44 @@ fn registry(client: &Client) -> Result<ServiceDiscovery<String>, String> {
         .map_err(|e| format!("ServiceDiscovery: {e}"))
 }
 
+/// What each owner knows now.
+fn snapshot(owners: &[Arc<Mutex<Owned>>]) -> Vec<Owned> {
+    owners.iter().map(|o| o.lock().unwrap().clone()).collect()
+}
+
+/// After the faults: waits (within the bound) for the registry, the owners and the watchers
+/// to agree. When they did and the registry then, or `None`; the last differences seen.
+async fn converge(
+    reader: &ServiceDiscovery<String>,
+    admin: &Client,
+    owners: &[Arc<Mutex<Owned>>],
+    watchers: &[Watcher],
+) -> (
+    Option<(Duration, Vec<ServiceInstance<String>>)>,
+    Vec<String>,
+) {
+    let settled = Instant::now();
+    let mut last = Vec::new();
+    let mut converged = None;
+    while settled.elapsed() < CONVERGE {
+        let registry = match fresh(reader, admin).await {
+            Ok(registry) => registry,
+            Err(e) => {
+                last = vec![e];
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        last = differences(&registry, &snapshot(owners), watchers);
+        if last.is_empty() {
+            converged = Some((settled.elapsed(), registry));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (converged, last)
+}
+
 /// Runs the suite in `world`; `Err` lists every violation.
 pub async fn run(world: World) -> Result<(), String> {
     let problems = Arc::new(Problems::new(&world));
@@ -405,29 +443,7 @@ pub async fn run(world: World) -> Result<(), String> {
     }
     world.trace("healed; registrants stopped");
 
-    // After the faults: the registry, the owners and the watchers agree, within the bound.
-    let settled = Instant::now();
-    let snapshot = |owners: &[Arc<Mutex<Owned>>]| -> Vec<Owned> {
-        owners.iter().map(|o| o.lock().unwrap().clone()).collect()
-    };
-    let mut last = Vec::new();
-    let mut converged = None;
-    while settled.elapsed() < CONVERGE {
-        let registry = match fresh(&reader, &admin).await {
-            Ok(registry) => registry,
-            Err(e) => {
-                last = vec![e];
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        last = differences(&registry, &snapshot(&owners), &watchers);
-        if last.is_empty() {
-            converged = Some((settled.elapsed(), registry));
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (converged, last) = converge(&reader, &admin, &owners, &watchers).await;
     let owned = snapshot(&owners);
     let sum = |f: fn(&Owned) -> u64| owned.iter().map(f).sum::<u64>();
     match &converged {
@@ -465,13 +481,4 @@ pub async fn run(world: World) -> Result<(), String> {
         let _ = c.close().await;
     }
     problems.verdict()
-}
-
-#[cfg(test)]
-mod tests {
-    /// A short seed passes and repeats byte for byte.
-    #[test]
-    fn passes_and_repeats() {
-        super::super::passes_and_repeats("discovery");
-    }
 }

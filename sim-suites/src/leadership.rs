@@ -44,7 +44,7 @@ use zkrs_recipes::{
     },
 };
 
-use super::{connect, settle, STEP_DEADLINE};
+use crate::participant::{connect, settle, STEP_DEADLINE};
 use zkrs_sim::check::Beliefs;
 use zkrs_sim::{SimRng, World};
 

@@ -7,16 +7,12 @@
 //! The pieces both kinds of run share are here, once, and the real-server suites
 //! (`recipes/tests/invariants*.rs`) import them: the lock recipes behind one acquire
 //! ([`locks::Recipe`]), the leadership contenders ([`leadership::Contender`]), the sessions
-//! worker and its bucket check ([`sessions::worker`], reporting to a [`Sink`]) and the queue
-//! layout ([`queues::QUEUES`]); the checkers are in [`zkrs_sim::check`]. Shared code waits on
-//! `tokio::time` and takes its randomness as a parameter, so a simulated run stays
-//! deterministic.
+//! worker and its bucket check ([`sessions::worker`], reporting to a [`participant::Sink`])
+//! and the queue layout ([`queues::QUEUES`]); the checkers are in [`zkrs_sim::check`].
+//! Shared code waits on `tokio::time` and takes its randomness as a parameter, so a simulated
+//! run stays deterministic.
 
 #![forbid(unsafe_code)]
-
-use std::time::Duration;
-
-use zkrs_client::{Client, ConnectionState};
 
 use zkrs_sim::{FaultConfig, Finding, World};
 
@@ -28,37 +24,10 @@ pub mod data;
 pub mod discovery;
 pub mod leadership;
 pub mod locks;
+pub mod participant;
 pub mod queues;
 pub mod sessions;
 pub mod watches;
-
-/// Where a participant shared with the real-server suites reports: the violations it
-/// finds, and notes for the trace (a real-server run may drop them).
-pub trait Sink: Send + Sync {
-    /// Records a violation.
-    fn violation(&self, text: String);
-    /// A line for the trace.
-    fn note(&self, _text: &str) {}
-}
-
-impl Sink for data::Problems {
-    fn violation(&self, text: String) {
-        self.add(text);
-    }
-    fn note(&self, text: &str) {
-        self.trace(text);
-    }
-}
-
-/// The violations, in order; notes dropped (for real-server runs).
-impl Sink for std::sync::Mutex<Vec<String>> {
-    fn violation(&self, text: String) {
-        self.lock().unwrap().push(text);
-    }
-}
-
-/// No single step of a participant may take longer; one that does is a hang.
-pub const STEP_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Every suite by name.
 pub const SUITES: &[&str] = &[
@@ -118,47 +87,47 @@ pub async fn run(name: &str, world: World) -> Result<(), Finding> {
     verdict.map_err(Finding::from)
 }
 
-/// A session, however long the faults keep it from being made: one client of the world
-/// (one number for single-client faults), however many attempts it takes.
-pub async fn connect(world: &World) -> Result<Client, String> {
-    let builder = world.client_builder();
-    for _ in 0..100 {
-        match builder.clone().connect().await {
-            Ok(client) => return Ok(client),
-            Err(e) => world.trace(&format!("connect failed: {e}")),
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use zkrs_sim::{FaultConfig, Simulation};
+
+    /// Seed 11 with 8 s of faults passes, and runs twice to the same trace.
+    fn passes_and_repeats(suite: &'static str) {
+        let sim = Simulation::new(11).faults(FaultConfig::for_duration(Duration::from_secs(8)));
+        let run = || sim.run(move |world| async move { super::run(suite, world).await });
+        let (first, second) = (run(), run());
+        assert!(first.passed(), "{suite}: {:?}", first.violation);
+        assert_eq!(first.trace_hash, second.trace_hash, "{suite}");
+        assert!(first.faults > 0, "{suite}");
+    }
+
+    /// Each data suite passes a short seed, and the seed repeats byte for byte.
+    #[test]
+    fn data_suites_pass_and_repeat() {
+        for suite in ["watches", "sessions", "caches", "queues"] {
+            passes_and_repeats(suite);
         }
     }
-    Err("no session after 100 attempts".into())
-}
 
-/// Waits (at most 5 s) for `client` to be connected again after an error.
-pub async fn settle(client: &Client) {
-    let mut states = client.state_changes();
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            if matches!(
-                client.state(),
-                ConnectionState::Connected | ConnectionState::Reconnected
-            ) {
-                return;
-            }
-            if states.next().await.is_none() {
-                return;
-            }
-        }
-    })
-    .await;
-}
+    #[test]
+    fn barriers_pass_and_repeat() {
+        passes_and_repeats("barriers");
+    }
 
-/// For a suite's unit test: seed 11 with 8 s of faults passes, and runs twice to the same
-/// trace.
-#[cfg(test)]
-fn passes_and_repeats(suite: &'static str) {
-    let sim =
-        zkrs_sim::Simulation::new(11).faults(FaultConfig::for_duration(Duration::from_secs(8)));
-    let run = || sim.run(move |world| async move { run(suite, world).await });
-    let (first, second) = (run(), run());
-    assert!(first.passed(), "{suite}: {:?}", first.violation);
-    assert_eq!(first.trace_hash, second.trace_hash, "{suite}");
-    assert!(first.faults > 0, "{suite}");
+    #[test]
+    fn cancellation_passes_and_repeats() {
+        passes_and_repeats("cancellation");
+    }
+
+    #[test]
+    fn counters_pass_and_repeat() {
+        passes_and_repeats("counters");
+    }
+
+    #[test]
+    fn discovery_passes_and_repeats() {
+        passes_and_repeats("discovery");
+    }
 }

@@ -17,7 +17,7 @@ use zkrs_client::{Client, ConnectionState, CreateMode};
 use zkrs_recipes::framework::ConnectionStatePolicy;
 use zkrs_recipes::lock::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
 
-use super::{connect, settle, STEP_DEADLINE};
+use crate::participant::{connect, settle, STEP_DEADLINE};
 use zkrs_sim::check::Beliefs;
 use zkrs_sim::World;
 

@@ -17,8 +17,8 @@ use tokio::time::Instant;
 use zkrs_client::{Client, ErrorCode};
 use zkrs_recipes::queue::{DistributedQueue, QueueConsumer};
 
-use super::data::{healed_flag, settle_briefly, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, settle_briefly, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::check::ledger::Ledger;
 use zkrs_sim::World;
 
@@ -175,6 +175,9 @@ pub async fn left_in_queues(client: &Client) -> usize {
     left
 }
 
+/// Each queue's ledger: what was put, delivered and completed.
+type Ledgers = [Arc<Mutex<Ledger>>; 2];
+
 /// Runs the suite in `world`; `Err` lists every violation.
 pub async fn run(world: World) -> Result<(), String> {
     let producer = connect(&world).await?;
@@ -189,9 +192,27 @@ pub async fn run(world: World) -> Result<(), String> {
         stop: AtomicBool::new(false),
         takes: AtomicU64::new(0),
     });
+    let consumers = start_consumers(&shared, &ledgers, [&ca, &cb]);
+    let puts = produce(&world, &shared, &producer, &ledgers).await;
+    world.healed().await;
+    world.trace(&format!("healed after {puts} items per queue"));
+    let (in_doubt_claims, drained_in) = drain(&shared, &producer, consumers).await?;
+    judge(&shared, &ledgers, puts, in_doubt_claims, drained_in);
+    for c in [producer, ca, cb] {
+        let _ = c.close().await;
+    }
+    shared.problems.verdict()
+}
+
+/// Two consumers per queue, one on each client.
+fn start_consumers(
+    shared: &Arc<Shared>,
+    ledgers: &Ledgers,
+    clients: [&Client; 2],
+) -> Vec<tokio::task::JoinHandle<QueueConsumer>> {
     let mut consumers = Vec::new();
-    for (q, ledger) in QUEUES.iter().zip(&ledgers) {
-        for (c, client) in [("a", &ca), ("b", &cb)] {
+    for (q, ledger) in QUEUES.iter().zip(ledgers) {
+        for (c, client) in ["a", "b"].into_iter().zip(clients) {
             let name = format!(
                 "{} consumer {c}",
                 if q.1.is_some() { "locked" } else { "plain" }
@@ -207,18 +228,22 @@ pub async fn run(world: World) -> Result<(), String> {
             )));
         }
     }
+    consumers
+}
 
-    let healed = healed_flag(&world);
-    let producers = [queue(&producer, QUEUES[0]), queue(&producer, QUEUES[1])];
+/// Puts numbered items into both queues until the faults have healed; how many per queue.
+async fn produce(world: &World, shared: &Shared, producer: &Client, ledgers: &Ledgers) -> u64 {
+    let healed = healed_flag(world);
+    let producers = [queue(producer, QUEUES[0]), queue(producer, QUEUES[1])];
     let mut next = 0u64;
     while !healed.load(Ordering::Relaxed) {
         next += 1;
-        for (q, ledger) in producers.iter().zip(&ledgers) {
+        for (q, ledger) in producers.iter().zip(ledgers) {
             let put = match tokio::time::timeout(STEP_DEADLINE, q.put(next.to_string())).await {
                 Ok(put) => put,
                 Err(_) => {
                     let what = format!("putting item {next} hung past {STEP_DEADLINE:?}");
-                    shared.hang(what, &producer);
+                    shared.hang(what, producer);
                     ledger.lock().unwrap().record_put_in_doubt(next);
                     continue;
                 }
@@ -231,20 +256,26 @@ pub async fn run(world: World) -> Result<(), String> {
                     // Not retried: a retry would be a second item with the same id.
                     world.trace(&format!("put {next} in doubt: {e}"));
                     ledger.lock().unwrap().record_put_in_doubt(next);
-                    settle_briefly(&producer).await;
+                    settle_briefly(producer).await;
                 }
                 Err(e) => shared.problems.add(format!("put {next}: {e}")),
             }
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    world.healed().await;
-    world.trace(&format!("healed after {next} items per queue"));
+    next
+}
 
-    // After the faults: the consumers drain both queues (locks and all).
+/// After the faults: the consumers drain both queues (locks and all), then stop. The plain
+/// queue's claims whose outcome was unknown, and how long the drain took.
+async fn drain(
+    shared: &Shared,
+    producer: &Client,
+    consumers: Vec<tokio::task::JoinHandle<QueueConsumer>>,
+) -> Result<(u64, Duration), String> {
     let settled = Instant::now();
     let drained = tokio::time::timeout(DRAIN, async {
-        while left_in_queues(&producer).await > 0 {
+        while left_in_queues(producer).await > 0 {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
@@ -252,7 +283,7 @@ pub async fn run(world: World) -> Result<(), String> {
     if drained.is_err() {
         shared.problems.add(format!(
             "the queues were not drained {DRAIN:?} after the faults ({} nodes left)",
-            left_in_queues(&producer).await
+            left_in_queues(producer).await
         ));
     }
     let drained_in = settled.elapsed();
@@ -270,10 +301,19 @@ pub async fn run(world: World) -> Result<(), String> {
             in_doubt_claims += consumer.stats().in_doubt;
         }
     }
-    let problems = &shared.problems;
+    Ok((in_doubt_claims, drained_in))
+}
 
-    // With a lock path: every acknowledged item completed exactly once; without, none
-    // delivered twice, and no more missing than claims in doubt.
+/// With a lock path: every acknowledged item completed exactly once; without, none
+/// delivered twice, and no more missing than claims in doubt. Traces the counts.
+fn judge(
+    shared: &Shared,
+    ledgers: &Ledgers,
+    puts: u64,
+    in_doubt_claims: u64,
+    drained_in: Duration,
+) {
+    let problems = &shared.problems;
     let locked = std::mem::take(&mut *ledgers[0].lock().unwrap());
     let plain = std::mem::take(&mut *ledgers[1].lock().unwrap());
     for found in locked
@@ -285,9 +325,9 @@ pub async fn run(world: World) -> Result<(), String> {
     }
     let missing = plain.missing();
     let redelivered = locked.redeliveries();
-    world.trace(&format!(
+    shared.world.trace(&format!(
         "queues: puts {} (acked {}+{}, in doubt {}+{}), takes {}, locked redeliveries {redelivered}, completes in doubt {}, plain claims in doubt {in_doubt_claims}, missing {missing}, drained in {} ms, violations {}",
-        2 * next,
+        2 * puts,
         locked.puts_acked(),
         plain.puts_acked(),
         locked.puts_in_doubt(),
@@ -297,8 +337,4 @@ pub async fn run(world: World) -> Result<(), String> {
         drained_in.as_millis(),
         problems.len()
     ));
-    for c in [producer, ca, cb] {
-        let _ = c.close().await;
-    }
-    shared.problems.verdict()
 }

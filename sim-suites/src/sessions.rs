@@ -14,8 +14,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zkrs_client::{Client, CreateMode, ErrorCode};
 
-use super::data::{healed_flag, make_node, settle_briefly, Problems};
-use super::{connect, Sink, STEP_DEADLINE};
+use crate::data::{healed_flag, make_node, settle_briefly, Problems};
+use crate::participant::{connect, Sink, STEP_DEADLINE};
 use zkrs_sim::World;
 
 const SESSIONS: usize = 4;

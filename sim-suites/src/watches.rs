@@ -21,8 +21,8 @@ use tokio::time::Instant;
 use zkrs_client::{AddWatchMode, Client, EventType};
 use zkrs_recipes::cache::{PersistentWatcher, PersistentWatcherEvent};
 
-use super::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
-use super::{connect, STEP_DEADLINE};
+use crate::data::{healed_flag, make_node, settle_briefly, trouble, Problems};
+use crate::participant::{connect, STEP_DEADLINE};
 use zkrs_sim::World;
 
 const DIR: &str = "/inv-w";

@@ -6,9 +6,9 @@
 //! milliseconds. The ensemble is `zkrs-model`'s (checked against ZooKeeper 3.8 by its own
 //! differential tests); clients reach it over in-memory links with latency, black holes,
 //! resets and cut frames, while members crash, restart, lose the ensemble, lag behind the
-//! leader and change leaders, and single clients are cut off or paused ([`FaultKind`]). The library runs unchanged: it takes its
-//! connections from a dialer, its time from tokio's clock and its random draws from one
-//! seeded stream, the three seams it has for this.
+//! leader and change leaders, and single clients are cut off or paused ([`FaultKind`]). The
+//! library runs unchanged: it takes its connections from a dialer, its time from tokio's
+//! clock and its random draws from one seeded stream, the three seams it has for this.
 //!
 //! One seed is one run: the same seed gives the same trace, byte for byte, and the same
 //! [`Report::trace_hash`].
@@ -38,16 +38,20 @@ mod network;
 mod participant;
 mod rng;
 mod runner;
+mod runner_error;
 mod settings;
 mod shrink;
 mod trace;
+mod violation;
 mod world;
 
 pub use faults::{Direction, Fault, FaultConfig, FaultKind};
 pub use finding::{Finding, FindingKind};
 pub use network::{host_name, PORT};
 pub use rng::SimRng;
-pub use runner::{Failure, Runner, RunnerError, Summary, EXACT_REPLAY};
+pub use runner::{Failure, Runner, Summary, EXACT_REPLAY};
+pub use runner_error::RunnerError;
 pub use shrink::{ReplayCheck, ShrinkBudget, Shrunk};
 pub use trace::Trace;
-pub use world::{Report, Simulation, Violation, ViolationKind, World};
+pub use violation::{Violation, ViolationKind};
+pub use world::{Report, Simulation, World};

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use crate::runner::RunnerError;
+use crate::runner_error::RunnerError;
 
 /// Seeds to run: `N` (a count from the runner's first seed), `A..B`, `A..` (until the time
 /// budget ends) or `A,B,C`.

@@ -479,112 +479,43 @@ fn heal_all(cluster: &TestingCluster, proxies: &[FaultyProxy]) {
     }
 }
 
+/// Whether the schedule was told to stop.
+fn stopping(shared: &Shared) -> bool {
+    shared.stop.load(Ordering::SeqCst)
+}
+
+/// The schedule's own pacing (not a test's wait): `d`, or less if told to stop.
+fn hold(shared: &Shared, d: Duration) {
+    let until = Instant::now() + d;
+    while Instant::now() < until && !stopping(shared) {
+        std::thread::sleep(Duration::from_millis(10).min(until - Instant::now()));
+    }
+}
+
 /// The schedule's thread.
 fn inject(plan: &Plan, shared: &Shared, cluster: &TestingCluster, proxies: &[FaultyProxy]) {
     let mut rng = SplitMix64(plan.seed);
-    let stopping = || shared.stop.load(Ordering::SeqCst);
-    // The schedule's own pacing (not a test's wait): `d`, or less if told to stop.
-    let hold = |d: Duration| {
-        let until = Instant::now() + d;
-        while Instant::now() < until && !stopping() {
-            std::thread::sleep(Duration::from_millis(10).min(until - Instant::now()));
-        }
-    };
     let session = plan.session_timeout;
     let members = cluster.len() as u64;
-    while !stopping() && shared.started.elapsed() < plan.duration {
+    let target = Target {
+        shared,
+        cluster,
+        proxies,
+        session,
+    };
+    while !stopping(shared) && shared.started.elapsed() < plan.duration {
         // Heal and idle a little between faults.
-        hold(rng.between(Duration::from_millis(500), Duration::from_millis(2500)));
-        if stopping() || shared.started.elapsed() >= plan.duration {
+        hold(
+            shared,
+            rng.between(Duration::from_millis(500), Duration::from_millis(2500)),
+        );
+        if stopping(shared) || shared.started.elapsed() >= plan.duration {
             break;
         }
         let member = rng.below(members) as usize;
         let started = Instant::now();
-        let fault = match rng.below(10) {
-            0 => {
-                let down = rng.between(Duration::from_millis(300), 2 * session);
-                let _ = cluster.kill(member);
-                hold(down);
-                let _ = cluster.start_member(member);
-                Fault::KillRestart { member, down }
-            }
-            1 => {
-                let Some(member) = cluster.leader() else {
-                    continue;
-                };
-                let down = rng.between(Duration::from_millis(300), 2 * session);
-                let _ = cluster.kill(member);
-                hold(down);
-                let _ = cluster.start_member(member);
-                Fault::KillLeader { member, down }
-            }
-            2 => {
-                let duration = rng.between(session / 5, session * 4 / 5);
-                let _ = cluster.pause(member);
-                hold(duration);
-                let _ = cluster.resume(member);
-                Fault::Pause { member, duration }
-            }
-            3 => {
-                let duration = rng.between(session * 3 / 2, session * 3);
-                let _ = cluster.pause(member);
-                hold(duration);
-                let _ = cluster.resume(member);
-                Fault::Pause { member, duration }
-            }
-            4 => {
-                let (direction, duration) =
-                    (rng.direction(), rng.between(session / 5, session * 4 / 5));
-                proxies[member].black_hole(direction);
-                hold(duration);
-                proxies[member].pass(direction);
-                Fault::BlackHole {
-                    member,
-                    direction,
-                    duration,
-                }
-            }
-            5 => {
-                let (direction, duration) =
-                    (rng.direction(), rng.between(session * 3 / 2, session * 3));
-                proxies[member].black_hole(direction);
-                hold(duration);
-                proxies[member].pass(direction);
-                Fault::BlackHole {
-                    member,
-                    direction,
-                    duration,
-                }
-            }
-            6 => {
-                proxies[member].reset();
-                Fault::Reset { member }
-            }
-            7 => {
-                let (direction, bytes) = (rng.direction(), 1 + rng.below(200));
-                proxies[member].cut_after(direction, bytes);
-                // Armed for the connections open now, until the next heal.
-                hold(rng.between(Duration::from_millis(500), session));
-                Fault::CutAfter {
-                    member,
-                    direction,
-                    bytes,
-                }
-            }
-            _ => {
-                let direction = rng.direction();
-                let delay = rng.between(Duration::from_millis(20), session / 4);
-                let duration = rng.between(Duration::from_millis(500), session * 2);
-                proxies[member].latency(direction, delay);
-                hold(duration);
-                proxies[member].pass(direction);
-                Fault::Latency {
-                    member,
-                    direction,
-                    delay,
-                    duration,
-                }
-            }
+        let Some(fault) = one_fault(&mut rng, member, &target) else {
+            continue;
         };
         let ended = Instant::now();
         shared
@@ -603,7 +534,7 @@ fn inject(plan: &Plan, shared: &Shared, cluster: &TestingCluster, proxies: &[Fau
         // Back to a full ensemble before the next fault.
         heal_all(cluster, proxies);
         for i in 0..cluster.len() {
-            if stopping() {
+            if stopping(shared) {
                 break;
             }
             let _ = cluster.wait_serving(i, Duration::from_secs(30));
@@ -613,4 +544,118 @@ fn inject(plan: &Plan, shared: &Shared, cluster: &TestingCluster, proxies: &[Fau
         heal_all(cluster, proxies);
     }
     shared.done_injecting.store(true, Ordering::SeqCst);
+}
+
+/// What a fault acts on: the ensemble, its proxies, and the schedule's state and session.
+struct Target<'a> {
+    shared: &'a Shared,
+    cluster: &'a TestingCluster,
+    proxies: &'a [FaultyProxy],
+    session: Duration,
+}
+
+/// Draws one fault on `member` (or on the leader), injects it and holds it for its time,
+/// then lifts it (a reset is over at once; a cut stays armed until the next heal). `None`
+/// if it needs a leader and there is none.
+fn one_fault(rng: &mut SplitMix64, member: usize, target: &Target<'_>) -> Option<Fault> {
+    let Target {
+        shared,
+        cluster,
+        proxies,
+        session,
+    } = *target;
+    let fault = match rng.below(10) {
+        0 => {
+            let down = rng.between(Duration::from_millis(300), 2 * session);
+            kill_restart(target, member, down);
+            Fault::KillRestart { member, down }
+        }
+        1 => {
+            let member = cluster.leader()?;
+            let down = rng.between(Duration::from_millis(300), 2 * session);
+            kill_restart(target, member, down);
+            Fault::KillLeader { member, down }
+        }
+        2 => {
+            let duration = rng.between(session / 5, session * 4 / 5);
+            pause(target, member, duration);
+            Fault::Pause { member, duration }
+        }
+        3 => {
+            let duration = rng.between(session * 3 / 2, session * 3);
+            pause(target, member, duration);
+            Fault::Pause { member, duration }
+        }
+        4 => {
+            let (direction, duration) =
+                (rng.direction(), rng.between(session / 5, session * 4 / 5));
+            black_hole(target, member, direction, duration)
+        }
+        5 => {
+            let (direction, duration) =
+                (rng.direction(), rng.between(session * 3 / 2, session * 3));
+            black_hole(target, member, direction, duration)
+        }
+        6 => {
+            proxies[member].reset();
+            Fault::Reset { member }
+        }
+        7 => {
+            let (direction, bytes) = (rng.direction(), 1 + rng.below(200));
+            proxies[member].cut_after(direction, bytes);
+            // Armed for the connections open now, until the next heal.
+            hold(shared, rng.between(Duration::from_millis(500), session));
+            Fault::CutAfter {
+                member,
+                direction,
+                bytes,
+            }
+        }
+        _ => {
+            let direction = rng.direction();
+            let delay = rng.between(Duration::from_millis(20), session / 4);
+            let duration = rng.between(Duration::from_millis(500), session * 2);
+            proxies[member].latency(direction, delay);
+            hold(shared, duration);
+            proxies[member].pass(direction);
+            Fault::Latency {
+                member,
+                direction,
+                delay,
+                duration,
+            }
+        }
+    };
+    Some(fault)
+}
+
+/// Kills `member`, and starts it again after `down`.
+fn kill_restart(target: &Target<'_>, member: usize, down: Duration) {
+    let _ = target.cluster.kill(member);
+    hold(target.shared, down);
+    let _ = target.cluster.start_member(member);
+}
+
+/// Freezes `member` for `duration`.
+fn pause(target: &Target<'_>, member: usize, duration: Duration) {
+    let _ = target.cluster.pause(member);
+    hold(target.shared, duration);
+    let _ = target.cluster.resume(member);
+}
+
+/// Drops `member`'s traffic one way (or both) for `duration`.
+fn black_hole(
+    target: &Target<'_>,
+    member: usize,
+    direction: Direction,
+    duration: Duration,
+) -> Fault {
+    target.proxies[member].black_hole(direction);
+    hold(target.shared, duration);
+    target.proxies[member].pass(direction);
+    Fault::BlackHole {
+        member,
+        direction,
+        duration,
+    }
 }

@@ -104,7 +104,8 @@ impl Mode {
     /// use zkrs_testkit::Mode;
     /// let answer = "Zookeeper version: 3.8.0\nMode: follower\nNode count: 5\n";
     /// assert_eq!(Mode::from_srvr(answer), Some(Mode::Follower));
-    /// assert_eq!(Mode::from_srvr("This ZooKeeper instance is not currently serving requests"), None);
+    /// let no_quorum = "This ZooKeeper instance is not currently serving requests";
+    /// assert_eq!(Mode::from_srvr(no_quorum), None);
     /// ```
     pub fn from_srvr(answer: &str) -> Option<Mode> {
         if !answer.contains("Zookeeper version") {

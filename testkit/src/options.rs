@@ -35,7 +35,10 @@ use crate::versions::Distribution;
 ///     .config("snapCount", "1000")
 ///     .system_property("zookeeper.commitLogCount", "50")
 ///     .startup_timeout(Duration::from_secs(30));
-/// assert_eq!(options.session_timeout_range(), (Duration::from_millis(200), Duration::from_secs(10)));
+/// assert_eq!(
+///     options.session_timeout_range(),
+///     (Duration::from_millis(200), Duration::from_secs(10))
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerOptions {

@@ -111,17 +111,21 @@ impl Connection {
 /// A TCP proxy to one upstream address whose faults a test switches on and off, at any
 /// moment and per [`Direction`].
 ///
-/// | call | effect |
-/// |---|---|
-/// | [`latency`](Self::latency) | every chunk relayed that way is delivered that much later (in order) |
-/// | [`black_hole`](Self::black_hole) | bytes going that way are dropped silently; connections stay open while it lasts |
-/// | [`pass`](Self::pass) | that way relays normally again (no latency, no black hole); a connection that lost bytes to the hole is closed |
-/// | [`reset`](Self::reset) | every open connection is closed (both peers see EOF or a reset) |
-/// | [`cut_after`](Self::cut_after) | each open connection is closed after N more bytes that way |
-/// | [`mute_replies`](Self::mute_replies) | black hole towards the client (requests still arrive) |
-/// | [`partition`](Self::partition) | black holes both ways, and new connections are closed at once |
-/// | [`heal`](Self::heal) | every fault ends and every connection is closed |
-/// | [`clear`](Self::clear) | every fault ends; connections stay open |
+/// - [`latency`](Self::latency): every chunk relayed that way is delivered that much later
+///   (in order).
+/// - [`black_hole`](Self::black_hole): bytes going that way are dropped silently; connections
+///   stay open while it lasts.
+/// - [`pass`](Self::pass): that way relays normally again (no latency, no black hole); a
+///   connection that lost bytes to the hole is closed.
+/// - [`reset`](Self::reset): every open connection is closed (both peers see EOF or a reset).
+/// - [`cut_after`](Self::cut_after): each open connection is closed after N more bytes that
+///   way.
+/// - [`mute_replies`](Self::mute_replies): black hole towards the client (requests still
+///   arrive).
+/// - [`partition`](Self::partition): black holes both ways, and new connections are closed at
+///   once.
+/// - [`heal`](Self::heal): every fault ends and every connection is closed.
+/// - [`clear`](Self::clear): every fault ends; connections stay open.
 ///
 /// ```no_run
 /// # fn demo(server: &zkrs_testkit::TestingServer) -> std::io::Result<()> {

@@ -153,16 +153,24 @@ struct Files {
 /// KEY`), which both ZooKeeper's PEM loader and rustls read; every
 /// certificate is PEM. The set:
 ///
-/// | files | what |
-/// |---|---|
-/// | [`ca_pem`](Self::ca_pem) | the CA the servers trust and clients should trust |
-/// | [`server_cert_pem`](Self::server_cert_pem), [`server_key_pem`](Self::server_key_pem) | the server's identity, signed by the CA, `subjectAltName` `DNS:localhost, IP:127.0.0.1, DNS:zookeeper.test`, valid for 10 years from now |
-/// | [`expired_server_cert_pem`](Self::expired_server_cert_pem), [`expired_server_key_pem`](Self::expired_server_key_pem) | the same names and CA, valid only during the year 2000 |
-/// | [`revoked_server_cert_pem`](Self::revoked_server_cert_pem), [`revoked_server_key_pem`](Self::revoked_server_key_pem) | the same names and CA, valid for 10 years, but revoked |
-/// | [`crl_pem`](Self::crl_pem) | the CA's revocation list (PEM, version 2), listing the revoked server certificate alone |
-/// | [`client_cert_pem`](Self::client_cert_pem), [`client_key_pem`](Self::client_key_pem) | a client identity signed by the CA, subject [`client_subject`](Self::client_subject) |
-/// | [`other_ca_pem`](Self::other_ca_pem) | a second CA nobody trusts |
-/// | [`untrusted_client_cert_pem`](Self::untrusted_client_cert_pem), [`untrusted_client_key_pem`](Self::untrusted_client_key_pem) | a client identity signed by the other CA |
+/// - [`ca_pem`](Self::ca_pem): the CA the servers trust and clients should trust.
+/// - [`server_cert_pem`](Self::server_cert_pem), [`server_key_pem`](Self::server_key_pem):
+///   the server's identity, signed by the CA, `subjectAltName`
+///   `DNS:localhost, IP:127.0.0.1, DNS:zookeeper.test`, valid for 10 years from now.
+/// - [`expired_server_cert_pem`](Self::expired_server_cert_pem),
+///   [`expired_server_key_pem`](Self::expired_server_key_pem): the same names and CA, valid
+///   only during the year 2000.
+/// - [`revoked_server_cert_pem`](Self::revoked_server_cert_pem),
+///   [`revoked_server_key_pem`](Self::revoked_server_key_pem): the same names and CA, valid
+///   for 10 years, but revoked.
+/// - [`crl_pem`](Self::crl_pem): the CA's revocation list (PEM, version 2), listing the
+///   revoked server certificate alone.
+/// - [`client_cert_pem`](Self::client_cert_pem), [`client_key_pem`](Self::client_key_pem): a
+///   client identity signed by the CA, subject [`client_subject`](Self::client_subject).
+/// - [`other_ca_pem`](Self::other_ca_pem): a second CA nobody trusts.
+/// - [`untrusted_client_cert_pem`](Self::untrusted_client_cert_pem),
+///   [`untrusted_client_key_pem`](Self::untrusted_client_key_pem): a client identity signed
+///   by the other CA.
 ///
 /// Give the set to [`ServerOptions::tls`](crate::ServerOptions::tls) to
 /// start servers with a TLS port. Cloning is cheap (the clones share the

@@ -152,7 +152,8 @@ pub fn jar_cache() -> PathBuf {
 ///
 /// ```
 /// use zkrs_testkit::ServerVersion;
-/// let v = ServerVersion::from_srvr("Zookeeper version: 3.9.5-1a2b, built on 2025-01-01\n").unwrap();
+/// let srvr = "Zookeeper version: 3.9.5-1a2b, built on 2025-01-01\n";
+/// let v = ServerVersion::from_srvr(srvr).unwrap();
 /// assert_eq!(v, ServerVersion::new(3, 9, 5));
 /// assert!(v.at_least(3, 6) && !v.at_least(3, 10));
 /// ```

@@ -151,6 +151,30 @@ fn one(args: &[String]) -> i32 {
     i32::from(!report.passed())
 }
 
+/// What a campaign was asked for, from its command line.
+#[derive(Clone)]
+struct Campaign {
+    suites: Vec<&'static str>,
+    seconds: u64,
+    jobs: usize,
+    first: u64,
+    /// The seed past the last one to run, if a count bounds the campaign.
+    last: Option<u64>,
+    seed_limit: Duration,
+    shrink_runs: u64,
+    shrink_time: Duration,
+}
+
+/// What the workers share: the next seed, whether to stop, what each runs now, the totals.
+struct Progress {
+    next: AtomicU64,
+    stop: AtomicBool,
+    /// What each worker runs now, and since when (real time): a seed that never ends (a loop
+    /// in virtual time that never lets the clock move) is reported instead of waited for.
+    running: Mutex<Vec<Option<Running>>>,
+    totals: Totals,
+}
+
 struct Totals {
     seeds: AtomicU64,
     simulated_ms: AtomicU64,
@@ -158,7 +182,8 @@ struct Totals {
     failures: Mutex<Vec<String>>,
 }
 
-fn campaign(args: &[String]) -> i32 {
+/// The campaign's command line, or the exit status after saying what is wrong with it.
+fn campaign_args(args: &[String]) -> Result<Campaign, i32> {
     let seconds: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(60);
     let which = args.get(1).map_or("all", String::as_str);
     let suites: Vec<&'static str> = SUITES
@@ -171,7 +196,7 @@ fn campaign(args: &[String]) -> i32 {
             "zkrs-simulate: no suite named {which} (suites: {})",
             SUITES.join(", ")
         );
-        return 2;
+        return Err(2);
     }
     let jobs: usize = flag(args, "--jobs")
         .and_then(|s| s.parse().ok())
@@ -191,7 +216,7 @@ fn campaign(args: &[String]) -> i32 {
             Ok(n) => Some(n),
             Err(_) => {
                 eprintln!("zkrs-simulate: --seeds takes a count of seeds, not {text:?}");
-                return 2;
+                return Err(2);
             }
         },
     };
@@ -208,115 +233,158 @@ fn campaign(args: &[String]) -> i32 {
         ),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             eprintln!("{e}");
-            return 2;
+            return Err(2);
         }
     };
-    let last = count.map(|n| first.saturating_add(n));
-    let next = Arc::new(AtomicU64::new(first));
-    let stop = Arc::new(AtomicBool::new(false));
-    let totals = Arc::new(Totals {
-        seeds: AtomicU64::new(0),
-        simulated_ms: AtomicU64::new(0),
-        faults: AtomicU64::new(0),
-        failures: Mutex::new(Vec::new()),
+    Ok(Campaign {
+        suites,
+        seconds,
+        jobs,
+        first,
+        last: count.map(|n| first.saturating_add(n)),
+        seed_limit,
+        shrink_runs,
+        shrink_time,
+    })
+}
+
+fn campaign(args: &[String]) -> i32 {
+    let campaign = match campaign_args(args) {
+        Ok(campaign) => campaign,
+        Err(code) => return code,
+    };
+    let progress = Arc::new(Progress {
+        next: AtomicU64::new(campaign.first),
+        stop: AtomicBool::new(false),
+        running: Mutex::new(vec![None; campaign.jobs]),
+        totals: Totals {
+            seeds: AtomicU64::new(0),
+            simulated_ms: AtomicU64::new(0),
+            faults: AtomicU64::new(0),
+            failures: Mutex::new(Vec::new()),
+        },
     });
     let started = Instant::now();
-    let deadline = started + Duration::from_secs(seconds);
-    // What each worker runs now, and since when (real time): a seed that never ends (a loop
-    // in virtual time that never lets the clock move) is reported instead of waited for.
-    let running: Arc<Mutex<Vec<Option<Running>>>> = Arc::new(Mutex::new(vec![None; jobs]));
-    let workers: Vec<_> = (0..jobs)
+    let deadline = started + Duration::from_secs(campaign.seconds);
+    let workers: Vec<_> = (0..campaign.jobs)
         .map(|worker| {
-            let (next, stop, totals, suites, running) = (
-                next.clone(),
-                stop.clone(),
-                totals.clone(),
-                suites.clone(),
-                running.clone(),
-            );
-            std::thread::spawn(move || {
-                while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-                    let seed = next.fetch_add(1, Ordering::Relaxed);
-                    if last.is_some_and(|last| seed >= last) {
-                        break;
-                    }
-                    let suite = suites[(seed % suites.len() as u64) as usize];
-                    running.lock().unwrap()[worker] = Some((suite, seed, Instant::now()));
-                    let sim = simulation(suite, seed, &[]).real_limit(seed_limit);
-                    let report = run(suite, &sim);
-                    running.lock().unwrap()[worker] = None;
-                    totals.seeds.fetch_add(1, Ordering::Relaxed);
-                    totals
-                        .simulated_ms
-                        .fetch_add(report.simulated.as_millis() as u64, Ordering::Relaxed);
-                    totals.faults.fetch_add(report.faults, Ordering::Relaxed);
-                    if !report.passed() {
-                        // Printed at once: a shrink takes many runs, and may not finish.
-                        let text = format!(
-                            "VIOLATION suite={suite} seed={seed}\n  {}\n  replay: {}",
-                            report
-                                .violation
-                                .as_ref()
-                                .map_or_else(|| "?".to_owned(), ToString::to_string)
-                                .replace('\n', "\n  "),
-                            replay_command(suite, seed, &[]),
-                        );
-                        println!("{text}");
-                        totals.failures.lock().unwrap().push(text);
-                        let left = deadline.saturating_duration_since(Instant::now());
-                        let budget = ShrinkBudget::new(shrink_runs, shrink_time.min(left));
-                        let (skip, shrunk, runs, complete) = shrink(&sim, suite, report, budget);
-                        let plan: Vec<String> = simulation(suite, seed, &skip)
-                            .plan()
-                            .iter()
-                            .map(|f| format!("    {f}"))
-                            .collect();
-                        println!(
-                            "SHRUNK suite={suite} seed={seed} runs={runs}{}\n  faults that show it:\n{}\n  last trace lines:\n{}\n  replay: {}",
-                            if complete { "" } else { " (budget spent: not every fault tried)" },
-                            plan.join("\n"),
-                            shrunk.trace[shrunk.trace.len().saturating_sub(40)..]
-                                .iter()
-                                .map(|l| format!("    {l}"))
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                            replay_command(suite, seed, &skip),
-                        );
-                        if std::env::var_os("ZKRS_SIM_STOP_AT_FIRST").is_some() {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
-            })
+            let (campaign, progress) = (campaign.clone(), progress.clone());
+            std::thread::spawn(move || run_seeds(&campaign, &progress, worker, deadline))
         })
         .collect();
-    // Each run polls its own limit of real time; one that stopped polling (a step that
-    // never returns) is reported here, and left behind (the process exits).
-    let given_up = deadline + seed_limit + GRACE;
+    wait_for_workers(&workers, &campaign, &progress, deadline);
+    print_totals(&campaign, &progress.totals, started)
+}
+
+/// One worker: seeds until the deadline, the last seed or a stop.
+fn run_seeds(campaign: &Campaign, progress: &Progress, worker: usize, deadline: Instant) {
+    let suites = &campaign.suites;
+    while Instant::now() < deadline && !progress.stop.load(Ordering::Relaxed) {
+        let seed = progress.next.fetch_add(1, Ordering::Relaxed);
+        if campaign.last.is_some_and(|last| seed >= last) {
+            break;
+        }
+        let suite = suites[(seed % suites.len() as u64) as usize];
+        progress.running.lock().unwrap()[worker] = Some((suite, seed, Instant::now()));
+        let sim = simulation(suite, seed, &[]).real_limit(campaign.seed_limit);
+        let report = run(suite, &sim);
+        progress.running.lock().unwrap()[worker] = None;
+        let totals = &progress.totals;
+        totals.seeds.fetch_add(1, Ordering::Relaxed);
+        totals
+            .simulated_ms
+            .fetch_add(report.simulated.as_millis() as u64, Ordering::Relaxed);
+        totals.faults.fetch_add(report.faults, Ordering::Relaxed);
+        if !report.passed() {
+            report_violation(campaign, progress, &sim, (suite, seed), report, deadline);
+        }
+    }
+}
+
+/// Prints a failing seed at once (a shrink takes many runs, and may not finish), then the
+/// fewest faults of its plan that still show it.
+fn report_violation(
+    campaign: &Campaign,
+    progress: &Progress,
+    sim: &Simulation,
+    (suite, seed): (&'static str, u64),
+    report: Report,
+    deadline: Instant,
+) {
+    let text = format!(
+        "VIOLATION suite={suite} seed={seed}\n  {}\n  replay: {}",
+        report
+            .violation
+            .as_ref()
+            .map_or_else(|| "?".to_owned(), ToString::to_string)
+            .replace('\n', "\n  "),
+        replay_command(suite, seed, &[]),
+    );
+    println!("{text}");
+    progress.totals.failures.lock().unwrap().push(text);
+    let left = deadline.saturating_duration_since(Instant::now());
+    let budget = ShrinkBudget::new(campaign.shrink_runs, campaign.shrink_time.min(left));
+    let (skip, shrunk, runs, complete) = shrink(sim, suite, report, budget);
+    let plan: Vec<String> = simulation(suite, seed, &skip)
+        .plan()
+        .iter()
+        .map(|f| format!("    {f}"))
+        .collect();
+    println!(
+        "SHRUNK suite={suite} seed={seed} runs={runs}{}\n  faults that show it:\n{}\n  last trace lines:\n{}\n  replay: {}",
+        if complete { "" } else { " (budget spent: not every fault tried)" },
+        plan.join("\n"),
+        shrunk.trace[shrunk.trace.len().saturating_sub(40)..]
+            .iter()
+            .map(|l| format!("    {l}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        replay_command(suite, seed, &skip),
+    );
+    if std::env::var_os("ZKRS_SIM_STOP_AT_FIRST").is_some() {
+        progress.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Waits for the workers. Each run polls its own limit of real time; one that stopped
+/// polling (a step that never returns) is reported here, and left behind (the process
+/// exits).
+fn wait_for_workers(
+    workers: &[std::thread::JoinHandle<()>],
+    campaign: &Campaign,
+    progress: &Progress,
+    deadline: Instant,
+) {
+    let given_up = deadline + campaign.seed_limit + GRACE;
     while workers.iter().any(|w| !w.is_finished()) {
         std::thread::sleep(Duration::from_millis(200));
         if Instant::now() < given_up {
             continue;
         }
-        for (suite, seed, since) in running.lock().unwrap().iter().flatten() {
+        for (suite, seed, since) in progress.running.lock().unwrap().iter().flatten() {
             let text = format!(
                 "VIOLATION suite={suite} seed={seed}\n  stalled: still running after {} s of real time, past its limit of {} s\n  replay: ZKRS_SIM_ECHO=1 {}",
                 since.elapsed().as_secs(),
-                seed_limit.as_secs(),
+                campaign.seed_limit.as_secs(),
                 replay_command(suite, *seed, &[])
             );
             println!("{text}");
-            totals.failures.lock().unwrap().push(text);
+            progress.totals.failures.lock().unwrap().push(text);
         }
         break;
     }
+}
+
+/// The campaign's closing line; the exit status (1 if any seed failed).
+fn print_totals(campaign: &Campaign, totals: &Totals, started: Instant) -> i32 {
     let real = started.elapsed().as_secs_f64();
     let seeds = totals.seeds.load(Ordering::Relaxed);
     let simulated = totals.simulated_ms.load(Ordering::Relaxed) as f64 / 1000.0;
     let failures = totals.failures.lock().unwrap().len();
+    let (jobs, first) = (campaign.jobs, campaign.first);
     println!(
         "campaign suites={} jobs={jobs} first_seed={first} seeds={seeds} real={real:.0}s simulated={:.2}h faults={} seeds_per_hour={:.0} simulated_hours_per_hour={:.0} speed={:.0}x violations={failures}",
-        suites.join(","),
+        campaign.suites.join(","),
         simulated / 3600.0,
         totals.faults.load(Ordering::Relaxed),
         seeds as f64 * 3600.0 / real,

@@ -5,7 +5,8 @@ use std::fmt;
 
 use super::history::{Delivery, Operation};
 
-/// A broken guarantee, found by [`violations`](super::guarantees::violations). `Display` gives the text the suites report.
+/// A broken guarantee, found by [`violations`](super::guarantees::violations). `Display`
+/// gives the text the suites report.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum GuaranteeViolation {

@@ -1,33 +1,36 @@
 //! The simulated network and ensemble: every client connection is an in-memory link
 //! (`zkrs_client::__private::memory_link`) whose bytes this module carries to and from the
 //! ensemble model (`zkrs_model::WireEnsemble`) after a latency, through the faults of the
-//! plan. One task drives it ([`pump`]), on the runtime's virtual time; everything it does is
+//! plan. One task drives it ([`pump()`]), on the runtime's virtual time; everything it does is
 //! a function of the seed and of what the clients wrote, and each step is a trace line.
+//!
+//! Here: the connections and their deliveries. What each fault does as it starts and ends is
+//! in `fault_effects`; the pump and the handle the tasks share in `pump`; dialing in `dialer`.
 
 use std::collections::BTreeMap;
 use std::io;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::sync::Notify;
-use tokio::time::Instant;
-use zkrs_client::__private::{memory_link, DialFuture, Dialer, LinkPeer};
+use zkrs_client::__private::{memory_link, LinkPeer};
 use zkrs_model::{ConnectionId, ServerConfig, WireEnsemble};
 
-use crate::faults::{Direction, Fault, FaultKind};
+use crate::faults::Fault;
 use crate::frames::FrameReader;
 use crate::rng::SimRng;
 use crate::trace::{digest, Trace};
-use crate::world::Violation;
+
+mod dialer;
+mod fault_effects;
+mod pump;
+
+pub(crate) use dialer::ClientDialer;
+pub(crate) use pump::{pump, SharedNetwork};
 
 /// How soon the model is asked again about a deadline it could not act on.
 const MODEL_RETRY: Duration = Duration::from_millis(10);
-
-/// Steps within [`PROGRESS`] of virtual time after which the network is stuck: time must
-/// move, and not by microseconds (a run crawling a microsecond a step takes hours).
-const STUCK_STEPS: u64 = 1_000_000;
-const PROGRESS: Duration = Duration::from_millis(1);
 
 /// The port every member listens on.
 pub const PORT: u16 = 2181;
@@ -534,16 +537,6 @@ impl Network {
         }
     }
 
-    /// Whether connection `id` lost bytes and nothing cuts it off still (a black hole on its
-    /// member, an outage, its client's isolation): it is reset as the last of them heals.
-    fn lost_and_healed(&self, id: u64) -> bool {
-        let c = &self.conns[&id];
-        let net = &self.members[c.member];
-        c.lost_bytes
-            && !c.ended
-            && !(net.hole_requests || net.hole_replies || self.outage || self.isolated(c.client))
-    }
-
     fn reset(&mut self, id: u64, now: Duration) {
         let Some(conn) = self.conns.get_mut(&id) else {
             return;
@@ -565,151 +558,6 @@ impl Network {
             .filter(|(_, c)| c.member == member && !c.ended)
             .map(|(&id, _)| id)
             .collect()
-    }
-
-    fn start_fault(&mut self, f: Fault, now: Duration) {
-        self.trace.record(now, &format!("start {f}"));
-        self.faults_injected += 1;
-        let m = f.member;
-        match f.kind {
-            FaultKind::Crash => {
-                self.members[m].crashed = true;
-                self.ensemble.crash(m);
-            }
-            FaultKind::Isolate => self.ensemble.partition(m),
-            FaultKind::Lag => {
-                let mut rng = self.rng.fork(1 << 32 | f.id as u64);
-                let next = now + Duration::from_millis(rng.between(50, 800));
-                self.members[m].lag = Some((f.id, rng));
-                self.ensemble.hold(m);
-                self.schedule(
-                    next,
-                    Event::LagStep {
-                        member: m,
-                        fault: f.id,
-                    },
-                );
-            }
-            FaultKind::BlackHole(d) => {
-                let net = &mut self.members[m];
-                net.hole_requests |= matches!(d, Direction::Requests | Direction::Both);
-                net.hole_replies |= matches!(d, Direction::Replies | Direction::Both);
-            }
-            FaultKind::Reset => {
-                for id in self.conns_of(m) {
-                    self.reset(id, now);
-                }
-            }
-            FaultKind::Cut => self.members[m].cut_next = true,
-            FaultKind::Latency { extra_ms } => {
-                self.members[m].extra_latency = Duration::from_millis(extra_ms);
-            }
-            FaultKind::SkipReply { replies } => self.members[m].skip_replies += replies,
-            FaultKind::Outage => self.outage = true,
-            FaultKind::ParticipantCrash => {
-                // Down, and every connection of its incarnation reset: nothing it had
-                // written and not sent, a close included, reaches the ensemble.
-                self.participants.entry(m).or_insert((0, false)).1 = true;
-                let ids: Vec<u64> = self
-                    .conns
-                    .iter()
-                    .filter(|(_, c)| c.owner.is_some_and(|(p, _)| p == m) && !c.ended)
-                    .map(|(&id, _)| id)
-                    .collect();
-                for id in ids {
-                    self.reset(id, now);
-                }
-            }
-            FaultKind::IsolateClient { client } => {
-                self.clients.entry(client).or_default().isolated = true;
-            }
-            FaultKind::PauseClient { client } => {
-                self.clients.entry(client).or_default().parked = Some(Vec::new());
-            }
-        }
-        if f.length > Duration::ZERO {
-            self.active += 1;
-            self.schedule(f.at + f.length, Event::FaultEnd(f));
-        }
-    }
-
-    fn end_fault(&mut self, f: Fault, now: Duration) {
-        self.trace.record(now, &format!("end {f}"));
-        self.active -= 1;
-        let m = f.member;
-        match f.kind {
-            FaultKind::Crash => {
-                self.members[m].crashed = false;
-                self.ensemble.restart(m);
-            }
-            FaultKind::Isolate => self.ensemble.heal(m),
-            FaultKind::Lag => {
-                self.members[m].lag = None;
-                self.ensemble.release(m);
-            }
-            FaultKind::BlackHole(_) => {
-                let net = &mut self.members[m];
-                net.hole_requests = false;
-                net.hole_replies = false;
-                let lost: Vec<u64> = self
-                    .conns_of(m)
-                    .into_iter()
-                    .filter(|&id| self.lost_and_healed(id))
-                    .collect();
-                for id in lost {
-                    self.reset(id, now);
-                }
-            }
-            FaultKind::Latency { .. } => self.members[m].extra_latency = Duration::ZERO,
-            FaultKind::Outage => {
-                self.outage = false;
-                // As a black hole's end: a connection that lost bytes is reset, unless its
-                // member is still in a hole of its own, or its client cut off (reset when
-                // that one heals).
-                let lost: Vec<u64> = self
-                    .conns
-                    .keys()
-                    .copied()
-                    .filter(|&id| self.lost_and_healed(id))
-                    .collect();
-                for id in lost {
-                    self.reset(id, now);
-                }
-            }
-            FaultKind::IsolateClient { client } => {
-                self.clients.remove(&client);
-                let lost: Vec<u64> = self
-                    .conns
-                    .iter()
-                    .filter(|(_, c)| c.client == client)
-                    .map(|(&id, _)| id)
-                    .filter(|&id| self.lost_and_healed(id))
-                    .collect();
-                for id in lost {
-                    self.reset(id, now);
-                }
-            }
-            FaultKind::PauseClient { client } => {
-                // What waited goes on now, in the order it came.
-                let parked = self.clients.remove(&client).and_then(|c| c.parked);
-                for event in parked.unwrap_or_default() {
-                    self.schedule(now, event);
-                }
-            }
-            // The participant's restart brings it back up (`revive`).
-            FaultKind::Reset
-            | FaultKind::Cut
-            | FaultKind::SkipReply { .. }
-            | FaultKind::ParticipantCrash => {}
-        }
-    }
-
-    /// Participant `p` starts again after a crash: its new incarnation, which may dial.
-    pub(crate) fn revive(&mut self, p: usize) -> u64 {
-        let (incarnation, down) = self.participants.entry(p).or_insert((0, false));
-        *incarnation += 1;
-        *down = false;
-        *incarnation
     }
 }
 
@@ -742,110 +590,4 @@ fn skip_replies(data: &Bytes, answered_handshake: &mut bool, budget: u32) -> (By
         return (data.clone(), skipped);
     }
     (Bytes::from(kept), skipped)
-}
-
-/// The network shared by the pump, the dialer and the world's handle.
-#[derive(Debug, Clone)]
-pub(crate) struct SharedNetwork {
-    inner: Arc<Mutex<Network>>,
-    /// Woken when a client writes, closes, or dials.
-    pub(crate) notify: Arc<Notify>,
-    pub(crate) start: Instant,
-}
-
-impl SharedNetwork {
-    pub(crate) fn new(net: Network, start: Instant) -> SharedNetwork {
-        SharedNetwork {
-            inner: Arc::new(Mutex::new(net)),
-            notify: Arc::new(Notify::new()),
-            start,
-        }
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Network> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Virtual time since the run began.
-    pub(crate) fn now(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.start)
-    }
-}
-
-/// Runs the network until the runtime stops: every step at its virtual instant. Returns
-/// only if it is stuck: woken again and again without time moving (a livelock in the
-/// simulated world, which virtual time would otherwise never end).
-pub(crate) async fn pump(net: SharedNetwork, real_deadline: std::time::Instant) -> Violation {
-    let started = std::time::Instant::now();
-    // Where the current window of steps began, and its steps.
-    let mut window: Option<(Duration, u64)> = None;
-    loop {
-        let now = net.now();
-        match &mut window {
-            Some((from, steps)) if now.saturating_sub(*from) < PROGRESS => {
-                *steps += 1;
-                if *steps >= STUCK_STEPS {
-                    return Violation::Stuck {
-                        steps: STUCK_STEPS,
-                        at: now,
-                    };
-                }
-            }
-            _ => window = Some((now, 0)),
-        }
-        if std::time::Instant::now() >= real_deadline {
-            let real = started.elapsed();
-            return Violation::Stalled { real, at: now };
-        }
-        let next = net.lock().step(now);
-        match next {
-            Some(at) => {
-                tokio::select! {
-                    biased;
-                    () = net.notify.notified() => {}
-                    () = tokio::time::sleep_until(net.start + at) => {}
-                }
-            }
-            None => net.notify.notified().await,
-        }
-    }
-}
-
-/// One client's way onto the network: its connections carry its number.
-#[derive(Debug, Clone)]
-pub(crate) struct ClientDialer {
-    pub(crate) net: SharedNetwork,
-    pub(crate) client: usize,
-    /// The participant incarnation the client belongs to, if any: refused once it crashed.
-    pub(crate) owner: Option<Owner>,
-}
-
-impl Dialer for ClientDialer {
-    fn dial(&self, host: &str, port: u16) -> DialFuture {
-        let (net, client, owner) = (self.net.clone(), self.client, self.owner);
-        let member = host
-            .strip_prefix("zk")
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|&n| n >= 1 && n <= net.lock().members.len() && port == PORT)
-            .map(|n| n - 1);
-        Box::pin(async move {
-            let Some(member) = member else {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    "failed to resolve: no such simulated member",
-                ));
-            };
-            // The handshake's round trip.
-            tokio::time::sleep(Duration::from_micros(300)).await;
-            let made = {
-                let now = net.now();
-                net.lock().connect(member, client, owner, now, &net.notify)
-            };
-            net.notify.notify_one();
-            match made {
-                Some(result) => result,
-                None => std::future::pending().await,
-            }
-        })
-    }
 }
