@@ -50,6 +50,7 @@ pub(crate) mod core;
 mod curator;
 mod data;
 pub(crate) mod engine;
+mod event;
 mod fetch;
 mod node;
 mod path_children;
@@ -61,7 +62,8 @@ mod view;
 mod watch_book;
 
 pub use curator::{CuratorCache, CuratorCacheBuilder};
-pub use data::{CacheEvent, ChildData};
+pub use data::ChildData;
+pub use event::CacheEvent;
 pub use node::{NodeCache, NodeCacheBuilder};
 pub use path_children::{PathChildrenCache, PathChildrenCacheBuilder, StartMode};
 pub use persistent_watcher::{PersistentWatcher, PersistentWatcherBuilder, PersistentWatcherEvent};
