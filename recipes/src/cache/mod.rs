@@ -53,6 +53,7 @@ pub(crate) mod engine;
 mod event;
 mod fetch;
 mod node;
+mod options;
 mod path_children;
 mod persistent_watcher;
 mod pipeline;
