@@ -10,7 +10,6 @@ use crate::data_codec::DataCodec;
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
 use super::selector::AllNodes;
-use super::StartMode;
 
 /// The settings every cache builder holds: the client, the path, the buffer of each event
 /// stream and how the data is stored.
@@ -54,17 +53,6 @@ impl CacheOptions {
         let core = CacheCore::new(&self.client, self.event_capacity);
         core.start(settings, with)?;
         Ok((core, self.path))
-    }
-}
-
-impl StartMode {
-    /// `settings` telling the first read as this mode says.
-    pub(crate) fn shape(self, settings: Settings) -> Settings {
-        Settings {
-            initial_events: self != StartMode::BuildInitialCache,
-            initialized_event: self == StartMode::PostInitializedEvent,
-            ..settings
-        }
     }
 }
 

@@ -25,6 +25,17 @@ pub enum StartMode {
     PostInitializedEvent,
 }
 
+impl StartMode {
+    /// `settings` telling the first read as this mode says.
+    pub(crate) fn shape(self, settings: Settings) -> Settings {
+        Settings {
+            initial_events: self != StartMode::BuildInitialCache,
+            initialized_event: self == StartMode::PostInitializedEvent,
+            ..settings
+        }
+    }
+}
+
 /// The children of one node with their Stat and (unless turned off) data, as Curator's
 /// `PathChildrenCache`. The parent may not exist yet, and may be deleted and created again.
 /// The parent itself is not in the view.
