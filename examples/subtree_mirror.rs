@@ -52,7 +52,7 @@ async fn main() -> Result<(), Error> {
     let mirror = CuratorCache::builder(&reader, ROOT).start()?;
     let mut events = mirror.events();
     println!("mirror of {ROOT} starts:");
-    until(&mut events, |e| *e == CacheEvent::Initialized).await?;
+    until(&mut events, |e| matches!(e, CacheEvent::Initialized)).await?;
 
     println!("another session changes the tree:");
     writer

@@ -218,6 +218,65 @@ async fn assert_recovers(client: &Client, server: &ScriptedServer) {
     assert!(server.panics().is_empty(), "{:?}", server.panics());
 }
 
+/// The call a hostile case answers badly: `/a`'s data or children, the value dropped.
+#[derive(Clone, Copy)]
+enum Call {
+    GetData,
+    GetChildren,
+}
+
+impl Call {
+    fn op(self) -> i32 {
+        match self {
+            Call::GetData => OP_GET_DATA,
+            Call::GetChildren => OP_GET_CHILDREN,
+        }
+    }
+
+    async fn on(self, client: &Client) -> Result<(), Error> {
+        match self {
+            Call::GetData => client.get_data("/a").await.map(drop),
+            Call::GetChildren => client.get_children("/a").await.map(drop),
+        }
+    }
+}
+
+/// `call` (`what`), answered on the first connection by a reply whose body is `body`, fails
+/// alone with an error of kind `Protocol` whose message has `needles`, within the memory
+/// bound (`case`); gives back the client and the server for what follows.
+async fn refuses_reply_body(
+    call: Call,
+    body: Vec<u8>,
+    what: &str,
+    needles: &[&str],
+    case: &str,
+) -> (Client, ScriptedServer) {
+    let server = first_connection_hostile(move |conn, request| {
+        assert_eq!(request.op, call.op());
+        write_then_linger(conn, &reply_frame(request.xid, 1, 0, &body))
+    });
+    let client = connect(&server).await;
+    let ((result, _), usage) = measure(within(what, call.on(&client))).await;
+    let e = result.expect_err("a reply longer than its frame is an error");
+    assert_error(&e, ErrorKind::Protocol, needles);
+    assert_bounded(usage, case);
+    (client, server)
+}
+
+/// The call failed after `elapsed` by the read timeout, not before, and says so.
+fn assert_read_timeout(e: &Error, elapsed: Duration, needles: &[&str]) {
+    assert_error(e, ErrorKind::ConnectionLoss, needles);
+    assert!(
+        elapsed >= Duration::from_millis(READ_TIMEOUT_MS - 100),
+        "gave up before the read timeout: {elapsed:?}"
+    );
+}
+
+/// The message of a call that met the read timeout.
+fn read_timeout_needle() -> String {
+    format!("no reply from the server within the read timeout ({READ_TIMEOUT_MS} ms)")
+}
+
 /// A frame length the client must refuse at once, without allocating from it.
 async fn refuses_frame_length(len: i32, expected: &str) -> Usage {
     // The announced length is followed by 64 KiB of bytes, as if the body were coming.
@@ -322,25 +381,12 @@ async fn reply_before_any_request() {
 
 #[tokio::test]
 async fn get_children_claiming_2_pow_31_minus_1_children() {
-    let server = first_connection_hostile(|conn, call| {
-        assert_eq!(call.op, OP_GET_CHILDREN);
-        let body = Jute::new().i32(i32::MAX).string("only-one").into_vec();
-        write_then_linger(conn, &reply_frame(call.xid, 1, 0, &body))
-    });
-    let client = connect(&server).await;
-    let ((result, _), usage) = measure(within(
-        "get_children with a lying count",
-        client.get_children("/a"),
-    ))
-    .await;
-    let e = result.expect_err("a count larger than the frame is an error");
+    let body = Jute::new().i32(i32::MAX).string("only-one").into_vec();
     // The request's own reply is malformed: it gets the decoding error itself.
-    assert_error(
-        &e,
-        ErrorKind::Protocol,
-        &["malformed server frame", "record truncated", "/a"],
-    );
-    assert_bounded(usage, "2^31-1 children");
+    let needles = ["malformed server frame", "record truncated", "/a"];
+    let what = "get_children with a lying count";
+    let case = "2^31-1 children";
+    let (client, server) = refuses_reply_body(Call::GetChildren, body, what, &needles, case).await;
     let (children, _) = within(
         "get_children on the next connection",
         client.get_children("/a"),
@@ -353,53 +399,29 @@ async fn get_children_claiming_2_pow_31_minus_1_children() {
 #[tokio::test]
 async fn string_longer_than_its_frame() {
     // getData's data announces 1,000 bytes; the frame ends after 10 (and no Stat).
-    let server = first_connection_hostile(|conn, call| {
-        let body = Jute::new().i32(1000).raw(&[b'z'; 10]).into_vec();
-        write_then_linger(conn, &reply_frame(call.xid, 1, 0, &body))
-    });
-    let client = connect(&server).await;
-    let ((result, _), usage) = measure(within(
-        "get_data with a lying length",
-        client.get_data("/a"),
-    ))
-    .await;
-    let e = result.expect_err("a length past the frame's end is an error");
-    assert_error(
-        &e,
-        ErrorKind::Protocol,
-        &["record truncated: needed 1000 more bytes, 10 left", "/a"],
-    );
-    assert_bounded(usage, "string longer than its frame");
+    let body = Jute::new().i32(1000).raw(&[b'z'; 10]).into_vec();
+    let needles = ["record truncated: needed 1000 more bytes, 10 left", "/a"];
+    let what = "get_data with a lying length";
+    let case = "string longer than its frame";
+    let (client, server) = refuses_reply_body(Call::GetData, body, what, &needles, case).await;
     assert_recovers(&client, &server).await;
 }
 
 #[tokio::test]
 async fn child_name_longer_than_its_frame() {
-    let server = first_connection_hostile(|conn, call| {
-        let body = Jute::new()
-            .i32(2)
-            .string("a")
-            .i32(i32::MAX)
-            .raw(b"bc")
-            .into_vec();
-        write_then_linger(conn, &reply_frame(call.xid, 1, 0, &body))
-    });
-    let client = connect(&server).await;
-    let ((result, _), usage) = measure(within(
-        "get_children with a lying name",
-        client.get_children("/a"),
-    ))
-    .await;
-    let e = result.expect_err("a name longer than the frame is an error");
-    assert_error(
-        &e,
-        ErrorKind::Protocol,
-        &[
-            "record truncated: needed 2147483647 more bytes, 2 left",
-            "/a",
-        ],
-    );
-    assert_bounded(usage, "child name longer than its frame");
+    let body = Jute::new()
+        .i32(2)
+        .string("a")
+        .i32(i32::MAX)
+        .raw(b"bc")
+        .into_vec();
+    let needles = [
+        "record truncated: needed 2147483647 more bytes, 2 left",
+        "/a",
+    ];
+    let what = "get_children with a lying name";
+    let case = "child name longer than its frame";
+    refuses_reply_body(Call::GetChildren, body, what, &needles, case).await;
 }
 
 /// xorshift64*: the random bytes are the same on every run.
@@ -525,18 +547,7 @@ async fn silence_after_the_handshake() {
     let client = connect(&server).await;
     let (result, elapsed) = within("get_data to a silent server", client.get_data("/a")).await;
     let e = result.expect_err("silence is an error");
-    assert_error(
-        &e,
-        ErrorKind::ConnectionLoss,
-        &[
-            &format!("no reply from the server within the read timeout ({READ_TIMEOUT_MS} ms)"),
-            "/a",
-        ],
-    );
-    assert!(
-        elapsed >= Duration::from_millis(READ_TIMEOUT_MS - 100),
-        "gave up before the read timeout: {elapsed:?}"
-    );
+    assert_read_timeout(&e, elapsed, &[&read_timeout_needle(), "/a"]);
     assert_recovers(&client, &server).await;
 }
 
@@ -566,18 +577,7 @@ async fn large_frame_trickled() {
     ))
     .await;
     let e = result.expect_err("a trickle that never ends is an error");
-    assert_error(
-        &e,
-        ErrorKind::ConnectionLoss,
-        &[
-            &format!("no reply from the server within the read timeout ({READ_TIMEOUT_MS} ms)"),
-            "/a",
-        ],
-    );
-    assert!(
-        elapsed >= Duration::from_millis(READ_TIMEOUT_MS - 100),
-        "{elapsed:?}"
-    );
+    assert_read_timeout(&e, elapsed, &[&read_timeout_needle(), "/a"]);
     assert_bounded(usage, "1 MB frame trickled");
     assert!(usage.largest <= 256 * 1024, "{usage:?}");
     assert_recovers(&client, &server).await;
@@ -589,7 +589,11 @@ async fn large_frame_trickled() {
 /// With one host, an attempt may take the whole session timeout (the Java client's rule:
 /// each host gets its share), so a server that answers at once is tried again and again
 /// until connect() gives up, and a silent one once.
-async fn connect_to_hostile_handshake(answer: Vec<u8>) -> (Error, ScriptedServer) {
+/// The error is of kind `ConnectionLoss` and its message has `needles`.
+async fn connect_to_hostile_handshake(
+    answer: Vec<u8>,
+    needles: &[&str],
+) -> (Error, ScriptedServer) {
     let silent = answer.is_empty();
     let server = ScriptedServer::start(move |conn| {
         conn.read_connect_request()?;
@@ -611,6 +615,7 @@ async fn connect_to_hostile_handshake(answer: Vec<u8>) -> (Error, ScriptedServer
     }
     assert!(server.panics().is_empty(), "{:?}", server.panics());
     println!("{}", message(&e));
+    assert_error(&e, ErrorKind::ConnectionLoss, needles);
     (e, server)
 }
 
@@ -618,19 +623,13 @@ async fn connect_to_hostile_handshake(answer: Vec<u8>) -> (Error, ScriptedServer
 async fn handshake_reply_too_short() {
     // Protocol version and timeout, then the frame ends (no session id, no password).
     let answer = Jute::new().i32(0).i32(2000).raw(&[0, 0]).into_frame();
-    let (e, server) = connect_to_hostile_handshake(answer).await;
-    assert_error(
-        &e,
-        ErrorKind::ConnectionLoss,
-        &[
-            &format!(
-                "no ZooKeeper server reachable at {}",
-                server.connect_string()
-            ),
-            "the server sent a malformed frame",
-            "record truncated",
-        ],
+    let needles = ["the server sent a malformed frame", "record truncated"];
+    let (e, server) = connect_to_hostile_handshake(answer, &needles).await;
+    let reachable = format!(
+        "no ZooKeeper server reachable at {}",
+        server.connect_string()
     );
+    assert_error(&e, ErrorKind::ConnectionLoss, &[&reachable]);
 }
 
 #[tokio::test]
@@ -643,15 +642,11 @@ async fn handshake_with_negative_password_length() {
         .raw(&[0; 16])
         .bool(false)
         .into_frame();
-    let (e, _server) = connect_to_hostile_handshake(answer).await;
-    assert_error(
-        &e,
-        ErrorKind::ConnectionLoss,
-        &[
-            "the server sent a malformed frame",
-            "invalid length prefix -5",
-        ],
-    );
+    let needles = [
+        "the server sent a malformed frame",
+        "invalid length prefix -5",
+    ];
+    connect_to_hostile_handshake(answer, &needles).await;
 }
 
 #[tokio::test]
@@ -663,44 +658,31 @@ async fn handshake_with_huge_password_length() {
         .i32(i32::MAX)
         .raw(&[0; 16])
         .into_frame();
-    let ((e, _server), usage) = measure(connect_to_hostile_handshake(answer)).await;
-    assert_error(
-        &e,
-        ErrorKind::ConnectionLoss,
-        &["the server sent a malformed frame", "record truncated"],
-    );
+    let needles = ["the server sent a malformed frame", "record truncated"];
+    let (_, usage) = measure(connect_to_hostile_handshake(answer, &needles)).await;
     assert_bounded(usage, "handshake with a 2^31-1 password length");
 }
 
 #[tokio::test]
 async fn handshake_with_negative_frame_length() {
-    let (e, _server) = connect_to_hostile_handshake((-1i32).to_be_bytes().to_vec()).await;
-    assert_error(
-        &e,
-        ErrorKind::ConnectionLoss,
-        &[
-            "the server sent a malformed frame",
-            "invalid length prefix -1",
-        ],
-    );
+    let needles = [
+        "the server sent a malformed frame",
+        "invalid length prefix -1",
+    ];
+    connect_to_hostile_handshake((-1i32).to_be_bytes().to_vec(), &needles).await;
 }
 
 #[tokio::test]
 async fn silence_instead_of_a_handshake_reply() {
-    let (e, _server) = connect_to_hostile_handshake(Vec::new()).await;
-    assert_error(&e, ErrorKind::ConnectionLoss, &["no handshake reply"]);
+    connect_to_hostile_handshake(Vec::new(), &["no handshake reply"]).await;
 }
 
 #[tokio::test]
 async fn server_says_the_session_expired() {
     // A negotiated timeout of 0 is the server's way of saying the session expired.
     let answer = connect_response_frame(0, 0, &[0; 16], false);
-    let (e, _server) = connect_to_hostile_handshake(answer).await;
-    assert_error(
-        &e,
-        ErrorKind::ConnectionLoss,
-        &["(last attempt: the server says the session expired)"],
-    );
+    let needles = ["(last attempt: the server says the session expired)"];
+    connect_to_hostile_handshake(answer, &needles).await;
 }
 
 #[tokio::test]
@@ -776,10 +758,6 @@ async fn notifications_without_end_do_not_starve_the_timers() {
     })
     .await;
     let e = result.expect_err("the server never answers");
-    assert_error(&e, ErrorKind::ConnectionLoss, &["read timeout"]);
-    assert!(
-        elapsed >= Duration::from_millis(READ_TIMEOUT_MS - 100),
-        "{elapsed:?}"
-    );
+    assert_read_timeout(&e, elapsed, &["read timeout"]);
     assert_recovers(&client, &server).await;
 }

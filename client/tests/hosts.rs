@@ -8,19 +8,14 @@ use std::time::Duration;
 
 use tokio::task::block_in_place;
 use zkrs_client::*;
-use zkrs_testkit::{FaultyProxy, TestingServer};
+use zkrs_testkit::FaultyProxy;
+
+mod support;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
 async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: nothing within {DEADLINE:?}"))
-}
-
-fn server() -> TestingServer {
-    block_in_place(TestingServer::start)
-        .expect("start ZooKeeper (run scripts/install-zookeeper.sh)")
+    support::within_deadline(DEADLINE, what, f).await
 }
 
 /// A port nobody listens on.
@@ -33,7 +28,7 @@ fn closed_port() -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unresolvable_name_beside_a_good_host_still_connects() {
-    let server = server();
+    let server = support::server();
     // Several clients, so that both orders of the two hosts are drawn.
     for name in ["nonexistent.invalid", "localhost"] {
         for _ in 0..6 {
@@ -95,7 +90,7 @@ impl HostProvider for Movable {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_provider_moves_the_client_with_its_session() {
-    let server = server();
+    let server = support::server();
     let a = FaultyProxy::start(server.address()).unwrap();
     let b = FaultyProxy::start(server.address()).unwrap();
     let provider = Movable::default();

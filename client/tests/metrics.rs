@@ -6,12 +6,12 @@ use std::time::Duration;
 use zkrs_client::{Client, CreateMode, ErrorCode, OpCode};
 use zkrs_testkit::TestingServer;
 
+mod support;
+
 const DEADLINE: Duration = Duration::from_secs(30);
 
 async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not done within {DEADLINE:?}"))
+    support::within_deadline(DEADLINE, what, f).await
 }
 
 #[tokio::test]

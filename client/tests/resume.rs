@@ -7,23 +7,14 @@
 
 use std::time::{Duration, Instant};
 
-use tokio::task::block_in_place;
 use zkrs_client::*;
-use zkrs_testkit::TestingServer;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
 mod support;
 
 async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: nothing within {DEADLINE:?}"))
-}
-
-fn server() -> TestingServer {
-    block_in_place(TestingServer::start)
-        .expect("start ZooKeeper (run scripts/install-zookeeper.sh)")
+    support::within_deadline(DEADLINE, what, f).await
 }
 
 async fn connect(connect_string: &str, session_timeout: Duration) -> Client {
@@ -60,7 +51,7 @@ async fn detached_owner(connect_string: &str, session_timeout: Duration) -> (i64
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_client_resumes_the_session_with_its_ephemeral_node() {
-    let server = server();
+    let server = support::server();
     let connect_string = server.connect_string();
     let (id, password) = detached_owner(&connect_string, Duration::from_secs(4)).await;
 
@@ -101,7 +92,7 @@ async fn a_second_client_resumes_the_session_with_its_ephemeral_node() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_password_fails_at_once_and_leaves_the_session_alone() {
-    let server = server();
+    let server = support::server();
     let connect_string = server.connect_string();
     let owner = connect(&connect_string, Duration::from_secs(4)).await;
     owner
@@ -143,7 +134,7 @@ async fn a_wrong_password_fails_at_once_and_leaves_the_session_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_fails_at_once() {
-    let server = server();
+    let server = support::server();
     let connect_string = server.connect_string();
     let observer = connect(&connect_string, Duration::from_secs(4)).await;
     let (id, password) = detached_owner(&connect_string, Duration::from_millis(800)).await;

@@ -81,26 +81,29 @@ async fn identity(client: &Client) -> Option<Vec<(String, String)>> {
         .then(|| ids.unwrap())
 }
 
-fn sasl(name: &str) -> (String, String) {
-    ("sasl".to_string(), name.to_string())
+/// Whether the session is authenticated as `name` (or the server cannot say: see
+/// [`identity`]).
+async fn is_principal(client: &Client, name: &str) -> bool {
+    let sasl = ("sasl".to_string(), name.to_string());
+    identity(client).await.is_none_or(|ids| ids.contains(&sasl))
+}
+
+/// A session on `connect` authenticated by `kerberos`, within the deadline (`what`).
+async fn connect(what: &str, connect: &str, kerberos: Kerberos) -> zkrs_client::Result<Client> {
+    within(what, builder(connect, kerberos).connect()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keytab_gives_the_session_its_principal_and_sasl_acls_hold() {
     let kdc = kdc();
-    let alice = within(
+    let alice = connect(
         "alice connects",
-        builder(
-            &localhost(kdc),
-            Kerberos::from_keytab("alice@ZKR.TEST", &kdc.alice),
-        )
-        .connect(),
+        &localhost(kdc),
+        Kerberos::from_keytab("alice@ZKR.TEST", &kdc.alice),
     )
     .await
     .unwrap();
-    assert!(identity(&alice)
-        .await
-        .is_none_or(|ids| ids.contains(&sasl("alice"))));
+    assert!(is_principal(&alice, "alice").await);
     let acl = [AclEntry::new(Perms::ALL, "sasl", "alice")];
     alice
         .create_with(
@@ -112,15 +115,14 @@ async fn a_keytab_gives_the_session_its_principal_and_sasl_acls_hold() {
         .unwrap();
     assert_eq!(&alice.get_data("/krb-alice").await.unwrap().0[..], b"hers");
     // Bob, authenticated as himself, is refused.
-    let bob = within(
+    let bob = connect(
         "bob connects",
-        builder(&localhost(kdc), Kerberos::from_keytab("bob", &kdc.bob)).connect(),
+        &localhost(kdc),
+        Kerberos::from_keytab("bob", &kdc.bob),
     )
     .await
     .unwrap();
-    assert!(identity(&bob)
-        .await
-        .is_none_or(|ids| ids.contains(&sasl("bob"))));
+    assert!(is_principal(&bob, "bob").await);
     let refused = bob.get_data("/krb-alice").await.unwrap_err();
     assert_eq!(refused.code(), Some(ErrorCode::NoAuth), "{refused}");
 }
@@ -128,13 +130,10 @@ async fn a_keytab_gives_the_session_its_principal_and_sasl_acls_hold() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_keytab_ends_the_client_with_auth_failed_naming_it() {
     let kdc = kdc();
-    let e = within(
+    let e = connect(
         "connect",
-        builder(
-            &localhost(kdc),
-            Kerberos::from_keytab("alice@ZKR.TEST", &kdc.bob),
-        )
-        .connect(),
+        &localhost(kdc),
+        Kerberos::from_keytab("alice@ZKR.TEST", &kdc.bob),
     )
     .await
     .unwrap_err();
@@ -149,49 +148,40 @@ async fn the_server_principal_is_zookeeper_at_the_host_named_or_the_one_given() 
     let kdc = kdc();
     // Through 127.0.0.1 the default is zookeeper/127.0.0.1, which the KDC does not know.
     let by_ip = kdc.server.connect_string();
-    let e = within(
+    let e = connect(
         "connect by IP",
-        builder(&by_ip, Kerberos::from_keytab("alice", &kdc.alice)).connect(),
+        &by_ip,
+        Kerberos::from_keytab("alice", &kdc.alice),
     )
     .await
     .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::AuthFailed, "{e}");
     assert!(support::sasl_refusal(&e).contains("not found"), "{e:?}");
     // Named explicitly, the same address works.
-    let alice = within(
+    let alice = connect(
         "connect by IP, principal given",
-        builder(
-            &by_ip,
-            Kerberos::from_keytab("alice", &kdc.alice).service_principal("zookeeper/localhost"),
-        )
-        .connect(),
+        &by_ip,
+        Kerberos::from_keytab("alice", &kdc.alice).service_principal("zookeeper/localhost"),
     )
     .await
     .unwrap();
-    assert!(identity(&alice)
-        .await
-        .is_none_or(|ids| ids.contains(&sasl("alice"))));
+    assert!(is_principal(&alice, "alice").await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_new_connection_authenticates_again() {
     let kdc = kdc();
     let proxy = FaultyProxy::start(kdc.server.address()).unwrap();
-    let alice = within(
+    let alice = connect(
         "connect",
-        builder(
-            &proxy.connect_string(),
-            Kerberos::from_keytab("alice", &kdc.alice).service_principal("zookeeper/localhost"),
-        )
-        .connect(),
+        &proxy.connect_string(),
+        Kerberos::from_keytab("alice", &kdc.alice).service_principal("zookeeper/localhost"),
     )
     .await
     .unwrap();
     support::cut_and_reconnect(&proxy, &alice, DEADLINE).await;
     assert!(
-        identity(&alice)
-            .await
-            .is_none_or(|ids| ids.contains(&sasl("alice"))),
+        is_principal(&alice, "alice").await,
         "the new connection is authenticated too"
     );
 }
@@ -204,19 +194,14 @@ async fn a_ticket_cache_works_and_an_expired_ticket_is_refused_naming_it() {
     let dir = kdc.realm.dir();
     let good = dir.join("alice.ccache");
     kdc.realm.kinit("alice", &kdc.alice, &good, None).unwrap();
-    let alice = within(
+    let alice = connect(
         "connect from the cache",
-        builder(
-            &localhost(kdc),
-            Kerberos::from_ticket_cache_at(format!("FILE:{}", good.display())),
-        )
-        .connect(),
+        &localhost(kdc),
+        Kerberos::from_ticket_cache_at(format!("FILE:{}", good.display())),
     )
     .await
     .unwrap();
-    assert!(identity(&alice)
-        .await
-        .is_none_or(|ids| ids.contains(&sasl("alice"))));
+    assert!(is_principal(&alice, "alice").await);
 
     let short = dir.join("bob-short.ccache");
     kdc.realm

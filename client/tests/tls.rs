@@ -290,17 +290,28 @@ async fn unreadable_files_fail_at_once() {
     assert!(started.elapsed() < Duration::from_secs(1));
 }
 
+/// A 3-node ensemble serving TLS (no client certificate asked).
+fn tls_ensemble() -> zkrs_testkit::TestingCluster {
+    tokio::task::block_in_place(|| {
+        let options = ServerOptions::new().tls(certs(), ClientAuth::None);
+        zkrs_testkit::TestingCluster::start_with(3, options)
+    })
+    .expect("a TLS ensemble")
+}
+
+/// A session over TLS to `hosts` (a 10 s session timeout: members are killed under it).
+async fn session_over_tls(hosts: impl Into<String>) -> zkrs_client::Client {
+    let builder = ClientBuilder::new(hosts)
+        .session_timeout(Duration::from_secs(10))
+        .tls(trusting());
+    within("connect", builder.connect()).await.unwrap()
+}
+
 /// TLS applies to every host of the connect string: a session over TLS to a 3-node
 /// ensemble survives the loss of the member it uses, reconnecting to another over TLS.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tls_session_fails_over_to_another_member() {
-    let cluster = tokio::task::block_in_place(|| {
-        zkrs_testkit::TestingCluster::start_with(
-            3,
-            ServerOptions::new().tls(certs(), ClientAuth::None),
-        )
-    })
-    .expect("a TLS ensemble");
+    let cluster = tls_ensemble();
     // Two members in the connect string: whichever the client uses, killing both in turn
     // makes it move at least once.
     let members = format!(
@@ -308,15 +319,7 @@ async fn a_tls_session_fails_over_to_another_member() {
         cluster.member_secure_connect_string(0).unwrap(),
         cluster.member_secure_connect_string(1).unwrap()
     );
-    let client = within(
-        "connect",
-        ClientBuilder::new(&members)
-            .session_timeout(Duration::from_secs(10))
-            .tls(trusting())
-            .connect(),
-    )
-    .await
-    .unwrap();
+    let client = session_over_tls(&members).await;
     let session = client.session_id();
     client
         .create("/tls-failover", b"", CreateMode::Ephemeral)
@@ -419,23 +422,9 @@ async fn rotated_files_are_used_at_the_next_connection() {
 /// the session moves without being suspended.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tls_session_moves_to_another_member_without_suspension() {
-    let cluster = tokio::task::block_in_place(|| {
-        zkrs_testkit::TestingCluster::start_with(
-            3,
-            ServerOptions::new().tls(certs(), ClientAuth::None),
-        )
-    })
-    .expect("a TLS ensemble");
+    let cluster = tls_ensemble();
     let secure = |i: usize| cluster.member_secure_connect_string(i).unwrap();
-    let client = within(
-        "connect",
-        ClientBuilder::new(secure(0))
-            .session_timeout(Duration::from_secs(10))
-            .tls(trusting())
-            .connect(),
-    )
-    .await
-    .unwrap();
+    let client = session_over_tls(secure(0)).await;
     let session = client.session_id();
     client
         .create("/tls-move", b"", CreateMode::Ephemeral)

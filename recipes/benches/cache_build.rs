@@ -31,6 +31,8 @@ use std::time::{Duration, Instant};
 use zkrs_client::{Client, CreateMode, Op};
 use zkrs_recipes::cache::{CuratorCache, PathChildrenCache, StartMode, TreeCache};
 
+mod support;
+
 const ROOT: &str = "/zkr-cache-bench";
 
 struct Args {
@@ -77,18 +79,7 @@ fn main() {
     let args = Args::parse();
     // Started (or not) before the runtime: nothing of the test kit runs during measurement.
     let (_server, connect) = zkrs_testkit::TestingServer::given_or_started(args.server.as_deref());
-    let runtime = if args.multi_thread {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    }
-    .unwrap();
-    runtime.block_on(run(&args, &connect));
+    support::runtime(args.multi_thread).block_on(run(&args, &connect));
 }
 
 async fn run(args: &Args, connect: &str) {

@@ -37,6 +37,8 @@ use zkrs_recipes::queue::{DistributedQueue, SimpleDistributedQueue};
 mod curator_peer;
 use curator_peer::{QueuePeer, BENCH_JVM};
 
+mod support;
+
 struct Args {
     server: Option<String>,
     items: usize,
@@ -99,18 +101,7 @@ fn main() {
     let args = Args::parse();
     // Started (or not) before the runtime: nothing of the test kit runs during measurement.
     let (_server, connect) = zkrs_testkit::TestingServer::given_or_started(args.server.as_deref());
-    let runtime = if args.multi_thread {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    }
-    .unwrap();
-    runtime.block_on(run(&args, &connect));
+    support::runtime(args.multi_thread).block_on(run(&args, &connect));
 }
 
 /// One run's figures.

@@ -98,8 +98,11 @@ fn ranking_10000_borrowed_names_allocates_nothing() {
     assert_eq!(allocations, 0, "the read-lock scan allocated");
 }
 
-#[test]
-fn uncontended_acquire_release_allocation_budget() {
+/// Runs `test` with a session on a new server, on a current-thread runtime: the client's
+/// driver task runs on the test's thread, where allocations are counted.
+fn with_a_session<F: std::future::Future<Output = ()>>(
+    test: impl FnOnce(zkrs_client::Client) -> F,
+) {
     let zk = zkrs_testkit::TestingServer::start().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -109,6 +112,13 @@ fn uncontended_acquire_release_allocation_budget() {
         let client = zkrs_client::Client::connect(&zk.connect_string())
             .await
             .unwrap();
+        test(client).await;
+    });
+}
+
+#[test]
+fn uncontended_acquire_release_allocation_budget() {
+    with_a_session(|client| async move {
         let mutex = zkrs_recipes::lock::InterProcessMutex::builder(&client, "/alloc/lock")
             .build()
             .unwrap();
@@ -157,15 +167,7 @@ fn uncontended_acquire_release_allocation_budget() {
 #[test]
 fn a_provider_pick_allocates_nothing() {
     use zkrs_recipes::discovery::{Random, ServiceDiscovery, ServiceInstance, Sticky};
-    let zk = zkrs_testkit::TestingServer::start().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = zkrs_client::Client::connect(&zk.connect_string())
-            .await
-            .unwrap();
+    with_a_session(|client| async move {
         let discovery = ServiceDiscovery::<serde_json::Value>::builder(&client, "/alloc/services")
             .build()
             .unwrap();

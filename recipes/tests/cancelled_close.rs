@@ -16,7 +16,7 @@ use zkrs_recipes::barrier::DistributedDoubleBarrier;
 use zkrs_recipes::node::PersistentNode;
 use zkrs_recipes::queue::DistributedQueue;
 use zkrs_recipes::{
-    leader::{CloseMode, LeaderElection, LeaderLatch},
+    leader::{CloseMode, LeaderElection},
     lock::InterProcessMutex,
 };
 use zkrs_testkit::{FaultyProxy, TestingServer};
@@ -110,13 +110,7 @@ fn any(_: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_latch_close_still_deletes_the_node() {
     let rig = Rig::start().await;
-    let latch = LeaderLatch::builder(&rig.client, "/latch")
-        .id("a")
-        .start()
-        .unwrap();
-    within("leadership", latch.await_leadership())
-        .await
-        .unwrap();
+    let latch = leading_latch(&rig.client, "/latch").await;
     rig.cancel_while_cut_off("/latch", any, latch.close_with(CloseMode::Silent))
         .await;
 }

@@ -235,11 +235,7 @@ async fn a_reconnect_to_the_same_session_writes_nothing() {
 async fn an_instance_comes_back_on_a_new_session() {
     const TIMEOUT: Duration = Duration::from_secs(2);
     let zk = TestingServer::start().unwrap();
-    let client = Client::builder(&zk.connect_string())
-        .session_timeout(TIMEOUT)
-        .connect()
-        .await
-        .unwrap();
+    let client = connect_with_timeout(&zk, TIMEOUT).await;
     let discovery = ServiceDiscovery::<Details>::builder(&client, "/services")
         .build()
         .unwrap();

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkrs_client::{Client, ClientBuilder, ConnectionState};
+use zkrs_client::{Client, ConnectionState};
 use zkrs_recipes::{
     framework::ConnectionStatePolicy,
     leader::{ElectionEvent, ElectionState, LeaderElection},
@@ -52,14 +52,6 @@ fn offer_then(rest: [ElectionEvent; 4]) -> Vec<ElectionEvent> {
 
 fn start_then(rest: [ElectionEvent; 4]) -> Vec<ElectionEvent> {
     std::iter::once(Start).chain(offer_then(rest)).collect()
-}
-
-async fn children(client: &Client, path: &str) -> Vec<String> {
-    client
-        .get_children(path)
-        .await
-        .map(|c| c.to_vec())
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -154,7 +146,7 @@ async fn three_participants_first_offered_first_elected() {
     for election in elections.into_iter().chain([first]) {
         election.close().await.unwrap();
     }
-    assert!(children(&clients[0], "/election-sm").await.is_empty());
+    assert!(child_names(&clients[0], "/election-sm").await.is_empty());
 }
 
 #[tokio::test]
@@ -186,23 +178,19 @@ async fn leader_whose_node_is_deleted_fails_and_offers_again() {
     // Dropped: the node goes in the background.
     drop(a);
     let deadline = Instant::now() + DEADLINE;
-    while children(&cb, "/election-del").await.len() != 1 {
+    while child_names(&cb, "/election-del").await.len() != 1 {
         assert!(Instant::now() < deadline, "a's node left behind");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     b.close().await.unwrap();
-    assert!(children(&cb, "/election-del").await.is_empty());
+    assert!(child_names(&cb, "/election-del").await.is_empty());
 }
 
 /// Freezes the (only) server for longer than the session timeout: the client reports its
 /// session lost; the election goes FAILED, then offers again with the new session.
 async fn session_loss(policy: ConnectionStatePolicy) {
     let zk = TestingServer::start_with(ServerOptions::new().tick_time_ms(200)).unwrap();
-    let client = ClientBuilder::new(zk.connect_string())
-        .session_timeout(Duration::from_secs(1))
-        .connect()
-        .await
-        .unwrap();
+    let client = connect_with_timeout(&zk, Duration::from_secs(1)).await;
     let old_session = client.session_id();
     let builder = LeaderElection::builder(&client, "/election-exp")
         .id("a")
@@ -214,14 +202,7 @@ async fn session_loss(policy: ConnectionStatePolicy) {
 
     let mut states = client.state_changes();
     zk.pause().unwrap();
-    let suspended = async {
-        while let Some(change) = states.next().await {
-            if change.state == ConnectionState::Suspended {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(DEADLINE, suspended).await.unwrap();
+    next_state(&mut states, ConnectionState::Suspended).await;
     match policy {
         // Leadership is not counted on from the moment the connection is suspended.
         ConnectionStatePolicy::Standard => assert!(!election.is_leader()),
@@ -232,14 +213,7 @@ async fn session_loss(policy: ConnectionStatePolicy) {
         }
         other => panic!("no expectation for {other:?}"),
     }
-    let lost = async {
-        while let Some(change) = states.next().await {
-            if change.state == ConnectionState::Lost {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(DEADLINE, lost).await.unwrap();
+    next_state(&mut states, ConnectionState::Lost).await;
     assert!(!election.is_leader());
     zk.resume().unwrap();
 
@@ -258,7 +232,7 @@ async fn session_loss(policy: ConnectionStatePolicy) {
     assert_eq!(stat.ephemeral_owner, client.session_id());
     assert!(client.exists(&old_node).await.unwrap().is_none());
     election.close().await.unwrap();
-    assert!(children(&client, "/election-exp").await.is_empty());
+    assert!(child_names(&client, "/election-exp").await.is_empty());
 }
 
 #[tokio::test]

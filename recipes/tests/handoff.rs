@@ -7,7 +7,7 @@
 //! its own, so nothing else counts there.
 
 use zkrs_client::{Client, OpCode};
-use zkrs_recipes::leader::{LeaderElection, LeaderLatch};
+use zkrs_recipes::leader::{LeaderElection, LeaderLatch, Leadership};
 use zkrs_recipes::lock::{InterProcessMutex, InterProcessReadWriteLock};
 use zkrs_testkit::TestingServer;
 
@@ -124,64 +124,71 @@ async fn a_reader_behind_one_writer_gets_in_without_a_request() {
     read.release().await.unwrap();
 }
 
-#[tokio::test]
-async fn a_latch_hand_off_lists_nothing() {
+/// What a leader recipe's hand-off tests need of it: its node (or offer) once it leads.
+trait InLine: Leadership {
+    fn node(&self) -> String;
+}
+
+impl InLine for LeaderLatch {
+    fn node(&self) -> String {
+        self.node_path().expect("the leader's node")
+    }
+}
+
+impl InLine for LeaderElection {
+    fn node(&self) -> String {
+        self.node_path().expect("the leader's offer")
+    }
+}
+
+/// The next in line, started by `start` on its own session behind a leader, learns that the
+/// leader left from the deletion's notification: `looks` counts `looked` requests of its
+/// session from before it started to when it leads (the ones it makes to get in line), and
+/// no more (`complaint` otherwise).
+async fn next_in_line<L: InLine>(
+    start: impl Fn(&Client, &str) -> L,
+    looks: impl Fn(&Client) -> u64,
+    looked: u64,
+    complaint: &str,
+) {
     let zk = TestingServer::start().unwrap();
     let (a, b) = (connect(&zk).await, connect(&zk).await);
-    let leader = LeaderLatch::builder(&a, "/handoff/latch")
-        .id("a")
-        .start()
-        .unwrap();
+    let leader = start(&a, "a");
     within("the first leadership", leader.await_leadership())
         .await
         .unwrap();
-    // The new leader watches its own node once it leads; what must not happen is a listing
-    // (or a read) between the deletion and being told: one listing (with the create) and one
-    // read (the watch on the leader) in all.
-    let looks = |c: &Client| listings(c) + requests(c, Some(OpCode::GetData));
     let before = looks(&b);
-    let next = LeaderLatch::builder(&b, "/handoff/latch")
-        .id("b")
-        .start()
-        .unwrap();
-    let leader_node = leader.node_path().expect("the leader's node");
-    until_watching(&zk, &b, &leader_node).await;
+    let next = start(&b, "b");
+    until_watching(&zk, &b, &leader.node()).await;
     let mut leadership = next.leadership();
     leader.close().await.unwrap();
     within("the hand-off", leadership.wait_for(|leads| *leads))
         .await
         .unwrap();
-    assert_eq!(looks(&b) - before, 2, "the next in line looked again");
+    assert_eq!(looks(&b) - before, looked, "{complaint}");
     next.close().await.unwrap();
 }
 
-/// Third in line, a latch participant also watches the leader (the one before its
-/// predecessor) and lists again once it leaves, so the next leader's close alone makes it
-/// lead.
-#[tokio::test]
-async fn a_latch_third_in_line_lists_nothing_at_its_hand_off() {
+/// Third in line (each participant started by `start` on a session of its own), the third
+/// also watches the leader (the one before its predecessor) and lists again once it leaves,
+/// so the second's close alone makes it lead, without a request `looks` counts (`complaint`
+/// otherwise).
+async fn third_in_line<L: InLine>(
+    start: impl Fn(&Client, &str) -> L,
+    looks: impl Fn(&Client) -> u64,
+    complaint: &str,
+) {
     let zk = TestingServer::start().unwrap();
     let clients = [connect(&zk).await, connect(&zk).await, connect(&zk).await];
-    let path = "/handoff/deep-latch";
-    let first = LeaderLatch::builder(&clients[0], path)
-        .id("a")
-        .start()
-        .unwrap();
+    let first = start(&clients[0], "a");
     within("the first leadership", first.await_leadership())
         .await
         .unwrap();
-    let second = LeaderLatch::builder(&clients[1], path)
-        .id("b")
-        .start()
-        .unwrap();
-    let first_node = first.node_path().expect("the leader's node");
+    let second = start(&clients[1], "b");
+    let first_node = first.node();
     until_watching(&zk, &clients[1], &first_node).await;
-    let third = LeaderLatch::builder(&clients[2], path)
-        .id("c")
-        .start()
-        .unwrap();
+    let third = start(&clients[2], "c");
     until_watching(&zk, &clients[2], &first_node).await;
-    let looks = |c: &Client| listings(c) + requests(c, Some(OpCode::GetData));
     let listed = listings(&clients[2]);
     first.close().await.unwrap();
     within("the first hand-off", second.await_leadership())
@@ -199,86 +206,53 @@ async fn a_latch_third_in_line_lists_nothing_at_its_hand_off() {
     within("the second hand-off", leadership.wait_for(|leads| *leads))
         .await
         .unwrap();
-    assert_eq!(looks(&clients[2]), before, "third in line, it looked again");
+    assert_eq!(looks(&clients[2]), before, "{complaint}");
     third.close().await.unwrap();
+}
+
+fn latch(path: &'static str) -> impl Fn(&Client, &str) -> LeaderLatch {
+    move |client, id| LeaderLatch::builder(client, path).id(id).start().unwrap()
+}
+
+fn election(root: &'static str) -> impl Fn(&Client, &str) -> LeaderElection {
+    move |client, id| {
+        LeaderElection::builder(client, root)
+            .id(id)
+            .start()
+            .unwrap()
+    }
+}
+
+/// A latch's listings and reads.
+fn latch_looks(client: &Client) -> u64 {
+    listings(client) + requests(client, Some(OpCode::GetData))
+}
+
+#[tokio::test]
+async fn a_latch_hand_off_lists_nothing() {
+    // The new leader watches its own node once it leads; what must not happen is a listing
+    // (or a read) between the deletion and being told: one listing (with the create) and one
+    // read (the watch on the leader) in all.
+    let complaint = "the next in line looked again";
+    next_in_line(latch("/handoff/latch"), latch_looks, 2, complaint).await;
+}
+
+#[tokio::test]
+async fn a_latch_third_in_line_lists_nothing_at_its_hand_off() {
+    let complaint = "third in line, it looked again";
+    third_in_line(latch("/handoff/deep-latch"), latch_looks, complaint).await;
 }
 
 #[tokio::test]
 async fn an_election_hand_off_lists_nothing() {
-    let zk = TestingServer::start().unwrap();
-    let (a, b) = (connect(&zk).await, connect(&zk).await);
-    let leader = LeaderElection::builder(&a, "/handoff/election")
-        .id("a")
-        .start()
-        .unwrap();
-    within("the first election", leader.await_leadership())
-        .await
-        .unwrap();
     // Before ELECTED the next one checks its own offer (an `exists`); what must not happen
     // is a listing after the first.
-    let before = listings(&b);
-    let next = LeaderElection::builder(&b, "/handoff/election")
-        .id("b")
-        .start()
-        .unwrap();
-    let leader_node = leader.node_path().expect("the leader's offer");
-    until_watching(&zk, &b, &leader_node).await;
-    let mut leadership = next.leadership();
-    leader.close().await.unwrap();
-    within("the hand-off", leadership.wait_for(|leads| *leads))
-        .await
-        .unwrap();
-    assert_eq!(
-        listings(&b) - before,
-        1,
-        "the next in line listed the offers again"
-    );
-    next.close().await.unwrap();
+    let complaint = "the next in line listed the offers again";
+    next_in_line(election("/handoff/election"), listings, 1, complaint).await;
 }
 
-/// Third in line, an election participant also watches the leader's offer (the one before
-/// its predecessor's) and lists again once it leaves, so the next leader's close alone makes
-/// it leader.
 #[tokio::test]
 async fn an_election_third_in_line_lists_nothing_at_its_hand_off() {
-    let zk = TestingServer::start().unwrap();
-    let clients = [connect(&zk).await, connect(&zk).await, connect(&zk).await];
-    let root = "/handoff/deep-election";
-    let start = |i: usize, id: &str| {
-        LeaderElection::builder(&clients[i], root)
-            .id(id)
-            .start()
-            .unwrap()
-    };
-    let first = start(0, "a");
-    within("the first election", first.await_leadership())
-        .await
-        .unwrap();
-    let second = start(1, "b");
-    let first_offer = first.node_path().expect("the leader's offer");
-    until_watching(&zk, &clients[1], &first_offer).await;
-    let third = start(2, "c");
-    until_watching(&zk, &clients[2], &first_offer).await;
-    let listed = listings(&clients[2]);
-    first.close().await.unwrap();
-    within("the first hand-off", second.await_leadership())
-        .await
-        .unwrap();
-    eventually(
-        "the third one to list again after the leader left",
-        || async { listings(&clients[2]) > listed },
-    )
-    .await;
-    let before = listings(&clients[2]);
-    let mut leadership = third.leadership();
-    second.close().await.unwrap();
-    within("the second hand-off", leadership.wait_for(|leads| *leads))
-        .await
-        .unwrap();
-    assert_eq!(
-        listings(&clients[2]),
-        before,
-        "third in line, it listed the offers again"
-    );
-    third.close().await.unwrap();
+    let complaint = "third in line, it listed the offers again";
+    third_in_line(election("/handoff/deep-election"), listings, complaint).await;
 }

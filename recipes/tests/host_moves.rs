@@ -5,23 +5,21 @@
 //! requests issued concurrently during the moves all answered, successfully and in order.
 //! Every wait has a deadline.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 use std::time::Duration;
 
 use tokio::task::block_in_place;
 use zkrs_client::{Client, ClientBuilder, ConnectionState, CreateMode};
-use zkrs_recipes::{framework::ConnectionStatePolicy, lock::InterProcessMutex};
+use zkrs_recipes::framework::{join_all, ConnectionStatePolicy};
+use zkrs_recipes::lock::InterProcessMutex;
 use zkrs_testkit::TestingCluster;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 const MOVES: usize = 4;
 const BATCH: usize = 16;
 
-async fn within<F: Future>(what: &str, f: F) -> F::Output {
+async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
     tokio::time::timeout(DEADLINE, f)
         .await
         .unwrap_or_else(|_| panic!("{what}: nothing within {DEADLINE:?}"))
@@ -56,44 +54,15 @@ async fn member_of(cluster: &TestingCluster, session: i64, not: Option<usize>) -
     .await
 }
 
-/// Polls every future in index order until all are done: the first polls (which hand the
-/// requests to the driver) are in index order, as a caller issuing them one after another.
-async fn join_in_order<T>(
-    mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>,
-) -> Vec<T> {
-    let mut out: Vec<Option<T>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (f, slot) in futures.iter_mut().zip(out.iter_mut()) {
-            if slot.is_none() {
-                match f.as_mut().poll(cx) {
-                    Poll::Ready(v) => *slot = Some(v),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
-    out.into_iter().map(|v| v.unwrap()).collect()
-}
-
 /// Batches of sequential creates issued together, until `stop`: each must succeed, and the
 /// sequence numbers must follow the order of issue. Returns how many batches ran.
 async fn ordered_load(client: Client, stop: Arc<AtomicBool>) -> usize {
     let mut batches = 0;
     while !stop.load(Ordering::Relaxed) {
-        let futures = (0..BATCH)
-            .map(|_| {
-                Box::pin(client.create("/moves/seq-", b"", CreateMode::PersistentSequential))
-                    as Pin<Box<dyn Future<Output = _> + Send>>
-            })
-            .collect();
-        let paths: Vec<zkrs_client::Result<String>> = join_in_order(futures).await;
+        // `join_all` polls in input order: the requests go out in the order of issue.
+        let creates =
+            (0..BATCH).map(|_| client.create("/moves/seq-", b"", CreateMode::PersistentSequential));
+        let paths: Vec<zkrs_client::Result<String>> = join_all(creates).await;
         let numbers: Vec<u64> = paths
             .into_iter()
             .map(|p| {

@@ -36,7 +36,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use beliefs::{finish, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
-use zkrs_client::{Client, CreateMode};
+use zkrs_client::Client;
 use zkrs_recipes::leader::{LeaderContext, LeaderSelector};
 // The recipes behind one contender, shared with the simulation's leadership suites (which
 // also restart a recipe in place; these suites only leave and join again).
@@ -156,19 +156,12 @@ async fn contend<C: Contender>(
 async fn churn_suite<C: Contender>() {
     let _serial = SERIAL.lock().await;
     let rig = Rig::start().await;
-    let admin = rig.client().await;
-    admin
-        .create("/inv", b"", CreateMode::Persistent)
-        .await
-        .unwrap();
+    let admin = rig.admin("/inv").await;
     let beliefs = Arc::new(Beliefs::new());
     let stop = Arc::new(AtomicBool::new(false));
     // Leadership terms gained, and ended by the recipe while the connection was suspended.
     let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
-    let mut clients = Vec::new();
-    for _ in 0..PARTICIPANTS {
-        clients.push(rig.client().await);
-    }
+    let clients = rig.clients(PARTICIPANTS).await;
     let started = Instant::now();
     let schedule = rig.faults(45);
     let seed = schedule.seed();
@@ -284,16 +277,9 @@ async fn term(ctx: LeaderContext, who: usize, beliefs: Arc<Beliefs>, length: Dur
 async fn selector() {
     let _serial = SERIAL.lock().await;
     let rig = Rig::start().await;
-    let admin = rig.client().await;
-    admin
-        .create("/inv", b"", CreateMode::Persistent)
-        .await
-        .unwrap();
+    let _admin = rig.admin("/inv").await;
     let beliefs = Arc::new(Beliefs::new());
-    let mut clients = Vec::new();
-    for _ in 0..PARTICIPANTS {
-        clients.push(rig.client().await);
-    }
+    let clients = rig.clients(PARTICIPANTS).await;
     let started = Instant::now();
     let schedule = rig.faults(45);
     let seed = schedule.seed();

@@ -27,7 +27,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use beliefs::{finish, lock_dir_report, settle, Beliefs, Jitter, Rig, SERIAL, STEP_DEADLINE};
-use zkrs_client::{Client, ConnectionState, CreateMode};
+use zkrs_client::{Client, ConnectionState};
 // The recipes behind one acquire, shared with the simulation's lock suites.
 use zkrs_recipes::framework::ConnectionStatePolicy;
 use zkrs_sim_suites::locks::{LockKind, Recipe, ACQUIRE_TIMEOUT, PARTICIPANTS, WRITER};
@@ -128,19 +128,12 @@ async fn run_suite(kind: LockKind) {
     let (suite, limit) = (kind.name(), kind.limit());
     let _serial = SERIAL.lock().await;
     let rig = Rig::start().await;
-    let admin = rig.client().await;
-    admin
-        .create("/inv", b"", CreateMode::Persistent)
-        .await
-        .unwrap();
+    let _admin = rig.admin("/inv").await;
     let beliefs = Arc::new(Beliefs::new());
     let counts = Arc::new(Counts::default());
     let hangs = Arc::new(Mutex::new(Vec::<String>::new()));
     let stop = Arc::new(AtomicBool::new(false));
-    let mut clients = Vec::new();
-    for _ in 0..PARTICIPANTS {
-        clients.push(rig.client().await);
-    }
+    let clients = rig.clients(PARTICIPANTS).await;
     let started = Instant::now();
     let schedule = rig.faults(45);
     let seed = schedule.seed();

@@ -85,12 +85,28 @@ fn assert_no_overlap(terms: &[Term]) {
     }
 }
 
-async fn children(client: &Client, path: &str) -> Vec<String> {
-    client
-        .get_children(path)
-        .await
-        .map(|c| c.to_vec())
-        .unwrap_or_default()
+/// A participant `id` whose term lasts until it is cancelled.
+fn in_line(client: &Client, path: &str, id: &str) -> LeaderSelector {
+    LeaderSelector::builder(client, path, |_| std::future::pending::<()>())
+        .id(id)
+        .start()
+        .unwrap()
+}
+
+/// Participant "b" (as [`in_line`]), once it is in line behind `a`.
+async fn second_in_line(a: &LeaderSelector, client: &Client, path: &str) -> LeaderSelector {
+    let b = in_line(client, path, "b");
+    eventually("b in line", || async {
+        a.participants().await.unwrap().len() == 2
+    })
+    .await;
+    b
+}
+
+/// The ids of the participants in line, the leader first.
+async fn ids_in_line(selector: &LeaderSelector) -> Vec<String> {
+    let participants = selector.participants().await.unwrap();
+    participants.into_iter().map(|p| p.id).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -103,7 +119,7 @@ async fn five_participants_take_turns_without_overlap() {
     let mut clients = Vec::new();
     let mut selectors = Vec::new();
     for i in 0..5 {
-        let client = Client::connect(&zk.connect_string()).await.unwrap();
+        let client = connect(&zk).await;
         let (terms, counter, led_tx) = (terms.clone(), counter.clone(), led_tx.clone());
         let selector = LeaderSelector::builder(&client, "/selector", move |ctx| {
             let (terms, counter, led_tx) = (terms.clone(), counter.clone(), led_tx.clone());
@@ -163,7 +179,7 @@ async fn five_participants_take_turns_without_overlap() {
     assert_eq!(ids.len(), 5);
     // Nodes still waiting in line at close are deleted in the background.
     eventually("no node left behind", || async {
-        children(&clients[0], "/selector").await.is_empty()
+        child_names(&clients[0], "/selector").await.is_empty()
     })
     .await;
 }
@@ -171,8 +187,8 @@ async fn five_participants_take_turns_without_overlap() {
 #[tokio::test]
 async fn interrupt_ends_the_term_and_the_next_one_leads() {
     let zk = TestingServer::start().unwrap();
-    let ca = Client::connect(&zk.connect_string()).await.unwrap();
-    let cb = Client::connect(&zk.connect_string()).await.unwrap();
+    let ca = connect(&zk).await;
+    let cb = connect(&zk).await;
     let (reason_tx, mut reason_rx) = mpsc::unbounded_channel();
     let dropped = Arc::new(AtomicBool::new(false));
     let a = {
@@ -201,14 +217,7 @@ async fn interrupt_ends_the_term_and_the_next_one_leads() {
         .unwrap()
     };
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
-    let b = LeaderSelector::builder(&cb, "/sel-int", |_ctx| std::future::pending::<()>())
-        .id("b")
-        .start()
-        .unwrap();
-    eventually("b in line", || async {
-        a.participants().await.unwrap().len() == 2
-    })
-    .await;
+    let b = second_in_line(&a, &cb, "/sel-int").await;
     let parts = b.participants().await.unwrap();
     assert_eq!(
         parts.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
@@ -235,48 +244,33 @@ async fn interrupt_ends_the_term_and_the_next_one_leads() {
     assert!(a.requeue());
     assert!(!a.requeue(), "already in line");
     eventually("a back in line", || async {
-        let parts = b.participants().await.unwrap();
-        parts.iter().map(|p| p.id.as_str()).collect::<Vec<_>>() == ["b", "a"]
+        ids_in_line(&b).await == ["b", "a"]
     })
     .await;
     within("close b", b.close()).await.unwrap();
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
     assert_eq!(a.terms(), 2);
     within("close a", a.close()).await.unwrap();
-    assert!(children(&ca, "/sel-int").await.is_empty());
+    assert!(child_names(&ca, "/sel-int").await.is_empty());
 }
 
 #[tokio::test]
 async fn close_and_drop_release_leadership_and_leave_no_node() {
     let zk = TestingServer::start().unwrap();
-    let ca = Client::connect(&zk.connect_string()).await.unwrap();
-    let cb = Client::connect(&zk.connect_string()).await.unwrap();
-    let a = LeaderSelector::builder(&ca, "/sel-close", |_| std::future::pending::<()>())
-        .id("a")
-        .start()
-        .unwrap();
+    let ca = connect(&zk).await;
+    let cb = connect(&zk).await;
+    let a = in_line(&ca, "/sel-close", "a");
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
-    let b = LeaderSelector::builder(&cb, "/sel-close", |_| std::future::pending::<()>())
-        .id("b")
-        .start()
-        .unwrap();
+    let b = in_line(&cb, "/sel-close", "b");
     let mut a_leads = a.leadership();
     within("close a", a.close()).await.unwrap();
     assert!(!a_leads.get(), "leadership after close");
     assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
-    assert_eq!(
-        b.participants()
-            .await
-            .unwrap()
-            .iter()
-            .map(|p| p.id.as_str())
-            .collect::<Vec<_>>(),
-        ["b"]
-    );
+    assert_eq!(ids_in_line(&b).await, ["b"]);
     // Dropped while leading: the node goes in the background.
     drop(b);
     eventually("b's node deleted", || async {
-        children(&ca, "/sel-close").await.is_empty()
+        child_names(&ca, "/sel-close").await.is_empty()
     })
     .await;
     // A task that returns at once: leadership ends with it; the node goes too.
@@ -306,8 +300,8 @@ async fn close_and_drop_release_leadership_and_leave_no_node() {
 #[tokio::test]
 async fn a_panicking_task_ends_its_term_and_releases() {
     let zk = TestingServer::start().unwrap();
-    let ca = Client::connect(&zk.connect_string()).await.unwrap();
-    let cb = Client::connect(&zk.connect_string()).await.unwrap();
+    let ca = connect(&zk).await;
+    let cb = connect(&zk).await;
     let a = LeaderSelector::builder(&ca, "/sel-panic", |ctx| async move {
         if ctx.term() == 1 {
             panic!("the leadership task fails (expected by the test)");
@@ -323,25 +317,18 @@ async fn a_panicking_task_ends_its_term_and_releases() {
         a.terms() == 2 && a.is_leader()
     })
     .await;
-    let b = LeaderSelector::builder(&cb, "/sel-panic", |_| std::future::pending::<()>())
-        .id("b")
-        .start()
-        .unwrap();
-    eventually("b in line", || async {
-        a.participants().await.unwrap().len() == 2
-    })
-    .await;
+    let b = second_in_line(&a, &cb, "/sel-panic").await;
     within("close a", a.close()).await.unwrap();
     assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
     within("close b", b.close()).await.unwrap();
-    assert!(children(&ca, "/sel-panic").await.is_empty());
+    assert!(child_names(&ca, "/sel-panic").await.is_empty());
 }
 
 #[tokio::test]
 async fn leader_whose_node_is_deleted_stops_and_requeues() {
     let zk = TestingServer::start().unwrap();
-    let ca = Client::connect(&zk.connect_string()).await.unwrap();
-    let cb = Client::connect(&zk.connect_string()).await.unwrap();
+    let ca = connect(&zk).await;
+    let cb = connect(&zk).await;
     let (reason_tx, mut reason_rx) = mpsc::unbounded_channel();
     let a = LeaderSelector::builder(&ca, "/sel-del", move |ctx| {
         let reason_tx = reason_tx.clone();
@@ -358,14 +345,7 @@ async fn leader_whose_node_is_deleted_stops_and_requeues() {
     .start()
     .unwrap();
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
-    let b = LeaderSelector::builder(&cb, "/sel-del", |_| std::future::pending::<()>())
-        .id("b")
-        .start()
-        .unwrap();
-    eventually("b in line", || async {
-        a.participants().await.unwrap().len() == 2
-    })
-    .await;
+    let b = second_in_line(&a, &cb, "/sel-del").await;
     let leader_node = a.leader().await.unwrap().unwrap().path;
     cb.delete(&leader_node, None).await.unwrap();
     assert_eq!(
@@ -375,8 +355,7 @@ async fn leader_whose_node_is_deleted_stops_and_requeues() {
     assert!(b.await_leadership_timeout(DEADLINE).await.unwrap());
     // Auto-requeue: a is back in line behind b.
     eventually("a requeued", || async {
-        let parts = b.participants().await.unwrap();
-        parts.iter().map(|p| p.id.as_str()).collect::<Vec<_>>() == ["b", "a"]
+        ids_in_line(&b).await == ["b", "a"]
     })
     .await;
     assert!(!a.is_leader());
@@ -384,7 +363,7 @@ async fn leader_whose_node_is_deleted_stops_and_requeues() {
     within("close b", b.close()).await.unwrap();
     // a was closed while waiting in line: its node goes in the background.
     eventually("no node left behind", || async {
-        children(&ca, "/sel-del").await.is_empty()
+        child_names(&ca, "/sel-del").await.is_empty()
     })
     .await;
 }
@@ -392,8 +371,8 @@ async fn leader_whose_node_is_deleted_stops_and_requeues() {
 #[tokio::test]
 async fn grace_period_lets_the_task_wind_down_while_still_holding_the_lock() {
     let zk = TestingServer::start().unwrap();
-    let ca = Client::connect(&zk.connect_string()).await.unwrap();
-    let cb = Client::connect(&zk.connect_string()).await.unwrap();
+    let ca = connect(&zk).await;
+    let cb = connect(&zk).await;
     let (seen_tx, mut seen_rx) = mpsc::unbounded_channel();
     let (go_tx, go_rx) = oneshot::channel::<()>();
     let go_rx = Mutex::new(Some(go_rx));
@@ -414,14 +393,7 @@ async fn grace_period_lets_the_task_wind_down_while_still_holding_the_lock() {
     .start()
     .unwrap();
     assert!(a.await_leadership_timeout(DEADLINE).await.unwrap());
-    let b = LeaderSelector::builder(&cb, "/sel-grace", |_| std::future::pending::<()>())
-        .id("b")
-        .start()
-        .unwrap();
-    eventually("b in line", || async {
-        a.participants().await.unwrap().len() == 2
-    })
-    .await;
+    let b = second_in_line(&a, &cb, "/sel-grace").await;
     assert!(a.interrupt_leadership());
     assert_eq!(
         within("cancel seen", seen_rx.recv()).await,
@@ -594,7 +566,7 @@ async fn session_expiry_while_leading_hands_over_without_two_leaders() {
     assert_eq!(seen[0].id, "a");
     assert!(seen.len() >= 2, "{seen:?}");
     eventually("no node left behind", || async {
-        children(&b_client, "/sel-exp").await.is_empty()
+        child_names(&b_client, "/sel-exp").await.is_empty()
     })
     .await;
     eprintln!("standard policy scenario: {:?}", started.elapsed());

@@ -8,23 +8,24 @@ use std::future::Future;
 use std::time::Duration;
 
 use zkrs_client::Client;
-use zkrs_recipes::leader::{ElectionEvent, Leadership, LeadershipEvent};
+use zkrs_recipes::leader::{ElectionEvent, LeaderContext, Leadership, LeadershipEvent};
 use zkrs_recipes::leader::{LeaderElection, LeaderLatch, LeaderSelector, MasterElection};
 use zkrs_testkit::TestingServer;
 
 mod support;
 use support::*;
 
-/// Runs the story with contenders made by `join`; `gained` says whether an event tells that
-/// leadership was gained.
+/// Runs the story with contenders made by `join` (a client, an id); `gained` says whether an
+/// event tells that leadership was gained.
 async fn story<L, J>(name: &str, join: J, gained: impl Fn(&L::Event) -> bool)
 where
     L: Leadership + Send + Sync + 'static,
     L::Event: std::fmt::Debug,
-    J: Fn(&Client, &str) -> L,
+    J: Fn(&Client, &str) -> zkrs_client::Result<L>,
 {
     let zk = TestingServer::start().unwrap();
     let (a_client, b_client) = (connect(&zk).await, connect(&zk).await);
+    let join = |client: &Client, id: &str| join(client, id).unwrap();
     let a = join(&a_client, "a");
     within(name, a.await_leadership()).await.unwrap();
     assert!(a.is_leader(), "{name}: a leads");
@@ -55,66 +56,40 @@ where
     within(name, b.close()).await.unwrap();
 }
 
+/// Whether a [`LeadershipEvent`] tells that leadership was gained.
+fn gained(event: &LeadershipEvent) -> bool {
+    *event == LeadershipEvent::Gained
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_latch() {
-    story(
-        "latch",
-        |c: &Client, id: &str| {
-            LeaderLatch::builder(c, "/lead/latch")
-                .id(id)
-                .start()
-                .unwrap()
-        },
-        |e| *e == LeadershipEvent::Gained,
-    )
-    .await;
+    let join = |c: &Client, id: &str| LeaderLatch::builder(c, "/lead/latch").id(id).start();
+    story("latch", join, gained).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_selector() {
-    story(
-        "selector",
-        |c: &Client, id: &str| {
-            LeaderSelector::builder(c, "/lead/selector", |ctx| async move {
-                ctx.cancelled().await;
-            })
+    let join = |c: &Client, id: &str| {
+        let lead = |ctx: LeaderContext| async move {
+            ctx.cancelled().await;
+        };
+        LeaderSelector::builder(c, "/lead/selector", lead)
             .id(id)
             .start()
-            .unwrap()
-        },
-        |e| *e == LeadershipEvent::Gained,
-    )
-    .await;
+    };
+    story("selector", join, gained).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_election() {
-    story(
-        "election",
-        |c: &Client, id: &str| {
-            LeaderElection::builder(c, "/lead/election")
-                .id(id)
-                .start()
-                .unwrap()
-        },
-        |e| *e == ElectionEvent::ElectedComplete,
-    )
-    .await;
+    let join = |c: &Client, id: &str| LeaderElection::builder(c, "/lead/election").id(id).start();
+    story("election", join, |e| *e == ElectionEvent::ElectedComplete).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_master_election() {
-    story(
-        "master",
-        |c: &Client, id: &str| {
-            MasterElection::builder(c, "/lead/master")
-                .id(id)
-                .start()
-                .unwrap()
-        },
-        |e| *e == LeadershipEvent::Gained,
-    )
-    .await;
+    let join = |c: &Client, id: &str| MasterElection::builder(c, "/lead/master").id(id).start();
+    story("master", join, gained).await;
 }
 
 /// Waits on a recipe that stops meanwhile end with an error whose kind is "closed".

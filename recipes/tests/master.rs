@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use zkrs_client::{Client, ClientBuilder, ConnectionState};
+use zkrs_client::{Client, ConnectionState};
 use zkrs_recipes::leader::MasterElection;
 use zkrs_testkit::{ServerOptions, TestingServer};
 
@@ -115,11 +115,7 @@ async fn deleted_node_means_a_new_contest() {
 #[tokio::test]
 async fn a_master_whose_session_is_lost_steps_down_and_wins_again_with_the_new_one() {
     let zk = TestingServer::start_with(ServerOptions::new().tick_time_ms(200)).unwrap();
-    let client = ClientBuilder::new(zk.connect_string())
-        .session_timeout(Duration::from_secs(1))
-        .connect()
-        .await
-        .unwrap();
+    let client = connect_with_timeout(&zk, Duration::from_secs(1)).await;
     let old_session = client.session_id();
     let election = MasterElection::builder(&client, zkrs_recipes::leader::DEFAULT_MASTER_PATH)
         .id("solo")
@@ -128,23 +124,9 @@ async fn a_master_whose_session_is_lost_steps_down_and_wins_again_with_the_new_o
     assert!(election.await_leadership_timeout(DEADLINE).await.unwrap());
     let mut states = client.state_changes();
     zk.pause().unwrap();
-    let suspended = async {
-        while let Some(change) = states.next().await {
-            if change.state == ConnectionState::Suspended {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(DEADLINE, suspended).await.unwrap();
+    next_state(&mut states, ConnectionState::Suspended).await;
     assert!(!election.is_leader(), "master while suspended");
-    let lost = async {
-        while let Some(change) = states.next().await {
-            if change.state == ConnectionState::Lost {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(DEADLINE, lost).await.unwrap();
+    next_state(&mut states, ConnectionState::Lost).await;
     assert!(!election.is_leader());
     zk.resume().unwrap();
     // The old session's node may outlive the old session on the server for a moment: it has

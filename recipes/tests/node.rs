@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use tokio::task::block_in_place;
-use zkrs_client::{Client, ConnectionState, CreateMode, EventStream};
+use zkrs_client::{ConnectionState, CreateMode, EventStream};
 use zkrs_recipes::node::{GroupMember, PersistentNode, PersistentNodeEvent, PersistentTtlNode};
 use zkrs_testkit::{ServerOptions, TestingServer};
 
@@ -98,11 +98,7 @@ async fn a_protected_sequential_node_keeps_its_first_name() {
 async fn an_ephemeral_node_survives_its_session_expiry() {
     const TIMEOUT: Duration = Duration::from_secs(2);
     let zk = TestingServer::start().unwrap();
-    let client = Client::builder(&zk.connect_string())
-        .session_timeout(TIMEOUT)
-        .connect()
-        .await
-        .unwrap();
+    let client = connect_with_timeout(&zk, TIMEOUT).await;
     let node = PersistentNode::builder(&client, "/live/me", CreateMode::Ephemeral)
         .data(b"mine")
         .start()

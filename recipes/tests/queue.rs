@@ -145,10 +145,7 @@ async fn lock_path_keeps_the_item_until_it_is_settled() {
     let zk = TestingServer::start().unwrap();
     let a = connect(&zk).await;
     let b = connect(&zk).await;
-    let queue = DistributedQueue::builder(&a, "/q")
-        .lock_path("/q-locks")
-        .build()
-        .unwrap();
+    let queue = locked_queue(&a);
     queue.put(b"one").await.unwrap();
     queue.put(b"two").await.unwrap();
 
@@ -164,11 +161,7 @@ async fn lock_path_keeps_the_item_until_it_is_settled() {
     assert_eq!(lock.ephemeral_owner, a.session_id());
 
     // Another consumer skips the locked item and takes the next.
-    let mut cb = DistributedQueue::builder(&b, "/q")
-        .lock_path("/q-locks")
-        .build()
-        .unwrap()
-        .consumer();
+    let mut cb = locked_queue(&b).consumer();
     let two = within("take two", cb.take()).await.unwrap();
     assert_eq!(text(&two), "two");
     assert!(cb.try_take().await.unwrap().is_none(), "one is locked");
@@ -239,10 +232,7 @@ async fn a_failed_item_is_put_back_at_the_end_or_deleted() {
 async fn a_released_or_dropped_message_stays_where_it_was() {
     let zk = TestingServer::start().unwrap();
     let client = connect(&zk).await;
-    let queue = DistributedQueue::builder(&client, "/q")
-        .lock_path("/q-locks")
-        .build()
-        .unwrap();
+    let queue = locked_queue(&client);
     queue.put(b"only").await.unwrap();
     let mut consumer = queue.consumer();
     let m = within("take", consumer.take()).await.unwrap();
@@ -263,21 +253,14 @@ async fn a_consumer_that_dies_mid_handler_loses_nothing() {
     let zk = TestingServer::start().unwrap();
     let dying = connect(&zk).await;
     let survivor = connect(&zk).await;
-    let queue = DistributedQueue::builder(&dying, "/q")
-        .lock_path("/q-locks")
-        .build()
-        .unwrap();
+    let queue = locked_queue(&dying);
     queue.put(b"precious").await.unwrap();
     let mut doomed = queue.consumer();
     let m = within("take", doomed.take()).await.unwrap();
 
     // The survivor waits: the item is locked. It must be woken by the lock's release,
     // not by other queue activity (there is none).
-    let mut consumer = DistributedQueue::builder(&survivor, "/q")
-        .lock_path("/q-locks")
-        .build()
-        .unwrap()
-        .consumer();
+    let mut consumer = locked_queue(&survivor).consumer();
     assert!(consumer.try_take().await.unwrap().is_none());
     let waiting = tokio::spawn(async move {
         let m = consumer.take().await.unwrap();

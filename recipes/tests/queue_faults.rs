@@ -78,10 +78,7 @@ async fn a_lost_lock_create_reply_is_adopted_after_the_reconnect() {
     let proxy = FaultyProxy::start(zk.address()).unwrap();
     let observer = connect(&zk).await;
     let client = Client::connect(&proxy.connect_string()).await.unwrap();
-    let queue = DistributedQueue::builder(&client, "/q")
-        .lock_path("/q-locks")
-        .build()
-        .unwrap();
+    let queue = locked_queue(&client);
     queue.put(b"a").await.unwrap();
     queue.put(b"b").await.unwrap();
     let mut consumer = queue.consumer();

@@ -31,6 +31,24 @@ struct Tally {
     completions: AtomicUsize,
 }
 
+/// Waits for every task, at most [`RUN`]; past it, fails saying how many items `marks` never
+/// marked (`what`: "delivered", "completed").
+async fn all_done(tasks: Vec<tokio::task::JoinHandle<()>>, marks: &[AtomicU32], what: &str) {
+    tokio::time::timeout(RUN, async {
+        for t in tasks {
+            t.await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        let missing = marks
+            .iter()
+            .filter(|m| m.load(Ordering::SeqCst) == 0)
+            .count();
+        panic!("not done within {RUN:?}: {missing} items never {what}")
+    });
+}
+
 impl Tally {
     fn new() -> Arc<Tally> {
         Arc::new(Tally {
@@ -101,18 +119,7 @@ async fn ten_thousand_items_none_lost_none_twice_without_a_lock_path() {
     for p in 0..PRODUCERS {
         tasks.push(tokio::spawn(produce(connect(&zk).await, "/safety", p)));
     }
-    tokio::time::timeout(RUN, async {
-        for t in tasks {
-            t.await.unwrap();
-        }
-    })
-    .await
-    .unwrap_or_else(|_| {
-        let missing = (0..ITEMS)
-            .filter(|&i| tally.delivered[i].load(Ordering::SeqCst) == 0)
-            .count();
-        panic!("not done within {RUN:?}: {missing} items never delivered")
-    });
+    all_done(tasks, &tally.delivered, "delivered").await;
     for i in 0..ITEMS {
         assert_eq!(
             tally.delivered[i].load(Ordering::SeqCst),
@@ -196,18 +203,7 @@ async fn ten_thousand_items_with_a_lock_path_and_a_consumer_killed_mid_handler()
     go_tx.send(()).unwrap();
     assert_eq!(within("victim", victim).await.unwrap(), held);
 
-    tokio::time::timeout(RUN, async {
-        for t in tasks {
-            t.await.unwrap();
-        }
-    })
-    .await
-    .unwrap_or_else(|_| {
-        let missing = (0..ITEMS)
-            .filter(|&i| tally.completed[i].load(Ordering::SeqCst) == 0)
-            .count();
-        panic!("not done within {RUN:?}: {missing} items never completed")
-    });
+    all_done(tasks, &tally.completed, "completed").await;
     let mut twice = Vec::new();
     for i in 0..ITEMS {
         assert_eq!(

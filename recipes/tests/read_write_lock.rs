@@ -118,6 +118,23 @@ async fn readers_share_writers_exclude() {
         .is_empty());
 }
 
+/// How long an attempt that must fail waits.
+const SHORT: Duration = Duration::from_millis(300);
+
+/// Whether a read of `lock` is refused for [`SHORT`].
+async fn refused_read(lock: &InterProcessReadWriteLock) -> bool {
+    lock.read_lock().try_acquire(SHORT).await.unwrap().is_none()
+}
+
+/// Whether a write of `lock` is refused for [`SHORT`].
+async fn refused_write(lock: &InterProcessReadWriteLock) -> bool {
+    lock.write_lock()
+        .try_acquire(SHORT)
+        .await
+        .unwrap()
+        .is_none()
+}
+
 #[tokio::test]
 async fn writer_excludes_readers_and_writers() {
     let zk = TestingServer::start().unwrap();
@@ -128,22 +145,10 @@ async fn writer_excludes_readers_and_writers() {
     let lock_b = InterProcessReadWriteLock::builder(&b, "/rw/x")
         .build()
         .unwrap();
-    let short = Duration::from_millis(300);
-
     let write = lock_a.write_lock().acquire().await.unwrap();
     assert_curator_name(write.path(), "/rw/x", "__WRIT__");
-    assert!(lock_b
-        .read_lock()
-        .try_acquire(short)
-        .await
-        .unwrap()
-        .is_none());
-    assert!(lock_b
-        .write_lock()
-        .try_acquire(short)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(refused_read(&lock_b).await);
+    assert!(refused_write(&lock_b).await);
     // Timed-out attempts leave nothing behind (their nodes go in the background).
     let only_writer = vec![write.path().to_string()];
     eventually("timed-out nodes deleted", || async {
@@ -154,20 +159,10 @@ async fn writer_excludes_readers_and_writers() {
 
     // A reader excludes writers too.
     let read = lock_a.read_lock().acquire().await.unwrap();
-    assert!(lock_b
-        .write_lock()
-        .try_acquire(short)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(refused_write(&lock_b).await);
     // No upgrade: a write request of the reader itself waits for its own read node.
-    assert!(lock_a
-        .write_lock()
-        .try_acquire(short)
-        .await
-        .unwrap()
-        .is_none());
-    let other_read = lock_b.read_lock().try_acquire(short).await.unwrap();
+    assert!(refused_write(&lock_a).await);
+    let other_read = lock_b.read_lock().try_acquire(SHORT).await.unwrap();
     assert!(other_read.is_some(), "readers share the lock");
     read.release().await.unwrap();
     other_read.unwrap().release().await.unwrap();

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use zkrs_client::Client;
-use zkrs_recipes::{leader::LeaderLatch, lock::InterProcessMutex};
+use zkrs_recipes::lock::InterProcessMutex;
 use zkrs_testkit::TestingServer;
 
 mod support;
@@ -24,13 +24,7 @@ async fn the_recipe_figures_reach_the_facade_under_their_names() {
     for _ in 0..2 {
         mutex.acquire().await.unwrap().release().await.unwrap();
     }
-    let latch = LeaderLatch::builder(&client, "/latch")
-        .id("a")
-        .start()
-        .unwrap();
-    within("leadership", latch.await_leadership())
-        .await
-        .unwrap();
+    let latch = leading_latch(&client, "/latch").await;
     latch.close().await.unwrap();
 
     // Counted when they happen: no wait needed.

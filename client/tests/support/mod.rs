@@ -6,6 +6,23 @@ use std::time::Duration;
 use zkrs_client::{Client, ConnectionState, ErrorCode};
 use zkrs_testkit::{FaultyProxy, TestingServer};
 
+/// Runs `f`, failing the test if it takes longer than `deadline`.
+pub async fn within_deadline<F: std::future::Future>(
+    deadline: Duration,
+    what: &str,
+    f: F,
+) -> F::Output {
+    tokio::time::timeout(deadline, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not done within {deadline:?}"))
+}
+
+/// A server from the test kit (its blocking start in `block_in_place`).
+pub fn server() -> TestingServer {
+    tokio::task::block_in_place(TestingServer::start)
+        .expect("start ZooKeeper (run scripts/install-zookeeper.sh)")
+}
+
 /// Whether `zk` knows the operations ZooKeeper `major.minor` brought (`addWatch` 3.6,
 /// `whoAmI` 3.7, ...). When it does not, `result`, that operation's, must be the error that
 /// says so, naming the version: a test checks its server's side of the change either way

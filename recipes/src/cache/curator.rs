@@ -2,13 +2,11 @@
 
 use std::sync::Arc;
 
-use zkrs_client::{validate_path, Client, Result};
-
-use crate::data_codec::DataCodec;
+use zkrs_client::{Client, Result};
 
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
-use super::selector::AllNodes;
+use super::options::{cache_builder_setters, CacheOptions};
 use super::tree::children_of;
 use super::{cache_handle, ChildData};
 
@@ -44,11 +42,8 @@ pub struct CuratorCache {
 #[derive(Debug)]
 #[must_use = "a builder does nothing until started"]
 pub struct CuratorCacheBuilder {
-    client: Client,
-    path: String,
+    options: CacheOptions,
     single_node: bool,
-    event_capacity: usize,
-    codec: DataCodec,
 }
 
 impl CuratorCacheBuilder {
@@ -58,49 +53,25 @@ impl CuratorCacheBuilder {
         self
     }
 
-    /// The buffer of each event stream (default
-    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
-    pub fn event_capacity(mut self, capacity: usize) -> CuratorCacheBuilder {
-        self.event_capacity = capacity;
-        self
-    }
-
-    /// Whether the data is stored gzipped, as Curator's `compressed()` writes it: each
-    /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
-    /// no). A node whose data is not Curator's gzip, or would decompress past
-    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
-    /// is not taken into the view (one there already keeps the data last read; a
-    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: `CuratorCache.Options.COMPRESSED_DATA`.
-    #[cfg(feature = "compression")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
-    pub fn compressed(mut self, compressed: bool) -> CuratorCacheBuilder {
-        self.codec = DataCodec::compressed(compressed);
-        self
-    }
+    cache_builder_setters!(
+        CuratorCacheBuilder,
+        /// Curator: `CuratorCache.Options.COMPRESSED_DATA`.
+    );
 
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; the build
     /// goes on in the background (see [`CuratorCache::initialized`]). `InvalidInput` for a
     /// bad path.
     pub fn start(self) -> Result<CuratorCache> {
-        validate_path(&self.path)?;
-        let settings = Settings {
-            root: self.path.clone(),
-            max_depth: if self.single_node { 0 } else { usize::MAX },
-            include_root: true,
-            cache_data: true,
-            selector: Arc::new(AllNodes),
-            initial_events: true,
-            initialized_event: true,
-            codec: self.codec,
-        };
-        let core = CacheCore::new(&self.client, self.event_capacity);
+        let max_depth = if self.single_node { 0 } else { usize::MAX };
+        let (core, path) = self
+            .options
+            .start(WatchWith::Recursive, |settings| Settings {
+                max_depth,
+                ..settings
+            })?;
         // Closing empties the view, as Curator's default (snapshots taken stay whole).
         core.set_clear_on_close(true);
-        core.start(settings, WatchWith::Recursive)?;
-        Ok(CuratorCache {
-            core,
-            path: self.path,
-        })
+        Ok(CuratorCache { core, path })
     }
 }
 
@@ -108,11 +79,8 @@ impl CuratorCache {
     /// Settings for a cache of the subtree at `path`.
     pub fn builder(client: &Client, path: &str) -> CuratorCacheBuilder {
         CuratorCacheBuilder {
-            client: client.clone(),
-            path: path.to_string(),
+            options: CacheOptions::new(client, path),
             single_node: false,
-            event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
-            codec: DataCodec::Plain,
         }
     }
 

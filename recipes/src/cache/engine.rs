@@ -215,7 +215,7 @@ impl Engine {
                 }
                 Input::WatchFailed(error) => {
                     // Not retryable (no permission, say): nothing will ever be read.
-                    self.writer.emit(CacheEvent::Failed(error.to_string()));
+                    self.writer.emit(CacheEvent::Failed(error));
                     return;
                 }
             }

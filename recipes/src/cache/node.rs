@@ -2,13 +2,11 @@
 
 use std::sync::Arc;
 
-use zkrs_client::{validate_path, Client, Result};
-
-use crate::data_codec::DataCodec;
+use zkrs_client::{Client, Result};
 
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
-use super::selector::AllNodes;
+use super::options::{cache_builder_setters, CacheOptions};
 use super::{cache_handle, ChildData, StartMode};
 
 /// One node's data, Stat and existence, as Curator's `NodeCache`: the node may not exist
@@ -42,11 +40,8 @@ pub struct NodeCache {
 #[derive(Debug)]
 #[must_use = "a builder does nothing until started"]
 pub struct NodeCacheBuilder {
-    client: Client,
-    path: String,
+    options: CacheOptions,
     start_mode: StartMode,
-    event_capacity: usize,
-    codec: DataCodec,
 }
 
 impl NodeCacheBuilder {
@@ -59,46 +54,22 @@ impl NodeCacheBuilder {
         self
     }
 
-    /// The buffer of each event stream (default
-    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
-    pub fn event_capacity(mut self, capacity: usize) -> NodeCacheBuilder {
-        self.event_capacity = capacity;
-        self
-    }
-
-    /// Whether the data is stored gzipped, as Curator's `compressed()` writes it: each
-    /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
-    /// no). A node whose data is not Curator's gzip, or would decompress past
-    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
-    /// is not taken into the view (one there already keeps the data last read; a
-    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: the `dataIsCompressed` argument of `NodeCache`'s constructor.
-    #[cfg(feature = "compression")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
-    pub fn compressed(mut self, compressed: bool) -> NodeCacheBuilder {
-        self.codec = DataCodec::compressed(compressed);
-        self
-    }
+    cache_builder_setters!(
+        NodeCacheBuilder,
+        /// Curator: the `dataIsCompressed` argument of `NodeCache`'s constructor.
+    );
 
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; see
     /// [`NodeCache::initialized`]. `InvalidInput` for a bad path.
     pub fn start(self) -> Result<NodeCache> {
-        validate_path(&self.path)?;
-        let settings = Settings {
-            root: self.path.clone(),
-            max_depth: 0,
-            include_root: true,
-            cache_data: true,
-            selector: Arc::new(AllNodes),
-            initial_events: self.start_mode != StartMode::BuildInitialCache,
-            initialized_event: self.start_mode == StartMode::PostInitializedEvent,
-            codec: self.codec,
-        };
-        let core = CacheCore::new(&self.client, self.event_capacity);
-        core.start(settings, WatchWith::OneShot)?;
-        Ok(NodeCache {
-            core,
-            path: self.path,
-        })
+        let start_mode = self.start_mode;
+        let (core, path) = self.options.start(WatchWith::OneShot, |settings| {
+            start_mode.shape(Settings {
+                max_depth: 0,
+                ..settings
+            })
+        })?;
+        Ok(NodeCache { core, path })
     }
 }
 
@@ -106,11 +77,8 @@ impl NodeCache {
     /// Settings for a cache of `path`.
     pub fn builder(client: &Client, path: &str) -> NodeCacheBuilder {
         NodeCacheBuilder {
-            client: client.clone(),
-            path: path.to_string(),
+            options: CacheOptions::new(client, path),
             start_mode: StartMode::Normal,
-            event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
-            codec: DataCodec::Plain,
         }
     }
 

@@ -2,13 +2,11 @@
 
 use std::sync::Arc;
 
-use zkrs_client::{validate_path, Client, Result};
-
-use crate::data_codec::DataCodec;
+use zkrs_client::{Client, Result};
 
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
-use super::selector::AllNodes;
+use super::options::{cache_builder_setters, CacheOptions};
 use super::{cache_handle, ChildData};
 
 /// How a cache tells its first read, as Curator's `PathChildrenCache.StartMode` (a builder
@@ -25,6 +23,17 @@ pub enum StartMode {
     BuildInitialCache,
     /// The nodes found first are told as `Added` events, then `Initialized`.
     PostInitializedEvent,
+}
+
+impl StartMode {
+    /// `settings` telling the first read as this mode says.
+    pub(crate) fn shape(self, settings: Settings) -> Settings {
+        Settings {
+            initial_events: self != StartMode::BuildInitialCache,
+            initialized_event: self == StartMode::PostInitializedEvent,
+            ..settings
+        }
+    }
 }
 
 /// The children of one node with their Stat and (unless turned off) data, as Curator's
@@ -52,12 +61,9 @@ pub struct PathChildrenCache {
 #[derive(Debug)]
 #[must_use = "a builder does nothing until started"]
 pub struct PathChildrenCacheBuilder {
-    client: Client,
-    path: String,
+    options: CacheOptions,
     cache_data: bool,
     start_mode: StartMode,
-    event_capacity: usize,
-    codec: DataCodec,
 }
 
 impl PathChildrenCacheBuilder {
@@ -73,46 +79,24 @@ impl PathChildrenCacheBuilder {
         self
     }
 
-    /// The buffer of each event stream (default
-    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
-    pub fn event_capacity(mut self, capacity: usize) -> PathChildrenCacheBuilder {
-        self.event_capacity = capacity;
-        self
-    }
-
-    /// Whether the data is stored gzipped, as Curator's `compressed()` writes it: each
-    /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
-    /// no). A node whose data is not Curator's gzip, or would decompress past
-    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
-    /// is not taken into the view (one there already keeps the data last read; a
-    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: the `dataIsCompressed` argument of `PathChildrenCache`'s constructor.
-    #[cfg(feature = "compression")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
-    pub fn compressed(mut self, compressed: bool) -> PathChildrenCacheBuilder {
-        self.codec = DataCodec::compressed(compressed);
-        self
-    }
+    cache_builder_setters!(
+        PathChildrenCacheBuilder,
+        /// Curator: the `dataIsCompressed` argument of `PathChildrenCache`'s constructor.
+    );
 
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; see
     /// [`PathChildrenCache::initialized`]. `InvalidInput` for a bad path.
     pub fn start(self) -> Result<PathChildrenCache> {
-        validate_path(&self.path)?;
-        let settings = Settings {
-            root: self.path.clone(),
-            max_depth: 1,
-            include_root: false,
-            cache_data: self.cache_data,
-            selector: Arc::new(AllNodes),
-            initial_events: self.start_mode != StartMode::BuildInitialCache,
-            initialized_event: self.start_mode == StartMode::PostInitializedEvent,
-            codec: self.codec,
-        };
-        let core = CacheCore::new(&self.client, self.event_capacity);
-        core.start(settings, WatchWith::OneShot)?;
-        Ok(PathChildrenCache {
-            core,
-            path: self.path,
-        })
+        let (cache_data, start_mode) = (self.cache_data, self.start_mode);
+        let (core, path) = self.options.start(WatchWith::OneShot, |settings| {
+            start_mode.shape(Settings {
+                max_depth: 1,
+                include_root: false,
+                cache_data,
+                ..settings
+            })
+        })?;
+        Ok(PathChildrenCache { core, path })
     }
 }
 
@@ -120,12 +104,9 @@ impl PathChildrenCache {
     /// Settings for a cache of the children of `path`.
     pub fn builder(client: &Client, path: &str) -> PathChildrenCacheBuilder {
         PathChildrenCacheBuilder {
-            client: client.clone(),
-            path: path.to_string(),
+            options: CacheOptions::new(client, path),
             cache_data: true,
             start_mode: StartMode::Normal,
-            event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
-            codec: DataCodec::Plain,
         }
     }
 

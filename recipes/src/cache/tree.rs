@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use zkrs_client::{validate_path, Client, Result};
-
-use crate::data_codec::DataCodec;
+use zkrs_client::{Client, Result};
 
 use super::core::{CacheCore, WatchWith};
 use super::engine::Settings;
+use super::options::{cache_builder_setters, CacheOptions};
 use super::selector::{AllNodes, TreeCacheSelector};
 use super::view::{below, Snapshot};
 use super::{cache_handle, ChildData};
@@ -36,13 +35,10 @@ pub struct TreeCache {
 /// Settings for a [`TreeCache`]; [`TreeCacheBuilder::start`] starts it.
 #[must_use = "a builder does nothing until started"]
 pub struct TreeCacheBuilder {
-    client: Client,
-    path: String,
+    options: CacheOptions,
     max_depth: usize,
     cache_data: bool,
     selector: Arc<dyn TreeCacheSelector>,
-    event_capacity: usize,
-    codec: DataCodec,
 }
 
 impl TreeCacheBuilder {
@@ -64,47 +60,28 @@ impl TreeCacheBuilder {
         self
     }
 
-    /// The buffer of each event stream (default
-    /// [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY)).
-    pub fn event_capacity(mut self, capacity: usize) -> TreeCacheBuilder {
-        self.event_capacity = capacity;
-        self
-    }
-
-    /// Whether the data is stored gzipped, as Curator's `compressed()` writes it: each
-    /// node's data is decompressed as Curator's `getData().decompressed()` reads it (default:
-    /// no). A node whose data is not Curator's gzip, or would decompress past
-    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`](zkrs_client::compression::DEFAULT_MAX_DECOMPRESSED_LEN),
-    /// is not taken into the view (one there already keeps the data last read; a
-    /// `tracing` warning says why) until a later write makes it readable, as in Curator. Curator: `TreeCache.Builder.setDataIsCompressed`.
-    #[cfg(feature = "compression")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
-    pub fn compressed(mut self, compressed: bool) -> TreeCacheBuilder {
-        self.codec = DataCodec::compressed(compressed);
-        self
-    }
+    cache_builder_setters!(
+        TreeCacheBuilder,
+        /// Curator: `TreeCache.Builder.setDataIsCompressed`.
+    );
 
     /// Starts watching (in a task: needs a tokio runtime) and returns at once; the build
     /// goes on in the background (see [`TreeCache::initialized`]). `InvalidInput` for a bad
     /// path.
     pub fn start(self) -> Result<TreeCache> {
-        validate_path(&self.path)?;
-        let settings = Settings {
-            root: self.path.clone(),
-            max_depth: self.max_depth,
-            include_root: true,
-            cache_data: self.cache_data,
-            selector: self.selector,
-            initial_events: true,
-            initialized_event: true,
-            codec: self.codec,
-        };
-        let core = CacheCore::new(&self.client, self.event_capacity);
-        core.start(settings, WatchWith::OneShot)?;
+        let max_depth = self.max_depth;
+        let (core, path) = self
+            .options
+            .start(WatchWith::OneShot, |settings| Settings {
+                max_depth,
+                cache_data: self.cache_data,
+                selector: self.selector,
+                ..settings
+            })?;
         Ok(TreeCache {
             core,
-            path: self.path,
-            max_depth: self.max_depth,
+            path,
+            max_depth,
         })
     }
 }
@@ -112,10 +89,10 @@ impl TreeCacheBuilder {
 impl std::fmt::Debug for TreeCacheBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TreeCacheBuilder")
-            .field("path", &self.path)
+            .field("path", &self.options.path)
             .field("max_depth", &self.max_depth)
             .field("cache_data", &self.cache_data)
-            .field("event_capacity", &self.event_capacity)
+            .field("event_capacity", &self.options.event_capacity)
             .finish_non_exhaustive()
     }
 }
@@ -124,13 +101,10 @@ impl TreeCache {
     /// Settings for a cache of the subtree at `path` (every depth, with data).
     pub fn builder(client: &Client, path: &str) -> TreeCacheBuilder {
         TreeCacheBuilder {
-            client: client.clone(),
-            path: path.to_string(),
+            options: CacheOptions::new(client, path),
             max_depth: usize::MAX,
             cache_data: true,
             selector: Arc::new(AllNodes),
-            event_capacity: zkrs_client::DEFAULT_EVENT_CAPACITY,
-            codec: DataCodec::Plain,
         }
     }
 

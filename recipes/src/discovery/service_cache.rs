@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::framework::Listeners;
 use serde::de::DeserializeOwned;
-use zkrs_client::{Client, Error, EventStream, Lagged, Result, DEFAULT_EVENT_CAPACITY};
+use zkrs_client::{Client, EventStream, Result, DEFAULT_EVENT_CAPACITY};
 
 use super::json::from_json;
 use super::ServiceInstance;
@@ -16,72 +16,13 @@ use crate::cache::{CacheEvent, PathChildrenCache, StartMode};
 /// copying or waiting on the network.
 pub type Instances<P> = Arc<[Arc<ServiceInstance<P>>]>;
 
-/// What a [`ServiceCache`] tells, in the order the server applied the changes.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ServiceCacheEvent<P> {
-    /// An instance was registered.
-    Added(Arc<ServiceInstance<P>>),
-    /// An instance's node was written.
-    Updated {
-        /// What the cache held before.
-        old: Arc<ServiceInstance<P>>,
-        /// What it holds now.
-        new: Arc<ServiceInstance<P>>,
-    },
-    /// An instance was unregistered (its node deleted, or no longer readable as one).
-    Removed(Arc<ServiceInstance<P>>),
-    /// A node under the service is not an instance's JSON (or not of this payload type): it
-    /// is left out of the cache, and told once per version of the node.
-    Skipped {
-        /// The node's path.
-        path: String,
-        /// Why it could not be read (of kind [`ErrorKind::InvalidData`](zkrs_client::ErrorKind::InvalidData)).
-        error: Error,
-    },
-    /// The connection dropped; the cache keeps its view but may fall behind.
-    Suspended,
-    /// Connected again; the cache re-reads what it may have missed.
-    Reconnected,
-    /// The session was lost; the cache re-reads everything on the new one.
-    Lost,
-    /// The reader fell behind and `missed` events were dropped: re-read
-    /// [`ServiceCache::instances`].
-    Lagged {
-        /// How many events were dropped.
-        missed: u64,
-    },
-}
-
-// By hand: the derive would ask `P: Clone`, and the instances are shared, not copied.
-impl<P> Clone for ServiceCacheEvent<P> {
-    fn clone(&self) -> Self {
-        match self {
-            ServiceCacheEvent::Added(i) => ServiceCacheEvent::Added(i.clone()),
-            ServiceCacheEvent::Updated { old, new } => ServiceCacheEvent::Updated {
-                old: old.clone(),
-                new: new.clone(),
-            },
-            ServiceCacheEvent::Removed(i) => ServiceCacheEvent::Removed(i.clone()),
-            ServiceCacheEvent::Skipped { path, error } => ServiceCacheEvent::Skipped {
-                path: path.clone(),
-                error: error.clone(),
-            },
-            ServiceCacheEvent::Suspended => ServiceCacheEvent::Suspended,
-            ServiceCacheEvent::Reconnected => ServiceCacheEvent::Reconnected,
-            ServiceCacheEvent::Lost => ServiceCacheEvent::Lost,
-            ServiceCacheEvent::Lagged { missed } => ServiceCacheEvent::Lagged { missed: *missed },
-        }
-    }
-}
-
-impl<P> From<Lagged> for ServiceCacheEvent<P> {
-    fn from(lagged: Lagged) -> Self {
-        ServiceCacheEvent::Lagged {
-            missed: lagged.missed,
-        }
-    }
-}
+/// What a [`ServiceCache`] tells, in the order the server applied the changes: a
+/// [`CacheEvent`] over instances. `Added`, `Updated` and `Removed` for instances registered,
+/// written and unregistered (or no longer readable as one); [`CacheEvent::Skipped`] for a
+/// node under the service that is not an instance's JSON (or not of this payload type),
+/// left out of the cache and told once per version of the node; `Suspended`, `Reconnected`,
+/// `Lost` and `Lagged` as for any cache. The instances found by the first read are not told.
+pub type ServiceCacheEvent<P> = CacheEvent<ServiceInstance<P>>;
 
 /// A live view of one service's instances, as Curator's `ServiceCache`: a
 /// [`PathChildrenCache`] of `<base>/<name>` (with its guarantees: convergence after faults,

@@ -70,7 +70,8 @@ pub async fn create_parents(client: &Client, path: &str, mode: ParentMode) -> Re
 }
 
 /// Polls every future until all are done and returns their outputs in the input order. The
-/// requests they make go out together (pipelined): N reads cost one round trip, not N.
+/// requests they make go out together (pipelined): N reads cost one round trip, not N; each
+/// pass polls the futures in input order, so their requests go out in that order.
 pub async fn join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
     let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
     let mut results: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();

@@ -28,15 +28,16 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
-use std::time::Duration;
 
 use tokio::task::JoinHandle;
 use zkrs_client::{
-    validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
-    EventStream, EventType, OneshotWatch, Result,
+    Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventType, OneshotWatch,
+    Result,
 };
 
-use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
+use super::handle::leader_handle_methods;
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag, LeadershipEvent};
+use super::options::{leader_builder_setters, LeaderOptions};
 use crate::candidacy::{is_stale, watch_line, watch_own, Standing};
 
 use crate::framework::{
@@ -159,38 +160,31 @@ pub struct LeaderLatch {
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `start`"]
 pub struct LeaderLatchBuilder {
-    client: Client,
-    path: String,
-    id: String,
-    policy: ConnectionStatePolicy,
+    options: LeaderOptions,
 }
 
 impl LeaderLatchBuilder {
-    /// The participant id stored in the node (default: empty, like Curator's).
-    pub fn id(mut self, id: impl Into<String>) -> LeaderLatchBuilder {
-        self.id = id.into();
-        self
-    }
-
-    /// The connection-state policy (default: standard): under the standard one leadership
-    /// ends as soon as the connection is suspended; under session-only, when the session is
-    /// lost.
-    pub fn policy(mut self, policy: ConnectionStatePolicy) -> LeaderLatchBuilder {
-        self.policy = policy;
-        self
-    }
+    leader_builder_setters!(
+        LeaderLatchBuilder,
+        /// The participant id stored in the node (default: empty, like Curator's).
+        id,
+        /// The connection-state policy (default: standard): under the standard one leadership
+        /// ends as soon as the connection is suspended; under session-only, when the session is
+        /// lost.
+        policy,
+    );
 
     /// Joins the election: the latch's task starts on the current tokio runtime and gets in
     /// line at once ([`LeaderLatch::await_leadership`] waits for leadership). Fails (kind
     /// `InvalidInput`) if the path is not a valid znode path, before anything is sent.
     /// Needs a tokio runtime.
     pub fn start(self) -> Result<LeaderLatch> {
-        validate_path(&self.path)?;
+        let (client, path, id, policy) = self.options.validated()?;
         let shared = Arc::new(Shared {
-            client: self.client,
-            path: self.path,
-            id: self.id,
-            policy: self.policy,
+            client,
+            path,
+            id,
+            policy,
             flag: LeaderFlag::new(),
             node: Mutex::new(NodeState::default()),
         });
@@ -206,56 +200,35 @@ impl LeaderLatch {
     /// A builder for a participant in the election at `path`.
     pub fn builder(client: &Client, path: &str) -> LeaderLatchBuilder {
         LeaderLatchBuilder {
-            client: client.clone(),
-            path: path.to_string(),
-            id: String::new(),
-            policy: ConnectionStatePolicy::Standard,
+            options: LeaderOptions::new(client, path),
         }
     }
 
-    /// The latch path.
-    pub fn path(&self) -> &str {
-        &self.shared.path
-    }
-
-    /// This participant's id.
-    pub fn id(&self) -> &str {
-        &self.shared.id
-    }
-
-    /// Whether this participant leads now (Curator's `hasLeadership`).
-    pub fn is_leader(&self) -> bool {
-        self.shared.flag.get()
-    }
-
-    /// Waits until this participant leads. Fails if the latch stopped for good (see
-    /// [`LeaderLatch::failure`]).
-    pub async fn await_leadership(&self) -> Result<()> {
-        self.shared.flag.wait().await
-    }
-
-    /// Waits at most `timeout` for leadership: `Ok(true)` once leading, `Ok(false)` if the
-    /// time ran out, the error that stopped the latch for good otherwise.
-    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
-        Leadership::await_leadership_timeout(self, timeout).await
-    }
+    leader_handle_methods!(
+        /// The latch path.
+        path,
+        /// This participant's id.
+        id,
+        /// Whether this participant leads now (Curator's `hasLeadership`).
+        is_leader,
+        /// Waits until this participant leads. Fails if the latch stopped for good (see
+        /// [`LeaderLatch::failure`]).
+        await_leadership,
+        /// Waits at most `timeout` for leadership: `Ok(true)` once leading, `Ok(false)` if the
+        /// time ran out, the error that stopped the latch for good otherwise.
+        await_leadership_timeout,
+        /// Every leadership transition from now on; none is dropped (they come at the pace of
+        /// elections, so the stream is not bounded).
+        events,
+        /// The current leadership value, to read or wait on (coalesces quick changes; use
+        /// [`LeaderLatch::events`] to see every one).
+        leadership,
+    );
 
     /// The error that stopped the latch for good, if one did: an error no retry can fix (e.g. `NoAuth` creating under the path). Connection trouble never
     /// stops a latch.
     pub fn failure(&self) -> Option<Error> {
         self.shared.flag.ended()
-    }
-
-    /// Every leadership transition from now on; none is dropped (they come at the pace of
-    /// elections, so the stream is not bounded).
-    pub fn events(&self) -> EventStream<LeadershipEvent> {
-        self.shared.flag.events()
-    }
-
-    /// The current leadership value, to read or wait on (coalesces quick changes; use
-    /// [`LeaderLatch::events`] to see every one).
-    pub fn leadership(&self) -> zkrs_client::Current<bool> {
-        self.shared.flag.current()
     }
 
     /// The fencing token of the current leadership (the creation zxid of our node) while

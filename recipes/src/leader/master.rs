@@ -15,17 +15,18 @@
 
 use crate::error::ErrorExt;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::task::JoinHandle;
 use zkrs_client::__private::delete_in_session;
 use zkrs_client::{
-    validate_path, Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode,
-    EventStream, EventType, OneshotWatch, Result, Stat, StateChange,
+    Client, ConnectionState, CreateMode, CreateOptions, Error, ErrorCode, EventType, OneshotWatch,
+    Result, Stat, StateChange,
 };
 
+use super::handle::leader_handle_methods;
 use super::latch::Participant;
-use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag, LeadershipEvent};
+use super::options::{leader_builder_setters, LeaderOptions};
 
 use crate::framework::{
     self, create_parents, lost_now, parent, Backoff, ConnectionStatePolicy, FencingToken,
@@ -105,40 +106,33 @@ pub struct MasterElection {
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `start`"]
 pub struct MasterElectionBuilder {
-    client: Client,
-    path: String,
-    id: String,
-    policy: ConnectionStatePolicy,
+    options: LeaderOptions,
 }
 
 impl MasterElectionBuilder {
-    /// This contender's id, stored in the node (default: empty). Make it unique among
-    /// contenders: a node with our id and our session is ours.
-    pub fn id(mut self, id: impl Into<String>) -> MasterElectionBuilder {
-        self.id = id.into();
-        self
-    }
-
-    /// The connection-state policy (default: standard): under the standard one mastership is
-    /// lost as soon as the connection is suspended (and regained on reconnecting to the same
-    /// session if the node is still ours); under session-only, when the session is lost.
-    pub fn policy(mut self, policy: ConnectionStatePolicy) -> MasterElectionBuilder {
-        self.policy = policy;
-        self
-    }
+    leader_builder_setters!(
+        MasterElectionBuilder,
+        /// This contender's id, stored in the node (default: empty). Make it unique among
+        /// contenders: a node with our id and our session is ours.
+        id,
+        /// The connection-state policy (default: standard): under the standard one mastership is
+        /// lost as soon as the connection is suspended (and regained on reconnecting to the same
+        /// session if the node is still ours); under session-only, when the session is lost.
+        policy,
+    );
 
     /// Contends: the contender's task starts on the current tokio runtime
     /// ([`MasterElection::await_leadership`] waits for mastership). Fails (kind
     /// `InvalidInput`) if the path is not a valid znode path, before anything is sent.
     /// Needs a tokio runtime.
     pub fn start(self) -> Result<MasterElection> {
-        validate_path(&self.path)?;
+        let (client, path, id, policy) = self.options.validated()?;
         let election = MasterElection {
             shared: Arc::new(Shared {
-                client: self.client,
-                path: self.path,
-                id: self.id,
-                policy: self.policy,
+                client,
+                path,
+                id,
+                policy,
                 flag: LeaderFlag::new(),
                 maybe_owner: Mutex::new(None),
                 czxid: std::sync::atomic::AtomicI64::new(0),
@@ -155,10 +149,7 @@ impl MasterElection {
     /// is the usual one).
     pub fn builder(client: &Client, path: &str) -> MasterElectionBuilder {
         MasterElectionBuilder {
-            client: client.clone(),
-            path: path.to_string(),
-            id: String::new(),
-            policy: ConnectionStatePolicy::Standard,
+            options: LeaderOptions::new(client, path),
         }
     }
 
@@ -166,15 +157,21 @@ impl MasterElection {
         self.task.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The master node's path.
-    pub fn path(&self) -> &str {
-        &self.shared.path
-    }
-
-    /// This contender's id.
-    pub fn id(&self) -> &str {
-        &self.shared.id
-    }
+    leader_handle_methods!(
+        /// The master node's path.
+        path,
+        /// This contender's id.
+        id,
+        /// Waits until this contender is master. Fails once it resigned or closed.
+        await_leadership,
+        /// Waits at most `timeout` to be master: `Ok(true)` once master, `Ok(false)` if the time
+        /// ran out; fails once it resigned.
+        await_leadership_timeout,
+        /// The mastership value, to read or wait on (coalesces quick changes).
+        leadership,
+        /// Every mastership transition from now on (none is dropped).
+        events,
+    );
 
     /// Whether this contender is master now: it created the node, the node is owned by the
     /// current session, and the connection is up (or, under the session-deadline policy,
@@ -194,27 +191,6 @@ impl MasterElection {
     pub fn fencing_token(&self) -> Option<FencingToken> {
         let czxid = self.shared.czxid.load(std::sync::atomic::Ordering::SeqCst);
         self.is_leader().then(|| FencingToken::from_zxid(czxid))
-    }
-
-    /// Waits until this contender is master. Fails once it resigned or closed.
-    pub async fn await_leadership(&self) -> Result<()> {
-        self.shared.flag.wait().await
-    }
-
-    /// Waits at most `timeout` to be master: `Ok(true)` once master, `Ok(false)` if the time
-    /// ran out; fails once it resigned.
-    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
-        Leadership::await_leadership_timeout(self, timeout).await
-    }
-
-    /// The mastership value, to read or wait on (coalesces quick changes).
-    pub fn leadership(&self) -> zkrs_client::Current<bool> {
-        self.shared.flag.current()
-    }
-
-    /// Every mastership transition from now on (none is dropped).
-    pub fn events(&self) -> EventStream<LeadershipEvent> {
-        self.shared.flag.events()
     }
 
     /// The current master, if there is one: its id (the node's data) and the node's path.

@@ -12,9 +12,11 @@
 //! as `hasLeadership`, are in each type's docs).
 
 mod election;
+mod handle;
 mod latch;
 mod leadership;
 mod master;
+mod options;
 mod selector;
 
 pub use leadership::{Leadership, LeadershipEvent};

@@ -29,10 +29,12 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
-use zkrs_client::{validate_path, Client, ConnectionState, EventStream, EventType, Result};
+use zkrs_client::{Client, ConnectionState, EventType, Result};
 
+use super::handle::leader_handle_methods;
 use super::latch::{participants_of, Participant};
-use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag, LeadershipEvent};
+use super::options::{leader_builder_setters, LeaderOptions};
 use crate::candidacy::watch_own;
 use crate::framework::{
     lost_in, lost_now, Backoff, ConnectionStatePolicy, FencingToken, PolicyChanges,
@@ -221,10 +223,7 @@ fn cancel(term: &watch::Sender<Option<CancelReason>>, reason: CancelReason) -> b
 #[derive(Clone)]
 #[must_use = "a builder does nothing until `start`"]
 pub struct LeaderSelectorBuilder {
-    client: Client,
-    path: String,
-    id: String,
-    policy: ConnectionStatePolicy,
+    options: LeaderOptions,
     auto_requeue: bool,
     cancel_grace: Duration,
     on_leadership: Arc<LeaderFn>,
@@ -233,9 +232,9 @@ pub struct LeaderSelectorBuilder {
 impl std::fmt::Debug for LeaderSelectorBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LeaderSelectorBuilder")
-            .field("path", &self.path)
-            .field("id", &self.id)
-            .field("policy", &self.policy)
+            .field("path", &self.options.path)
+            .field("id", &self.options.id)
+            .field("policy", &self.options.policy)
             .field("auto_requeue", &self.auto_requeue)
             .field("cancel_grace", &self.cancel_grace)
             .finish_non_exhaustive()
@@ -243,18 +242,14 @@ impl std::fmt::Debug for LeaderSelectorBuilder {
 }
 
 impl LeaderSelectorBuilder {
-    /// The participant id stored in the lock node (default: empty, like Curator's).
-    pub fn id(mut self, id: impl Into<String>) -> LeaderSelectorBuilder {
-        self.id = id.into();
-        self
-    }
-
-    /// The connection-state policy (default: standard, where a suspended connection already
-    /// ends the term).
-    pub fn policy(mut self, policy: ConnectionStatePolicy) -> LeaderSelectorBuilder {
-        self.policy = policy;
-        self
-    }
+    leader_builder_setters!(
+        LeaderSelectorBuilder,
+        /// The participant id stored in the lock node (default: empty, like Curator's).
+        id,
+        /// The connection-state policy (default: standard, where a suspended connection already
+        /// ends the term).
+        policy,
+    );
 
     /// Get back in line after every term (Curator's `autoRequeue`; default: off, one term,
     /// then [`LeaderSelector::requeue`] to try again).
@@ -278,13 +273,13 @@ impl LeaderSelectorBuilder {
     /// until the returned future completes or is cancelled. Fails (kind `InvalidInput`) if
     /// the path is not a valid znode path, before anything is sent. Needs a tokio runtime.
     pub fn start(self) -> Result<LeaderSelector> {
-        validate_path(&self.path)?;
+        let (client, path, id, policy) = self.options.validated()?;
         let (closed, closed_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
-            client: self.client,
-            path: self.path,
-            id: self.id.into(),
-            policy: self.policy,
+            client,
+            path,
+            id: id.into(),
+            policy,
             auto_requeue: self.auto_requeue.into(),
             cancel_grace: self.cancel_grace,
             flag: LeaderFlag::new(),
@@ -340,54 +335,33 @@ impl LeaderSelector {
         Fut: Future<Output = ()> + Send + 'static,
     {
         LeaderSelectorBuilder {
-            client: client.clone(),
-            path: path.to_string(),
-            id: String::new(),
-            policy: ConnectionStatePolicy::Standard,
+            options: LeaderOptions::new(client, path),
             auto_requeue: false,
             cancel_grace: Duration::ZERO,
             on_leadership: Arc::new(move |ctx| Box::pin(on_leadership(ctx))),
         }
     }
 
-    /// The election path (the lock directory).
-    pub fn path(&self) -> &str {
-        &self.shared.path
-    }
-
-    /// This participant's id.
-    pub fn id(&self) -> &str {
-        &self.shared.id
-    }
-
-    /// Whether this participant leads now (its leadership task is running and not being
-    /// cancelled; Curator's `hasLeadership`).
-    pub fn is_leader(&self) -> bool {
-        self.shared.flag.get()
-    }
-
-    /// The leadership value, to read or wait on (coalesces quick changes).
-    pub fn leadership(&self) -> zkrs_client::Current<bool> {
-        self.shared.flag.current()
-    }
-
-    /// Waits until this participant leads (its term has started). Fails once the selector is
-    /// closed.
-    pub async fn await_leadership(&self) -> Result<()> {
-        self.shared.flag.wait().await
-    }
-
-    /// Waits at most `timeout` for leadership: `Ok(true)` once leading, `Ok(false)` if the
-    /// time ran out; fails once closed.
-    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
-        Leadership::await_leadership_timeout(self, timeout).await
-    }
-
-    /// Every leadership transition (a term starting, a term ending) from now on; none is
-    /// dropped.
-    pub fn events(&self) -> EventStream<LeadershipEvent> {
-        self.shared.flag.events()
-    }
+    leader_handle_methods!(
+        /// The election path (the lock directory).
+        path,
+        /// This participant's id.
+        id,
+        /// Whether this participant leads now (its leadership task is running and not being
+        /// cancelled; Curator's `hasLeadership`).
+        is_leader,
+        /// The leadership value, to read or wait on (coalesces quick changes).
+        leadership,
+        /// Waits until this participant leads (its term has started). Fails once the selector is
+        /// closed.
+        await_leadership,
+        /// Waits at most `timeout` for leadership: `Ok(true)` once leading, `Ok(false)` if the
+        /// time ran out; fails once closed.
+        await_leadership_timeout,
+        /// Every leadership transition (a term starting, a term ending) from now on; none is
+        /// dropped.
+        events,
+    );
 
     /// How many terms this selector has started.
     pub fn terms(&self) -> u64 {

@@ -7,6 +7,7 @@ mod guard;
 pub(crate) mod internals;
 mod multi_lock;
 mod mutex;
+mod options;
 mod read_write;
 mod semaphore;
 mod semaphore_mutex;

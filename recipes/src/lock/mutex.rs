@@ -7,6 +7,7 @@ use zkrs_client::{validate_path, Client, Result};
 
 use super::guard::LockGuard;
 use super::internals::{acquire, participants, LockSpec, Rule};
+use super::options::{lock_builder_setters, LockOptions};
 use super::LOCK_NAME;
 use crate::framework::ConnectionStatePolicy;
 use crate::metrics::{count, LockKind};
@@ -41,33 +42,28 @@ pub struct InterProcessMutex {
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `build`"]
 pub struct InterProcessMutexBuilder {
-    client: Client,
-    path: String,
-    data: Vec<u8>,
-    policy: ConnectionStatePolicy,
+    options: LockOptions,
 }
 
 impl InterProcessMutexBuilder {
-    /// Data stored in each lock node (default: empty; Curator's `getLockNodeBytes`, e.g. the
-    /// holder's id).
-    pub fn data(mut self, data: impl Into<Vec<u8>>) -> InterProcessMutexBuilder {
-        self.data = data.into();
-        self
-    }
-
-    /// The connection-state policy guards follow (default: standard).
-    pub fn policy(mut self, policy: ConnectionStatePolicy) -> InterProcessMutexBuilder {
-        self.policy = policy;
-        self
-    }
+    lock_builder_setters!(
+        InterProcessMutexBuilder,
+        /// Data stored in each lock node (default: empty; Curator's `getLockNodeBytes`, e.g. the
+        /// holder's id).
+        data,
+        /// The connection-state policy guards follow (default: standard).
+        policy,
+    );
 
     /// The mutex. Nothing is sent until it is acquired. Fails (kind `InvalidInput`) if the
     /// path is not a valid znode path.
     pub fn build(self) -> Result<InterProcessMutex> {
-        validate_path(&self.path)?;
-        let mut mutex = InterProcessMutex::with_lock_name(&self.client, &self.path, LOCK_NAME);
-        mutex.data = self.data;
-        mutex.policy = self.policy;
+        let options = self.options;
+        validate_path(&options.path)?;
+        let mut mutex =
+            InterProcessMutex::with_lock_name(&options.client, &options.path, LOCK_NAME);
+        mutex.data = options.data;
+        mutex.policy = options.policy;
         Ok(mutex)
     }
 }
@@ -76,10 +72,7 @@ impl InterProcessMutex {
     /// A builder for a mutex at `path` (the lock directory).
     pub fn builder(client: &Client, path: &str) -> InterProcessMutexBuilder {
         InterProcessMutexBuilder {
-            client: client.clone(),
-            path: path.to_string(),
-            data: Vec::new(),
-            policy: ConnectionStatePolicy::Standard,
+            options: LockOptions::new(client, path),
         }
     }
 

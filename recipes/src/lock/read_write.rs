@@ -9,6 +9,7 @@ use zkrs_client::{validate_path, Client, Error, Result};
 
 use super::guard::LockGuard;
 use super::internals::{acquire_with_sequence, participants, LockSpec, Rule};
+use super::options::{lock_builder_setters, LockOptions};
 use super::{READ_LOCK_NAME, WRITE_LOCK_NAME};
 use crate::framework::{node_name, ConnectionStatePolicy};
 use crate::metrics::{count, LockKind};
@@ -66,34 +67,33 @@ pub struct InterProcessReadWriteLock {
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `build`"]
 pub struct InterProcessReadWriteLockBuilder {
-    client: Client,
-    path: String,
-    data: Vec<u8>,
-    policy: ConnectionStatePolicy,
+    options: LockOptions,
 }
 
 impl InterProcessReadWriteLockBuilder {
-    /// Data stored in each lock node, read and write (default: empty; Curator's `lockData`).
-    pub fn data(mut self, data: impl Into<Vec<u8>>) -> InterProcessReadWriteLockBuilder {
-        self.data = data.into();
-        self
-    }
-
-    /// The connection-state policy the guards follow (default: standard).
-    pub fn policy(mut self, policy: ConnectionStatePolicy) -> InterProcessReadWriteLockBuilder {
-        self.policy = policy;
-        self
-    }
+    lock_builder_setters!(
+        InterProcessReadWriteLockBuilder,
+        /// Data stored in each lock node, read and write (default: empty; Curator's `lockData`).
+        data,
+        /// The connection-state policy the guards follow (default: standard).
+        policy,
+    );
 
     /// The lock. Nothing is sent until one of its sides is acquired. Fails (kind
     /// `InvalidInput`) if the path is not a valid znode path.
     pub fn build(self) -> Result<InterProcessReadWriteLock> {
-        validate_path(&self.path)?;
+        let LockOptions {
+            client,
+            path,
+            data,
+            policy,
+        } = self.options;
+        validate_path(&path)?;
         Ok(InterProcessReadWriteLock {
-            client: self.client,
-            dir: self.path,
-            data: self.data,
-            policy: self.policy,
+            client,
+            dir: path,
+            data,
+            policy,
         })
     }
 }
@@ -103,10 +103,7 @@ impl InterProcessReadWriteLock {
     /// writers).
     pub fn builder(client: &Client, path: &str) -> InterProcessReadWriteLockBuilder {
         InterProcessReadWriteLockBuilder {
-            client: client.clone(),
-            path: path.to_string(),
-            data: Vec::new(),
-            policy: ConnectionStatePolicy::Standard,
+            options: LockOptions::new(client, path),
         }
     }
 

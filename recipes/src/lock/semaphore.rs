@@ -12,6 +12,7 @@ use zkrs_client::{
 use super::guard::LockGuard;
 use super::internals::Cleanup;
 use super::mutex::InterProcessMutex;
+use super::options::{lock_builder_setters, LockOptions};
 use crate::counter::{decode_count, encode_count};
 use crate::framework::{
     create_parents, create_protected, join, node_name, parent, Backoff, ConnectionStatePolicy,
@@ -129,37 +130,32 @@ enum Attempt {
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `build`"]
 pub struct InterProcessSemaphoreV2Builder {
-    client: Client,
-    path: String,
+    options: LockOptions,
     max: MaxLeases,
-    data: Vec<u8>,
-    policy: ConnectionStatePolicy,
 }
 
 impl InterProcessSemaphoreV2Builder {
-    /// Data stored in each lease node (default: empty; Curator's `setNodeData`).
-    pub fn data(mut self, data: impl Into<Vec<u8>>) -> InterProcessSemaphoreV2Builder {
-        self.data = data.into();
-        self
-    }
-
-    /// The connection-state policy the leases follow ([`Lease::is_held`], [`Lease::lost`];
-    /// default: standard).
-    pub fn policy(mut self, policy: ConnectionStatePolicy) -> InterProcessSemaphoreV2Builder {
-        self.policy = policy;
-        self
-    }
+    lock_builder_setters!(
+        InterProcessSemaphoreV2Builder,
+        /// Data stored in each lease node (default: empty; Curator's `setNodeData`).
+        data,
+        /// The connection-state policy the leases follow ([`Lease::is_held`], [`Lease::lost`];
+        /// default: standard).
+        policy,
+    );
 
     /// The semaphore. Nothing is sent until a lease is acquired. Fails (kind
     /// `InvalidInput`) if its path or its SharedCount's path is not a valid znode path.
     pub fn build(self) -> Result<InterProcessSemaphoreV2> {
-        validate_path(&self.path)?;
+        let options = self.options;
+        validate_path(&options.path)?;
         if let MaxLeases::Shared { path, .. } = &self.max {
             validate_path(path)?;
         }
-        let mut semaphore = InterProcessSemaphoreV2::internal(&self.client, &self.path, self.max);
-        semaphore.data = self.data;
-        semaphore.policy = self.policy;
+        let mut semaphore =
+            InterProcessSemaphoreV2::internal(&options.client, &options.path, self.max);
+        semaphore.data = options.data;
+        semaphore.policy = options.policy;
         Ok(semaphore)
     }
 }
@@ -173,11 +169,8 @@ impl InterProcessSemaphoreV2 {
         max_leases: impl Into<MaxLeases>,
     ) -> InterProcessSemaphoreV2Builder {
         InterProcessSemaphoreV2Builder {
-            client: client.clone(),
-            path: path.to_string(),
+            options: LockOptions::new(client, path),
             max: max_leases.into(),
-            data: Vec::new(),
-            policy: ConnectionStatePolicy::Standard,
         }
     }
 

@@ -18,7 +18,7 @@ use crate::framework::{
 };
 
 /// What a [`PersistentNode`] tells.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum PersistentNodeEvent {
     /// The node was created (the first time, or again after it was deleted or its session
@@ -28,8 +28,9 @@ pub enum PersistentNodeEvent {
         path: String,
     },
     /// The node cannot be created and no retry will fix it (no permission, a bad path, TTL
-    /// nodes disabled on the server): the error, each time it is met again.
-    Failed(String),
+    /// nodes disabled on the server): the error, each time it is met again. Match on its
+    /// [`kind`](Error::kind) and [`code`](Error::code).
+    Failed(Error),
     /// The reader fell behind and `missed` events were dropped.
     Lagged {
         /// How many events were dropped.
@@ -296,9 +297,7 @@ async fn keep(inner: Arc<Inner>, mut stop: oneshot::Receiver<()>) {
                     continue;
                 }
                 Err(e) => {
-                    inner
-                        .listeners
-                        .send(PersistentNodeEvent::Failed(e.to_string()));
+                    inner.listeners.send(PersistentNodeEvent::Failed(e));
                     // Try again after the next reconnect (or a data change by the user).
                     loop {
                         match states.next().await {

@@ -99,14 +99,7 @@ impl DistributedQueue {
         item: impl AsRef<[u8]>,
         timeout: Duration,
     ) -> Result<Option<String>> {
-        let data = encode_items([item]);
-        put_node(
-            &self.spec,
-            QUEUE_ITEM_PREFIX,
-            &data,
-            Some(deadline_in(timeout)),
-        )
-        .await
+        self.try_put_node(&encode_items([item]), timeout).await
     }
 
     /// [`put_multi`](DistributedQueue::put_multi), waiting at most `timeout` for room.
@@ -115,14 +108,13 @@ impl DistributedQueue {
         I: IntoIterator,
         I::Item: AsRef<[u8]>,
     {
-        let data = frame_batch(items)?;
-        put_node(
-            &self.spec,
-            QUEUE_ITEM_PREFIX,
-            &data,
-            Some(deadline_in(timeout)),
-        )
-        .await
+        self.try_put_node(&frame_batch(items)?, timeout).await
+    }
+
+    /// Puts one item node holding `data`, waiting at most `timeout` for room.
+    async fn try_put_node(&self, data: &[u8], timeout: Duration) -> Result<Option<String>> {
+        let deadline = Some(deadline_in(timeout));
+        put_node(&self.spec, QUEUE_ITEM_PREFIX, data, deadline).await
     }
 
     queue_handle!(DistributedQueue);

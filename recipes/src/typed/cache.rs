@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::watch;
-use zkrs_client::{Client, Error, EventStream, Lagged, Result, DEFAULT_EVENT_CAPACITY};
+use zkrs_client::{Client, Error, EventStream, Result, DEFAULT_EVENT_CAPACITY};
 
 use super::serializer::decode;
 use super::{JsonSerializer, TypedData, ValueSerializer, ZPath};
@@ -19,81 +19,12 @@ use crate::framework::Listeners;
 /// without copying or waiting on the network.
 pub type TypedSnapshot<T> = Arc<BTreeMap<String, Arc<TypedData<T>>>>;
 
-/// What a [`TypedCache`] tells, in the order the server applied the changes.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum TypedCacheEvent<T> {
-    /// A node of the template entered the cache (or its data decodes again).
-    Added(Arc<TypedData<T>>),
-    /// A node's data was written.
-    Updated {
-        /// What the cache held before.
-        old: Arc<TypedData<T>>,
-        /// What it holds now.
-        new: Arc<TypedData<T>>,
-    },
-    /// A node left the cache: deleted, or written with data that does not decode (then
-    /// `Skipped` follows).
-    Removed(Arc<TypedData<T>>),
-    /// A node of the template holds data that does not decode: it is left out of the cache,
-    /// and told once per version of the node. The cache goes on.
-    Skipped {
-        /// The node's path.
-        path: String,
-        /// Why it could not be read: kind [`InvalidData`](zkrs_client::ErrorKind::InvalidData),
-        /// the format's error as its source.
-        error: Error,
-    },
-    /// The first read is complete: the nodes found were told as `Added` (or `Skipped`).
-    Initialized,
-    /// The connection dropped; the cache keeps its view but may fall behind.
-    Suspended,
-    /// Connected again; the cache re-reads what it may have missed.
-    Reconnected,
-    /// The session was lost; the cache re-reads everything on the new one.
-    Lost,
-    /// The cache cannot watch and has stopped (its stream ends after this): the server
-    /// refused its watch (`NoAuth`, say).
-    Failed(String),
-    /// The reader fell behind and `missed` events were dropped: re-read
-    /// [`TypedCache::snapshot`].
-    Lagged {
-        /// How many events were dropped.
-        missed: u64,
-    },
-}
-
-// By hand: the derive would ask `T: Clone`, and the values are shared, not copied.
-impl<T> Clone for TypedCacheEvent<T> {
-    fn clone(&self) -> Self {
-        match self {
-            TypedCacheEvent::Added(d) => TypedCacheEvent::Added(d.clone()),
-            TypedCacheEvent::Updated { old, new } => TypedCacheEvent::Updated {
-                old: old.clone(),
-                new: new.clone(),
-            },
-            TypedCacheEvent::Removed(d) => TypedCacheEvent::Removed(d.clone()),
-            TypedCacheEvent::Skipped { path, error } => TypedCacheEvent::Skipped {
-                path: path.clone(),
-                error: error.clone(),
-            },
-            TypedCacheEvent::Initialized => TypedCacheEvent::Initialized,
-            TypedCacheEvent::Suspended => TypedCacheEvent::Suspended,
-            TypedCacheEvent::Reconnected => TypedCacheEvent::Reconnected,
-            TypedCacheEvent::Lost => TypedCacheEvent::Lost,
-            TypedCacheEvent::Failed(why) => TypedCacheEvent::Failed(why.clone()),
-            TypedCacheEvent::Lagged { missed } => TypedCacheEvent::Lagged { missed: *missed },
-        }
-    }
-}
-
-impl<T> From<Lagged> for TypedCacheEvent<T> {
-    fn from(lagged: Lagged) -> Self {
-        TypedCacheEvent::Lagged {
-            missed: lagged.missed,
-        }
-    }
-}
+/// What a [`TypedCache`] tells, in the order the server applied the changes: a
+/// [`CacheEvent`] over decoded values. A node whose data does not decode is told as
+/// [`CacheEvent::Skipped`] and is not in the view; `Initialized` follows the first read,
+/// whose nodes were told as `Added` (or `Skipped`); `Failed` when the server refuses the
+/// watch (`NoAuth`, say).
+pub type TypedCacheEvent<T> = CacheEvent<TypedData<T>>;
 
 /// The nodes of a path template (`/users/{id}/profile`), or of one path, kept current and
 /// decoded, as Curator's `CachedModeledFramework`. Under it is a
@@ -105,7 +36,7 @@ impl<T> From<Lagged> for TypedCacheEvent<T> {
 /// the whole tree.
 ///
 /// A node whose data does not decode is not in the view and is told as
-/// [`TypedCacheEvent::Skipped`], with its path and the error; the cache goes on, and the node
+/// [`CacheEvent::Skipped`], with its path and the error; the cache goes on, and the node
 /// is `Added` once it is written with data that decodes.
 ///
 /// ```no_run
@@ -274,7 +205,9 @@ impl<T, S: ValueSerializer<T>> Relay<T, S> {
                 CacheEvent::Suspended => TypedCacheEvent::Suspended,
                 CacheEvent::Reconnected => TypedCacheEvent::Reconnected,
                 CacheEvent::Lost => TypedCacheEvent::Lost,
-                CacheEvent::Failed(why) => TypedCacheEvent::Failed(why),
+                CacheEvent::Failed(error) => TypedCacheEvent::Failed(error),
+                // The raw cache holds no value it could not decode.
+                CacheEvent::Skipped { .. } => continue,
             };
             self.shared.listeners.send(told);
         }

@@ -14,7 +14,8 @@
 //!   with what the closure gives for `None`.
 //! - [`TypedCache`]: the nodes of a template kept decoded, over a
 //!   [`CuratorCache`](crate::cache::CuratorCache); a node whose data does not decode is told
-//!   as [`TypedCacheEvent::Skipped`] (path and `InvalidData` error), never fatal.
+//!   as [`Skipped`](crate::cache::CacheEvent::Skipped) (path and `InvalidData` error), never
+//!   fatal.
 //! - [`ValueSerializer`]: bytes out, bytes in; [`JsonSerializer`] is the default.
 //!
 //! ```no_run

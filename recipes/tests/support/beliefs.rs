@@ -49,6 +49,23 @@ impl Rig {
             .expect("a session through the proxies")
     }
 
+    /// A session for the suite's own reads, once it made the persistent node `root`.
+    pub async fn admin(&self, root: &str) -> zkrs_client::Client {
+        let admin = self.client().await;
+        let persistent = zkrs_client::CreateMode::Persistent;
+        admin.create(root, b"", persistent).await.unwrap();
+        admin
+    }
+
+    /// `n` new sessions through the proxies, one after another.
+    pub async fn clients(&self, n: usize) -> Vec<zkrs_client::Client> {
+        let mut clients = Vec::with_capacity(n);
+        for _ in 0..n {
+            clients.push(self.client().await);
+        }
+        clients
+    }
+
     /// The fault schedule over this rig, for `ZKR_FAULT_SECS` (default `default_secs`).
     pub fn faults(&self, default_secs: u64) -> zkrs_testkit::FaultSchedule {
         zkrs_testkit::FaultSchedule::builder(self.cluster.clone(), self.proxies.clone())

@@ -34,6 +34,42 @@ where
     }
 }
 
+/// Whether `mutex` is refused for 200 ms: another session holds it.
+pub async fn refused(mutex: &zkrs_recipes::lock::InterProcessMutex) -> bool {
+    let attempt = mutex.try_acquire(Duration::from_millis(200)).await;
+    attempt.unwrap().is_none()
+}
+
+/// A new session on `zk` with this session timeout.
+pub async fn connect_with_timeout(zk: &TestingServer, timeout: Duration) -> Client {
+    let builder = Client::builder(&zk.connect_string()).session_timeout(timeout);
+    builder.connect().await.unwrap()
+}
+
+/// The children's names of `path`, none if it is missing.
+pub async fn child_names(client: &Client, path: &str) -> Vec<String> {
+    let children = client.get_children(path).await;
+    children.map(|c| c.to_vec()).unwrap_or_default()
+}
+
+/// A latch with the id "a" at `path`, once it leads.
+pub async fn leading_latch(client: &Client, path: &str) -> zkrs_recipes::leader::LeaderLatch {
+    let latch = zkrs_recipes::leader::LeaderLatch::builder(client, path)
+        .id("a")
+        .start()
+        .unwrap();
+    within("leadership", latch.await_leadership())
+        .await
+        .unwrap();
+    latch
+}
+
+/// A queue at `/q` whose consumers lock each item they take under `/q-locks`.
+pub fn locked_queue(client: &Client) -> zkrs_recipes::queue::DistributedQueue {
+    let builder = zkrs_recipes::queue::DistributedQueue::builder(client, "/q");
+    builder.lock_path("/q-locks").build().unwrap()
+}
+
 /// A new session on `zk`.
 pub async fn connect(zk: &TestingServer) -> Client {
     Client::connect(&zk.connect_string()).await.unwrap()

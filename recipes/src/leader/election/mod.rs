@@ -50,18 +50,20 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zkrs_client::{
-    validate_path, Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventStream,
-    EventType, OneshotWatch, Result, StateChange,
+    Client, ConnectionState, CreateMode, CreateOptions, ErrorCode, EventStream, EventType,
+    OneshotWatch, Result, StateChange,
 };
 
 use super::latch::Participant;
-use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership};
+use super::leadership::{leadership_by_inherent_methods, LeaderFlag};
 use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::Listeners;
 use crate::framework::{
     self, create_parents, delete_for_sure, guaranteed_delete, join, lost_now, node_name, Backoff,
     ConnectionStatePolicy, FencingToken, PolicyChanges, Wake,
 };
+use crate::leader::handle::leader_handle_methods;
+use crate::leader::options::{leader_builder_setters, LeaderOptions};
 
 pub use events::{ElectionEvent, ElectionState};
 use offers::{cleanup_in_doubt, offers, resolve_in_doubt, sorted_offers};
@@ -194,27 +196,20 @@ pub struct LeaderElection {
 #[derive(Debug)]
 #[must_use = "a builder does nothing until `start`"]
 pub struct LeaderElectionBuilder {
-    client: Client,
-    root: String,
-    id: String,
-    policy: ConnectionStatePolicy,
+    options: LeaderOptions,
     listeners: Listeners<ElectionEvent>,
 }
 
 impl LeaderElectionBuilder {
-    /// This participant's id, stored in its offer (the Java recipe's host name; default:
-    /// empty).
-    pub fn id(mut self, id: impl Into<String>) -> LeaderElectionBuilder {
-        self.id = id.into();
-        self
-    }
-
-    /// The connection-state policy (default: standard): under the standard one a suspended
-    /// connection is FAILED at once; under session-only, only a lost session is.
-    pub fn policy(mut self, policy: ConnectionStatePolicy) -> LeaderElectionBuilder {
-        self.policy = policy;
-        self
-    }
+    leader_builder_setters!(
+        LeaderElectionBuilder,
+        /// This participant's id, stored in its offer (the Java recipe's host name; default:
+        /// empty).
+        id,
+        /// The connection-state policy (default: standard): under the standard one a suspended
+        /// connection is FAILED at once; under session-only, only a lost session is.
+        policy,
+    );
 
     /// The election's events, from START on: a stream taken here sees every event of the
     /// election this builder starts (one taken from [`LeaderElection::events`] sees those
@@ -228,13 +223,13 @@ impl LeaderElectionBuilder {
     /// (kind `InvalidInput`) if the root is not a valid znode path, before anything is sent.
     /// Needs a tokio runtime.
     pub fn start(self) -> Result<LeaderElection> {
-        validate_path(&self.root)?;
+        let (client, root, id, policy) = self.options.validated()?;
         let (state, _) = watch::channel(ElectionState::Stop);
         let shared = Arc::new(Shared {
-            client: self.client,
-            root: self.root,
-            id: self.id,
-            policy: self.policy,
+            client,
+            root,
+            id,
+            policy,
             state,
             listeners: self.listeners,
             flag: LeaderFlag::new(),
@@ -254,10 +249,7 @@ impl LeaderElection {
     /// A builder for a participant in the election at `root`.
     pub fn builder(client: &Client, root: &str) -> LeaderElectionBuilder {
         LeaderElectionBuilder {
-            client: client.clone(),
-            root: root.to_string(),
-            id: String::new(),
-            policy: ConnectionStatePolicy::Standard,
+            options: LeaderOptions::new(client, root),
             listeners: Listeners::unbounded(),
         }
     }
@@ -308,21 +300,17 @@ impl LeaderElection {
         self.shared.listeners.subscribe()
     }
 
-    /// Waits until this participant leads (ELECTED). Fails once the election is stopped.
-    pub async fn await_leadership(&self) -> Result<()> {
-        self.shared.flag.wait().await
-    }
-
-    /// Waits at most `timeout` for leadership: `Ok(true)` once ELECTED, `Ok(false)` if the
-    /// time ran out; fails once stopped.
-    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
-        Leadership::await_leadership_timeout(self, timeout).await
-    }
-
-    /// Whether ELECTED, to read or wait on (coalesces quick changes).
-    pub fn leadership(&self) -> zkrs_client::Current<bool> {
-        self.shared.flag.current()
-    }
+    leader_handle_methods!(
+        /// Waits until this participant leads (ELECTED). Fails once the election is stopped.
+        await_leadership,
+        /// Waits at most `timeout` for leadership: `Ok(true)` once ELECTED, `Ok(false)` if the
+        /// time ran out; fails once stopped.
+        await_leadership_timeout,
+        /// Whether ELECTED, to read or wait on (coalesces quick changes).
+        leadership,
+        /// This participant's id (the Java recipe's host name).
+        id,
+    );
 
     /// The current state.
     pub fn state(&self) -> ElectionState {
@@ -369,11 +357,6 @@ impl LeaderElection {
     /// The root node.
     pub fn root(&self) -> &str {
         &self.shared.root
-    }
-
-    /// This participant's id (the Java recipe's host name).
-    pub fn id(&self) -> &str {
-        &self.shared.id
     }
 
     /// Our offer's node path, when it exists.
