@@ -3,8 +3,9 @@
 //! Curator's `compressed()` and reads with `decompressed()` (its default
 //! `GzipCompressionProvider`) on the same server as our client and recipes. Each side must read
 //! what the other writes, in plain operations, transactions, a megabyte value, and the
-//! recipes' `.compressed(true)`; Curator's short outputs must be ours byte for byte (but the header's OS byte); a hostile
-//! node (a gzip bomb) must be refused with a clear error, without allocating past the limit.
+//! recipes' `.compressed(true)`; Curator's short outputs must be ours byte for byte (but the
+//! header's OS byte); a hostile node (a gzip bomb) must be refused with a clear error, without
+//! allocating past the limit.
 //!
 //! Needs a JDK and Curator's jars (`scripts/install-zookeeper.sh`); never skips. Every wait has
 //! a deadline: our events are awaited with timeouts, the peer's lines too, and Curator's

@@ -14,7 +14,8 @@
 //!
 //! // A request frame, as the client sends it.
 //! let mut out = BytesMut::new();
-//! encode_request(&mut out, 1, OpCode::GetData, &GetDataRequest { path: "/app/node", watch: true });
+//! let request = GetDataRequest { path: "/app/node", watch: true };
+//! encode_request(&mut out, 1, OpCode::GetData, &request);
 //! assert_eq!(&out[..], &[0, 0, 0, 0x16, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 9,
 //!     b'/', b'a', b'p', b'p', b'/', b'n', b'o', b'd', b'e', 1]);
 //!

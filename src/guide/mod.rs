@@ -4,20 +4,24 @@
 //! compiled as doc tests, so they follow the crate's API version by version; examples that
 //! need a running ZooKeeper are `no_run`.
 //!
-//! | chapter | what it covers |
-//! |---|---|
-//! | [`conventions`] | how every recipe is built, started and closed; the names used throughout |
-//! | [`connecting`] | connect strings, hosts, chroot, timeouts, authentication, TLS, SASL, read-only mode, sessions that outlive a process |
-//! | [`operations`] | reads, writes, transactions, watches and what ZooKeeper guarantees about them; errors; backpressure |
-//! | [`recipes`] | every recipe, one page each: when to use it, what it promises, what happens on a suspended connection, a lost session and a dropped future, its Curator counterpart |
-//! | [`caches`] | `NodeCache`, `PathChildrenCache`, `TreeCache`, `CuratorCache`, `PersistentWatcher` |
-//! | [`queues`] | Curator's distributed queues |
-//! | `discovery` | Curator's service discovery (feature `discovery`) |
-//! | `typed` | typed nodes: serde values in znodes, path templates, read-modify-write updates, a decoding cache (feature `typed`) |
-//! | [`ensembles`] | membership that changes: `get_config`, `reconfig`, `update_hosts`, following the ensemble |
-//! | [`testing`] | testing a service without Java: the model and the simulation |
-//! | [`operating`] | zkctl, metrics, logs |
-//! | [`migrating`] | coming from Curator, kazoo or the `zookeeper-client` crate |
+//! - [`conventions`]: how every recipe is built, started and closed; the names used throughout.
+//! - [`connecting`]: connect strings, hosts, chroot, timeouts, authentication, TLS, SASL, read-only
+//!   mode, sessions that outlive a process.
+//! - [`operations`]: reads, writes, transactions, watches and what ZooKeeper guarantees about them;
+//!   errors; backpressure.
+//! - [`recipes`]: every recipe, one page each: when to use it, what it promises, what happens on a
+//!   suspended connection, a lost session and a dropped future, its Curator counterpart.
+//! - [`caches`]: `NodeCache`, `PathChildrenCache`, `TreeCache`, `CuratorCache`,
+//!   `PersistentWatcher`.
+//! - [`queues`]: Curator's distributed queues.
+//! - `discovery`: Curator's service discovery (feature `discovery`).
+//! - `typed`: typed nodes: serde values in znodes, path templates, read-modify-write updates, a
+//!   decoding cache (feature `typed`).
+//! - [`ensembles`]: membership that changes: `get_config`, `reconfig`, `update_hosts`, following
+//!   the ensemble.
+//! - [`testing`]: testing a service without Java: the model and the simulation.
+//! - [`operating`]: zkctl, metrics, logs.
+//! - [`migrating`]: coming from Curator, kazoo or the `zookeeper-client` crate.
 //!
 //! Design notes (how the crates are built and checked, benchmarks, what the tests found) live
 //! in the repository's `docs/` folder, not here.

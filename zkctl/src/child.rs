@@ -13,8 +13,8 @@
 //!
 //! If zkctl is SIGKILLed, its session lives on until the server expires it, but nothing would
 //! stop the command: it would run on while another process takes the lock. zkctl has no unsafe
-//! code, so no `prctl(PR_SET_PDEATHSIG)` in the child before its exec, and no `kill(2)`; so (as in the test kit) a tiny shell reads a pipe whose
-//! only write end zkctl holds:
+//! code, so no `prctl(PR_SET_PDEATHSIG)` in the child before its exec, and no `kill(2)`; so
+//! (as in the test kit) a tiny shell reads a pipe whose only write end zkctl holds:
 //!
 //! ```text
 //! sh -c 'trap "" TERM INT HUP; read -r line; [ "$line" = disarm ] || kill -s KILL 0' zkctl-watchdog

@@ -371,7 +371,8 @@ Uses --server / $ZK_SERVER. Without them, zkctl-bench (the workspace's build
 with the test kit, not shipped) starts a ZooKeeper server (needs ZooKeeper
 installed, see scripts/install-zookeeper.sh).")]
     Demo(DemoArgs),
-    /// Print a shell's completion script (e.g. `zkctl completions bash > /etc/bash_completion.d/zkctl`)
+    /// Print a shell's completion script (e.g. `zkctl completions bash >
+    /// /etc/bash_completion.d/zkctl`)
     Completions(CompletionsArgs),
     // export, import, diff, find, du: args/backup.rs (flattened: their commands are listed here).
     #[command(flatten)]

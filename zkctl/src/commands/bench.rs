@@ -25,8 +25,9 @@
 //! measured operations only. `--rt current|multi` picks the runtime.
 //!
 //! Then the library's own figures for the run (`metrics_*`: `Client::metrics` summed over the
-//! bench's sessions, latency bounds from its fixed buckets; `recipe_*` for lock, latch and semaphore:
-//! `zkrs_recipes::metrics::metrics`), to check a dashboard's figures against the bench's.
+//! bench's sessions, latency bounds from its fixed buckets; `recipe_*` for lock, latch and
+//! semaphore: `zkrs_recipes::metrics::metrics`), to check a dashboard's figures against the
+//! bench's.
 //!
 //! Everything lives under `/zkctl-bench-<pid>` and is deleted afterwards, also on Ctrl-C.
 

@@ -1,7 +1,7 @@
 //! What `zkctl bench` adds after its own figures: the library's metrics for the run
-//! (`Client::metrics` summed over the bench's sessions, and `zkrs_recipes::metrics::metrics` for the
-//! lock and latch benches), so the figures a dashboard would show can be checked against
-//! the bench's own measurements. Whole run, warm-up included.
+//! (`Client::metrics` summed over the bench's sessions, and `zkrs_recipes::metrics::metrics`
+//! for the lock and latch benches), so the figures a dashboard would show can be checked
+//! against the bench's own measurements. Whole run, warm-up included.
 
 use std::time::Duration;
 
