@@ -50,6 +50,7 @@ pub mod framework;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod leader;
+mod line;
 pub mod lock;
 pub mod metrics;
 pub mod node;

@@ -37,15 +37,15 @@ use zkrs_client::{
 };
 
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
-use crate::candidacy::{is_stale, watch_line, watch_own, Standing};
+use crate::candidacy::{is_stale, watch_line, watch_own};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,
     guaranteed_delete_protected, join, join_all, lost_in, lost_now, node_name, watch_or_state,
     Backoff, ConnectionStatePolicy, FencingToken, PolicyChanges, ProtectedName, Woke,
 };
+use crate::line::place::{place, Order, Rule, Standing};
 use crate::lock::internals::{participants as lock_participants, LockSpec};
-use crate::sequence::{key_fn, rank, sort_key};
 
 /// The lock name of latch nodes.
 pub const LATCH_NAME: &str = "latch-";
@@ -500,17 +500,10 @@ async fn run(shared: Arc<Shared>) {
                     }
                 },
             };
-            let rank = rank(
-                children.iter(),
-                node_name(&ours),
-                key_fn(|n| sort_key(n, LATCH_NAME)),
-            );
-            (
-                Standing::from_rank(rank),
-                rank.is_some_and(|r| r.index == 1),
-                rank.and_then(|r| r.before_predecessor)
-                    .map(|n| join(&shared.path, n)),
-            )
+            let order = Order::Lock(LATCH_NAME);
+            let place = place(order, Rule::Exclusive, children.iter(), node_name(&ours));
+            let lookahead = place.lookahead.map(|n| join(&shared.path, &n));
+            (place.standing, place.sole, lookahead)
         };
         if !matches!(standing, Standing::Behind(_)) {
             kept = None;

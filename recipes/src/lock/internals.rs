@@ -59,28 +59,16 @@
 
 use tokio::time::Instant;
 
-use zkrs_client::{
-    Children, Client, CreateMode, CreateOptions, ErrorCode, EventType, OneshotWatch, Result,
-};
+use zkrs_client::{Client, CreateMode, CreateOptions, ErrorCode, EventType, OneshotWatch, Result};
 
-use crate::candidacy::{is_stale, watch_line, Standing};
+use crate::candidacy::{is_stale, watch_line};
 use crate::framework::{
     create_parents, find_protected, guaranteed_delete, guaranteed_delete_protected, join,
     node_name, Backoff, FencingToken, ProtectedName,
 };
-use crate::sequence::{blockers_before, key_fn, rank, read_write_sort_key, sort_key};
-
-use super::WRITE_LOCK_NAME;
-
-/// Which contenders must go before us.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Rule {
-    /// Exclusive: we hold it when we sort first (mutex, write lock, latch).
-    Exclusive,
-    /// Shared: we hold it when no writer sorts before us (read lock). `holds_write`: the
-    /// caller holds the write lock, so it may read at once (Curator's downgrade rule).
-    Read { holds_write: bool },
-}
+pub(crate) use crate::line::place::Rule;
+use crate::line::place::{place, Order, Standing};
+use crate::sequence::{key_fn, read_write_sort_key, sort_key};
 
 /// Where a lock's nodes live and how they sort.
 #[derive(Debug, Clone)]
@@ -94,6 +82,15 @@ pub(crate) struct LockSpec {
 }
 
 impl LockSpec {
+    /// How its nodes sort.
+    pub(crate) fn order(&self) -> Order {
+        if self.read_write {
+            Order::ReadWrite
+        } else {
+            Order::Lock(self.lock_name)
+        }
+    }
+
     pub(crate) fn key<'a>(&self, name: &'a str) -> &'a str {
         if self.read_write {
             read_write_sort_key(name)
@@ -112,58 +109,6 @@ pub(crate) struct Acquired {
     pub session_id: i64,
     /// Its creation zxid, as a fencing token.
     pub token: FencingToken,
-}
-
-/// Where our node stands under a rule, and what a departure ahead of us would tell us.
-#[derive(Debug)]
-struct Place {
-    /// [`Standing::Gone`] (session lost, directory deleted), [`Standing::First`] (we hold it,
-    /// if the node is this session's), or behind the contender to wait for.
-    standing: Standing,
-    /// That contender is the only one in the listing that must go before us, and no node
-    /// created later can take its place (see the module's documentation): its deletion hands
-    /// us the lock.
-    sole: bool,
-    /// The contender before that one, when it is worth watching too: once it is gone, a new
-    /// listing (taken while the one before us still waits or holds) can show that one as the
-    /// only one left, so that its deletion alone hands us the lock (the look-ahead, in the
-    /// module's documentation).
-    lookahead: Option<String>,
-}
-
-/// Where `ours` stands in `children` under `rule`.
-fn standing(spec: &LockSpec, rule: Rule, children: &Children, ours: &str) -> Place {
-    let key = key_fn(|n| spec.key(n));
-    let writer = |n: &str| n.contains(WRITE_LOCK_NAME);
-    let place = |standing, sole, lookahead: Option<&str>| Place {
-        standing,
-        sole,
-        lookahead: lookahead.map(str::to_string),
-    };
-    match rule {
-        Rule::Exclusive => match rank(children.iter(), ours, key) {
-            None => place(Standing::Gone, false, None),
-            Some(r) => match r.predecessor {
-                None => place(Standing::First, false, None),
-                // A write node may still get a read node with its key (a downgrade), so
-                // after its deletion we look again.
-                Some(p) if spec.read_write && writer(p) => {
-                    place(Standing::Behind(p.to_string()), false, None)
-                }
-                Some(p) => place(
-                    Standing::Behind(p.to_string()),
-                    r.index == 1,
-                    r.before_predecessor,
-                ),
-            },
-        },
-        Rule::Read { holds_write } => match blockers_before(children.iter(), ours, key, writer) {
-            None => place(Standing::Gone, false, None),
-            Some(_) if holds_write => place(Standing::First, false, None),
-            Some((None, _)) => place(Standing::First, false, None),
-            Some((Some(w), writers)) => place(Standing::Behind(w.to_string()), writers == 1, None),
-        },
-    }
 }
 
 /// Deletes what an abandoned attempt left behind, whatever the way out. Also used by the
@@ -303,7 +248,7 @@ pub(crate) async fn acquire_with_sequence(
                     Err(e) => return Err(e),
                 },
             };
-            let place = standing(spec, rule, &list, node_name(ours));
+            let place = place(spec.order(), rule, list.iter(), node_name(ours));
             drop(list);
             let name = match place.standing {
                 Standing::Gone => {
