@@ -476,12 +476,13 @@ async fn run(shared: Arc<Shared>) {
             }
             let Some(watch) = watch else { break };
             match wait_on(&shared, watch, &mut changes).await {
-                Wake::Node(EventType::NodeDeleted) => {
+                Wake::Node(_, EventType::NodeDeleted) => {
                     shared.set_master(false);
                     *shared.maybe_owner() = None;
                     break;
                 }
-                Wake::Node(_) | Wake::Reset => {} // Read it again.
+                // Read it again (`wait_on` applies a state change itself, and has no deadline).
+                Wake::Node(..) | Wake::Reset | Wake::State(_) | Wake::TimedOut => {}
                 Wake::Closed => {
                     shared.set_master(false);
                     return;

@@ -64,7 +64,7 @@ use zkrs_client::{Client, CreateMode, CreateOptions, ErrorCode, EventType, Onesh
 use crate::candidacy::{is_stale, watch_line};
 use crate::framework::{
     create_parents, find_protected, guaranteed_delete, guaranteed_delete_protected, join,
-    node_name, Backoff, FencingToken, ProtectedName,
+    node_name, Backoff, FencingToken, ProtectedName, Wake, Watched,
 };
 pub(crate) use crate::line::place::Rule;
 use crate::line::place::{place, Order, Standing};
@@ -264,17 +264,14 @@ pub(crate) async fn acquire_with_sequence(
                 }
                 let predecessor = join(&spec.dir, &name);
                 let lookahead = place.lookahead.map(|n| join(&spec.dir, &n));
-                let waited =
-                    wait_in_line(client, predecessor, lookahead, kept.take(), &mut backoff);
+                let waited = wait_in_line(client, predecessor, lookahead, &mut kept, &mut backoff);
                 match waited.await? {
-                    Wait::TimedOut => return Ok(None),
+                    Wake::TimedOut => return Ok(None),
                     // With `sole`, the lock is ours without a new listing.
-                    Wait::Gone if place.sole => {}
-                    Wait::Gone | Wait::LookAgain => continue,
-                    Wait::AheadGone(watch) => {
-                        kept = Some(watch);
-                        continue;
-                    }
+                    Wake::Node(Watched::Predecessor, EventType::NodeDeleted) if place.sole => {}
+                    // Anything else (the look-ahead's departure too, with the predecessor's
+                    // watch in `kept`): list again.
+                    _ => continue,
                 }
             }
             // First in line: in the listing, or by the hand-off rule.
@@ -296,38 +293,27 @@ pub(crate) async fn acquire_with_sequence(
     }
 }
 
-/// How a wait in line ended.
-enum Wait {
-    /// The predecessor is gone (deleted, as a notification or the read says).
-    Gone,
-    /// The look-ahead is gone, the predecessor still waits or holds: list again, keeping the
-    /// predecessor's watch (its path, its watch).
-    AheadGone((String, OneshotWatch)),
-    /// Something else (a data change, a session event, a lost connection): list again.
-    LookAgain,
-    /// The deadline passed.
-    TimedOut,
-}
-
 /// Waits until the predecessor or the look-ahead leaves: watches both (pipelined, the
 /// predecessor's watch reused from `kept` when it is the same node), each with `getData`
-/// (Curator's way: no watch is left behind on a node that is gone already).
+/// (Curator's way: no watch is left behind on a node that is gone already). When the wait
+/// ends with the look-ahead ([`Watched::Ahead`]), the predecessor's watch is left in `kept`
+/// (the predecessor still waits or holds: a listing says where we stand).
 async fn wait_in_line(
     client: &Client,
     predecessor: String,
     lookahead: Option<String>,
-    kept: Option<(String, OneshotWatch)>,
+    kept: &mut Option<(String, OneshotWatch)>,
     backoff: &mut Backoff,
-) -> Result<Wait> {
+) -> Result<Wake> {
     let deadline = backoff.deadline();
-    let (watch, ahead) = watch_line(client, &predecessor, lookahead.as_deref(), kept).await;
+    let (watch, ahead) = watch_line(client, &predecessor, lookahead.as_deref(), kept.take()).await;
     let mut watch = match watch {
         Ok(Some(watch)) => watch,
-        Ok(None) => return Ok(Wait::Gone),
+        Ok(None) => return Ok(Wake::Node(Watched::Predecessor, EventType::NodeDeleted)),
         Err(e) if e.is_retryable() => {
             return match backoff.pause(client).await {
-                Ok(()) => Ok(Wait::LookAgain),
-                Err(_) if backoff.is_deadline() => Ok(Wait::TimedOut),
+                Ok(()) => Ok(Wake::Reset),
+                Err(_) if backoff.is_deadline() => Ok(Wake::TimedOut),
                 Err(e) => Err(e),
             };
         }
@@ -335,7 +321,10 @@ async fn wait_in_line(
     };
     let ahead = match ahead {
         Some(Ok(Some(ahead))) => Some(ahead),
-        Some(Ok(None)) => return Ok(Wait::AheadGone((predecessor, watch))),
+        Some(Ok(None)) => {
+            *kept = Some((predecessor, watch));
+            return Ok(Wake::Node(Watched::Ahead, EventType::NodeDeleted));
+        }
         None => None,
         // The predecessor's watch alone still says what we need.
         Some(Err(e)) if e.is_retryable() => None,
@@ -345,28 +334,26 @@ async fn wait_in_line(
         match ahead {
             Some(ahead) => tokio::select! {
                 biased;
-                event = &mut watch => Some(event),
-                _ = ahead => None,
+                event = &mut watch => (Watched::Predecessor, event),
+                event = ahead => (Watched::Ahead, event),
             },
-            None => Some((&mut watch).await),
+            None => (Watched::Predecessor, (&mut watch).await),
         }
     };
-    let woke = match deadline {
+    let (which, event) = match deadline {
         None => woke.await,
         Some(d) => match tokio::time::timeout_at(d, woke).await {
             Ok(woke) => woke,
-            Err(_) => return Ok(Wait::TimedOut),
+            Err(_) => return Ok(Wake::TimedOut),
         },
     };
-    Ok(match woke {
-        // A session event (expired, closed) or a data change says nothing about the line:
-        // look again.
-        Some(event) if event.event_type == EventType::NodeDeleted => Wait::Gone,
-        Some(_) => Wait::LookAgain,
-        // Whatever ended the look-ahead's watch (its deletion, a session event), a listing
-        // tells where we stand.
-        None => Wait::AheadGone((predecessor, watch)),
-    })
+    // Whatever ended the look-ahead's watch (its deletion, a session event), a listing
+    // tells where we stand, with the predecessor's watch kept. A session event (expired,
+    // closed) or a data change on the predecessor's says nothing about the line: look again.
+    if which == Watched::Ahead {
+        *kept = Some((predecessor, watch));
+    }
+    Ok(Wake::Node(which, event.event_type))
 }
 
 /// The contenders' paths in lock order.

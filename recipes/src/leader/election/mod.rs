@@ -576,13 +576,14 @@ async fn run(shared: Arc<Shared>) {
                         elected = true;
                     }
                     match wait_on(&shared, watch, &mut changes).await {
-                        Wake::Node(EventType::NodeDeleted) => {
+                        Wake::Node(_, EventType::NodeDeleted) => {
                             shared.dispatch(ElectionEvent::Failed);
                             shared.offer().path = None;
                             continue 'election;
                         }
-                        Wake::Node(_) => {} // Data changed: watch again.
-                        Wake::Reset => continue 'election,
+                        Wake::Node(..) => {} // Data changed: watch again.
+                        // (`wait_on` applies a state change itself, and has no deadline.)
+                        Wake::Reset | Wake::State(_) | Wake::TimedOut => continue 'election,
                         Wake::Closed => return,
                     }
                 }
@@ -654,12 +655,13 @@ async fn run(shared: Arc<Shared>) {
                         continue;
                     };
                     match woke {
-                        Wake::Node(EventType::NodeDeleted) => {
+                        Wake::Node(_, EventType::NodeDeleted) => {
                             handed_over = sole;
                             continue 'election;
                         }
-                        Wake::Node(_) => {} // Data changed: watch again.
-                        Wake::Reset => continue 'election,
+                        Wake::Node(..) => {} // Data changed: watch again.
+                        // (`wait_on` applies a state change itself, and has no deadline.)
+                        Wake::Reset | Wake::State(_) | Wake::TimedOut => continue 'election,
                         Wake::Closed => return,
                     }
                 }
