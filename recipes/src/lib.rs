@@ -38,7 +38,6 @@
 
 pub mod barrier;
 pub mod cache;
-mod candidacy;
 pub mod counter;
 mod data_codec;
 #[cfg(feature = "discovery")]

@@ -37,7 +37,8 @@ use zkrs_client::{
 };
 
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
-use crate::candidacy::{is_stale, watch_line, watch_own};
+use crate::line::is_stale;
+use crate::line::watch::{watch_line, watch_own};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,

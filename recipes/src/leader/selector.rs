@@ -33,10 +33,10 @@ use zkrs_client::{validate_path, Client, ConnectionState, EventStream, EventType
 
 use super::latch::{participants_of, Participant};
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership, LeadershipEvent};
-use crate::candidacy::watch_own;
 use crate::framework::{
     lost_in, lost_now, Backoff, ConnectionStatePolicy, FencingToken, PolicyChanges,
 };
+use crate::line::watch::watch_own;
 use crate::lock::{InterProcessMutex, LockGuard};
 
 /// Why a term of leadership ended, as [`LeaderContext::cancelled`] reports it.

@@ -10,13 +10,13 @@ use zkrs_client::{
 };
 
 use super::guard::LockGuard;
-use super::internals::Cleanup;
 use super::mutex::InterProcessMutex;
 use crate::counter::{decode_count, encode_count};
 use crate::framework::{
     create_parents, create_protected, join, node_name, parent, Backoff, ConnectionStatePolicy,
     FencingToken, ProtectedName,
 };
+use crate::line::leftovers::Leftovers;
 use crate::metrics::{count, LockKind};
 use crate::sequence::{key_fn, sort_key, sorted};
 
@@ -332,7 +332,7 @@ impl InterProcessSemaphoreV2 {
         let (lease, mut first) = {
             // Until the create's outcome is known, a dropped future or an error deletes
             // whatever carries our prefix.
-            let mut cleanup = Cleanup {
+            let mut cleanup = Leftovers {
                 client,
                 dir: &self.leases_path,
                 protected: &protected,

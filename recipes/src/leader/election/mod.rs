@@ -56,12 +56,13 @@ use zkrs_client::{
 
 use super::latch::Participant;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, Leadership};
-use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch};
 use crate::framework::Listeners;
 use crate::framework::{
     self, create_parents, delete_for_sure, guaranteed_delete, join, lost_now, node_name, Backoff,
     ConnectionStatePolicy, FencingToken, PolicyChanges, Wake,
 };
+use crate::line::is_stale;
+use crate::line::watch::{watch_own, watch_predecessor, PredecessorWatch};
 
 use crate::line::place::{place, Order, Place, Rule, Standing};
 pub use events::{ElectionEvent, ElectionState};

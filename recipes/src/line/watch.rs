@@ -1,30 +1,8 @@
-//! The candidacy skeleton, in one place: the steps every recipe takes that queues with
-//! ephemeral-sequential nodes, whoever sorts first going first. The locks' acquire loop
-//! (Curator's `LockInternals`, under [`InterProcessMutex`](crate::lock::InterProcessMutex) and
-//! so under [`LeaderSelector`](crate::leader::LeaderSelector), as in Curator),
-//! [`LeaderLatch`](crate::leader::LeaderLatch) (Curator's `LeaderLatch`) and
-//! [`LeaderElection`](crate::leader::LeaderElection) (ZooKeeper's `LeaderElectionSupport`)
-//! each keep such a node and take the same steps with it: rank it among the candidates'
-//! nodes (`line::place`); first in line, go (hold the lock, lead), but only with a node of the
-//! current session ([`is_stale`]: after a lost session the old node may still sort first until
-//! the server expires it, and going with it would give two holders or leaders, CURATOR-604,
-//! CURATOR-696); behind someone, watch the node just before ours ([`watch_predecessor`]), so
-//! that a departure wakes exactly one candidate. A leader (of a latch, an election, a
-//! selector's term) also watches its own node ([`watch_own`]), so that a deletion under it
-//! is noticed.
-//!
-//! What stays with each recipe is what tells them apart: node names and order (Curator's
-//! `_c_<uuid>-lock-<seq>` and `_c_<uuid>-latch-<seq>`, the Java recipe's `n_<seq>`), who goes
-//! before whom (a reader waits only for writers), how a create whose outcome is unknown is
-//! settled, what it does while it leads or waits, its events and its connection-state policy.
+//! The watches of a candidate in line: on the node before its own (the predecessor, and
+//! deeper in line the look-ahead), and, leading, on its own node, so that a deletion under
+//! it is noticed.
 
 use zkrs_client::{Client, ErrorCode, OneshotWatch, Result, Stat};
-
-/// Whether a node owned by the session `owner` is not ours to lead with: that session is no
-/// longer the client's (it may sort first until the server expires it).
-pub(crate) fn is_stale(owner: i64, client: &Client) -> bool {
-    owner != client.session_id()
-}
 
 /// How a candidate watches the node before its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
