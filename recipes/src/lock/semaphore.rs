@@ -117,6 +117,13 @@ pub struct InterProcessSemaphoreV2 {
     policy: ConnectionStatePolicy,
 }
 
+/// The first listing of the leases (with its watch) and read of the maximum, pipelined
+/// with the create.
+type FirstAnswers = (
+    Result<(zkrs_client::Children, OneshotWatch)>,
+    Result<(u32, Option<OneshotWatch>)>,
+);
+
 enum Attempt {
     Got(Lease),
     TimedOut,
@@ -328,49 +335,8 @@ impl InterProcessSemaphoreV2 {
     /// the mutex.
     async fn lease_under_mutex(&self, deadline: Option<Instant>) -> Result<Attempt> {
         let client = &self.client;
-        let protected = ProtectedName::new();
-        let (lease, mut first) = {
-            // Until the create's outcome is known, a dropped future or an error deletes
-            // whatever carries our prefix.
-            let mut cleanup = Leftovers {
-                client,
-                dir: &self.leases_path,
-                protected: &protected,
-                node: None,
-                in_doubt: true,
-            };
-            // The first listing (and read of the maximum) pipelined with the create: applied
-            // after it on this session, so it already counts our lease, and an uncontended
-            // lease costs one round trip here instead of two. If the create had to be made
-            // again (a missing parent, a lost connection), that listing does not show it and
-            // is taken again below.
-            let (created, listed, max) = tokio::join!(
-                create_protected(
-                    client,
-                    &self.leases_path,
-                    LEASE_NAME,
-                    &self.data,
-                    CreateMode::EphemeralSequential,
-                    &protected,
-                ),
-                client.get_children_and_watch(&self.leases_path),
-                self.read_max(true)
-            );
-            let (path, stat) = created?;
-            cleanup.in_doubt = false;
-            // From here on the lease deletes its node when dropped.
-            let lease = Lease {
-                guard: LockGuard::new(
-                    client,
-                    path,
-                    stat.ephemeral_owner,
-                    FencingToken::from_zxid(stat.czxid),
-                    self.policy,
-                    Some(LockKind::Semaphore),
-                ),
-            };
-            (lease, Some((listed, max)))
-        };
+        let (lease, first) = self.create_lease().await?;
+        let mut first = Some(first);
         if lease.session_id() != client.session_id() {
             // Created by a session that is gone since: not a lease we hold.
             return Ok(Attempt::Gone);
@@ -427,6 +393,51 @@ impl InterProcessSemaphoreV2 {
                 _ = until(deadline) => {}
             }
         }
+    }
+
+    /// Creates our lease node, with the first listing (and read of the maximum) pipelined:
+    /// applied after the create on this session, so it already counts our lease, and an
+    /// uncontended lease costs one round trip here instead of two. If the create had to be
+    /// made again (a missing parent, a lost connection), that listing does not show it and
+    /// [`lease_under_mutex`](Self::lease_under_mutex) lists again.
+    async fn create_lease(&self) -> Result<(Lease, FirstAnswers)> {
+        let client = &self.client;
+        let protected = ProtectedName::new();
+        // Until the create's outcome is known, a dropped future or an error deletes
+        // whatever carries our prefix.
+        let mut cleanup = Leftovers {
+            client,
+            dir: &self.leases_path,
+            protected: &protected,
+            node: None,
+            in_doubt: true,
+        };
+        let (created, listed, max) = tokio::join!(
+            create_protected(
+                client,
+                &self.leases_path,
+                LEASE_NAME,
+                &self.data,
+                CreateMode::EphemeralSequential,
+                &protected,
+            ),
+            client.get_children_and_watch(&self.leases_path),
+            self.read_max(true)
+        );
+        let (path, stat) = created?;
+        cleanup.in_doubt = false;
+        // From here on the lease deletes its node when dropped.
+        let lease = Lease {
+            guard: LockGuard::new(
+                client,
+                path,
+                stat.ephemeral_owner,
+                FencingToken::from_zxid(stat.czxid),
+                self.policy,
+                Some(LockKind::Semaphore),
+            ),
+        };
+        Ok((lease, (listed, max)))
     }
 
     /// The current maximum, and (if `watch` and it comes from a node) a watch on that node.
