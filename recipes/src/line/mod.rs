@@ -288,7 +288,7 @@ impl Line {
     /// react to, step again.
     pub(crate) fn on(&mut self, input: Input, session: i64) -> Option<Became> {
         let (state, became) = match (std::mem::replace(&mut self.state, State::Spent), input) {
-            (State::Creating, Input::Created(created, listed)) => created_(created, listed),
+            (State::Creating, Input::Created(created, listed)) => on_created(created, listed),
             (State::MakingParents, Input::ParentsMade(Ok(()))) => (State::Idle, None),
             (State::MakingParents, Input::ParentsMade(Err(e))) => {
                 (State::Idle, Some(Became::Failed(e)))
@@ -301,7 +301,7 @@ impl Line {
             // The lock gives up (its caller has a deadline); the prefix is deleted.
             (State::InDoubt, Input::Looked(Err(e))) => (State::InDoubt, Some(Became::Failed(e))),
             (State::Placing(node, _), Input::Listed(listed)) => self.placed(node, listed, session),
-            (State::Waiting(w), Input::Woke(woke)) => woke_(w, woke, session),
+            (State::Waiting(w), Input::Woke(woke)) => on_woke(w, woke, session),
             (state, input) => {
                 debug_assert!(false, "line: {input:?} in {state:?}");
                 (state, Some(Became::Failed(unexpected("an input"))))
@@ -349,7 +349,7 @@ impl Line {
     }
 }
 
-fn created_(
+fn on_created(
     created: Result<(String, Option<Stat>)>,
     listed: Option<Children>,
 ) -> (State, Option<Became>) {
@@ -368,7 +368,7 @@ fn created_(
 
 /// The wait's end: the hand-off rule (the predecessor, the only one before us, is gone),
 /// or a new listing.
-fn woke_(w: Waiting, woke: Result<Wake>, session: i64) -> (State, Option<Became>) {
+fn on_woke(w: Waiting, woke: Result<Wake>, session: i64) -> (State, Option<Became>) {
     match woke {
         Ok(Wake::Node(Watched::Predecessor, EventType::NodeDeleted)) if w.sole => {
             first(w.node, session)
