@@ -38,7 +38,6 @@
 
 pub mod barrier;
 pub mod cache;
-mod candidacy;
 pub mod counter;
 mod data_codec;
 #[cfg(feature = "discovery")]
@@ -50,6 +49,7 @@ pub mod framework;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod leader;
+mod line;
 pub mod lock;
 pub mod metrics;
 pub mod node;

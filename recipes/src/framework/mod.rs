@@ -28,6 +28,6 @@ pub use protected::{
 pub(crate) use retry::Backoff;
 pub use retry::RetryPolicy;
 pub use uuid::Uuid;
-pub(crate) use wait::{recover, wait_or_recover, watch_or_state, Wake, Woke};
+pub(crate) use wait::{recover, wait_or_recover, watch_or_state, Wake, Watched};
 /// The fan-out of event streams every recipe tells its events through (from `zkrs-client`).
 pub(crate) use zkrs_client::__private::Listeners;

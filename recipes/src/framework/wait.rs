@@ -2,35 +2,55 @@
 //! that matters to the recipe. Every recipe's task waits this way.
 
 use std::future::Future;
+use std::pin::Pin;
 
 use zkrs_client::{Client, ConnectionState, EventType, OneshotWatch, StateChange, WatchedEvent};
 
 use super::{ConnectionStatePolicy, PolicyChanges};
 
-/// What ended a [`watch_or_state`] wait.
+/// Which watch a [`Wake::Node`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Watched {
+    /// The node just before ours in line.
+    Predecessor,
+    /// The node before the predecessor's (the look-ahead).
+    Ahead,
+    /// Our own node.
+    Own,
+    /// The one node a recipe watches (a master's, a leader's own offer).
+    Node,
+}
+
+/// Why a wait of a recipe's task ended: the one wake type of every recipe that waits on a
+/// watch (the locks' line, the latch, the election, the master).
 #[derive(Debug)]
-#[non_exhaustive]
-pub enum Woke {
-    /// The watched node changed.
-    Node(WatchedEvent),
-    /// A connection-state change that matters (as the caller's filter says).
+pub(crate) enum Wake {
+    /// A watch fired (`EventType::None`: a session event, which only the locks see), or the
+    /// watched node was found gone (`NodeDeleted`).
+    Node(Watched, EventType),
+    /// A connection-state change that matters (as the caller's filter says), not yet
+    /// applied.
     State(StateChange),
+    /// The connection had trouble and is back (the trouble applied): look again.
+    Reset,
+    /// The caller's deadline passed.
+    TimedOut,
     /// The client is gone.
     Closed,
 }
 
-/// Waits for a node event on `watch` (a [`OneshotWatch`], or `&mut` one to keep it when
-/// the wait ends otherwise), or a state change for which `matters` is true.
+/// Waits for a node event on `watch` (a watch labelled with what it watches, see
+/// [`labelled`]), or a state change for which `matters` is true.
 ///
 /// A session event on the watch (the session expired, the client closed) is not returned as
 /// such: the state changes say what happened, and the wait goes on for them.
-pub async fn watch_or_state<W>(
+pub(crate) async fn watch_or_state<W>(
     watch: W,
     changes: &mut PolicyChanges,
     matters: impl Fn(ConnectionState) -> bool,
-) -> Woke
+) -> Wake
 where
-    W: Future<Output = WatchedEvent> + Unpin,
+    W: Future<Output = (Watched, WatchedEvent)> + Unpin,
 {
     let mut watch = Some(watch);
     loop {
@@ -46,10 +66,10 @@ where
             change = changes.next() => Err(change),
         };
         match woke {
-            Ok(event) if event.is_session_event() => watch = None,
-            Ok(event) => return Woke::Node(event),
-            Err(None) => return Woke::Closed,
-            Err(Some(change)) if matters(change.state) => return Woke::State(change),
+            Ok((_, event)) if event.is_session_event() => watch = None,
+            Ok((which, event)) => return Wake::Node(which, event.event_type),
+            Err(None) => return Wake::Closed,
+            Err(Some(change)) if matters(change.state) => return Wake::State(change),
             Err(Some(_)) => {}
         }
     }
@@ -59,7 +79,7 @@ where
 /// the client is closed), then waits until the client is connected, applying the changes on
 /// the way. False when the client is closed. Every recipe's task recovers this way after
 /// connection trouble, before it looks at its nodes again.
-pub async fn recover(
+pub(crate) async fn recover(
     client: &Client,
     changes: &mut PolicyChanges,
     mut on_change: impl FnMut(StateChange) -> bool,
@@ -83,21 +103,18 @@ pub async fn recover(
     }
 }
 
-/// Why a [`wait_or_recover`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Wake {
-    /// The watched node changed.
-    Node(EventType),
-    /// The connection had trouble (as the policy sees it) and is back: look again.
-    Reset,
-    /// The client is closed.
-    Closed,
+/// `watch`, its event labelled `which` (for [`watch_or_state`]).
+fn labelled(
+    which: Watched,
+    mut watch: impl Future<Output = WatchedEvent> + Unpin,
+) -> impl Future<Output = (Watched, WatchedEvent)> + Unpin {
+    std::future::poll_fn(move |cx| Pin::new(&mut watch).poll(cx).map(|event| (which, event)))
 }
 
 /// Waits for the watch, or for connection trouble as `policy` sees it; after trouble,
 /// applies the changes with `on_change` and [`recover`]s before returning [`Wake::Reset`].
-pub async fn wait_or_recover(
+/// A node event is [`Watched::Node`]'s.
+pub(crate) async fn wait_or_recover(
     client: &Client,
     policy: ConnectionStatePolicy,
     watch: OneshotWatch,
@@ -105,15 +122,14 @@ pub async fn wait_or_recover(
     mut on_change: impl FnMut(StateChange) -> bool,
 ) -> Wake {
     let matters = |state| policy.is_error_state(state);
-    match watch_or_state(watch, changes, matters).await {
-        Woke::Node(event) => Wake::Node(event.event_type),
-        Woke::Closed => Wake::Closed,
-        Woke::State(change) => {
+    match watch_or_state(labelled(Watched::Node, watch), changes, matters).await {
+        Wake::State(change) => {
             if !on_change(change) || !recover(client, changes, &mut on_change).await {
                 Wake::Closed
             } else {
                 Wake::Reset
             }
         }
+        wake => wake,
     }
 }

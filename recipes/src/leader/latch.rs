@@ -38,15 +38,16 @@ use zkrs_client::{
 use super::handle::leader_handle_methods;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, LeadershipEvent};
 use super::options::{leader_builder_setters, LeaderOptions};
-use crate::candidacy::{is_stale, watch_line, watch_own, Standing};
+use crate::line::is_stale;
+use crate::line::watch::{watch_line, watch_own};
 
 use crate::framework::{
     create_parents, delete_for_sure, find_protected, guaranteed_delete,
     guaranteed_delete_protected, join, join_all, lost_in, lost_now, node_name, watch_or_state,
-    Backoff, ConnectionStatePolicy, FencingToken, PolicyChanges, ProtectedName, Woke,
+    Backoff, ConnectionStatePolicy, FencingToken, PolicyChanges, ProtectedName, Wake, Watched,
 };
+use crate::line::place::{place, Order, Rule, Standing};
 use crate::lock::internals::{participants as lock_participants, LockSpec};
-use crate::sequence::{key_fn, rank, sort_key};
 
 /// The lock name of latch nodes.
 pub const LATCH_NAME: &str = "latch-";
@@ -354,22 +355,6 @@ pub(crate) async fn participants_of(
     Ok(out)
 }
 
-/// Why the latch's task stopped waiting.
-enum Wake {
-    /// A watch fired or a node is gone: look again.
-    Look,
-    /// The node we waited for was deleted, or found gone (see [`Wake::Look`] for the rest).
-    Deleted,
-    /// Our own node changed or went (its watch is spent): look again.
-    Ours,
-    /// The connection state changed.
-    State(ConnectionState),
-    /// A request failed: back off, then look again once connected.
-    Failed,
-    /// The client is closed.
-    Closed,
-}
-
 /// Waits for our own node's watch, the predecessor's (none while leading) or any
 /// connection-state change. Ours is looked at first: if our node went before our
 /// predecessor, both events can be waiting, and the predecessor's must not read as a
@@ -380,24 +365,19 @@ async fn wait_watches_or_state(
     predecessor: &mut Option<OneshotWatch>,
     changes: &mut PolicyChanges,
 ) -> Wake {
-    let mut from_own = false;
     let either = std::future::poll_fn(|cx| {
-        for (watch, is_own) in [(&mut *own, true), (&mut *predecessor, false)] {
+        for (watch, which) in [
+            (&mut *own, Watched::Own),
+            (&mut *predecessor, Watched::Predecessor),
+        ] {
             if let Some(Poll::Ready(event)) = watch.as_mut().map(|w| Pin::new(w).poll(cx)) {
                 *watch = None;
-                from_own = is_own;
-                return Poll::Ready(event);
+                return Poll::Ready((which, event));
             }
         }
         Poll::Pending
     });
-    match watch_or_state(either, changes, |_| true).await {
-        Woke::Node(_) if from_own => Wake::Ours,
-        Woke::Node(event) if event.event_type == EventType::NodeDeleted => Wake::Deleted,
-        Woke::Node(_) => Wake::Look,
-        Woke::State(change) => Wake::State(change.state),
-        Woke::Closed => Wake::Closed,
-    }
+    watch_or_state(either, changes, |_| true).await
 }
 
 /// Our own node's watch: `held` if we have it (set while we waited), else a new one.
@@ -473,17 +453,10 @@ async fn run(shared: Arc<Shared>) {
                     }
                 },
             };
-            let rank = rank(
-                children.iter(),
-                node_name(&ours),
-                key_fn(|n| sort_key(n, LATCH_NAME)),
-            );
-            (
-                Standing::from_rank(rank),
-                rank.is_some_and(|r| r.index == 1),
-                rank.and_then(|r| r.before_predecessor)
-                    .map(|n| join(&shared.path, n)),
-            )
+            let order = Order::Lock(LATCH_NAME);
+            let place = place(order, Rule::Exclusive, children.iter(), node_name(&ours));
+            let lookahead = place.lookahead.map(|n| join(&shared.path, &n));
+            (place.standing, place.sole, lookahead)
         };
         if !matches!(standing, Standing::Behind(_)) {
             kept = None;
@@ -515,14 +488,14 @@ async fn run(shared: Arc<Shared>) {
                     Ok(Some(watch)) => Some(watch),
                     Ok(None) => {
                         shared.set_leader(false, true);
-                        break 'first Wake::Look;
+                        break 'first Ok(Wake::Node(Watched::Own, EventType::NodeDeleted));
                     }
                     Err(e) if e.is_closed() => return,
-                    Err(_) => break 'first Wake::Failed,
+                    Err(e) => break 'first Err(e),
                 };
                 let wake = wait_watches_or_state(&mut mine, &mut None, &mut changes).await;
                 own = mine.map(|watch| (ours, watch));
-                wake
+                Ok(wake)
             }
             Standing::Behind(predecessor) => 'behind: {
                 shared.set_leader(false, true);
@@ -539,18 +512,18 @@ async fn run(shared: Arc<Shared>) {
                 let mut mine = match mine {
                     Ok(Some(mine)) => Some(mine),
                     // Our node is gone: the listing will say so.
-                    Ok(None) => break 'behind Wake::Look,
+                    Ok(None) => break 'behind Ok(Wake::Node(Watched::Own, EventType::NodeDeleted)),
                     Err(e) if e.is_closed() => return,
-                    Err(_) => break 'behind Wake::Failed,
+                    Err(e) => break 'behind Err(e),
                 };
                 let wake = match (watch, ahead) {
                     (Err(e), _) | (_, Some(Err(e))) if e.is_closed() => return,
-                    (Ok(None), _) => Wake::Deleted,
-                    (Err(_), _) => Wake::Failed,
+                    (Ok(None), _) => Ok(Wake::Node(Watched::Predecessor, EventType::NodeDeleted)),
+                    (Err(e), _) => Err(e),
                     // Gone already: a listing says where we stand.
                     (Ok(Some(watch)), Some(Ok(None))) => {
                         kept = Some((predecessor, watch));
-                        Wake::Look
+                        Ok(Wake::Node(Watched::Ahead, EventType::NodeDeleted))
                     }
                     (Ok(Some(watch)), ahead) => {
                         let mut watch = Some(watch);
@@ -563,40 +536,42 @@ async fn run(shared: Arc<Shared>) {
                         let woke = tokio::select! {
                             biased;
                             wake = wait_watches_or_state(&mut mine, &mut watch, &mut changes) => {
-                                Some(wake)
+                                wake
                             }
-                            _ = ahead => None,
+                            event = ahead => Wake::Node(Watched::Ahead, event.event_type),
                         };
-                        woke.unwrap_or_else(|| {
+                        if matches!(woke, Wake::Node(Watched::Ahead, _)) {
                             // Still waited for unless it fired meanwhile (a session's event).
                             kept = watch.map(|watch| (predecessor, watch));
-                            Wake::Look
-                        })
+                        }
+                        Ok(woke)
                     }
                 };
                 own = mine.map(|watch| (ours, watch));
                 wake
             }
         };
-        if !matches!(wake, Wake::Failed) {
+        if wake.is_ok() {
             backoff.reset();
         }
         match wake {
-            Wake::Look | Wake::Ours => {}
             // Only worth anything while waiting, as the one before us was the only one.
-            Wake::Deleted => handed_over = sole,
-            Wake::Failed => {
+            Ok(Wake::Node(Watched::Predecessor, EventType::NodeDeleted)) => handed_over = sole,
+            // Anything else that fired or is gone (our own node's too): look again.
+            Ok(Wake::Node(..) | Wake::Reset | Wake::TimedOut) => {}
+            // A request failed: back off, then look again once connected.
+            Err(_) => {
                 backoff.sleep().await;
                 if !handle_state(&shared, client.state(), &mut changes).await {
                     return;
                 }
             }
-            Wake::Closed => {
+            Ok(Wake::Closed) => {
                 shared.set_leader(false, true);
                 return;
             }
-            Wake::State(state) => {
-                if !handle_state(&shared, state, &mut changes).await {
+            Ok(Wake::State(change)) => {
+                if !handle_state(&shared, change.state, &mut changes).await {
                     return;
                 }
             }

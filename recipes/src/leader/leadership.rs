@@ -1,7 +1,7 @@
 //! The one vocabulary of the leader recipes: [`Leadership`] (am I leader, wait for it, its
 //! events, close) and [`LeadershipEvent`]; and what they share underneath: the leadership
-//! flag with its waiters and listeners. (Their shared candidacy steps are in the crate's
-//! `candidacy.rs`, their back-off in `framework/retry.rs`.)
+//! flag with its waiters and listeners. (Their shared line steps are in the crate's
+//! `line/`, their back-off in `framework/retry.rs`.)
 
 use crate::error::ErrorExt;
 use std::future::Future;

@@ -371,97 +371,127 @@ async fn run(shared: Arc<Shared>) {
         if !recover(&shared, &mut changes).await {
             return;
         }
-        let session = client.session_id();
-        *shared.maybe_owner() = Some(session);
-        let created = client
-            .create_with(&shared.path, shared.id.as_bytes(), &options)
-            .await;
-        match created {
-            // Won, or in doubt: either way the node is read below, and `claim` decides.
-            Ok(_) => backoff.reset(),
-            // Looked at after a pause: a server that throttles is not asked again at once.
-            Err(e) if e.is_retryable() || e.is_session_expired() => backoff.sleep().await,
-            Err(e) if e.code() == Some(ErrorCode::NodeExists) => *shared.maybe_owner() = None,
-            Err(e) if e.code() == Some(ErrorCode::NoNode) => {
-                *shared.maybe_owner() = None;
-                match create_parents(
-                    &client,
-                    parent(&shared.path),
-                    crate::framework::ParentMode::Container,
-                )
-                .await
-                {
-                    Err(e) if e.is_closed() => return,
-                    Err(_) => {
-                        backoff.sleep().await;
-                        continue;
-                    }
-                    Ok(()) => continue,
-                }
-            }
-            Err(e) if e.is_closed() => return,
-            Err(_) => {
-                // E.g. no permission: try again, slowly.
-                *shared.maybe_owner() = None;
-                backoff.sleep().await;
-                continue;
-            }
+        match create(&shared, &options, &mut backoff).await {
+            Attempt::Watch => {}
+            Attempt::Again => continue,
+            Attempt::Closed => return,
         }
-        // Watch the node: as master, to notice losing it; otherwise, to try again when it
-        // goes. Reading it also settles a create in doubt.
-        loop {
-            if !recover(&shared, &mut changes).await {
-                return;
-            }
-            let (node, watch) = match client.get_data_and_watch(&shared.path).await {
-                Ok((data, stat, watch)) => (Some((data, stat)), Some(watch)),
-                Err(e) if e.code() == Some(ErrorCode::NoNode) => (None, None),
-                Err(e) if e.is_closed() => return,
+        if !watch(&shared, &mut changes, &mut backoff).await {
+            return;
+        }
+    }
+}
+
+/// What a create leaves the contender to do.
+enum Attempt {
+    /// Read and watch the node: ours (made, or in doubt) or another's.
+    Watch,
+    /// Create again (after a pause, or once the parents are made).
+    Again,
+    /// The client is closed.
+    Closed,
+}
+
+/// Tries to create the node, as the current session.
+async fn create(shared: &Shared, options: &CreateOptions<'_>, backoff: &mut Backoff) -> Attempt {
+    let client = &shared.client;
+    let session = client.session_id();
+    *shared.maybe_owner() = Some(session);
+    let created = client
+        .create_with(&shared.path, shared.id.as_bytes(), options)
+        .await;
+    match created {
+        // Won, or in doubt: either way the node is read below, and `claim` decides.
+        Ok(_) => backoff.reset(),
+        // Looked at after a pause: a server that throttles is not asked again at once.
+        Err(e) if e.is_retryable() || e.is_session_expired() => backoff.sleep().await,
+        Err(e) if e.code() == Some(ErrorCode::NodeExists) => *shared.maybe_owner() = None,
+        Err(e) if e.code() == Some(ErrorCode::NoNode) => {
+            *shared.maybe_owner() = None;
+            match create_parents(
+                client,
+                parent(&shared.path),
+                crate::framework::ParentMode::Container,
+            )
+            .await
+            {
+                Err(e) if e.is_closed() => return Attempt::Closed,
                 Err(_) => {
                     backoff.sleep().await;
-                    continue; // `recover` waits for the connection.
+                    return Attempt::Again;
                 }
-            };
-            let session = client.session_id();
-            let claim = claim(
-                node.as_ref().map(|(d, s)| (&d[..], s)),
-                shared.id.as_bytes(),
-                session,
-            );
-            match claim {
-                Claim::Absent => {
-                    shared.set_master(false);
-                    *shared.maybe_owner() = None;
-                    break; // Try to create it.
+                Ok(()) => return Attempt::Again,
+            }
+        }
+        Err(e) if e.is_closed() => return Attempt::Closed,
+        Err(_) => {
+            // E.g. no permission: try again, slowly.
+            *shared.maybe_owner() = None;
+            backoff.sleep().await;
+            return Attempt::Again;
+        }
+    }
+    Attempt::Watch
+}
+
+/// Watches the node: as master, to notice losing it; otherwise, to try again when it goes.
+/// Reading it also settles a create in doubt. Returns when the node is gone (true: create
+/// again) or the client is closed (false).
+async fn watch(shared: &Shared, changes: &mut PolicyChanges, backoff: &mut Backoff) -> bool {
+    let client = &shared.client;
+    loop {
+        if !recover(shared, changes).await {
+            return false;
+        }
+        let (node, watch) = match client.get_data_and_watch(&shared.path).await {
+            Ok((data, stat, watch)) => (Some((data, stat)), Some(watch)),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => (None, None),
+            Err(e) if e.is_closed() => return false,
+            Err(_) => {
+                backoff.sleep().await;
+                continue; // `recover` waits for the connection.
+            }
+        };
+        let session = client.session_id();
+        let claim = claim(
+            node.as_ref().map(|(d, s)| (&d[..], s)),
+            shared.id.as_bytes(),
+            session,
+        );
+        match claim {
+            Claim::Absent => {
+                shared.set_master(false);
+                *shared.maybe_owner() = None;
+                return true; // Try to create it.
+            }
+            Claim::Ours => {
+                *shared.maybe_owner() = Some(session);
+                if let Some((_, stat)) = &node {
+                    shared
+                        .czxid
+                        .store(stat.czxid, std::sync::atomic::Ordering::SeqCst);
                 }
-                Claim::Ours => {
-                    *shared.maybe_owner() = Some(session);
-                    if let Some((_, stat)) = &node {
-                        shared
-                            .czxid
-                            .store(stat.czxid, std::sync::atomic::Ordering::SeqCst);
-                    }
-                    if !lost_now(shared.policy, &client) {
-                        shared.set_master(true);
-                    }
-                }
-                Claim::Theirs => {
-                    shared.set_master(false);
-                    *shared.maybe_owner() = None;
+                if !lost_now(shared.policy, client) {
+                    shared.set_master(true);
                 }
             }
-            let Some(watch) = watch else { break };
-            match wait_on(&shared, watch, &mut changes).await {
-                Wake::Node(EventType::NodeDeleted) => {
-                    shared.set_master(false);
-                    *shared.maybe_owner() = None;
-                    break;
-                }
-                Wake::Node(_) | Wake::Reset => {} // Read it again.
-                Wake::Closed => {
-                    shared.set_master(false);
-                    return;
-                }
+            Claim::Theirs => {
+                shared.set_master(false);
+                *shared.maybe_owner() = None;
+            }
+        }
+        let Some(watch) = watch else { return true };
+        match wait_on(shared, watch, changes).await {
+            Wake::Node(_, EventType::NodeDeleted) => {
+                shared.set_master(false);
+                *shared.maybe_owner() = None;
+                return true;
+            }
+            // Read it again (`wait_on` applies a state change itself, and has no deadline).
+            Wake::Node(..) | Wake::Reset | Wake::State(_) | Wake::TimedOut => {}
+            Wake::Closed => {
+                shared.set_master(false);
+                return false;
             }
         }
     }

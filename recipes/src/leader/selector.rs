@@ -35,10 +35,10 @@ use super::handle::leader_handle_methods;
 use super::latch::{participants_of, Participant};
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag, LeadershipEvent};
 use super::options::{leader_builder_setters, LeaderOptions};
-use crate::candidacy::watch_own;
 use crate::framework::{
     lost_in, lost_now, Backoff, ConnectionStatePolicy, FencingToken, PolicyChanges,
 };
+use crate::line::watch::watch_own;
 use crate::lock::{InterProcessMutex, LockGuard};
 
 /// Why a term of leadership ended, as [`LeaderContext::cancelled`] reports it.

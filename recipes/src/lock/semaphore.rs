@@ -10,7 +10,6 @@ use zkrs_client::{
 };
 
 use super::guard::LockGuard;
-use super::internals::Cleanup;
 use super::mutex::InterProcessMutex;
 use super::options::{lock_builder_setters, LockOptions};
 use crate::counter::{decode_count, encode_count};
@@ -18,6 +17,7 @@ use crate::framework::{
     create_parents, create_protected, join, node_name, parent, Backoff, ConnectionStatePolicy,
     FencingToken, ProtectedName,
 };
+use crate::line::leftovers::Leftovers;
 use crate::metrics::{count, LockKind};
 use crate::sequence::{key_fn, sort_key, sorted};
 
@@ -117,6 +117,13 @@ pub struct InterProcessSemaphoreV2 {
     data: Vec<u8>,
     policy: ConnectionStatePolicy,
 }
+
+/// The first listing of the leases (with its watch) and read of the maximum, pipelined
+/// with the create.
+type FirstAnswers = (
+    Result<(zkrs_client::Children, OneshotWatch)>,
+    Result<(u32, Option<OneshotWatch>)>,
+);
 
 enum Attempt {
     Got(Lease),
@@ -321,49 +328,8 @@ impl InterProcessSemaphoreV2 {
     /// the mutex.
     async fn lease_under_mutex(&self, deadline: Option<Instant>) -> Result<Attempt> {
         let client = &self.client;
-        let protected = ProtectedName::new();
-        let (lease, mut first) = {
-            // Until the create's outcome is known, a dropped future or an error deletes
-            // whatever carries our prefix.
-            let mut cleanup = Cleanup {
-                client,
-                dir: &self.leases_path,
-                protected: &protected,
-                node: None,
-                in_doubt: true,
-            };
-            // The first listing (and read of the maximum) pipelined with the create: applied
-            // after it on this session, so it already counts our lease, and an uncontended
-            // lease costs one round trip here instead of two. If the create had to be made
-            // again (a missing parent, a lost connection), that listing does not show it and
-            // is taken again below.
-            let (created, listed, max) = tokio::join!(
-                create_protected(
-                    client,
-                    &self.leases_path,
-                    LEASE_NAME,
-                    &self.data,
-                    CreateMode::EphemeralSequential,
-                    &protected,
-                ),
-                client.get_children_and_watch(&self.leases_path),
-                self.read_max(true)
-            );
-            let (path, stat) = created?;
-            cleanup.in_doubt = false;
-            // From here on the lease deletes its node when dropped.
-            let lease = Lease {
-                guard: LockGuard::new(
-                    client,
-                    path,
-                    stat.ephemeral_owner,
-                    FencingToken::from_zxid(stat.czxid),
-                    self.policy,
-                    Some(LockKind::Semaphore),
-                ),
-            };
-            (lease, Some((listed, max)))
-        };
+        let (lease, first) = self.create_lease().await?;
+        let mut first = Some(first);
         if lease.session_id() != client.session_id() {
             // Created by a session that is gone since: not a lease we hold.
             return Ok(Attempt::Gone);
@@ -420,6 +386,51 @@ impl InterProcessSemaphoreV2 {
                 _ = until(deadline) => {}
             }
         }
+    }
+
+    /// Creates our lease node, with the first listing (and read of the maximum) pipelined:
+    /// applied after the create on this session, so it already counts our lease, and an
+    /// uncontended lease costs one round trip here instead of two. If the create had to be
+    /// made again (a missing parent, a lost connection), that listing does not show it and
+    /// [`lease_under_mutex`](Self::lease_under_mutex) lists again.
+    async fn create_lease(&self) -> Result<(Lease, FirstAnswers)> {
+        let client = &self.client;
+        let protected = ProtectedName::new();
+        // Until the create's outcome is known, a dropped future or an error deletes
+        // whatever carries our prefix.
+        let mut cleanup = Leftovers {
+            client,
+            dir: &self.leases_path,
+            protected: &protected,
+            node: None,
+            in_doubt: true,
+        };
+        let (created, listed, max) = tokio::join!(
+            create_protected(
+                client,
+                &self.leases_path,
+                LEASE_NAME,
+                &self.data,
+                CreateMode::EphemeralSequential,
+                &protected,
+            ),
+            client.get_children_and_watch(&self.leases_path),
+            self.read_max(true)
+        );
+        let (path, stat) = created?;
+        cleanup.in_doubt = false;
+        // From here on the lease deletes its node when dropped.
+        let lease = Lease {
+            guard: LockGuard::new(
+                client,
+                path,
+                stat.ephemeral_owner,
+                FencingToken::from_zxid(stat.czxid),
+                self.policy,
+                Some(LockKind::Semaphore),
+            ),
+        };
+        Ok((lease, (listed, max)))
     }
 
     /// The current maximum, and (if `watch` and it comes from a node) a watch on that node.

@@ -56,7 +56,6 @@ use zkrs_client::{
 
 use super::latch::Participant;
 use super::leadership::{leadership_by_inherent_methods, LeaderFlag};
-use crate::candidacy::{is_stale, watch_own, watch_predecessor, PredecessorWatch, Standing};
 use crate::framework::Listeners;
 use crate::framework::{
     self, create_parents, delete_for_sure, guaranteed_delete, join, lost_now, node_name, Backoff,
@@ -64,9 +63,12 @@ use crate::framework::{
 };
 use crate::leader::handle::leader_handle_methods;
 use crate::leader::options::{leader_builder_setters, LeaderOptions};
+use crate::line::is_stale;
+use crate::line::watch::{watch_own, watch_predecessor, PredecessorWatch};
 
+use crate::line::place::{place, Order, Place, Rule, Standing};
 pub use events::{ElectionEvent, ElectionState};
-use offers::{cleanup_in_doubt, offers, resolve_in_doubt, sorted_offers};
+use offers::{cleanup_in_doubt, offers, resolve_in_doubt};
 pub use offers::{LeaderOffer, OFFER_PREFIX};
 
 #[derive(Debug, Default)]
@@ -493,20 +495,12 @@ async fn run(shared: Arc<Shared>) {
         let (standing, sole, lookahead) = match listed {
             None => (Standing::First, false, None),
             Some(Ok(children)) => {
-                let sorted = sorted_offers(children.iter());
-                let names = sorted.iter().map(|(name, _)| *name);
-                let index = names.clone().position(|n| n == node_name(&ours));
                 // Deeper in line, the offer before our predecessor's is watched too (the
                 // look-ahead, as the locks do): once it leaves we list again while our
                 // predecessor still leads or waits, so its deletion alone hands over.
-                let lookahead = index
-                    .and_then(|i| i.checked_sub(2))
-                    .map(|i| join(&shared.root, sorted[i].0));
-                (
-                    Standing::among(names, node_name(&ours)),
-                    index == Some(1),
-                    lookahead,
-                )
+                let place = place_offer(&children, &ours);
+                let lookahead = place.lookahead.map(|n| join(&shared.root, &n));
+                (place.standing, place.sole, lookahead)
             }
             Some(Err(e)) if e.code() == Some(ErrorCode::NoNode) => (Standing::Gone, false, None),
             Some(Err(e)) if e.is_closed() => return,
@@ -566,13 +560,14 @@ async fn run(shared: Arc<Shared>) {
                         elected = true;
                     }
                     match wait_on(&shared, watch, &mut changes).await {
-                        Wake::Node(EventType::NodeDeleted) => {
+                        Wake::Node(_, EventType::NodeDeleted) => {
                             shared.dispatch(ElectionEvent::Failed);
                             shared.offer().path = None;
                             continue 'election;
                         }
-                        Wake::Node(_) => {} // Data changed: watch again.
-                        Wake::Reset => continue 'election,
+                        Wake::Node(..) => {} // Data changed: watch again.
+                        // (`wait_on` applies a state change itself, and has no deadline.)
+                        Wake::Reset | Wake::State(_) | Wake::TimedOut => continue 'election,
                         Wake::Closed => return,
                     }
                 }
@@ -644,12 +639,13 @@ async fn run(shared: Arc<Shared>) {
                         continue;
                     };
                     match woke {
-                        Wake::Node(EventType::NodeDeleted) => {
+                        Wake::Node(_, EventType::NodeDeleted) => {
                             handed_over = sole;
                             continue 'election;
                         }
-                        Wake::Node(_) => {} // Data changed: watch again.
-                        Wake::Reset => continue 'election,
+                        Wake::Node(..) => {} // Data changed: watch again.
+                        // (`wait_on` applies a state change itself, and has no deadline.)
+                        Wake::Reset | Wake::State(_) | Wake::TimedOut => continue 'election,
                         Wake::Closed => return,
                     }
                 }
@@ -668,15 +664,20 @@ async fn behind_the_same(
     predecessor: &str,
 ) -> Option<(bool, Option<String>)> {
     let children = shared.client.get_children(&shared.root).await.ok()?;
-    let sorted = sorted_offers(children.iter());
-    let index = sorted.iter().position(|(n, _)| *n == node_name(ours))?;
-    let before = sorted.get(index.checked_sub(1)?)?.0;
-    (before == node_name(predecessor)).then(|| {
-        let lookahead = index
-            .checked_sub(2)
-            .map(|i| join(&shared.root, sorted[i].0));
-        (index == 1, lookahead)
-    })
+    let place = place_offer(&children, ours);
+    match place.standing {
+        Standing::Behind(before) if before == node_name(predecessor) => {
+            let lookahead = place.lookahead.map(|n| join(&shared.root, &n));
+            Some((place.sole, lookahead))
+        }
+        _ => None,
+    }
+}
+
+/// Where our offer (its path) stands in a listing of the root.
+fn place_offer(children: &zkrs_client::Children, ours: &str) -> Place {
+    let order = Order::Offers(OFFER_PREFIX);
+    place(order, Rule::Exclusive, children.iter(), node_name(ours))
 }
 
 /// Creates our offer. False when the client is closed.

@@ -5,7 +5,7 @@
 use zkrs_client::{Client, ErrorCode, Result};
 
 use crate::framework::{self, delete_until_gone, join, join_all, Backoff};
-use crate::sequence::sequence_number;
+use crate::line::place::sorted_offers;
 
 /// The name of offer nodes before their sequence number (the Java recipe's `n_`).
 pub const OFFER_PREFIX: &str = "n_";
@@ -24,24 +24,6 @@ pub struct LeaderOffer {
     pub data: zkrs_client::Bytes,
 }
 
-/// The offer children of `root` (name, sequence), sorted by sequence.
-pub(super) fn sorted_offers<'a>(
-    children: impl IntoIterator<Item = &'a str>,
-) -> Vec<(&'a str, u32)> {
-    let mut offers: Vec<(&str, u32)> = children
-        .into_iter()
-        .filter_map(|name| {
-            let digits = name.strip_prefix(OFFER_PREFIX)?;
-            if digits.len() != 10 {
-                return None;
-            }
-            Some((name, sequence_number(name)?))
-        })
-        .collect();
-    offers.sort_by_key(|&(_, seq)| seq);
-    offers
-}
-
 /// Up to `limit` offers in election order, with their ids.
 pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<Vec<LeaderOffer>> {
     let children = match client.get_children(root).await {
@@ -49,7 +31,7 @@ pub(super) async fn offers(client: &Client, root: &str, limit: usize) -> Result<
         Err(e) if e.code() == Some(ErrorCode::NoNode) => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    let sorted = sorted_offers(children.iter());
+    let sorted = sorted_offers(children.iter(), OFFER_PREFIX);
     let mut out = Vec::new();
     // Read in batches of `limit` (one round trip each), skipping offers that vanished.
     for batch in sorted.chunks(limit.clamp(1, 256)) {
@@ -90,7 +72,7 @@ pub(super) async fn resolve_in_doubt(
     let Some(children) = framework::list_in_doubt(client, root).await? else {
         return Ok(None);
     };
-    let paths: Vec<String> = sorted_offers(children.iter())
+    let paths: Vec<String> = sorted_offers(children.iter(), OFFER_PREFIX)
         .iter()
         .map(|(n, _)| join(root, n))
         .collect();
@@ -148,31 +130,5 @@ pub(super) fn cleanup_in_doubt(client: &Client, root: &str, host_name: &str, ses
                 }
             }
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offers_sort_by_sequence_and_skip_foreign_children() {
-        let children = [
-            "n_0000000012",
-            "n_0000000003",
-            "lock",
-            "n_abc",
-            "n_0000000007",
-            "_c_x-n_0000000001",
-        ];
-        let sorted = sorted_offers(children);
-        assert_eq!(
-            sorted,
-            [
-                ("n_0000000003", 3),
-                ("n_0000000007", 7),
-                ("n_0000000012", 12)
-            ]
-        );
     }
 }
