@@ -61,6 +61,7 @@ mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_report;
 mod multi;
+mod multi_call;
 mod path;
 mod protocol;
 mod random;

@@ -2,6 +2,7 @@
 //! notifications, and the watch bookkeeping a reply implies.
 
 use super::*;
+use zkrs_codec::ReplyHeader;
 
 impl<T> Session<T> {
     /// Bytes arrived: consumes every whole frame at the front of `buf` (leaving a partial one)
@@ -61,6 +62,7 @@ impl<T> Session<T> {
         }
     }
 
+    /// One whole frame: the handshake's answer, or a reply or notification by its xid.
     pub(super) fn handle_frame(&mut self, frame: Bytes, now: Instant) -> Result<(), Error> {
         if let Conn::Handshaking { host, .. } = self.conn {
             if self.sasl.is_some() {
@@ -73,15 +75,7 @@ impl<T> Session<T> {
         match header.xid {
             xid::NOTIFICATION => self.notification(&body),
             xid::PING => {
-                let mut before = None;
-                if let Some((newest_before, sent)) = self.pings.pop_front() {
-                    before = newest_before;
-                    self.heard(sent);
-                }
-                if let Some(lost) = before.filter(|x| self.pending.iter().any(|p| p.xid == *x)) {
-                    self.loss_reason = Some(ConnectionFailure::LostRequest { xid: lost });
-                    self.connection_lost(now);
-                }
+                self.pong(now);
                 Ok(())
             }
             xid::SET_WATCHES => match self.set_watches_in_flight.checked_sub(1) {
@@ -93,93 +87,117 @@ impl<T> Session<T> {
                     "a SetWatches reply (xid -8) nothing asked for",
                 )),
             },
-            xid::AUTH => {
-                // Only an identity this connection sent is answered; a failure nothing asked
-                // for would otherwise make the session forget one it was given.
-                let Some(token) = self.pending_auth.pop_front() else {
-                    return Err(Error::protocol(format_args!(
-                        "an AUTH reply (xid -4, {}) nothing asked for",
-                        header.err
-                    )));
-                };
-                let index = self.auth_replies;
-                self.auth_replies += 1;
-                if header.err.is_ok() {
-                    if let Some(token) = token {
-                        self.events.push_back(Event::Reply {
-                            token,
-                            result: Ok(Reply {
-                                zxid: header.zxid,
-                                body,
-                            }),
-                        });
-                    }
-                    Ok(())
-                } else {
-                    // The server closes the connection after a failed auth. Forget the
-                    // identity so the next connection does not fail the same way forever.
-                    if index < self.cfg.auth.len() {
-                        self.cfg.auth.remove(index);
-                        self.auth_replies -= 1;
-                    }
-                    if let Some(token) = token {
-                        self.events.push_back(Event::Reply {
-                            token,
-                            result: Err(Error::server(header.err)),
-                        });
-                    }
-                    Ok(())
-                }
-            }
-            reply_xid => {
-                let Some(front) = self.pending.front() else {
-                    return Err(Error::protocol(format_args!(
-                        "reply with xid {reply_xid} but no request is pending"
-                    )));
-                };
-                if front.xid != reply_xid {
-                    return Err(Error::protocol(format_args!(
-                        "reply with xid {reply_xid} while xid {} was the oldest pending",
-                        front.xid
-                    )));
-                }
-                if header.zxid > 0 {
-                    self.last_zxid = header.zxid;
-                }
-                let result = if header.err.is_ok() {
-                    if let Err(e) = check_reply(front.op, &body) {
-                        // This request's own reply is malformed: it gets the reason.
-                        let p = self.pending.pop_front().expect("front exists");
-                        self.fail(p.token, p.watch, Error::from(e.clone()));
-                        return Err(Error::from(e));
-                    }
-                    Ok(Reply {
+            xid::AUTH => self.auth_reply(header, body),
+            _ => self.request_reply(header, body, now),
+        }
+    }
+
+    /// A ping's answer: a request sent before it and still pending was lost on the way.
+    fn pong(&mut self, now: Instant) {
+        let mut before = None;
+        if let Some((newest_before, sent)) = self.pings.pop_front() {
+            before = newest_before;
+            self.heard(sent);
+        }
+        if let Some(lost) = before.filter(|x| self.pending.iter().any(|p| p.xid == *x)) {
+            self.loss_reason = Some(ConnectionFailure::LostRequest { xid: lost });
+            self.connection_lost(now);
+        }
+    }
+
+    /// The answer to an identity this connection sent.
+    fn auth_reply(&mut self, header: ReplyHeader, body: Bytes) -> Result<(), Error> {
+        // Only an identity this connection sent is answered; a failure nothing asked for
+        // would otherwise make the session forget one it was given.
+        let Some(token) = self.pending_auth.pop_front() else {
+            return Err(Error::protocol(format_args!(
+                "an AUTH reply (xid -4, {}) nothing asked for",
+                header.err
+            )));
+        };
+        let index = self.auth_replies;
+        self.auth_replies += 1;
+        if header.err.is_ok() {
+            if let Some(token) = token {
+                self.events.push_back(Event::Reply {
+                    token,
+                    result: Ok(Reply {
                         zxid: header.zxid,
                         body,
-                    })
-                } else {
-                    Err(Error::server(header.err))
-                };
-                let p = self.pending.pop_front().expect("front exists");
-                // Any answer, an error too, means the request reached the server: only one
-                // for an expired session (or a closing one) would not have touched it.
-                if !matches!(
-                    header.err,
-                    ErrorCode::SessionExpired | ErrorCode::SessionMoved
-                ) {
-                    self.heard(p.sent);
-                }
-                self.after_reply(p.watch, header.err, now);
-                if self.close_xid == Some(reply_xid) {
-                    self.finish_close();
-                    return Ok(());
-                }
-                if let Some(token) = p.token {
-                    self.events.push_back(Event::Reply { token, result });
-                }
-                Ok(())
+                    }),
+                });
+            }
+        } else {
+            // The server closes the connection after a failed auth. Forget the identity so
+            // the next connection does not fail the same way forever.
+            if index < self.cfg.auth.len() {
+                self.cfg.auth.remove(index);
+                self.auth_replies -= 1;
+            }
+            if let Some(token) = token {
+                self.events.push_back(Event::Reply {
+                    token,
+                    result: Err(Error::server(header.err)),
+                });
             }
         }
+        Ok(())
+    }
+
+    /// The reply to the oldest pending request (any other xid is a protocol error).
+    fn request_reply(
+        &mut self,
+        header: ReplyHeader,
+        body: Bytes,
+        now: Instant,
+    ) -> Result<(), Error> {
+        let reply_xid = header.xid;
+        let Some(front) = self.pending.front() else {
+            return Err(Error::protocol(format_args!(
+                "reply with xid {reply_xid} but no request is pending"
+            )));
+        };
+        if front.xid != reply_xid {
+            return Err(Error::protocol(format_args!(
+                "reply with xid {reply_xid} while xid {} was the oldest pending",
+                front.xid
+            )));
+        }
+        if header.zxid > 0 {
+            self.last_zxid = header.zxid;
+        }
+        let result = if header.err.is_ok() {
+            if let Err(e) = check_reply(front.op, &body) {
+                // This request's own reply is malformed: it gets the reason.
+                let p = self.pending.pop_front().expect("front exists");
+                self.fail(p.token, p.watch, Error::from(e.clone()));
+                return Err(Error::from(e));
+            }
+            Ok(Reply {
+                zxid: header.zxid,
+                body,
+            })
+        } else {
+            Err(Error::server(header.err))
+        };
+        let p = self.pending.pop_front().expect("front exists");
+        // Any answer, an error too, means the request reached the server: only one for an
+        // expired session (or a closing one) would not have touched it.
+        if !matches!(
+            header.err,
+            ErrorCode::SessionExpired | ErrorCode::SessionMoved
+        ) {
+            self.heard(p.sent);
+        }
+        self.after_reply(p.watch, header.err, now);
+        if self.close_xid == Some(reply_xid) {
+            self.finish_close();
+            return Ok(());
+        }
+        if let Some(token) = p.token {
+            self.events.push_back(Event::Reply { token, result });
+        }
+        Ok(())
     }
 
     /// A frame of `len` bytes, over the reply limit, starts `buf`. If it is the reply to the

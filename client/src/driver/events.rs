@@ -1,5 +1,5 @@
 //! The driver's reaction to each event of the session core: one `match` naming every event,
-//! so an event added to the core is a compile error here.
+//! so an event added to the core is a compile error here, and one small method per event.
 
 use super::*;
 
@@ -13,197 +13,25 @@ impl Driver {
                     host,
                     timeout,
                     shuffle,
-                } => {
-                    self.host = host;
-                    let fresh = std::mem::take(&mut self.fresh_hosts);
-                    match self.provider.clone() {
-                        Some(provider) if !fresh => {
-                            self.pending = Some((timeout, shuffle));
-                            self.connecting =
-                                Some(Box::pin(
-                                    async move { Attempted::Hosts(provider.ask().await) },
-                                ));
-                        }
-                        _ => self.start_connect(host, timeout, shuffle),
-                    }
-                }
-                ExhaustiveEvent::Disconnect => {
-                    self.transport = None;
-                    self.connecting = None;
-                    self.release_burst_capacity();
-                    let failure = self.session.last_connection_failure().cloned();
-                    let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-                    shared.attempt = None;
-                    if failure.is_some() {
-                        shared.last_failure = failure;
-                    }
-                }
+                } => self.on_connect(host, timeout, shuffle),
+                ExhaustiveEvent::Disconnect => self.on_disconnect(),
                 ExhaustiveEvent::ConnectSpare {
                     host,
                     timeout,
                     shuffle,
-                } => {
-                    let (name, port) = self.hosts[host].clone();
-                    crate::__log!(info, host = %format_args!("{name}:{port}"), "moving the session to another host: connecting there first");
-                    self.spare_host = host;
-                    let connector = self.connector.clone();
-                    self.spare_connecting = Some(Box::pin(async move {
-                        Attempted::Connected(
-                            crate::resolve::connect_host(&connector, &name, port, timeout, shuffle)
-                                .await,
-                        )
-                    }));
-                }
-                ExhaustiveEvent::DropSpare => {
-                    if let Some(failure) = self.session.last_connection_failure() {
-                        crate::__log!(info, error = %failure, "the session stays on its host for now");
-                        let _ = failure;
-                    }
-                    self.spare = None;
-                    self.spare_connecting = None;
-                }
-                ExhaustiveEvent::UseSpare => {
-                    // The old connection's unread bytes stay with it.
-                    self.retiring = self.transport.take();
-                    self.transport = self.spare.take();
-                    self.retiring_buf = std::mem::replace(
-                        &mut self.read_buf,
-                        BytesMut::with_capacity(READ_RESERVE),
-                    );
-                    self.host = self.spare_host;
-                    let now = crate::clock::now();
-                    self.session
-                        .handle_retiring_read(&mut self.retiring_buf, now);
-                }
-                ExhaustiveEvent::DropRetiring => {
-                    self.retiring = None;
-                    self.retiring_buf = BytesMut::new();
-                }
-                ExhaustiveEvent::RestoreRetiring => {
-                    self.transport = self.retiring.take();
-                    self.read_buf = std::mem::take(&mut self.retiring_buf);
-                    if let Some(host) = self.session.current_host() {
-                        self.host = host;
-                    }
-                    if let Some(failure) = self.session.last_connection_failure() {
-                        crate::__log!(info, error = %failure, "could not move the session: it stays on its host for now");
-                        let _ = failure;
-                    }
-                }
-                ExhaustiveEvent::Moved { host } => {
-                    self.host = host;
-                    self.metrics.session_moved();
-                    let (name, port) = &self.hosts[host];
-                    crate::__log!(info, host = %format_args!("{name}:{port}"), session = %format_args!("{:#x}", self.last_session), "session moved to another host, never suspended");
-                    let _ = (name, port);
-                }
-                ExhaustiveEvent::ProbeReadWrite { host } => {
-                    let (name, port) = self.hosts[host].clone();
-                    let found = self.probe_tx.clone();
-                    let connector = self.connector.clone();
-                    tokio::spawn(async move {
-                        if is_read_write(&connector, &name, port).await {
-                            let _ = found.send(host);
-                        }
-                    });
-                }
-                ExhaustiveEvent::Reply { token, result } => {
-                    if let (Some((recorder, _)), Some(id)) = (&self.recorder, token.recorded) {
-                        let answer = match &result {
-                            Ok(reply) => Answer::Ok {
-                                zxid: reply.zxid,
-                                body: &reply.body,
-                            },
-                            Err(e) => Answer::Err(e),
-                        };
-                        let session = self.session.session_id();
-                        recorder.record(Recorded::Answered {
-                            id,
-                            session,
-                            answer,
-                        });
-                    }
-                    // The caller may have stopped waiting (dropped its future): fine.
-                    token.send(result);
-                }
-                ExhaustiveEvent::Watch {
-                    watcher,
-                    event: raw,
-                } => {
-                    self.metrics.watch_event();
-                    let event = WatchedEvent {
-                        event_type: raw.event_type,
-                        state: raw.state,
-                        path: self.chroot.to_client(&raw.path).to_string(),
-                    };
-                    // The core says who hears what (a group hears a notification once).
-                    let (delivered, reached) = match self.sinks.get(&watcher) {
-                        Some(WatchSink::Stream(tx)) => {
-                            let sent = tx.send(Ok(event));
-                            (sent, sent)
-                        }
-                        Some(WatchSink::Once(_) | WatchSink::Group(_)) => {
-                            let reached = match self.sinks.remove(&watcher) {
-                                Some(WatchSink::Once(tx)) => tx.send(event).is_ok(),
-                                Some(WatchSink::Group(tx)) => tx.send(event).is_ok(),
-                                Some(WatchSink::Stream(_)) | None => false,
-                            };
-                            (true, reached)
-                        }
-                        None => (true, false),
-                    };
-                    if let (Some((recorder, _)), true) = (&self.recorder, reached) {
-                        recorder.record(Recorded::Delivered {
-                            watcher: watcher.get(),
-                            session: self.session.session_id(),
-                            event_type: raw.event_type,
-                            state: raw.state,
-                            path: &raw.path,
-                        });
-                    }
-                    if !delivered {
-                        self.sinks.remove(&watcher);
-                        self.session.forget_watcher(watcher, crate::clock::now());
-                    }
-                }
+                } => self.on_connect_spare(host, timeout, shuffle),
+                ExhaustiveEvent::DropSpare => self.on_drop_spare(),
+                ExhaustiveEvent::UseSpare => self.on_use_spare(),
+                ExhaustiveEvent::DropRetiring => self.on_drop_retiring(),
+                ExhaustiveEvent::RestoreRetiring => self.on_restore_retiring(),
+                ExhaustiveEvent::Moved { host } => self.on_moved(host),
+                ExhaustiveEvent::ProbeReadWrite { host } => self.on_probe_read_write(host),
+                ExhaustiveEvent::Reply { token, result } => self.on_reply(token, result),
+                ExhaustiveEvent::Watch { watcher, event } => self.on_watch(watcher, event),
                 ExhaustiveEvent::WatcherUnused(watcher) => {
                     self.sinks.remove(&watcher);
                 }
-                ExhaustiveEvent::State(change) => {
-                    self.log_state(change);
-                    if change.state.is_connected() {
-                        self.metrics.connected();
-                    } else if change.state == ConnectionState::Lost {
-                        self.metrics.session_expired();
-                    }
-                    let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-                    if change.state.is_connected() {
-                        shared.attempt = None;
-                        shared.host_failures.clear();
-                        #[cfg(feature = "tls")]
-                        {
-                            shared.tls_failure = None;
-                        }
-                    }
-                    shared.password = if change.session_id != 0 {
-                        self.session.session_password().clone()
-                    } else {
-                        zkrs_codec::Secret::default()
-                    };
-                    if matches!(
-                        change.state,
-                        ConnectionState::AuthFailed | ConnectionState::Lost
-                    ) {
-                        // Before anyone hears of it: connect() reports this reason.
-                        shared.last_failure = self.session.last_connection_failure().cloned();
-                        shared.auth_failure = self.session.auth_failure().cloned();
-                    }
-                    shared.current = change;
-                    shared.negotiated_timeout = self.session.negotiated_timeout();
-                    self.heard = self.session.last_heard();
-                    shared.last_heard = self.heard;
-                    shared.subscribers.send(change);
-                }
+                ExhaustiveEvent::State(change) => self.on_state(change),
                 ExhaustiveEvent::Closed => {
                     self.transport = None;
                     return true;
@@ -211,5 +39,203 @@ impl Driver {
             }
         }
         false
+    }
+
+    /// Opens a connection to `host`, after asking the host provider (if any) for the hosts.
+    fn on_connect(&mut self, host: usize, timeout: Duration, shuffle: u64) {
+        self.host = host;
+        let fresh = std::mem::take(&mut self.fresh_hosts);
+        match self.provider.clone() {
+            Some(provider) if !fresh => {
+                self.pending = Some((timeout, shuffle));
+                self.connecting = Some(Box::pin(
+                    async move { Attempted::Hosts(provider.ask().await) },
+                ));
+            }
+            _ => self.start_connect(host, timeout, shuffle),
+        }
+    }
+
+    /// Drops the connection (or the attempt), keeping the core's reason for the handles.
+    fn on_disconnect(&mut self) {
+        self.transport = None;
+        self.connecting = None;
+        self.release_burst_capacity();
+        let failure = self.session.last_connection_failure().cloned();
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        shared.attempt = None;
+        if failure.is_some() {
+            shared.last_failure = failure;
+        }
+    }
+
+    /// Opens a move's spare connection to `host`.
+    fn on_connect_spare(&mut self, host: usize, timeout: Duration, shuffle: u64) {
+        let (name, port) = self.hosts[host].clone();
+        crate::__log!(info, host = %format_args!("{name}:{port}"), "moving the session to another host: connecting there first");
+        self.spare_host = host;
+        let connector = self.connector.clone();
+        self.spare_connecting = Some(Box::pin(async move {
+            Attempted::Connected(
+                crate::resolve::connect_host(&connector, &name, port, timeout, shuffle).await,
+            )
+        }));
+    }
+
+    fn on_drop_spare(&mut self) {
+        if let Some(failure) = self.session.last_connection_failure() {
+            crate::__log!(info, error = %failure, "the session stays on its host for now");
+            let _ = failure;
+        }
+        self.spare = None;
+        self.spare_connecting = None;
+    }
+
+    /// Switches to the spare; the old connection is only read from now on.
+    fn on_use_spare(&mut self) {
+        // The old connection's unread bytes stay with it.
+        self.retiring = self.transport.take();
+        self.transport = self.spare.take();
+        self.retiring_buf =
+            std::mem::replace(&mut self.read_buf, BytesMut::with_capacity(READ_RESERVE));
+        self.host = self.spare_host;
+        let now = crate::clock::now();
+        self.session
+            .handle_retiring_read(&mut self.retiring_buf, now);
+    }
+
+    fn on_drop_retiring(&mut self) {
+        self.retiring = None;
+        self.retiring_buf = BytesMut::new();
+    }
+
+    /// Goes back to the old connection, the move abandoned.
+    fn on_restore_retiring(&mut self) {
+        self.transport = self.retiring.take();
+        self.read_buf = std::mem::take(&mut self.retiring_buf);
+        if let Some(host) = self.session.current_host() {
+            self.host = host;
+        }
+        if let Some(failure) = self.session.last_connection_failure() {
+            crate::__log!(info, error = %failure, "could not move the session: it stays on its host for now");
+            let _ = failure;
+        }
+    }
+
+    fn on_moved(&mut self, host: usize) {
+        self.host = host;
+        self.metrics.session_moved();
+        let (name, port) = &self.hosts[host];
+        crate::__log!(info, host = %format_args!("{name}:{port}"), session = %format_args!("{:#x}", self.last_session), "session moved to another host, never suspended");
+        let _ = (name, port);
+    }
+
+    /// Asks `host` in the background whether it serves writes.
+    fn on_probe_read_write(&mut self, host: usize) {
+        let (name, port) = self.hosts[host].clone();
+        let found = self.probe_tx.clone();
+        let connector = self.connector.clone();
+        tokio::spawn(async move {
+            if is_read_write(&connector, &name, port).await {
+                let _ = found.send(host);
+            }
+        });
+    }
+
+    /// Hands a reply to its caller (recorded first, in a simulation).
+    fn on_reply(&mut self, token: ReplyTx, result: Result<Reply, crate::Error>) {
+        if let (Some((recorder, _)), Some(id)) = (&self.recorder, token.recorded) {
+            let answer = match &result {
+                Ok(reply) => Answer::Ok {
+                    zxid: reply.zxid,
+                    body: &reply.body,
+                },
+                Err(e) => Answer::Err(e),
+            };
+            let session = self.session.session_id();
+            recorder.record(Recorded::Answered {
+                id,
+                session,
+                answer,
+            });
+        }
+        // The caller may have stopped waiting (dropped its future): fine.
+        token.send(result);
+    }
+
+    /// Sends a notification to the receiver of `watcher`; forgets a watcher nobody hears.
+    fn on_watch(&mut self, watcher: WatcherId, raw: WatchEvent) {
+        self.metrics.watch_event();
+        let event = WatchedEvent {
+            event_type: raw.event_type,
+            state: raw.state,
+            path: self.chroot.to_client(&raw.path).to_string(),
+        };
+        // The core says who hears what (a group hears a notification once).
+        let (delivered, reached) = match self.sinks.get(&watcher) {
+            Some(WatchSink::Stream(tx)) => {
+                let sent = tx.send(Ok(event));
+                (sent, sent)
+            }
+            Some(WatchSink::Once(_) | WatchSink::Group(_)) => {
+                let reached = match self.sinks.remove(&watcher) {
+                    Some(WatchSink::Once(tx)) => tx.send(event).is_ok(),
+                    Some(WatchSink::Group(tx)) => tx.send(event).is_ok(),
+                    Some(WatchSink::Stream(_)) | None => false,
+                };
+                (true, reached)
+            }
+            None => (true, false),
+        };
+        if let (Some((recorder, _)), true) = (&self.recorder, reached) {
+            recorder.record(Recorded::Delivered {
+                watcher: watcher.get(),
+                session: self.session.session_id(),
+                event_type: raw.event_type,
+                state: raw.state,
+                path: &raw.path,
+            });
+        }
+        if !delivered {
+            self.sinks.remove(&watcher);
+            self.session.forget_watcher(watcher, crate::clock::now());
+        }
+    }
+
+    /// Tells the handles of a state change, with what they report about it.
+    fn on_state(&mut self, change: StateChange) {
+        self.log_state(change);
+        if change.state.is_connected() {
+            self.metrics.connected();
+        } else if change.state == ConnectionState::Lost {
+            self.metrics.session_expired();
+        }
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if change.state.is_connected() {
+            shared.attempt = None;
+            shared.host_failures.clear();
+            #[cfg(feature = "tls")]
+            {
+                shared.tls_failure = None;
+            }
+        }
+        shared.password = if change.session_id != 0 {
+            self.session.session_password().clone()
+        } else {
+            zkrs_codec::Secret::default()
+        };
+        if matches!(
+            change.state,
+            ConnectionState::AuthFailed | ConnectionState::Lost
+        ) {
+            // Before anyone hears of it: connect() reports this reason.
+            shared.last_failure = self.session.last_connection_failure().cloned();
+            shared.auth_failure = self.session.auth_failure().cloned();
+        }
+        shared.current = change;
+        shared.negotiated_timeout = self.session.negotiated_timeout();
+        self.heard = self.session.last_heard();
+        shared.last_heard = self.heard;
+        shared.subscribers.send(change);
     }
 }

@@ -28,7 +28,9 @@ use crate::metrics::Metrics;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
 use crate::session::__private::ExhaustiveEvent;
-use crate::session::{ConnectionState, HostChange, Request, Session, StateChange, WatcherId};
+use crate::session::{
+    ConnectionState, HostChange, Reply, Request, Session, StateChange, WatchEvent, WatcherId,
+};
 use crate::transport::{Connector, Transport};
 use crate::watched_event::WatchedEvent;
 
@@ -191,23 +193,10 @@ impl Driver {
                 self.session.handle_io_error(e, crate::clock::now());
                 continue;
             }
-            if self.reads_in_a_row >= READS_BEFORE_TIMERS {
-                // The select below serves the socket first: under a stream that never
-                // pauses (found under load: a server streaming notifications kept a call
-                // waiting past its read timeout), the timers' turn comes here.
-                self.reads_in_a_row = 0;
-                let now = crate::clock::now();
-                if self.session.poll_timeout().is_some_and(|d| d <= now) {
-                    self.session.handle_timeout(now);
-                    continue;
-                }
+            if self.timers_overdue() {
+                continue;
             }
-            if let Some(deadline) = self.session.poll_timeout() {
-                if self.armed.is_none_or(|armed| deadline < armed) {
-                    self.timer.as_mut().reset(deadline.into());
-                    self.armed = Some(deadline);
-                }
-            }
+            self.arm_timer();
             let want_write = !self.session.poll_transmit().is_empty()
                 || self.transport.as_ref().is_some_and(Transport::wants_write);
             // Biased, in this order, so that what runs depends only on what is ready (a
@@ -231,38 +220,7 @@ impl Driver {
                 }
                 attempted = connecting(&mut self.connecting) => {
                     self.connecting = None;
-                    let now = crate::clock::now();
-                    let connected = match attempted {
-                        Attempted::Connected(connected) => connected,
-                        Attempted::Hosts(hosts) => {
-                            self.provided(hosts, now);
-                            continue;
-                        }
-                    };
-                    match connected {
-                        Ok(transport) => {
-                            self.transport = Some(transport);
-                            self.read_buf.clear();
-                            self.session.handle_connected(now);
-                            self.track_attempt(|attempt| {
-                                if let Some(attempt) = attempt {
-                                    attempt.handshaking = true;
-                                    attempt.since = now;
-                                }
-                            });
-                        }
-                        Err(e) => {
-                            crate::__log!(debug, error = %e, "connection attempt failed");
-                            let (name, port) = &self.hosts[self.host];
-                            let mut shared =
-                                self.shared.lock().unwrap_or_else(|e| e.into_inner());
-                            shared.host_failed(format!("{name}:{port}"), e.to_string());
-                            drop(shared);
-                            self.note_tls_failure(&e);
-                            // Kept by the core as the reason, for connect()'s error.
-                            self.session.handle_io_error(e, now)
-                        }
-                    }
+                    self.attempted(attempted);
                 }
                 // A move's old connection, after the switch: its notifications.
                 readable = readable(&self.retiring) => match readable {
@@ -272,30 +230,9 @@ impl Driver {
                 // A move's spare connection: opened, or not.
                 attempted = connecting(&mut self.spare_connecting) => {
                     self.spare_connecting = None;
-                    let now = crate::clock::now();
-                    match attempted {
-                        Attempted::Connected(Ok(transport)) => {
-                            self.spare = Some(transport);
-                            self.session.handle_spare_connected(now);
-                        }
-                        Attempted::Connected(Err(e)) => {
-                            crate::__log!(debug, error = %e, "could not open the connection to move the session to");
-                            self.session.handle_spare_failed(Some(e), now);
-                        }
-                        Attempted::Hosts(_) => {}
-                    }
+                    self.spare_attempted(attempted);
                 }
-                // The spare has nothing to say before the switch: its end, or bytes, fail it.
-                readable = readable(&self.spare) => {
-                    let failure = match readable {
-                        Ok(()) => self.spare_unasked(),
-                        Err(e) => Some(e),
-                    };
-                    if let Some(e) = failure {
-                        self.spare = None;
-                        self.session.handle_spare_failed(Some(e), crate::clock::now());
-                    }
-                }
+                readable = readable(&self.spare) => self.spare_readable(readable),
                 Some(host) = self.probe_rx.recv() => {
                     self.session.handle_read_write_found(host, crate::clock::now());
                 }
@@ -304,24 +241,116 @@ impl Driver {
                     self.reads_in_a_row = 0;
                     self.session.handle_timeout(crate::clock::now());
                 }
-                command = self.commands.recv(), if !self.handles_gone => {
-                    match command {
-                        Some(command) => {
-                            let now = crate::clock::now();
-                            self.command(command, now);
-                            // Take everything already queued: one write for all of it.
-                            while let Ok(command) = self.commands.try_recv() {
-                                self.command(command, now);
-                            }
-                        }
-                        None => {
-                            // Every handle is gone: close the session so its ephemeral
-                            // nodes go now rather than at expiry.
-                            self.handles_gone = true;
-                            self.session.close(None, crate::clock::now());
-                        }
+                command = self.commands.recv(), if !self.handles_gone => self.commands_arrived(command),
+            }
+        }
+    }
+
+    /// After [`READS_BEFORE_TIMERS`] reads in a row, gives the core's timers their turn;
+    /// true if they were due (and ran).
+    fn timers_overdue(&mut self) -> bool {
+        if self.reads_in_a_row < READS_BEFORE_TIMERS {
+            return false;
+        }
+        // The select of `run` serves the socket first: under a stream that never pauses (a
+        // server streaming notifications would keep a call waiting past its read timeout),
+        // the timers' turn comes here.
+        self.reads_in_a_row = 0;
+        let now = crate::clock::now();
+        if self.session.poll_timeout().is_some_and(|d| d <= now) {
+            self.session.handle_timeout(now);
+            return true;
+        }
+        false
+    }
+
+    /// Moves the timer earlier when the core's deadline is earlier than it is armed for.
+    fn arm_timer(&mut self) {
+        if let Some(deadline) = self.session.poll_timeout() {
+            if self.armed.is_none_or(|armed| deadline < armed) {
+                self.timer.as_mut().reset(deadline.into());
+                self.armed = Some(deadline);
+            }
+        }
+    }
+
+    /// A connection attempt (or the host provider asked before it) ended.
+    fn attempted(&mut self, attempted: Attempted) {
+        let now = crate::clock::now();
+        let connected = match attempted {
+            Attempted::Connected(connected) => connected,
+            Attempted::Hosts(hosts) => return self.provided(hosts, now),
+        };
+        match connected {
+            Ok(transport) => {
+                self.transport = Some(transport);
+                self.read_buf.clear();
+                self.session.handle_connected(now);
+                self.track_attempt(|attempt| {
+                    if let Some(attempt) = attempt {
+                        attempt.handshaking = true;
+                        attempt.since = now;
                     }
+                });
+            }
+            Err(e) => {
+                crate::__log!(debug, error = %e, "connection attempt failed");
+                let (name, port) = &self.hosts[self.host];
+                let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                shared.host_failed(format!("{name}:{port}"), e.to_string());
+                drop(shared);
+                self.note_tls_failure(&e);
+                // Kept by the core as the reason, for connect()'s error.
+                self.session.handle_io_error(e, now)
+            }
+        }
+    }
+
+    /// A move's spare connection opened, or could not.
+    fn spare_attempted(&mut self, attempted: Attempted) {
+        let now = crate::clock::now();
+        match attempted {
+            Attempted::Connected(Ok(transport)) => {
+                self.spare = Some(transport);
+                self.session.handle_spare_connected(now);
+            }
+            Attempted::Connected(Err(e)) => {
+                crate::__log!(debug, error = %e, "could not open the connection to move the session to");
+                self.session.handle_spare_failed(Some(e), now);
+            }
+            Attempted::Hosts(_) => {}
+        }
+    }
+
+    /// The spare has nothing to say before the switch: its end, or bytes, fail it.
+    fn spare_readable(&mut self, readable: io::Result<()>) {
+        let failure = match readable {
+            Ok(()) => self.spare_unasked(),
+            Err(e) => Some(e),
+        };
+        if let Some(e) = failure {
+            self.spare = None;
+            self.session
+                .handle_spare_failed(Some(e), crate::clock::now());
+        }
+    }
+
+    /// Commands from the handles: this one and every one already queued, for one write; or
+    /// none, every handle being gone.
+    fn commands_arrived(&mut self, command: Option<Command>) {
+        match command {
+            Some(command) => {
+                let now = crate::clock::now();
+                self.command(command, now);
+                while let Ok(command) = self.commands.try_recv() {
+                    self.command(command, now);
                 }
+            }
+            None => {
+                // Every handle is gone: close the session so its ephemeral nodes go now
+                // rather than at expiry.
+                self.handles_gone = true;
+                self.session.close(None, crate::clock::now());
             }
         }
     }
