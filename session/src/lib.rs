@@ -27,6 +27,7 @@
 #[path = "private.rs"]
 pub mod __private;
 mod config;
+mod conn_id;
 mod error;
 mod failure;
 // The fuzz targets' bodies: for fuzz/ and the seed replays, no promise.
@@ -62,6 +63,8 @@ use zkrs_codec::{
 };
 
 pub use config::{SessionConfig, REPLY_ROOM};
+pub use conn_id::ConnId;
+use conn_id::{Connections, Role};
 pub use error::{Error, ErrorCode, ErrorKind, Result};
 pub use failure::ConnectionFailure;
 pub use host_update::HostChange;
@@ -125,6 +128,8 @@ pub struct Session<T> {
     shuffle_rng: Rng,
     hosts: HostPicker,
     conn: Conn,
+    /// The connections handed out, by what each is for.
+    connections: Connections,
     state: ConnectionState,
     // The session.
     session_id: i64,
@@ -217,6 +222,7 @@ impl<T> Session<T> {
             shuffle_rng,
             hosts,
             conn: Conn::Idle { retry_at: now },
+            connections: Connections::default(),
             state: ConnectionState::Connecting,
             session_id,
             passwd,
@@ -587,8 +593,57 @@ impl<T> Session<T> {
 
     // ----- Input from the connection -----
 
+    /// Connection `conn`, asked for by [`Event::Connect`] or [`Event::ConnectSpare`], is
+    /// open.
+    pub fn handle_connected(&mut self, conn: ConnId, now: Instant) {
+        match self.connections.role(conn) {
+            Some(Role::Current) => self.current_connected(now),
+            Some(Role::Spare) => self.spare_connected(now),
+            Some(Role::Retiring) | None => {}
+        }
+    }
+
+    /// Bytes arrived on connection `conn`: every whole frame at the front of `buf` is
+    /// consumed (a partial one is left for the next read), replies sliced out of it without
+    /// copying.
+    pub fn handle_read(&mut self, conn: ConnId, buf: &mut BytesMut, now: Instant) {
+        match self.connections.role(conn) {
+            Some(Role::Current) => self.current_read(buf, now),
+            Some(Role::Retiring) => self.retiring_read(buf, now),
+            Some(Role::Spare) if !buf.is_empty() => {
+                // Before the switch the spare has nothing to say.
+                buf.clear();
+                let unasked = std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the server sent bytes before the handshake",
+                );
+                self.spare_failed(Some(unasked), now);
+            }
+            Some(Role::Spare) | None => buf.clear(),
+        }
+    }
+
+    /// Connection `conn` could not be opened, or ended (closed by the peer, or failed with
+    /// `error`, which the requests in flight on it then carry as the cause of their
+    /// ConnectionLoss, and [`Session::last_connection_failure`] as the reason).
+    pub fn handle_closed(&mut self, conn: ConnId, error: Option<std::io::Error>, now: Instant) {
+        match self.connections.role(conn) {
+            Some(Role::Current) => match error {
+                Some(error) => self.current_failed(error, now),
+                None if matches!(self.conn, Conn::Connecting { .. }) => {
+                    self.loss_reason = Some(ConnectionFailure::CouldNotConnect(None));
+                    self.connection_lost(now);
+                }
+                None => self.current_closed(now),
+            },
+            Some(Role::Spare) => self.spare_failed(error, now),
+            Some(Role::Retiring) => self.retiring_closed(now),
+            None => {}
+        }
+    }
+
     /// The TCP connection the core asked for is open: start the handshake.
-    pub fn handle_connected(&mut self, now: Instant) {
+    fn current_connected(&mut self, now: Instant) {
         let Conn::Connecting { host, deadline } = self.conn else {
             return;
         };
@@ -621,19 +676,11 @@ impl<T> Session<T> {
         self.last_recv = now;
     }
 
-    /// The TCP connection the core asked for could not be opened.
-    pub fn handle_connect_failed(&mut self, now: Instant) {
-        if matches!(self.conn, Conn::Connecting { .. }) {
-            self.loss_reason = Some(ConnectionFailure::CouldNotConnect(None));
-            self.connection_lost(now);
-        }
-    }
-
-    /// The connection failed with an I/O error: like [`Session::handle_disconnected`], and
-    /// the requests in flight get ConnectionLoss with this error as its cause. While the
-    /// core waits for a TCP connection, this is [`Session::handle_connect_failed`] with the
-    /// reason kept for [`Session::last_connection_failure`].
-    pub fn handle_io_error(&mut self, error: std::io::Error, now: Instant) {
+    /// The current connection failed with an I/O error: the requests in flight get
+    /// ConnectionLoss with this error as its cause (while the core waits for a TCP
+    /// connection: the attempt failed, the error kept for
+    /// [`Session::last_connection_failure`]).
+    fn current_failed(&mut self, error: std::io::Error, now: Instant) {
         let connected = matches!(
             self.conn,
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
@@ -646,11 +693,11 @@ impl<T> Session<T> {
                 ConnectionFailure::Io(error)
             });
         }
-        self.handle_disconnected(now);
+        self.current_closed(now);
     }
 
-    /// The connection was closed by the peer or failed.
-    pub fn handle_disconnected(&mut self, now: Instant) {
+    /// The current connection was closed by the peer or failed.
+    fn current_closed(&mut self, now: Instant) {
         if matches!(
             self.conn,
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }

@@ -83,7 +83,9 @@ impl<T> Session<T> {
             deadline: now + timeout,
         };
         let shuffle = self.shuffle_rng.next_u64();
+        let conn = self.connections.open_current();
         self.events.push_back(Event::Connect {
+            conn,
             host,
             timeout,
             shuffle,
@@ -322,7 +324,8 @@ mod tests {
     /// A session whose handshake is done, on one host.
     fn open_session(now: Instant) -> Session<u32> {
         let mut s = Session::new(SessionConfig::new(1, Duration::from_secs(10)), now);
-        s.handle_connected(now);
+        let conn = s.connections.by_role().0.expect("a connection asked for");
+        s.handle_connected(conn, now);
         let sent = s.poll_transmit().len();
         s.advance_transmit(sent);
         let mut reply = BytesMut::new();
@@ -333,7 +336,7 @@ mod tests {
             jute::put_buffer(buf, &[0xAB; 16]);
             jute::put_bool(buf, false);
         });
-        s.handle_read(&mut reply, now);
+        s.handle_read(conn, &mut reply, now);
         while s.poll_event().is_some() {}
         assert!(matches!(s.conn, Conn::Open { .. }));
         s
@@ -364,7 +367,8 @@ mod tests {
         }
         assert!(s.out.capacity() > KEEP_OUT && s.pending.capacity() > KEEP_QUEUED);
 
-        s.handle_disconnected(now);
+        let conn = s.connections.by_role().0.expect("a connection");
+        s.handle_closed(conn, None, now);
         let failed = std::iter::from_fn(|| s.poll_event())
             .filter(|e| matches!(e, Event::Reply { result: Err(_), .. }))
             .count();
@@ -380,7 +384,8 @@ mod tests {
         let next = s.poll_timeout().expect("a reconnection is planned");
         s.handle_timeout(next);
         while s.poll_event().is_some() {}
-        s.handle_connected(next);
+        let conn = s.connections.by_role().0.expect("a connection asked for");
+        s.handle_connected(conn, next);
         assert!(
             s.events.capacity() <= 2 * KEEP_QUEUED,
             "{}",

@@ -5,9 +5,8 @@ use super::*;
 use zkrs_codec::ReplyHeader;
 
 impl<T> Session<T> {
-    /// Bytes arrived: consumes every whole frame at the front of `buf` (leaving a partial one)
-    /// and slices replies out of it without copying.
-    pub fn handle_read(&mut self, buf: &mut BytesMut, now: Instant) {
+    /// Bytes arrived on the current connection (see [`Session::handle_read`]).
+    pub(super) fn current_read(&mut self, buf: &mut BytesMut, now: Instant) {
         loop {
             if !matches!(self.conn, Conn::Handshaking { .. } | Conn::Open { .. }) {
                 buf.clear();

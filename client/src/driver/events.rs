@@ -8,31 +8,33 @@ impl Driver {
     pub(super) fn process_events(&mut self) -> bool {
         while let Some(event) = self.session.poll_event() {
             // Every event, by name: one added to the core is a compile error here.
-            match crate::session::__private::exhaustive(event) {
-                ExhaustiveEvent::Connect {
+            match event {
+                Event::Connect {
+                    conn,
                     host,
                     timeout,
                     shuffle,
-                } => self.on_connect(host, timeout, shuffle),
-                ExhaustiveEvent::Disconnect => self.on_disconnect(),
-                ExhaustiveEvent::ConnectSpare {
+                } => self.on_connect(conn, host, timeout, shuffle),
+                Event::Disconnect => self.on_disconnect(),
+                Event::ConnectSpare {
+                    conn,
                     host,
                     timeout,
                     shuffle,
-                } => self.on_connect_spare(host, timeout, shuffle),
-                ExhaustiveEvent::DropSpare => self.on_drop_spare(),
-                ExhaustiveEvent::UseSpare => self.on_use_spare(),
-                ExhaustiveEvent::DropRetiring => self.on_drop_retiring(),
-                ExhaustiveEvent::RestoreRetiring => self.on_restore_retiring(),
-                ExhaustiveEvent::Moved { host } => self.on_moved(host),
-                ExhaustiveEvent::ProbeReadWrite { host } => self.on_probe_read_write(host),
-                ExhaustiveEvent::Reply { token, result } => self.on_reply(token, result),
-                ExhaustiveEvent::Watch { watcher, event } => self.on_watch(watcher, event),
-                ExhaustiveEvent::WatcherUnused(watcher) => {
+                } => self.on_connect_spare(conn, host, timeout, shuffle),
+                Event::DropSpare => self.on_drop_spare(),
+                Event::UseSpare => self.on_use_spare(),
+                Event::DropRetiring => self.on_drop_retiring(),
+                Event::RestoreRetiring => self.on_restore_retiring(),
+                Event::Moved { host } => self.on_moved(host),
+                Event::ProbeReadWrite { host } => self.on_probe_read_write(host),
+                Event::Reply { token, result } => self.on_reply(token, result),
+                Event::Watch { watcher, event } => self.on_watch(watcher, event),
+                Event::WatcherUnused(watcher) => {
                     self.sinks.remove(&watcher);
                 }
-                ExhaustiveEvent::State(change) => self.on_state(change),
-                ExhaustiveEvent::Closed => {
+                Event::State(change) => self.on_state(change),
+                Event::Closed => {
                     self.transport = None;
                     return true;
                 }
@@ -42,17 +44,17 @@ impl Driver {
     }
 
     /// Opens a connection to `host`, after asking the host provider (if any) for the hosts.
-    fn on_connect(&mut self, host: usize, timeout: Duration, shuffle: u64) {
+    fn on_connect(&mut self, conn: ConnId, host: usize, timeout: Duration, shuffle: u64) {
         self.host = host;
         let fresh = std::mem::take(&mut self.fresh_hosts);
         match self.provider.clone() {
             Some(provider) if !fresh => {
-                self.pending = Some((timeout, shuffle));
+                self.pending = Some((conn, timeout, shuffle));
                 self.connecting = Some(Box::pin(
                     async move { Attempted::Hosts(provider.ask().await) },
                 ));
             }
-            _ => self.start_connect(host, timeout, shuffle),
+            _ => self.start_connect(conn, host, timeout, shuffle),
         }
     }
 
@@ -70,13 +72,14 @@ impl Driver {
     }
 
     /// Opens a move's spare connection to `host`.
-    fn on_connect_spare(&mut self, host: usize, timeout: Duration, shuffle: u64) {
+    fn on_connect_spare(&mut self, conn: ConnId, host: usize, timeout: Duration, shuffle: u64) {
         let (name, port) = self.hosts[host].clone();
         crate::__log!(info, host = %format_args!("{name}:{port}"), "moving the session to another host: connecting there first");
         self.spare_host = host;
         let connector = self.connector.clone();
         self.spare_connecting = Some(Box::pin(async move {
             Attempted::Connected(
+                conn,
                 crate::resolve::connect_host(&connector, &name, port, timeout, shuffle).await,
             )
         }));
@@ -99,9 +102,11 @@ impl Driver {
         self.retiring_buf =
             std::mem::replace(&mut self.read_buf, BytesMut::with_capacity(READ_RESERVE));
         self.host = self.spare_host;
-        let now = crate::clock::now();
-        self.session
-            .handle_retiring_read(&mut self.retiring_buf, now);
+        if let Some(old) = &self.retiring {
+            let now = crate::clock::now();
+            self.session
+                .handle_read(old.conn, &mut self.retiring_buf, now);
+        }
     }
 
     fn on_drop_retiring(&mut self) {

@@ -27,9 +27,9 @@ use crate::host_provider::SharedProvider;
 use crate::metrics::Metrics;
 use crate::path::Chroot;
 use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
-use crate::session::__private::ExhaustiveEvent;
 use crate::session::{
-    ConnectionState, HostChange, Reply, Request, Session, StateChange, WatchEvent, WatcherId,
+    ConnId, ConnectionState, Event, HostChange, Reply, Request, Session, StateChange, WatchEvent,
+    WatcherId,
 };
 use crate::transport::{Connector, Transport};
 use crate::watched_event::WatchedEvent;
@@ -38,10 +38,16 @@ type ConnectFuture = Pin<Box<dyn Future<Output = Attempted> + Send>>;
 
 /// What a connection attempt's future ends with.
 enum Attempted {
-    /// The connection, or why there is none.
-    Connected(io::Result<Transport>),
+    /// Connection `conn` (the core's name for it), or why there is none.
+    Connected(ConnId, io::Result<Transport>),
     /// The host provider's answer, asked before connecting.
     Hosts(Result<Vec<(String, u16)>, String>),
+}
+
+/// A connection the core named, and its socket.
+struct Link {
+    conn: ConnId,
+    transport: Transport,
 }
 
 pub(crate) struct Driver {
@@ -52,15 +58,15 @@ pub(crate) struct Driver {
     shared: Arc<Mutex<Shared>>,
     /// Makes connections (plain or TLS).
     connector: Connector,
-    transport: Option<Transport>,
+    transport: Option<Link>,
     connecting: Option<ConnectFuture>,
     /// A move's second connection, before the switch, and its attempt.
-    spare: Option<Transport>,
+    spare: Option<Link>,
     spare_connecting: Option<ConnectFuture>,
     /// The host the spare connects to, for the logs.
     spare_host: usize,
     /// A move's old connection after the switch (only read), and its unread bytes.
-    retiring: Option<Transport>,
+    retiring: Option<Link>,
     retiring_buf: BytesMut,
     probe_tx: mpsc::UnboundedSender<usize>,
     probe_rx: mpsc::UnboundedReceiver<usize>,
@@ -86,8 +92,8 @@ pub(crate) struct Driver {
     detached: Vec<tokio::sync::oneshot::Sender<()>>,
     /// Asked for the hosts before every connection attempt, if set.
     provider: Option<SharedProvider>,
-    /// The attempt that waits for the provider's answer: its timeout and shuffle.
-    pending: Option<(Duration, u64)>,
+    /// The attempt that waits for the provider's answer: its connection, timeout and shuffle.
+    pending: Option<(ConnId, Duration, u64)>,
     /// The provider's list was just taken (and moved the client): the next attempt uses it
     /// without asking again.
     fresh_hosts: bool,
@@ -190,7 +196,7 @@ impl Driver {
             }
             if let Err(e) = self.flush() {
                 crate::__log!(warn, error = %e, "writing to the server failed");
-                self.session.handle_io_error(e, crate::clock::now());
+                self.transport_failed(e);
                 continue;
             }
             if self.timers_overdue() {
@@ -198,7 +204,10 @@ impl Driver {
             }
             self.arm_timer();
             let want_write = !self.session.poll_transmit().is_empty()
-                || self.transport.as_ref().is_some_and(Transport::wants_write);
+                || self
+                    .transport
+                    .as_ref()
+                    .is_some_and(|l| l.transport.wants_write());
             // Biased, in this order, so that what runs depends only on what is ready (a
             // simulation replays a seed exactly; tokio's random start would not): replies
             // first, as they free places in flight and carry the watch events, then the
@@ -210,12 +219,12 @@ impl Driver {
                     self.reads_in_a_row += 1;
                     match readable {
                         Ok(()) => self.read(),
-                        Err(e) => self.session.handle_io_error(e, crate::clock::now()),
+                        Err(e) => self.transport_failed(e),
                     }
                 }
                 writable = writable(&self.transport), if want_write => {
                     if let Err(e) = writable {
-                        self.session.handle_io_error(e, crate::clock::now());
+                        self.transport_failed(e);
                     }
                 }
                 attempted = connecting(&mut self.connecting) => {
@@ -277,15 +286,15 @@ impl Driver {
     /// A connection attempt (or the host provider asked before it) ended.
     fn attempted(&mut self, attempted: Attempted) {
         let now = crate::clock::now();
-        let connected = match attempted {
-            Attempted::Connected(connected) => connected,
+        let (conn, connected) = match attempted {
+            Attempted::Connected(conn, connected) => (conn, connected),
             Attempted::Hosts(hosts) => return self.provided(hosts, now),
         };
         match connected {
             Ok(transport) => {
-                self.transport = Some(transport);
+                self.transport = Some(Link { conn, transport });
                 self.read_buf.clear();
-                self.session.handle_connected(now);
+                self.session.handle_connected(conn, now);
                 self.track_attempt(|attempt| {
                     if let Some(attempt) = attempt {
                         attempt.handshaking = true;
@@ -301,8 +310,16 @@ impl Driver {
                 drop(shared);
                 self.note_tls_failure(&e);
                 // Kept by the core as the reason, for connect()'s error.
-                self.session.handle_io_error(e, now)
+                self.session.handle_closed(conn, Some(e), now)
             }
+        }
+    }
+
+    /// The current connection failed.
+    fn transport_failed(&mut self, e: io::Error) {
+        if let Some(link) = &self.transport {
+            self.session
+                .handle_closed(link.conn, Some(e), crate::clock::now());
         }
     }
 
@@ -310,28 +327,47 @@ impl Driver {
     fn spare_attempted(&mut self, attempted: Attempted) {
         let now = crate::clock::now();
         match attempted {
-            Attempted::Connected(Ok(transport)) => {
-                self.spare = Some(transport);
-                self.session.handle_spare_connected(now);
+            Attempted::Connected(conn, Ok(transport)) => {
+                self.spare = Some(Link { conn, transport });
+                self.session.handle_connected(conn, now);
             }
-            Attempted::Connected(Err(e)) => {
+            Attempted::Connected(conn, Err(e)) => {
                 crate::__log!(debug, error = %e, "could not open the connection to move the session to");
-                self.session.handle_spare_failed(Some(e), now);
+                self.session.handle_closed(conn, Some(e), now);
             }
             Attempted::Hosts(_) => {}
         }
     }
 
-    /// The spare has nothing to say before the switch: its end, or bytes, fail it.
+    /// The spare is readable before the switch: its end, an error, or bytes nobody asked
+    /// for, each of which the core takes as the spare's failure; or nothing after all (with
+    /// TLS, a record with no data, such as a session ticket).
     fn spare_readable(&mut self, readable: io::Result<()>) {
-        let failure = match readable {
-            Ok(()) => self.spare_unasked(),
-            Err(e) => Some(e),
+        let Some(spare) = &mut self.spare else {
+            return;
         };
-        if let Some(e) = failure {
-            self.spare = None;
-            self.session
-                .handle_spare_failed(Some(e), crate::clock::now());
+        let conn = spare.conn;
+        let mut scratch = BytesMut::with_capacity(64);
+        let read = match readable {
+            Ok(()) => spare.transport.try_read_buf(&mut scratch),
+            Err(e) => Err(e),
+        };
+        let now = crate::clock::now();
+        match read {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Ok(0) => {
+                self.spare = None;
+                self.session
+                    .handle_closed(conn, Some(closed_by_server()), now);
+            }
+            Ok(_) => {
+                self.spare = None;
+                self.session.handle_read(conn, &mut scratch, now);
+            }
+            Err(e) => {
+                self.spare = None;
+                self.session.handle_closed(conn, Some(e), now);
+            }
         }
     }
 
@@ -425,7 +461,7 @@ impl Driver {
     }
 
     /// Connects to host `host`: its name resolved now, every address a candidate.
-    fn start_connect(&mut self, host: usize, timeout: Duration, shuffle: u64) {
+    fn start_connect(&mut self, conn: ConnId, host: usize, timeout: Duration, shuffle: u64) {
         let (name, port) = self.hosts[host].clone();
         crate::__log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
         self.host = host;
@@ -438,6 +474,7 @@ impl Driver {
         let connector = self.connector.clone();
         self.connecting = Some(Box::pin(async move {
             Attempted::Connected(
+                conn,
                 crate::resolve::connect_host(&connector, &name, port, timeout, shuffle).await,
             )
         }));
@@ -447,7 +484,7 @@ impl Driver {
     /// `Client::update_hosts` takes one; then the attempt goes on (unless the client moves,
     /// in which case the core starts a new one at once).
     fn provided(&mut self, hosts: Result<Vec<(String, u16)>, String>, now: Instant) {
-        let Some((timeout, shuffle)) = self.pending.take() else {
+        let Some((conn, timeout, shuffle)) = self.pending.take() else {
             return;
         };
         match hosts {
@@ -469,7 +506,7 @@ impl Driver {
             }
         }
         match self.session.current_host() {
-            Some(host) => self.start_connect(host, timeout, shuffle),
+            Some(host) => self.start_connect(conn, host, timeout, shuffle),
             None => self.fresh_hosts = false,
         }
     }
@@ -517,7 +554,7 @@ impl Driver {
 
     /// Writes what the core has to send, as far as the socket takes it without blocking.
     fn flush(&mut self) -> io::Result<()> {
-        let Some(transport) = &mut self.transport else {
+        let Some(Link { transport, .. }) = &mut self.transport else {
             return Ok(());
         };
         while !self.session.poll_transmit().is_empty() {
@@ -535,9 +572,10 @@ impl Driver {
 
     /// Reads what the socket holds once it is readable, and hands it to the core.
     fn read(&mut self) {
-        let Some(transport) = &mut self.transport else {
+        let Some(Link { conn, transport }) = &mut self.transport else {
             return;
         };
+        let conn = *conn;
         // Make room now rather than before waiting: by then the replies sliced out of the
         // buffer have usually been dropped, so `reserve` reclaims the buffer in place.
         let room = read_room(&self.read_buf);
@@ -546,16 +584,12 @@ impl Driver {
         }
         let now = crate::clock::now();
         match transport.try_read_buf(&mut self.read_buf) {
-            Ok(0) => self.session.handle_io_error(
-                io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                ),
-                now,
-            ),
+            Ok(0) => self
+                .session
+                .handle_closed(conn, Some(closed_by_server()), now),
             Ok(n) => {
                 self.metrics.received(n);
-                self.session.handle_read(&mut self.read_buf, now);
+                self.session.handle_read(conn, &mut self.read_buf, now);
                 self.publish_heard();
             }
             // Readiness without bytes (or, with TLS, part of a record): wait again.
@@ -563,7 +597,7 @@ impl Driver {
             Err(e) => {
                 crate::__log!(warn, error = %e, "reading from the server failed");
                 self.note_tls_failure(&e);
-                self.session.handle_io_error(e, now)
+                self.session.handle_closed(conn, Some(e), now)
             }
         }
     }
@@ -584,17 +618,17 @@ impl Driver {
 
     /// Reads the old connection of a move (after the switch) and hands its bytes to the core.
     fn read_retiring(&mut self) {
-        let Some(transport) = &mut self.retiring else {
+        let Some(Link { conn, transport }) = &mut self.retiring else {
             return;
         };
+        let conn = *conn;
         self.retiring_buf.reserve(READ_RESERVE);
         match transport.try_read_buf(&mut self.retiring_buf) {
             Ok(0) => self.retiring_closed(),
             Ok(n) => {
                 self.metrics.received(n);
                 let now = crate::clock::now();
-                self.session
-                    .handle_retiring_read(&mut self.retiring_buf, now);
+                self.session.handle_read(conn, &mut self.retiring_buf, now);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(_) => self.retiring_closed(),
@@ -603,29 +637,11 @@ impl Driver {
 
     /// The old connection of a move ended (the server closes it once the session moved).
     fn retiring_closed(&mut self) {
-        self.retiring = None;
+        let Some(Link { conn, .. }) = self.retiring.take() else {
+            return;
+        };
         self.retiring_buf.clear();
-        self.session.handle_retiring_closed(crate::clock::now());
-    }
-
-    /// The spare connection is readable before the switch: its end, an error, or bytes
-    /// nobody asked for (then it is failed). `None` when nothing was there after all (with
-    /// TLS, a record with no data, such as a session ticket).
-    fn spare_unasked(&mut self) -> Option<io::Error> {
-        let transport = self.spare.as_mut()?;
-        let mut scratch = BytesMut::with_capacity(64);
-        match transport.try_read_buf(&mut scratch) {
-            Ok(0) => Some(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the server closed the connection",
-            )),
-            Ok(_) => Some(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the server sent bytes before the handshake",
-            )),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => None,
-            Err(e) => Some(e),
-        }
+        self.session.handle_closed(conn, None, crate::clock::now());
     }
 
     /// Tells the handles when the server last heard from the session, if that moved (a
@@ -699,16 +715,24 @@ fn read_room(buf: &[u8]) -> usize {
     READ_RESERVE.max(missing.min(buf.len()))
 }
 
-async fn readable(transport: &Option<Transport>) -> io::Result<()> {
-    match transport {
-        Some(t) => t.readable().await,
+/// The end of a connection, as the core hears of it.
+fn closed_by_server() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the server closed the connection",
+    )
+}
+
+async fn readable(link: &Option<Link>) -> io::Result<()> {
+    match link {
+        Some(l) => l.transport.readable().await,
         None => std::future::pending().await,
     }
 }
 
-async fn writable(transport: &Option<Transport>) -> io::Result<()> {
-    match transport {
-        Some(t) => t.writable().await,
+async fn writable(link: &Option<Link>) -> io::Result<()> {
+    match link {
+        Some(l) => l.transport.writable().await,
         None => std::future::pending().await,
     }
 }

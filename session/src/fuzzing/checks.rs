@@ -50,22 +50,45 @@ impl<'a> Harness<'a> {
             assert!(allowed, "{event:?} after Event::Closed");
         }
         match event {
-            Event::Connect { host, timeout, .. } => self.check_connect(host, timeout),
+            Event::Connect {
+                conn,
+                host,
+                timeout,
+                ..
+            } => {
+                self.current_conn = conn;
+                self.check_connect(host, timeout)
+            }
             Event::Disconnect => {
                 self.connect_outstanding = false;
                 self.rx.clear();
                 self.server.reset_connection(false);
             }
-            Event::ConnectSpare { host, timeout, .. } => self.check_connect_spare(host, timeout),
+            Event::ConnectSpare {
+                conn,
+                host,
+                timeout,
+                ..
+            } => {
+                self.spare_conn = conn;
+                self.check_connect_spare(host, timeout)
+            }
             Event::DropSpare => {
                 assert!(self.spare_outstanding, "DropSpare with no spare");
                 self.spare_outstanding = false;
             }
-            Event::UseSpare => self.use_spare(),
+            Event::UseSpare => {
+                self.retiring_conn = self.current_conn;
+                self.current_conn = self.spare_conn;
+                self.use_spare()
+            }
             Event::DropRetiring => {
                 assert!(self.retiring.take().is_some(), "DropRetiring with none");
             }
-            Event::RestoreRetiring => self.restore_retiring(),
+            Event::RestoreRetiring => {
+                self.current_conn = self.retiring_conn;
+                self.restore_retiring()
+            }
             Event::Moved { host } => {
                 assert!(host < self.host_count, "Moved to host {host}");
                 assert!(self.state.is_connected(), "Moved while {:?}", self.state);
