@@ -11,7 +11,7 @@ impl<T> Session<T> {
     /// session timeout (only while there is a session to lose; `poll_timeout` and
     /// `handle_timeout` must agree, or the driver would spin on a deadline in the past).
     pub(super) fn expiry_deadline(&self) -> Option<Instant> {
-        match self.disconnected_since {
+        match self.timers.disconnected_since {
             Some(since) if self.session_id != 0 => Some(since + self.negotiated),
             _ => None,
         }
@@ -20,7 +20,7 @@ impl<T> Session<T> {
     /// When the oldest request waiting for a connection has waited the session timeout
     /// (`None` while a connection is open: the queue is then sent, not waiting).
     pub(super) fn waiting_deadline(&self) -> Option<Instant> {
-        match (self.conn, self.waiting.front()) {
+        match (self.conn, self.requests.waiting.front()) {
             (Conn::Open { .. }, _) | (_, None) => None,
             (_, Some(waiting)) => Some(waiting.since + self.negotiated),
         }
@@ -36,7 +36,7 @@ impl<T> Session<T> {
             if now < deadline {
                 break;
             }
-            let Some(Waiting { request, .. }) = self.waiting.pop_front() else {
+            let Some(Waiting { request, .. }) = self.requests.waiting.pop_front() else {
                 break;
             };
             let mut detail = format!(
@@ -77,7 +77,7 @@ impl<T> Session<T> {
     pub(super) fn start_connect(&mut self, now: Instant) {
         let host = self.hosts.current();
         let timeout = self.attempt_timeout(now);
-        self.attempt_timeout = timeout;
+        self.timers.attempt_timeout = timeout;
         self.conn = Conn::Connecting {
             host,
             deadline: now + timeout,
@@ -139,11 +139,11 @@ impl<T> Session<T> {
         if active {
             self.events.push_back(Event::Disconnect);
         }
-        self.out.clear();
-        self.skip = 0;
-        self.sasl = None;
-        self.pings.clear();
-        self.set_watches_in_flight = 0;
+        self.requests.out.clear();
+        self.requests.skip = 0;
+        self.auth.sasl = None;
+        self.requests.pings.clear();
+        self.requests.set_watches_in_flight = 0;
         // In flight: may or may not have been applied. Never re-sent.
         let reason = self.loss_reason.take();
         if active {
@@ -153,23 +153,23 @@ impl<T> Session<T> {
             Some(why) => why.error(),
             None => Error::connection_loss(),
         };
-        while let Some(p) = self.pending.pop_front() {
+        while let Some(p) = self.requests.pending.pop_front() {
             self.fail(p.token, p.watch, loss());
         }
-        for token in self.pending_auth.drain(..).flatten() {
+        for token in self.auth.pending.drain(..).flatten() {
             self.events.push_back(Event::Reply {
                 token,
                 result: Err(loss()),
             });
         }
-        self.rw_probe = None;
+        self.timers.rw_probe = None;
         self.release_burst_capacity();
-        if self.closing.is_some() {
+        if self.closing.under_way.is_some() {
             self.finish_close();
             return false;
         }
         if was_open {
-            self.disconnected_since = Some(now);
+            self.timers.disconnected_since = Some(now);
             self.set_state(ConnectionState::Suspended);
         }
         self.conn = Conn::Idle { retry_at: now };
@@ -181,13 +181,13 @@ impl<T> Session<T> {
     /// (rare, and the queues are then empty or nearly so): without it a long-lived client
     /// holds the largest burst it ever saw for the rest of its life.
     pub(super) fn release_burst_capacity(&mut self) {
-        if self.out.capacity() > KEEP_OUT {
-            self.out = BytesMut::with_capacity(KEEP_OUT);
+        if self.requests.out.capacity() > KEEP_OUT {
+            self.requests.out = BytesMut::with_capacity(KEEP_OUT);
         }
-        self.pending.shrink_to(KEEP_QUEUED);
-        self.pings.shrink_to(KEEP_QUEUED);
-        self.pending_auth.shrink_to(KEEP_QUEUED);
-        self.waiting.shrink_to(KEEP_QUEUED);
+        self.requests.pending.shrink_to(KEEP_QUEUED);
+        self.requests.pings.shrink_to(KEEP_QUEUED);
+        self.auth.pending.shrink_to(KEEP_QUEUED);
+        self.requests.waiting.shrink_to(KEEP_QUEUED);
         self.events.shrink_to(KEEP_QUEUED);
         self.triggered.shrink_to(KEEP_QUEUED);
         self.forgotten.shrink_to(KEEP_QUEUED);
@@ -210,7 +210,7 @@ impl<T> Session<T> {
     pub(super) fn lose_session(&mut self) {
         self.session_id = 0;
         self.passwd = Secret::new(vec![0; 16]);
-        self.disconnected_since = None;
+        self.timers.disconnected_since = None;
         self.last_heard = None;
         self.fail_waiting(Error::session_expired);
         let expired = WatchEvent {
@@ -228,7 +228,7 @@ impl<T> Session<T> {
     }
 
     pub(super) fn fail_waiting(&mut self, error: impl Fn() -> Error) {
-        while let Some(Waiting { request, .. }) = self.waiting.pop_front() {
+        while let Some(Waiting { request, .. }) = self.requests.waiting.pop_front() {
             self.fail(Some(request.token), request.watch, error());
         }
     }
@@ -259,14 +259,14 @@ impl<T> Session<T> {
             self.events.push_back(Event::Disconnect);
         }
         self.conn = Conn::Closed;
-        self.out.clear();
-        self.sasl = None;
-        while let Some(p) = self.pending.pop_front() {
+        self.requests.out.clear();
+        self.auth.sasl = None;
+        while let Some(p) = self.requests.pending.pop_front() {
             self.fail(p.token, p.watch, Error::closed());
         }
         self.fail_waiting(Error::closed);
-        let later = self.pending_auth_later.drain(..).map(|(_, token)| token);
-        for token in self.pending_auth.drain(..).flatten().chain(later) {
+        let later = self.auth.later.drain(..).map(|(_, token)| token);
+        for token in self.auth.pending.drain(..).flatten().chain(later) {
             self.events.push_back(Event::Reply {
                 token,
                 result: Err(Error::closed()),
@@ -284,19 +284,19 @@ impl<T> Session<T> {
             });
         }
         self.session_id = 0;
-        self.disconnected_since = None;
+        self.timers.disconnected_since = None;
         self.set_state(ConnectionState::Closed);
         let done = Reply {
             zxid: self.last_zxid,
             body: Bytes::new(),
         };
-        if let Some((Some(token), _)) = self.closing.take() {
+        if let Some((Some(token), _)) = self.closing.under_way.take() {
             self.events.push_back(Event::Reply {
                 token,
                 result: Ok(done.clone()),
             });
         }
-        for token in self.extra_close_tokens.drain(..) {
+        for token in self.closing.extra_tokens.drain(..) {
             self.events.push_back(Event::Reply {
                 token,
                 result: Ok(done.clone()),
@@ -365,7 +365,9 @@ mod tests {
                 now,
             );
         }
-        assert!(s.out.capacity() > KEEP_OUT && s.pending.capacity() > KEEP_QUEUED);
+        assert!(
+            s.requests.out.capacity() > KEEP_OUT && s.requests.pending.capacity() > KEEP_QUEUED
+        );
 
         let conn = s.connections.by_role().0.expect("a connection");
         s.handle_closed(conn, None, now);
@@ -373,11 +375,15 @@ mod tests {
             .filter(|e| matches!(e, Event::Reply { result: Err(_), .. }))
             .count();
         assert_eq!(failed, 5_000, "every request in flight is answered");
-        assert!(s.out.capacity() <= KEEP_OUT, "{}", s.out.capacity());
         assert!(
-            s.pending.capacity() <= 2 * KEEP_QUEUED,
+            s.requests.out.capacity() <= KEEP_OUT,
             "{}",
-            s.pending.capacity()
+            s.requests.out.capacity()
+        );
+        assert!(
+            s.requests.pending.capacity() <= 2 * KEEP_QUEUED,
+            "{}",
+            s.requests.pending.capacity()
         );
         // The failed replies were still queued at the teardown; the next handshake finds
         // the queue drained.

@@ -104,7 +104,7 @@ impl<T> Session<T> {
             }
         ) && self.seen_read_write
             && self.session_id != 0
-            && self.closing.is_none()
+            && self.closing.under_way.is_none()
             && !self.watches.has_persistent()
     }
 
@@ -245,11 +245,11 @@ impl<T> Session<T> {
         let Conn::Open { host, .. } = self.conn else {
             return;
         };
-        let quiet = self.pending.is_empty()
-            && self.pending_auth.is_empty()
-            && self.pings.is_empty()
-            && self.out.is_empty()
-            && self.skip == 0;
+        let quiet = self.requests.pending.is_empty()
+            && self.auth.pending.is_empty()
+            && self.requests.pings.is_empty()
+            && self.requests.out.is_empty()
+            && self.requests.skip == 0;
         if !self.draining() || !quiet {
             return;
         }
@@ -258,17 +258,17 @@ impl<T> Session<T> {
             m.stage = MoveStage::Switching {
                 from: host,
                 retiring_alive: true,
-                last_recv: self.last_recv,
-                last_send: self.last_send,
+                last_recv: self.timers.last_recv,
+                last_send: self.timers.last_send,
                 auth_sent: self.cfg.auth.len(),
             };
         }
         self.events.push_back(Event::UseSpare);
         self.connections.use_spare();
-        self.attempt_timeout = self.connect_timeout();
+        self.timers.attempt_timeout = self.connect_timeout();
         self.conn = Conn::Handshaking {
             host: to,
-            deadline: now + self.attempt_timeout,
+            deadline: now + self.timers.attempt_timeout,
         };
         self.write_connect_request(now);
     }
@@ -315,7 +315,7 @@ impl<T> Session<T> {
         if !matches!(self.conn, Conn::Open { .. }) || self.draining() {
             return;
         }
-        while let Some(waiting) = self.waiting.pop_front() {
+        while let Some(waiting) = self.requests.waiting.pop_front() {
             self.send_waiting_one(waiting, now);
         }
     }
@@ -333,7 +333,7 @@ impl<T> Session<T> {
             // The old connection is gone: the handshake under way is a plain reconnection.
             self.loss_reason = None;
             self.cancel_move();
-            self.disconnected_since = Some(now);
+            self.timers.disconnected_since = Some(now);
             self.set_state(ConnectionState::Suspended);
             return;
         }
@@ -359,7 +359,7 @@ impl<T> Session<T> {
         else {
             return None;
         };
-        if self.closing.is_some() || now >= last_recv + self.read_timeout {
+        if self.closing.under_way.is_some() || now >= last_recv + self.timers.read_timeout {
             // Closing; or the old connection has been silent for the read timeout: it is
             // no healthier than the new one.
             return None;
@@ -368,22 +368,22 @@ impl<T> Session<T> {
         self.events.push_back(Event::Disconnect);
         self.events.push_back(Event::RestoreRetiring);
         self.connections.restore_retiring();
-        self.out.clear();
-        self.sasl = None;
-        self.pings.clear();
+        self.requests.out.clear();
+        self.auth.sasl = None;
+        self.requests.pings.clear();
         let reason = self
             .loss_reason
             .take()
             .unwrap_or(ConnectionFailure::ConnectionLost);
-        while let Some(p) = self.pending.pop_front() {
+        while let Some(p) = self.requests.pending.pop_front() {
             self.fail(p.token, p.watch, reason.error());
         }
         self.conn = Conn::Open {
             host: from,
             read_only: false,
         };
-        self.last_recv = last_recv;
-        self.last_send = last_send;
+        self.timers.last_recv = last_recv;
+        self.timers.last_send = last_send;
         // Identities added since the switch: the old connection has not seen them.
         self.resend_auth_from(auth_sent, now);
         Some(reason)

@@ -46,10 +46,10 @@ impl Driver {
     /// Opens a connection to `host`, after asking the host provider (if any) for the hosts.
     fn on_connect(&mut self, conn: ConnId, host: usize, timeout: Duration, shuffle: u64) {
         self.host = host;
-        let fresh = std::mem::take(&mut self.fresh_hosts);
-        match self.provider.clone() {
+        let fresh = std::mem::take(&mut self.provider.fresh);
+        match self.provider.shared.clone() {
             Some(provider) if !fresh => {
-                self.pending = Some((conn, timeout, shuffle));
+                self.provider.pending = Some((conn, timeout, shuffle));
                 self.connecting = Some(Box::pin(
                     async move { Attempted::Hosts(provider.ask().await) },
                 ));
@@ -65,19 +65,16 @@ impl Driver {
         self.release_burst_capacity();
         let failure = self.session.last_connection_failure().cloned();
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        shared.attempt = None;
-        if failure.is_some() {
-            shared.last_failure = failure;
-        }
+        shared.diagnosis.connection_ended(failure);
     }
 
     /// Opens a move's spare connection to `host`.
     fn on_connect_spare(&mut self, conn: ConnId, host: usize, timeout: Duration, shuffle: u64) {
         let (name, port) = self.hosts[host].clone();
         crate::__log!(info, host = %format_args!("{name}:{port}"), "moving the session to another host: connecting there first");
-        self.spare_host = host;
+        self.moving.spare_host = host;
         let connector = self.connector.clone();
-        self.spare_connecting = Some(Box::pin(async move {
+        self.moving.spare_connecting = Some(Box::pin(async move {
             Attempted::Connected(
                 conn,
                 crate::resolve::connect_host(&connector, &name, port, timeout, shuffle).await,
@@ -90,34 +87,34 @@ impl Driver {
             crate::__log!(info, error = %failure, "the session stays on its host for now");
             let _ = failure;
         }
-        self.spare = None;
-        self.spare_connecting = None;
+        self.moving.spare = None;
+        self.moving.spare_connecting = None;
     }
 
     /// Switches to the spare; the old connection is only read from now on.
     fn on_use_spare(&mut self) {
         // The old connection's unread bytes stay with it.
-        self.retiring = self.transport.take();
-        self.transport = self.spare.take();
-        self.retiring_buf =
+        self.moving.retiring = self.transport.take();
+        self.transport = self.moving.spare.take();
+        self.moving.retiring_buf =
             std::mem::replace(&mut self.read_buf, BytesMut::with_capacity(READ_RESERVE));
-        self.host = self.spare_host;
-        if let Some(old) = &self.retiring {
+        self.host = self.moving.spare_host;
+        if let Some(old) = &self.moving.retiring {
             let now = crate::clock::now();
             self.session
-                .handle_read(old.conn, &mut self.retiring_buf, now);
+                .handle_read(old.conn, &mut self.moving.retiring_buf, now);
         }
     }
 
     fn on_drop_retiring(&mut self) {
-        self.retiring = None;
-        self.retiring_buf = BytesMut::new();
+        self.moving.retiring = None;
+        self.moving.retiring_buf = BytesMut::new();
     }
 
     /// Goes back to the old connection, the move abandoned.
     fn on_restore_retiring(&mut self) {
-        self.transport = self.retiring.take();
-        self.read_buf = std::mem::take(&mut self.retiring_buf);
+        self.transport = self.moving.retiring.take();
+        self.read_buf = std::mem::take(&mut self.moving.retiring_buf);
         if let Some(host) = self.session.current_host() {
             self.host = host;
         }
@@ -138,7 +135,7 @@ impl Driver {
     /// Asks `host` in the background whether it serves writes.
     fn on_probe_read_write(&mut self, host: usize) {
         let (name, port) = self.hosts[host].clone();
-        let found = self.probe_tx.clone();
+        let found = self.probe.tx.clone();
         let connector = self.connector.clone();
         tokio::spawn(async move {
             if is_read_write(&connector, &name, port).await {
@@ -217,12 +214,7 @@ impl Driver {
         }
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         if change.state.is_connected() {
-            shared.attempt = None;
-            shared.host_failures.clear();
-            #[cfg(feature = "tls")]
-            {
-                shared.tls_failure = None;
-            }
+            shared.diagnosis.session_established();
         }
         shared.password = if change.session_id != 0 {
             self.session.session_password().clone()
@@ -234,8 +226,10 @@ impl Driver {
             ConnectionState::AuthFailed | ConnectionState::Lost
         ) {
             // Before anyone hears of it: connect() reports this reason.
-            shared.last_failure = self.session.last_connection_failure().cloned();
-            shared.auth_failure = self.session.auth_failure().cloned();
+            shared.diagnosis.session_refused(
+                self.session.last_connection_failure().cloned(),
+                self.session.auth_failure().cloned(),
+            );
         }
         shared.current = change;
         shared.negotiated_timeout = self.session.negotiated_timeout();

@@ -11,44 +11,37 @@
 //! (`Event::UseSpare`, `Event::DropRetiring`, `Event::RestoreRetiring`).
 
 mod events;
+mod link;
+mod move_links;
+mod probe;
+mod provider_ask;
+mod timer;
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use tokio::sync::mpsc;
 
+use crate::connect_diagnosis::ConnectDiagnosis;
 use crate::history::{Answer, Recorded, Recorder};
 use crate::host_provider::SharedProvider;
 use crate::metrics::Metrics;
 use crate::path::Chroot;
-use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
+use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
 use crate::session::{
     ConnId, ConnectionState, Event, HostChange, Reply, Request, Session, StateChange, WatchEvent,
     WatcherId,
 };
-use crate::transport::{Connector, Transport};
+use crate::transport::Connector;
 use crate::watched_event::WatchedEvent;
-
-type ConnectFuture = Pin<Box<dyn Future<Output = Attempted> + Send>>;
-
-/// What a connection attempt's future ends with.
-enum Attempted {
-    /// Connection `conn` (the core's name for it), or why there is none.
-    Connected(ConnId, io::Result<Transport>),
-    /// The host provider's answer, asked before connecting.
-    Hosts(Result<Vec<(String, u16)>, String>),
-}
-
-/// A connection the core named, and its socket.
-struct Link {
-    conn: ConnId,
-    transport: Transport,
-}
+use link::{Attempted, ConnectFuture, Link};
+use move_links::MoveLinks;
+use probe::{is_read_write, Probe};
+use provider_ask::ProviderAsk;
+use timer::Timer;
 
 pub(crate) struct Driver {
     session: Session<ReplyTx>,
@@ -60,16 +53,10 @@ pub(crate) struct Driver {
     connector: Connector,
     transport: Option<Link>,
     connecting: Option<ConnectFuture>,
-    /// A move's second connection, before the switch, and its attempt.
-    spare: Option<Link>,
-    spare_connecting: Option<ConnectFuture>,
-    /// The host the spare connects to, for the logs.
-    spare_host: usize,
-    /// A move's old connection after the switch (only read), and its unread bytes.
-    retiring: Option<Link>,
-    retiring_buf: BytesMut,
-    probe_tx: mpsc::UnboundedSender<usize>,
-    probe_rx: mpsc::UnboundedReceiver<usize>,
+    /// A move's other connections: the spare, then the old one.
+    moving: MoveLinks,
+    /// The read-write probes' answers.
+    probe: Probe,
     read_buf: BytesMut,
     /// Where each watcher the core holds sends its events.
     sinks: HashMap<WatcherId, WatchSink>,
@@ -78,25 +65,12 @@ pub(crate) struct Driver {
     /// The last session id, for the logs (a `Lost` change carries 0).
     last_session: i64,
     handles_gone: bool,
-    /// One timer for the whole life of the driver, armed at `armed` (if any). It is moved
-    /// earlier when the core's deadline is earlier, and left alone when the deadline moved
-    /// later (as it does after every send and receive): it then fires early, which is
-    /// harmless, and is re-armed at the real deadline.
-    timer: Pin<Box<tokio::time::Sleep>>,
-    armed: Option<Instant>,
-    /// Reads in a row since the core's timers last had their turn: bounded by
-    /// [`READS_BEFORE_TIMERS`], so that a socket that is always readable cannot keep the
-    /// timers (the read timeout above all) from running.
-    reads_in_a_row: u32,
+    /// The core's deadline, as a tokio timer.
+    timer: Timer,
     /// Callers of `Client::detach`, told (by the drop) when the driver is gone.
     detached: Vec<tokio::sync::oneshot::Sender<()>>,
-    /// Asked for the hosts before every connection attempt, if set.
-    provider: Option<SharedProvider>,
-    /// The attempt that waits for the provider's answer: its connection, timeout and shuffle.
-    pending: Option<(ConnId, Duration, u64)>,
-    /// The provider's list was just taken (and moved the client): the next attempt uses it
-    /// without asking again.
-    fresh_hosts: bool,
+    /// The host provider, asked for the hosts before every connection attempt, if set.
+    provider: ProviderAsk,
     /// The client's figures: bytes, connections, expiries, watch events.
     metrics: Arc<Metrics>,
     /// The core's `last_heard` as last told to the handles.
@@ -111,11 +85,6 @@ const KEEP_SINKS: usize = 64;
 /// Smallest free space kept in the read buffer before a read.
 const READ_RESERVE: usize = 64 * 1024;
 
-/// Reads after which the driver looks at the core's deadline before reading again (see
-/// `Driver::reads_in_a_row`). A read takes up to a frame, so this is megabytes between looks
-/// at worst, and a look costs one clock read.
-const READS_BEFORE_TIMERS: u32 = 64;
-
 impl Driver {
     pub(crate) fn new(
         session: Session<ReplyTx>,
@@ -126,7 +95,6 @@ impl Driver {
         connector: Connector,
         provider: Option<SharedProvider>,
     ) -> Driver {
-        let (probe_tx, probe_rx) = mpsc::unbounded_channel();
         Driver {
             session,
             hosts,
@@ -136,25 +104,16 @@ impl Driver {
             connector,
             transport: None,
             connecting: None,
-            spare: None,
-            spare_connecting: None,
-            spare_host: 0,
-            retiring: None,
-            retiring_buf: BytesMut::new(),
-            probe_tx,
-            probe_rx,
+            moving: MoveLinks::default(),
+            probe: Probe::new(),
             read_buf: BytesMut::with_capacity(READ_RESERVE),
             sinks: HashMap::new(),
             host: 0,
             last_session: 0,
             handles_gone: false,
-            timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
-            armed: None,
-            reads_in_a_row: 0,
+            timer: Timer::new(),
             detached: Vec::new(),
-            provider,
-            pending: None,
-            fresh_hosts: false,
+            provider: ProviderAsk::new(provider),
             metrics: Arc::new(Metrics::new()),
             heard: None,
             recorder: None,
@@ -202,7 +161,7 @@ impl Driver {
             if self.timers_overdue() {
                 continue;
             }
-            self.arm_timer();
+            self.timer.arm(self.session.poll_timeout());
             let want_write = !self.session.poll_transmit().is_empty()
                 || self
                     .transport
@@ -216,7 +175,7 @@ impl Driver {
             tokio::select! {
                 biased;
                 readable = readable(&self.transport) => {
-                    self.reads_in_a_row += 1;
+                    self.timer.count_read();
                     match readable {
                         Ok(()) => self.read(),
                         Err(e) => self.transport_failed(e),
@@ -232,22 +191,21 @@ impl Driver {
                     self.attempted(attempted);
                 }
                 // A move's old connection, after the switch: its notifications.
-                readable = readable(&self.retiring) => match readable {
+                readable = readable(&self.moving.retiring) => match readable {
                     Ok(()) => self.read_retiring(),
                     Err(_) => self.retiring_closed(),
                 },
                 // A move's spare connection: opened, or not.
-                attempted = connecting(&mut self.spare_connecting) => {
-                    self.spare_connecting = None;
+                attempted = connecting(&mut self.moving.spare_connecting) => {
+                    self.moving.spare_connecting = None;
                     self.spare_attempted(attempted);
                 }
-                readable = readable(&self.spare) => self.spare_readable(readable),
-                Some(host) = self.probe_rx.recv() => {
+                readable = readable(&self.moving.spare) => self.spare_readable(readable),
+                Some(host) = self.probe.rx.recv() => {
                     self.session.handle_read_write_found(host, crate::clock::now());
                 }
-                () = &mut self.timer, if self.armed.is_some() => {
-                    self.armed = None;
-                    self.reads_in_a_row = 0;
+                () = &mut self.timer.sleep, if self.timer.is_armed() => {
+                    self.timer.fired();
                     self.session.handle_timeout(crate::clock::now());
                 }
                 command = self.commands.recv(), if !self.handles_gone => self.commands_arrived(command),
@@ -255,32 +213,18 @@ impl Driver {
         }
     }
 
-    /// After [`READS_BEFORE_TIMERS`] reads in a row, gives the core's timers their turn;
-    /// true if they were due (and ran).
+    /// After [`timer::READS_BEFORE_TIMERS`] reads in a row, gives the core's timers their
+    /// turn; true if they were due (and ran).
     fn timers_overdue(&mut self) -> bool {
-        if self.reads_in_a_row < READS_BEFORE_TIMERS {
+        if !self.timer.timers_turn() {
             return false;
         }
-        // The select of `run` serves the socket first: under a stream that never pauses (a
-        // server streaming notifications would keep a call waiting past its read timeout),
-        // the timers' turn comes here.
-        self.reads_in_a_row = 0;
         let now = crate::clock::now();
         if self.session.poll_timeout().is_some_and(|d| d <= now) {
             self.session.handle_timeout(now);
             return true;
         }
         false
-    }
-
-    /// Moves the timer earlier when the core's deadline is earlier than it is armed for.
-    fn arm_timer(&mut self) {
-        if let Some(deadline) = self.session.poll_timeout() {
-            if self.armed.is_none_or(|armed| deadline < armed) {
-                self.timer.as_mut().reset(deadline.into());
-                self.armed = Some(deadline);
-            }
-        }
     }
 
     /// A connection attempt (or the host provider asked before it) ended.
@@ -295,18 +239,15 @@ impl Driver {
                 self.transport = Some(Link { conn, transport });
                 self.read_buf.clear();
                 self.session.handle_connected(conn, now);
-                self.track_attempt(|attempt| {
-                    if let Some(attempt) = attempt {
-                        attempt.handshaking = true;
-                        attempt.since = now;
-                    }
-                });
+                self.diagnose(|diagnosis| diagnosis.handshaking(now));
             }
             Err(e) => {
                 crate::__log!(debug, error = %e, "connection attempt failed");
                 let (name, port) = &self.hosts[self.host];
                 let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-                shared.host_failed(format!("{name}:{port}"), e.to_string());
+                shared
+                    .diagnosis
+                    .host_failed(format!("{name}:{port}"), e.to_string());
                 drop(shared);
                 self.note_tls_failure(&e);
                 // Kept by the core as the reason, for connect()'s error.
@@ -328,7 +269,7 @@ impl Driver {
         let now = crate::clock::now();
         match attempted {
             Attempted::Connected(conn, Ok(transport)) => {
-                self.spare = Some(Link { conn, transport });
+                self.moving.spare = Some(Link { conn, transport });
                 self.session.handle_connected(conn, now);
             }
             Attempted::Connected(conn, Err(e)) => {
@@ -343,7 +284,7 @@ impl Driver {
     /// for, each of which the core takes as the spare's failure; or nothing after all (with
     /// TLS, a record with no data, such as a session ticket).
     fn spare_readable(&mut self, readable: io::Result<()>) {
-        let Some(spare) = &mut self.spare else {
+        let Some(spare) = &mut self.moving.spare else {
             return;
         };
         let conn = spare.conn;
@@ -356,16 +297,16 @@ impl Driver {
         match read {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Ok(0) => {
-                self.spare = None;
+                self.moving.spare = None;
                 self.session
                     .handle_closed(conn, Some(closed_by_server()), now);
             }
             Ok(_) => {
-                self.spare = None;
+                self.moving.spare = None;
                 self.session.handle_read(conn, &mut scratch, now);
             }
             Err(e) => {
-                self.spare = None;
+                self.moving.spare = None;
                 self.session.handle_closed(conn, Some(e), now);
             }
         }
@@ -465,12 +406,8 @@ impl Driver {
         let (name, port) = self.hosts[host].clone();
         crate::__log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
         self.host = host;
-        let attempt = Attempt {
-            host: format!("{name}:{port}"),
-            handshaking: false,
-            since: crate::clock::now(),
-        };
-        self.track_attempt(|current| *current = Some(attempt));
+        let now = crate::clock::now();
+        self.diagnose(|diagnosis| diagnosis.attempt_started(format!("{name}:{port}"), now));
         let connector = self.connector.clone();
         self.connecting = Some(Box::pin(async move {
             Attempted::Connected(
@@ -484,7 +421,7 @@ impl Driver {
     /// `Client::update_hosts` takes one; then the attempt goes on (unless the client moves,
     /// in which case the core starts a new one at once).
     fn provided(&mut self, hosts: Result<Vec<(String, u16)>, String>, now: Instant) {
-        let Some((conn, timeout, shuffle)) = self.pending.take() else {
+        let Some((conn, timeout, shuffle)) = self.provider.pending.take() else {
             return;
         };
         match hosts {
@@ -492,7 +429,7 @@ impl Driver {
                 crate::__log!(info, hosts = ?hosts, "the host provider changed the hosts");
                 if self.update_hosts(hosts, HostChange::Rebalance, now) {
                     // The core dropped this attempt and connects to the new host at once.
-                    self.fresh_hosts = true;
+                    self.provider.fresh = true;
                     return;
                 }
             }
@@ -502,12 +439,13 @@ impl Driver {
                 self.shared
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
+                    .diagnosis
                     .host_failed("host provider".into(), why);
             }
         }
         match self.session.current_host() {
             Some(host) => self.start_connect(conn, host, timeout, shuffle),
-            None => self.fresh_hosts = false,
+            None => self.provider.fresh = false,
         }
     }
 
@@ -534,9 +472,7 @@ impl Driver {
             crate::host_list::host_strings(&hosts);
         self.hosts = hosts;
         // A read-write probe under way would answer with an index into the old list.
-        let (probe_tx, probe_rx) = mpsc::unbounded_channel();
-        self.probe_tx = probe_tx;
-        self.probe_rx = probe_rx;
+        self.probe = Probe::new();
         moved
     }
 
@@ -609,8 +545,7 @@ impl Driver {
     fn note_tls_failure(&self, e: &io::Error) {
         #[cfg(feature = "tls")]
         if let Some(tls) = crate::tls::TlsError::find(e) {
-            let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-            shared.tls_failure = Some(tls.clone());
+            self.diagnose(|diagnosis| diagnosis.tls_refused(tls.clone()));
         }
         #[cfg(not(feature = "tls"))]
         let _ = e;
@@ -618,17 +553,18 @@ impl Driver {
 
     /// Reads the old connection of a move (after the switch) and hands its bytes to the core.
     fn read_retiring(&mut self) {
-        let Some(Link { conn, transport }) = &mut self.retiring else {
+        let Some(Link { conn, transport }) = &mut self.moving.retiring else {
             return;
         };
         let conn = *conn;
-        self.retiring_buf.reserve(READ_RESERVE);
-        match transport.try_read_buf(&mut self.retiring_buf) {
+        self.moving.retiring_buf.reserve(READ_RESERVE);
+        match transport.try_read_buf(&mut self.moving.retiring_buf) {
             Ok(0) => self.retiring_closed(),
             Ok(n) => {
                 self.metrics.received(n);
                 let now = crate::clock::now();
-                self.session.handle_read(conn, &mut self.retiring_buf, now);
+                self.session
+                    .handle_read(conn, &mut self.moving.retiring_buf, now);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(_) => self.retiring_closed(),
@@ -637,10 +573,10 @@ impl Driver {
 
     /// The old connection of a move ended (the server closes it once the session moved).
     fn retiring_closed(&mut self) {
-        let Some(Link { conn, .. }) = self.retiring.take() else {
+        let Some(Link { conn, .. }) = self.moving.retiring.take() else {
             return;
         };
-        self.retiring_buf.clear();
+        self.moving.retiring_buf.clear();
         self.session.handle_closed(conn, None, crate::clock::now());
     }
 
@@ -655,11 +591,11 @@ impl Driver {
         }
     }
 
-    /// Updates the connection attempt the handles see (for connect()'s error when no
-    /// session comes). Only on connection events: never on the request path.
-    fn track_attempt(&self, update: impl FnOnce(&mut Option<Attempt>)) {
+    /// Updates what the handles know of the connection attempts (for connect()'s error when
+    /// no session comes). Only on connection events: never on the request path.
+    fn diagnose(&self, update: impl FnOnce(&mut ConnectDiagnosis)) {
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        update(&mut shared.attempt);
+        update(&mut shared.diagnosis);
     }
 
     /// Tells operators of a state change (with the `tracing` feature).
@@ -742,19 +678,4 @@ async fn connecting(attempt: &mut Option<ConnectFuture>) -> Attempted {
         Some(f) => f.await,
         None => std::future::pending().await,
     }
-}
-
-/// Asks a server with the `isro` four-letter word whether it serves writes (over TLS too,
-/// when the client uses it).
-async fn is_read_write(connector: &Connector, host: &str, port: u16) -> bool {
-    let timeout = Duration::from_secs(2);
-    let probe = async {
-        let seed = crate::random::random_seed();
-        let mut transport =
-            crate::resolve::connect_host(connector, host, port, timeout, seed).await?;
-        transport.write_all(b"isro").await?;
-        let answer = transport.read_to_end(16).await?;
-        io::Result::Ok(answer.starts_with(b"rw"))
-    };
-    matches!(tokio::time::timeout(timeout, probe).await, Ok(Ok(true)))
 }

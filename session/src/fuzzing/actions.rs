@@ -261,7 +261,7 @@ impl Harness<'_> {
             self.s.handle_timeout(self.now);
             let spin_ok = self.tolerate.session_id_zero_spin
                 && self.s.session_id == 0
-                && self.s.disconnected_since.is_some();
+                && self.s.timers.disconnected_since.is_some();
             if let Some(next) = self.s.poll_timeout().filter(|_| !spin_ok) {
                 assert!(
                     next > self.now,

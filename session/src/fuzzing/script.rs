@@ -92,7 +92,7 @@ impl<'a> Harness<'a> {
             13 if self.host_updates && action & 0x40 != 0 => self.s.detach(),
             13 => {
                 let host = usize::from(self.input.byte()) % self.host_count;
-                if !(self.tolerate.read_write_found && self.s.closing.is_some()) {
+                if !(self.tolerate.read_write_found && self.s.closing.under_way.is_some()) {
                     self.s.handle_read_write_found(host, self.now);
                     // Its events are checked now, while the double Connect is tolerated.
                     self.double_connect_ok = self.tolerate.read_write_found;
@@ -175,7 +175,7 @@ impl<'a> Harness<'a> {
         assert!(self.closed, "close() and a month did not close the session");
         assert_eq!(self.s.poll_timeout(), None, "a timer after Closed");
         if self.tolerate.add_auth_token_leak {
-            for (_, token) in &self.s.pending_auth_later {
+            for (_, token) in &self.s.auth.later {
                 self.outstanding.remove(token);
             }
         }
