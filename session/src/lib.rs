@@ -50,10 +50,7 @@ mod sasl;
 mod send;
 mod state;
 mod timers;
-mod watcher_calls;
-mod watcher_id;
-mod watchers;
-mod watches;
+mod watch;
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -75,16 +72,14 @@ pub use error::{Error, ErrorCode, ErrorKind, Result};
 pub use failure::ConnectionFailure;
 pub use host_update::HostChange;
 use hosts::{HostPicker, Rng};
-pub use messages::{Event, Reply, Request, WatchEvent, WatchOp};
+pub use messages::{Event, Reply, Request, WatchOp};
 pub(crate) use reply_check::check_reply;
 use requests::{Pending, Requests, Waiting, KEEP_OUT};
 pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
 use timers::Timers;
-pub use watcher_id::{WatcherGroup, WatcherId};
-use watchers::Watchers;
-pub use watches::WatchKind;
-use watches::WatchRegistry;
+use watch::Watching;
+pub use watch::{WatchKind, WatchedEvent, WatcherGroup, WatcherId};
 /// The credentials and session passwords of [`SessionConfig`], printed redacted.
 pub use zkrs_codec::Secret;
 
@@ -144,14 +139,8 @@ pub struct Session<T> {
     loss_reason: Option<ConnectionFailure>,
     /// Why the last connection (or connection attempt) ended, for the driver's reports.
     last_failure: Option<ConnectionFailure>,
-    // Watches and output.
-    watches: WatchRegistry,
-    /// The watchers the driver holds a receiver for, and the rules about them.
-    watchers: Watchers,
-    /// Registrations forgotten while their request was in flight: dropped (and removed
-    /// from the server) when the reply comes.
-    forgotten: std::collections::HashSet<WatcherId>,
-    triggered: Vec<WatcherId>,
+    /// Registrations, watchers and their rules.
+    watching: Watching,
     events: VecDeque<Event<T>>,
     /// A move to another host under way, without suspension (`moving.rs`).
     moving: Option<move_state::Move>,
@@ -193,10 +182,7 @@ impl<T> Session<T> {
             closing: Closing::new(),
             loss_reason: None,
             last_failure: None,
-            watches: WatchRegistry::default(),
-            watchers: Watchers::default(),
-            forgotten: std::collections::HashSet::new(),
-            triggered: Vec::new(),
+            watching: Watching::default(),
             events: VecDeque::new(),
             moving: None,
             off_list: false,
@@ -295,7 +281,7 @@ impl<T> Session<T> {
     /// The next thing the driver must act on.
     pub fn poll_event(&mut self) -> Option<Event<T>> {
         let event = self.events.pop_front()?;
-        Some(self.watchers.output(event))
+        Some(self.watching.watchers.output(event))
     }
 
     /// Bytes waiting to be written to the connection (left in place until
@@ -366,7 +352,7 @@ impl<T> Session<T> {
             group,
         }) = &request.watch
         {
-            self.watchers.hold(*watcher, *kind, path, *group);
+            self.watching.watchers.hold(*watcher, *kind, path, *group);
         }
         if self.conn == Conn::Closed || self.closing.under_way.is_some() {
             self.fail(Some(request.token), request.watch, Error::closed());
@@ -466,14 +452,14 @@ impl<T> Session<T> {
     /// Forgets a persistent watcher (or one no longer held), and removes the server's watch
     /// when no other watcher needs it.
     fn forget_persistent(&mut self, watcher: WatcherId, now: Instant) {
-        let Some((path, kind)) = self.watches.forget(watcher) else {
+        let Some((path, kind)) = self.watching.registry.forget(watcher) else {
             return;
         };
         if !matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive) {
             // A one-shot watch ends by itself.
             return;
         }
-        if !matches!(self.conn, Conn::Open { .. }) || self.watches.has_any(&path) {
+        if !matches!(self.conn, Conn::Open { .. }) || self.watching.registry.has_any(&path) {
             // Not re-registered after reconnecting; or still needed by another kind.
             return;
         }
@@ -500,10 +486,10 @@ impl<T> Session<T> {
         path: &str,
         now: Instant,
     ) {
-        let watcher_type = match self.watches.forget_one_shot(kind, path, watcher) {
+        let watcher_type = match self.watching.registry.forget_one_shot(kind, path, watcher) {
             // Not registered yet: its request is in flight (or about to fail).
             None => {
-                self.forgotten.insert(watcher);
+                self.watching.forgotten.insert(watcher);
                 return;
             }
             Some(None) => return,

@@ -189,10 +189,10 @@ impl<T> Session<T> {
         self.auth.pending.shrink_to(KEEP_QUEUED);
         self.requests.waiting.shrink_to(KEEP_QUEUED);
         self.events.shrink_to(KEEP_QUEUED);
-        self.triggered.shrink_to(KEEP_QUEUED);
-        self.forgotten.shrink_to(KEEP_QUEUED);
-        self.watches.shrink_to(KEEP_QUEUED);
-        self.watchers.shrink_to(KEEP_QUEUED);
+        self.watching.triggered.shrink_to(KEEP_QUEUED);
+        self.watching.forgotten.shrink_to(KEEP_QUEUED);
+        self.watching.registry.shrink_to(KEEP_QUEUED);
+        self.watching.watchers.shrink_to(KEEP_QUEUED);
     }
 
     /// The next attempt, after `delay`.
@@ -213,12 +213,12 @@ impl<T> Session<T> {
         self.timers.disconnected_since = None;
         self.last_heard = None;
         self.fail_waiting(Error::session_expired);
-        let expired = WatchEvent {
+        let expired = WatchedEvent {
             event_type: EventType::None,
             state: KeeperState::Expired,
             path: String::new(),
         };
-        for watcher in self.watches.drain() {
+        for watcher in self.watching.registry.drain() {
             self.events.push_back(Event::Watch {
                 watcher,
                 event: expired.clone(),
@@ -236,7 +236,7 @@ impl<T> Session<T> {
     /// Answers a request that will get no reply, and releases its watcher.
     pub(super) fn fail(&mut self, token: Option<T>, watch: Option<WatchOp>, error: Error) {
         if let Some(WatchOp::Register { watcher, .. }) = watch {
-            self.forgotten.remove(&watcher);
+            self.watching.forgotten.remove(&watcher);
             self.events.push_back(Event::WatcherUnused(watcher));
         }
         if let Some(token) = token {
@@ -272,12 +272,12 @@ impl<T> Session<T> {
                 result: Err(Error::closed()),
             });
         }
-        let closed = WatchEvent {
+        let closed = WatchedEvent {
             event_type: EventType::None,
             state: KeeperState::Closed,
             path: String::new(),
         };
-        for watcher in self.watches.drain() {
+        for watcher in self.watching.registry.drain() {
             self.events.push_back(Event::Watch {
                 watcher,
                 event: closed.clone(),

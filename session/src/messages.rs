@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use zkrs_codec::{EventType, KeeperState, OpCode, WatcherType};
+use zkrs_codec::{OpCode, WatcherType};
 
-use crate::{ConnId, Error, StateChange, WatchKind, WatcherGroup, WatcherId};
+use crate::{ConnId, Error, StateChange, WatchKind, WatchedEvent, WatcherGroup, WatcherId};
 
 /// What to do after a request succeeds, regarding watches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,18 +54,6 @@ pub struct Reply {
     pub zxid: i64,
     /// The reply body, already checked to decode as the request's reply record.
     pub body: Bytes,
-}
-
-/// A watch event for one watcher, with the server path (the driver removes any chroot).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WatchEvent {
-    /// What happened.
-    pub event_type: EventType,
-    /// The connection state.
-    pub state: KeeperState,
-    /// The server path (empty for session events).
-    pub path: String,
 }
 
 /// What the core tells its driver.
@@ -149,7 +137,7 @@ pub enum Event<T> {
         /// Which watcher.
         watcher: WatcherId,
         /// The event.
-        event: WatchEvent,
+        event: WatchedEvent,
     },
     /// A watcher handed in with a request will hear nothing (more): the request failed, so
     /// no watch was set; or the notification that ended this one-shot registration reached

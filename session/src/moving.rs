@@ -105,7 +105,7 @@ impl<T> Session<T> {
         ) && self.seen_read_write
             && self.session_id != 0
             && self.closing.under_way.is_none()
-            && !self.watches.has_persistent()
+            && !self.watching.registry.has_persistent()
     }
 
     /// Starts a move to the picker's current host.

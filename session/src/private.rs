@@ -8,13 +8,13 @@ use crate::Session;
 
 /// Whether the session holds any watch registration (for tests).
 pub fn has_watches<T>(session: &Session<T>) -> bool {
-    !session.watches.is_empty()
+    !session.watching.registry.is_empty()
 }
 
 /// How many one-shot watchers the session holds: live ones, and abandoned ones not yet swept
 /// (for a simulation's check).
 pub fn one_shot_watchers<T>(session: &Session<T>) -> usize {
-    session.watchers.one_shot()
+    session.watching.watchers.one_shot()
 }
 
 /// The connections the core has named, by role (current, spare, retiring), for tests that

@@ -266,13 +266,14 @@ impl<T> Session<T> {
     pub(super) fn notification(&mut self, body: &[u8]) -> Result<(), Error> {
         let event = WatcherEvent::decode_prefix(body)?;
         let path = event.path.unwrap_or_default();
-        self.triggered.clear();
-        self.watches
-            .trigger(event.event_type, path, &mut self.triggered);
-        for &watcher in &self.triggered {
+        self.watching.triggered.clear();
+        self.watching
+            .registry
+            .trigger(event.event_type, path, &mut self.watching.triggered);
+        for &watcher in &self.watching.triggered {
             self.events.push_back(Event::Watch {
                 watcher,
-                event: WatchEvent {
+                event: WatchedEvent {
                     event_type: event.event_type,
                     state: event.state,
                     path: path.to_string(),
@@ -298,23 +299,23 @@ impl<T> Session<T> {
                     _ => None,
                 };
                 match kind {
-                    Some(kind) if self.forgotten.remove(&watcher) => {
+                    Some(kind) if self.watching.forgotten.remove(&watcher) => {
                         // Forgotten while in flight: the server set it, nobody wants it.
-                        self.watches.add(kind, &path, watcher);
+                        self.watching.registry.add(kind, &path, watcher);
                         self.forget_registration(watcher, kind, &path, now);
                     }
-                    Some(kind) => self.watches.add(kind, &path, watcher),
+                    Some(kind) => self.watching.registry.add(kind, &path, watcher),
                     None => {
-                        self.forgotten.remove(&watcher);
+                        self.watching.forgotten.remove(&watcher);
                         self.events.push_back(Event::WatcherUnused(watcher));
                     }
                 }
             }
             Some(WatchOp::Remove { path, watcher_type }) if err.is_ok() => {
-                for (watcher, event_type) in self.watches.remove(&path, watcher_type) {
+                for (watcher, event_type) in self.watching.registry.remove(&path, watcher_type) {
                     self.events.push_back(Event::Watch {
                         watcher,
-                        event: WatchEvent {
+                        event: WatchedEvent {
                             event_type,
                             state: KeeperState::SyncConnected,
                             path: path.clone(),

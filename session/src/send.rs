@@ -92,11 +92,15 @@ impl<T> Session<T> {
     }
 
     pub(super) fn reregister_watches(&mut self, now: Instant) {
-        if self.watches.is_empty() {
+        if self.watching.registry.is_empty() {
             return;
         }
         let zxid = self.last_zxid;
-        for batch in self.watches.batches(self.cfg.set_watches_batch_bytes) {
+        for batch in self
+            .watching
+            .registry
+            .batches(self.cfg.set_watches_batch_bytes)
+        {
             let op = if batch.needs_v2() {
                 OpCode::SetWatches2
             } else {

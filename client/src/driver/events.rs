@@ -166,13 +166,9 @@ impl Driver {
     }
 
     /// Sends a notification to the receiver of `watcher`; forgets a watcher nobody hears.
-    fn on_watch(&mut self, watcher: WatcherId, raw: WatchEvent) {
+    fn on_watch(&mut self, watcher: WatcherId, raw: WatchedEvent) {
         self.metrics.watch_event();
-        let event = WatchedEvent {
-            event_type: raw.event_type,
-            state: raw.state,
-            path: self.chroot.to_client(&raw.path).to_string(),
-        };
+        let event = WatchedEvent::new(raw.event_type, raw.state, self.chroot.to_client(&raw.path));
         // The core says who hears what (a group hears a notification once).
         let (delivered, reached) = match self.sinks.get(&watcher) {
             Some(WatchSink::Stream(tx)) => {

@@ -32,11 +32,10 @@ use crate::metrics::Metrics;
 use crate::path::Chroot;
 use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
 use crate::session::{
-    ConnId, ConnectionState, Event, HostChange, Reply, Request, Session, StateChange, WatchEvent,
+    ConnId, ConnectionState, Event, HostChange, Reply, Request, Session, StateChange, WatchedEvent,
     WatcherId,
 };
 use crate::transport::Connector;
-use crate::watched_event::WatchedEvent;
 use link::{Attempted, ConnectFuture, Link};
 use move_links::MoveLinks;
 use probe::{is_read_write, Probe};

@@ -180,7 +180,7 @@ impl<'a> Harness<'a> {
     }
 
     /// A notification for a known watcher: a one-shot one once, a group once per notification.
-    fn check_watch(&mut self, watcher: crate::WatcherId, event: crate::WatchEvent) {
+    fn check_watch(&mut self, watcher: crate::WatcherId, event: crate::WatchedEvent) {
         assert!(
             !self.unused.contains(&watcher),
             "watcher {watcher} fired after WatcherUnused"
