@@ -3,7 +3,8 @@
 
 /// A connection the core asked for ([`Event::Connect`](crate::Event::Connect),
 /// [`Event::ConnectSpare`](crate::Event::ConnectSpare)): the driver passes it back with
-/// every input from that connection ([`Session::handle_connected`](crate::Session::handle_connected),
+/// every input from that connection
+/// ([`Session::handle_connected`](crate::Session::handle_connected),
 /// [`Session::handle_read`](crate::Session::handle_read),
 /// [`Session::handle_closed`](crate::Session::handle_closed)). An input from a connection
 /// the core no longer uses is ignored.
