@@ -269,8 +269,9 @@ impl ClientBuilder {
                         let cause = shared
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .auth_failure
-                            .clone();
+                            .diagnosis
+                            .auth_failure()
+                            .cloned();
                         let mechanism = self.settings.sasl.as_ref().map_or("SASL", |m| m.name());
                         let error = Error::new(
                             ErrorKind::AuthFailed,
@@ -289,8 +290,8 @@ impl ClientBuilder {
                         let why = shared
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .last_failure
-                            .as_ref()
+                            .diagnosis
+                            .last_failure()
                             .map_or_else(
                                 || "the session to resume has expired".into(),
                                 ToString::to_string,
@@ -313,10 +314,10 @@ impl ClientBuilder {
                 let (report, tls_failure) = {
                     let shared = shared.lock().unwrap_or_else(|e| e.into_inner());
                     #[cfg(feature = "tls")]
-                    let tls_failure = shared.tls_failure.clone();
+                    let tls_failure = shared.diagnosis.tls_failure().cloned();
                     #[cfg(not(feature = "tls"))]
                     let tls_failure = None::<std::convert::Infallible>;
-                    (shared.connect_report(crate::clock::now()), tls_failure)
+                    (shared.diagnosis.report(crate::clock::now()), tls_failure)
                 };
                 client.close_in_background();
                 let mut detail = format!(

@@ -14,10 +14,10 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use zkrs_codec::{
     Acl, AclEntry, AddWatchMode, AddWatchRequest, Create2Response, CreateMode, CreateRequest,
-    CreateResponse, CreateTtlRequest, Decode, DeleteRequest, ErrorCode, GetAclResponse,
-    GetAllChildrenNumberResponse, GetDataResponse, GetEphemeralsResponse, List, MultiList, MultiOp,
-    MultiRequest, MultiResponse, OpCode, PathRecord, PathWatchRequest, Secret, SetAclRequest,
-    SetDataRequest, Stat, StatResponse, WatcherType, WatchesRequest, WhoAmIResponse,
+    CreateResponse, CreateTtlRequest, Decode, ErrorCode, GetAclResponse,
+    GetAllChildrenNumberResponse, GetDataResponse, GetEphemeralsResponse, List, OpCode, PathRecord,
+    Secret, SetAclRequest, SetDataRequest, Stat, StatResponse, WatcherType, WatchesRequest,
+    WhoAmIResponse,
 };
 
 use crate::children::Children;
@@ -562,129 +562,6 @@ impl Client {
             )));
         }
         self.run_multi(OpCode::MultiRead, ops, None).await
-    }
-
-    pub(crate) async fn run_multi(
-        &self,
-        op: OpCode,
-        ops: &[Op],
-        session: Option<i64>,
-    ) -> Result<Vec<OpResult>> {
-        for o in ops {
-            match o {
-                Op::Create { mode, .. } => validate_create_path(o.path(), *mode)?,
-                _ => validate_path(o.path())?,
-            }
-            if let Op::Create { mode, .. } = o {
-                if mode.is_ttl() {
-                    return Err(Error::invalid(
-                        "TTL creates are not supported in multi here",
-                    ));
-                }
-            }
-        }
-        let server_paths: Vec<String> = ops.iter().map(|o| self.server_path(o.path())).collect();
-        let mut acl_stores: Vec<Vec<Acl<'_>>> = ops.iter().map(|_| Vec::new()).collect();
-        let mut wire_ops = Vec::with_capacity(ops.len());
-        let mut hint = 0;
-        for ((o, path), store) in ops.iter().zip(&server_paths).zip(acl_stores.iter_mut()) {
-            hint += path.len() + 32;
-            wire_ops.push(match o {
-                Op::Create {
-                    data,
-                    mode,
-                    acl,
-                    stat,
-                    ..
-                } => {
-                    hint += data.len();
-                    let acl = Op::acl_list(acl, store);
-                    let request = CreateRequest {
-                        path,
-                        data: Some(data),
-                        acl: List::Slice(acl),
-                        mode: *mode,
-                    };
-                    if mode.is_container() {
-                        MultiOp::CreateContainer(request)
-                    } else if *stat {
-                        MultiOp::Create2(request)
-                    } else {
-                        MultiOp::Create(request)
-                    }
-                }
-                Op::Delete { version, .. } => MultiOp::Delete(DeleteRequest {
-                    path,
-                    version: version.unwrap_or(-1),
-                }),
-                Op::SetData { data, version, .. } => {
-                    hint += data.len();
-                    MultiOp::SetData(SetDataRequest {
-                        path,
-                        data: Some(data),
-                        version: version.unwrap_or(-1),
-                    })
-                }
-                Op::Check { version, .. } => MultiOp::Check(DeleteRequest {
-                    path,
-                    version: version.unwrap_or(-1),
-                }),
-                Op::GetData { .. } => MultiOp::GetData(PathWatchRequest { path, watch: false }),
-                Op::GetChildren { .. } => {
-                    MultiOp::GetChildren(PathWatchRequest { path, watch: false })
-                }
-            });
-        }
-        let frame = self.frame(
-            op,
-            &MultiRequest {
-                ops: MultiList::Slice(&wire_ops),
-            },
-            hint,
-        )?;
-        let reply = self.submit_in(frame, None, None, session).await?;
-        let decoded = MultiResponse::decode_prefix(&reply.body)?;
-        let mut results = Vec::with_capacity(decoded.results.len());
-        let mut failure: Option<(usize, ErrorCode)> = None;
-        for (i, r) in decoded.results.iter().enumerate() {
-            results.push(match r {
-                zkrs_codec::MultiOpResult::Create(path) => OpResult::Create {
-                    path: self.client_path(path),
-                    stat: None,
-                },
-                zkrs_codec::MultiOpResult::Create2 { response, .. } => OpResult::Create {
-                    path: self.client_path(response.path),
-                    stat: Some(response.stat),
-                },
-                zkrs_codec::MultiOpResult::Delete => OpResult::Delete,
-                zkrs_codec::MultiOpResult::SetData(stat) => OpResult::SetData(stat),
-                zkrs_codec::MultiOpResult::Check => OpResult::Check,
-                zkrs_codec::MultiOpResult::GetData { data, stat } => OpResult::GetData {
-                    data: data.map_or_else(Bytes::new, |d| reply.body.slice_ref(d)),
-                    stat,
-                },
-                zkrs_codec::MultiOpResult::GetChildren(children) => {
-                    OpResult::GetChildren(children.iter().map(str::to_string).collect())
-                }
-                zkrs_codec::MultiOpResult::Error(code) => {
-                    // In a failed transaction: Ok for ops before the failure, the error, then
-                    // RuntimeInconsistency for the ones rolled back.
-                    if failure.is_none() && !code.is_ok() && code != ErrorCode::RuntimeInconsistency
-                    {
-                        failure = Some((i, code));
-                    }
-                    OpResult::Error(code)
-                }
-            });
-        }
-        if op == OpCode::Multi {
-            if let Some((i, code)) = failure {
-                return Err(Error::from(code)
-                    .with_detail(format!("operation {} of {} failed", i + 1, ops.len()))
-                    .with_path(ops[i].path()));
-            }
-        }
-        Ok(results)
     }
 
     /// Closes the session (its ephemeral nodes are deleted now) and waits for the server to

@@ -66,12 +66,7 @@ pub(crate) fn start_shared(settings: &Settings) -> Result<(Client, Arc<Mutex<Sha
         negotiated_timeout: settings.session_timeout,
         last_heard: None,
         subscribers: crate::listeners::Listeners::unbounded(),
-        last_failure: None,
-        auth_failure: None,
-        attempt: None,
-        host_failures: Vec::new(),
-        #[cfg(feature = "tls")]
-        tls_failure: None,
+        diagnosis: Default::default(),
         hosts: crate::host_list::host_strings(&cs.hosts),
     }));
     #[allow(unused_mut)] // set below with the `tls` feature

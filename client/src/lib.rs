@@ -40,6 +40,7 @@ mod compressed_calls;
 #[cfg_attr(docsrs, doc(cfg(feature = "compression")))]
 pub mod compression;
 mod connect;
+mod connect_diagnosis;
 mod connect_string;
 mod create_options;
 mod created_path;
@@ -61,6 +62,7 @@ mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_report;
 mod multi;
+mod multi_call;
 mod path;
 mod protocol;
 mod random;

@@ -122,71 +122,8 @@ pub(crate) struct Shared {
     /// The core's `Session::last_heard`, as of the driver's last read or state change.
     pub(crate) last_heard: Option<Instant>,
     pub(crate) subscribers: crate::listeners::Listeners<StateChange>,
-    /// Why the last connection or connection attempt ended, for the error of a connect that
-    /// timed out (in the core's words: its `Display`). Updated when a connection ends.
-    pub(crate) last_failure: Option<crate::session::ConnectionFailure>,
-    /// Why authentication failed, once it has: the cause of `connect`'s error.
-    pub(crate) auth_failure: Option<crate::sasl::SaslError>,
-    /// The connection attempt under way, if any (none once a session is established).
-    pub(crate) attempt: Option<Attempt>,
-    /// Why each host (`name:port`) failed since the last session was established, in the
-    /// order they last failed: a connect error names them all.
-    pub(crate) host_failures: Vec<(String, String)>,
-    /// The last TLS refusal since the last session was established: the source of a connect
-    /// error, so that its kind can be matched.
-    #[cfg(feature = "tls")]
-    pub(crate) tls_failure: Option<crate::tls::TlsError>,
+    /// Why no session was made yet, for the error of a connect that gave up.
+    pub(crate) diagnosis: crate::connect_diagnosis::ConnectDiagnosis,
     /// The hosts the client connects to now (`name:port`), as the driver has them.
     pub(crate) hosts: Vec<String>,
-}
-
-/// A connection attempt under way, as the driver last saw it.
-#[derive(Debug, Clone)]
-pub(crate) struct Attempt {
-    /// `name:port`.
-    pub(crate) host: String,
-    /// Whether the TCP connection is up and the handshake reply awaited.
-    pub(crate) handshaking: bool,
-    /// When this phase started.
-    pub(crate) since: Instant,
-}
-
-impl Shared {
-    /// Keeps why `host` failed (replacing what it said before).
-    pub(crate) fn host_failed(&mut self, host: String, why: String) {
-        self.host_failures.retain(|(h, _)| *h != host);
-        self.host_failures.push((host, why));
-    }
-
-    /// Why no session was made yet, in words, for a connect that timed out: the last
-    /// failure, and the attempt under way if it has lasted (`None` when nothing is known).
-    pub(crate) fn connect_report(&self, now: Instant) -> Option<String> {
-        let mut parts = Vec::new();
-        if let Some(failure) = &self.last_failure {
-            parts.push(format!("last attempt: {failure}"));
-        }
-        if !self.host_failures.is_empty() {
-            let each: Vec<String> = self
-                .host_failures
-                .iter()
-                .map(|(host, why)| format!("{host}: {why}"))
-                .collect();
-            parts.push(format!("no server reachable: {}", each.join("; ")));
-        }
-        if let Some(attempt) = &self.attempt {
-            let ms = now.saturating_duration_since(attempt.since).as_millis();
-            if attempt.handshaking {
-                parts.push(format!(
-                    "{} accepted the connection but sent no handshake reply in {ms} ms",
-                    attempt.host
-                ));
-            } else if ms >= 100 {
-                parts.push(format!(
-                    "still connecting to {} after {ms} ms",
-                    attempt.host
-                ));
-            }
-        }
-        (!parts.is_empty()).then(|| parts.join("; "))
-    }
 }

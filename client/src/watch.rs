@@ -37,7 +37,7 @@ impl Future for OneshotWatch {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WatchedEvent> {
         Pin::new(&mut self.rx)
             .poll(cx)
-            .map(|r| r.unwrap_or_else(|_| WatchedEvent::closed()))
+            .map(|r| r.unwrap_or_else(|_| crate::watched_event::closed()))
     }
 }
 

@@ -26,7 +26,10 @@
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+mod auth;
+mod closing;
 mod config;
+mod conn_id;
 mod error;
 mod failure;
 // The fuzz targets' bodies: for fuzz/ and the seed replays, no promise.
@@ -42,13 +45,12 @@ mod moving;
 mod rebalance;
 mod receive;
 mod reply_check;
+mod requests;
 mod sasl;
 mod send;
 mod state;
-mod watcher_calls;
-mod watcher_id;
-mod watchers;
-mod watches;
+mod timers;
+mod watch;
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -61,25 +63,25 @@ use zkrs_codec::{
     WatcherType, WatchesRequest, REQUEST_XID_OFFSET,
 };
 
+use auth::Auth;
+use closing::Closing;
 pub use config::{SessionConfig, REPLY_ROOM};
+pub use conn_id::ConnId;
+use conn_id::{Connections, Role};
 pub use error::{Error, ErrorCode, ErrorKind, Result};
 pub use failure::ConnectionFailure;
 pub use host_update::HostChange;
 use hosts::{HostPicker, Rng};
-pub use messages::{Event, Reply, Request, WatchEvent, WatchOp};
+pub use messages::{Event, Reply, Request, WatchOp};
 pub(crate) use reply_check::check_reply;
+use requests::{Pending, Requests, Waiting, KEEP_OUT};
 pub use sasl::{SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{ConnectionState, StateChange};
-pub use watcher_id::{WatcherGroup, WatcherId};
-use watchers::Watchers;
-pub use watches::WatchKind;
-use watches::WatchRegistry;
+use timers::Timers;
+use watch::Watching;
+pub use watch::{WatchKind, WatchedEvent, WatcherGroup, WatcherId};
 /// The credentials and session passwords of [`SessionConfig`], printed redacted.
 pub use zkrs_codec::Secret;
-
-/// Bytes of output buffer a session keeps across connections (a burst grows it further,
-/// until the next teardown).
-const KEEP_OUT: usize = 16 * 1024;
 
 /// Entries each of a session's queues and maps keeps across connections.
 const KEEP_QUEUED: usize = 64;
@@ -98,24 +100,6 @@ enum Conn {
     Closed,
 }
 
-struct Pending<T> {
-    xid: i32,
-    op: OpCode,
-    token: Option<T>,
-    watch: Option<WatchOp>,
-    /// When it was written: once its reply arrives, the server is known to have heard from
-    /// the session at this instant or later (see [`Session::last_heard`]).
-    sent: Instant,
-}
-
-/// A request waiting for a usable session: when it was made, and the session it must go out
-/// on ([`Session::submit_in_session`]), if any.
-struct Waiting<T> {
-    since: Instant,
-    bound: Option<i64>,
-    request: Request<T>,
-}
-
 /// The session state machine. `T` is the caller's reply token (a oneshot sender in the tokio
 /// driver, anything in tests).
 pub struct Session<T> {
@@ -125,6 +109,8 @@ pub struct Session<T> {
     shuffle_rng: Rng,
     hosts: HostPicker,
     conn: Conn,
+    /// The connections handed out, by what each is for.
+    connections: Connections,
     state: ConnectionState,
     // The session.
     session_id: i64,
@@ -136,65 +122,26 @@ pub struct Session<T> {
     /// (if any) was made by a read-only server, is local to it, and is not presented to
     /// another server (the Java client's `seenRwServerBefore` rule).
     seen_read_write: bool,
-    // The connection's timers.
-    last_recv: Instant,
-    last_send: Instant,
-    read_timeout: Duration,
-    ping_interval: Duration,
-    disconnected_since: Option<Instant>,
-    /// The time the current connection attempt was given (`lifecycle::attempt_timeout`).
-    attempt_timeout: Duration,
+    /// The connection's timers.
+    timers: Timers,
     /// See [`Session::last_heard`].
     last_heard: Option<Instant>,
-    rw_probe: Option<(Instant, Duration)>,
-    /// Bytes still to come of a reply over the reply limit, discarded as they arrive
-    /// (`receive.rs`, `oversize_reply`).
-    skip: usize,
-    // Requests.
-    out: BytesMut,
-    next_xid: i32,
-    pending: VecDeque<Pending<T>>,
-    /// For each ping in flight on this connection, the newest request sent before it. The
-    /// server answers a session's requests in order, pings included: a ping answered while
-    /// that request is still pending means the request was lost on the way (the stream lost
-    /// bytes without breaking), and it would otherwise wait forever on a live connection.
-    /// Each ping's send time travels with it, for [`Session::last_heard`].
-    pings: VecDeque<(Option<i32>, Instant)>,
-    /// Requests made while no session was usable, with when each was made: sent when one
-    /// is, failed if none is within the session timeout (see `fail_stale_waiting`).
-    waiting: VecDeque<Waiting<T>>,
-    pending_auth: VecDeque<Option<T>>,
-    /// Tokens of `add_auth` calls made while disconnected, by index into `cfg.auth`.
-    pending_auth_later: Vec<(usize, T)>,
-    /// Auth replies received on this connection (the index of the next one in `cfg.auth`).
-    auth_replies: usize,
-    /// SetWatches frames this connection sent and the server has not answered: a reply
-    /// beyond them is a protocol error.
-    set_watches_in_flight: usize,
+    /// The requests: waiting, written, in flight, answered.
+    requests: Requests<T>,
+    /// Identities and SASL.
+    auth: Auth<T>,
     /// When the open connection was opened: it resets the reconnect back-off only once it
     /// has lived as long as the longest wait (see `connection_lost`).
     opened_at: Option<Instant>,
-    closing: Option<(Option<T>, Instant)>,
-    /// The xid of the closeSession that `close()` sent.
-    close_xid: Option<i32>,
+    /// A close under way.
+    closing: Closing<T>,
     /// Why the connection is being dropped, for the errors of the requests in flight.
     loss_reason: Option<ConnectionFailure>,
     /// Why the last connection (or connection attempt) ended, for the driver's reports.
     last_failure: Option<ConnectionFailure>,
-    /// Why SASL failed, once it has (the client then stops).
-    auth_failure: Option<SaslError>,
-    extra_close_tokens: Vec<T>,
-    // Watches and output.
-    watches: WatchRegistry,
-    /// The watchers the driver holds a receiver for, and the rules about them.
-    watchers: Watchers,
-    /// Registrations forgotten while their request was in flight: dropped (and removed
-    /// from the server) when the reply comes.
-    forgotten: std::collections::HashSet<WatcherId>,
-    triggered: Vec<WatcherId>,
+    /// Registrations, watchers and their rules.
+    watching: Watching,
     events: VecDeque<Event<T>>,
-    /// The SASL exchange of this connection, between the handshake and the session's use.
-    sasl: Option<sasl::SaslInProgress>,
     /// A move to another host under way, without suspension (`moving.rs`).
     moving: Option<move_state::Move>,
     /// The connection's host has left the host list (`Conn`'s host is then a placeholder,
@@ -217,6 +164,7 @@ impl<T> Session<T> {
             shuffle_rng,
             hosts,
             conn: Conn::Idle { retry_at: now },
+            connections: Connections::default(),
             state: ConnectionState::Connecting,
             session_id,
             passwd,
@@ -226,37 +174,16 @@ impl<T> Session<T> {
             // A session to resume is presented to the first server (it is taken to be a
             // global one, made by a read-write server).
             seen_read_write: resuming,
-            last_recv: now,
-            last_send: now,
-            read_timeout: negotiated,
-            ping_interval: negotiated,
-            disconnected_since: None,
-            attempt_timeout: Duration::ZERO,
+            timers: Timers::new(now, negotiated),
             last_heard: None,
-            rw_probe: None,
-            skip: 0,
-            out: BytesMut::with_capacity(KEEP_OUT),
-            next_xid: 1,
-            pending: VecDeque::new(),
-            pings: VecDeque::new(),
-            waiting: VecDeque::new(),
-            pending_auth: VecDeque::new(),
-            pending_auth_later: Vec::new(),
-            auth_replies: 0,
-            set_watches_in_flight: 0,
+            requests: Requests::new(),
+            auth: Auth::new(),
             opened_at: None,
-            closing: None,
-            close_xid: None,
+            closing: Closing::new(),
             loss_reason: None,
             last_failure: None,
-            auth_failure: None,
-            extra_close_tokens: Vec::new(),
-            watches: WatchRegistry::default(),
-            watchers: Watchers::default(),
-            forgotten: std::collections::HashSet::new(),
-            triggered: Vec::new(),
+            watching: Watching::default(),
             events: VecDeque::new(),
-            sasl: None,
             moving: None,
             off_list: false,
         };
@@ -321,7 +248,7 @@ impl<T> Session<T> {
 
     /// Requests sent and not answered yet.
     pub fn in_flight(&self) -> usize {
-        self.pending.len()
+        self.requests.pending.len()
     }
 
     /// Why the last connection, or connection attempt, ended (its `Display`: `could not
@@ -335,7 +262,7 @@ impl<T> Session<T> {
     /// Why authentication failed, once the session has reached
     /// [`ConnectionState::AuthFailed`]: the mechanism's refusal, or the server's.
     pub fn auth_failure(&self) -> Option<&SaslError> {
-        self.auth_failure.as_ref()
+        self.auth.failure.as_ref()
     }
 
     /// The host of the current connection, if any (while a move is under way and the old
@@ -354,21 +281,21 @@ impl<T> Session<T> {
     /// The next thing the driver must act on.
     pub fn poll_event(&mut self) -> Option<Event<T>> {
         let event = self.events.pop_front()?;
-        Some(self.watchers.output(event))
+        Some(self.watching.watchers.output(event))
     }
 
     /// Bytes waiting to be written to the connection (left in place until
     /// [`Session::advance_transmit`] says how many were written).
     pub fn poll_transmit(&self) -> &[u8] {
-        &self.out
+        &self.requests.out
     }
 
     /// `n` bytes of [`Session::poll_transmit`] were written.
     pub fn advance_transmit(&mut self, n: usize) {
-        let _ = self.out.split_to(n.min(self.out.len()));
-        if self.out.is_empty() {
+        let _ = self.requests.out.split_to(n.min(self.requests.out.len()));
+        if self.requests.out.is_empty() {
             // Reuse the allocation from its start.
-            self.out.clear();
+            self.requests.out.clear();
         }
     }
 
@@ -379,13 +306,7 @@ impl<T> Session<T> {
         match self.conn {
             Conn::Idle { retry_at } => at(retry_at),
             Conn::Connecting { deadline, .. } | Conn::Handshaking { deadline, .. } => at(deadline),
-            Conn::Open { .. } => {
-                at(self.last_recv + self.read_timeout);
-                at(self.last_send + self.ping_interval);
-                if let Some((probe_at, _)) = self.rw_probe {
-                    at(probe_at);
-                }
-            }
+            Conn::Open { .. } => at(self.timers.open_deadline()),
             Conn::Closed => return None,
         }
         if let Some(deadline) = self.expiry_deadline() {
@@ -397,7 +318,7 @@ impl<T> Session<T> {
         if let Some(deadline) = self.move_deadline() {
             at(deadline);
         }
-        if let Some((_, deadline)) = &self.closing {
+        if let Some((_, deadline)) = &self.closing.under_way {
             at(*deadline);
         }
         next
@@ -431,9 +352,9 @@ impl<T> Session<T> {
             group,
         }) = &request.watch
         {
-            self.watchers.hold(*watcher, *kind, path, *group);
+            self.watching.watchers.hold(*watcher, *kind, path, *group);
         }
-        if self.conn == Conn::Closed || self.closing.is_some() {
+        if self.conn == Conn::Closed || self.closing.under_way.is_some() {
             self.fail(Some(request.token), request.watch, Error::closed());
             return;
         }
@@ -442,20 +363,23 @@ impl<T> Session<T> {
             bound,
             request,
         };
-        if matches!(self.conn, Conn::Open { .. }) && self.waiting.is_empty() && !self.draining() {
+        if matches!(self.conn, Conn::Open { .. })
+            && self.requests.waiting.is_empty()
+            && !self.draining()
+        {
             self.send_waiting_one(waiting, now);
         } else if waiting.bound.is_some_and(|id| id != self.session_id) {
             // Its session is gone already: no need to wait for the next one to say so.
             self.refuse_unbound(waiting);
         } else {
-            self.waiting.push_back(waiting);
+            self.requests.waiting.push_back(waiting);
         }
     }
 
     /// Adds an identity to the session: sent now if connected, and again after every
     /// reconnect. `token` (if any) is answered when the server confirms.
     pub fn add_auth(&mut self, scheme: String, auth: Secret, token: Option<T>, now: Instant) {
-        if self.conn == Conn::Closed || self.closing.is_some() {
+        if self.conn == Conn::Closed || self.closing.under_way.is_some() {
             if let Some(token) = token {
                 self.events.push_back(Event::Reply {
                     token,
@@ -466,10 +390,10 @@ impl<T> Session<T> {
         }
         if matches!(self.conn, Conn::Open { .. }) {
             self.write_auth(&scheme, &auth, now);
-            self.pending_auth.push_back(token);
+            self.auth.pending.push_back(token);
         } else if let Some(token) = token {
             // Confirmed with the other auth packets once connected.
-            self.pending_auth_later.push((self.cfg.auth.len(), token));
+            self.auth.later.push((self.cfg.auth.len(), token));
         }
         self.cfg.auth.push((scheme, auth));
     }
@@ -498,29 +422,29 @@ impl<T> Session<T> {
             }
             return;
         }
-        if self.closing.is_some() {
+        if self.closing.under_way.is_some() {
             // Already closing: answer this one when the first finishes.
             if let Some(token) = token {
-                self.extra_close_tokens.push(token);
+                self.closing.extra_tokens.push(token);
             }
             return;
         }
         self.fail_waiting(Error::closed);
         if matches!(self.conn, Conn::Open { .. }) {
-            let xid = self.take_xid();
-            self.close_xid = Some(xid);
-            encode_header_only(&mut self.out, xid, OpCode::CloseSession);
-            self.last_send = now;
-            self.pending.push_back(Pending {
+            let xid = self.requests.take_xid();
+            self.closing.xid = Some(xid);
+            encode_header_only(&mut self.requests.out, xid, OpCode::CloseSession);
+            self.timers.last_send = now;
+            self.requests.pending.push_back(Pending {
                 xid,
                 op: OpCode::CloseSession,
                 token: None,
                 watch: None,
                 sent: now,
             });
-            self.closing = Some((token, now + self.read_timeout));
+            self.closing.under_way = Some((token, now + self.timers.read_timeout));
         } else {
-            self.closing = Some((token, now));
+            self.closing.under_way = Some((token, now));
             self.finish_close();
         }
     }
@@ -528,14 +452,14 @@ impl<T> Session<T> {
     /// Forgets a persistent watcher (or one no longer held), and removes the server's watch
     /// when no other watcher needs it.
     fn forget_persistent(&mut self, watcher: WatcherId, now: Instant) {
-        let Some((path, kind)) = self.watches.forget(watcher) else {
+        let Some((path, kind)) = self.watching.registry.forget(watcher) else {
             return;
         };
         if !matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive) {
             // A one-shot watch ends by itself.
             return;
         }
-        if !matches!(self.conn, Conn::Open { .. }) || self.watches.has_any(&path) {
+        if !matches!(self.conn, Conn::Open { .. }) || self.watching.registry.has_any(&path) {
             // Not re-registered after reconnecting; or still needed by another kind.
             return;
         }
@@ -562,10 +486,10 @@ impl<T> Session<T> {
         path: &str,
         now: Instant,
     ) {
-        let watcher_type = match self.watches.forget_one_shot(kind, path, watcher) {
+        let watcher_type = match self.watching.registry.forget_one_shot(kind, path, watcher) {
             // Not registered yet: its request is in flight (or about to fail).
             None => {
-                self.forgotten.insert(watcher);
+                self.watching.forgotten.insert(watcher);
                 return;
             }
             Some(None) => return,
@@ -587,8 +511,57 @@ impl<T> Session<T> {
 
     // ----- Input from the connection -----
 
+    /// Connection `conn`, asked for by [`Event::Connect`] or [`Event::ConnectSpare`], is
+    /// open.
+    pub fn handle_connected(&mut self, conn: ConnId, now: Instant) {
+        match self.connections.role(conn) {
+            Some(Role::Current) => self.current_connected(now),
+            Some(Role::Spare) => self.spare_connected(now),
+            Some(Role::Retiring) | None => {}
+        }
+    }
+
+    /// Bytes arrived on connection `conn`: every whole frame at the front of `buf` is
+    /// consumed (a partial one is left for the next read), replies sliced out of it without
+    /// copying.
+    pub fn handle_read(&mut self, conn: ConnId, buf: &mut BytesMut, now: Instant) {
+        match self.connections.role(conn) {
+            Some(Role::Current) => self.current_read(buf, now),
+            Some(Role::Retiring) => self.retiring_read(buf, now),
+            Some(Role::Spare) if !buf.is_empty() => {
+                // Before the switch the spare has nothing to say.
+                buf.clear();
+                let unasked = std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the server sent bytes before the handshake",
+                );
+                self.spare_failed(Some(unasked), now);
+            }
+            Some(Role::Spare) | None => buf.clear(),
+        }
+    }
+
+    /// Connection `conn` could not be opened, or ended (closed by the peer, or failed with
+    /// `error`, which the requests in flight on it then carry as the cause of their
+    /// ConnectionLoss, and [`Session::last_connection_failure`] as the reason).
+    pub fn handle_closed(&mut self, conn: ConnId, error: Option<std::io::Error>, now: Instant) {
+        match self.connections.role(conn) {
+            Some(Role::Current) => match error {
+                Some(error) => self.current_failed(error, now),
+                None if matches!(self.conn, Conn::Connecting { .. }) => {
+                    self.loss_reason = Some(ConnectionFailure::CouldNotConnect(None));
+                    self.connection_lost(now);
+                }
+                None => self.current_closed(now),
+            },
+            Some(Role::Spare) => self.spare_failed(error, now),
+            Some(Role::Retiring) => self.retiring_closed(now),
+            None => {}
+        }
+    }
+
     /// The TCP connection the core asked for is open: start the handshake.
-    pub fn handle_connected(&mut self, now: Instant) {
+    fn current_connected(&mut self, now: Instant) {
         let Conn::Connecting { host, deadline } = self.conn else {
             return;
         };
@@ -598,8 +571,8 @@ impl<T> Session<T> {
 
     /// Writes the ConnectRequest that opens (or resumes) the session on a new connection.
     fn write_connect_request(&mut self, now: Instant) {
-        self.out.clear();
-        self.skip = 0;
+        self.requests.out.clear();
+        self.requests.skip = 0;
         // Again here: the teardown's failed replies have been taken from the event queue.
         self.release_burst_capacity();
         // A session made by a read-only server is local to it: another server would refuse
@@ -616,24 +589,16 @@ impl<T> Session<T> {
             session_id,
             passwd,
         };
-        encode_connect_request(&mut self.out, &request, self.cfg.can_be_read_only);
-        self.last_send = now;
-        self.last_recv = now;
+        encode_connect_request(&mut self.requests.out, &request, self.cfg.can_be_read_only);
+        self.timers.last_send = now;
+        self.timers.last_recv = now;
     }
 
-    /// The TCP connection the core asked for could not be opened.
-    pub fn handle_connect_failed(&mut self, now: Instant) {
-        if matches!(self.conn, Conn::Connecting { .. }) {
-            self.loss_reason = Some(ConnectionFailure::CouldNotConnect(None));
-            self.connection_lost(now);
-        }
-    }
-
-    /// The connection failed with an I/O error: like [`Session::handle_disconnected`], and
-    /// the requests in flight get ConnectionLoss with this error as its cause. While the
-    /// core waits for a TCP connection, this is [`Session::handle_connect_failed`] with the
-    /// reason kept for [`Session::last_connection_failure`].
-    pub fn handle_io_error(&mut self, error: std::io::Error, now: Instant) {
+    /// The current connection failed with an I/O error: the requests in flight get
+    /// ConnectionLoss with this error as its cause (while the core waits for a TCP
+    /// connection: the attempt failed, the error kept for
+    /// [`Session::last_connection_failure`]).
+    fn current_failed(&mut self, error: std::io::Error, now: Instant) {
         let connected = matches!(
             self.conn,
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
@@ -646,11 +611,11 @@ impl<T> Session<T> {
                 ConnectionFailure::Io(error)
             });
         }
-        self.handle_disconnected(now);
+        self.current_closed(now);
     }
 
-    /// The connection was closed by the peer or failed.
-    pub fn handle_disconnected(&mut self, now: Instant) {
+    /// The current connection was closed by the peer or failed.
+    fn current_closed(&mut self, now: Instant) {
         if matches!(
             self.conn,
             Conn::Connecting { .. } | Conn::Handshaking { .. } | Conn::Open { .. }
@@ -661,7 +626,7 @@ impl<T> Session<T> {
 
     /// Time passed: retries, connect timeouts, read timeouts, pings, session expiry.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if let Some((_, deadline)) = &self.closing {
+        if let Some((_, deadline)) = &self.closing.under_way {
             if now >= *deadline {
                 self.finish_close();
                 return;
@@ -670,32 +635,36 @@ impl<T> Session<T> {
         match self.conn {
             Conn::Idle { retry_at } if now >= retry_at => self.start_connect(now),
             Conn::Connecting { deadline, .. } if now >= deadline => {
-                self.loss_reason = Some(ConnectionFailure::ConnectTimeout(self.attempt_timeout));
+                self.loss_reason = Some(ConnectionFailure::ConnectTimeout(
+                    self.timers.attempt_timeout,
+                ));
                 self.connection_lost(now)
             }
             Conn::Handshaking { deadline, .. } if now >= deadline => {
-                self.loss_reason = Some(if self.sasl.is_some() {
-                    ConnectionFailure::SaslTimeout(self.read_timeout)
+                self.loss_reason = Some(if self.auth.sasl.is_some() {
+                    ConnectionFailure::SaslTimeout(self.timers.read_timeout)
                 } else {
-                    ConnectionFailure::HandshakeTimeout(self.attempt_timeout)
+                    ConnectionFailure::HandshakeTimeout(self.timers.attempt_timeout)
                 });
                 self.connection_lost(now)
             }
             Conn::Open { host, .. } => {
-                if now >= self.last_recv + self.read_timeout {
-                    self.loss_reason = Some(ConnectionFailure::ReadTimeout(self.read_timeout));
+                if now >= self.timers.last_recv + self.timers.read_timeout {
+                    self.loss_reason =
+                        Some(ConnectionFailure::ReadTimeout(self.timers.read_timeout));
                     self.connection_lost(now);
                 } else {
-                    if now >= self.last_send + self.ping_interval {
-                        encode_header_only(&mut self.out, xid::PING, OpCode::Ping);
-                        self.pings
-                            .push_back((self.pending.back().map(|p| p.xid), now));
-                        self.last_send = now;
+                    if now >= self.timers.last_send + self.timers.ping_interval {
+                        encode_header_only(&mut self.requests.out, xid::PING, OpCode::Ping);
+                        self.requests
+                            .pings
+                            .push_back((self.requests.pending.back().map(|p| p.xid), now));
+                        self.timers.last_send = now;
                     }
-                    if let Some((probe_at, interval)) = self.rw_probe {
+                    if let Some((probe_at, interval)) = self.timers.rw_probe {
                         if now >= probe_at {
                             let next = (interval * 2).min(Duration::from_secs(60));
-                            self.rw_probe = Some((now + next, next));
+                            self.timers.rw_probe = Some((now + next, next));
                             if self.hosts.host_count() > 1 {
                                 let mut probe =
                                     self.rng.below(self.hosts.host_count() as u64) as usize;

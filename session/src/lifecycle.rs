@@ -11,7 +11,7 @@ impl<T> Session<T> {
     /// session timeout (only while there is a session to lose; `poll_timeout` and
     /// `handle_timeout` must agree, or the driver would spin on a deadline in the past).
     pub(super) fn expiry_deadline(&self) -> Option<Instant> {
-        match self.disconnected_since {
+        match self.timers.disconnected_since {
             Some(since) if self.session_id != 0 => Some(since + self.negotiated),
             _ => None,
         }
@@ -20,7 +20,7 @@ impl<T> Session<T> {
     /// When the oldest request waiting for a connection has waited the session timeout
     /// (`None` while a connection is open: the queue is then sent, not waiting).
     pub(super) fn waiting_deadline(&self) -> Option<Instant> {
-        match (self.conn, self.waiting.front()) {
+        match (self.conn, self.requests.waiting.front()) {
             (Conn::Open { .. }, _) | (_, None) => None,
             (_, Some(waiting)) => Some(waiting.since + self.negotiated),
         }
@@ -36,7 +36,7 @@ impl<T> Session<T> {
             if now < deadline {
                 break;
             }
-            let Some(Waiting { request, .. }) = self.waiting.pop_front() else {
+            let Some(Waiting { request, .. }) = self.requests.waiting.pop_front() else {
                 break;
             };
             let mut detail = format!(
@@ -77,13 +77,15 @@ impl<T> Session<T> {
     pub(super) fn start_connect(&mut self, now: Instant) {
         let host = self.hosts.current();
         let timeout = self.attempt_timeout(now);
-        self.attempt_timeout = timeout;
+        self.timers.attempt_timeout = timeout;
         self.conn = Conn::Connecting {
             host,
             deadline: now + timeout,
         };
         let shuffle = self.shuffle_rng.next_u64();
+        let conn = self.connections.open_current();
         self.events.push_back(Event::Connect {
+            conn,
             host,
             timeout,
             shuffle,
@@ -137,11 +139,11 @@ impl<T> Session<T> {
         if active {
             self.events.push_back(Event::Disconnect);
         }
-        self.out.clear();
-        self.skip = 0;
-        self.sasl = None;
-        self.pings.clear();
-        self.set_watches_in_flight = 0;
+        self.requests.out.clear();
+        self.requests.skip = 0;
+        self.auth.sasl = None;
+        self.requests.pings.clear();
+        self.requests.set_watches_in_flight = 0;
         // In flight: may or may not have been applied. Never re-sent.
         let reason = self.loss_reason.take();
         if active {
@@ -151,23 +153,23 @@ impl<T> Session<T> {
             Some(why) => why.error(),
             None => Error::connection_loss(),
         };
-        while let Some(p) = self.pending.pop_front() {
+        while let Some(p) = self.requests.pending.pop_front() {
             self.fail(p.token, p.watch, loss());
         }
-        for token in self.pending_auth.drain(..).flatten() {
+        for token in self.auth.pending.drain(..).flatten() {
             self.events.push_back(Event::Reply {
                 token,
                 result: Err(loss()),
             });
         }
-        self.rw_probe = None;
+        self.timers.rw_probe = None;
         self.release_burst_capacity();
-        if self.closing.is_some() {
+        if self.closing.under_way.is_some() {
             self.finish_close();
             return false;
         }
         if was_open {
-            self.disconnected_since = Some(now);
+            self.timers.disconnected_since = Some(now);
             self.set_state(ConnectionState::Suspended);
         }
         self.conn = Conn::Idle { retry_at: now };
@@ -179,18 +181,18 @@ impl<T> Session<T> {
     /// (rare, and the queues are then empty or nearly so): without it a long-lived client
     /// holds the largest burst it ever saw for the rest of its life.
     pub(super) fn release_burst_capacity(&mut self) {
-        if self.out.capacity() > KEEP_OUT {
-            self.out = BytesMut::with_capacity(KEEP_OUT);
+        if self.requests.out.capacity() > KEEP_OUT {
+            self.requests.out = BytesMut::with_capacity(KEEP_OUT);
         }
-        self.pending.shrink_to(KEEP_QUEUED);
-        self.pings.shrink_to(KEEP_QUEUED);
-        self.pending_auth.shrink_to(KEEP_QUEUED);
-        self.waiting.shrink_to(KEEP_QUEUED);
+        self.requests.pending.shrink_to(KEEP_QUEUED);
+        self.requests.pings.shrink_to(KEEP_QUEUED);
+        self.auth.pending.shrink_to(KEEP_QUEUED);
+        self.requests.waiting.shrink_to(KEEP_QUEUED);
         self.events.shrink_to(KEEP_QUEUED);
-        self.triggered.shrink_to(KEEP_QUEUED);
-        self.forgotten.shrink_to(KEEP_QUEUED);
-        self.watches.shrink_to(KEEP_QUEUED);
-        self.watchers.shrink_to(KEEP_QUEUED);
+        self.watching.triggered.shrink_to(KEEP_QUEUED);
+        self.watching.forgotten.shrink_to(KEEP_QUEUED);
+        self.watching.registry.shrink_to(KEEP_QUEUED);
+        self.watching.watchers.shrink_to(KEEP_QUEUED);
     }
 
     /// The next attempt, after `delay`.
@@ -208,15 +210,15 @@ impl<T> Session<T> {
     pub(super) fn lose_session(&mut self) {
         self.session_id = 0;
         self.passwd = Secret::new(vec![0; 16]);
-        self.disconnected_since = None;
+        self.timers.disconnected_since = None;
         self.last_heard = None;
         self.fail_waiting(Error::session_expired);
-        let expired = WatchEvent {
+        let expired = WatchedEvent {
             event_type: EventType::None,
             state: KeeperState::Expired,
             path: String::new(),
         };
-        for watcher in self.watches.drain() {
+        for watcher in self.watching.registry.drain() {
             self.events.push_back(Event::Watch {
                 watcher,
                 event: expired.clone(),
@@ -226,7 +228,7 @@ impl<T> Session<T> {
     }
 
     pub(super) fn fail_waiting(&mut self, error: impl Fn() -> Error) {
-        while let Some(Waiting { request, .. }) = self.waiting.pop_front() {
+        while let Some(Waiting { request, .. }) = self.requests.waiting.pop_front() {
             self.fail(Some(request.token), request.watch, error());
         }
     }
@@ -234,7 +236,7 @@ impl<T> Session<T> {
     /// Answers a request that will get no reply, and releases its watcher.
     pub(super) fn fail(&mut self, token: Option<T>, watch: Option<WatchOp>, error: Error) {
         if let Some(WatchOp::Register { watcher, .. }) = watch {
-            self.forgotten.remove(&watcher);
+            self.watching.forgotten.remove(&watcher);
             self.events.push_back(Event::WatcherUnused(watcher));
         }
         if let Some(token) = token {
@@ -257,44 +259,44 @@ impl<T> Session<T> {
             self.events.push_back(Event::Disconnect);
         }
         self.conn = Conn::Closed;
-        self.out.clear();
-        self.sasl = None;
-        while let Some(p) = self.pending.pop_front() {
+        self.requests.out.clear();
+        self.auth.sasl = None;
+        while let Some(p) = self.requests.pending.pop_front() {
             self.fail(p.token, p.watch, Error::closed());
         }
         self.fail_waiting(Error::closed);
-        let later = self.pending_auth_later.drain(..).map(|(_, token)| token);
-        for token in self.pending_auth.drain(..).flatten().chain(later) {
+        let later = self.auth.later.drain(..).map(|(_, token)| token);
+        for token in self.auth.pending.drain(..).flatten().chain(later) {
             self.events.push_back(Event::Reply {
                 token,
                 result: Err(Error::closed()),
             });
         }
-        let closed = WatchEvent {
+        let closed = WatchedEvent {
             event_type: EventType::None,
             state: KeeperState::Closed,
             path: String::new(),
         };
-        for watcher in self.watches.drain() {
+        for watcher in self.watching.registry.drain() {
             self.events.push_back(Event::Watch {
                 watcher,
                 event: closed.clone(),
             });
         }
         self.session_id = 0;
-        self.disconnected_since = None;
+        self.timers.disconnected_since = None;
         self.set_state(ConnectionState::Closed);
         let done = Reply {
             zxid: self.last_zxid,
             body: Bytes::new(),
         };
-        if let Some((Some(token), _)) = self.closing.take() {
+        if let Some((Some(token), _)) = self.closing.under_way.take() {
             self.events.push_back(Event::Reply {
                 token,
                 result: Ok(done.clone()),
             });
         }
-        for token in self.extra_close_tokens.drain(..) {
+        for token in self.closing.extra_tokens.drain(..) {
             self.events.push_back(Event::Reply {
                 token,
                 result: Ok(done.clone()),
@@ -322,7 +324,8 @@ mod tests {
     /// A session whose handshake is done, on one host.
     fn open_session(now: Instant) -> Session<u32> {
         let mut s = Session::new(SessionConfig::new(1, Duration::from_secs(10)), now);
-        s.handle_connected(now);
+        let conn = s.connections.by_role().0.expect("a connection asked for");
+        s.handle_connected(conn, now);
         let sent = s.poll_transmit().len();
         s.advance_transmit(sent);
         let mut reply = BytesMut::new();
@@ -333,7 +336,7 @@ mod tests {
             jute::put_buffer(buf, &[0xAB; 16]);
             jute::put_bool(buf, false);
         });
-        s.handle_read(&mut reply, now);
+        s.handle_read(conn, &mut reply, now);
         while s.poll_event().is_some() {}
         assert!(matches!(s.conn, Conn::Open { .. }));
         s
@@ -362,25 +365,33 @@ mod tests {
                 now,
             );
         }
-        assert!(s.out.capacity() > KEEP_OUT && s.pending.capacity() > KEEP_QUEUED);
+        assert!(
+            s.requests.out.capacity() > KEEP_OUT && s.requests.pending.capacity() > KEEP_QUEUED
+        );
 
-        s.handle_disconnected(now);
+        let conn = s.connections.by_role().0.expect("a connection");
+        s.handle_closed(conn, None, now);
         let failed = std::iter::from_fn(|| s.poll_event())
             .filter(|e| matches!(e, Event::Reply { result: Err(_), .. }))
             .count();
         assert_eq!(failed, 5_000, "every request in flight is answered");
-        assert!(s.out.capacity() <= KEEP_OUT, "{}", s.out.capacity());
         assert!(
-            s.pending.capacity() <= 2 * KEEP_QUEUED,
+            s.requests.out.capacity() <= KEEP_OUT,
             "{}",
-            s.pending.capacity()
+            s.requests.out.capacity()
+        );
+        assert!(
+            s.requests.pending.capacity() <= 2 * KEEP_QUEUED,
+            "{}",
+            s.requests.pending.capacity()
         );
         // The failed replies were still queued at the teardown; the next handshake finds
         // the queue drained.
         let next = s.poll_timeout().expect("a reconnection is planned");
         s.handle_timeout(next);
         while s.poll_event().is_some() {}
-        s.handle_connected(next);
+        let conn = s.connections.by_role().0.expect("a connection asked for");
+        s.handle_connected(conn, next);
         assert!(
             s.events.capacity() <= 2 * KEEP_QUEUED,
             "{}",

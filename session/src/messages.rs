@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use zkrs_codec::{EventType, KeeperState, OpCode, WatcherType};
+use zkrs_codec::{OpCode, WatcherType};
 
-use crate::{Error, StateChange, WatchKind, WatcherGroup, WatcherId};
+use crate::{ConnId, Error, StateChange, WatchKind, WatchedEvent, WatcherGroup, WatcherId};
 
 /// What to do after a request succeeds, regarding watches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,25 +56,19 @@ pub struct Reply {
     pub body: Bytes,
 }
 
-/// A watch event for one watcher, with the server path (the driver removes any chroot).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WatchEvent {
-    /// What happened.
-    pub event_type: EventType,
-    /// The connection state.
-    pub state: KeeperState,
-    /// The server path (empty for session events).
-    pub path: String,
-}
-
 /// What the core tells its driver.
+///
+/// Not `#[non_exhaustive]`: a driver must act on every event (an instruction it dropped
+/// would leave a connection open or a caller waiting), so an event added is a change the
+/// driver must make, and its `match` should fail to compile until it does.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum Event<T> {
-    /// Open a TCP connection to host number `host`, within `timeout`; then call
-    /// [`Session::handle_connected`](crate::Session::handle_connected) or [`Session::handle_connect_failed`](crate::Session::handle_connect_failed).
+    /// Open a TCP connection to host number `host`, within `timeout`, known to the core as
+    /// `conn`; then call [`Session::handle_connected`](crate::Session::handle_connected) or,
+    /// if it cannot be opened, [`Session::handle_closed`](crate::Session::handle_closed).
     Connect {
+        /// The connection's name in the inputs.
+        conn: ConnId,
         /// Index into the connect string's hosts.
         host: usize,
         /// How long the attempt may take.
@@ -87,12 +81,16 @@ pub enum Event<T> {
     },
     /// Close the current connection (and forget any unread bytes).
     Disconnect,
-    /// Open a second connection, to host number `host`, within `timeout`, while the current
-    /// one stays in use: the session moves there without being suspended (make before
-    /// break). Then call [`Session::handle_spare_connected`](crate::Session::handle_spare_connected)
-    /// or [`Session::handle_spare_failed`](crate::Session::handle_spare_failed) (also if it
-    /// closes, or sends anything, before [`Event::UseSpare`]).
+    /// Open a second connection, `conn`, to host number `host`, within `timeout`, while the
+    /// current one stays in use: the session moves there without being suspended (make
+    /// before break). Then call [`Session::handle_connected`](crate::Session::handle_connected)
+    /// or [`Session::handle_closed`](crate::Session::handle_closed), as for
+    /// [`Event::Connect`]; bytes it sends before [`Event::UseSpare`] go to
+    /// [`Session::handle_read`](crate::Session::handle_read) as any others (the core then
+    /// gives it up).
     ConnectSpare {
+        /// The connection's name in the inputs.
+        conn: ConnId,
         /// Index into the connect string's hosts.
         host: usize,
         /// How long the attempt may take.
@@ -102,11 +100,12 @@ pub enum Event<T> {
     },
     /// Close the spare connection, or give up opening it: the session stays where it is.
     DropSpare,
-    /// The spare connection becomes the connection: what [`Session::poll_transmit`](crate::Session::poll_transmit)
-    /// holds from now on goes there, and its bytes go to [`Session::handle_read`](crate::Session::handle_read).
-    /// The old connection is kept, only read: its bytes (with those already read and not
-    /// consumed) go to [`Session::handle_retiring_read`](crate::Session::handle_retiring_read), and its end to
-    /// [`Session::handle_retiring_closed`](crate::Session::handle_retiring_closed).
+    /// The spare connection becomes the connection: what
+    /// [`Session::poll_transmit`](crate::Session::poll_transmit) holds from now on goes
+    /// there. The old connection is kept, only read: its bytes (with those already read and
+    /// not consumed) still go to [`Session::handle_read`](crate::Session::handle_read), and
+    /// its end to [`Session::handle_closed`](crate::Session::handle_closed), under its own
+    /// [`ConnId`].
     UseSpare,
     /// Close the old connection kept since [`Event::UseSpare`].
     DropRetiring,
@@ -138,7 +137,7 @@ pub enum Event<T> {
         /// Which watcher.
         watcher: WatcherId,
         /// The event.
-        event: WatchEvent,
+        event: WatchedEvent,
     },
     /// A watcher handed in with a request will hear nothing (more): the request failed, so
     /// no watch was set; or the notification that ended this one-shot registration reached

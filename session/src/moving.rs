@@ -14,7 +14,7 @@
 //! 3. **Switch** (`Event::UseSpare`): the ConnectRequest (session id, password, last zxid
 //!    seen) goes out on the spare, which becomes the connection; SASL, if configured, runs
 //!    there as on any reconnection. The old connection is only read now, for
-//!    notifications (`Session::handle_retiring_read`): it has nothing in flight.
+//!    notifications (`retiring_read`): it has nothing in flight.
 //! 4. **Done**: at the server's answer the old connection is closed (`Event::DropRetiring`)
 //!    *before* anything else is written to the new one; then, as after any reconnection,
 //!    identities (every `add_auth`, [`crate::SessionConfig::auth`] included), SetWatches
@@ -57,7 +57,7 @@
 //! The old server. Once the new one has taken the session over, the old one answers a
 //! write on the old connection with SessionMoved and closes it: nothing is written to it
 //! after the drain, so that never happens, and an end of the old connection during the
-//! switch only means there is nothing to fall back to (`handle_retiring_closed`). A fallback
+//! switch only means there is nothing to fall back to (`retiring_closed`). A fallback
 //! after the new server did take the session over is the one case where the old connection
 //! is stale: its first write makes the old server close it, and the client reconnects as
 //! after any failure.
@@ -104,8 +104,8 @@ impl<T> Session<T> {
             }
         ) && self.seen_read_write
             && self.session_id != 0
-            && self.closing.is_none()
-            && !self.watches.has_persistent()
+            && self.closing.under_way.is_none()
+            && !self.watching.registry.has_persistent()
     }
 
     /// Starts a move to the picker's current host.
@@ -132,7 +132,9 @@ impl<T> Session<T> {
             deadline: now + timeout,
         };
         let shuffle = self.shuffle_rng.next_u64();
+        let conn = self.connections.open_spare();
         self.events.push_back(Event::ConnectSpare {
+            conn,
             host: to,
             timeout,
             shuffle,
@@ -141,7 +143,7 @@ impl<T> Session<T> {
 
     /// The spare connection asked for by [`Event::ConnectSpare`] is open: the old
     /// connection drains, then the session switches to the spare.
-    pub fn handle_spare_connected(&mut self, now: Instant) {
+    pub(super) fn spare_connected(&mut self, now: Instant) {
         if let Some(m) = self.moving.as_mut() {
             if matches!(m.stage, MoveStage::Dialing { .. }) {
                 m.stage = MoveStage::Draining;
@@ -153,7 +155,7 @@ impl<T> Session<T> {
     /// The spare connection could not be opened, or failed before the switch (it closed,
     /// or sent bytes unasked): the session stays on its connection; `error` is kept as the
     /// reason ([`Session::last_connection_failure`]).
-    pub fn handle_spare_failed(&mut self, error: Option<std::io::Error>, now: Instant) {
+    pub(super) fn spare_failed(&mut self, error: Option<std::io::Error>, now: Instant) {
         if matches!(
             self.moving,
             Some(Move {
@@ -171,7 +173,7 @@ impl<T> Session<T> {
     /// close: notifications are delivered (the module's notes say why exactly once); ping
     /// replies are ignored; anything else means the old connection is not what it should
     /// be, and it is dropped.
-    pub fn handle_retiring_read(&mut self, buf: &mut BytesMut, now: Instant) {
+    pub(super) fn retiring_read(&mut self, buf: &mut BytesMut, now: Instant) {
         loop {
             let Some(Move {
                 stage:
@@ -212,7 +214,7 @@ impl<T> Session<T> {
 
     /// The old connection closed (or failed) during the switch: the new host's answer
     /// decides alone now.
-    pub fn handle_retiring_closed(&mut self, now: Instant) {
+    pub(super) fn retiring_closed(&mut self, now: Instant) {
         let _ = now;
         if let Some(Move {
             stage: MoveStage::Switching { retiring_alive, .. },
@@ -243,11 +245,11 @@ impl<T> Session<T> {
         let Conn::Open { host, .. } = self.conn else {
             return;
         };
-        let quiet = self.pending.is_empty()
-            && self.pending_auth.is_empty()
-            && self.pings.is_empty()
-            && self.out.is_empty()
-            && self.skip == 0;
+        let quiet = self.requests.pending.is_empty()
+            && self.auth.pending.is_empty()
+            && self.requests.pings.is_empty()
+            && self.requests.out.is_empty()
+            && self.requests.skip == 0;
         if !self.draining() || !quiet {
             return;
         }
@@ -256,16 +258,17 @@ impl<T> Session<T> {
             m.stage = MoveStage::Switching {
                 from: host,
                 retiring_alive: true,
-                last_recv: self.last_recv,
-                last_send: self.last_send,
+                last_recv: self.timers.last_recv,
+                last_send: self.timers.last_send,
                 auth_sent: self.cfg.auth.len(),
             };
         }
         self.events.push_back(Event::UseSpare);
-        self.attempt_timeout = self.connect_timeout();
+        self.connections.use_spare();
+        self.timers.attempt_timeout = self.connect_timeout();
         self.conn = Conn::Handshaking {
             host: to,
-            deadline: now + self.attempt_timeout,
+            deadline: now + self.timers.attempt_timeout,
         };
         self.write_connect_request(now);
     }
@@ -312,7 +315,7 @@ impl<T> Session<T> {
         if !matches!(self.conn, Conn::Open { .. }) || self.draining() {
             return;
         }
-        while let Some(waiting) = self.waiting.pop_front() {
+        while let Some(waiting) = self.requests.waiting.pop_front() {
             self.send_waiting_one(waiting, now);
         }
     }
@@ -330,7 +333,7 @@ impl<T> Session<T> {
             // The old connection is gone: the handshake under way is a plain reconnection.
             self.loss_reason = None;
             self.cancel_move();
-            self.disconnected_since = Some(now);
+            self.timers.disconnected_since = Some(now);
             self.set_state(ConnectionState::Suspended);
             return;
         }
@@ -356,7 +359,7 @@ impl<T> Session<T> {
         else {
             return None;
         };
-        if self.closing.is_some() || now >= last_recv + self.read_timeout {
+        if self.closing.under_way.is_some() || now >= last_recv + self.timers.read_timeout {
             // Closing; or the old connection has been silent for the read timeout: it is
             // no healthier than the new one.
             return None;
@@ -364,22 +367,23 @@ impl<T> Session<T> {
         // Drop the new connection: only the handshake (and SASL's steps) went out on it.
         self.events.push_back(Event::Disconnect);
         self.events.push_back(Event::RestoreRetiring);
-        self.out.clear();
-        self.sasl = None;
-        self.pings.clear();
+        self.connections.restore_retiring();
+        self.requests.out.clear();
+        self.auth.sasl = None;
+        self.requests.pings.clear();
         let reason = self
             .loss_reason
             .take()
             .unwrap_or(ConnectionFailure::ConnectionLost);
-        while let Some(p) = self.pending.pop_front() {
+        while let Some(p) = self.requests.pending.pop_front() {
             self.fail(p.token, p.watch, reason.error());
         }
         self.conn = Conn::Open {
             host: from,
             read_only: false,
         };
-        self.last_recv = last_recv;
-        self.last_send = last_send;
+        self.timers.last_recv = last_recv;
+        self.timers.last_send = last_send;
         // Identities added since the switch: the old connection has not seen them.
         self.resend_auth_from(auth_sent, now);
         Some(reason)

@@ -2,17 +2,17 @@
 //! notifications, and the watch bookkeeping a reply implies.
 
 use super::*;
+use zkrs_codec::ReplyHeader;
 
 impl<T> Session<T> {
-    /// Bytes arrived: consumes every whole frame at the front of `buf` (leaving a partial one)
-    /// and slices replies out of it without copying.
-    pub fn handle_read(&mut self, buf: &mut BytesMut, now: Instant) {
+    /// Bytes arrived on the current connection (see [`Session::handle_read`]).
+    pub(super) fn current_read(&mut self, buf: &mut BytesMut, now: Instant) {
         loop {
             if !matches!(self.conn, Conn::Handshaking { .. } | Conn::Open { .. }) {
                 buf.clear();
                 return;
             }
-            if self.skip > 0 && !self.skip_reply(buf, now) {
+            if self.requests.skip > 0 && !self.skip_reply(buf, now) {
                 return;
             }
             let len = match check_frame(buf, self.cfg.max_reply_len) {
@@ -44,7 +44,7 @@ impl<T> Session<T> {
             // line, told by the expiry's deletion, already held it (the simulation found it
             // once hand-offs took one notification). The Java client counts every read.
             if frame.get(..4) != Some(&xid::NOTIFICATION.to_be_bytes()[..]) {
-                self.last_recv = now;
+                self.timers.last_recv = now;
             }
             if let Err(e) = self.handle_frame(frame, now) {
                 self.protocol_error(now, e);
@@ -61,9 +61,10 @@ impl<T> Session<T> {
         }
     }
 
+    /// One whole frame: the handshake's answer, or a reply or notification by its xid.
     pub(super) fn handle_frame(&mut self, frame: Bytes, now: Instant) -> Result<(), Error> {
         if let Conn::Handshaking { host, .. } = self.conn {
-            if self.sasl.is_some() {
+            if self.auth.sasl.is_some() {
                 return self.handle_sasl_reply(&frame, host, now);
             }
             return self.handle_connect_response(&frame, host, now);
@@ -73,113 +74,129 @@ impl<T> Session<T> {
         match header.xid {
             xid::NOTIFICATION => self.notification(&body),
             xid::PING => {
-                let mut before = None;
-                if let Some((newest_before, sent)) = self.pings.pop_front() {
-                    before = newest_before;
-                    self.heard(sent);
-                }
-                if let Some(lost) = before.filter(|x| self.pending.iter().any(|p| p.xid == *x)) {
-                    self.loss_reason = Some(ConnectionFailure::LostRequest { xid: lost });
-                    self.connection_lost(now);
-                }
+                self.pong(now);
                 Ok(())
             }
-            xid::SET_WATCHES => match self.set_watches_in_flight.checked_sub(1) {
+            xid::SET_WATCHES => match self.requests.set_watches_in_flight.checked_sub(1) {
                 Some(left) => {
-                    self.set_watches_in_flight = left;
+                    self.requests.set_watches_in_flight = left;
                     Ok(())
                 }
                 None => Err(Error::protocol(
                     "a SetWatches reply (xid -8) nothing asked for",
                 )),
             },
-            xid::AUTH => {
-                // Only an identity this connection sent is answered; a failure nothing asked
-                // for would otherwise make the session forget one it was given.
-                let Some(token) = self.pending_auth.pop_front() else {
-                    return Err(Error::protocol(format_args!(
-                        "an AUTH reply (xid -4, {}) nothing asked for",
-                        header.err
-                    )));
-                };
-                let index = self.auth_replies;
-                self.auth_replies += 1;
-                if header.err.is_ok() {
-                    if let Some(token) = token {
-                        self.events.push_back(Event::Reply {
-                            token,
-                            result: Ok(Reply {
-                                zxid: header.zxid,
-                                body,
-                            }),
-                        });
-                    }
-                    Ok(())
-                } else {
-                    // The server closes the connection after a failed auth. Forget the
-                    // identity so the next connection does not fail the same way forever.
-                    if index < self.cfg.auth.len() {
-                        self.cfg.auth.remove(index);
-                        self.auth_replies -= 1;
-                    }
-                    if let Some(token) = token {
-                        self.events.push_back(Event::Reply {
-                            token,
-                            result: Err(Error::server(header.err)),
-                        });
-                    }
-                    Ok(())
-                }
-            }
-            reply_xid => {
-                let Some(front) = self.pending.front() else {
-                    return Err(Error::protocol(format_args!(
-                        "reply with xid {reply_xid} but no request is pending"
-                    )));
-                };
-                if front.xid != reply_xid {
-                    return Err(Error::protocol(format_args!(
-                        "reply with xid {reply_xid} while xid {} was the oldest pending",
-                        front.xid
-                    )));
-                }
-                if header.zxid > 0 {
-                    self.last_zxid = header.zxid;
-                }
-                let result = if header.err.is_ok() {
-                    if let Err(e) = check_reply(front.op, &body) {
-                        // This request's own reply is malformed: it gets the reason.
-                        let p = self.pending.pop_front().expect("front exists");
-                        self.fail(p.token, p.watch, Error::from(e.clone()));
-                        return Err(Error::from(e));
-                    }
-                    Ok(Reply {
+            xid::AUTH => self.auth_reply(header, body),
+            _ => self.request_reply(header, body, now),
+        }
+    }
+
+    /// A ping's answer: a request sent before it and still pending was lost on the way.
+    fn pong(&mut self, now: Instant) {
+        let mut before = None;
+        if let Some((newest_before, sent)) = self.requests.pings.pop_front() {
+            before = newest_before;
+            self.heard(sent);
+        }
+        if let Some(lost) = before.filter(|x| self.requests.pending.iter().any(|p| p.xid == *x)) {
+            self.loss_reason = Some(ConnectionFailure::LostRequest { xid: lost });
+            self.connection_lost(now);
+        }
+    }
+
+    /// The answer to an identity this connection sent.
+    fn auth_reply(&mut self, header: ReplyHeader, body: Bytes) -> Result<(), Error> {
+        // Only an identity this connection sent is answered; a failure nothing asked for
+        // would otherwise make the session forget one it was given.
+        let Some(token) = self.auth.pending.pop_front() else {
+            return Err(Error::protocol(format_args!(
+                "an AUTH reply (xid -4, {}) nothing asked for",
+                header.err
+            )));
+        };
+        let index = self.auth.replies;
+        self.auth.replies += 1;
+        if header.err.is_ok() {
+            if let Some(token) = token {
+                self.events.push_back(Event::Reply {
+                    token,
+                    result: Ok(Reply {
                         zxid: header.zxid,
                         body,
-                    })
-                } else {
-                    Err(Error::server(header.err))
-                };
-                let p = self.pending.pop_front().expect("front exists");
-                // Any answer, an error too, means the request reached the server: only one
-                // for an expired session (or a closing one) would not have touched it.
-                if !matches!(
-                    header.err,
-                    ErrorCode::SessionExpired | ErrorCode::SessionMoved
-                ) {
-                    self.heard(p.sent);
-                }
-                self.after_reply(p.watch, header.err, now);
-                if self.close_xid == Some(reply_xid) {
-                    self.finish_close();
-                    return Ok(());
-                }
-                if let Some(token) = p.token {
-                    self.events.push_back(Event::Reply { token, result });
-                }
-                Ok(())
+                    }),
+                });
+            }
+        } else {
+            // The server closes the connection after a failed auth. Forget the identity so
+            // the next connection does not fail the same way forever.
+            if index < self.cfg.auth.len() {
+                self.cfg.auth.remove(index);
+                self.auth.replies -= 1;
+            }
+            if let Some(token) = token {
+                self.events.push_back(Event::Reply {
+                    token,
+                    result: Err(Error::server(header.err)),
+                });
             }
         }
+        Ok(())
+    }
+
+    /// The reply to the oldest pending request (any other xid is a protocol error).
+    fn request_reply(
+        &mut self,
+        header: ReplyHeader,
+        body: Bytes,
+        now: Instant,
+    ) -> Result<(), Error> {
+        let reply_xid = header.xid;
+        let Some(front) = self.requests.pending.front() else {
+            return Err(Error::protocol(format_args!(
+                "reply with xid {reply_xid} but no request is pending"
+            )));
+        };
+        if front.xid != reply_xid {
+            return Err(Error::protocol(format_args!(
+                "reply with xid {reply_xid} while xid {} was the oldest pending",
+                front.xid
+            )));
+        }
+        if header.zxid > 0 {
+            self.last_zxid = header.zxid;
+        }
+        let result = if header.err.is_ok() {
+            if let Err(e) = check_reply(front.op, &body) {
+                // This request's own reply is malformed: it gets the reason.
+                let p = self.requests.pending.pop_front().expect("front exists");
+                self.fail(p.token, p.watch, Error::from(e.clone()));
+                return Err(Error::from(e));
+            }
+            Ok(Reply {
+                zxid: header.zxid,
+                body,
+            })
+        } else {
+            Err(Error::server(header.err))
+        };
+        let p = self.requests.pending.pop_front().expect("front exists");
+        // Any answer, an error too, means the request reached the server: only one for an
+        // expired session (or a closing one) would not have touched it.
+        if !matches!(
+            header.err,
+            ErrorCode::SessionExpired | ErrorCode::SessionMoved
+        ) {
+            self.heard(p.sent);
+        }
+        self.after_reply(p.watch, header.err, now);
+        if self.closing.xid == Some(reply_xid) {
+            self.finish_close();
+            return Ok(());
+        }
+        if let Some(token) = p.token {
+            self.events.push_back(Event::Reply { token, result });
+        }
+        Ok(())
     }
 
     /// A frame of `len` bytes, over the reply limit, starts `buf`. If it is the reply to the
@@ -208,11 +225,11 @@ impl<T> Session<T> {
             return Ok(false);
         };
         let (header, _) = parse_reply(head)?;
-        match self.pending.front() {
+        match self.requests.pending.front() {
             Some(p) if p.xid == header.xid && header.xid > 0 => {}
             _ => return Err(too_large()),
         }
-        let p = self.pending.pop_front().expect("front exists");
+        let p = self.requests.pending.pop_front().expect("front exists");
         if header.zxid > 0 {
             self.last_zxid = header.zxid;
         }
@@ -228,20 +245,20 @@ impl<T> Session<T> {
         // A watch the server may have set is released here: the caller gets no reply to
         // watch through.
         self.fail(p.token, p.watch, error);
-        self.skip = 4 + len;
+        self.requests.skip = 4 + len;
         Ok(self.skip_reply(buf, now))
     }
 
     /// Discards what `buf` holds of the oversize reply being skipped; true once it is all
     /// gone (the reply then counts as one: the server reads what we send).
     pub(super) fn skip_reply(&mut self, buf: &mut BytesMut, now: Instant) -> bool {
-        let n = self.skip.min(buf.len());
+        let n = self.requests.skip.min(buf.len());
         bytes::Buf::advance(buf, n);
-        self.skip -= n;
-        if self.skip > 0 {
+        self.requests.skip -= n;
+        if self.requests.skip > 0 {
             return false;
         }
-        self.last_recv = now;
+        self.timers.last_recv = now;
         true
     }
 
@@ -249,13 +266,14 @@ impl<T> Session<T> {
     pub(super) fn notification(&mut self, body: &[u8]) -> Result<(), Error> {
         let event = WatcherEvent::decode_prefix(body)?;
         let path = event.path.unwrap_or_default();
-        self.triggered.clear();
-        self.watches
-            .trigger(event.event_type, path, &mut self.triggered);
-        for &watcher in &self.triggered {
+        self.watching.triggered.clear();
+        self.watching
+            .registry
+            .trigger(event.event_type, path, &mut self.watching.triggered);
+        for &watcher in &self.watching.triggered {
             self.events.push_back(Event::Watch {
                 watcher,
-                event: WatchEvent {
+                event: WatchedEvent {
                     event_type: event.event_type,
                     state: event.state,
                     path: path.to_string(),
@@ -281,23 +299,23 @@ impl<T> Session<T> {
                     _ => None,
                 };
                 match kind {
-                    Some(kind) if self.forgotten.remove(&watcher) => {
+                    Some(kind) if self.watching.forgotten.remove(&watcher) => {
                         // Forgotten while in flight: the server set it, nobody wants it.
-                        self.watches.add(kind, &path, watcher);
+                        self.watching.registry.add(kind, &path, watcher);
                         self.forget_registration(watcher, kind, &path, now);
                     }
-                    Some(kind) => self.watches.add(kind, &path, watcher),
+                    Some(kind) => self.watching.registry.add(kind, &path, watcher),
                     None => {
-                        self.forgotten.remove(&watcher);
+                        self.watching.forgotten.remove(&watcher);
                         self.events.push_back(Event::WatcherUnused(watcher));
                     }
                 }
             }
             Some(WatchOp::Remove { path, watcher_type }) if err.is_ok() => {
-                for (watcher, event_type) in self.watches.remove(&path, watcher_type) {
+                for (watcher, event_type) in self.watching.registry.remove(&path, watcher_type) {
                     self.events.push_back(Event::Watch {
                         watcher,
-                        event: WatchEvent {
+                        event: WatchedEvent {
                             event_type,
                             state: KeeperState::SyncConnected,
                             path: path.clone(),
@@ -322,7 +340,7 @@ impl<T> Session<T> {
             if self.switching() {
                 // Moving: the session is gone for the old connection too.
                 self.cancel_move();
-                self.disconnected_since = Some(now);
+                self.timers.disconnected_since = Some(now);
                 self.set_state(ConnectionState::Suspended);
             }
             self.loss_reason = Some(if self.ever_connected || self.session_id == 0 {
@@ -342,7 +360,7 @@ impl<T> Session<T> {
         if !read_only {
             // The server touched the session when the ConnectRequest arrived (at creation,
             // or at revalidation of ours); that request left when the handshake began.
-            self.last_heard = Some(self.last_send);
+            self.last_heard = Some(self.timers.last_send);
         }
         self.session_id = response.session_id;
         self.passwd = Secret::from(response.passwd);
@@ -352,13 +370,13 @@ impl<T> Session<T> {
         );
         // The Java client's timers: give up reading after 2/3 of the timeout; ping after half
         // of that without sending (and at least every 10 s).
-        self.read_timeout = self.negotiated * 2 / 3;
-        self.ping_interval = (self.read_timeout / 2).min(Duration::from_secs(10));
+        self.timers.read_timeout = self.negotiated * 2 / 3;
+        self.timers.ping_interval = (self.timers.read_timeout / 2).min(Duration::from_secs(10));
         if let Some(mechanism) = &self.cfg.sasl {
             // SASL first: nothing else of the session goes out until it is done.
             let server = self.cfg.host_names.get(host).map_or("", String::as_str);
             let exchange = mechanism.exchange(server);
-            self.sasl = Some(sasl::SaslInProgress {
+            self.auth.sasl = Some(sasl::SaslInProgress {
                 exchange,
                 read_only,
             });
@@ -374,7 +392,7 @@ impl<T> Session<T> {
         if header.xid == xid::PING {
             return Ok(());
         }
-        match self.pending.front() {
+        match self.requests.pending.front() {
             Some(p) if p.xid == header.xid && p.op == OpCode::Sasl => {}
             _ => {
                 return Err(Error::protocol(format_args!(
@@ -383,7 +401,7 @@ impl<T> Session<T> {
                 )))
             }
         }
-        self.pending.pop_front();
+        self.requests.pending.pop_front();
         if !header.err.is_ok() {
             self.auth_failed(
                 SaslError::new(format!(
@@ -405,7 +423,7 @@ impl<T> Session<T> {
         host: usize,
         now: Instant,
     ) -> Result<(), Error> {
-        let Some(in_progress) = self.sasl.as_mut() else {
+        let Some(in_progress) = self.auth.sasl.as_mut() else {
             return Ok(());
         };
         match in_progress.exchange.step(server_token) {
@@ -420,13 +438,13 @@ impl<T> Session<T> {
                 self.send_frame(&frame, OpCode::Sasl, None, None, now);
                 // Each step gets the read timeout to be answered.
                 if let Conn::Handshaking { deadline, .. } = &mut self.conn {
-                    *deadline = now + self.read_timeout;
+                    *deadline = now + self.timers.read_timeout;
                 }
                 Ok(())
             }
             Ok(SaslStep::Done) => {
                 let read_only = in_progress.read_only;
-                self.sasl = None;
+                self.auth.sasl = None;
                 self.open(host, read_only, now);
                 Ok(())
             }
@@ -458,18 +476,18 @@ impl<T> Session<T> {
                 return;
             }
         }
-        self.sasl = None;
+        self.auth.sasl = None;
         self.last_failure = Some(ConnectionFailure::AuthFailed {
             mechanism,
             cause: why.clone(),
         });
-        self.auth_failure = Some(why.clone());
+        self.auth.failure = Some(why.clone());
         let error = || {
             Error::auth_failed()
                 .with_detail(detail.clone())
                 .with_source(why.clone())
         };
-        while let Some(p) = self.pending.pop_front() {
+        while let Some(p) = self.requests.pending.pop_front() {
             self.fail(p.token, p.watch, error());
         }
         self.fail_waiting(error);
@@ -491,17 +509,17 @@ impl<T> Session<T> {
         self.off_list = false;
         self.conn = Conn::Open { host, read_only };
         self.seen_read_write |= !read_only;
-        self.disconnected_since = None;
+        self.timers.disconnected_since = None;
         self.opened_at = Some(now);
-        self.rw_probe =
+        self.timers.rw_probe =
             read_only.then(|| (now + Duration::from_millis(100), Duration::from_millis(100)));
 
         // In the Java client's order: identities, then watches, then the queued requests.
-        self.auth_replies = 0;
-        self.set_watches_in_flight = 0;
+        self.auth.replies = 0;
+        self.requests.set_watches_in_flight = 0;
         self.resend_auth_from(0, now);
         self.reregister_watches(now);
-        while let Some(waiting) = self.waiting.pop_front() {
+        while let Some(waiting) = self.requests.waiting.pop_front() {
             self.send_waiting_one(waiting, now);
         }
 

@@ -3,12 +3,6 @@
 use super::*;
 
 impl<T> Session<T> {
-    pub(super) fn take_xid(&mut self) -> i32 {
-        let xid = self.next_xid;
-        self.next_xid = if xid == i32::MAX { 1 } else { xid + 1 };
-        xid
-    }
-
     /// Sends a request that waited, unless it is bound to a session other than this one.
     pub(super) fn send_waiting_one(&mut self, waiting: Waiting<T>, now: Instant) {
         if waiting.bound.is_some_and(|id| id != self.session_id) {
@@ -45,17 +39,18 @@ impl<T> Session<T> {
         watch: Option<WatchOp>,
         now: Instant,
     ) {
-        let xid = self.take_xid();
-        let start = self.out.len();
-        self.out.extend_from_slice(frame);
+        let xid = self.requests.take_xid();
+        let start = self.requests.out.len();
+        self.requests.out.extend_from_slice(frame);
         if let Some(slot) = self
+            .requests
             .out
             .get_mut(start + REQUEST_XID_OFFSET..start + REQUEST_XID_OFFSET + 4)
         {
             slot.copy_from_slice(&xid.to_be_bytes());
         }
-        self.last_send = now;
-        self.pending.push_back(Pending {
+        self.timers.last_send = now;
+        self.requests.pending.push_back(Pending {
             xid,
             op,
             token,
@@ -66,7 +61,7 @@ impl<T> Session<T> {
 
     pub(super) fn write_auth(&mut self, scheme: &str, auth: &Secret, now: Instant) {
         encode_request(
-            &mut self.out,
+            &mut self.requests.out,
             xid::AUTH,
             OpCode::Auth,
             &AuthPacket {
@@ -75,7 +70,7 @@ impl<T> Session<T> {
                 auth: auth.expose(),
             },
         );
-        self.last_send = now;
+        self.timers.last_send = now;
     }
 
     /// Sends the session's identities from the `first` on (all of them on a reconnect; those
@@ -86,28 +81,33 @@ impl<T> Session<T> {
         for (i, (scheme, credentials)) in auth.iter().enumerate().skip(first) {
             self.write_auth(scheme, credentials, now);
             let token = self
-                .pending_auth_later
+                .auth
+                .later
                 .iter()
                 .position(|(index, _)| *index == i)
-                .map(|at| self.pending_auth_later.remove(at).1);
-            self.pending_auth.push_back(token);
+                .map(|at| self.auth.later.remove(at).1);
+            self.auth.pending.push_back(token);
         }
         self.cfg.auth = auth;
     }
 
     pub(super) fn reregister_watches(&mut self, now: Instant) {
-        if self.watches.is_empty() {
+        if self.watching.registry.is_empty() {
             return;
         }
         let zxid = self.last_zxid;
-        for batch in self.watches.batches(self.cfg.set_watches_batch_bytes) {
+        for batch in self
+            .watching
+            .registry
+            .batches(self.cfg.set_watches_batch_bytes)
+        {
             let op = if batch.needs_v2() {
                 OpCode::SetWatches2
             } else {
                 OpCode::SetWatches
             };
-            self.set_watches_in_flight += 1;
-            zkrs_codec::write_frame(&mut self.out, |buf| {
+            self.requests.set_watches_in_flight += 1;
+            zkrs_codec::write_frame(&mut self.requests.out, |buf| {
                 zkrs_codec::RequestHeader {
                     xid: xid::SET_WATCHES,
                     op,
@@ -123,23 +123,6 @@ impl<T> Session<T> {
                 }
             });
         }
-        self.last_send = now;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn xids_wrap_from_i32_max_to_1() {
-        // Reaching i32::MAX by submitting 2^31 requests is not practical: start near it.
-        let mut s: Session<u32> = Session::new(
-            SessionConfig::new(1, Duration::from_secs(30)),
-            Instant::now(),
-        );
-        s.next_xid = i32::MAX - 1;
-        let xids = [s.take_xid(), s.take_xid(), s.take_xid()];
-        assert_eq!(xids, [i32::MAX - 1, i32::MAX, 1]);
+        self.timers.last_send = now;
     }
 }

@@ -22,7 +22,7 @@ fn waits(fail: impl Fn(&mut Sim)) -> Vec<Duration> {
             waits.push(sim.now - last);
         }
         last = Some(sim.now);
-        sim.s.handle_connected(sim.now);
+        sim.handle_connected(sim.now);
         sim.take_connect_request();
         fail(&mut sim);
         let next = sim.s.poll_timeout().expect("a next attempt");
@@ -42,7 +42,7 @@ fn assert_grows(waits: &[Duration]) {
 
 #[test]
 fn a_server_that_closes_during_the_handshake_meets_a_growing_back_off() {
-    assert_grows(&waits(|sim| sim.s.handle_disconnected(sim.now)));
+    assert_grows(&waits(|sim| sim.handle_disconnected(sim.now)));
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn a_server_that_answers_the_handshake_with_garbage_meets_a_growing_back_off() {
 #[test]
 fn a_handshake_that_opens_the_session_starts_the_back_off_over() {
     let mut sim = Sim::connected(config(1, 60_000), 60_000, 0x42);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     let next = sim.s.poll_timeout().expect("a next attempt");
     assert!(next - sim.now <= ms(100), "{:?}", next - sim.now);
 }
@@ -65,7 +65,7 @@ fn a_server_that_grants_the_session_then_drops_meets_a_growing_back_off() {
     // 50-100 ms from every client, for as long as the server flaps.
     assert_grows(&waits(|sim| {
         sim.respond_connect(60_000, 0x42, &[0xAB; 16], false);
-        sim.s.handle_disconnected(sim.now);
+        sim.handle_disconnected(sim.now);
     }));
 }
 
@@ -75,22 +75,22 @@ fn a_connection_that_stayed_open_starts_the_back_off_over() {
     // Four flaps: the back-off grows.
     for _ in 0..4 {
         sim.events();
-        sim.s.handle_connected(sim.now);
+        sim.handle_connected(sim.now);
         sim.take_connect_request();
         sim.respond_connect(60_000, 0x42, &[0xAB; 16], false);
-        sim.s.handle_disconnected(sim.now);
+        sim.handle_disconnected(sim.now);
         let next = sim.s.poll_timeout().expect("a next attempt");
         sim.run_until(sim.offset(next).as_millis() as u64);
     }
     // Then a connection that lived longer than the longest wait: it worked.
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(60_000, 0x42, &[0xAB; 16], false);
     let later = sim.offset(sim.now).as_millis() as u64 + 5_000;
     sim.run_until(later);
     sim.take_bytes();
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     let next = sim.s.poll_timeout().expect("a next attempt");
     assert!(next - sim.now <= ms(100), "{:?}", next - sim.now);
 }

@@ -15,7 +15,7 @@ fn connected_on_two_hosts() -> (Sim, usize) {
         [Event::Connect { host, .. }] => *host,
         other => panic!("{other:?}"),
     };
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(4_000, 0x51, &[7; 16], false);
     sim.events();
@@ -66,7 +66,7 @@ fn a_client_whose_host_left_moves_without_suspension_and_keeps_its_session() {
         matches!(events.as_slice(), [Event::ConnectSpare { host: 1, .. }]),
         "{events:?}"
     );
-    sim.s.handle_spare_connected(sim.now);
+    sim.handle_spare_connected(sim.now);
     let events = sim.events();
     assert!(matches!(events.as_slice(), [Event::UseSpare]), "{events:?}");
     let req = sim.take_connect_request();
@@ -173,7 +173,7 @@ fn a_replacing_host_change_never_draws_a_move_away_from_a_kept_host() {
             [Event::Connect { host, .. }] => *host,
             other => panic!("{other:?}"),
         };
-        sim.s.handle_connected(sim.now);
+        sim.handle_connected(sim.now);
         sim.take_connect_request();
         sim.respond_connect(4_000, 0x51, &[7; 16], false);
         sim.events();

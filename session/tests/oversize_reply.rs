@@ -29,7 +29,7 @@ fn feed_in_chunks(sim: &mut Sim, bytes: &[u8], chunk: usize) -> usize {
     let mut most_left = 0;
     for piece in bytes.chunks(chunk) {
         buf.extend_from_slice(piece);
-        sim.s.handle_read(&mut buf, sim.now);
+        sim.handle_read(&mut buf, sim.now);
         most_left = most_left.max(buf.len());
     }
     most_left

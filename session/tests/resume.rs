@@ -15,7 +15,7 @@ fn resuming(session_id: i64) -> Sim {
     cfg.resume = Some((session_id, PASSWD.to_vec().into()));
     let mut sim = Sim::new(cfg);
     assert!(matches!(sim.events().as_slice(), [Event::Connect { .. }]));
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim
 }
 
@@ -64,7 +64,7 @@ fn a_refused_resume_is_lost_with_the_reason_then_a_new_session_is_asked_for() {
     let next = sim.s.poll_timeout().expect("a reconnection is planned");
     sim.s.handle_timeout(next);
     sim.events();
-    sim.s.handle_connected(next);
+    sim.handle_connected(next);
     let req = sim.take_connect_request();
     assert_eq!((req.session_id, req.passwd), (0, vec![0; 16]));
 }
@@ -112,7 +112,7 @@ fn an_unanswered_handshake_leaves_time_to_resume_the_session() {
     let lost_at = 1_000;
     sim.run_until(lost_at);
     let now = sim.now;
-    sim.s.handle_disconnected(now);
+    sim.handle_disconnected(now);
     assert_eq!(states(&sim.events()), [ConnectionState::Suspended]);
 
     // The reconnection: TCP connected, the ConnectRequest sent, no answer ever.
@@ -133,7 +133,7 @@ fn an_unanswered_handshake_leaves_time_to_resume_the_session() {
         if !events.iter().any(|e| matches!(e, Event::Connect { .. })) {
             continue;
         }
-        sim.s.handle_connected(sim.now);
+        sim.handle_connected(sim.now);
         let req = sim.take_connect_request();
         assert_eq!(req.session_id, 0x7004, "each attempt resumes the session");
         handshakes += 1;

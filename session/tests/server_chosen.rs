@@ -18,7 +18,7 @@ const AUTH_XID: i32 = -4;
 fn negotiated_for(asked_ms: u64, granted_ms: i32) -> Duration {
     let mut sim = Sim::new(config(1, asked_ms));
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(granted_ms, 0x42, &[0xAB; 16], false);
     sim.s.negotiated_timeout()
@@ -74,7 +74,7 @@ fn an_unsolicited_auth_failure_neither_drops_an_identity_nor_passes() {
         .push(("digest".into(), Secret::from(b"user:pass".to_vec())));
     let mut sim = Sim::new(cfg);
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &[0xAB; 16], false);
     let sent = sim.take_sent();
@@ -88,7 +88,7 @@ fn an_unsolicited_auth_failure_neither_drops_an_identity_nor_passes() {
     let next = sim.s.poll_timeout().expect("a next attempt");
     sim.run_until(sim.offset(next).as_millis() as u64);
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &[0xAB; 16], false);
     let sent = sim.take_sent();

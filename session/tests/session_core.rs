@@ -81,7 +81,7 @@ fn next_connect(sim: &mut Sim, within_ms: u64) -> (usize, Vec<Event<u32>>) {
 /// resuming `session_id`; returns the ConnectRequest and the events.
 fn reconnect(sim: &mut Sim, session_id: i64, timeout_ms: i32) -> (ConnectReq, Vec<Event<u32>>) {
     let (_, mut events) = next_connect(sim, 5_000);
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     let req = sim.take_connect_request();
     sim.respond_connect(timeout_ms, session_id, &PASSWD, false);
     events.extend(sim.events());
@@ -96,7 +96,7 @@ fn fail_connects_until(sim: &mut Sim, end_ms: u64) -> Vec<Event<u32>> {
         let failed = !connects(&ev).is_empty();
         all.extend(ev);
         if failed {
-            sim.s.handle_connect_failed(sim.now);
+            sim.handle_connect_failed(sim.now);
             continue;
         }
         match sim.s.poll_timeout() {
@@ -131,7 +131,7 @@ fn handshake_comes_first_and_requests_wait_for_it() {
         sim.s.poll_transmit().is_empty(),
         "nothing is written before the connection"
     );
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     let during = sim.get_data("/during");
 
     // Exactly the ConnectRequest: length 45, protocol 0, lastZxid 0, timeout 30000,
@@ -178,7 +178,7 @@ fn handshake_comes_first_and_requests_wait_for_it() {
 fn request_submitted_during_the_handshake_waits_for_it() {
     let mut sim = Sim::new(config(1, 30_000));
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     let t = sim.sync("/");
     // Only the ConnectRequest: ZooKeeper reads nothing else before it answers.
     assert_eq!(sim.take_connect_request().session_id, 0);
@@ -205,7 +205,7 @@ fn read_only_server_gives_read_only_state() {
     cfg.can_be_read_only = true;
     let mut sim = Sim::new(cfg);
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 9, &PASSWD, true);
     assert_eq!(state_changes(&sim.events()), [(ReadOnly, 9)]);
@@ -365,7 +365,7 @@ fn timers_with_a_30_s_session() {
         ms(10_000),
         "connect timeout = session timeout / hosts"
     );
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &PASSWD, false);
     sim.events();
@@ -422,7 +422,7 @@ fn timers_with_a_30_s_session() {
 fn timers_with_a_6_s_session() {
     let mut sim = Sim::new(config(3, 30_000));
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     // The server grants 6 s: read timeout 4 s, ping after 2 s.
     sim.respond_connect(6_000, 0x42, &PASSWD, false);
@@ -493,7 +493,7 @@ fn failures_go_through_every_host_before_backing_off() {
     let ev = sim.events();
     let mut tried = vec![connects(&ev)[0].0];
     for _ in 0..2 {
-        sim.s.handle_connect_failed(sim.now);
+        sim.handle_connect_failed(sim.now);
         let ev = sim.events();
         let c = connects(&ev);
         assert_eq!(c.len(), 1, "the next host is tried at once: {ev:?}");
@@ -504,7 +504,7 @@ fn failures_go_through_every_host_before_backing_off() {
     assert_eq!(sorted, [0, 1, 2], "each host once per round");
 
     // A whole round failed: back off before the next one.
-    sim.s.handle_connect_failed(sim.now);
+    sim.handle_connect_failed(sim.now);
     let ev = sim.events();
     assert!(connects(&ev).is_empty(), "{ev:?}");
     let retry = sim.s.poll_timeout().unwrap();
@@ -517,10 +517,10 @@ fn failures_go_through_every_host_before_backing_off() {
 
     // The second round goes through the hosts in the same order, then backs off again.
     for &host in &tried[1..] {
-        sim.s.handle_connect_failed(sim.now);
+        sim.handle_connect_failed(sim.now);
         assert_eq!(connects(&sim.events()).first().map(|c| c.0), Some(host));
     }
-    sim.s.handle_connect_failed(sim.now);
+    sim.handle_connect_failed(sim.now);
     assert!(connects(&sim.events()).is_empty());
     let delay = sim.s.poll_timeout().unwrap() - sim.now;
     assert!(delay >= ms(50) && delay <= ms(1_000), "{delay:?}");
@@ -530,9 +530,9 @@ fn failures_go_through_every_host_before_backing_off() {
 fn reconnect_resumes_the_session_with_the_last_zxid() {
     let mut sim = Sim::new(config(3, 30_000));
     sim.events();
-    sim.s.handle_connect_failed(sim.now);
+    sim.handle_connect_failed(sim.now);
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     let first = sim.take_connect_request();
     assert_eq!((first.session_id, first.last_zxid_seen), (0, 0));
     let passwd: Vec<u8> = (1..=16).collect();
@@ -549,11 +549,11 @@ fn reconnect_resumes_the_session_with_the_last_zxid() {
     assert_eq!(sim.s.last_zxid(), 0x55);
 
     sim.set_time(1_000);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     let ev = sim.events();
     assert_eq!(states(&ev), [Suspended]);
     assert_eq!(connects(&ev).len(), 1, "the next host at once");
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     let req = sim.take_connect_request();
     assert_eq!(req.session_id, 0x77);
     assert_eq!(req.passwd, passwd);
@@ -567,9 +567,9 @@ fn reconnect_resumes_the_session_with_the_last_zxid() {
 fn losing_a_host_mid_order_tries_the_others_before_backing_off() {
     let mut sim = Sim::new(config(3, 30_000));
     let h0 = connects(&sim.events())[0].0;
-    sim.s.handle_connect_failed(sim.now);
+    sim.handle_connect_failed(sim.now);
     let h1 = connects(&sim.events())[0].0;
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &PASSWD, false);
     sim.events();
@@ -580,12 +580,12 @@ fn losing_a_host_mid_order_tries_the_others_before_backing_off() {
 
     // The connection to h1 drops: h2 and h0 are tried at once (the Java client only sleeps
     // when it comes back to the host it was last connected to).
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     let c = connects(&sim.events());
     assert_eq!(c.len(), 1);
     let h2 = c[0].0;
     assert!(h2 != h0 && h2 != h1);
-    sim.s.handle_connect_failed(sim.now);
+    sim.handle_connect_failed(sim.now);
     let ev = sim.events();
     assert_eq!(
         connects(&ev).first().map(|c| c.0),
@@ -620,13 +620,13 @@ fn server_expiry_loses_the_session() {
     let mut sim = Sim::connected(config(1, 30_000), 30_000, 0x42);
     register_three_watches(&mut sim);
     sim.set_time(100);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     assert_eq!(states(&sim.events()), [Suspended]);
     let waiting = sim.get_data("/w");
 
     let (_, ev) = next_connect(&mut sim, 5_000);
     assert!(reply_of(&ev, waiting).is_none());
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     assert_eq!(sim.take_connect_request().session_id, 0x42);
     // Timeout 0: the session expired.
     sim.respond_connect(0, 0, &[0; 16], false);
@@ -656,7 +656,7 @@ fn disconnected_longer_than_the_session_timeout_is_lost() {
     let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
     register_three_watches(&mut sim);
     sim.set_time(1_000);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     sim.events();
     let waiting = sim.get_data("/w");
 
@@ -687,7 +687,7 @@ fn disconnected_longer_than_the_session_timeout_is_lost() {
 fn a_request_waits_for_a_connection_no_longer_than_the_session_timeout() {
     let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
     sim.set_time(1_000);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     sim.events();
     let ev = fail_connects_until(&mut sim, 7_000);
     assert_eq!(state_changes(&ev), [(Lost, 0)]);
@@ -713,7 +713,7 @@ fn a_request_waits_for_a_connection_no_longer_than_the_session_timeout() {
         "the failed request was sent"
     );
     // A request made while connecting, answered by the next session, is sent as before.
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     sim.events();
     let later = sim.get_data("/w");
     let (_, ev) = reconnect(&mut sim, 0x43, 6_000);
@@ -738,7 +738,7 @@ fn a_request_bound_to_a_session_is_never_sent_on_the_next() {
 
     // Suspended, then resumed: it waits, and goes out on the same session.
     sim.set_time(1_000);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     sim.events();
     let resumed = sim.get_data_in_session("/w", 0x42);
     let (_, ev) = reconnect(&mut sim, 0x42, 6_000);
@@ -752,7 +752,7 @@ fn a_request_bound_to_a_session_is_never_sent_on_the_next() {
     // Lost: a bound request made after the loss fails at once; a plain one waits and goes
     // out on the next session.
     sim.set_time(2_000);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     sim.events();
     let ev = fail_connects_until(&mut sim, 8_000);
     assert_eq!(state_changes(&ev), [(Lost, 0)]);
@@ -771,10 +771,10 @@ fn a_request_bound_to_a_session_is_never_sent_on_the_next() {
 fn a_session_reported_lost_is_not_resumed_by_a_late_handshake() {
     let mut sim = Sim::connected(config(1, 6_000), 6_000, 0x42);
     sim.set_time(1_000);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     sim.events();
     next_connect(&mut sim, 1_000);
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     assert_eq!(sim.take_connect_request().session_id, 0x42);
     // The server is slow to answer: 6 s after the disconnection the core gives up the session
     // (the handshake's own deadline, 6 s after it started, is later).
@@ -870,7 +870,7 @@ fn reconnect_sends_auth_then_set_watches_then_waiting_requests() {
     cfg.auth.push(("digest".into(), b"u:p".into()));
     let mut sim = Sim::new(cfg);
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &PASSWD, false);
     sim.events();
@@ -881,7 +881,7 @@ fn reconnect_sends_auth_then_set_watches_then_waiting_requests() {
     register_three_watches(&mut sim);
 
     sim.set_time(100);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     let waiting = sim.get_data("/w");
     let (req, ev) = reconnect(&mut sim, 0x42, 30_000);
     assert_eq!(req.last_zxid_seen, 0x13);
@@ -962,7 +962,7 @@ fn persistent_watches_are_set_again_with_set_watches2() {
     sim.notify(EventType::NodeDataChanged, "/p");
     assert_eq!(watch_events(&sim.events()).len(), 2);
 
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     reconnect(&mut sim, 0x42, 30_000);
     let sent = sim.take_sent();
     assert_eq!(sent.len(), 1);
@@ -999,7 +999,7 @@ fn many_watches_are_set_again_in_batches_of_at_most_128_kib() {
     }
     assert!(unused(&sim.events()).is_empty());
 
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     reconnect(&mut sim, 0x42, 30_000);
     let sent = sim.take_sent();
     assert!(sent.len() >= 3, "{} SetWatches for ~300 KiB", sent.len());
@@ -1154,8 +1154,8 @@ fn close_sends_close_session_and_finishes_on_its_reply() {
 
     // Nothing happens any more.
     sim.s.handle_timeout(sim.at(1_000_000));
-    sim.s.handle_connected(sim.now);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_connected(sim.now);
+    sim.handle_disconnected(sim.now);
     sim.reply(1, 1, ErrorCode::Ok, &[]);
     assert!(sim.events().is_empty());
     assert!(sim.s.poll_transmit().is_empty());
@@ -1227,7 +1227,7 @@ fn submitted_close_session_is_answered() {
     // The server answers the first closeSession and closes the connection: the close that
     // `close()` asked for ends there, and the submitted one has its answer.
     sim.reply(sent[0].xid, 5, ErrorCode::Ok, &[]);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     let ev = sim.events();
     assert!(matches!(ev.last(), Some(Event::Closed)), "{ev:?}");
     assert!(
@@ -1244,7 +1244,7 @@ fn read_only_session() -> (Sim, usize) {
     cfg.can_be_read_only = true;
     let mut sim = Sim::new(cfg);
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &PASSWD, true);
     assert_eq!(states(&sim.events()), [ReadOnly]);
@@ -1337,7 +1337,7 @@ fn truncated_connect_response_drops_the_connection() {
     let mut sim = Sim::new(config(1, 30_000));
     sim.events();
     let waiting = sim.get_data("/w");
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     // protocol version and timeout, then nothing: 8 bytes of a 36-byte record.
     let mut f = Vec::new();
@@ -1407,7 +1407,7 @@ fn random_garbage_never_panics() {
 #[test]
 fn session_id_zero_from_the_server_does_not_spin() {
     let mut sim = Sim::connected(config(1, 6_000), 6_000, 0);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     // `fail_connects_until` uses `run_until`, which fails on a busy loop.
     fail_connects_until(&mut sim, 20_000);
 }
@@ -1435,7 +1435,7 @@ fn a_lost_connection_says_why_to_the_requests_in_flight() {
     let t = sim.get_data("/reset");
     sim.take_sent();
     let now = sim.now;
-    sim.s.handle_io_error(
+    sim.handle_io_error(
         std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer"),
         now,
     );
@@ -1452,11 +1452,11 @@ fn a_lost_connection_says_why_to_the_requests_in_flight() {
     let t = sim.get_data("/later");
     let (_host, _) = next_connect(&mut sim, 5_000);
     let now = sim.now;
-    sim.s.handle_connected(now);
+    sim.handle_connected(now);
     sim.respond_connect(30_000, 0x78, &PASSWD, false);
     sim.take_sent();
     let now = sim.now;
-    sim.s.handle_disconnected(now);
+    sim.handle_disconnected(now);
     let err = err_of(&sim.events(), t);
     assert!(!err.to_string().contains("reset by peer"), "{err}");
 }
@@ -1476,7 +1476,7 @@ fn every_failed_attempt_says_why() {
 
     // The TCP connection is refused.
     let now = sim.now;
-    sim.s.handle_io_error(
+    sim.handle_io_error(
         std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused"),
         now,
     );
@@ -1491,7 +1491,7 @@ fn every_failed_attempt_says_why() {
     // Connected, but no handshake reply before the attempt's deadline.
     next_connect(&mut sim, 5_000);
     let started = sim.offset(sim.now).as_millis() as u64;
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.run_until(started + 2_000);
     assert_eq!(disconnects(&sim.events()), 1);
@@ -1512,7 +1512,7 @@ fn every_failed_attempt_says_why() {
 
     // A handshake reply with a negative password length.
     next_connect(&mut sim, 5_000);
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     let mut f = Vec::new();
     for field in [20i32, 0, 2_000, 0, 0x42, -5] {
@@ -1528,7 +1528,7 @@ fn every_failed_attempt_says_why() {
 
     // The server says the session expired.
     next_connect(&mut sim, 5_000);
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(0, 0, &[0; 16], false);
     assert_eq!(
@@ -1542,7 +1542,7 @@ fn every_failed_attempt_says_why() {
     // A refused connection without an error to tell.
     next_connect(&mut sim, 5_000);
     let now = sim.now;
-    sim.s.handle_connect_failed(now);
+    sim.handle_connect_failed(now);
     assert_eq!(
         sim.s
             .last_connection_failure()
@@ -1607,7 +1607,7 @@ fn sasl_token(sent: &Sent) -> Vec<u8> {
 fn sasl_runs_before_anything_else_and_the_session_opens_after_it() {
     let mut sim = Sim::new(sasl_config());
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     let t = sim.sync("/");
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &PASSWD, false);
@@ -1659,7 +1659,7 @@ fn sasl_runs_before_anything_else_and_the_session_opens_after_it() {
 fn a_sasl_refusal_fails_everything_with_auth_failed_and_stops() {
     let mut sim = Sim::new(sasl_config());
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     let t = sim.sync("/");
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &PASSWD, false);
@@ -1679,7 +1679,7 @@ fn a_sasl_refusal_fails_everything_with_auth_failed_and_stops() {
 fn a_silent_sasl_server_times_out_and_the_next_connection_starts_over() {
     let mut sim = Sim::new(sasl_config());
     sim.events();
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &PASSWD, false);
     sim.take_sent();
@@ -1691,7 +1691,7 @@ fn a_silent_sasl_server_times_out_and_the_next_connection_starts_over() {
     assert!(why.contains("no SASL reply"), "{why}");
     // A new connection runs a fresh exchange from its first step.
     sim.run_until(25_000);
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(30_000, 0x42, &PASSWD, false);
     let sent = sim.take_sent();
@@ -1716,7 +1716,7 @@ fn the_server_last_heard_from_us_when_the_newest_answered_request_was_sent() {
     sim.events();
     assert_eq!(sim.s.last_heard(), None, "no session yet");
     sim.set_time(1);
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_bytes();
     sim.set_time(3);
     sim.respond_connect(6_000, 0x1234, &[7; 16], false);

@@ -18,7 +18,7 @@ fn connected_on_two_hosts() -> (Sim, usize) {
         [Event::Connect { host, .. }] => *host,
         other => panic!("{other:?}"),
     };
-    sim.s.handle_connected(sim.now);
+    sim.handle_connected(sim.now);
     sim.take_connect_request();
     sim.respond_connect(4_000, 0x51, &[7; 16], false);
     sim.events();
@@ -48,7 +48,7 @@ fn no_state_change(events: &[Event<u32>]) {
 /// Feeds bytes of the old connection (after the switch).
 fn feed_retiring(sim: &mut Sim, bytes: &[u8]) {
     let mut buf = BytesMut::from(bytes);
-    sim.s.handle_retiring_read(&mut buf, sim.now);
+    sim.handle_retiring_read(&mut buf, sim.now);
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn requests_in_flight_drain_and_requests_made_during_the_move_follow_in_order() 
     let a3 = sim.get_data("/a3");
     let sent_a3 = sim.take_sent();
     assert_eq!(sent_a3.len(), 1);
-    sim.s.handle_spare_connected(sim.now);
+    sim.handle_spare_connected(sim.now);
     assert!(sim.events().is_empty(), "no switch with requests in flight");
     // Draining: new requests wait.
     let b1 = sim.get_data("/b1");
@@ -128,7 +128,7 @@ fn a_spare_that_cannot_connect_leaves_the_session_on_its_connection_and_is_tried
     let sent = sim.take_sent();
     assert_eq!(sent.len(), 1, "{sent:?}");
     // The spare cannot connect (say the new server refuses connections).
-    sim.s.handle_spare_failed(
+    sim.handle_spare_failed(
         Some(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
         sim.now,
     );
@@ -159,7 +159,7 @@ fn a_handshake_that_fails_after_the_switch_falls_back_to_the_old_connection() {
     sim.reply_next_zxid(sent[0].xid, &get_data_body(b"w"));
     sim.events();
     start_move(&mut sim, host);
-    sim.s.handle_spare_connected(sim.now);
+    sim.handle_spare_connected(sim.now);
     assert!(matches!(sim.events().as_slice(), [Event::UseSpare]));
     sim.take_connect_request();
     // Requests and an identity made during the switch wait for its outcome.
@@ -167,7 +167,7 @@ fn a_handshake_that_fails_after_the_switch_falls_back_to_the_old_connection() {
     sim.s
         .add_auth("digest".into(), b"u:p".into(), Some(777), sim.now);
     // The new server closes the connection instead of answering.
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     let events = sim.events();
     assert!(
         matches!(
@@ -196,7 +196,7 @@ fn a_handshake_that_fails_after_the_switch_falls_back_to_the_old_connection() {
 fn a_read_only_new_host_is_given_up() {
     let (mut sim, host) = connected_on_two_hosts();
     start_move(&mut sim, host);
-    sim.s.handle_spare_connected(sim.now);
+    sim.handle_spare_connected(sim.now);
     sim.events();
     sim.take_connect_request();
     sim.respond_connect(4_000, 0x51, &[7; 16], true);
@@ -222,7 +222,7 @@ fn a_read_only_new_host_is_given_up() {
 fn an_old_connection_that_breaks_before_the_switch_reconnects_as_usual() {
     let (mut sim, host) = connected_on_two_hosts();
     start_move(&mut sim, host);
-    sim.s.handle_disconnected(sim.now);
+    sim.handle_disconnected(sim.now);
     let events = sim.events();
     assert!(
         events.iter().any(|e| matches!(e, Event::DropSpare)),
@@ -242,7 +242,7 @@ fn a_notification_during_the_switch_reaches_its_watcher_once() {
     let zxid = sim.reply_next_zxid(sent[1].xid, &get_data_body(b"q"));
     sim.events();
     start_move(&mut sim, host);
-    sim.s.handle_spare_connected(sim.now);
+    sim.handle_spare_connected(sim.now);
     assert!(matches!(sim.events().as_slice(), [Event::UseSpare]));
     sim.take_connect_request();
     // During the handshake, the old server notifies a change (with a ping reply).
@@ -400,10 +400,10 @@ fn random_scripts_with_moves_keep_the_invariants() {
 fn a_read_only_new_host_with_the_old_connection_gone_is_a_reconnection() {
     let (mut sim, host) = connected_on_two_hosts();
     start_move(&mut sim, host);
-    sim.s.handle_spare_connected(sim.now);
+    sim.handle_spare_connected(sim.now);
     sim.events();
     sim.take_connect_request();
-    sim.s.handle_retiring_closed(sim.now);
+    sim.handle_retiring_closed(sim.now);
     sim.respond_connect(4_000, 0x51, &[7; 16], true);
     let events = sim.events();
     assert_eq!(

@@ -11,36 +11,36 @@
 //! (`Event::UseSpare`, `Event::DropRetiring`, `Event::RestoreRetiring`).
 
 mod events;
+mod link;
+mod move_links;
+mod probe;
+mod provider_ask;
+mod timer;
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use tokio::sync::mpsc;
 
+use crate::connect_diagnosis::ConnectDiagnosis;
 use crate::history::{Answer, Recorded, Recorder};
 use crate::host_provider::SharedProvider;
 use crate::metrics::Metrics;
 use crate::path::Chroot;
-use crate::protocol::{Attempt, Command, ReplyTx, Shared, WatchSink};
-use crate::session::__private::ExhaustiveEvent;
-use crate::session::{ConnectionState, HostChange, Request, Session, StateChange, WatcherId};
-use crate::transport::{Connector, Transport};
-use crate::watched_event::WatchedEvent;
-
-type ConnectFuture = Pin<Box<dyn Future<Output = Attempted> + Send>>;
-
-/// What a connection attempt's future ends with.
-enum Attempted {
-    /// The connection, or why there is none.
-    Connected(io::Result<Transport>),
-    /// The host provider's answer, asked before connecting.
-    Hosts(Result<Vec<(String, u16)>, String>),
-}
+use crate::protocol::{Command, ReplyTx, Shared, WatchSink};
+use crate::session::{
+    ConnId, ConnectionState, Event, HostChange, Reply, Request, Session, StateChange, WatchedEvent,
+    WatcherId,
+};
+use crate::transport::Connector;
+use link::{Attempted, ConnectFuture, Link};
+use move_links::MoveLinks;
+use probe::{is_read_write, Probe};
+use provider_ask::ProviderAsk;
+use timer::Timer;
 
 pub(crate) struct Driver {
     session: Session<ReplyTx>,
@@ -50,18 +50,12 @@ pub(crate) struct Driver {
     shared: Arc<Mutex<Shared>>,
     /// Makes connections (plain or TLS).
     connector: Connector,
-    transport: Option<Transport>,
+    transport: Option<Link>,
     connecting: Option<ConnectFuture>,
-    /// A move's second connection, before the switch, and its attempt.
-    spare: Option<Transport>,
-    spare_connecting: Option<ConnectFuture>,
-    /// The host the spare connects to, for the logs.
-    spare_host: usize,
-    /// A move's old connection after the switch (only read), and its unread bytes.
-    retiring: Option<Transport>,
-    retiring_buf: BytesMut,
-    probe_tx: mpsc::UnboundedSender<usize>,
-    probe_rx: mpsc::UnboundedReceiver<usize>,
+    /// A move's other connections: the spare, then the old one.
+    moving: MoveLinks,
+    /// The read-write probes' answers.
+    probe: Probe,
     read_buf: BytesMut,
     /// Where each watcher the core holds sends its events.
     sinks: HashMap<WatcherId, WatchSink>,
@@ -70,25 +64,12 @@ pub(crate) struct Driver {
     /// The last session id, for the logs (a `Lost` change carries 0).
     last_session: i64,
     handles_gone: bool,
-    /// One timer for the whole life of the driver, armed at `armed` (if any). It is moved
-    /// earlier when the core's deadline is earlier, and left alone when the deadline moved
-    /// later (as it does after every send and receive): it then fires early, which is
-    /// harmless, and is re-armed at the real deadline.
-    timer: Pin<Box<tokio::time::Sleep>>,
-    armed: Option<Instant>,
-    /// Reads in a row since the core's timers last had their turn: bounded by
-    /// [`READS_BEFORE_TIMERS`], so that a socket that is always readable cannot keep the
-    /// timers (the read timeout above all) from running.
-    reads_in_a_row: u32,
+    /// The core's deadline, as a tokio timer.
+    timer: Timer,
     /// Callers of `Client::detach`, told (by the drop) when the driver is gone.
     detached: Vec<tokio::sync::oneshot::Sender<()>>,
-    /// Asked for the hosts before every connection attempt, if set.
-    provider: Option<SharedProvider>,
-    /// The attempt that waits for the provider's answer: its timeout and shuffle.
-    pending: Option<(Duration, u64)>,
-    /// The provider's list was just taken (and moved the client): the next attempt uses it
-    /// without asking again.
-    fresh_hosts: bool,
+    /// The host provider, asked for the hosts before every connection attempt, if set.
+    provider: ProviderAsk,
     /// The client's figures: bytes, connections, expiries, watch events.
     metrics: Arc<Metrics>,
     /// The core's `last_heard` as last told to the handles.
@@ -103,11 +84,6 @@ const KEEP_SINKS: usize = 64;
 /// Smallest free space kept in the read buffer before a read.
 const READ_RESERVE: usize = 64 * 1024;
 
-/// Reads after which the driver looks at the core's deadline before reading again (see
-/// `Driver::reads_in_a_row`). A read takes up to a frame, so this is megabytes between looks
-/// at worst, and a look costs one clock read.
-const READS_BEFORE_TIMERS: u32 = 64;
-
 impl Driver {
     pub(crate) fn new(
         session: Session<ReplyTx>,
@@ -118,7 +94,6 @@ impl Driver {
         connector: Connector,
         provider: Option<SharedProvider>,
     ) -> Driver {
-        let (probe_tx, probe_rx) = mpsc::unbounded_channel();
         Driver {
             session,
             hosts,
@@ -128,25 +103,16 @@ impl Driver {
             connector,
             transport: None,
             connecting: None,
-            spare: None,
-            spare_connecting: None,
-            spare_host: 0,
-            retiring: None,
-            retiring_buf: BytesMut::new(),
-            probe_tx,
-            probe_rx,
+            moving: MoveLinks::default(),
+            probe: Probe::new(),
             read_buf: BytesMut::with_capacity(READ_RESERVE),
             sinks: HashMap::new(),
             host: 0,
             last_session: 0,
             handles_gone: false,
-            timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
-            armed: None,
-            reads_in_a_row: 0,
+            timer: Timer::new(),
             detached: Vec::new(),
-            provider,
-            pending: None,
-            fresh_hosts: false,
+            provider: ProviderAsk::new(provider),
             metrics: Arc::new(Metrics::new()),
             heard: None,
             recorder: None,
@@ -188,28 +154,18 @@ impl Driver {
             }
             if let Err(e) = self.flush() {
                 crate::__log!(warn, error = %e, "writing to the server failed");
-                self.session.handle_io_error(e, crate::clock::now());
+                self.transport_failed(e);
                 continue;
             }
-            if self.reads_in_a_row >= READS_BEFORE_TIMERS {
-                // The select below serves the socket first: under a stream that never
-                // pauses (found under load: a server streaming notifications kept a call
-                // waiting past its read timeout), the timers' turn comes here.
-                self.reads_in_a_row = 0;
-                let now = crate::clock::now();
-                if self.session.poll_timeout().is_some_and(|d| d <= now) {
-                    self.session.handle_timeout(now);
-                    continue;
-                }
+            if self.timers_overdue() {
+                continue;
             }
-            if let Some(deadline) = self.session.poll_timeout() {
-                if self.armed.is_none_or(|armed| deadline < armed) {
-                    self.timer.as_mut().reset(deadline.into());
-                    self.armed = Some(deadline);
-                }
-            }
+            self.timer.arm(self.session.poll_timeout());
             let want_write = !self.session.poll_transmit().is_empty()
-                || self.transport.as_ref().is_some_and(Transport::wants_write);
+                || self
+                    .transport
+                    .as_ref()
+                    .is_some_and(|l| l.transport.wants_write());
             // Biased, in this order, so that what runs depends only on what is ready (a
             // simulation replays a seed exactly; tokio's random start would not): replies
             // first, as they free places in flight and carry the watch events, then the
@@ -218,110 +174,159 @@ impl Driver {
             tokio::select! {
                 biased;
                 readable = readable(&self.transport) => {
-                    self.reads_in_a_row += 1;
+                    self.timer.count_read();
                     match readable {
                         Ok(()) => self.read(),
-                        Err(e) => self.session.handle_io_error(e, crate::clock::now()),
+                        Err(e) => self.transport_failed(e),
                     }
                 }
                 writable = writable(&self.transport), if want_write => {
                     if let Err(e) = writable {
-                        self.session.handle_io_error(e, crate::clock::now());
+                        self.transport_failed(e);
                     }
                 }
                 attempted = connecting(&mut self.connecting) => {
                     self.connecting = None;
-                    let now = crate::clock::now();
-                    let connected = match attempted {
-                        Attempted::Connected(connected) => connected,
-                        Attempted::Hosts(hosts) => {
-                            self.provided(hosts, now);
-                            continue;
-                        }
-                    };
-                    match connected {
-                        Ok(transport) => {
-                            self.transport = Some(transport);
-                            self.read_buf.clear();
-                            self.session.handle_connected(now);
-                            self.track_attempt(|attempt| {
-                                if let Some(attempt) = attempt {
-                                    attempt.handshaking = true;
-                                    attempt.since = now;
-                                }
-                            });
-                        }
-                        Err(e) => {
-                            crate::__log!(debug, error = %e, "connection attempt failed");
-                            let (name, port) = &self.hosts[self.host];
-                            let mut shared =
-                                self.shared.lock().unwrap_or_else(|e| e.into_inner());
-                            shared.host_failed(format!("{name}:{port}"), e.to_string());
-                            drop(shared);
-                            self.note_tls_failure(&e);
-                            // Kept by the core as the reason, for connect()'s error.
-                            self.session.handle_io_error(e, now)
-                        }
-                    }
+                    self.attempted(attempted);
                 }
                 // A move's old connection, after the switch: its notifications.
-                readable = readable(&self.retiring) => match readable {
+                readable = readable(&self.moving.retiring) => match readable {
                     Ok(()) => self.read_retiring(),
                     Err(_) => self.retiring_closed(),
                 },
                 // A move's spare connection: opened, or not.
-                attempted = connecting(&mut self.spare_connecting) => {
-                    self.spare_connecting = None;
-                    let now = crate::clock::now();
-                    match attempted {
-                        Attempted::Connected(Ok(transport)) => {
-                            self.spare = Some(transport);
-                            self.session.handle_spare_connected(now);
-                        }
-                        Attempted::Connected(Err(e)) => {
-                            crate::__log!(debug, error = %e, "could not open the connection to move the session to");
-                            self.session.handle_spare_failed(Some(e), now);
-                        }
-                        Attempted::Hosts(_) => {}
-                    }
+                attempted = connecting(&mut self.moving.spare_connecting) => {
+                    self.moving.spare_connecting = None;
+                    self.spare_attempted(attempted);
                 }
-                // The spare has nothing to say before the switch: its end, or bytes, fail it.
-                readable = readable(&self.spare) => {
-                    let failure = match readable {
-                        Ok(()) => self.spare_unasked(),
-                        Err(e) => Some(e),
-                    };
-                    if let Some(e) = failure {
-                        self.spare = None;
-                        self.session.handle_spare_failed(Some(e), crate::clock::now());
-                    }
-                }
-                Some(host) = self.probe_rx.recv() => {
+                readable = readable(&self.moving.spare) => self.spare_readable(readable),
+                Some(host) = self.probe.rx.recv() => {
                     self.session.handle_read_write_found(host, crate::clock::now());
                 }
-                () = &mut self.timer, if self.armed.is_some() => {
-                    self.armed = None;
-                    self.reads_in_a_row = 0;
+                () = &mut self.timer.sleep, if self.timer.is_armed() => {
+                    self.timer.fired();
                     self.session.handle_timeout(crate::clock::now());
                 }
-                command = self.commands.recv(), if !self.handles_gone => {
-                    match command {
-                        Some(command) => {
-                            let now = crate::clock::now();
-                            self.command(command, now);
-                            // Take everything already queued: one write for all of it.
-                            while let Ok(command) = self.commands.try_recv() {
-                                self.command(command, now);
-                            }
-                        }
-                        None => {
-                            // Every handle is gone: close the session so its ephemeral
-                            // nodes go now rather than at expiry.
-                            self.handles_gone = true;
-                            self.session.close(None, crate::clock::now());
-                        }
-                    }
+                command = self.commands.recv(), if !self.handles_gone => self.commands_arrived(command),
+            }
+        }
+    }
+
+    /// After [`timer::READS_BEFORE_TIMERS`] reads in a row, gives the core's timers their
+    /// turn; true if they were due (and ran).
+    fn timers_overdue(&mut self) -> bool {
+        if !self.timer.timers_turn() {
+            return false;
+        }
+        let now = crate::clock::now();
+        if self.session.poll_timeout().is_some_and(|d| d <= now) {
+            self.session.handle_timeout(now);
+            return true;
+        }
+        false
+    }
+
+    /// A connection attempt (or the host provider asked before it) ended.
+    fn attempted(&mut self, attempted: Attempted) {
+        let now = crate::clock::now();
+        let (conn, connected) = match attempted {
+            Attempted::Connected(conn, connected) => (conn, connected),
+            Attempted::Hosts(hosts) => return self.provided(hosts, now),
+        };
+        match connected {
+            Ok(transport) => {
+                self.transport = Some(Link { conn, transport });
+                self.read_buf.clear();
+                self.session.handle_connected(conn, now);
+                self.diagnose(|diagnosis| diagnosis.handshaking(now));
+            }
+            Err(e) => {
+                crate::__log!(debug, error = %e, "connection attempt failed");
+                let (name, port) = &self.hosts[self.host];
+                let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                shared
+                    .diagnosis
+                    .host_failed(format!("{name}:{port}"), e.to_string());
+                drop(shared);
+                self.note_tls_failure(&e);
+                // Kept by the core as the reason, for connect()'s error.
+                self.session.handle_closed(conn, Some(e), now)
+            }
+        }
+    }
+
+    /// The current connection failed.
+    fn transport_failed(&mut self, e: io::Error) {
+        if let Some(link) = &self.transport {
+            self.session
+                .handle_closed(link.conn, Some(e), crate::clock::now());
+        }
+    }
+
+    /// A move's spare connection opened, or could not.
+    fn spare_attempted(&mut self, attempted: Attempted) {
+        let now = crate::clock::now();
+        match attempted {
+            Attempted::Connected(conn, Ok(transport)) => {
+                self.moving.spare = Some(Link { conn, transport });
+                self.session.handle_connected(conn, now);
+            }
+            Attempted::Connected(conn, Err(e)) => {
+                crate::__log!(debug, error = %e, "could not open the connection to move the session to");
+                self.session.handle_closed(conn, Some(e), now);
+            }
+            Attempted::Hosts(_) => {}
+        }
+    }
+
+    /// The spare is readable before the switch: its end, an error, or bytes nobody asked
+    /// for, each of which the core takes as the spare's failure; or nothing after all (with
+    /// TLS, a record with no data, such as a session ticket).
+    fn spare_readable(&mut self, readable: io::Result<()>) {
+        let Some(spare) = &mut self.moving.spare else {
+            return;
+        };
+        let conn = spare.conn;
+        let mut scratch = BytesMut::with_capacity(64);
+        let read = match readable {
+            Ok(()) => spare.transport.try_read_buf(&mut scratch),
+            Err(e) => Err(e),
+        };
+        let now = crate::clock::now();
+        match read {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Ok(0) => {
+                self.moving.spare = None;
+                self.session
+                    .handle_closed(conn, Some(closed_by_server()), now);
+            }
+            Ok(_) => {
+                self.moving.spare = None;
+                self.session.handle_read(conn, &mut scratch, now);
+            }
+            Err(e) => {
+                self.moving.spare = None;
+                self.session.handle_closed(conn, Some(e), now);
+            }
+        }
+    }
+
+    /// Commands from the handles: this one and every one already queued, for one write; or
+    /// none, every handle being gone.
+    fn commands_arrived(&mut self, command: Option<Command>) {
+        match command {
+            Some(command) => {
+                let now = crate::clock::now();
+                self.command(command, now);
+                while let Ok(command) = self.commands.try_recv() {
+                    self.command(command, now);
                 }
+            }
+            None => {
+                // Every handle is gone: close the session so its ephemeral nodes go now
+                // rather than at expiry.
+                self.handles_gone = true;
+                self.session.close(None, crate::clock::now());
             }
         }
     }
@@ -396,19 +401,16 @@ impl Driver {
     }
 
     /// Connects to host `host`: its name resolved now, every address a candidate.
-    fn start_connect(&mut self, host: usize, timeout: Duration, shuffle: u64) {
+    fn start_connect(&mut self, conn: ConnId, host: usize, timeout: Duration, shuffle: u64) {
         let (name, port) = self.hosts[host].clone();
         crate::__log!(debug, host = %format_args!("{name}:{port}"), timeout_ms = timeout.as_millis() as u64, "connecting");
         self.host = host;
-        let attempt = Attempt {
-            host: format!("{name}:{port}"),
-            handshaking: false,
-            since: crate::clock::now(),
-        };
-        self.track_attempt(|current| *current = Some(attempt));
+        let now = crate::clock::now();
+        self.diagnose(|diagnosis| diagnosis.attempt_started(format!("{name}:{port}"), now));
         let connector = self.connector.clone();
         self.connecting = Some(Box::pin(async move {
             Attempted::Connected(
+                conn,
                 crate::resolve::connect_host(&connector, &name, port, timeout, shuffle).await,
             )
         }));
@@ -418,7 +420,7 @@ impl Driver {
     /// `Client::update_hosts` takes one; then the attempt goes on (unless the client moves,
     /// in which case the core starts a new one at once).
     fn provided(&mut self, hosts: Result<Vec<(String, u16)>, String>, now: Instant) {
-        let Some((timeout, shuffle)) = self.pending.take() else {
+        let Some((conn, timeout, shuffle)) = self.provider.pending.take() else {
             return;
         };
         match hosts {
@@ -426,7 +428,7 @@ impl Driver {
                 crate::__log!(info, hosts = ?hosts, "the host provider changed the hosts");
                 if self.update_hosts(hosts, HostChange::Rebalance, now) {
                     // The core dropped this attempt and connects to the new host at once.
-                    self.fresh_hosts = true;
+                    self.provider.fresh = true;
                     return;
                 }
             }
@@ -436,12 +438,13 @@ impl Driver {
                 self.shared
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
+                    .diagnosis
                     .host_failed("host provider".into(), why);
             }
         }
         match self.session.current_host() {
-            Some(host) => self.start_connect(host, timeout, shuffle),
-            None => self.fresh_hosts = false,
+            Some(host) => self.start_connect(conn, host, timeout, shuffle),
+            None => self.provider.fresh = false,
         }
     }
 
@@ -468,9 +471,7 @@ impl Driver {
             crate::host_list::host_strings(&hosts);
         self.hosts = hosts;
         // A read-write probe under way would answer with an index into the old list.
-        let (probe_tx, probe_rx) = mpsc::unbounded_channel();
-        self.probe_tx = probe_tx;
-        self.probe_rx = probe_rx;
+        self.probe = Probe::new();
         moved
     }
 
@@ -488,7 +489,7 @@ impl Driver {
 
     /// Writes what the core has to send, as far as the socket takes it without blocking.
     fn flush(&mut self) -> io::Result<()> {
-        let Some(transport) = &mut self.transport else {
+        let Some(Link { transport, .. }) = &mut self.transport else {
             return Ok(());
         };
         while !self.session.poll_transmit().is_empty() {
@@ -506,9 +507,10 @@ impl Driver {
 
     /// Reads what the socket holds once it is readable, and hands it to the core.
     fn read(&mut self) {
-        let Some(transport) = &mut self.transport else {
+        let Some(Link { conn, transport }) = &mut self.transport else {
             return;
         };
+        let conn = *conn;
         // Make room now rather than before waiting: by then the replies sliced out of the
         // buffer have usually been dropped, so `reserve` reclaims the buffer in place.
         let room = read_room(&self.read_buf);
@@ -517,16 +519,12 @@ impl Driver {
         }
         let now = crate::clock::now();
         match transport.try_read_buf(&mut self.read_buf) {
-            Ok(0) => self.session.handle_io_error(
-                io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                ),
-                now,
-            ),
+            Ok(0) => self
+                .session
+                .handle_closed(conn, Some(closed_by_server()), now),
             Ok(n) => {
                 self.metrics.received(n);
-                self.session.handle_read(&mut self.read_buf, now);
+                self.session.handle_read(conn, &mut self.read_buf, now);
                 self.publish_heard();
             }
             // Readiness without bytes (or, with TLS, part of a record): wait again.
@@ -534,7 +532,7 @@ impl Driver {
             Err(e) => {
                 crate::__log!(warn, error = %e, "reading from the server failed");
                 self.note_tls_failure(&e);
-                self.session.handle_io_error(e, now)
+                self.session.handle_closed(conn, Some(e), now)
             }
         }
     }
@@ -546,8 +544,7 @@ impl Driver {
     fn note_tls_failure(&self, e: &io::Error) {
         #[cfg(feature = "tls")]
         if let Some(tls) = crate::tls::TlsError::find(e) {
-            let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-            shared.tls_failure = Some(tls.clone());
+            self.diagnose(|diagnosis| diagnosis.tls_refused(tls.clone()));
         }
         #[cfg(not(feature = "tls"))]
         let _ = e;
@@ -555,17 +552,18 @@ impl Driver {
 
     /// Reads the old connection of a move (after the switch) and hands its bytes to the core.
     fn read_retiring(&mut self) {
-        let Some(transport) = &mut self.retiring else {
+        let Some(Link { conn, transport }) = &mut self.moving.retiring else {
             return;
         };
-        self.retiring_buf.reserve(READ_RESERVE);
-        match transport.try_read_buf(&mut self.retiring_buf) {
+        let conn = *conn;
+        self.moving.retiring_buf.reserve(READ_RESERVE);
+        match transport.try_read_buf(&mut self.moving.retiring_buf) {
             Ok(0) => self.retiring_closed(),
             Ok(n) => {
                 self.metrics.received(n);
                 let now = crate::clock::now();
                 self.session
-                    .handle_retiring_read(&mut self.retiring_buf, now);
+                    .handle_read(conn, &mut self.moving.retiring_buf, now);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(_) => self.retiring_closed(),
@@ -574,29 +572,11 @@ impl Driver {
 
     /// The old connection of a move ended (the server closes it once the session moved).
     fn retiring_closed(&mut self) {
-        self.retiring = None;
-        self.retiring_buf.clear();
-        self.session.handle_retiring_closed(crate::clock::now());
-    }
-
-    /// The spare connection is readable before the switch: its end, an error, or bytes
-    /// nobody asked for (then it is failed). `None` when nothing was there after all (with
-    /// TLS, a record with no data, such as a session ticket).
-    fn spare_unasked(&mut self) -> Option<io::Error> {
-        let transport = self.spare.as_mut()?;
-        let mut scratch = BytesMut::with_capacity(64);
-        match transport.try_read_buf(&mut scratch) {
-            Ok(0) => Some(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the server closed the connection",
-            )),
-            Ok(_) => Some(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the server sent bytes before the handshake",
-            )),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => None,
-            Err(e) => Some(e),
-        }
+        let Some(Link { conn, .. }) = self.moving.retiring.take() else {
+            return;
+        };
+        self.moving.retiring_buf.clear();
+        self.session.handle_closed(conn, None, crate::clock::now());
     }
 
     /// Tells the handles when the server last heard from the session, if that moved (a
@@ -610,11 +590,11 @@ impl Driver {
         }
     }
 
-    /// Updates the connection attempt the handles see (for connect()'s error when no
-    /// session comes). Only on connection events: never on the request path.
-    fn track_attempt(&self, update: impl FnOnce(&mut Option<Attempt>)) {
+    /// Updates what the handles know of the connection attempts (for connect()'s error when
+    /// no session comes). Only on connection events: never on the request path.
+    fn diagnose(&self, update: impl FnOnce(&mut ConnectDiagnosis)) {
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        update(&mut shared.attempt);
+        update(&mut shared.diagnosis);
     }
 
     /// Tells operators of a state change (with the `tracing` feature).
@@ -670,16 +650,24 @@ fn read_room(buf: &[u8]) -> usize {
     READ_RESERVE.max(missing.min(buf.len()))
 }
 
-async fn readable(transport: &Option<Transport>) -> io::Result<()> {
-    match transport {
-        Some(t) => t.readable().await,
+/// The end of a connection, as the core hears of it.
+fn closed_by_server() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the server closed the connection",
+    )
+}
+
+async fn readable(link: &Option<Link>) -> io::Result<()> {
+    match link {
+        Some(l) => l.transport.readable().await,
         None => std::future::pending().await,
     }
 }
 
-async fn writable(transport: &Option<Transport>) -> io::Result<()> {
-    match transport {
-        Some(t) => t.writable().await,
+async fn writable(link: &Option<Link>) -> io::Result<()> {
+    match link {
+        Some(l) => l.transport.writable().await,
         None => std::future::pending().await,
     }
 }
@@ -689,19 +677,4 @@ async fn connecting(attempt: &mut Option<ConnectFuture>) -> Attempted {
         Some(f) => f.await,
         None => std::future::pending().await,
     }
-}
-
-/// Asks a server with the `isro` four-letter word whether it serves writes (over TLS too,
-/// when the client uses it).
-async fn is_read_write(connector: &Connector, host: &str, port: u16) -> bool {
-    let timeout = Duration::from_secs(2);
-    let probe = async {
-        let seed = crate::random::random_seed();
-        let mut transport =
-            crate::resolve::connect_host(connector, host, port, timeout, seed).await?;
-        transport.write_all(b"isro").await?;
-        let answer = transport.read_to_end(16).await?;
-        io::Result::Ok(answer.starts_with(b"rw"))
-    };
-    matches!(tokio::time::timeout(timeout, probe).await, Ok(Ok(true)))
 }

@@ -19,38 +19,13 @@ use super::server::{reply_frame, valid_body, ERRORS, EVENT_TYPES};
 const PATHS: [&str; 5] = ["/", "/a", "/a/b", "/c", "/a/b/c"];
 
 impl<'a> Harness<'a> {
+    /// Submits a request the input picks (an opcode, a path, maybe a watch), and sweeps the
+    /// abandoned watchers after one that registers a watch.
     pub(super) fn submit(&mut self) {
         let b = self.input.byte();
         let path = PATHS[usize::from(self.input.byte()) % PATHS.len()];
         let watch = b & 0x10 != 0;
-        let mut frame = BytesMut::new();
-        let read_watch = |kind| (watch, kind);
-        let (op, reg): (OpCode, Option<(bool, WatchKind)>) = match b % 16 {
-            0 => (OpCode::GetData, Some(read_watch(WatchKind::Data))),
-            1 => (OpCode::Exists, Some(read_watch(WatchKind::Exist))),
-            2 => (OpCode::GetChildren, Some(read_watch(WatchKind::Child))),
-            3 => (OpCode::GetChildren2, Some(read_watch(WatchKind::Child))),
-            4 => (OpCode::AddWatch, Some((true, WatchKind::Persistent))),
-            5 => (
-                OpCode::AddWatch,
-                Some((true, WatchKind::PersistentRecursive)),
-            ),
-            6 => (OpCode::Create, None),
-            7 => (OpCode::Create2, None),
-            8 => (OpCode::Delete, None),
-            9 => (OpCode::SetData, None),
-            10 => (OpCode::Sync, None),
-            11 => (OpCode::RemoveWatches, None),
-            12 => (OpCode::Multi, None),
-            13 => (OpCode::GetAcl, None),
-            14 => (OpCode::WhoAmI, None),
-            _ => match b >> 5 {
-                0 => (OpCode::GetAllChildrenNumber, None),
-                1 => (OpCode::GetEphemerals, None),
-                2 => (OpCode::CheckWatches, None),
-                _ => (OpCode::CloseSession, None),
-            },
-        };
+        let (op, reg) = pick_op(b, watch);
         let watcher_type = [
             WatcherType::Children,
             WatcherType::Data,
@@ -58,74 +33,9 @@ impl<'a> Harness<'a> {
             WatcherType::Persistent,
             WatcherType::PersistentRecursive,
         ][usize::from(b >> 5) % 5];
-        match op {
-            OpCode::GetData | OpCode::Exists | OpCode::GetChildren | OpCode::GetChildren2 => {
-                encode_request(&mut frame, 0, op, &PathWatchRequest { path, watch });
-            }
-            OpCode::AddWatch => {
-                let mode = match reg {
-                    Some((_, WatchKind::Persistent)) => AddWatchMode::Persistent,
-                    _ => AddWatchMode::PersistentRecursive,
-                };
-                encode_request(&mut frame, 0, op, &AddWatchRequest { path, mode });
-            }
-            OpCode::Create | OpCode::Create2 => encode_request(
-                &mut frame,
-                0,
-                op,
-                &CreateRequest {
-                    path,
-                    data: Some(b"x"),
-                    acl: List::Slice(Acl::OPEN_ACL_UNSAFE),
-                    mode: CreateMode::Persistent,
-                },
-            ),
-            OpCode::Delete => {
-                encode_request(&mut frame, 0, op, &PathVersionRequest { path, version: -1 })
-            }
-            OpCode::SetData => encode_request(
-                &mut frame,
-                0,
-                op,
-                &SetDataRequest {
-                    path,
-                    data: Some(b"y"),
-                    version: -1,
-                },
-            ),
-            OpCode::RemoveWatches | OpCode::CheckWatches => {
-                encode_request(&mut frame, 0, op, &WatchesRequest { path, watcher_type })
-            }
-            OpCode::Multi => encode_request(
-                &mut frame,
-                0,
-                op,
-                &MultiRequest {
-                    ops: MultiList::Slice(&[]),
-                },
-            ),
-            OpCode::WhoAmI | OpCode::CloseSession => encode_header_only(&mut frame, 0, op),
-            _ => encode_request(&mut frame, 0, op, &PathRecord { path }),
-        }
-        let watch_op = match (op, reg) {
-            (_, Some((true, kind))) => {
-                let one_shot =
-                    !matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive);
-                // `& 0x20` on a read: through the one group (the client's `Watcher`).
-                let group = (one_shot && b & 0x20 != 0).then_some(WatcherGroup::new(1));
-                Some(WatchOp::Register {
-                    kind,
-                    path: path.to_string(),
-                    watcher: self.watcher(one_shot),
-                    group,
-                })
-            }
-            (OpCode::RemoveWatches, _) => Some(WatchOp::Remove {
-                path: path.to_string(),
-                watcher_type,
-            }),
-            _ => None,
-        };
+        let mut frame = BytesMut::new();
+        encode(&mut frame, op, path, watch, reg, watcher_type);
+        let watch_op = self.watch_op(b, op, reg, path, watcher_type);
         let handed_in = match &watch_op {
             Some(WatchOp::Register { watcher, group, .. }) => {
                 if group.is_some() {
@@ -151,18 +61,53 @@ impl<'a> Harness<'a> {
             self.now,
         );
         if handed_in {
-            // Every third watcher's receiver is taken as dropped: the sweep may forget it.
-            let swept = self.s.sweep_abandoned(|w| w.get() % 3 == 0, self.now);
-            for w in swept {
-                assert!(w.get() % 3 == 0, "swept watcher {w}, not abandoned");
-                assert!(
-                    self.watchers.contains(&(w, true)),
-                    "swept watcher {w}, not a one-shot one"
-                );
-                self.forgotten.insert(w);
-                // Each may remove a server watch.
-                self.internal_sends += 1;
+            self.sweep();
+        }
+    }
+
+    /// What `op` does to the watches: registers one (`reg`'s kind, when it asks for one), or
+    /// removes the server's.
+    fn watch_op(
+        &mut self,
+        b: u8,
+        op: OpCode,
+        reg: Option<(bool, WatchKind)>,
+        path: &str,
+        watcher_type: WatcherType,
+    ) -> Option<WatchOp> {
+        match (op, reg) {
+            (_, Some((true, kind))) => {
+                let one_shot =
+                    !matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive);
+                // `& 0x20` on a read: through the one group (the client's `Watcher`).
+                let group = (one_shot && b & 0x20 != 0).then_some(WatcherGroup::new(1));
+                Some(WatchOp::Register {
+                    kind,
+                    path: path.to_string(),
+                    watcher: self.watcher(one_shot),
+                    group,
+                })
             }
+            (OpCode::RemoveWatches, _) => Some(WatchOp::Remove {
+                path: path.to_string(),
+                watcher_type,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Sweeps the abandoned watchers: every third watcher's receiver is taken as dropped.
+    fn sweep(&mut self) {
+        let swept = self.s.sweep_abandoned(|w| w.get() % 3 == 0, self.now);
+        for w in swept {
+            assert!(w.get() % 3 == 0, "swept watcher {w}, not abandoned");
+            assert!(
+                self.watchers.contains(&(w, true)),
+                "swept watcher {w}, not a one-shot one"
+            );
+            self.forgotten.insert(w);
+            // Each may remove a server watch.
+            self.internal_sends += 1;
         }
     }
 
@@ -316,7 +261,7 @@ impl Harness<'_> {
             self.s.handle_timeout(self.now);
             let spin_ok = self.tolerate.session_id_zero_spin
                 && self.s.session_id == 0
-                && self.s.disconnected_since.is_some();
+                && self.s.timers.disconnected_since.is_some();
             if let Some(next) = self.s.poll_timeout().filter(|_| !spin_ok) {
                 assert!(
                     next > self.now,
@@ -325,5 +270,94 @@ impl Harness<'_> {
                 );
             }
         }
+    }
+}
+
+/// The opcode input byte `b` picks, and for a read, whether it asks for a watch of what kind.
+fn pick_op(b: u8, watch: bool) -> (OpCode, Option<(bool, WatchKind)>) {
+    let read_watch = |kind| (watch, kind);
+    match b % 16 {
+        0 => (OpCode::GetData, Some(read_watch(WatchKind::Data))),
+        1 => (OpCode::Exists, Some(read_watch(WatchKind::Exist))),
+        2 => (OpCode::GetChildren, Some(read_watch(WatchKind::Child))),
+        3 => (OpCode::GetChildren2, Some(read_watch(WatchKind::Child))),
+        4 => (OpCode::AddWatch, Some((true, WatchKind::Persistent))),
+        5 => (
+            OpCode::AddWatch,
+            Some((true, WatchKind::PersistentRecursive)),
+        ),
+        6 => (OpCode::Create, None),
+        7 => (OpCode::Create2, None),
+        8 => (OpCode::Delete, None),
+        9 => (OpCode::SetData, None),
+        10 => (OpCode::Sync, None),
+        11 => (OpCode::RemoveWatches, None),
+        12 => (OpCode::Multi, None),
+        13 => (OpCode::GetAcl, None),
+        14 => (OpCode::WhoAmI, None),
+        _ => match b >> 5 {
+            0 => (OpCode::GetAllChildrenNumber, None),
+            1 => (OpCode::GetEphemerals, None),
+            2 => (OpCode::CheckWatches, None),
+            _ => (OpCode::CloseSession, None),
+        },
+    }
+}
+
+/// `op`'s request on `path`, encoded into `frame` (xid 0, as callers hand it in).
+fn encode(
+    frame: &mut BytesMut,
+    op: OpCode,
+    path: &str,
+    watch: bool,
+    reg: Option<(bool, WatchKind)>,
+    watcher_type: WatcherType,
+) {
+    match op {
+        OpCode::GetData | OpCode::Exists | OpCode::GetChildren | OpCode::GetChildren2 => {
+            encode_request(frame, 0, op, &PathWatchRequest { path, watch });
+        }
+        OpCode::AddWatch => {
+            let mode = match reg {
+                Some((_, WatchKind::Persistent)) => AddWatchMode::Persistent,
+                _ => AddWatchMode::PersistentRecursive,
+            };
+            encode_request(frame, 0, op, &AddWatchRequest { path, mode });
+        }
+        OpCode::Create | OpCode::Create2 => encode_request(
+            frame,
+            0,
+            op,
+            &CreateRequest {
+                path,
+                data: Some(b"x"),
+                acl: List::Slice(Acl::OPEN_ACL_UNSAFE),
+                mode: CreateMode::Persistent,
+            },
+        ),
+        OpCode::Delete => encode_request(frame, 0, op, &PathVersionRequest { path, version: -1 }),
+        OpCode::SetData => encode_request(
+            frame,
+            0,
+            op,
+            &SetDataRequest {
+                path,
+                data: Some(b"y"),
+                version: -1,
+            },
+        ),
+        OpCode::RemoveWatches | OpCode::CheckWatches => {
+            encode_request(frame, 0, op, &WatchesRequest { path, watcher_type })
+        }
+        OpCode::Multi => encode_request(
+            frame,
+            0,
+            op,
+            &MultiRequest {
+                ops: MultiList::Slice(&[]),
+            },
+        ),
+        OpCode::WhoAmI | OpCode::CloseSession => encode_header_only(frame, 0, op),
+        _ => encode_request(frame, 0, op, &PathRecord { path }),
     }
 }

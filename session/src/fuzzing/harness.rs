@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use zkrs_codec::{EventType, KeeperState, OpCode};
 
-use crate::{ConnectionState, Session, SessionConfig, WatcherId};
+use crate::{ConnId, ConnectionState, Session, SessionConfig, WatcherId};
 
 use super::input::Input;
 use super::known_bugs::KnownBugs;
@@ -75,6 +75,12 @@ pub(super) struct Harness<'a> {
     /// The old connection since a move's switch: its server side and the client's unread
     /// bytes, for a fallback (`RestoreRetiring`).
     pub(super) retiring: Option<(Server, BytesMut)>,
+    /// The connections the core named (as a driver keeps them): the current one, a move's
+    /// spare, and its old one after the switch. Before the core names one, a name it never
+    /// gave, which it must ignore.
+    pub(super) current_conn: ConnId,
+    pub(super) spare_conn: ConnId,
+    pub(super) retiring_conn: ConnId,
     /// Whether action 13 with bit 0x20 changes the host list, and with 0x40 detaches
     /// (only for [`session_with_host_updates`]: the committed corpus keeps its meaning).
     pub(super) host_updates: bool,
@@ -140,6 +146,9 @@ impl<'a> Harness<'a> {
             trace: None,
             spare_outstanding: false,
             retiring: None,
+            current_conn: ConnId::UNUSED,
+            spare_conn: ConnId::UNUSED,
+            retiring_conn: ConnId::UNUSED,
             host_updates: false,
         };
         h.after_step();
@@ -170,7 +179,7 @@ impl<'a> Harness<'a> {
     pub(super) fn feed(&mut self, bytes: &[u8]) {
         self.rx.extend_from_slice(bytes);
         let mut rx = std::mem::take(&mut self.rx);
-        self.s.handle_read(&mut rx, self.now);
+        self.s.handle_read(self.current_conn, &mut rx, self.now);
         // A Disconnect event (still queued) clears the buffer in `after_step`.
         self.rx = rx;
     }

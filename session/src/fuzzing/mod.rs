@@ -52,7 +52,7 @@
 //! | 4 | server notification | event type and path |
 //! | 5 | time passes, then `handle_timeout` if due | `>> 6`: ms, ×50 ms, s, to the next deadline; `& 63`: amount |
 //! | 6 | `handle_timeout` now | |
-//! | 7, 8, 9 | `handle_connected`, `handle_connect_failed`, `handle_disconnected` | |
+//! | 7, 8, 9 | `handle_connected`, `handle_closed`, `handle_closed` with an error | |
 //! | 10 | `close` (`& 16`: with a token) | |
 //! | 11 | `forget_watcher` | watcher index |
 //! | 12 | `add_auth` (`& 16`: with a token) | |

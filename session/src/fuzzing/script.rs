@@ -19,8 +19,8 @@ const ACTIONS: [&str; 16] = [
     "time passes",
     "handle_timeout",
     "handle_connected",
-    "handle_connect_failed",
-    "handle_disconnected",
+    "handle_closed",
+    "handle_closed with an error",
     "close",
     "forget_watcher",
     "add_auth",
@@ -56,14 +56,18 @@ impl<'a> Harness<'a> {
             6 => self.s.handle_timeout(self.now),
             7 => {
                 let was_connecting = matches!(self.s.conn, Conn::Connecting { .. });
-                self.s.handle_connected(self.now);
+                self.s.handle_connected(self.current_conn, self.now);
                 if was_connecting {
                     self.rx.clear();
                     self.server.reset_connection(true);
                 }
             }
-            8 => self.s.handle_connect_failed(self.now),
-            9 => self.s.handle_disconnected(self.now),
+            8 => self.s.handle_closed(self.current_conn, None, self.now),
+            9 => {
+                let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+                self.s
+                    .handle_closed(self.current_conn, Some(reset), self.now)
+            }
             10 => {
                 let token = (action & 0x10 != 0).then(|| self.token());
                 self.internal_sends += 1;
@@ -88,7 +92,7 @@ impl<'a> Harness<'a> {
             13 if self.host_updates && action & 0x40 != 0 => self.s.detach(),
             13 => {
                 let host = usize::from(self.input.byte()) % self.host_count;
-                if !(self.tolerate.read_write_found && self.s.closing.is_some()) {
+                if !(self.tolerate.read_write_found && self.s.closing.under_way.is_some()) {
                     self.s.handle_read_write_found(host, self.now);
                     // Its events are checked now, while the double Connect is tolerated.
                     self.double_connect_ok = self.tolerate.read_write_found;
@@ -133,8 +137,8 @@ impl<'a> Harness<'a> {
     /// core must ignore what does not apply).
     pub(super) fn move_step(&mut self) {
         match self.input.byte() % 4 {
-            0 => self.s.handle_spare_connected(self.now),
-            1 => self.s.handle_spare_failed(None, self.now),
+            0 => self.s.handle_connected(self.spare_conn, self.now),
+            1 => self.s.handle_closed(self.spare_conn, None, self.now),
             2 => {
                 // A notification on the old connection during the switch.
                 let b = self.input.byte();
@@ -144,12 +148,12 @@ impl<'a> Harness<'a> {
                     None => BytesMut::new(),
                 };
                 rx.extend_from_slice(&frame);
-                self.s.handle_retiring_read(&mut rx, self.now);
+                self.s.handle_read(self.retiring_conn, &mut rx, self.now);
                 if let Some((_, kept)) = &mut self.retiring {
                     *kept = rx;
                 }
             }
-            _ => self.s.handle_retiring_closed(self.now),
+            _ => self.s.handle_closed(self.retiring_conn, None, self.now),
         }
     }
 
@@ -166,12 +170,12 @@ impl<'a> Harness<'a> {
         self.now += Duration::from_secs(60 * 60 * 24 * 30);
         self.s.handle_timeout(self.now);
         self.after_step();
-        self.s.handle_disconnected(self.now);
+        self.s.handle_closed(self.current_conn, None, self.now);
         self.after_step();
         assert!(self.closed, "close() and a month did not close the session");
         assert_eq!(self.s.poll_timeout(), None, "a timer after Closed");
         if self.tolerate.add_auth_token_leak {
-            for (_, token) in &self.s.pending_auth_later {
+            for (_, token) in &self.s.auth.later {
                 self.outstanding.remove(token);
             }
         }

@@ -15,7 +15,7 @@ use zkrs_codec::{
     KeeperState, List, OpCode, PathRecord, PathWatchRequest, ReplyHeader, Stat, StatResponse,
     WatcherEvent, DEFAULT_MAX_FRAME_LEN,
 };
-use zkrs_session::{ConnectionState, Error};
+use zkrs_session::{ConnId, ConnectionState, Error};
 use zkrs_session::{
     Event, Request, Session, SessionConfig, WatchKind, WatchOp, WatcherGroup, WatcherId,
 };
@@ -178,7 +178,7 @@ impl Sim {
             matches!(events.as_slice(), [Event::Connect { .. }]),
             "{events:?}"
         );
-        sim.s.handle_connected(sim.now);
+        sim.handle_connected(sim.now);
         let req = sim.take_connect_request();
         assert_eq!(req.session_id, 0);
         sim.respond_connect(timeout_ms, session_id, &[0xAB; 16], false);
@@ -191,6 +191,66 @@ impl Sim {
             "{events:?}"
         );
         sim
+    }
+
+    /// The driver's inputs by role, as the tests speak of them: each finds the connection's
+    /// name (as a driver keeps it from the events) and calls the core's input by connection;
+    /// with no connection of that role ever named, nothing (the core would ignore it).
+    fn conn(&self, role: usize) -> Option<ConnId> {
+        let (current, spare, retiring) = zkrs_session::__private::connections(&self.s);
+        [current, spare, retiring][role]
+    }
+
+    pub fn handle_connected(&mut self, now: Instant) {
+        if let Some(conn) = self.conn(0) {
+            self.s.handle_connected(conn, now);
+        }
+    }
+
+    pub fn handle_connect_failed(&mut self, now: Instant) {
+        self.handle_disconnected(now);
+    }
+
+    pub fn handle_disconnected(&mut self, now: Instant) {
+        if let Some(conn) = self.conn(0) {
+            self.s.handle_closed(conn, None, now);
+        }
+    }
+
+    pub fn handle_io_error(&mut self, error: std::io::Error, now: Instant) {
+        if let Some(conn) = self.conn(0) {
+            self.s.handle_closed(conn, Some(error), now);
+        }
+    }
+
+    pub fn handle_read(&mut self, buf: &mut BytesMut, now: Instant) {
+        if let Some(conn) = self.conn(0) {
+            self.s.handle_read(conn, buf, now);
+        }
+    }
+
+    pub fn handle_spare_connected(&mut self, now: Instant) {
+        if let Some(conn) = self.conn(1) {
+            self.s.handle_connected(conn, now);
+        }
+    }
+
+    pub fn handle_spare_failed(&mut self, error: Option<std::io::Error>, now: Instant) {
+        if let Some(conn) = self.conn(1) {
+            self.s.handle_closed(conn, error, now);
+        }
+    }
+
+    pub fn handle_retiring_read(&mut self, buf: &mut BytesMut, now: Instant) {
+        if let Some(conn) = self.conn(2) {
+            self.s.handle_read(conn, buf, now);
+        }
+    }
+
+    pub fn handle_retiring_closed(&mut self, now: Instant) {
+        if let Some(conn) = self.conn(2) {
+            self.s.handle_closed(conn, None, now);
+        }
     }
 
     /// `t0 + ms`.
@@ -284,7 +344,7 @@ impl Sim {
     /// Feeds server bytes to the core.
     pub fn feed(&mut self, bytes: &[u8]) {
         let mut buf = BytesMut::from(bytes);
-        self.s.handle_read(&mut buf, self.now);
+        self.handle_read(&mut buf, self.now);
     }
 
     /// The server accepts the handshake.

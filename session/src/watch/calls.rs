@@ -17,7 +17,7 @@ impl<T> Session<T> {
         abandoned: impl FnMut(WatcherId) -> bool,
         now: Instant,
     ) -> Vec<WatcherId> {
-        let Some(gone) = self.watchers.sweep(abandoned) else {
+        let Some(gone) = self.watching.watchers.sweep(abandoned) else {
             return Vec::new();
         };
         for &watcher in &gone {
@@ -30,7 +30,7 @@ impl<T> Session<T> {
     /// [`Session::forget_watcher`], in the order they were made; returns them, for the driver
     /// to drop their senders.
     pub fn forget_group(&mut self, group: WatcherGroup, now: Instant) -> Vec<WatcherId> {
-        let gone = self.watchers.of_group(group);
+        let gone = self.watching.watchers.of_group(group);
         for &watcher in &gone {
             self.forget_watcher(watcher, now);
         }
@@ -41,7 +41,7 @@ impl<T> Session<T> {
     /// no other watcher of the session needs it. A one-shot watch whose request is in flight
     /// is forgotten when its reply comes.
     pub fn forget_watcher(&mut self, watcher: WatcherId, now: Instant) {
-        match self.watchers.release(watcher) {
+        match self.watching.watchers.release(watcher) {
             Some((kind, path, true)) => self.forget_registration(watcher, kind, &path, now),
             _ => self.forget_persistent(watcher, now),
         }

@@ -1,5 +1,5 @@
 //! [`WatcherId`] and [`WatcherGroup`]: how a driver names its watchers to the core (the
-//! registrations in `watches.rs` and the watchers held in `watchers.rs` both use them).
+//! registrations in `registry.rs` and the watchers held in `watchers.rs` both use them).
 
 /// Identifies one watcher (one waiting future, one stream, or one registration made through a
 /// [`WatcherGroup`]) to the driver. The driver picks the values; each must be new to the
