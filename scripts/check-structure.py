@@ -26,12 +26,18 @@ line of its `fn` to the line of its closing brace; a function nested in another 
 both. For now this part only reports (each offender with its length) unless
 `--enforce-functions` is given, which makes an offender a problem like the others.
 
+No comment line over 100 columns (characters, not bytes) in any `.rs` file the workspace
+tracks, tests included: comments wrap as code does. Exempt are what cannot wrap: a Markdown
+table row (`//! | ...`), a line inside a fenced code block of a doc comment, and a line that
+is one word (a URL).
+
 Prints every circle (a strongly connected set of files, with the lines that make each edge and
 its elementary cycles), every file and function over its limit; exits 1 if there is any (a
 function only with `--enforce-functions`). `--largest N` prints the N largest functions outside
 tests instead, and nothing else. Python 3 stdlib only.
 Usage: scripts/check-structure.py [--root DIR] [--max-lines N] [--max-function-lines N]
-                                  [--enforce-functions] [--largest N]
+                                  [--max-comment-width N] [--enforce-functions]
+                                  [--largest N]
 """
 
 import argparse
@@ -525,11 +531,46 @@ def count_lines(path):
         return sum(1 for _ in f)
 
 
+COMMENT = re.compile(r"^\s*//[/!]?\s?(.*)$")
+
+
+def long_comments(root, width):
+    """(file, line, width) of every comment line wider than `width` in the `.rs` files git
+    tracks, but for table rows, fenced code in doc comments and one-word lines."""
+    import subprocess
+    files = subprocess.run(["git", "-C", root, "ls-files", "*.rs"], capture_output=True,
+                           text=True, check=True).stdout.split()
+    found = []
+    for rel in files:
+        path = os.path.join(root, rel)
+        if not os.path.isfile(path):
+            continue
+        fenced = False
+        with open(path, encoding="utf-8") as f:
+            for number, raw in enumerate(f, 1):
+                line = raw.rstrip("\n")
+                m = COMMENT.match(line)
+                if not m:
+                    fenced = False
+                    continue
+                body = m.group(1)
+                if body.lstrip().startswith("```"):
+                    fenced = not fenced
+                    continue
+                if len(line) <= width or fenced or body.lstrip().startswith("|"):
+                    continue
+                if len(body.split()) <= 1:
+                    continue
+                found.append((rel, number, len(line)))
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     parser.add_argument("--max-lines", type=int, default=800)
     parser.add_argument("--max-function-lines", type=int, default=100)
+    parser.add_argument("--max-comment-width", type=int, default=100)
     parser.add_argument("--enforce-functions", action="store_true",
                         help="a function over the limit is a problem (else only reported)")
     parser.add_argument("--largest", type=int, metavar="N",
@@ -585,6 +626,11 @@ def main():
                 problems += 1
                 print(f"unsafe code allowed: {os.path.relpath(path, root)} has no "
                       "#![forbid(unsafe_code)] (or #![deny(unsafe_code)])")
+
+    for rel, line, width in long_comments(root, args.max_comment_width):
+        problems += 1
+        print(f"comment too wide: {rel}:{line} is {width} columns "
+              f"(at most {args.max_comment_width}; wrap it)")
 
     long_functions = [r for r in all_functions(root) if r[0] > args.max_function_lines]
     for n, rel, line, fn in long_functions:

@@ -48,14 +48,14 @@
 //! Each phase runs in a task of its own (as application code does) on a connection opened
 //! before the clock starts.
 //!
-//! The figures printed at the end on stdout, one per line as `name value unit`, are the best
-//! round of each (highest throughput, lowest p50/p99, lowest CPU per operation); every round
-//! is printed on stderr as it finishes. `throughput_ratio` and `cpu_ratio` compare the best
-//! pipelined figures (ours / raw), the `_median` variants the medians of the rounds; the
-//! targets are >= 0.95 and <= 1.3. `fanout_cpu_ratio` is fan-out / raw, and
-//! `ours_to_fanout_cpu_ratio` ours / fan-out. On a small machine the server (a JVM with several threads
-//! per request) is the bottleneck and competes with the client for CPU, so throughput mostly
-//! measures how little CPU the client takes from it; use several rounds.
+//! The figures printed at the end on stdout, one per line as `name value unit`, are the best round
+//! of each (highest throughput, lowest p50/p99, lowest CPU per operation); every round is printed
+//! on stderr as it finishes. `throughput_ratio` and `cpu_ratio` compare the best pipelined figures
+//! (ours / raw), the `_median` variants the medians of the rounds; the targets are >= 0.95 and <=
+//! 1.3. `fanout_cpu_ratio` is fan-out / raw, and `ours_to_fanout_cpu_ratio` ours / fan-out. On a
+//! small machine the server (a JVM with several threads per request) is the bottleneck and competes
+//! with the client for CPU, so throughput mostly measures how little CPU the client takes from it;
+//! use several rounds.
 
 use std::collections::VecDeque;
 use std::io;

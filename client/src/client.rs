@@ -111,10 +111,10 @@ impl Client {
         &self.inner.chroot
     }
 
-    /// Requests in flight now: handed to the connection (or queued for it while
-    /// disconnected) and not yet answered, at most
-    /// [`ClientBuilder::max_in_flight`](crate::ClientBuilder::max_in_flight). `None` when that bound was removed (`usize::MAX`):
-    /// requests are not counted then.
+    /// Requests in flight now: handed to the connection (or queued for it while disconnected) and
+    /// not yet answered, at most
+    /// [`ClientBuilder::max_in_flight`](crate::ClientBuilder::max_in_flight). `None` when that
+    /// bound was removed (`usize::MAX`): requests are not counted then.
     pub fn in_flight(&self) -> Option<usize> {
         self.inner.in_flight.counts().map(|(taken, _)| taken)
     }

@@ -119,7 +119,8 @@ pub struct EnsembleMember {
 
 impl EnsembleMember {
     /// Parses a whole member line, `server.N=HOST:QUORUM:ELECTION[:ROLE][;[CLIENT_HOST:]PORT]`
-    /// (what `zkctl reconfig --add` and [`Reconfig::add_member`](crate::Reconfig::add_member) take).
+    /// (what `zkctl reconfig --add` and [`Reconfig::add_member`](crate::Reconfig::add_member)
+    /// take).
     pub fn parse(line: &str) -> Result<EnsembleMember, ConfigParseError> {
         let line = line.trim();
         let Some((key, value)) = line.split_once('=') else {

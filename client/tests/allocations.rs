@@ -7,11 +7,11 @@
 //! `Bytes` slice (no copy, no allocation). Before the arena and the slots, each round trip
 //! allocated twice: a `BytesMut` and a oneshot channel.
 //!
-//! The test kit's counting global allocator wraps the system one and counts every
-//! allocation made by any thread of this process while the measured code runs. The
-//! ZooKeeper server is a JVM in another process, so it is not counted; it is started, and the client connected and warmed up,
-//! before counting starts. The runtime is tokio's current-thread one, so the caller's task
-//! and the client's driver task both run on the test thread (the count is global anyway).
+//! The test kit's counting global allocator wraps the system one and counts every allocation made
+//! by any thread of this process while the measured code runs. The ZooKeeper server is a JVM in
+//! another process, so it is not counted; it is started, and the client connected and warmed up,
+//! before counting starts. The runtime is tokio's current-thread one, so the caller's task and the
+//! client's driver task both run on the test thread (the count is global anyway).
 //!
 //! Run with `cargo test -p zkrs-client --test allocations -- --nocapture` to see the figures.
 

@@ -118,7 +118,8 @@ pub struct LockMetrics {
 }
 
 /// The leader recipes' figures ([`LeaderLatch`](crate::leader::LeaderLatch),
-/// [`LeaderSelector`](crate::leader::LeaderSelector), [`LeaderElection`](crate::leader::LeaderElection),
+/// [`LeaderSelector`](crate::leader::LeaderSelector),
+/// [`LeaderElection`](crate::leader::LeaderElection),
 /// [`MasterElection`](crate::leader::MasterElection)).
 #[derive(Debug, Clone)]
 #[non_exhaustive]

@@ -1,5 +1,5 @@
-//! `zkrs_recipes::metrics::metrics()` counts what the recipes did, against a real server. One test in
-//! this binary: the figures are the process's.
+//! `zkrs_recipes::metrics::metrics()` counts what the recipes did, against a real server. One test
+//! in this binary: the figures are the process's.
 
 use std::time::Duration;
 

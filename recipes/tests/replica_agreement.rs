@@ -6,9 +6,9 @@
 //! that diverged (ZooKeeper 3.8.0 has known defects in the resync after a restart:
 //! ZOOKEEPER-4394, ZOOKEEPER-4646, ZOOKEEPER-4785).
 //!
-//! Written after a CI soak left a lock node that the workers' own members evidently did not
-//! have (docs/findings.md); 220 rounds on 3.8.0 found no divergence. Run it with
-//! `ZKR_AGREE_ROUNDS=80 cargo test -p zkrs-recipes --test replica_agreement -- --ignored --nocapture`.
+//! Written after a CI soak left a lock node that the workers' own members evidently did not have
+//! (docs/findings.md); 220 rounds on 3.8.0 found no divergence. Run it with `ZKR_AGREE_ROUNDS=80
+//! cargo test -p zkrs-recipes --test replica_agreement -- --ignored --nocapture`.
 
 #[path = "support/beliefs.rs"]
 mod beliefs;

@@ -121,11 +121,12 @@ pub enum ErrorKind {
     /// A deadline passed.
     Timeout,
     /// The server's reply to this request was larger than the client's reply limit
-    /// (`ClientBuilder::max_reply_len` in `zkrs-client`, [`SessionConfig::max_reply_len`](crate::SessionConfig::max_reply_len)
-    /// here): the client skipped its bytes without keeping them, and only this request
-    /// failed; the connection, the session and every other request go on. The message names
-    /// the reply's size and the limit. Not retryable: the same request gets the same reply
-    /// until the data shrinks or the limit is raised.
+    /// (`ClientBuilder::max_reply_len` in `zkrs-client`,
+    /// [`SessionConfig::max_reply_len`](crate::SessionConfig::max_reply_len) here): the client
+    /// skipped its bytes without keeping them, and only this request failed; the connection, the
+    /// session and every other request go on. The message names the reply's size and the limit. Not
+    /// retryable: the same request gets the same reply until the data shrinks or the limit is
+    /// raised.
     ReplyTooLarge,
 }
 

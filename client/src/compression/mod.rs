@@ -2,11 +2,12 @@
 //! `CompressionProvider` (`GzipCompressionProvider`) writes it with `.compressed()` and reads
 //! it with `.decompressed()`, so Rust and Java processes can share compressed nodes.
 //!
-//! The client writes and reads such data with [`CreateOptions::compressed`](crate::CreateOptions::compressed),
+//! The client writes and reads such data with
+//! [`CreateOptions::compressed`](crate::CreateOptions::compressed),
 //! [`Client::set_data_compressed`](crate::Client::set_data_compressed),
 //! [`Client::get_data_decompressed`](crate::Client::get_data_decompressed) and
-//! [`Op::compressed`](crate::Op::compressed) (in a transaction); the functions here are for
-//! data read any other way (a watched read, `multi_read`, a cache of your own).
+//! [`Op::compressed`](crate::Op::compressed) (in a transaction); the functions here are for data
+//! read any other way (a watched read, `multi_read`, a cache of your own).
 //!
 //! The format, byte for byte as Curator writes it: a 10-byte gzip header with no flags, no
 //! modification time, no extra flags and operating system 0 (`1f 8b 08 00 00 00 00 00 00 00`,

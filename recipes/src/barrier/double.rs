@@ -161,11 +161,11 @@ impl DistributedDoubleBarrier {
         Ok(true)
     }
 
-    /// Leaves, and waits until every member has: `true` once all are gone, `false` if
-    /// `timeout` passed first (our node is deleted either way). `ready` is deleted on the way
-    /// out, as Curator does (if that fails, in the background until it is gone). `SessionExpired` if our node was gone before we left (the
-    /// session that made it ended, or an earlier `leave` deleted it), even when no one is
-    /// left: the others did not wait for us.
+    /// Leaves, and waits until every member has: `true` once all are gone, `false` if `timeout`
+    /// passed first (our node is deleted either way). `ready` is deleted on the way out, as Curator
+    /// does (if that fails, in the background until it is gone). `SessionExpired` if our node was
+    /// gone before we left (the session that made it ended, or an earlier `leave` deleted it), even
+    /// when no one is left: the others did not wait for us.
     pub async fn leave(&self, timeout: Option<Duration>) -> Result<bool> {
         let deadline = timeout.map(|t| Instant::now() + t);
         // Our node goes on every way out but a complete leave (which deleted it): an error,

@@ -23,9 +23,9 @@
 //!   removes its watches from the server, ends its event streams and its task.
 //! - **Bounded events**: each event stream holds at most
 //!   [`DEFAULT_EVENT_CAPACITY`](zkrs_client::DEFAULT_EVENT_CAPACITY) unread events (or the
-//!   `event_capacity` set) in its [`EventStream`](zkrs_client::EventStream); past that the
-//!   oldest are dropped and the reader gets [`CacheEvent::Lagged`]. A slow or absent reader never makes the cache wrong or slow;
-//!   the view is always complete.
+//!   `event_capacity` set) in its [`EventStream`](zkrs_client::EventStream); past that the oldest
+//!   are dropped and the reader gets [`CacheEvent::Lagged`]. A slow or absent reader never makes
+//!   the cache wrong or slow; the view is always complete.
 //!
 //! ```no_run
 //! # async fn demo(client: zkrs_client::Client) -> zkrs_client::Result<()> {

@@ -226,8 +226,8 @@ impl LeaderLatch {
         leadership,
     );
 
-    /// The error that stopped the latch for good, if one did: an error no retry can fix (e.g. `NoAuth` creating under the path). Connection trouble never
-    /// stops a latch.
+    /// The error that stopped the latch for good, if one did: an error no retry can fix (e.g.
+    /// `NoAuth` creating under the path). Connection trouble never stops a latch.
     pub fn failure(&self) -> Option<Error> {
         self.shared.flag.ended()
     }

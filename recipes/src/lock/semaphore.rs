@@ -82,9 +82,9 @@ impl From<u32> for MaxLeases {
 /// change under `leases` does not say which lease it was (ours too can be deleted, by an
 /// expired session or by hand), so unlike a lock's hand-off, a lease's takes that listing.
 ///
-/// The maximum is fixed or read from a SharedCount node ([`MaxLeases`]) and followed when it changes: raising the
-/// count lets waiters in. Lowering it takes no lease back; new takers wait until enough
-/// leases are returned.
+/// The maximum is fixed or read from a SharedCount node ([`MaxLeases`]) and followed when it
+/// changes: raising the count lets waiters in. Lowering it takes no lease back; new takers wait
+/// until enough leases are returned.
 ///
 /// Leases are *not* tied to the process in any other way: a lease is returned by
 /// [`Lease::release`], by dropping it, or when its session ends.

@@ -95,7 +95,8 @@ impl DistributedPriorityQueue {
 }
 
 queue_builder!(
-    /// Settings for a [`DistributedPriorityQueue`]; [`DistributedPriorityQueueBuilder::build`] makes it.
+    /// Settings for a [`DistributedPriorityQueue`]; [`DistributedPriorityQueueBuilder::build`]
+    /// makes it.
     DistributedPriorityQueueBuilder,
     DistributedPriorityQueue
 );

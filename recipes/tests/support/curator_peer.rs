@@ -1,6 +1,6 @@
 //! Runs Curator's own queues in a JVM (`tests/java/CuratorQueuePeer.java`, compiled by the test
-//! kit's `JavaPrograms` against Debian's Curator 5.4.0 jars) and talks to it over stdin/stdout. Shared by
-//! `tests/curator_queues.rs` and `recipes/benches/queue_throughput.rs` (included with
+//! kit's `JavaPrograms` against Debian's Curator 5.4.0 jars) and talks to it over stdin/stdout.
+//! Shared by `tests/curator_queues.rs` and `recipes/benches/queue_throughput.rs` (included with
 //! `#[path]`, so it is not a module of the recipe tests' `support`).
 //!
 //! Needs a JDK (javac) and Curator's jars: `scripts/install-zookeeper.sh` installs both.
