@@ -8,6 +8,10 @@ use std::time::{Duration, Instant};
 
 use zkrs_testkit::{ServerOptions, TestingServer};
 
+#[path = "../../zkctl/tests/support/bench_figures.rs"]
+mod bench_figures;
+use bench_figures::{figures, has, value};
+
 fn server() -> &'static TestingServer {
     static SERVER: OnceLock<TestingServer> = OnceLock::new();
     SERVER.get_or_init(|| {
@@ -67,39 +71,6 @@ fn ok_on(server: &str, args: &[&str]) -> String {
 
 fn ok(args: &[&str]) -> String {
     ok_on(&server().connect_string(), args)
-}
-
-/// `name value unit` lines.
-fn figures(out: &str) -> Vec<(String, f64, String)> {
-    out.lines()
-        .map(|l| {
-            let parts: Vec<&str> = l.split(' ').collect();
-            assert_eq!(parts.len(), 3, "not `name value unit`: {l}");
-            (
-                parts[0].to_string(),
-                parts[1].parse().expect(l),
-                parts[2].to_string(),
-            )
-        })
-        .collect()
-}
-
-/// The value of figure `name`.
-fn value(figures: &[(String, f64, String)], name: &str) -> f64 {
-    figures
-        .iter()
-        .find(|(n, _, _)| n == name)
-        .unwrap_or_else(|| panic!("no {name} in {figures:?}"))
-        .1
-}
-
-fn has(figures: &[(String, f64, String)], name: &str, unit: &str) {
-    assert!(
-        figures
-            .iter()
-            .any(|(n, v, u)| n == name && u == unit && *v >= 0.0),
-        "no {name} in {figures:?}"
-    );
 }
 
 /// Runs a `bench ... --curator` under a folder of its own (the chroot) made for it, and

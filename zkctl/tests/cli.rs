@@ -13,6 +13,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 mod support;
+use support::bench_figures::{figures, has, value};
 use support::*;
 use zkrs_testkit::{ClientAuth, ServerOptions, TestingServer, TlsCertificates};
 
@@ -653,39 +654,6 @@ fn errors_are_one_line_with_an_exit_code() {
     assert_eq!(
         ok(&["--version"]),
         format!("zkctl {}\n", env!("CARGO_PKG_VERSION"))
-    );
-}
-
-/// Parses `name value unit` lines.
-fn figures(out: &str) -> Vec<(String, f64, String)> {
-    out.lines()
-        .map(|l| {
-            let parts: Vec<&str> = l.split(' ').collect();
-            assert_eq!(parts.len(), 3, "not `name value unit`: {l}");
-            (
-                parts[0].to_string(),
-                parts[1].parse().expect(l),
-                parts[2].to_string(),
-            )
-        })
-        .collect()
-}
-
-/// The value of figure `name`.
-fn value(figures: &[(String, f64, String)], name: &str) -> f64 {
-    figures
-        .iter()
-        .find(|(n, _, _)| n == name)
-        .unwrap_or_else(|| panic!("no {name} in {figures:?}"))
-        .1
-}
-
-fn has(figures: &[(String, f64, String)], name: &str, unit: &str) {
-    assert!(
-        figures
-            .iter()
-            .any(|(n, v, u)| n == name && u == unit && *v >= 0.0),
-        "no {name} in {figures:?}"
     );
 }
 

@@ -2,6 +2,8 @@
 //! deadline, reading its output, and waiting on conditions. Every wait has a deadline.
 #![allow(dead_code)] // each test file uses some of these
 
+pub mod bench_figures;
+
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread;
