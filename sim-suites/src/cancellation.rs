@@ -187,20 +187,11 @@ async fn mutex_turn(
     let mutex = InterProcessMutex::builder(client, path)
         .build()
         .expect("a valid path");
-    let guard = match bounded(problems, who, "acquire", cut_in, mutex.try_acquire(WAIT)).await {
-        Some(Ok(Some(guard))) => guard,
-        Some(Ok(None)) => return (true, false),
-        Some(Err(e)) => {
-            expected(problems, who, "acquire", &e);
-            return (true, false);
-        }
-        None => return (false, false),
-    };
-    tokio::time::sleep(hold).await;
-    (
-        true,
-        finished(problems, who, "release", cut_out, guard.release()).await,
-    )
+    let acquire = mutex.try_acquire(WAIT);
+    acquired_turn(problems, who, (cut_in, cut_out), hold, acquire, |guard| {
+        guard.release()
+    })
+    .await
 }
 
 async fn semaphore_turn(
@@ -215,8 +206,27 @@ async fn semaphore_turn(
         .build()
         .expect("a valid path");
     let acquire = semaphore.try_acquire_one(WAIT);
-    let lease = match bounded(problems, who, "acquire", cut_in, acquire).await {
-        Some(Ok(Some(lease))) => lease,
+    acquired_turn(problems, who, (cut_in, cut_out), hold, acquire, |lease| {
+        lease.release()
+    })
+    .await
+}
+
+/// A turn of a recipe that is acquired (maybe not, within `WAIT`), held for `hold`, then
+/// released, each step cut short as the turn draws it: whether it came in and went out.
+async fn acquired_turn<G, R>(
+    problems: &Problems,
+    who: usize,
+    (cut_in, cut_out): (Option<Duration>, Option<Duration>),
+    hold: Duration,
+    acquire: impl std::future::Future<Output = zkrs_client::Result<Option<G>>>,
+    release: impl FnOnce(G) -> R,
+) -> (bool, bool)
+where
+    R: std::future::Future<Output = zkrs_client::Result<()>>,
+{
+    let held = match bounded(problems, who, "acquire", cut_in, acquire).await {
+        Some(Ok(Some(held))) => held,
         Some(Ok(None)) => return (true, false),
         Some(Err(e)) => {
             expected(problems, who, "acquire", &e);
@@ -227,7 +237,7 @@ async fn semaphore_turn(
     tokio::time::sleep(hold).await;
     (
         true,
-        finished(problems, who, "release", cut_out, lease.release()).await,
+        finished(problems, who, "release", cut_out, release(held)).await,
     )
 }
 
